@@ -1,0 +1,107 @@
+"""The one module that turns strings with units into SI numbers (seconds, bytes, bytes/s).
+
+Accepted forms (case matters for b/B; whitespace optional)::
+
+    "400 Gb/s", "400 Gbps", "900 GB/s", "25 GiB/s"   -> bytes per second (float)
+    "1.5 us", "2 ms", "500 ns", "3 s", "1.5 µs"        -> seconds (float)
+    "25 MiB", "1 GB", "8K", "512"                      -> bytes (int)
+
+Decimal prefixes (k, M, G, T) are powers of 1000, binary ones (Ki, Mi, Gi, Ti) powers of 1024.
+A bare number is taken as already in SI units. Sizes written nccl-tests style ("8G", "128M")
+are binary, as in nccl-tests.
+"""
+
+from __future__ import annotations
+
+import re
+
+from simulator.errors import InputError
+
+_DEC = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+_BIN = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50}
+_TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9, "ps": 1e-12,
+         "sec": 1.0, "msec": 1e-3, "usec": 1e-6, "nsec": 1e-9}
+_NUM = r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def _prefix(p: str) -> float | None:
+    if p in _BIN:
+        return _BIN[p]
+    return _DEC.get(p)
+
+
+def parse_bandwidth(value: object, field: str = "bandwidth") -> float:
+    """Bytes per second from "400 Gb/s", "900 GB/s", "50 GiB/s", or a number (bytes/s)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        bw = float(value)
+    else:
+        text = str(value).strip()
+        m = re.fullmatch(_NUM + r"\s*([kKMGTP]i?)?\s*(b|B|bit|bits|byte|bytes)\s*(?:/\s*s|ps|/sec)", text)
+        if not m:
+            raise InputError(
+                "not a bandwidth: write a number and a unit such as '400 Gb/s' or '900 GB/s'",
+                field=field, value=value)
+        num, pre, unit = m.group(1), m.group(2) or "", m.group(3)
+        scale = _prefix(pre)
+        if scale is None:
+            raise InputError(f"unknown unit prefix {pre!r}", field=field, value=value)
+        bw = float(num) * scale / (8.0 if unit in ("b", "bit", "bits") else 1.0)
+    if not bw > 0 or bw == float("inf"):
+        raise InputError("bandwidth must be positive and finite", field=field, value=value)
+    return bw
+
+
+def parse_time(value: object, field: str = "latency", allow_zero: bool = True) -> float:
+    """Seconds from "1.5 us", "2 ms", "500 ns", or a number (seconds)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        t = float(value)
+    else:
+        text = str(value).strip()
+        m = re.fullmatch(_NUM + r"\s*([a-zµμ]+)", text)
+        if not m or m.group(2) not in _TIME:
+            raise InputError("not a time: write a number and a unit such as '1.5 us' or '2 ms'",
+                             field=field, value=value)
+        t = float(m.group(1)) * _TIME[m.group(2)]
+    if t < 0 or t != t or t == float("inf") or (t == 0 and not allow_zero):
+        raise InputError("time must be " + ("non-negative" if allow_zero else "positive")
+                         + " and finite", field=field, value=value)
+    return t
+
+
+def parse_size(value: object, field: str = "size") -> int:
+    """Bytes from "25 MiB", "1 GB", nccl-tests' "8G"/"128M"/"4K" (binary), or a number."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        size = float(value)
+    else:
+        text = str(value).strip()
+        m = re.fullmatch(_NUM + r"\s*([kKMGTP]i?)?\s*(B|bytes?)?", text)
+        if not m:
+            raise InputError("not a size: write a number and a unit such as '25 MiB' or '8G'",
+                             field=field, value=value)
+        num, pre, unit = m.group(1), m.group(2) or "", m.group(3)
+        if pre and not pre.endswith("i") and unit is None:
+            scale = _BIN[pre.upper() + "i"] if pre.upper() + "i" in _BIN else None  # nccl-tests style
+        else:
+            scale = _prefix(pre)
+        if scale is None:
+            raise InputError(f"unknown unit prefix {pre!r}", field=field, value=value)
+        size = float(num) * scale
+    if size < 0 or size != size or size == float("inf"):
+        raise InputError("size must be non-negative and finite", field=field, value=value)
+    return int(round(size))
+
+
+def format_bytes(size_bytes: float) -> str:
+    """Short binary size for tables: 8 B, 64 KiB, 1 GiB."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if size_bytes >= scale:
+            v = size_bytes / scale
+            return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
+    return f"{size_bytes:.0f} B"

@@ -1,0 +1,627 @@
+"""Readers and writers for collective-communication measurements (no torch needed).
+
+Three input formats are understood:
+
+* nccl-tests' printed tables (``all_reduce_perf`` and friends), old and new layouts: with or
+  without the ``redop``/``root`` columns, ``#wrong``/``wrong``/``error`` columns, ``N/A`` values,
+  MPI/srun output prefixes (``[1,0]<stdout>:``, ``0: ``), several tables in one file;
+* nccl-tests' ``-J`` JSON report (one object per run, ``results`` list);
+* our own JSONL: one object per line, ``kind: "meta"`` first, then ``kind: "coll"`` records with
+  ``op, world, bytes, time_s`` (plus optional ``variant, dtype, env, algbw_GBps, busbw_GBps,
+  in_place, source``); other kinds (``ddp``, ``profile``, ``coll_failed``...) are skipped.
+
+Units: ``size_bytes`` in bytes following nccl-tests (for all_gather, reduce_scatter and all_to_all
+the whole gathered buffer), ``time_s`` in seconds (nccl-tests prints microseconds), bandwidths in
+GB/s = 1e9 bytes/s as nccl-tests prints them. Anything unreadable raises
+:class:`simulator.errors.InputError` naming the file and line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping
+
+from simulator.errors import InputError
+
+OPS: tuple[str, ...] = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce",
+                        "all_to_all", "send_recv", "gather", "scatter")
+"""Collective names used throughout gpunetsim."""
+
+# nccl-tests binary stems (``all_reduce_perf`` -> ``all_reduce``) that differ from our names.
+_BINARY_OPS = {"alltoall": "all_to_all", "sendrecv": "send_recv"}
+
+# nccl-tests type names -> (our dtype name, bytes per element)
+_DTYPES: dict[str, tuple[str, int]] = {
+    "int8": ("int8", 1), "char": ("int8", 1), "uint8": ("uint8", 1),
+    "int32": ("int32", 4), "int": ("int32", 4), "uint32": ("uint32", 4),
+    "int64": ("int64", 8), "uint64": ("uint64", 8),
+    "half": ("float16", 2), "float16": ("float16", 2),
+    "float": ("float32", 4), "float32": ("float32", 4),
+    "double": ("float64", 8), "float64": ("float64", 8),
+    "bfloat16": ("bfloat16", 2),
+    "f8e4m3": ("float8_e4m3", 1), "fp8_e4m3": ("float8_e4m3", 1),
+    "f8e5m2": ("float8_e5m2", 1), "fp8_e5m2": ("float8_e5m2", 1),
+}
+
+
+@dataclass(frozen=True)
+class CollMeasurement:
+    """One measured collective call: op, ranks, size (bytes, nccl-tests convention), time (s)."""
+
+    op: str
+    world: int
+    size_bytes: int
+    time_s: float
+    algbw_GBps: float | None
+    busbw_GBps: float | None
+    variant: str = "default"
+    dtype: str = "float32"
+    in_place: bool = False
+    source: str = ""
+    env: tuple[tuple[str, str], ...] = ()
+
+
+def _freeze(value: Any) -> Any:
+    """Read-only copy of JSON-like data: dicts become mapping proxies, lists become tuples."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({str(k): _freeze(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _thaw(value: Any) -> Any:
+    """Plain JSON-serialisable copy of data made by :func:`_freeze`."""
+    if isinstance(value, Mapping):
+        return {k: _thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_thaw(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A set of measurements and what is known about where they come from.
+
+    ``meta`` is read-only (nested mappings/tuples) with keys such as ``source``, ``hardware``,
+    ``nccl_version``, ``env``, ``command``, ``topology`` (a hint for building a simulator
+    topology: ``preset``, ``nodes``, ``gpus_per_node``, ``nic``...) and ``notes``.
+    """
+
+    meta: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    points: tuple[CollMeasurement, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.meta, MappingProxyType):
+            object.__setattr__(self, "meta", _freeze(dict(self.meta)))
+        object.__setattr__(self, "points", tuple(self.points))
+
+    def select(self, *, op: str | None = None, world: int | None = None,
+               variant: str | None = None, in_place: bool | None = False) -> list[CollMeasurement]:
+        """Points matching every given criterion (``None`` matches anything), sorted by size."""
+        found = [p for p in self.points
+                 if (op is None or p.op == op) and (world is None or p.world == world)
+                 and (variant is None or p.variant == variant)
+                 and (in_place is None or p.in_place == in_place)]
+        return sorted(found, key=lambda p: (p.op, p.world, p.variant, p.size_bytes))
+
+
+# --------------------------------------------------------------------------------------------
+# small helpers
+
+def op_from_binary(name: str) -> str | None:
+    """Our op name for an nccl-tests binary path (``./build/alltoall_perf_mpi`` -> ``all_to_all``)."""
+    stem = os.path.basename(name)
+    match = re.match(r"([a-z_]+?)_perf(?:_mpi)?$", stem)
+    if not match:
+        return None
+    op = _BINARY_OPS.get(match.group(1), match.group(1))
+    return op if op in OPS else None
+
+
+def _check_op(op: str, source: str, line: int | None = None) -> str:
+    if op not in OPS:
+        raise InputError(f"unknown collective; expected one of {', '.join(OPS)}",
+                         source=source, field=_line_field(line) or "op", value=op)
+    return op
+
+
+def _line_field(line: int | None) -> str | None:
+    return None if line is None else f"line {line}"
+
+
+def _dtype(type_name: str) -> tuple[str, int | None]:
+    known = _DTYPES.get(type_name.lower())
+    return known if known else (type_name, None)
+
+
+def _number(token: str) -> float | None:
+    """A float from a table cell, or ``None`` for ``N/A``, ``nan``, ``-``."""
+    if token.upper() in ("N/A", "NA", "-", "NAN"):
+        return None
+    try:
+        value = float(token.replace("_", ""))
+    except ValueError:
+        return None
+    return None if value != value else value
+
+
+def _us_to_s(token: str) -> float:
+    """Seconds from a microseconds string, rounded once (``"13.24"`` -> ``1.324e-05`` exactly)."""
+    try:
+        return float(Decimal(token.replace("_", "")).scaleb(-6))
+    except InvalidOperation:
+        return float(token) * 1e-6
+
+
+def _env_tuple(env: Mapping[str, Any] | Iterable[Any] | None) -> tuple[tuple[str, str], ...]:
+    if not env:
+        return ()
+    if isinstance(env, Mapping):
+        items = env.items()
+    else:
+        items = (tuple(pair) for pair in env)
+    return tuple(sorted((str(k), str(v)) for k, v in items))
+
+
+# --------------------------------------------------------------------------------------------
+# nccl-tests text tables
+
+_PREFIX = re.compile(r"^\s*(?:\[\d+,\d+\]<std(?:out|err)>:|\d+:(?=\s))")
+_RANK_LINE = re.compile(r"^#?\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+\S+\s+device")
+_NRANKS = re.compile(r"\bn[Rr]anks[\s=:]+(\d+)")
+_TEST_START = re.compile(r"Collective test starting:\s*(\S+)")
+_BINARY = re.compile(r"([A-Za-z0-9_./-]*?\b[a-z_]+_perf(?:_mpi)?)\b")
+_TABLE_END = re.compile(r"(Avg bus bandwidth|Out of bounds values|Collective test concluded)")
+
+# header token -> canonical column name
+_COLUMN_NAMES = {
+    "size": "size", "bytes": "size", "count": "count", "n": "count", "type": "type",
+    "redop": "redop", "op": "redop", "root": "root", "time": "time", "cputime": "time",
+    "algbw": "algbw", "busbw": "busbw", "#wrong": "wrong", "wrong": "wrong", "error": "wrong",
+    "res": "wrong", "timestamp": "timestamp",
+}
+
+
+@dataclass(frozen=True)
+class NcclTestsTable:
+    """One result table of an nccl-tests text output and what preceded it.
+
+    ``line`` is the 1-based line number of the column header; ``command`` the last command line
+    naming an ``*_perf`` binary before the table (or ``""``).
+    """
+
+    op: str
+    world: int
+    line: int
+    command: str
+    points: tuple[CollMeasurement, ...]
+
+
+@dataclass
+class _Header:
+    columns: list[str]
+    line: int
+
+    def index(self, name: str, group: int = 0) -> int | None:
+        hits = [i for i, c in enumerate(self.columns) if c == name]
+        return hits[group] if len(hits) > group else None
+
+
+@dataclass
+class _Context:
+    """What the text said since the previous table (reset after each table)."""
+
+    ranks: set[int] = field(default_factory=set)
+    nranks: int | None = None
+    op: str | None = None
+    command: str = ""
+
+
+def _parse_header(body: str, line: int) -> _Header | None:
+    tokens = body.lstrip("#").split()
+    if not tokens or tokens[0].lower() not in ("size", "bytes"):
+        return None
+    lowered = [t.lower() for t in tokens]
+    if "time" not in lowered and "cputime" not in lowered:
+        return None
+    return _Header([_COLUMN_NAMES.get(t, t) for t in lowered], line)
+
+
+def _infer_op_from_row(redop: str | None, root: int | None, ratio: float | None) -> str | None:
+    """Collective from the row's redop/root and size/(count*type size); None if ambiguous."""
+    if redop is None:
+        return None
+    reduces = redop.lower() not in ("none", "-")
+    if root is not None and root >= 0:
+        return "reduce" if reduces else "broadcast"
+    if ratio is None:
+        return None
+    if reduces:
+        return "all_reduce" if abs(ratio - 1.0) < 1e-9 else "reduce_scatter"
+    return None if abs(ratio - 1.0) < 1e-9 else "all_gather"
+
+
+def _resolve_world(ctx: _Context, op: str | None, ratio: float | None) -> int | None:
+    if ctx.ranks:
+        return max(ctx.ranks) + 1
+    if ctx.nranks:
+        return ctx.nranks
+    if op in ("all_gather", "reduce_scatter") and ratio and ratio >= 1.0:
+        return round(ratio)
+    return None
+
+
+class _TextParser:
+    """Walks an nccl-tests text output line by line and collects its tables."""
+
+    def __init__(self, *, op: str | None, world: int | None, source: str,
+                 include_in_place: bool) -> None:
+        self.op = _check_op(op, source) if op is not None else None
+        self.world = world
+        self.source = source
+        self.include_in_place = include_in_place
+        self.tables: list[NcclTestsTable] = []
+        self.ctx = _Context()
+        self.header: _Header | None = None
+        self.rows: list[tuple[int, list[str]]] = []
+
+    def feed(self, text: str) -> list[NcclTestsTable]:
+        for number, raw in enumerate(text.splitlines(), start=1):
+            self._line(number, _PREFIX.sub("", raw, count=1))
+        self._close()
+        return self.tables
+
+    def _line(self, number: int, body: str) -> None:
+        header = _parse_header(body.strip(), number)
+        if header is not None:
+            self._close()
+            self.header = header
+            return
+        stripped = body.strip()
+        if self.header is not None:
+            if _TABLE_END.search(stripped):
+                self._close()
+                return
+            tokens = stripped.split()
+            if tokens and re.fullmatch(r"\d[\d_]*", tokens[0]):
+                self.rows.append((number, tokens))
+            return
+        self._context(stripped)
+
+    def _context(self, stripped: str) -> None:
+        rank = _RANK_LINE.match(stripped)
+        if rank:
+            self.ctx.ranks.add(int(rank.group(1)))
+            return
+        start = _TEST_START.search(stripped)
+        if start:
+            self.ctx.op = op_from_binary(start.group(1)) or self.ctx.op
+            return
+        nranks = _NRANKS.search(stripped)
+        if nranks:
+            self.ctx.nranks = int(nranks.group(1))
+        binary = _BINARY.search(stripped)
+        if binary and op_from_binary(binary.group(1)) and "concluded" not in stripped:
+            self.ctx.op = op_from_binary(binary.group(1))
+            self.ctx.command = stripped
+
+    def _close(self) -> None:
+        header, rows = self.header, self.rows
+        self.header, self.rows = None, []
+        if header is None:
+            return
+        if rows:
+            self.tables.append(self._table(header, rows))
+        self.ctx = _Context()
+
+    def _table(self, header: _Header, rows: list[tuple[int, list[str]]]) -> NcclTestsTable:
+        op = self.op or self.ctx.op
+        world = self.world
+        points: list[CollMeasurement] = []
+        parsed = [self._row(header, number, tokens) for number, tokens in rows]
+        if op is None:
+            guesses = {_infer_op_from_row(r["redop"], r["root"], r["ratio"]) for r in parsed}
+            guesses.discard(None)
+            if len(guesses) != 1:
+                raise InputError("cannot tell which collective this table measures; pass op=",
+                                 source=self.source, field=_line_field(header.line))
+            op = guesses.pop()
+        if world is None:
+            ratios = [r["ratio"] for r in parsed if r["ratio"]]
+            world = _resolve_world(self.ctx, op, ratios[-1] if ratios else None)
+        if world is None or world < 1:
+            raise InputError("cannot tell the number of ranks (no '# Using devices' Rank lines "
+                             "or nranks); pass world=", source=self.source,
+                             field=_line_field(header.line))
+        for r in parsed:
+            for in_place, half in ((False, r["out"]), (True, r["in"])):
+                if half is None or (in_place and not self.include_in_place):
+                    continue
+                time_s, algbw, busbw = half
+                points.append(CollMeasurement(
+                    op=op, world=world, size_bytes=r["size"], time_s=time_s,
+                    algbw_GBps=algbw, busbw_GBps=busbw, dtype=r["dtype"], in_place=in_place,
+                    source=self.source))
+        return NcclTestsTable(op=op, world=world, line=header.line, command=self.ctx.command,
+                              points=tuple(points))
+
+    def _row(self, header: _Header, number: int, tokens: list[str]) -> dict[str, Any]:
+        def bad(message: str, value: object = None) -> InputError:
+            return InputError(message, source=self.source, field=f"line {number}", value=value)
+
+        columns = header.columns
+        n_named = len([c for c in columns if c != "timestamp"])
+        if len(tokens) < n_named:
+            # nccl-tests prints blanks instead of the out-of-place half in some modes
+            groups = columns.count("time")
+            if groups == 2 and len(tokens) == n_named - 4:
+                columns = columns[:header.index("time")] + columns[header.index("time", 1):]
+            else:
+                raise bad(f"row has {len(tokens)} fields, the header at line {header.line} "
+                          f"has {n_named}", " ".join(tokens))
+        cell: dict[str, list[str]] = {}
+        for name, token in zip(columns, tokens):
+            cell.setdefault(name, []).append(token)
+        try:
+            size = int(cell["size"][0].replace("_", ""))
+        except (KeyError, ValueError):
+            raise bad("size is not an integer", tokens[0]) from None
+        count = _number(cell["count"][0]) if "count" in cell else None
+        dtype, type_size = _dtype(cell["type"][0]) if "type" in cell else ("float32", 4)
+        root_value = _number(cell["root"][0]) if "root" in cell else None
+        ratio = (size / (count * type_size)) if count and type_size else None
+        halves: list[tuple[float, float | None, float | None] | None] = []
+        n_groups = len(cell.get("time", []))
+        if n_groups == 0:
+            raise bad("no time column")
+        for g in range(n_groups):
+            time_us = _number(cell["time"][g])
+            if time_us is None:
+                raise bad("time is not a number", cell["time"][g])
+            algbw = _number(cell["algbw"][g]) if len(cell.get("algbw", [])) > g else None
+            busbw = _number(cell["busbw"][g]) if len(cell.get("busbw", [])) > g else None
+            halves.append((_us_to_s(cell["time"][g]), algbw, busbw))
+        if len(columns) != len(header.columns):  # only the in-place half was printed
+            halves = [None] + halves
+        return {"size": size, "dtype": dtype, "ratio": ratio,
+                "redop": cell["redop"][0] if "redop" in cell else None,
+                "root": None if root_value is None else int(root_value),
+                "out": halves[0], "in": halves[1] if len(halves) > 1 else None}
+
+
+def parse_nccl_tests_tables(text: str, *, op: str | None = None, world: int | None = None,
+                            source: str = "", include_in_place: bool = False
+                            ) -> list[NcclTestsTable]:
+    """Every result table in an nccl-tests text output, in file order.
+
+    The collective comes from ``op`` if given, else the ``# Collective test starting:`` line or a
+    command line naming an ``*_perf`` binary before the table, else the ``redop``/``root``/count
+    columns. The number of ranks comes from ``world`` if given, else the ``# Using devices`` Rank
+    lines, an ``nranks N`` mention, or (all_gather/reduce_scatter) size / (count x type size).
+    Out-of-place results are kept; in-place ones too (``in_place=True``) if ``include_in_place``.
+    """
+    tables = _TextParser(op=op, world=world, source=source,
+                         include_in_place=include_in_place).feed(text)
+    if not tables:
+        raise InputError("no nccl-tests result table found (expected a header line with "
+                         "'size ... time algbw busbw')", source=source)
+    return tables
+
+
+def parse_nccl_tests_text(text: str, *, op: str | None = None, world: int | None = None,
+                          source: str = "", include_in_place: bool = False
+                          ) -> list[CollMeasurement]:
+    """All measurements of an nccl-tests text output (see :func:`parse_nccl_tests_tables`)."""
+    tables = parse_nccl_tests_tables(text, op=op, world=world, source=source,
+                                     include_in_place=include_in_place)
+    return [p for t in tables for p in t.points]
+
+
+# --------------------------------------------------------------------------------------------
+# nccl-tests -J JSON
+
+def nccl_version_string(code: int) -> str:
+    """``22809`` -> ``"2.28.9"``; ``2708`` -> ``"2.7.8"`` (NCCL's two version-code schemes)."""
+    if code >= 20900:
+        return f"{code // 10000}.{code % 10000 // 100}.{code % 100}"
+    return f"{code // 1000}.{code % 1000 // 100}.{code % 100}"
+
+
+def _json_report(obj: Mapping[str, Any], source: str, include_in_place: bool
+                 ) -> tuple[dict[str, Any], list[CollMeasurement]]:
+    def bad(message: str, where: str, value: object = None) -> InputError:
+        return InputError(message, source=source, field=where, value=value)
+
+    results = obj.get("results")
+    if not isinstance(results, list):
+        raise bad("not an nccl-tests JSON report (no 'results' list)", "results")
+    args = [str(a) for a in obj.get("args", [])]
+    op = op_from_binary(args[0]) if args else None
+    if op is None:
+        raise bad("cannot tell the collective from 'args[0]'", "args[0]",
+                  args[0] if args else None)
+    config = obj.get("config") or {}
+    devices = config.get("devices") if isinstance(config, Mapping) else None
+    devices = devices if isinstance(devices, list) else obj.get("devices", [])
+    per_process = int(config.get("nthreads", 1)) * int(config.get("ngpus", 1))
+    world = max(1, len(devices)) * per_process
+    env_pairs = [str(e).split("=", 1) for e in obj.get("env", []) if "=" in str(e)]
+    env = {k: v for k, v in env_pairs if k.startswith("NCCL_")}
+    points: list[CollMeasurement] = []
+    for i, record in enumerate(results):
+        where = f"results[{i}]"
+        if not isinstance(record, Mapping) or "size" not in record:
+            raise bad("result has no 'size'", where)
+        dtype, _ = _dtype(str(record.get("type", "float")))
+        for key, in_place in (("out_of_place", False), ("in_place", True)):
+            half = record.get(key)
+            if half is None or (in_place and not include_in_place):
+                continue
+            time_us = half.get("time", half.get("cpu_time"))
+            time_value = _number(str(time_us)) if time_us is not None else None
+            if time_value is None:
+                raise bad("time is not a number", f"{where}.{key}.time", time_us)
+            points.append(CollMeasurement(
+                op=op, world=world, size_bytes=int(record["size"]), time_s=_us_to_s(str(time_us)),
+                algbw_GBps=_number(str(half.get("alg_bw"))),
+                busbw_GBps=_number(str(half.get("bus_bw"))),
+                dtype=dtype, in_place=in_place, source=source, env=_env_tuple(env)))
+    meta: dict[str, Any] = {"source": source, "format": "nccl-tests-json",
+                            "command": " ".join(args), "env": env}
+    if isinstance(obj.get("nccl_version"), int):
+        meta["nccl_version"] = nccl_version_string(obj["nccl_version"])
+    return meta, points
+
+
+def parse_nccl_tests_json(text_or_obj: str | Mapping[str, Any] | list[Any], source: str = "",
+                          *, include_in_place: bool = False) -> list[CollMeasurement]:
+    """Measurements from an nccl-tests ``-J`` report (a JSON string or the loaded object).
+
+    The collective comes from ``args[0]``, the number of ranks from the ``devices`` list (one
+    entry per process) times ``nthreads x ngpus``; only ``NCCL_*`` variables of ``env`` are kept.
+    A list of reports is accepted too.
+    """
+    obj: Any = text_or_obj
+    if isinstance(text_or_obj, str):
+        try:
+            obj = json.loads(text_or_obj)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc.msg}", source=source,
+                             field=f"line {exc.lineno}") from None
+    reports = obj if isinstance(obj, list) else [obj]
+    points: list[CollMeasurement] = []
+    for report in reports:
+        if not isinstance(report, Mapping):
+            raise InputError("not an nccl-tests JSON report", source=source)
+        points.extend(_json_report(report, source, include_in_place)[1])
+    return points
+
+
+# --------------------------------------------------------------------------------------------
+# our JSONL
+
+def _coll_from_record(record: Mapping[str, Any], source: str, line: int) -> CollMeasurement:
+    where = f"line {line}"
+
+    def need(name: str) -> Any:
+        if name not in record:
+            raise InputError(f"'coll' record has no '{name}'", source=source, field=where)
+        return record[name]
+
+    op = _check_op(str(need("op")), source, line)
+    try:
+        world = int(need("world"))
+        size = int(need("bytes"))
+        time_s = float(need("time_s"))
+    except (TypeError, ValueError):
+        raise InputError("world/bytes/time_s must be numbers", source=source, field=where,
+                         value={k: record.get(k) for k in ("world", "bytes", "time_s")}) from None
+    if world < 1 or size < 0 or not time_s >= 0:
+        raise InputError("world must be >= 1, bytes >= 0 and time_s >= 0", source=source,
+                         field=where, value={"world": world, "bytes": size, "time_s": time_s})
+    algbw = record.get("algbw_GBps")
+    busbw = record.get("busbw_GBps")
+    return CollMeasurement(
+        op=op, world=world, size_bytes=size, time_s=time_s,
+        algbw_GBps=None if algbw is None else float(algbw),
+        busbw_GBps=None if busbw is None else float(busbw),
+        variant=str(record.get("variant", "default")), dtype=str(record.get("dtype", "float32")),
+        in_place=bool(record.get("in_place", False)),
+        source=str(record.get("source") or source), env=_env_tuple(record.get("env")))
+
+
+def _parse_jsonl(text: str, source: str) -> Dataset:
+    meta: dict[str, Any] = {}
+    points: list[CollMeasurement] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc.msg}", source=source,
+                             field=f"line {number}") from None
+        if not isinstance(record, dict):
+            raise InputError("each line must be a JSON object", source=source,
+                             field=f"line {number}")
+        kind = record.get("kind", "coll" if "op" in record else None)
+        if kind == "meta":
+            meta.update({k: v for k, v in record.items() if k != "kind"})
+        elif kind == "coll":
+            points.append(_coll_from_record(record, source, number))
+    meta.setdefault("source", source)
+    return Dataset(meta=meta, points=tuple(points))
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> Dataset:
+    """Our JSONL format: a ``meta`` record (merged into ``Dataset.meta``) and ``coll`` records."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror}", source=source) from None
+    return _parse_jsonl(text, source)
+
+
+def _coll_record(p: CollMeasurement) -> dict[str, Any]:
+    record: dict[str, Any] = {"kind": "coll", "op": p.op, "world": p.world,
+                              "bytes": p.size_bytes, "dtype": p.dtype, "time_s": p.time_s,
+                              "algbw_GBps": p.algbw_GBps, "busbw_GBps": p.busbw_GBps,
+                              "variant": p.variant}
+    if p.in_place:
+        record["in_place"] = True
+    if p.env:
+        record["env"] = dict(p.env)
+    if p.source:
+        record["source"] = p.source
+    return record
+
+
+def write_jsonl(dataset: Dataset, path: str | os.PathLike[str]) -> None:
+    """Write ``dataset`` as our JSONL: one ``meta`` record, then one ``coll`` record per point."""
+    lines = [json.dumps({"kind": "meta", **_thaw(dataset.meta)})]
+    lines.extend(json.dumps(_coll_record(p)) for p in dataset.points)
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+# --------------------------------------------------------------------------------------------
+# dispatch
+
+def load_measurements(path: str | os.PathLike[str], *, op: str | None = None,
+                      world: int | None = None) -> Dataset:
+    """Read any supported file, telling the format from its content (JSONL, -J JSON, text)."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror}", source=source) from None
+    stripped = text.lstrip()
+    if stripped.startswith(("{", "[")):
+        first = stripped.splitlines()[0]
+        try:
+            whole = json.loads(text)
+        except json.JSONDecodeError:
+            whole = None
+        if isinstance(whole, (dict, list)) and (
+                isinstance(whole, list) or "results" in whole):
+            reports = whole if isinstance(whole, list) else [whole]
+            meta: dict[str, Any] = {}
+            points: list[CollMeasurement] = []
+            for report in reports:
+                if not isinstance(report, Mapping):
+                    raise InputError("not an nccl-tests JSON report", source=source)
+                report_meta, report_points = _json_report(report, source, False)
+                meta = meta or report_meta
+                points.extend(report_points)
+            return Dataset(meta=meta, points=tuple(points))
+        if first.startswith("{"):
+            return _parse_jsonl(text, source)
+    points = parse_nccl_tests_text(text, op=op, world=world, source=source)
+    return Dataset(meta={"source": source, "format": "nccl-tests-text"}, points=tuple(points))

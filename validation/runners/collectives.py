@@ -1,0 +1,419 @@
+"""Measure NCCL (or gloo) collectives the way nccl-tests does, with torch.distributed.
+
+Run one process per GPU::
+
+    torchrun --nproc-per-node 8 -m validation.runners.collectives \\
+        --ops all_reduce,all_gather --min-bytes 4 --max-bytes 1G --factor 2 --out results.jsonl
+
+or on CPU for tests: ``--backend gloo --device cpu``.
+
+For each (op, size) point: ``warmup`` calls, then ``reps`` repetitions of ``iters`` back-to-back
+calls timed with CUDA events (``time.perf_counter`` after a barrier on CPU). Each repetition's
+per-call time is reduced with MAX over ranks (the slowest rank, as nccl-tests reports); the
+record holds the median, min and max over repetitions. ``iters`` is chosen on rank 0 (``auto``:
+enough calls for about 50 ms, at least 5) and broadcast so every rank runs the same number.
+
+Sizes follow nccl-tests: for all_gather, reduce_scatter and all_to_all, ``bytes`` is the whole
+gathered buffer (per-rank count x type size x world); sizes are rounded down to a multiple of
+what the op needs and points that round to zero, or to a size already done, are skipped.
+
+Rank 0 appends one JSON line per point to ``--out`` (flushed at once) after a ``kind:"meta"``
+line describing the machine. Points already in the file (same variant, op, world, bytes, dtype)
+are skipped, so an interrupted run can be restarted.
+
+Test hooks (used by the test suite to check the sweep's failure handling):
+``GPUNETSIM_TEST_FAIL=1`` makes every rank exit with status 3 at start;
+``GPUNETSIM_TEST_FAIL=<op>[,<op>]`` makes them exit with status 3 when they reach that op;
+``GPUNETSIM_TEST_HANG=<op>`` makes them sleep forever there (for timeout tests).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import os
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from simulator.errors import InputError
+from simulator.units import parse_size
+from validation.runners.records import append_record, done_points, read_records
+
+log = logging.getLogger("validation.runners.collectives")
+
+OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all",
+       "send_recv")
+GATHER_LIKE = frozenset({"all_gather", "reduce_scatter", "all_to_all"})
+"""Ops whose ``bytes`` is the whole gathered buffer, as in nccl-tests."""
+
+DTYPE_SIZES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int32": 4, "int64": 8,
+               "int8": 1, "uint8": 1}
+"""Element size in bytes of each supported dtype name."""
+
+TARGET_REP_S = 0.05
+"""With ``--iters auto``, one repetition of back-to-back calls should last about this long."""
+MIN_AUTO_ITERS = 5
+MAX_AUTO_ITERS = 20000
+EXIT_TEST_FAIL = 3
+
+
+def bus_factor(op: str, world: int) -> float:
+    """nccl-tests' busbw/algbw factor: all_reduce 2(n-1)/n, gather-likes (n-1)/n, others 1."""
+    if op not in OPS:
+        raise InputError(f"unknown collective; choose from {', '.join(OPS)}", field="op", value=op)
+    if world < 1:
+        raise InputError("world size must be at least 1", field="world", value=world)
+    if op == "all_reduce":
+        return 2.0 * (world - 1) / world
+    if op in GATHER_LIKE:
+        return (world - 1) / world
+    return 1.0
+
+
+def bandwidths_GBps(op: str, world: int, size_bytes: int, time_s: float) -> tuple[float, float]:
+    """(algbw, busbw) in GB/s (1e9 bytes/s) for ``size_bytes`` moved in ``time_s``."""
+    algbw = size_bytes / time_s / 1e9
+    return algbw, algbw * bus_factor(op, world)
+
+
+def size_ladder(min_bytes: int, max_bytes: int, factor: float) -> list[int]:
+    """nccl-tests' ``-b/-e/-f`` sizes: min, min*factor, ... up to and including max."""
+    if min_bytes <= 0 or max_bytes < min_bytes:
+        raise InputError("need 0 < min-bytes <= max-bytes", field="min-bytes",
+                         value=(min_bytes, max_bytes))
+    if factor <= 1:
+        raise InputError("factor must be greater than 1", field="factor", value=factor)
+    sizes, size = [], float(min_bytes)
+    while size <= max_bytes:
+        sizes.append(int(size))
+        size *= factor
+    return sizes
+
+
+def op_sizes(op: str, world: int, type_size: int, sizes: Sequence[int]) -> list[tuple[int, int]]:
+    """(bytes, per-rank element count) for ``op``: rounded down as nccl-tests does, no zeros, no repeats."""
+    out: list[tuple[int, int]] = []
+    seen: set[int] = set()
+    for size in sizes:
+        if op in GATHER_LIKE:
+            count = size // (type_size * world)
+            nbytes = count * type_size * world
+        else:
+            count = size // type_size
+            nbytes = count * type_size
+        if count <= 0 or nbytes in seen:
+            continue
+        seen.add(nbytes)
+        out.append((nbytes, count))
+    return out
+
+
+@dataclass(frozen=True)
+class Point:
+    """One measurement to make: an op at a size (bytes as recorded, per-rank element count)."""
+
+    op: str
+    size_bytes: int
+    count: int
+
+
+def plan_points(ops: Sequence[str], world: int, dtype: str, sizes: Sequence[int],
+                variant: str, done: set[tuple[str, str, int, int, str]]) -> list[Point]:
+    """The points still to measure, in op then size order, leaving out those in ``done``."""
+    points = []
+    for op in ops:
+        if op == "send_recv" and world < 2:
+            continue
+        for nbytes, count in op_sizes(op, world, DTYPE_SIZES[dtype], sizes):
+            if (variant, op, world, nbytes, dtype) not in done:
+                points.append(Point(op, nbytes, count))
+    return points
+
+
+def parse_ops(text: str) -> list[str]:
+    """Comma-separated op names, checked against :data:`OPS`."""
+    ops = [o.strip() for o in text.split(",") if o.strip()]
+    for op in ops:
+        if op not in OPS:
+            raise InputError(f"unknown collective; choose from {', '.join(OPS)}", field="ops",
+                             value=op)
+    if not ops:
+        raise InputError("no ops given", field="ops", value=text)
+    return ops
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m validation.runners.collectives",
+                                description="Time collectives (nccl-tests style); run under torchrun.")
+    p.add_argument("--ops", default=",".join(OPS), help="comma-separated: " + ",".join(OPS))
+    p.add_argument("--min-bytes", default="4", help="smallest size, e.g. 4, 8K, 1M (binary)")
+    p.add_argument("--max-bytes", default="1G", help="largest size, e.g. 1G (binary)")
+    p.add_argument("--factor", type=float, default=2.0, help="size multiplication factor")
+    p.add_argument("--dtype", default="float32", choices=sorted(DTYPE_SIZES))
+    p.add_argument("--variant", default="default", help="label for this NCCL configuration")
+    p.add_argument("--out", required=True, help="JSONL file to append records to")
+    p.add_argument("--warmup", type=int, default=5, help="untimed calls before each point")
+    p.add_argument("--iters", default="auto", help="calls per repetition, or 'auto' (~50 ms)")
+    p.add_argument("--reps", type=int, default=5, help="timed repetitions per point")
+    p.add_argument("--timeout-s", type=float, default=120.0, help="process-group timeout")
+    p.add_argument("--backend", default="auto", choices=["auto", "nccl", "gloo"])
+    p.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"])
+    p.add_argument("--no-skip-existing", action="store_true",
+                   help="measure points even if the output file already has them")
+    return p
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Validated command-line settings."""
+
+    ops: tuple[str, ...]
+    sizes: tuple[int, ...]
+    dtype: str
+    variant: str
+    out: str
+    warmup: int
+    iters: int | None  # None: auto
+    reps: int
+    timeout_s: float
+    backend: str
+    device: str
+    skip_existing: bool
+
+
+def parse_settings(argv: Sequence[str] | None) -> Settings:
+    a = build_parser().parse_args(argv)
+    sizes = size_ladder(parse_size(a.min_bytes, "min-bytes"), parse_size(a.max_bytes, "max-bytes"),
+                        a.factor)
+    if a.iters == "auto":
+        iters = None
+    else:
+        try:
+            iters = int(a.iters)
+        except ValueError:
+            raise InputError("iters must be a positive integer or 'auto'", field="iters",
+                             value=a.iters) from None
+        if iters < 1:
+            raise InputError("iters must be a positive integer or 'auto'", field="iters",
+                             value=a.iters)
+    if a.reps < 1 or a.warmup < 0:
+        raise InputError("need reps >= 1 and warmup >= 0", field="reps", value=(a.reps, a.warmup))
+    return Settings(tuple(parse_ops(a.ops)), tuple(sizes), a.dtype, a.variant, a.out, a.warmup,
+                    iters, a.reps, a.timeout_s, a.backend, a.device, not a.no_skip_existing)
+
+
+# --------------------------------------------------------------------------------------------
+# Everything below needs torch; it is imported inside the functions.
+
+
+def _test_hook(where: str) -> None:
+    """Honour GPUNETSIM_TEST_FAIL / GPUNETSIM_TEST_HANG (see the module docstring)."""
+    fail = os.environ.get("GPUNETSIM_TEST_FAIL", "")
+    if fail and ((where == "start" and fail == "1") or where in fail.split(",")):
+        log.error("GPUNETSIM_TEST_FAIL=%s: exiting at %s", fail, where)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_TEST_FAIL)
+    if os.environ.get("GPUNETSIM_TEST_HANG", "") == where:
+        while True:
+            time.sleep(3600)
+
+
+class Context:
+    """The process group, device and timing primitives of this rank."""
+
+    def __init__(self, backend: str, device: str, timeout_s: float) -> None:
+        import datetime
+
+        import torch
+        import torch.distributed as dist
+
+        self.torch, self.dist = torch, dist
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        if backend == "auto":
+            backend = "nccl" if device == "cuda" else "gloo"
+        self.backend, self.is_cuda = backend, device == "cuda"
+        if self.is_cuda:
+            local = int(os.environ.get("LOCAL_RANK", "0"))
+            torch.cuda.set_device(local)
+            self.device = torch.device("cuda", local)
+        else:
+            self.device = torch.device("cpu")
+        kwargs: dict[str, Any] = {"backend": backend,
+                                  "timeout": datetime.timedelta(seconds=timeout_s)}
+        if self.is_cuda and backend == "nccl":
+            kwargs["device_id"] = self.device
+        dist.init_process_group(**kwargs)
+        self.rank, self.world = dist.get_rank(), dist.get_world_size()
+
+    def sync(self) -> None:
+        if self.is_cuda:
+            self.torch.cuda.synchronize()
+
+    def barrier(self) -> None:
+        self.dist.barrier()
+        self.sync()
+
+    def time_calls(self, fn: Callable[[], None], iters: int) -> float:
+        """Seconds per call over ``iters`` back-to-back calls of ``fn`` on this rank."""
+        if self.is_cuda:
+            start = self.torch.cuda.Event(enable_timing=True)
+            end = self.torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(iters):
+                fn()
+            end.record()
+            end.synchronize()
+            return start.elapsed_time(end) / 1e3 / iters
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            fn()
+        return (time.perf_counter() - t0) / iters
+
+    def max_over_ranks(self, values: list[float]) -> list[float]:
+        t = self.torch.tensor(values, dtype=self.torch.float64, device=self.device)
+        self.dist.all_reduce(t, op=self.dist.ReduceOp.MAX)
+        return [float(x) for x in t.cpu().tolist()]
+
+    def broadcast_int(self, value: int) -> int:
+        t = self.torch.tensor([value], dtype=self.torch.int64, device=self.device)
+        self.dist.broadcast(t, src=0)
+        return int(t.item())
+
+
+def make_call(ctx: Context, op: str, count: int, dtype: str) -> Callable[[], None]:
+    """A no-argument function that runs ``op`` once on preallocated buffers of ``count`` elements."""
+    torch, dist = ctx.torch, ctx.dist
+    tdtype = getattr(torch, dtype)
+    n, dev = ctx.world, ctx.device
+
+    def buf(numel: int) -> Any:
+        return torch.zeros(numel, dtype=tdtype, device=dev)  # zeros: sums never overflow
+
+    if op == "all_reduce":
+        x = buf(count)
+        return lambda: dist.all_reduce(x)
+    if op == "broadcast":
+        x = buf(count)
+        return lambda: dist.broadcast(x, src=0)
+    if op == "reduce":
+        x = buf(count)
+        return lambda: dist.reduce(x, dst=0)
+    if op == "all_gather":
+        src, dst = buf(count), buf(count * n)
+        gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
+        return lambda: gather(dst, src)
+    if op == "reduce_scatter":
+        src, dst = buf(count * n), buf(count)
+        scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
+        return lambda: scatter(dst, src)
+    if op == "all_to_all":
+        src, dst = buf(count * n), buf(count * n)
+        return lambda: dist.all_to_all_single(dst, src)
+    if op == "send_recv":
+        send, recv = buf(count), buf(count)
+        peer_to, peer_from = (ctx.rank + 1) % n, (ctx.rank - 1) % n
+
+        def sendrecv() -> None:
+            ops = [dist.P2POp(dist.isend, send, peer_to), dist.P2POp(dist.irecv, recv, peer_from)]
+            for work in dist.batch_isend_irecv(ops):
+                work.wait()
+        return sendrecv
+    raise InputError("unknown collective", field="op", value=op)
+
+
+def choose_iters(ctx: Context, call: Callable[[], None], fixed: int | None) -> int:
+    """Calls per repetition: ``fixed``, or rank 0's estimate for ~50 ms, broadcast to all ranks."""
+    if fixed is not None:
+        return fixed
+    ctx.barrier()
+    one_s = ctx.time_calls(call, 1)
+    iters = min(MAX_AUTO_ITERS, max(MIN_AUTO_ITERS, math.ceil(TARGET_REP_S / max(one_s, 1e-9))))
+    return ctx.broadcast_int(iters if ctx.rank == 0 else 0)
+
+
+def measure_point(ctx: Context, s: Settings, point: Point) -> dict[str, Any]:
+    """Time one point; every rank returns the same numbers (reduced with MAX over ranks)."""
+    call = make_call(ctx, point.op, point.count, s.dtype)
+    for _ in range(s.warmup):
+        call()
+    ctx.sync()
+    iters = choose_iters(ctx, call, s.iters)
+    per_rep = []
+    for _ in range(s.reps):
+        ctx.barrier()
+        per_rep.append(ctx.time_calls(call, iters))
+    per_rep = ctx.max_over_ranks(per_rep)
+    time_s = statistics.median(per_rep)
+    algbw, busbw = bandwidths_GBps(point.op, ctx.world, point.size_bytes, time_s)
+    return {"op": point.op, "bytes": point.size_bytes, "count": point.count, "time_s": time_s,
+            "min_s": min(per_rep), "max_s": max(per_rep), "rep_times_s": per_rep, "iters": iters,
+            "reps": s.reps, "warmup": s.warmup, "algbw_GBps": algbw, "busbw_GBps": busbw}
+
+
+def run(s: Settings) -> int:
+    """Measure every planned point; rank 0 writes the records. Returns the exit status."""
+    from validation.runners.facts import machine_facts, new_launch_id, run_env, short_facts
+
+    _test_hook("start")
+    ctx = Context(s.backend, s.device, s.timeout_s)
+    dist = ctx.dist
+    env = run_env()
+    shared: list[Any] = [None, None]
+    if ctx.rank == 0:
+        done = done_points(read_records(s.out)) if s.skip_existing else set()
+        shared = [plan_points(s.ops, ctx.world, s.dtype, s.sizes, s.variant, done), new_launch_id()]
+    dist.broadcast_object_list(shared, src=0, device=ctx.device)
+    points, launch_id = shared
+    facts = machine_facts(with_topology=ctx.rank == 0)
+    base = {"world": ctx.world, "dtype": s.dtype, "variant": s.variant, "backend": ctx.backend,
+            "device": ctx.device.type, "launch_id": launch_id, "env": env, **short_facts(facts)}
+    if ctx.rank == 0:
+        append_record(s.out, {"kind": "meta", "runner": "collectives", **base, **facts,
+                              "argv": sys.argv, "points_planned": len(points)})
+        log.info("%d points to measure on %d ranks (%s)", len(points), ctx.world, ctx.backend)
+    failed_ops: set[str] = set()
+    current_op = None
+    for point in points:
+        if point.op in failed_ops:
+            continue
+        if point.op != current_op:
+            current_op = point.op
+            _test_hook(point.op)
+        try:
+            result = measure_point(ctx, s, point)
+        except Exception as exc:  # noqa: BLE001 - recorded, and the remaining ops go on
+            failed_ops.add(point.op)
+            log.error("%s failed at %d bytes: %s", point.op, point.size_bytes, exc)
+            if ctx.rank == 0:
+                append_record(s.out, {"kind": "coll_failed", "variant": s.variant, "op": point.op,
+                                      "bytes": point.size_bytes, "world": ctx.world,
+                                      "dtype": s.dtype, "launch_id": launch_id,
+                                      "reason": f"{type(exc).__name__}: {exc}"[:2000]})
+            continue
+        if ctx.rank == 0:
+            append_record(s.out, {"kind": "coll", **result, **base})
+            log.info("%-14s %12d B  %10.2f us  busbw %8.3f GB/s", point.op, point.size_bytes,
+                     result["time_s"] * 1e6, result["busbw_GBps"])
+    ctx.barrier()
+    dist.destroy_process_group()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+    try:
+        settings = parse_settings(argv)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return run(settings)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

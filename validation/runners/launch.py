@@ -1,0 +1,73 @@
+"""Launching ``torchrun`` children with a wall-clock limit, for the sweep drivers.
+
+A hung collective must not hang the sweep: each launch runs in its own process group and the
+whole group is killed when the limit passes.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LaunchResult:
+    """How one launch ended: exit status (``None`` when killed for time) and the output tail."""
+
+    returncode: int | None
+    timed_out: bool
+    output_tail: str
+    wall_s: float
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+
+def torchrun_argv(nproc: int, module: str, args: list[str], nnodes: int = 1) -> list[str]:
+    """``python -m torch.distributed.run`` for ``module`` on one node with ``nproc`` processes."""
+    argv = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={nproc}",
+            f"--nnodes={nnodes}"]
+    if nnodes == 1:
+        argv += ["--standalone"]
+    return argv + ["-m", module, *args]
+
+
+def run_launch(argv: list[str], env: dict[str, str], timeout_s: float,
+               tail_chars: int = 4000) -> LaunchResult:
+    """Run ``argv`` with ``env`` added to this process's environment, killing it after ``timeout_s``."""
+    import time
+
+    full_env = dict(os.environ)
+    full_env.update(env)
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    timed_out = False
+    try:
+        out, _ = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(proc)
+        out, _ = proc.communicate()
+    wall_s = time.perf_counter() - start
+    return LaunchResult(returncode=None if timed_out else proc.returncode, timed_out=timed_out,
+                        output_tail=(out or "")[-tail_chars:], wall_s=wall_s)
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    """SIGTERM the launch's process group, then SIGKILL what is left after a grace period."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

@@ -245,7 +245,7 @@ def _infer_op_from_row(redop: str | None, root: int | None, ratio: float | None)
         return None
     if reduces:
         return "all_reduce" if abs(ratio - 1.0) < 1e-9 else "reduce_scatter"
-    return None if abs(ratio - 1.0) < 1e-9 else "all_gather"
+    return None  # all_gather and all_to_all print the same columns
 
 
 def _resolve_world(ctx: _Context, op: str | None, ratio: float | None) -> int | None:
@@ -405,6 +405,8 @@ def parse_nccl_tests_tables(text: str, *, op: str | None = None, world: int | No
     command line naming an ``*_perf`` binary before the table, else the ``redop``/``root``/count
     columns. The number of ranks comes from ``world`` if given, else the ``# Using devices`` Rank
     lines, an ``nranks N`` mention, or (all_gather/reduce_scatter) size / (count x type size).
+    Columns alone tell all_reduce, reduce_scatter, broadcast and reduce apart, but not all_gather
+    from all_to_all: such a table needs ``op`` or a command line.
     Out-of-place results are kept; in-place ones too (``in_place=True``) if ``include_in_place``.
     """
     tables = _TextParser(op=op, world=world, source=source,
@@ -516,13 +518,14 @@ def _coll_from_record(record: Mapping[str, Any], source: str, line: int) -> Coll
         return record[name]
 
     op = _check_op(str(need("op")), source, line)
+    raw = {name: need(name) for name in ("world", "bytes", "time_s")}
     try:
-        world = int(need("world"))
-        size = int(need("bytes"))
-        time_s = float(need("time_s"))
+        world = int(raw["world"])
+        size = int(raw["bytes"])
+        time_s = float(raw["time_s"])
     except (TypeError, ValueError):
         raise InputError("world/bytes/time_s must be numbers", source=source, field=where,
-                         value={k: record.get(k) for k in ("world", "bytes", "time_s")}) from None
+                         value=raw) from None
     if world < 1 or size < 0 or not time_s >= 0:
         raise InputError("world must be >= 1, bytes >= 0 and time_s >= 0", source=source,
                          field=where, value={"world": world, "bytes": size, "time_s": time_s})

@@ -116,7 +116,7 @@ class Dataset:
 # small helpers
 
 def op_from_binary(name: str) -> str | None:
-    """Our op name for an nccl-tests binary path (``./build/alltoall_perf_mpi`` -> ``all_to_all``)."""
+    """Our op name for an nccl-tests binary (``./build/alltoall_perf_mpi`` -> ``all_to_all``)."""
     stem = os.path.basename(name)
     match = re.match(r"([a-z_]+?)_perf(?:_mpi)?$", stem)
     if not match:

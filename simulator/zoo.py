@@ -113,7 +113,7 @@ def _vit_b16() -> ModelSpec:
     net.linear("heads.head", d, 1000, 1)
     names = [n for layer in net.layers for n, _ in layer.params]
     names.remove("class_token")
-    return net.spec("vit-b16", ["class_token"] + names, default_batch_size=64, optimizer="sgd",
+    return net.spec("vit-b16", ["class_token"] + names, default_batch_size=64, optimizer="adamw",
                     notes="torchvision vit_b_16, 224x224 images")
 
 
@@ -270,7 +270,7 @@ def zoo_workload(name: str, gpu: str = "h100", batch_size: int | None = None,
     :func:`~simulator.workload.workload_from_layers` for the timing assumptions.
 
     ``batch_size`` defaults to the model's (resnet/vit 64, bert 32, gpt2 8, llama 1);
-    ``efficiency`` to 0.45; ``optimizer`` to the model's (SGD for vision, AdamW for text).
+    ``efficiency`` to 0.45; ``optimizer`` to the model's (SGD for ResNets, AdamW otherwise).
     """
     model = zoo_model(name, seq_len)
     bs = model.default_batch_size if batch_size is None else batch_size

@@ -244,3 +244,18 @@ def test_load_profile_error_names_line(tmp_path):
     with pytest.raises(InputError) as exc:
         load_profile(path)
     assert f"{path}:2" in str(exc.value) and exc.value.field == "bs"
+
+
+def test_docs_examples_load(tmp_path):
+    import pathlib
+    import re
+    doc = pathlib.Path(__file__).resolve().parents[1] / "docs" / "workloads.md"
+    blocks = re.findall(r"```yaml\n(.*?)```", doc.read_text(), flags=re.S)
+    assert len(blocks) == 2
+    loaded = []
+    for i, text in enumerate(blocks):
+        path = tmp_path / f"example{i}.yaml"
+        path.write_text(text)
+        loaded.append(load_workload(path))
+    assert loaded[0].name == "mlp-bs512" and dict(loaded[0].extras)["device"] == "NVIDIA H200"
+    assert loaded[1].forward_s == pytest.approx(2 * 2097152 * 64 / (989.5e12 * 0.5))

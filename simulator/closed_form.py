@@ -1,0 +1,100 @@
+"""The closed-form (alpha-beta) model: time = call overhead + latency + size * seconds_per_byte.
+
+Alpha (latency) and beta (seconds per byte) come from the same collective plan that the
+discrete-event engine executes: beta is the slowest group's wire bytes per byte over its max-min
+fair rate on an idle network. A plan is built once per (op, algorithm, protocol); afterwards a
+prediction is a few arithmetic operations (over 100,000 per second).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import networkx as nx
+import numpy as np
+
+from simulator.errors import InputError
+from simulator.fairness import max_min_rates
+from simulator.params import PROTOS, Parameters
+from simulator.schedule import ALGOS_FOR_OP, OPS, Plan, build_plan
+from topologies.routing import Router
+
+
+@dataclass(frozen=True)
+class Shape:
+    """alpha/beta of one collective: time(S) = alpha_s + S * beta_s_per_byte."""
+
+    alpha_s: float
+    beta_s_per_byte: float
+    plan: Plan
+
+    def time_s(self, size_bytes: float) -> float:
+        return self.alpha_s + size_bytes * self.beta_s_per_byte
+
+
+def plan_rates(router: Router, params: Parameters, plan: Plan) -> np.ndarray:
+    """Max-min fair rate (wire bytes/s) of each flow group of ``plan`` on an idle network."""
+    cap = router.capacity_Bps * np.array([params.link_efficiency(k) for k in router.kind])
+    ug, ul, uc = [], [], []
+    for i, g in enumerate(plan.groups):
+        links, counts = np.unique(np.asarray([l for r in g.routes for l in r], dtype=np.int64),
+                                  return_counts=True)
+        ug.append(np.full(len(links), i))
+        ul.append(links)
+        uc.append(counts.astype(float))
+    if not ug:
+        return np.zeros(0)
+    caps = np.array([g.rate_cap_Bps for g in plan.groups])
+    return max_min_rates(np.concatenate(ug), np.concatenate(ul), np.concatenate(uc), cap, caps)
+
+
+class CostModel:
+    """Alpha-beta predictions for every collective on one topology and parameter set."""
+
+    def __init__(self, G_or_router: nx.Graph | Router, params: Parameters | None = None) -> None:
+        self.router = G_or_router if isinstance(G_or_router, Router) else Router(G_or_router)
+        self.params = params or Parameters()
+        self._shapes: dict[tuple[str, str, str], Shape] = {}
+
+    @property
+    def ranks(self) -> int:
+        return len(self.router.gpus)
+
+    def shape(self, op: str, algo: str, proto: str) -> Shape:
+        key = (op, algo, proto)
+        s = self._shapes.get(key)
+        if s is None:
+            plan = build_plan(self.router, op, algo, proto, self.params)
+            rates = plan_rates(self.router, self.params, plan)
+            beta = max((g.bytes_per_byte / r if r > 0 else math.inf) for g, r in zip(plan.groups, rates)) \
+                if plan.groups else 0.0
+            s = Shape(plan.call_overhead_s + plan.latency_s, beta, plan)
+            self._shapes[key] = s
+        return s
+
+    def time_s(self, op: str, size_bytes: float, algo: str = "auto", proto: str = "auto") -> float:
+        return self.best(op, size_bytes, algo, proto)[0]
+
+    def choices(self, op: str, algo: str = "auto", proto: str = "auto") -> list[tuple[str, str]]:
+        if op not in OPS:
+            raise InputError(f"unknown operation (expected one of {', '.join(OPS)})", field="op", value=op)
+        algos = ALGOS_FOR_OP[op]
+        if algo != "auto":
+            if algo not in algos and not (algo == "ring" and algos == ("direct",)):
+                raise InputError(f"algorithm not available for {op} (available: {', '.join(algos)})",
+                                 field="algo", value=algo)
+            algos = (algo,) if algo in algos else algos
+        protos = PROTOS if proto == "auto" else (proto,)
+        if proto != "auto" and proto not in PROTOS:
+            raise InputError("unknown protocol (expected ll, ll128, simple or auto)", field="proto", value=proto)
+        return [(a, p) for a in algos for p in protos]
+
+    def best(self, op: str, size_bytes: float, algo: str = "auto", proto: str = "auto") -> tuple[float, str, str]:
+        """(seconds, algorithm, protocol) of the fastest allowed choice, as NCCL's tuner picks."""
+        best = (math.inf, "", "")
+        for a, p in self.choices(op, algo, proto):
+            t = self.shape(op, a, p).time_s(size_bytes)
+            if t < best[0]:
+                best = (t, a, p)
+        return best

@@ -1,0 +1,175 @@
+"""The parameter set: every number a measurement could correct, in one flat, frozen mapping.
+
+Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless factors:
+
+- ``base_latency_s.{ring,tree}.{ll,ll128,simple}``: fixed cost of one collective launch on the GPU
+  (NCCL's ``baseLat``).
+- ``hop_latency_s.{nvlink,pcie,shm,net}.{ring,tree}.{ll,ll128,simple}``: per pipeline step over a
+  hop of that class (NCCL's ``hwLat``; ``shm`` is GPU->host memory->GPU when peer-to-peer is off).
+- ``proto_efficiency.{ring,tree}.{ll,ll128,simple}``: payload fraction of the wire bandwidth
+  (LL sends 4 bytes of data per 8-byte store, LL128 120 of 128 bytes; NCCL's model refinements).
+- ``ll_max_busbw_Bps``: ceiling on the LL protocol's bus bandwidth (NCCL's ``llMaxBw``, Hopper).
+- ``link_efficiency.{nvlink,pcie,socket,net}``: achievable fraction of a link's datasheet bandwidth.
+- ``shm_efficiency``: extra factor on routes through host memory (two copies instead of one).
+- ``call_overhead_s``: per-call cost outside NCCL's model (framework launch, e.g. PyTorch's
+  ``dist.all_reduce`` adds tens of microseconds); 0 in the datasheet set.
+- ``ddp.*``: the DDP iteration model's parameters (see simulator.ddp).
+
+Defaults are NCCL 2.2x's tuning constants (src/graph/tuning.cc) and datasheet bandwidths.
+``--calibration FILE`` replaces any subset of them (``load_calibration``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Mapping
+
+from simulator.errors import InputError
+
+ALGOS = ("ring", "tree")
+PROTOS = ("ll", "ll128", "simple")
+HOP_CLASSES = ("nvlink", "pcie", "shm", "net")
+LINK_CLASSES = ("nvlink", "pcie", "socket", "net")
+
+_US = 1e-6
+_BASE = {"tree": (6.8, 14.0, 8.4), "ring": (6.6, 14.0, 8.4)}
+_HOP = {
+    "nvlink": {"tree": (0.6, 1.25, 4.0), "ring": (0.6, 1.9, 3.4)},
+    "pcie": {"tree": (1.0, 1.9, 4.0), "ring": (1.0, 2.5, 5.7)},
+    "shm": {"tree": (1.0, 1.9, 4.0), "ring": (1.0, 2.5, 5.7)},
+    "net": {"tree": (5.0, 8.5, 14.0), "ring": (2.7, 4.0, 14.0)},
+}
+_EFF = {"ring": (0.5, 0.92, 1.0), "tree": (0.92 / 3.8, 0.92 * 7.0 / 9.0, 0.92)}
+
+
+def _defaults() -> dict[str, float]:
+    d: dict[str, float] = {}
+    for a in ALGOS:
+        for p, v in zip(PROTOS, _BASE[a]):
+            d[f"base_latency_s.{a}.{p}"] = v * _US
+            d[f"proto_efficiency.{a}.{p}"] = _EFF[a][PROTOS.index(p)]
+    for c in HOP_CLASSES:
+        for a in ALGOS:
+            for p, v in zip(PROTOS, _HOP[c][a]):
+                d[f"hop_latency_s.{c}.{a}.{p}"] = v * _US
+    d.update({
+        "ll_max_busbw_Bps": 141e9,
+        "link_efficiency.nvlink": 0.8,
+        "link_efficiency.pcie": 0.8,
+        "link_efficiency.socket": 0.8,
+        "link_efficiency.net": 0.92,
+        "shm_efficiency": 0.5,
+        "call_overhead_s": 0.0,
+        # DDP iteration model (simulator.ddp)
+        "ddp.bucket_overhead_s": 20 * _US,     # per bucket: launch + bookkeeping on the comm stream
+        "ddp.bucket_copy_Bps": 1.0e12,         # copying gradients into the flat bucket (HBM, read+write)
+        "ddp.compute_slowdown": 0.0,           # fraction backward compute slows while a collective runs
+        "ddp.iteration_overhead_s": 0.0,       # fixed per-iteration cost (data loader, host sync)
+    })
+    return d
+
+
+DEFAULTS: Mapping[str, float] = MappingProxyType(_defaults())
+
+# Lower bounds that keep a parameter physical (used by validation and by the fitter).
+def bounds(key: str) -> tuple[float, float]:
+    if "efficiency" in key or key == "shm_efficiency":
+        return (1e-3, 1.0)
+    if key == "ddp.compute_slowdown":
+        return (0.0, 5.0)
+    if key.endswith("_Bps"):
+        return (1e6, 1e15)
+    return (0.0, 1.0)
+
+
+@dataclass(frozen=True)
+class Parameters:
+    """A complete parameter set: defaults overridden by calibration values."""
+
+    values: Mapping[str, float] = field(default_factory=lambda: DEFAULTS)
+    name: str = "datasheet"
+
+    def __getitem__(self, key: str) -> float:
+        return self.values[key]
+
+    def base_latency_s(self, algo: str, proto: str) -> float:
+        return self.values[f"base_latency_s.{algo}.{proto}"]
+
+    def hop_latency_s(self, hop_class: str, algo: str, proto: str) -> float:
+        return self.values[f"hop_latency_s.{hop_class}.{algo}.{proto}"]
+
+    def proto_efficiency(self, algo: str, proto: str) -> float:
+        return self.values[f"proto_efficiency.{algo}.{proto}"]
+
+    def link_efficiency(self, link_class: str) -> float:
+        return self.values[f"link_efficiency.{link_class}"]
+
+    def replace(self, name: str | None = None, **updates: float) -> "Parameters":
+        """A copy with some values changed; keys may use '__' for '.' (``ddp__compute_slowdown``)."""
+        return self.with_values({k.replace("__", "."): v for k, v in updates.items()}, name=name)
+
+    def with_values(self, updates: Mapping[str, float], name: str | None = None,
+                    source: str | None = None) -> "Parameters":
+        merged = dict(self.values)
+        for k, v in updates.items():
+            if k not in DEFAULTS:
+                close = [d for d in DEFAULTS if d.split(".")[0] == k.split(".")[0]][:4]
+                hint = f" (known keys of that kind: {', '.join(close)})" if close else ""
+                raise InputError(f"unknown parameter{hint}", source=source, field=f"params.{k}", value=k)
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise InputError("parameter values must be numbers", source=source, field=f"params.{k}", value=v)
+            lo, hi = bounds(k)
+            if not lo <= float(v) <= hi:
+                raise InputError(f"out of range [{lo:g}, {hi:g}]", source=source, field=f"params.{k}", value=v)
+            merged[k] = float(v)
+        return Parameters(MappingProxyType(merged), name=name or self.name)
+
+    def diff(self) -> dict[str, float]:
+        """The values that differ from the datasheet defaults."""
+        return {k: v for k, v in self.values.items() if DEFAULTS.get(k) != v}
+
+
+def ideal() -> Parameters:
+    """No protocol or launch cost and full link bandwidth: time = wire latency + bytes / bandwidth."""
+    zero = {k: 0.0 for k in DEFAULTS if "latency_s" in k}
+    ones = {k: 1.0 for k in DEFAULTS if "efficiency" in k}
+    return Parameters().with_values({**zero, **ones, "ll_max_busbw_Bps": 1e15}, name="ideal")
+
+
+CALIBRATION_FORMAT = "gpunetsim-calibration/1"
+SHIPPED_DIR = Path(__file__).resolve().parent.parent / "validation" / "calibrations"
+
+
+def load_calibration(path_or_name: str | Path | None) -> Parameters:
+    """Datasheet defaults overridden by a calibration file (or a shipped calibration's name)."""
+    if path_or_name is None:
+        return Parameters()
+    p = Path(path_or_name)
+    if not p.exists() and (SHIPPED_DIR / f"{path_or_name}.json").exists():
+        p = SHIPPED_DIR / f"{path_or_name}.json"
+    src = str(p)
+    if not p.exists():
+        shipped = sorted(q.stem for q in SHIPPED_DIR.glob("*.json")) if SHIPPED_DIR.exists() else []
+        raise InputError("calibration file not found" + (f"; shipped calibrations: {', '.join(shipped)}"
+                                                          if shipped else ""), source=src)
+    try:
+        data = json.loads(p.read_text())
+    except json.JSONDecodeError as e:
+        raise InputError(f"invalid JSON at line {e.lineno}: {e.msg}", source=src) from None
+    if not isinstance(data, dict) or not isinstance(data.get("params"), dict):
+        raise InputError("a calibration file is a JSON object with a 'params' object", source=src,
+                         field="params")
+    fmt = data.get("format", CALIBRATION_FORMAT)
+    if fmt != CALIBRATION_FORMAT:
+        raise InputError(f"unsupported format (expected {CALIBRATION_FORMAT!r})", source=src, field="format",
+                         value=fmt)
+    return Parameters().with_values(data["params"], name=str(data.get("name", p.stem)), source=src)
+
+
+def save_calibration(params: Parameters, path: str | Path, **meta: object) -> None:
+    """Write the values that differ from the defaults, plus free-form metadata (fit data, residuals)."""
+    out = {"format": CALIBRATION_FORMAT, "name": params.name, **meta, "params": params.diff()}
+    Path(path).write_text(json.dumps(out, indent=2, sort_keys=False) + "\n")

@@ -1,0 +1,46 @@
+"""Configured like NCCL (tuning.cc constants, datasheet NVLink), the closed form reproduces the tuning
+table NCCL 2.28.9 printed for a 4-GPU H200 communicator (validation/data/h200x4_2026-11-26)."""
+
+import re
+
+import pytest
+
+import topologies
+from simulator.closed_form import CostModel
+from validation.data import data_path
+
+COLL = {"Broadcast": "broadcast", "Reduce": "reduce", "AllGather": "all_gather",
+        "ReduceScatter": "reduce_scatter", "AllReduce": "all_reduce"}
+
+
+def nccl_table():
+    """{(op, algo, proto): (latency_us, algbw_GBps)} for Tree and Ring."""
+    text = data_path("h200x4_2026-11-26/nccl_tuning_world4.txt").read_text()
+    rows = {}
+    block = text.split("Algorithm   |")[1]        # first block: Tree, Ring, CollNetDirect
+    for line in block.splitlines():
+        name = line.split("|")[0].strip()
+        if name in COLL:
+            cells = re.findall(r"([\d.]+)/\s*([\d.]+)", line)
+            for i, (algo, proto) in enumerate((a, p) for a in ("tree", "ring") for p in ("ll", "ll128", "simple")):
+                lat, bw = map(float, cells[i])
+                if bw > 0:
+                    rows[(COLL[name], algo, proto)] = (lat, bw)
+    return rows
+
+
+TABLE = nccl_table()
+
+
+def test_table_has_every_ring_and_tree_entry():
+    assert len(TABLE) == 18   # 5 ops x 3 protocols ring, + all_reduce x 3 protocols tree
+
+
+@pytest.mark.parametrize("key", sorted(TABLE))
+def test_closed_form_matches_nccl_tuning_table(key):
+    op, algo, proto = key
+    lat_us, bw_GBps = TABLE[key]
+    model = CostModel(topologies.build("hgx-h200", gpus_per_node=4))
+    shape = model.shape(op, algo, proto)
+    assert shape.alpha_s * 1e6 == pytest.approx(lat_us, abs=0.051)
+    assert 1.0 / shape.beta_s_per_byte / 1e9 == pytest.approx(bw_GBps, rel=0.005)

@@ -1,0 +1,98 @@
+import json
+
+import pytest
+
+import topologies
+from simulator.errors import InputError
+from topologies.routing import Router
+
+
+@pytest.mark.parametrize("preset, gpus, nvlink_GBps", [
+    ("dgx-h100", 8, 450), ("hgx-h200", 8, 450), ("dgx-a100", 8, 300)])
+def test_nvlink_presets(preset, gpus, nvlink_GBps):
+    G = topologies.build(preset)
+    g = topologies.gpus(G)
+    assert len(g) == gpus
+    nv = [d["bw_Bps"] for u, v, d in G.edges(g[0], data=True) if d["kind"] == "nvlink"]
+    assert nv == [nvlink_GBps * 1e9]
+
+
+def test_gpus_option_keeps_first_gpus():
+    G = topologies.build("hgx-h200", gpus_per_node=4)
+    assert topologies.gpus(G) == [f"h0.gpu{i}" for i in range(4)]
+
+
+def test_multi_node_has_one_nic_per_gpu_and_a_fabric():
+    G = topologies.build("dgx-h100", nodes=4)
+    assert len(topologies.gpus(G)) == 32
+    nics = [n for n, d in G.nodes(data=True) if d["kind"] == "nic"]
+    assert len(nics) == 32
+    assert all(d["bw_Bps"] == 50e9 for _, _, d in G.edges("h0.nic0", data=True) if d["kind"] == "net")
+
+
+def test_rail_route_uses_destination_rail_via_pxn():
+    R = Router(topologies.build("dgx-h100", nodes=2))
+    assert R.path("h0.gpu0", "h1.gpu3") == ["h0.gpu0", "h0.nvswitch", "h0.gpu3", "h0.pcie3", "h0.nic3",
+                                            "leaf.g0.r3", "h1.nic3", "h1.pcie3", "h1.gpu3"]
+
+
+def test_no_p2p_routes_through_cpu():
+    R = Router(topologies.build("pcie-gen4", gpus_per_node=2, p2p=False))
+    path = R.path("h0.gpu0", "h0.gpu1")
+    assert "h0.cpu0" in path
+    assert R.route_class(R.route("h0.gpu0", "h0.gpu1")) == "shm"
+
+
+def test_oversubscription_cuts_spine_uplinks():
+    fab = topologies.FabricSpec(oversubscription=4.0, hosts_per_leaf=2)
+    G = topologies.build("dgx-h100", nodes=4, fabric=fab)
+    assert G.edges["leaf.g0.r0", "spine"]["bw_Bps"] == pytest.approx(2 * 50e9 / 4)
+
+
+def _write(tmp_path, data, name="topo.yaml"):
+    p = tmp_path / name
+    p.write_text(json.dumps(data) if name.endswith(".json") else __import__("yaml").safe_dump(data))
+    return p
+
+
+GOOD = {"name": "pair", "nodes": [{"name": "a", "kind": "gpu"}, {"name": "b", "kind": "gpu"}],
+        "links": [{"a": "a", "b": "b", "kind": "nvlink", "bandwidth": "100 GB/s", "latency": "1 us"}]}
+
+
+@pytest.mark.parametrize("suffix", ["yaml", "json"])
+def test_topology_file_loads_with_units(tmp_path, suffix):
+    G = topologies.load_topology(_write(tmp_path, GOOD, f"t.{suffix}"))
+    assert G.edges["a", "b"]["bw_Bps"] == 100e9 and G.edges["a", "b"]["latency_s"] == pytest.approx(1e-6)
+
+
+@pytest.mark.parametrize("mutate, field, value", [
+    (lambda d: d["links"][0].update(bandwidth="100 GX/s"), "links[0].bandwidth", "100 GX/s"),
+    (lambda d: d["links"][0].update(bandwidth="-3 GB/s"), "links[0].bandwidth", "-3 GB/s"),
+    (lambda d: d["links"][0].update(bandwidth="0 GB/s"), "links[0].bandwidth", "0 GB/s"),
+    (lambda d: d["links"][0].update(b="c"), "links[0].b", "c"),
+    (lambda d: d["links"][0].update(kind="warp"), "links[0].kind", "warp"),
+    (lambda d: d["nodes"].append({"name": "c", "kind": "gpu"}), "nodes.c", "c"),
+    (lambda d: d["nodes"][0].update(kind="tpu"), "nodes[0].kind", "tpu"),
+    (lambda d: d.update(colour="red"), "colour", "colour"),
+])
+def test_bad_topology_files_name_field_and_value(tmp_path, mutate, field, value):
+    data = json.loads(json.dumps(GOOD))
+    mutate(data)
+    path = _write(tmp_path, data)
+    with pytest.raises(InputError) as e:
+        topologies.load_topology(path)
+    msg = str(e.value)
+    assert str(path) in msg and field in msg and repr(value) in msg
+
+
+def test_yaml_syntax_error_names_file_and_line(tmp_path):
+    p = tmp_path / "broken.yaml"
+    p.write_text("nodes: [\n  - {name: a\n")
+    with pytest.raises(InputError) as e:
+        topologies.load_topology(p)
+    assert "broken.yaml" in str(e.value) and "line" in str(e.value)
+
+
+def test_unknown_preset():
+    with pytest.raises(InputError, match="unknown topology"):
+        topologies.build("dgx-z900")

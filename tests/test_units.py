@@ -1,0 +1,35 @@
+import pytest
+
+from simulator.errors import InputError
+from simulator.units import parse_bandwidth, parse_size, parse_time
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("400 Gb/s", 50e9), ("400Gbps", 50e9), ("900 GB/s", 900e9), ("1 GiB/s", 2**30), ("25 MB/s", 25e6), (1e9, 1e9),
+])
+def test_bandwidth(text, expected):
+    assert parse_bandwidth(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("1.5 us", 1.5e-6), ("2 ms", 2e-3), ("500 ns", 5e-7), ("3 s", 3.0), ("1.5 µs", 1.5e-6), (0, 0.0),
+])
+def test_time(text, expected):
+    assert parse_time(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("25 MiB", 25 * 2**20), ("1 GB", 10**9), ("8G", 8 * 2**30), ("128M", 128 * 2**20), ("4K", 4096), ("8", 8),
+])
+def test_size(text, expected):
+    assert parse_size(text) == expected
+
+
+@pytest.mark.parametrize("fn, bad", [
+    (parse_bandwidth, "400 Gb"), (parse_bandwidth, "-5 GB/s"), (parse_bandwidth, "0 GB/s"), (parse_bandwidth, "fast"),
+    (parse_bandwidth, "4 Xb/s"), (parse_time, "3 parsecs"), (parse_time, "-1 us"), (parse_size, "12 furlongs"),
+])
+def test_bad_values_name_field_and_value(fn, bad):
+    with pytest.raises(InputError) as e:
+        fn(bad, field="links[0].bandwidth")
+    assert "links[0].bandwidth" in str(e.value) and repr(bad) in str(e.value)

@@ -1,0 +1,41 @@
+"""Topologies: networkx graphs of GPUs, switches, NICs and fabrics (see topologies.graph)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import networkx as nx
+
+from topologies.fabric import FabricSpec, cluster
+from topologies.files import load_topology
+from topologies.graph import first_gpus, gpus, validate
+from topologies.presets import SERVERS, preset_names
+from topologies.routing import Router
+
+__all__ = ["FabricSpec", "Router", "SERVERS", "build", "cluster", "first_gpus", "gpus", "load_topology",
+           "preset_names", "validate"]
+
+
+def build(topology: str, *, nodes: int = 1, gpus_per_node: int | None = None, p2p: bool | None = None,
+          fabric: FabricSpec = FabricSpec()) -> nx.Graph:
+    """A preset name (with ``nodes``, ``gpus_per_node``, ``fabric``) or a YAML/JSON file path."""
+    if topology in SERVERS:
+        pcie_box = SERVERS[topology].nvlink_Bps is None
+        G = cluster(topology, nodes, gpus=gpus_per_node if pcie_box else None, p2p=p2p, fabric=fabric)
+        if gpus_per_node is not None and not pcie_box:
+            G = first_gpus(G, gpus_per_node)
+        return validate(G)
+    if Path(topology).suffix.lower() in (".yaml", ".yml", ".json") or Path(topology).exists():
+        G = load_topology(topology)
+        if nodes != 1:
+            from simulator.errors import InputError
+            raise InputError("--nodes applies to presets only; describe every server in the file",
+                             field="nodes", value=nodes)
+        if gpus_per_node is not None:
+            G = first_gpus(G, gpus_per_node)
+        if p2p is not None:
+            G.graph["p2p"] = p2p
+        return G
+    from simulator.errors import InputError
+    raise InputError(f"unknown topology: not a preset ({', '.join(preset_names())}) nor a .yaml/.json file",
+                     field="topology", value=topology)

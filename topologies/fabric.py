@@ -1,0 +1,103 @@
+"""Multi-node clusters: servers joined by a two-tier fabric of leaf and spine switches.
+
+Default: a rail-optimized fat tree. NIC k of every server connects to the leaf switch of rail k
+(one leaf per rail for each group of ``hosts_per_leaf`` servers); leaves connect to a spine layer
+(aggregated into one ``spine`` node) whose uplink capacity per leaf is
+``hosts_per_leaf * nic_bw / oversubscription``. Traffic between GPUs of the same rail stays on its
+leaf; cross-rail or cross-group traffic climbs to the spine.
+
+``fabric="fat-tree"`` instead puts all NICs of a server on the same leaf (classic ToR design).
+
+InfiniBand vs RoCE/Ethernet differ in switch and NIC latency (datasheets: NVIDIA Quantum-2
+QM9700 port-to-port ~130 ns; Spectrum-4 Ethernet ~600 ns; ConnectX-7 RDMA adapter latency
+taken as ~0.6 us (IB) and ~1.0 us (RoCE)); the model's per-hop protocol latency for the network
+comes on top (cost-model parameters).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+
+from simulator.errors import InputError
+from topologies.presets import SERVERS, server
+
+TRANSPORTS = {
+    "ib": {"switch_latency_s": 130e-9, "nic_latency_s": 0.6e-6},
+    "roce": {"switch_latency_s": 600e-9, "nic_latency_s": 1.0e-6},
+}
+
+
+@dataclass(frozen=True)
+class FabricSpec:
+    """How servers are joined. ``nic_Bps``/``nics`` of None keep the server preset's values."""
+
+    fabric: str = "rail"             # "rail" (rail-optimized) or "fat-tree"
+    transport: str = "ib"            # "ib" or "roce"
+    nic_Bps: float | None = None
+    nics: int | None = None
+    oversubscription: float = 1.0
+    hosts_per_leaf: int = 32
+
+    def check(self) -> None:
+        if self.fabric not in ("rail", "fat-tree"):
+            raise InputError("fabric must be 'rail' or 'fat-tree'", field="fabric", value=self.fabric)
+        if self.transport not in TRANSPORTS:
+            raise InputError("transport must be 'ib' or 'roce'", field="transport", value=self.transport)
+        if self.nic_Bps is not None and not self.nic_Bps > 0:
+            raise InputError("NIC bandwidth must be positive", field="nic_bw", value=self.nic_Bps)
+        if self.nics is not None and self.nics < 1:
+            raise InputError("a server needs at least one NIC", field="nics", value=self.nics)
+        if not self.oversubscription >= 1.0:
+            raise InputError("oversubscription must be >= 1 (1 = non-blocking)", field="oversubscription",
+                             value=self.oversubscription)
+        if self.hosts_per_leaf < 1:
+            raise InputError("hosts_per_leaf must be >= 1", field="hosts_per_leaf", value=self.hosts_per_leaf)
+
+
+def cluster(preset: str, nodes: int = 1, *, gpus: int | None = None, p2p: bool | None = None,
+            fabric: FabricSpec = FabricSpec()) -> nx.Graph:
+    """``nodes`` servers of ``preset`` joined by ``fabric`` (a single server needs no fabric)."""
+    if preset not in SERVERS:
+        raise InputError(f"unknown topology preset; known: {', '.join(sorted(SERVERS))}",
+                         field="topology", value=preset)
+    if nodes < 1:
+        raise InputError("--nodes must be at least 1", field="nodes", value=nodes)
+    fabric.check()
+    spec = SERVERS[preset]
+    if fabric.nic_Bps is not None or fabric.nics is not None:
+        from dataclasses import replace
+        spec = replace(spec, nic_Bps=fabric.nic_Bps or spec.nic_Bps, nics=fabric.nics or spec.nics)
+    G = nx.Graph()
+    for h in range(nodes):
+        server(spec, host=h, gpus=gpus, p2p=p2p, G=G)
+    G.graph.update(hosts=nodes, fabric=fabric.fabric if nodes > 1 else "none",
+                   transport=fabric.transport, oversubscription=fabric.oversubscription)
+    if nodes > 1:
+        _join(G, spec.nics, spec.nic_Bps, nodes, fabric)
+    return G
+
+
+def _join(G: nx.Graph, nics: int, nic_Bps: float, nodes: int, f: FabricSpec) -> None:
+    lat = TRANSPORTS[f.transport]
+    groups = -(-nodes // f.hosts_per_leaf)
+    rails = nics if f.fabric == "rail" else 1
+    hosts_in = [min(f.hosts_per_leaf, nodes - g * f.hosts_per_leaf) for g in range(groups)]
+    need_spine = groups > 1 or rails > 1
+    if need_spine:
+        G.add_node("spine", kind="spine", host=-1, local=-1)
+    for g in range(groups):
+        for r in range(rails):
+            leaf = f"leaf.g{g}.r{r}"
+            G.add_node(leaf, kind="leaf", host=-1, local=r)
+            if need_spine:
+                down = hosts_in[g] * nic_Bps * (nics if f.fabric == "fat-tree" else 1)
+                G.add_edge(leaf, "spine", kind="net", bw_Bps=down / f.oversubscription,
+                           latency_s=lat["switch_latency_s"])
+    for h in range(nodes):
+        g = h // f.hosts_per_leaf
+        for k in range(nics):
+            leaf = f"leaf.g{g}.r{k if f.fabric == 'rail' else 0}"
+            G.add_edge(f"h{h}.nic{k}", leaf, kind="net", bw_Bps=nic_Bps,
+                       latency_s=lat["nic_latency_s"] + lat["switch_latency_s"])

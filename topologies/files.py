@@ -1,0 +1,125 @@
+"""Topology files (YAML or JSON) with units, e.g.::
+
+    name: two-gpus-one-link
+    p2p: true
+    nodes:
+      - {name: gpu0, kind: gpu}
+      - {name: gpu1, kind: gpu}
+    links:
+      - {a: gpu0, b: gpu1, kind: nvlink, bandwidth: "100 GB/s", latency: "1 us"}
+
+Node fields: ``name`` (required), ``kind`` (gpu, nvswitch, pcie_switch, cpu, nic, leaf, spine),
+``host`` (server index, default 0). Link fields: ``a``, ``b``, ``kind`` (nvlink, pcie, socket, net),
+``bandwidth`` (per direction, e.g. "400 Gb/s", "900 GB/s"), ``latency`` (e.g. "1.5 us", default 0).
+Top-level optional fields: ``name``, ``gpu_model``, ``p2p`` (default true), ``compute_capability``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import networkx as nx
+import yaml
+
+from simulator.errors import InputError
+from simulator.units import parse_bandwidth, parse_time
+from topologies.graph import NODE_KINDS, LINK_KINDS, validate
+
+_TOP = {"name", "gpu_model", "p2p", "compute_capability", "nodes", "links", "description"}
+
+
+def read_structured(path: str | Path) -> object:
+    """Parse a YAML or JSON file; errors name the file (and line, where the parser gives one)."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except FileNotFoundError:
+        raise InputError("file not found", source=str(p)) from None
+    except OSError as e:
+        raise InputError(f"cannot read file: {e.strerror}", source=str(p)) from None
+    try:
+        if p.suffix.lower() == ".json":
+            return json.loads(text)
+        return yaml.safe_load(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}", source=str(p)) from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise InputError(f"invalid YAML{where}: {getattr(e, 'problem', e)}", source=str(p)) from None
+
+
+def load_topology(path: str | Path) -> nx.Graph:
+    """Read and validate a topology file; any problem raises InputError naming file, field, value."""
+    src = str(path)
+    data = read_structured(path)
+    try:
+        return _build(data, src)
+    except InputError as e:
+        raise e.within(src) from None
+
+
+def _build(data: object, src: str) -> nx.Graph:
+    if not isinstance(data, dict):
+        raise InputError("a topology file must be a mapping with 'nodes' and 'links'", source=src)
+    unknown = set(data) - _TOP
+    if unknown:
+        raise InputError(f"unknown field (allowed: {', '.join(sorted(_TOP))})", source=src,
+                         field=sorted(unknown)[0], value=sorted(unknown)[0])
+    for key in ("nodes", "links"):
+        if not isinstance(data.get(key), list) or not data[key]:
+            raise InputError("must be a non-empty list", source=src, field=key, value=data.get(key))
+    G = nx.Graph()
+    local_count: dict[tuple[int, str], int] = {}
+    for i, n in enumerate(data["nodes"]):
+        f = f"nodes[{i}]"
+        if not isinstance(n, dict) or "name" not in n:
+            raise InputError("each node needs a 'name'", source=src, field=f, value=n)
+        extra = set(n) - {"name", "kind", "host"}
+        if extra:
+            raise InputError("unknown node field (allowed: name, kind, host)", source=src,
+                             field=f"{f}.{sorted(extra)[0]}", value=sorted(extra)[0])
+        name, kind = str(n["name"]), n.get("kind", "gpu")
+        if kind not in NODE_KINDS:
+            raise InputError(f"unknown node kind (expected one of {', '.join(NODE_KINDS)})", source=src,
+                             field=f"{f}.kind", value=kind)
+        host = n.get("host", 0)
+        if not isinstance(host, int) or host < 0:
+            raise InputError("host must be a non-negative integer", source=src, field=f"{f}.host", value=host)
+        if name in G:
+            raise InputError("duplicate node name", source=src, field=f"{f}.name", value=name)
+        local = local_count.get((host, kind), 0)
+        local_count[(host, kind)] = local + 1
+        G.add_node(name, kind=kind, host=host, local=local)
+    for i, ln in enumerate(data["links"]):
+        f = f"links[{i}]"
+        if not isinstance(ln, dict):
+            raise InputError("each link must be a mapping", source=src, field=f, value=ln)
+        extra = set(ln) - {"a", "b", "kind", "bandwidth", "latency"}
+        if extra:
+            raise InputError("unknown link field (allowed: a, b, kind, bandwidth, latency)", source=src,
+                             field=f"{f}.{sorted(extra)[0]}", value=sorted(extra)[0])
+        for end in ("a", "b"):
+            if ln.get(end) not in G:
+                raise InputError("link to a missing node", source=src, field=f"{f}.{end}", value=ln.get(end))
+        if ln["a"] == ln["b"]:
+            raise InputError("a link must join two different nodes", source=src, field=f"{f}.b", value=ln["b"])
+        kind = ln.get("kind")
+        if kind not in LINK_KINDS:
+            raise InputError(f"unknown link kind (expected one of {', '.join(LINK_KINDS)})", source=src,
+                             field=f"{f}.kind", value=kind)
+        if "bandwidth" not in ln:
+            raise InputError("missing bandwidth", source=src, field=f"{f}.bandwidth")
+        bw = parse_bandwidth(ln["bandwidth"], field=f"{f}.bandwidth")
+        lat = parse_time(ln.get("latency", 0.0), field=f"{f}.latency")
+        G.add_edge(str(ln["a"]), str(ln["b"]), kind=kind, bw_Bps=bw, latency_s=lat)
+    hosts = sorted({d["host"] for _, d in G.nodes(data=True) if d["kind"] == "gpu"})
+    per_host = max((local_count.get((h, "gpu"), 0) for h in hosts), default=0)
+    p2p = data.get("p2p", True)
+    if not isinstance(p2p, bool):
+        raise InputError("p2p must be true or false", source=src, field="p2p", value=p2p)
+    G.graph.update(name=str(data.get("name", Path(src).stem)), gpu_model=str(data.get("gpu_model", "GPU")),
+                   p2p=p2p, compute_capability=int(data.get("compute_capability", 90)), hosts=len(hosts),
+                   gpus_per_host=per_host, datasheets="user topology file " + src)
+    return validate(G, source=src)

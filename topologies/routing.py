@@ -1,0 +1,216 @@
+"""Routes: which directed links a transfer from one GPU to another crosses.
+
+Rules (what NCCL does on such machines):
+- Inside a server, the path of highest bandwidth (NVLink through the NVSwitch plane if there is
+  one, else PCIe). Other GPUs and NICs are never transit nodes. With peer-to-peer off
+  (``G.graph["p2p"] is False``) GPU-to-GPU traffic goes up to the CPU and back down (host memory).
+- Between servers, rail-aligned with PXN: the destination GPU's rail picks the NIC on both ends;
+  if that NIC belongs to another GPU of the source server, data first crosses NVLink to that GPU
+  (NCCL's PXN), then PCIe to the NIC, then the fabric, then the remote NIC's PCIe to the GPU.
+
+A route is a tuple of integer link ids; ``Router.capacity_Bps[id]`` and ``Router.kind[id]`` give
+each directed link's bandwidth and class. Routes are cached; servers built from the same preset
+share one template so a 4096-GPU cluster routes in well under a second.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import networkx as nx
+import numpy as np
+
+from simulator.errors import InputError
+from topologies.graph import gpus as gpu_nodes
+
+
+class Router:
+    """Link table and route cache for one topology graph."""
+
+    def __init__(self, G: nx.Graph) -> None:
+        self.G = G
+        self.gpus: list[str] = gpu_nodes(G)
+        self.p2p = bool(G.graph.get("p2p", True))
+        ids: dict[tuple[str, str], int] = {}
+        cap, kind, lat = [], [], []
+        for u, v, d in G.edges(data=True):
+            for a, b in ((u, v), (v, u)):
+                ids[(a, b)] = len(cap)
+                cap.append(float(d["bw_Bps"]))
+                kind.append(d["kind"])
+                lat.append(float(d.get("latency_s", 0.0)))
+        self.link_id = ids
+        self.capacity_Bps = np.array(cap, dtype=float)
+        self.kind: list[str] = kind
+        self.latency_s = np.array(lat, dtype=float)
+        self.link_names = [None] * len(cap)
+        for (a, b), i in ids.items():
+            self.link_names[i] = (a, b)
+        self._host = {n: d.get("host", 0) for n, d in G.nodes(data=True)}
+        self._kind = {n: d.get("kind") for n, d in G.nodes(data=True)}
+        self._templated = all(str(n).startswith(f"h{h}.") for n, h in self._host.items() if h >= 0)
+        self._has_nvswitch = {self._host[n] for n, k in self._kind.items() if k == "nvswitch"}
+        self._nics: dict[int, list[str]] = {}
+        for n, k in self._kind.items():
+            if k == "nic":
+                self._nics.setdefault(self._host[n], []).append(n)
+        for h in self._nics:
+            self._nics[h].sort(key=lambda n: (G.nodes[n].get("local", 0), str(n)))
+        self._template_host = self._host[self.gpus[0]] if self.gpus else 0
+        self._leaf = {n: next((m for m in G[n] if self._kind[m] == "leaf"), None)
+                      for n, k in self._kind.items() if k == "nic"}
+        self._route_cache: dict[tuple[str, str], tuple[int, ...]] = {}
+        self._host_path = lru_cache(maxsize=None)(self._host_path_uncached)
+        self._fabric_path = lru_cache(maxsize=None)(self._fabric_path_uncached)
+        self._nic_of_gpu = lru_cache(maxsize=None)(self._nic_of_gpu_uncached)
+        self._owner_of_nic = lru_cache(maxsize=None)(self._owner_of_nic_uncached)
+
+    # ----------------------------------------------------------------- public
+    def host_of(self, node: str) -> int:
+        return self._host[node]
+
+    def route(self, src: str, dst: str) -> tuple[int, ...]:
+        """Directed link ids from GPU ``src`` to GPU ``dst`` (empty for src == dst)."""
+        key = (src, dst)
+        r = self._route_cache.get(key)
+        if r is None:
+            p = self.path(src, dst)
+            r = tuple(self.link_id[(a, b)] for a, b in zip(p, p[1:]))
+            self._route_cache[key] = r
+        return r
+
+    def path(self, src: str, dst: str) -> list[str]:
+        """Node names from ``src`` to ``dst``."""
+        if src == dst:
+            return [src]
+        hs, hd = self._host[src], self._host[dst]
+        if hs == hd:
+            return self._in_host(src, dst)
+        nic_d = self._nic_of_gpu(dst)
+        rail = self.G.nodes[nic_d].get("local", 0)
+        nics_s = self._nics.get(hs, [])
+        if not nics_s:
+            raise InputError(f"GPU {src!r} has no NIC to reach GPU {dst!r} on another server", field="nodes",
+                             value=src)
+        nic_s = next((n for n in nics_s if self.G.nodes[n].get("local", 0) == rail), None)
+        if nic_s is None:
+            nic_s = self._nic_of_gpu(src)
+        up = self._to_nic(src, nic_s)
+        la, lb = self._leaf.get(nic_s), self._leaf.get(nic_d)
+        if la is None or lb is None:
+            raise InputError(f"NIC {nic_s if la is None else nic_d!r} is not connected to a leaf switch",
+                             field="links", value=nic_s if la is None else nic_d)
+        across = [nic_s, *self._fabric_path(la, lb), nic_d]
+        down = self._in_host(nic_d, dst)
+        return up + across[1:] + down[1:]
+
+    def route_class(self, route: tuple[int, ...]) -> str:
+        """Link class that sets a hop's protocol latency: net > shm (via CPU) > pcie > nvlink."""
+        kinds = {self.kind[i] for i in route}
+        if "net" in kinds:
+            return "net"
+        if not kinds:
+            return "nvlink"
+        if any(self._kind[self.link_names[i][1]] == "cpu" for i in route):
+            return "shm"
+        if kinds == {"nvlink"}:
+            return "nvlink"
+        return "pcie"
+
+    def wire_latency_s(self, route: tuple[int, ...]) -> float:
+        return float(sum(self.latency_s[i] for i in route))
+
+    # ---------------------------------------------------------------- helpers
+    def _in_host(self, a: str, b: str) -> list[str]:
+        if self._templated:
+            h = self._host[a]
+            pre = f"h{h}."
+            tmpl = self._host_path(a[len(pre):], b[len(pre):], self._template_host)
+            return [pre + n for n in tmpl]
+        return list(self._host_path(a, b, -1))
+
+    def _host_path_uncached(self, a: str, b: str, h: int) -> tuple[str, ...]:
+        if h >= 0:
+            pre = f"h{h}."
+            a, b = pre + a, pre + b
+        host = self._host[a]
+        G = self.G
+        ends = {a, b}
+
+        def allowed(n: str) -> bool:
+            return self._host.get(n) == host and (n in ends or self._kind[n] not in ("gpu", "nic"))
+
+        def weight(u: str, v: str, d: dict) -> float | None:
+            if not allowed(v) or not allowed(u):
+                return None
+            return 1.0 / d["bw_Bps"]
+
+        if self._kind[a] == "gpu" and self._kind[b] == "gpu" and not self.p2p:
+            cpu = self._nearest(a, "cpu", allowed)
+            p = self._dijkstra(a, cpu, weight) + self._dijkstra(cpu, b, weight)[1:]
+        elif (self._kind[a] == "gpu" and self._kind[b] == "gpu" and host in self._has_nvswitch):
+            p = self._dijkstra(a, b, weight)
+        else:
+            p = self._dijkstra(a, b, weight)
+        if h >= 0:
+            p = [n[len(f"h{h}."):] for n in p]
+        return tuple(p)
+
+    def _dijkstra(self, a: str, b: str, weight) -> list[str]:
+        try:
+            return nx.dijkstra_path(self.G, a, b, weight=weight)
+        except nx.NetworkXNoPath:
+            raise InputError(f"no route from {a!r} to {b!r} inside its server", field="links",
+                             value=f"{a} -> {b}") from None
+
+    def _nearest(self, a: str, kind: str, allowed) -> str:
+        lengths = nx.single_source_shortest_path_length(self.G.subgraph(
+            [n for n in self.G if allowed(n)]), a)
+        cands = sorted((d, str(n)) for n, d in lengths.items() if self._kind[n] == kind)
+        if not cands:
+            raise InputError(f"{a!r} reaches no {kind} node in its server", field="links", value=a)
+        return cands[0][1]
+
+    def _nic_of_gpu_uncached(self, gpu: str) -> str:
+        """The NIC a GPU uses: the one on its own PCIe switch, balanced by local index, else nearest."""
+        h = self._host[gpu]
+        nics = self._nics.get(h, [])
+        if not nics:
+            raise InputError(f"GPU {gpu!r} is on a server without NIC but must talk to another server",
+                             field="nodes", value=gpu)
+        sw = [n for n in self.G[gpu] if self._kind[n] == "pcie_switch"]
+        local = [n for n in nics if any(s in self.G[n] for s in sw)]
+        if local:
+            return local[self.G.nodes[gpu].get("local", 0) % len(local)]
+        per = max(1, -(-len(gpu_nodes_in(self, h)) // len(nics)))
+        return nics[min(len(nics) - 1, self.G.nodes[gpu].get("local", 0) // per)]
+
+    def _to_nic(self, gpu: str, nic: str) -> list[str]:
+        h = self._host[gpu]
+        owner = self._owner_of_nic(nic)
+        if owner is not None and owner != gpu and h in self._has_nvswitch:
+            return self._in_host(gpu, owner) + self._in_host(owner, nic)[1:]
+        return self._in_host(gpu, nic)
+
+    def _owner_of_nic_uncached(self, nic: str) -> str | None:
+        """The GPU sharing a PCIe switch with ``nic`` whose own NIC it is (None if no such GPU)."""
+        for sw in self.G[nic]:
+            if self._kind[sw] != "pcie_switch":
+                continue
+            for g in self.G[sw]:
+                if self._kind[g] == "gpu" and self._nic_of_gpu(g) == nic:
+                    return g
+        return None
+
+    def _fabric_path_uncached(self, a: str, b: str) -> tuple[str, ...]:
+        """Switch path between two leaf switches (through the spine layer when different)."""
+        fabric = [n for n, k in self._kind.items() if k in ("leaf", "spine")]
+        try:
+            return tuple(nx.shortest_path(self.G.subgraph(fabric), a, b))
+        except nx.NetworkXNoPath:
+            raise InputError(f"no path through the fabric from {a!r} to {b!r}", field="links",
+                             value=f"{a} -> {b}") from None
+
+
+def gpu_nodes_in(router: Router, host: int) -> list[str]:
+    return [g for g in router.gpus if router.host_of(g) == host]

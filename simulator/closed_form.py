@@ -28,6 +28,7 @@ class Shape:
     alpha_s: float
     beta_s_per_byte: float
     plan: Plan
+    bottleneck: str = ""        # link class that saturates first: nvlink, pcie, socket, net (NIC/fabric)
 
     def time_s(self, size_bytes: float) -> float:
         return self.alpha_s + size_bytes * self.beta_s_per_byte
@@ -35,6 +36,10 @@ class Shape:
 
 def plan_rates(router: Router, params: Parameters, plan: Plan) -> np.ndarray:
     """Max-min fair rate (wire bytes/s) of each flow group of ``plan`` on an idle network."""
+    return _rates_and_bottleneck(router, params, plan)[0]
+
+
+def _rates_and_bottleneck(router: Router, params: Parameters, plan: Plan) -> tuple[np.ndarray, str]:
     cap = router.capacity_Bps * np.array([params.link_efficiency(k) for k in router.kind])
     ug, ul, uc = [], [], []
     for i, g in enumerate(plan.groups):
@@ -44,9 +49,17 @@ def plan_rates(router: Router, params: Parameters, plan: Plan) -> np.ndarray:
         ul.append(links)
         uc.append(counts.astype(float))
     if not ug:
-        return np.zeros(0)
+        return np.zeros(0), ""
     caps = np.array([g.rate_cap_Bps for g in plan.groups])
-    return max_min_rates(np.concatenate(ug), np.concatenate(ul), np.concatenate(uc), cap, caps)
+    g_, l_, c_ = np.concatenate(ug), np.concatenate(ul), np.concatenate(uc)
+    rates = max_min_rates(g_, l_, c_, cap, caps)
+    load = np.bincount(l_, weights=c_ * rates[g_], minlength=len(cap))
+    slowest = int(np.argmax([g.bytes_per_byte / r if r > 0 else np.inf for g, r in zip(plan.groups, rates)]))
+    mine = l_[g_ == slowest]
+    util = load[mine] / cap[mine]
+    if len(mine) == 0 or util.max() < 0.999:
+        return rates, "protocol"            # limited by the protocol's own ceiling (e.g. LL), not a link
+    return rates, router.kind[int(mine[int(np.argmax(util))])]
 
 
 class CostModel:
@@ -66,12 +79,19 @@ class CostModel:
         s = self._shapes.get(key)
         if s is None:
             plan = build_plan(self.router, op, algo, proto, self.params)
-            rates = plan_rates(self.router, self.params, plan)
+            rates, neck = _rates_and_bottleneck(self.router, self.params, plan)
             beta = max((g.bytes_per_byte / r if r > 0 else math.inf) for g, r in zip(plan.groups, rates)) \
                 if plan.groups else 0.0
-            s = Shape(plan.call_overhead_s + plan.latency_s, beta, plan)
+            s = Shape(plan.call_overhead_s + plan.latency_s, beta, plan, neck)
             self._shapes[key] = s
         return s
+
+    def limit(self, op: str, size_bytes: float, algo: str = "auto", proto: str = "auto") -> str:
+        """What limits this collective at this size: 'latency' when the alpha term dominates,
+        else the saturated link class ('nvlink', 'pcie', 'socket', 'net') or 'protocol'."""
+        t, a, p = self.best(op, size_bytes, algo, proto)
+        s = self.shape(op, a, p)
+        return "latency" if s.alpha_s >= size_bytes * s.beta_s_per_byte else s.bottleneck
 
     def time_s(self, op: str, size_bytes: float, algo: str = "auto", proto: str = "auto") -> float:
         return self.best(op, size_bytes, algo, proto)[0]

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The real-GPU measurement campaign behind validation/data/<machine>_<date>/ (see docs/accuracy.md).
+# Usage on a GPU host, from the repository root:  bash validation/scripts/gpu_campaign.sh PHASE OUTDIR
+#   PHASE = coll2   collectives on 2 GPUs: every op (default variant) + all_reduce under NCCL variants
+#           coll4   the same on 4 GPUs
+#           ddp     DDP iteration times on 4 GPUs over bucket caps (repeated launches) + 1-GPU profiles
+# NVLink multicast stays off (shared hosts): NCCL_NVLS_ENABLE=0 and friends are exported here and by the runners.
+set -uo pipefail
+phase=$1; out=$2
+mkdir -p "$out"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+PY=${PYTHON:-python3}
+OPS=all_reduce,all_gather,reduce_scatter,broadcast,reduce,all_to_all,send_recv
+coll() {   # nproc
+  local n=$1 f="$out/coll_world$1.jsonl"
+  $PY -m validation.runners.sweep --nproc "$n" --variants default --ops "$OPS" \
+      --min-bytes 4 --max-bytes 1G --reps 3 --launch-timeout-s 240 --out "$f"
+  $PY -m validation.runners.sweep --nproc "$n" --variants ring,tree,ll,ll128,simple,nop2p,socket \
+      --ops all_reduce --min-bytes 4 --max-bytes 1G --reps 3 --launch-timeout-s 150 --out "$f"
+}
+case "$phase" in
+  coll2) coll 2 ;;
+  coll4) coll 4 ;;
+  ddp)
+    for m in mlp resnet50 bert-base gpt2; do
+      $PY -m validation.profiler --model "$m" --out "$out/profile_$m.json" --iters 20 || echo "profile $m failed"
+    done
+    $PY -m validation.runners.ddp_sweep --nproc 4 --models resnet50,bert-base,gpt2,mlp \
+        --bucket-caps 1,5,25,100,1000 --launches 2 --iters 20 --warmup 8 --launch-timeout-s 240 \
+        --out "$out/ddp_world4.jsonl"
+    ;;
+  *) echo "unknown phase $phase"; exit 2 ;;
+esac
+nvidia-smi topo -m > "$out/topo.txt" 2>&1 || true
+echo "phase $phase done"; ls -la "$out"

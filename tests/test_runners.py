@@ -104,7 +104,7 @@ def test_collectives_runner_records(tmp_path: Path) -> None:
                 "validation.runners.collectives", "--ops", "all_reduce,all_gather,reduce_scatter,"
                 "broadcast,reduce,all_to_all,send_recv", *SMALL_COLL, "--out", str(out)])
     recs = records(out)
-    assert recs[0]["kind"] == "meta" and "torch_version" in recs[0] and "topology" in recs[0]
+    assert recs[0]["kind"] == "meta" and "torch_version" in recs[0] and "nvidia_smi_topo" in recs[0]
     colls = [r for r in recs if r["kind"] == "coll"]
     assert {r["op"] for r in colls} == {"all_reduce", "all_gather", "reduce_scatter", "broadcast",
                                         "reduce", "all_to_all", "send_recv"}
@@ -115,6 +115,8 @@ def test_collectives_runner_records(tmp_path: Path) -> None:
         assert r["algbw_GBps"] == pytest.approx(r["bytes"] / r["time_s"] / 1e9)
         assert r["busbw_GBps"] == pytest.approx(r["algbw_GBps"] * bus_factor(r["op"], 2))
     assert {r["bytes"] for r in colls if r["op"] == "all_gather"} == {64, 256}
+    from validation.parsers import load_measurements
+    assert len(load_measurements(str(out)).points) == len(colls)
 
 
 def test_sweep_records_failure_goes_on_and_rerun_skips(tmp_path: Path) -> None:
@@ -229,6 +231,8 @@ def test_profiler_live_capture(one_thread: Any, tmp_path: Path) -> None:
     check_workload(w, [n for n, _ in model.named_parameters()])
     assert [p["bytes"] for p in w["params"]] == [p.numel() * 4 for p in model.parameters()]
     assert w["params"][-1]["grad_ready_s"] < w["params"][0]["grad_ready_s"]
+    from simulator.workload import load_workload
+    assert len(load_workload(str(out)).params) == len(w["params"])
 
 
 def test_profiler_from_kineto_trace(one_thread: Any, tmp_path: Path) -> None:

@@ -81,7 +81,13 @@ class ParamInfo:
 def workload_dict(name: str, forward_s: float, backward_s: float, optimizer_s: float,
                   batch_size: int | None, device: str, dtype: str,
                   params: Sequence[ParamInfo], grad_ready_s: Sequence[float | None]) -> dict[str, Any]:
-    """The workload file's JSON object, in the documented key order."""
+    """The workload file's JSON object, in the documented key order.
+
+    Ready times are medians over iterations, as is ``backward_s``, so a late gradient's median
+    can come out a hair after the median backward; such times are clipped to ``backward_s``
+    (``simulator.workload`` rejects ready times beyond ``1.05 * backward_s``).
+    """
+    grad_ready_s = [None if t is None else min(max(t, 0.0), backward_s) for t in grad_ready_s]
     return {"name": name, "forward_s": forward_s, "backward_s": backward_s,
             "optimizer_s": optimizer_s, "batch_size": batch_size, "device": device, "dtype": dtype,
             "params": [{"name": p.name, "bytes": p.size_bytes, "grad_ready_s": t, "dtype": p.dtype}

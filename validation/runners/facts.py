@@ -44,8 +44,8 @@ def _command_output(argv: list[str], timeout_s: float = 20.0) -> str | None:
 def machine_facts(with_topology: bool = True) -> dict[str, Any]:
     """Machine facts as a JSON-ready dict; fields that cannot be known are ``None``.
 
-    ``with_topology`` adds the (long) ``nvidia-smi topo -m`` text; keep it for one ``meta``
-    record per launch rather than every point.
+    ``with_topology`` adds the (long) ``nvidia-smi topo -m`` text as ``nvidia_smi_topo``; keep
+    it for one ``meta`` record per launch rather than every point.
     """
     import torch
 
@@ -71,7 +71,7 @@ def machine_facts(with_topology: bool = True) -> dict[str, Any]:
         if drv:
             facts["driver_version"] = drv.splitlines()[0].strip()
     if with_topology:
-        facts["topology"] = _command_output(["nvidia-smi", "topo", "-m"])
+        facts["nvidia_smi_topo"] = _command_output(["nvidia-smi", "topo", "-m"])
     return facts
 
 

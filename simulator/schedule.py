@@ -84,7 +84,7 @@ class Schedule:
         return g.bytes_per_byte * self.size_bytes
 
 
-def _ring_order(router: Router, channel: int, per_host: dict[int, list[str]]) -> list[str]:
+def _ring_order(channel: int, per_host: dict[int, list[str]]) -> list[str]:
     order: list[str] = []
     for h in sorted(per_host):
         g = per_host[h]
@@ -107,37 +107,56 @@ def _channels(router: Router, per_host: dict[int, list[str]]) -> int:
     return min(nics, min(len(g) for g in per_host.values())) if nics > 1 else 1
 
 
-def _merge(groups: list[FlowGroup]) -> tuple[FlowGroup, ...]:
+@dataclass(frozen=True)
+class _LayoutGroup:
+    """A group before protocol choice: routes, payload bytes per byte of S, hop classes."""
+
+    routes: tuple[tuple[int, ...], ...]
+    payload_per_byte: float
+    label: str
+    shm: bool
+
+
+@dataclass(frozen=True)
+class _Layout:
+    groups: tuple[_LayoutGroup, ...]
+    intra: tuple[tuple[str, float], ...]    # distinct (class, wire latency) of intra-server hops
+    inter: tuple[tuple[str, float], ...]    # the same for hops between servers
+    steps_intra: int                        # latency steps (NCCL's counting), see _ring/_tree/_direct
+    steps_inter: int
+    worst_of_both: bool = False             # one step whose latency is the worst hop of either kind
+
+
+def _layout_group(router: Router, pairs, payload: float, label: str, acc) -> _LayoutGroup:
+    hops = [router.hop(a, b) for a, b in pairs]
+    for _, cls, wire in hops:
+        acc["inter" if cls == "net" else "intra"].add((cls, wire))
+    return _LayoutGroup(tuple(h[0] for h in hops), payload, label, any(h[1] == "shm" for h in hops))
+
+
+def _merge(groups: list[_LayoutGroup]) -> tuple[_LayoutGroup, ...]:
     """Merge groups with identical routes (same links): their bytes add, their rate is shared."""
-    merged: dict[tuple, FlowGroup] = {}
+    merged: dict[tuple, _LayoutGroup] = {}
     for g in groups:
-        key = (tuple(sorted(g.routes)), g.rate_cap_Bps)
+        key = tuple(sorted(g.routes))
         if key in merged:
             m = merged[key]
-            merged[key] = replace(m, bytes_per_byte=m.bytes_per_byte + g.bytes_per_byte)
+            merged[key] = replace(m, payload_per_byte=m.payload_per_byte + g.payload_per_byte)
         else:
             merged[key] = g
     return tuple(merged.values())
 
 
-def _step_latency(router: Router, params: Parameters, routes, algo: str, proto: str) -> tuple[float, float]:
-    """(intra-server, inter-server) per-step latency: protocol hop latency + wire latency, worst hop."""
-    intra, inter = 0.0, 0.0
-    for r in routes:
-        cls = router.route_class(r)
-        lat = params.hop_latency_s(cls, algo, proto) + router.wire_latency_s(r)
-        if cls == "net":
-            inter = max(inter, lat)
-        else:
-            intra = max(intra, lat)
-    return intra, inter
-
-
-def _efficiency(router: Router, params: Parameters, routes, algo: str, proto: str) -> float:
-    eff = params.proto_efficiency(algo if algo != "direct" else "ring", proto)
-    if any(router.route_class(r) == "shm" for r in routes):
-        eff *= params["shm_efficiency"]
-    return eff
+def _layout(router: Router, op: str, algo: str, rk: list[str]) -> _Layout:
+    key = ("layout", op, algo, tuple(rk))
+    lay = router.cache.get(key)
+    if lay is None:
+        per_host = _hosts(router, rk)
+        acc = {"intra": set(), "inter": set()}
+        groups, si, sn, worst = {"ring": _ring, "tree": _tree, "direct": _direct}[algo](router, op, rk, per_host, acc)
+        lay = _Layout(groups, tuple(sorted(acc["intra"])), tuple(sorted(acc["inter"])), si, sn, worst)
+        router.cache[key] = lay
+    return lay
 
 
 def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameters,
@@ -154,45 +173,46 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
     n = len(rk)
     if n < 2:
         raise InputError("a collective needs at least 2 GPUs", field="gpus", value=n)
-    per_host = _hosts(router, rk)
-    N = len(per_host)
-    builder = {"ring": _ring, "tree": _tree, "direct": _direct}[algo]
-    groups, latency = builder(router, params, op, proto, rk, per_host)
+    lay = _layout(router, op, algo, rk)
+    a = "ring" if algo == "direct" else algo
+    intra = max((params.hop_latency_s(c, a, proto) + w for c, w in lay.intra), default=0.0)
+    inter = max((params.hop_latency_s(c, a, proto) + w for c, w in lay.inter), default=0.0)
+    latency = max(intra, inter) if lay.worst_of_both else lay.steps_intra * intra + lay.steps_inter * inter
+    groups = []
+    for g in lay.groups:
+        eff = params.proto_efficiency(a, proto) * (params["shm_efficiency"] if g.shm else 1.0)
+        groups.append(FlowGroup(g.routes, g.payload_per_byte / eff, g.label, eff))
     if proto == "ll" and algo != "direct":
         # NCCL caps LL's bus bandwidth (llMaxBw); a tree's algorithm bandwidth is half its bus bandwidth.
         scale = params["ll_max_busbw_Bps"] * (0.5 if algo == "tree" else 1.0)
         total = sum(g.bytes_per_byte for g in groups)
-        groups = tuple(replace(g, rate_cap_Bps=scale * (g.bytes_per_byte / total) / g.efficiency)
-                       for g in groups)
-    return Plan(op, algo, proto, n, N, _channels(router, per_host), groups,
-                params.base_latency_s("ring" if algo == "direct" else algo, proto) + latency,
-                params["call_overhead_s"])
+        groups = [replace(g, rate_cap_Bps=scale * (g.bytes_per_byte / total) / g.efficiency) for g in groups]
+    return Plan(op, algo, proto, n, len(_hosts(router, rk)), _channels(router, _hosts(router, rk)),
+                tuple(groups), params.base_latency_s(a, proto) + latency, params["call_overhead_s"])
 
 
-def _ring(router, params, op, proto, rk, per_host):
+def _ring(router, op, rk, per_host, acc):
+    """Latency steps as NCCL counts them: all_reduce 2(n-1), of which 2(N-1) cross servers;
+    reduce_scatter/all_gather n-1 and N-1; broadcast/reduce one step of the slowest hop kind."""
     n, N = len(rk), len(per_host)
     C = _channels(router, per_host)
     per_flow = {"all_reduce": 2.0 * (n - 1) / n, "reduce_scatter": (n - 1) / n, "all_gather": (n - 1) / n,
                 "broadcast": 1.0, "reduce": 1.0}[op]
     chain = op in ("broadcast", "reduce")
-    groups, all_routes = [], []
+    groups = []
     for c in range(C):
-        order = _ring_order(router, c, per_host) if N > 1 else rk
+        order = _ring_order(c, per_host) if N > 1 else rk
         hops = [(order[i], order[(i + 1) % n]) for i in range(n)]
         if chain:
             hops = hops[:-1] if op == "broadcast" else [(b, a) for a, b in hops[:-1]]
-        routes = tuple(router.route(a, b) for a, b in hops)
-        all_routes.extend(routes)
-        eff = _efficiency(router, params, routes, "ring", proto)
-        groups.append(FlowGroup(routes, per_flow / C / eff, f"ring ch{c}", eff))
-    intra, inter = _step_latency(router, params, all_routes, "ring", proto)
+        groups.append(_layout_group(router, hops, per_flow / C, f"ring ch{c}", acc))
     if chain:
-        latency = inter if N > 1 else intra
-    else:
-        nsteps = 2 * (n - 1) if op == "all_reduce" else n - 1
-        n_inter = 0 if N == 1 else (2 * (N - 1) if op == "all_reduce" else N - 1)
-        latency = (nsteps - n_inter) * intra + n_inter * inter
-    return _merge(groups), latency
+        if N > 1:
+            return _merge(groups), 0, 1, False
+        return _merge(groups), 1, 0, False
+    nsteps = 2 * (n - 1) if op == "all_reduce" else n - 1
+    n_inter = 0 if N == 1 else (2 * (N - 1) if op == "all_reduce" else N - 1)
+    return _merge(groups), nsteps - n_inter, n_inter, False
 
 
 def _binary_tree(N: int, mirror: bool) -> list[tuple[int, int]]:
@@ -202,11 +222,12 @@ def _binary_tree(N: int, mirror: bool) -> list[tuple[int, int]]:
     return [(idx[i], idx[(i - 1) // 2]) for i in range(1, N)]
 
 
-def _tree(router, params, op, proto, rk, per_host):
+def _tree(router, op, rk, per_host, acc):
+    """Latency: 2 * ((ranks per server - 1) intra steps + floor(log2 N) inter steps), as NCCL."""
     n, N = len(rk), len(per_host)
     C = _channels(router, per_host)
     hosts = sorted(per_host)
-    groups, all_routes = [], []
+    groups = []
     for c in range(C):
         chains = {}
         for h in hosts:
@@ -222,33 +243,20 @@ def _tree(router, params, op, proto, rk, per_host):
             for child, parent in _binary_tree(N, mirror):
                 a, b = chains[hosts[child]][0], chains[hosts[parent]][0]
                 hops += [(a, b), (b, a)]
-            if not hops:
-                continue
-            routes = tuple(router.route(a, b) for a, b in hops)
-            all_routes.extend(routes)
-            eff = _efficiency(router, params, routes, "tree", proto)
-            groups.append(FlowGroup(routes, 1.0 / (2 * C) / eff, f"tree ch{c} t{t}", eff))
-    intra, inter = _step_latency(router, params, all_routes, "tree", proto)
+            if hops:
+                groups.append(_layout_group(router, hops, 1.0 / (2 * C), f"tree ch{c} t{t}", acc))
     ppn = n // N
-    latency = 2 * ((ppn - 1) * intra + int(math.log2(N)) * inter)
-    return _merge(groups), latency
+    return _merge(groups), 2 * (ppn - 1), 2 * int(math.log2(N)), False
 
 
-def _direct(router, params, op, proto, rk, per_host):
+def _direct(router, op, rk, per_host, acc):
     """send_recv: each rank to the next, one group per pair. all_to_all: every ordered pair at once,
-    one coupled group (NCCL launches all the sends of one all_to_all together)."""
+    one coupled group (NCCL launches all the sends of one all_to_all together). One latency step."""
     n = len(rk)
     if op == "send_recv":
-        pairs = [(rk[i], rk[(i + 1) % n]) for i in range(n)]
-        groups = []
-        for a, b in pairs:
-            r = (router.route(a, b),)
-            eff = _efficiency(router, params, r, "ring", proto)
-            groups.append(FlowGroup(r, 1.0 / eff, f"{a}->{b}", eff))
-        routes = [g.routes[0] for g in groups]
+        groups = tuple(_layout_group(router, [(rk[i], rk[(i + 1) % n])], 1.0, f"{rk[i]}->{rk[(i + 1) % n]}", acc)
+                       for i in range(n))
     else:
-        routes = [router.route(a, b) for a in rk for b in rk if a != b]
-        eff = _efficiency(router, params, routes, "ring", proto)
-        groups = [FlowGroup(tuple(routes), 1.0 / n / eff, "all_to_all", eff)]
-    intra, inter = _step_latency(router, params, routes, "ring", proto)
-    return tuple(groups), max(intra, inter)
+        pairs = [(a, b) for a in rk for b in rk if a != b]
+        groups = (_layout_group(router, pairs, 1.0 / n, "all_to_all", acc),)
+    return groups, 0, 0, True

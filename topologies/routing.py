@@ -60,6 +60,10 @@ class Router:
         self._leaf = {n: next((m for m in G[n] if self._kind[m] == "leaf"), None)
                       for n, k in self._kind.items() if k == "nic"}
         self._route_cache: dict[tuple[str, str], tuple[int, ...]] = {}
+        self._hop_cache: dict[tuple[str, str], tuple[tuple[int, ...], str, float]] = {}
+        self._fabric_nodes = [n for n, k in self._kind.items() if k in ("leaf", "spine")]
+        self._fabric_graph = G.subgraph(self._fabric_nodes)
+        self.cache: dict = {}     # for derived structures (collective layouts) keyed by their builders
         self._host_path = lru_cache(maxsize=None)(self._host_path_uncached)
         self._fabric_path = lru_cache(maxsize=None)(self._fabric_path_uncached)
         self._nic_of_gpu = lru_cache(maxsize=None)(self._nic_of_gpu_uncached)
@@ -103,6 +107,16 @@ class Router:
         across = [nic_s, *self._fabric_path(la, lb), nic_d]
         down = self._in_host(nic_d, dst)
         return up + across[1:] + down[1:]
+
+    def hop(self, src: str, dst: str) -> tuple[tuple[int, ...], str, float]:
+        """(route, route class, wire latency in seconds) from GPU ``src`` to GPU ``dst``; cached."""
+        key = (src, dst)
+        h = self._hop_cache.get(key)
+        if h is None:
+            r = self.route(src, dst)
+            h = (r, self.route_class(r), self.wire_latency_s(r))
+            self._hop_cache[key] = h
+        return h
 
     def route_class(self, route: tuple[int, ...]) -> str:
         """Link class that sets a hop's protocol latency: net > shm (via CPU) > pcie > nvlink."""
@@ -204,9 +218,8 @@ class Router:
 
     def _fabric_path_uncached(self, a: str, b: str) -> tuple[str, ...]:
         """Switch path between two leaf switches (through the spine layer when different)."""
-        fabric = [n for n, k in self._kind.items() if k in ("leaf", "spine")]
         try:
-            return tuple(nx.shortest_path(self.G.subgraph(fabric), a, b))
+            return tuple(nx.shortest_path(self._fabric_graph, a, b))
         except nx.NetworkXNoPath:
             raise InputError(f"no path through the fabric from {a!r} to {b!r}", field="links",
                              value=f"{a} -> {b}") from None

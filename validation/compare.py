@@ -1,0 +1,159 @@
+"""Predicted vs measured: collective times from the model against a measurement dataset.
+
+A dataset's points are grouped by what configures the model: world size (ranks), and the NCCL
+variant (``default`` = NCCL's own choice, ``ring``/``tree`` = NCCL_ALGO, ``ll``/``ll128``/``simple`` =
+NCCL_PROTO, ``nop2p`` = NCCL_P2P_DISABLE=1, traffic through host memory). Variants the model does
+not represent (``socket``: TCP through the kernel) are reported as skipped, never guessed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+import topologies
+from simulator.closed_form import CostModel
+from simulator.errors import InputError
+from simulator.params import Parameters
+from simulator.units import parse_bandwidth
+from validation.parsers import CollMeasurement, Dataset
+
+VARIANTS = {
+    "default": ("auto", "auto", None), "ring": ("ring", "auto", None), "tree": ("tree", "auto", None),
+    "ll": ("auto", "ll", None), "ll128": ("auto", "ll128", None), "simple": ("auto", "simple", None),
+    "nop2p": ("auto", "auto", False), "noshm": ("auto", "auto", None),
+}
+_ENV_ALGO = {"ring": "ring", "tree": "tree"}
+_ENV_PROTO = {"ll": "ll", "ll128": "ll128", "simple": "simple"}
+
+
+@dataclass(frozen=True)
+class Topo:
+    """How to build the simulator topology for a dataset (from a dataset's ``topology`` hint or CLI)."""
+
+    preset: str
+    nodes: int = 1
+    gpus_per_node: int | None = None
+    nic_Bps: float | None = None
+    p2p: bool | None = None
+
+    def build(self, world: int, p2p: bool | None = None):
+        per = self.gpus_per_node
+        if self.nodes == 1:
+            per = world
+        elif per is None or per * self.nodes != world:
+            per = max(1, world // self.nodes)
+        fabric = topologies.FabricSpec(nic_Bps=self.nic_Bps)
+        return topologies.build(self.preset, nodes=self.nodes, gpus_per_node=per,
+                                p2p=self.p2p if p2p is None else p2p, fabric=fabric)
+
+
+def topo_from_hint(hint: Mapping | None, source: str = "") -> Topo:
+    if not hint or "preset" not in hint:
+        raise InputError("the dataset names no topology: pass --topology", source=source, field="meta.topology")
+    nic = None
+    if hint.get("nic_bw_per_node"):
+        from topologies.presets import SERVERS
+        spec = SERVERS.get(hint["preset"])
+        if spec is not None:
+            nic = parse_bandwidth(hint["nic_bw_per_node"], field="meta.topology.nic_bw_per_node") / spec.nics
+    return Topo(str(hint["preset"]), int(hint.get("nodes", 1)), hint.get("gpus_per_node"), nic, hint.get("p2p"))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    point: CollMeasurement
+    predicted_s: float
+    algo: str
+    proto: str
+
+    @property
+    def error(self) -> float:
+        """Signed relative error of the predicted time: (predicted - measured) / measured."""
+        return self.predicted_s / self.point.time_s - 1.0
+
+    @property
+    def predicted_busbw_GBps(self) -> float:
+        from simulator.schedule import busbw_factor
+        return self.point.size_bytes / self.predicted_s / 1e9 * busbw_factor(self.point.op, self.point.world)
+
+
+def choice_for(p: CollMeasurement) -> tuple[str, str, bool | None] | None:
+    """(algo, proto, p2p override) for a measured point, or None when the model cannot represent it."""
+    if p.variant in VARIANTS:
+        algo, proto, p2p = VARIANTS[p.variant]
+    elif p.variant.startswith("socket"):
+        return None
+    else:
+        algo, proto, p2p = "auto", "auto", None
+    env = dict(p.env)
+    algo = _ENV_ALGO.get(str(env.get("NCCL_ALGO", "")).lower(), algo)
+    proto = _ENV_PROTO.get(str(env.get("NCCL_PROTO", "")).lower(), proto)
+    if str(env.get("NCCL_P2P_DISABLE", "")) == "1":
+        p2p = False
+    if str(env.get("NCCL_SHM_DISABLE", "")) == "1" and p2p is False:
+        return None                          # sockets: not modelled
+    return algo, proto, p2p
+
+
+class Predictor:
+    """Cost models per (world, p2p) for one topology description and parameter set."""
+
+    def __init__(self, topo: Topo, params: Parameters) -> None:
+        self.topo, self.params = topo, params
+        self._models: dict[tuple[int, bool | None], CostModel] = {}
+        self._routers: dict[tuple[int, bool | None], object] = {}
+
+    def model(self, world: int, p2p: bool | None) -> CostModel:
+        key = (world, p2p)
+        m = self._models.get(key)
+        if m is None:
+            r = self._routers.get(key)
+            m = CostModel(r if r is not None else self.topo.build(world, p2p), self.params)
+            self._routers[key] = m.router
+            self._models[key] = m
+        return m
+
+    def with_params(self, params: Parameters) -> "Predictor":
+        """Same topologies (routes kept), new parameters."""
+        p = Predictor(self.topo, params)
+        p._routers = self._routers
+        return p
+
+    def predict(self, p: CollMeasurement) -> Comparison | None:
+        c = choice_for(p)
+        if c is None or p.world < 2:
+            return None
+        algo, proto, p2p = c
+        m = self.model(p.world, p2p)
+        if algo == "tree" and p.op != "all_reduce":
+            algo = "auto"
+        t, a, pr = m.best(p.op, p.size_bytes, algo, proto)
+        return Comparison(p, t, a, pr)
+
+
+def compare(points: Iterable[CollMeasurement], predictor: Predictor) -> tuple[list[Comparison], list[CollMeasurement]]:
+    """(comparisons, skipped points). Points with a non-positive time are skipped."""
+    done, skipped = [], []
+    for p in points:
+        c = predictor.predict(p) if p.time_s > 0 else None
+        (done.append(c) if c is not None else skipped.append(p))
+    return done, skipped
+
+
+def summary(comps: Sequence[Comparison]) -> dict[str, float]:
+    """Median, 90th percentile and worst absolute percentage error of time and of busbw."""
+    if not comps:
+        return {"points": 0}
+    e = np.array([abs(c.error) for c in comps]) * 100
+    bus = np.array([abs(c.point.time_s / c.predicted_s - 1.0) for c in comps]) * 100   # busbw error
+    return {"points": len(comps), "median_time_pct": float(np.median(e)), "p90_time_pct": float(np.percentile(e, 90)),
+            "worst_time_pct": float(e.max()), "median_busbw_pct": float(np.median(bus)),
+            "worst_busbw_pct": float(bus.max())}
+
+
+def dataset_points(ds: Dataset, in_place: bool = False) -> list[CollMeasurement]:
+    return [p for p in ds.points if p.in_place == in_place and math.isfinite(p.time_s)]

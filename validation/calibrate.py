@@ -1,0 +1,87 @@
+"""Fit the parameter set to measured collective times (calibration).
+
+Least squares (scipy) on log(predicted / measured) over every point, so a 10 us and a 10 ms point
+weigh the same. Only parameters that the data can move are fitted: a candidate key stays free when
+nudging it changes at least one prediction. Latencies are fitted in seconds, efficiencies as
+fractions, within the bounds of ``simulator.params.bounds``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from simulator.params import DEFAULTS, Parameters, bounds
+from validation.compare import Comparison, Predictor, compare, summary
+from validation.parsers import CollMeasurement
+
+CANDIDATES = (
+    ["call_overhead_s", "shm_efficiency", "ll_max_busbw_Bps"]
+    + [k for k in DEFAULTS if k.startswith(("base_latency_s.", "proto_efficiency.", "link_efficiency."))]
+    + [k for k in DEFAULTS if k.startswith("hop_latency_s.")]
+)
+
+
+@dataclass(frozen=True)
+class Fit:
+    params: Parameters
+    keys: tuple[str, ...]
+    before: dict
+    after: dict
+    comparisons: tuple[Comparison, ...]
+    skipped: int
+
+
+def _predict_all(predictor: Predictor, points: Sequence[CollMeasurement]) -> np.ndarray:
+    out = np.empty(len(points))
+    for i, p in enumerate(points):
+        c = predictor.predict(p)
+        out[i] = c.predicted_s if c else np.nan
+    return out
+
+
+def free_keys(predictor: Predictor, points: Sequence[CollMeasurement],
+              candidates: Sequence[str] = CANDIDATES) -> list[str]:
+    """Candidate keys whose change moves at least one prediction."""
+    base = _predict_all(predictor, points)
+    keep = []
+    for k in candidates:
+        v = predictor.params[k]
+        nudged = v * 1.25 if v > 0 else 1e-6
+        lo, hi = bounds(k)
+        nudged = min(max(nudged, lo), hi) if nudged != v else v * 0.8
+        trial = _predict_all(predictor.with_params(predictor.params.with_values({k: nudged})), points)
+        if np.nanmax(np.abs(trial / base - 1.0)) > 1e-6:
+            keep.append(k)
+    return keep
+
+
+def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Sequence[str] | None = None,
+              name: str = "calibrated") -> Fit:
+    """Fitted parameters for ``points`` (measured collectives) on ``predictor``'s topology."""
+    usable, skipped = compare(points, predictor)
+    pts = [c.point for c in usable]
+    if not pts:
+        from simulator.errors import InputError
+        raise InputError("no measurement the model can represent (check the op, world size and variant)",
+                         field="measurements")
+    keys = list(keys) if keys is not None else free_keys(predictor, pts)
+    measured = np.array([p.time_s for p in pts])
+    scale = np.array([max(abs(predictor.params[k]), 1e-6 if "latency" in k or "overhead" in k else 1e-3)
+                      for k in keys])
+    lo = np.array([bounds(k)[0] for k in keys]) / scale
+    hi = np.array([bounds(k)[1] for k in keys]) / scale
+    x0 = np.clip(np.array([predictor.params[k] for k in keys]) / scale, lo, hi)
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        params = predictor.params.with_values(dict(zip(keys, x * scale)))
+        pred = _predict_all(predictor.with_params(params), pts)
+        return np.log(pred / measured)
+
+    sol = least_squares(residuals, x0, bounds=(lo, hi), x_scale="jac", max_nfev=200 * max(1, len(keys)))
+    fitted = predictor.params.with_values(dict(zip(keys, sol.x * scale)), name=name)
+    after, _ = compare(pts, predictor.with_params(fitted))
+    return Fit(fitted, tuple(keys), summary(usable), summary(after), tuple(after), len(skipped))

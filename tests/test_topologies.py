@@ -96,3 +96,14 @@ def test_yaml_syntax_error_names_file_and_line(tmp_path):
 def test_unknown_preset():
     with pytest.raises(InputError, match="unknown topology"):
         topologies.build("dgx-z900")
+
+
+@pytest.mark.parametrize("preset, nodes, p2p", [("dgx-h100", 3, None), ("pcie-gen4", 2, False), ("dgx-a100", 2, None)])
+def test_template_routes_equal_plain_routes(preset, nodes, p2p):
+    """The fast path (identical servers share route templates) gives exactly the plain routes."""
+    import itertools
+    R = Router(topologies.build(preset, nodes=nodes, p2p=p2p))
+    assert R._host_maps
+    for a, b in itertools.permutations(R.gpus, 2):
+        p = R.path(a, b)
+        assert R._fast_route(a, b) == tuple(R.link_id[(x, y)] for x, y in zip(p, p[1:]))

@@ -48,6 +48,7 @@ class Router:
             self.link_names[i] = (a, b)
         self._host = {n: d.get("host", 0) for n, d in G.nodes(data=True)}
         self._kind = {n: d.get("kind") for n, d in G.nodes(data=True)}
+        self._local = {n: d.get("local", 0) for n, d in G.nodes(data=True)}
         self._templated = all(str(n).startswith(f"h{h}.") for n, h in self._host.items() if h >= 0)
         self._has_nvswitch = {self._host[n] for n, k in self._kind.items() if k == "nvswitch"}
         self._nics: dict[int, list[str]] = {}
@@ -63,7 +64,11 @@ class Router:
         self._hop_cache: dict[tuple[str, str], tuple[tuple[int, ...], str, float]] = {}
         self._fabric_nodes = [n for n, k in self._kind.items() if k in ("leaf", "spine")]
         self._fabric_graph = G.subgraph(self._fabric_nodes)
-        self.cache: dict = {}     # for derived structures (collective layouts) keyed by their builders
+        self.cache: dict = {}
+        self._rail_nic = {(h, self._local[n]): n for h, ns in self._nics.items() for n in reversed(ns)}
+        self._to_cpu = {i for i, (a, b) in enumerate(self.link_names) if self._kind[b] == "cpu"}
+        self._tmpl_routes: dict[tuple[str, str], tuple[int, ...]] = {}
+        self._host_maps = self._build_host_maps()     # for derived structures (collective layouts) keyed by their builders
         self._host_path = lru_cache(maxsize=None)(self._host_path_uncached)
         self._fabric_path = lru_cache(maxsize=None)(self._fabric_path_uncached)
         self._nic_of_gpu = lru_cache(maxsize=None)(self._nic_of_gpu_uncached)
@@ -78,10 +83,67 @@ class Router:
         key = (src, dst)
         r = self._route_cache.get(key)
         if r is None:
-            p = self.path(src, dst)
-            r = tuple(self.link_id[(a, b)] for a, b in zip(p, p[1:]))
+            r = self._fast_route(src, dst) if self._host_maps else None
+            if r is None:
+                p = self.path(src, dst)
+                r = tuple(self.link_id[(a, b)] for a, b in zip(p, p[1:]))
             self._route_cache[key] = r
         return r
+
+    # Identical servers share route templates: a route inside server h is the template server's
+    # route with each link id mapped to server h's copy of that link.
+    def _build_host_maps(self) -> dict[int, dict[int, int]]:
+        if not self._templated:
+            return {}
+        t = self._template_host
+        pre_t = f"h{t}."
+        tmpl = [(i, a[len(pre_t):], b[len(pre_t):]) for (a, b), i in self.link_id.items()
+                if self._host.get(a) == t and self._host.get(b) == t]
+        maps: dict[int, dict[int, int]] = {}
+        for h in {v for v in self._host.values() if v >= 0}:
+            pre = f"h{h}."
+            m = {}
+            for i, a, b in tmpl:
+                j = self.link_id.get((pre + a, pre + b))
+                if j is None:
+                    return {}          # servers differ: fall back to plain routing
+                m[i] = j
+            maps[h] = m
+        return maps
+
+    def _local_route(self, a: str, b: str) -> tuple[int, ...]:
+        """Route between two nodes of one server, through the template."""
+        h = self._host[a]
+        pre = f"h{h}."
+        key = (a[len(pre):], b[len(pre):])
+        tr = self._tmpl_routes.get(key)
+        if tr is None:
+            pre_t = f"h{self._template_host}."
+            p = [pre_t + n for n in self._host_path(key[0], key[1], self._template_host)]
+            tr = tuple(self.link_id[(x, y)] for x, y in zip(p, p[1:]))
+            self._tmpl_routes[key] = tr
+        m = self._host_maps[h]
+        return tuple(m[i] for i in tr)
+
+    def _fast_route(self, src: str, dst: str) -> tuple[int, ...] | None:
+        hs, hd = self._host[src], self._host[dst]
+        if hs == hd:
+            return self._local_route(src, dst)
+        nic_d = self._nic_of_gpu(dst)
+        nic_s = self._rail_nic.get((hs, self._local[nic_d]))
+        if nic_s is None:
+            return None
+        owner = self._owner_of_nic(nic_s)
+        if owner is not None and owner != src and hs in self._has_nvswitch:
+            up = self._local_route(src, owner) + self._local_route(owner, nic_s)
+        else:
+            up = self._local_route(src, nic_s)
+        la, lb = self._leaf.get(nic_s), self._leaf.get(nic_d)
+        if la is None or lb is None:
+            return None
+        fab = [nic_s, *self._fabric_path(la, lb), nic_d]
+        across = tuple(self.link_id[(x, y)] for x, y in zip(fab, fab[1:]))
+        return up + across + self._local_route(nic_d, dst)
 
     def path(self, src: str, dst: str) -> list[str]:
         """Node names from ``src`` to ``dst``."""
@@ -125,7 +187,7 @@ class Router:
             return "net"
         if not kinds:
             return "nvlink"
-        if any(self._kind[self.link_names[i][1]] == "cpu" for i in route):
+        if not self._to_cpu.isdisjoint(route):
             return "shm"
         if kinds == {"nvlink"}:
             return "nvlink"

@@ -65,10 +65,25 @@ def _rates_and_bottleneck(router: Router, params: Parameters, plan: Plan) -> tup
 class CostModel:
     """Alpha-beta predictions for every collective on one topology and parameter set."""
 
-    def __init__(self, G_or_router: nx.Graph | Router, params: Parameters | None = None) -> None:
+    def __init__(self, G_or_router: nx.Graph | Router, params: Parameters | None = None,
+                 select: str = "nccl") -> None:
+        """``select``: how ``auto`` picks algorithm and protocol: ``"nccl"`` (what NCCL's own tuner
+        would run, from its cost model: simulator.nccl_model) or ``"fastest"`` (our fastest prediction)."""
+        if select not in ("nccl", "fastest"):
+            raise InputError("select must be 'nccl' or 'fastest'", field="select", value=select)
         self.router = G_or_router if isinstance(G_or_router, Router) else Router(G_or_router)
         self.params = params or Parameters()
+        self.select = select
         self._shapes: dict[tuple[str, str, str], Shape] = {}
+        self._nccl = None
+
+    @property
+    def nccl(self):
+        """NCCL's own cost model for this topology (its tuning table)."""
+        if self._nccl is None:
+            from simulator.nccl_model import NcclInputs, NcclModel
+            self._nccl = NcclModel(NcclInputs.from_router(self.router))
+        return self._nccl
 
     @property
     def ranks(self) -> int:
@@ -111,9 +126,16 @@ class CostModel:
         return [(a, p) for a in algos for p in protos]
 
     def best(self, op: str, size_bytes: float, algo: str = "auto", proto: str = "auto") -> tuple[float, str, str]:
-        """(seconds, algorithm, protocol) of the fastest allowed choice, as NCCL's tuner picks."""
+        """(seconds, algorithm, protocol): NCCL's tuner's choice among the allowed ones (``select="nccl"``,
+        for the collectives NCCL tunes), or our fastest prediction; timed by this model."""
+        allowed = self.choices(op, algo, proto)
+        if self.select == "nccl" and len(allowed) > 1 and op in ("all_reduce", "reduce_scatter", "all_gather",
+                                                                   "broadcast", "reduce"):
+            a, p = self.nccl.choose(op, size_bytes, tuple(dict.fromkeys(a for a, _ in allowed)),
+                                    tuple(dict.fromkeys(p for _, p in allowed)))
+            return self.shape(op, a, p).time_s(size_bytes), a, p
         best = (math.inf, "", "")
-        for a, p in self.choices(op, algo, proto):
+        for a, p in allowed:
             t = self.shape(op, a, p).time_s(size_bytes)
             if t < best[0]:
                 best = (t, a, p)

@@ -42,8 +42,8 @@ def public_section(params: Parameters) -> list[str]:
         ds = read_jsonl(f)
         hint = ds.meta.get("topology") or {}
         name = Path(f).stem
-        if "preset" not in hint:
-            by_variant = ds.meta.get("topology_by_variant") or {}
+        by_variant = ds.meta.get("topology_by_variant") or {}
+        if by_variant:
             for variant, h in by_variant.items():
                 pts = [p for p in dataset_points(ds) if p.variant == variant]
                 c, s = compare(pts, Predictor(topo_from_hint(h, f), params))

@@ -83,13 +83,11 @@ class Comparison:
 
 def choice_for(p: CollMeasurement) -> tuple[str, str, bool | None] | None:
     """(algo, proto, p2p override) for a measured point, or None when the model cannot represent it."""
-    if p.variant in VARIANTS:
-        algo, proto, p2p = VARIANTS[p.variant]
-    elif p.variant.startswith("socket"):
-        return None
-    else:
-        algo, proto, p2p = "auto", "auto", None
     env = dict(p.env)
+    if "socket" in p.variant or str(env.get("NCCL_IB_DISABLE", "")) == "1" \
+            or str(env.get("NCCL_NET", "")).lower() == "socket":
+        return None                          # TCP sockets through the kernel: not modelled
+    algo, proto, p2p = VARIANTS.get(p.variant, ("auto", "auto", None))
     algo = _ENV_ALGO.get(str(env.get("NCCL_ALGO", "")).lower(), algo)
     proto = _ENV_PROTO.get(str(env.get("NCCL_PROTO", "")).lower(), proto)
     if str(env.get("NCCL_P2P_DISABLE", "")) == "1":

@@ -28,8 +28,11 @@ HERE = Path(__file__).resolve().parent
 
 
 def _topo(preset: str, nodes: int, gpus_per_node: int, nic: str | None = None,
-          nic_bw_per_node: str | None = None, notes: str | None = None) -> dict[str, Any]:
+          nic_bw_per_node: str | None = None, notes: str | None = None,
+          p2p: bool | None = None) -> dict[str, Any]:
     hint: dict[str, Any] = {"preset": preset, "nodes": nodes, "gpus_per_node": gpus_per_node}
+    if p2p is not None:
+        hint["p2p"] = p2p
     if nic is not None:
         hint["nic"] = nic
     if nic_bw_per_node is not None:
@@ -197,7 +200,7 @@ PUBLIC: dict[str, dict[str, Any]] = {
                     "no GPU P2P (traffic through host memory)",
         "nccl_version": None, "env": {}, "date": "2025-06-05",
         "command": "<op>_perf -b 8 -e 1024M -f 2 -g 2 (one process); reduce_perf also with 1 GPU",
-        "topology": _topo("pcie-gen3", 1, 2, notes="no P2P: NCCL uses host shared memory (SHM)"),
+        "topology": _topo("pcie-gen3", 1, 2, p2p=False, notes="no P2P: NCCL uses host shared memory (SHM)"),
     },
     "pcie_rtx4090_2and4gpu_kalavai_allreduce": {
         "source": {"repo": "kalavai-net/kalavai-client", "path": "scripts/README.md",
@@ -209,7 +212,7 @@ PUBLIC: dict[str, dict[str, Any]] = {
         "env": {}, "date": "2026-03-07",
         "command": "all_reduce_perf -b 8 -e 2G -f 2 -g 2|4 (docker, then Kubernetes pod)",
         "variants": ["docker", "docker", "k8s", "k8s"],
-        "topology": _topo("pcie-gen4", 1, 4, notes="no P2P: host shared memory; 2-GPU runs use "
+        "topology": _topo("pcie-gen4", 1, 4, p2p=False, notes="no P2P: host shared memory; 2-GPU runs use "
                           "2 of the GPUs; unexplained low ~2-4 GB/s plateau"),
     },
     "roce_L40S_2node_and_dgxH200_2node_socket_redhat": {

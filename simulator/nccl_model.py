@@ -1,0 +1,150 @@
+"""NCCL's own cost model (src/graph/tuning.cc, NCCL 2.2x), as a baseline and as the tuner.
+
+NCCL picks an algorithm and protocol per call by minimising ``latency + bytes / bandwidth`` from a
+table it builds at init. This module rebuilds that table from a topology, so that:
+
+- ``auto`` in gpunetsim chooses what NCCL would run (``NcclModel.choose``), and the simulator then
+  times that choice with its own model;
+- docs/accuracy.md can report NCCL's own prediction as the baseline to beat.
+
+Inputs NCCL gets from its topology search are estimated from the graph: intra-server bandwidth
+per channel (``bwIntra``: the GPU's NVLink or PCIe bandwidth x 0.8, over 12 channels for NVLink
+and 2 for PCIe, as NCCL 2.28 printed for 4 H200 GPUs: 12 channels of 30 GB/s), inter-server
+bandwidth per channel (the server's NIC bandwidth over the channels), the hop type (NVLink or PCI)
+and the compute capability. Constants are NCCL's; only the table layout is ours.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from topologies.routing import Router
+
+# NCCL 2.2x tuning constants (us, GB/s). Index: [tree, ring][ll, ll128, simple].
+BASE_LAT = {"tree": (6.8, 14.0, 8.4), "ring": (6.6, 14.0, 8.4)}
+HW_LAT = {"nvlink": {"tree": (0.6, 1.25, 4.0), "ring": (0.6, 1.9, 3.4)},
+          "pci": {"tree": (1.0, 1.9, 4.0), "ring": (1.0, 2.5, 5.7)},
+          "net": {"tree": (5.0, 8.5, 14.0), "ring": (2.7, 4.0, 14.0)}}
+# [Volta, Ampere, Hopper, Blackwell][N1, N2, N4]
+LL_MAX_BW = ((39.0, 39.0, 20.4), (87.7, 22.5, 19.0), (141.0, 45.0, 35.0), (282.0, 90.0, 70.0))
+PER_CH_MAX_RING_LL128 = ((20.0,) * 3, (20.0,) * 3, (36.7,) * 3, (40.0,) * 3)
+PER_CH_MAX_TREE_LL128 = ((20.0,) * 3, (20.0,) * 3, (36.7, 36.7, 29.0), (55.6, 31.67, 20.0))
+PER_CH_MAX_TREE = ((26.5, 18.5, 10.0), (24.0, 23.6, 17.8), (38.7, 41.4, 36.0), (70.0, 42.8, 24.0))
+TREE_CORRECTION = (
+    (1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0),
+    (1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0),
+    (.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9),
+)
+PROTOS = ("ll", "ll128", "simple")
+TUNED_OPS = ("all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce")
+
+
+@dataclass(frozen=True)
+class NcclInputs:
+    """What NCCL's topology search would report for a communicator."""
+
+    ranks: int
+    nodes: int
+    intra_hw: str           # "nvlink" or "pci"
+    channels: int
+    bw_intra_GBps: float    # per channel
+    bw_inter_GBps: float    # per channel
+    comp_cap: int           # e.g. 90
+
+    @classmethod
+    def from_router(cls, router: Router) -> "NcclInputs":
+        G = router.G
+        gpus = router.gpus
+        hosts = {router.host_of(g) for g in gpus}
+        nodes = len(hosts)
+        first = gpus[0]
+        nvlink = sum(d["bw_Bps"] for _, _, d in G.edges(first, data=True) if d["kind"] == "nvlink")
+        pcie = max((d["bw_Bps"] for _, _, d in G.edges(first, data=True) if d["kind"] == "pcie"), default=0.0)
+        if nvlink > 0 and len(gpus) // nodes > 1:
+            hw, channels, total = "nvlink", 12, 0.8 * nvlink
+        else:
+            hw, channels, total = "pci", 2, 0.8 * pcie
+            if not G.graph.get("p2p", True):
+                total *= 0.5
+        bw_intra = total / 1e9 / channels
+        bw_inter = bw_intra
+        if nodes > 1:
+            nic = sum(d["bw_Bps"] for n in G if G.nodes[n].get("kind") == "nic" and G.nodes[n].get("host") == 0
+                      for _, m, d in G.edges(n, data=True) if d["kind"] == "net")
+            bw_inter = min(bw_intra, nic / 1e9 / channels)
+        return cls(len(gpus), nodes, hw, channels, bw_intra, bw_inter, int(G.graph.get("compute_capability", 90)))
+
+
+def _cc_index(cc: int) -> int:
+    return 3 if cc >= 100 else 2 if cc >= 90 else 1 if cc >= 80 else 0
+
+
+class NcclModel:
+    """NCCL's latency (us) / bandwidth (GB/s) table and its per-call time estimate."""
+
+    def __init__(self, inputs: NcclInputs) -> None:
+        self.x = inputs
+        self.table: dict[tuple[str, str, str], tuple[float, float]] = {}
+        x = inputs
+        n, N = x.ranks, x.nodes
+        ppn = n / N
+        cc = _cc_index(x.comp_cap)
+        i2 = 0 if N == 1 else 1 if N == 2 else 2
+        i1 = cc if N == 1 else 0
+        ll_max = LL_MAX_BW[i1][i2]
+        for op in TUNED_OPS:
+            nsteps = 2 * (n - 1) if op == "all_reduce" else n - 1 if op in ("reduce_scatter", "all_gather") else n
+            for algo in ("tree", "ring"):
+                if algo == "tree" and op != "all_reduce":
+                    continue
+                for p, proto in enumerate(PROTOS):
+                    bw = x.bw_intra_GBps if N <= 2 else x.bw_inter_GBps
+                    bus = x.channels * bw
+                    if algo == "ring" and proto == "ll":
+                        bus = min(ll_max, bus * 0.5)
+                    if algo == "ring" and proto == "ll128":
+                        bus = min(bus * 0.92, x.channels * PER_CH_MAX_RING_LL128[cc][i2])
+                    if algo == "tree":
+                        bus = min(bus * 0.92, x.channels * PER_CH_MAX_TREE[cc][i2])
+                        if proto == "ll":
+                            bus = min(bus / 3.8, ll_max)
+                        if proto == "ll128":
+                            bus = min(bus * (7.0 / 9.0 if N == 1 else 120.0 / 128.0),
+                                      x.channels * PER_CH_MAX_TREE_LL128[cc][i2])
+                    bus *= (n / nsteps) if algo == "ring" else 0.5
+                    intra_hw = x.intra_hw
+                    lat = BASE_LAT[algo][p]
+                    intra = HW_LAT[intra_hw][algo][p]
+                    inter = HW_LAT["net"]["tree" if ppn == 1 else algo][p]
+                    if algo == "ring":
+                        if op in ("broadcast", "reduce"):
+                            lat += HW_LAT[intra_hw if N == 1 else "net"][algo][p]
+                        else:
+                            if N > 1:
+                                intra = max(intra, 3.0 if proto == "simple" else 1.0)
+                            n_inter = 0 if N == 1 else (2 * (N - 1) if op == "all_reduce" else N - 1)
+                            lat += (nsteps - n_inter) * intra + n_inter * inter
+                    else:
+                        lat += 2 * ((n // N - 1) * intra + int(math.log2(N)) * inter)
+                    self.table[(op, algo, proto)] = (lat, bus)
+
+    def time_s(self, op: str, size_bytes: float, algo: str, proto: str) -> float:
+        """NCCL's estimate (ncclTopoGetAlgoTime) for one call, seconds; inf when not available."""
+        entry = self.table.get((op, algo, proto))
+        if entry is None or entry[1] <= 0:
+            return math.inf
+        lat, bw = entry
+        log_size = int(math.log2(size_bytes // 64)) if size_bytes >= 64 else -1
+        if algo == "tree" and op == "all_reduce" and 0 <= log_size < 23:
+            bw *= TREE_CORRECTION[PROTOS.index(proto)][log_size]
+        if algo == "ring" and proto == "simple" and self.x.nodes > 1 and op == "all_reduce" \
+                and size_bytes / (self.x.channels * self.x.ranks) >= 64:
+            lat *= 1.4 if self.x.comp_cap >= 80 else 1.9
+        return (lat + size_bytes / (1000.0 * bw)) * 1e-6
+
+    def choose(self, op: str, size_bytes: float, algos=("tree", "ring"), protos=PROTOS) -> tuple[str, str]:
+        """The (algorithm, protocol) NCCL's tuner picks among the allowed ones."""
+        best = min(((self.time_s(op, size_bytes, a, p), a, p) for a in algos for p in protos),
+                   key=lambda t: t[0])
+        return best[1], best[2]

@@ -44,3 +44,21 @@ def test_closed_form_matches_nccl_tuning_table(key):
     shape = model.shape(op, algo, proto)
     assert shape.alpha_s * 1e6 == pytest.approx(lat_us, abs=0.051)
     assert 1.0 / shape.beta_s_per_byte / 1e9 == pytest.approx(bw_GBps, rel=0.005)
+
+
+@pytest.mark.parametrize("key", sorted(TABLE))
+def test_nccl_model_rebuilds_the_printed_table(key):
+    """simulator.nccl_model (NCCL's own formulas, inputs estimated from the topology) gives the same table."""
+    from simulator.nccl_model import NcclInputs, NcclModel
+    from topologies.routing import Router
+    model = NcclModel(NcclInputs.from_router(Router(topologies.build("hgx-h200", gpus_per_node=4))))
+    lat, bw = model.table[key]
+    assert (lat, bw) == pytest.approx(TABLE[key], abs=0.051)
+
+
+def test_auto_follows_nccl_tuner_choice():
+    from simulator.nccl_model import NcclModel
+    model = CostModel(topologies.build("dgx-h100", nodes=2))
+    for size in (8, 1 << 16, 1 << 20, 1 << 24, 1 << 30):
+        _, algo, proto = model.best("all_reduce", size)
+        assert (algo, proto) == model.nccl.choose("all_reduce", size)

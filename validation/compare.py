@@ -69,6 +69,7 @@ class Comparison:
     predicted_s: float
     algo: str
     proto: str
+    nccl_s: float | None = None      # NCCL's own cost model for the same choice (baseline)
 
     @property
     def error(self) -> float:
@@ -130,7 +131,8 @@ class Predictor:
         if algo == "tree" and p.op != "all_reduce":
             algo = "auto"
         t, a, pr = m.best(p.op, p.size_bytes, algo, proto)
-        return Comparison(p, t, a, pr)
+        nccl = m.nccl.time_s(p.op, p.size_bytes, a, pr) if a in ("ring", "tree") else math.inf
+        return Comparison(p, t, a, pr, nccl if math.isfinite(nccl) else None)
 
 
 def compare(points: Iterable[CollMeasurement], predictor: Predictor) -> tuple[list[Comparison], list[CollMeasurement]]:
@@ -148,9 +150,13 @@ def summary(comps: Sequence[Comparison]) -> dict[str, float]:
         return {"points": 0}
     e = np.array([abs(c.error) for c in comps]) * 100
     bus = np.array([abs(c.point.time_s / c.predicted_s - 1.0) for c in comps]) * 100   # busbw error
-    return {"points": len(comps), "median_time_pct": float(np.median(e)), "p90_time_pct": float(np.percentile(e, 90)),
-            "worst_time_pct": float(e.max()), "median_busbw_pct": float(np.median(bus)),
-            "worst_busbw_pct": float(bus.max())}
+    out = {"points": len(comps), "median_time_pct": float(np.median(e)), "p90_time_pct": float(np.percentile(e, 90)),
+           "worst_time_pct": float(e.max()), "median_busbw_pct": float(np.median(bus)),
+           "worst_busbw_pct": float(bus.max())}
+    nccl = np.array([abs(c.nccl_s / c.point.time_s - 1.0) for c in comps if c.nccl_s]) * 100
+    if len(nccl):
+        out["nccl_median_time_pct"] = float(np.median(nccl))
+    return out
 
 
 def dataset_points(ds: Dataset, in_place: bool = False) -> list[CollMeasurement]:

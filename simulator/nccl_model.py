@@ -67,6 +67,8 @@ class NcclInputs:
             hw, channels, total = "pci", 2, 0.8 * pcie
             if not G.graph.get("p2p", True):
                 total *= 0.5
+        if G.graph.get("sockets"):
+            hw, channels, total = "pci", 2, min(total, 5e9)
         bw_intra = total / 1e9 / channels
         bw_inter = bw_intra
         if nodes > 1:

@@ -5,12 +5,14 @@ Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless 
 - ``base_latency_s.{ring,tree}.{ll,ll128,simple}``: fixed cost of one collective launch on the GPU
   (NCCL's ``baseLat``).
 - ``hop_latency_s.{nvlink,pcie,shm,net}.{ring,tree}.{ll,ll128,simple}``: per pipeline step over a
-  hop of that class (NCCL's ``hwLat``; ``shm`` is GPU->host memory->GPU when peer-to-peer is off).
+  hop of that class (NCCL's ``hwLat``; ``shm`` is GPU->host memory->GPU when peer-to-peer is off;
+  ``socket`` is NCCL's TCP socket transport, defaulting to the network's values).
 - ``proto_efficiency.{ring,tree}.{ll,ll128,simple}``: payload fraction of the wire bandwidth
   (LL sends 4 bytes of data per 8-byte store, LL128 120 of 128 bytes; NCCL's model refinements).
 - ``ll_max_busbw_Bps``: ceiling on the LL protocol's bus bandwidth (NCCL's ``llMaxBw``, Hopper).
 - ``link_efficiency.{nvlink,pcie,socket,net}``: achievable fraction of a link's datasheet bandwidth.
 - ``shm_efficiency``: extra factor on routes through host memory (two copies instead of one).
+- ``socket_max_Bps``: bandwidth of one hop through the socket transport (TCP through the kernel).
 - ``call_overhead_s``: per-call cost outside NCCL's model (framework launch, e.g. PyTorch's
   ``dist.all_reduce`` adds tens of microseconds); 0 in the datasheet set.
 - ``ddp.*``: the DDP iteration model's parameters (see simulator.ddp).
@@ -31,7 +33,7 @@ from simulator.errors import InputError
 
 ALGOS = ("ring", "tree")
 PROTOS = ("ll", "ll128", "simple")
-HOP_CLASSES = ("nvlink", "pcie", "shm", "net")
+HOP_CLASSES = ("nvlink", "pcie", "shm", "net", "socket")
 LINK_CLASSES = ("nvlink", "pcie", "socket", "net")
 
 _US = 1e-6
@@ -41,6 +43,7 @@ _HOP = {
     "pcie": {"tree": (1.0, 1.9, 4.0), "ring": (1.0, 2.5, 5.7)},
     "shm": {"tree": (1.0, 1.9, 4.0), "ring": (1.0, 2.5, 5.7)},
     "net": {"tree": (5.0, 8.5, 14.0), "ring": (2.7, 4.0, 14.0)},
+    "socket": {"tree": (5.0, 8.5, 14.0), "ring": (2.7, 4.0, 14.0)},
 }
 _EFF = {"ring": (0.5, 0.92, 1.0), "tree": (0.92 / 3.8, 0.92 * 7.0 / 9.0, 0.92)}
 
@@ -62,6 +65,7 @@ def _defaults() -> dict[str, float]:
         "link_efficiency.socket": 0.8,
         "link_efficiency.net": 0.92,
         "shm_efficiency": 0.5,
+        "socket_max_Bps": 5e9,                 # per hop through NCCL's socket transport (TCP)
         "call_overhead_s": 0.0,
         # DDP iteration model (simulator.ddp)
         "ddp.bucket_overhead_s": 20 * _US,     # per bucket: launch + bookkeeping on the comm stream

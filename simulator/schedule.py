@@ -115,6 +115,7 @@ class _LayoutGroup:
     payload_per_byte: float
     label: str
     shm: bool
+    socket: bool = False
 
 
 @dataclass(frozen=True)
@@ -129,9 +130,10 @@ class _Layout:
 
 def _layout_group(router: Router, pairs, payload: float, label: str, acc) -> _LayoutGroup:
     hops = [router.hop(a, b) for a, b in pairs]
-    for _, cls, wire in hops:
-        acc["inter" if cls == "net" else "intra"].add((cls, wire))
-    return _LayoutGroup(tuple(h[0] for h in hops), payload, label, any(h[1] == "shm" for h in hops))
+    for (a, b), (_, cls, wire) in zip(pairs, hops):
+        acc["inter" if router.host_of(a) != router.host_of(b) else "intra"].add((cls, wire))
+    return _LayoutGroup(tuple(h[0] for h in hops), payload, label, any(h[1] == "shm" for h in hops),
+                        any(h[1] == "socket" for h in hops))
 
 
 def _merge(groups: list[_LayoutGroup]) -> tuple[_LayoutGroup, ...]:
@@ -181,12 +183,14 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
     groups = []
     for g in lay.groups:
         eff = params.proto_efficiency(a, proto) * (params["shm_efficiency"] if g.shm else 1.0)
-        groups.append(FlowGroup(g.routes, g.payload_per_byte / eff, g.label, eff))
+        cap = params["socket_max_Bps"] if g.socket else math.inf
+        groups.append(FlowGroup(g.routes, g.payload_per_byte / eff, g.label, eff, cap))
     if proto == "ll" and algo != "direct":
         # NCCL caps LL's bus bandwidth (llMaxBw); a tree's algorithm bandwidth is half its bus bandwidth.
         scale = params["ll_max_busbw_Bps"] * (0.5 if algo == "tree" else 1.0)
         total = sum(g.bytes_per_byte for g in groups)
-        groups = [replace(g, rate_cap_Bps=scale * (g.bytes_per_byte / total) / g.efficiency) for g in groups]
+        groups = [replace(g, rate_cap_Bps=min(g.rate_cap_Bps, scale * (g.bytes_per_byte / total) / g.efficiency))
+                  for g in groups]
     return Plan(op, algo, proto, n, len(_hosts(router, rk)), _channels(router, _hosts(router, rk)),
                 tuple(groups), params.base_latency_s(a, proto) + latency, params["call_overhead_s"])
 

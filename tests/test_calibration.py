@@ -39,8 +39,18 @@ def test_uncalibrated_error_is_reported_before_and_after():
     assert fit.before["median_time_pct"] > 10 * fit.after["median_time_pct"]
 
 
-def test_socket_variant_is_skipped_not_guessed():
-    p = CollMeasurement("all_reduce", 2, 1024, 1e-4, None, None, variant="socket")
+def test_socket_variant_uses_the_socket_transport():
+    pred = Predictor(Topo("hgx-h200"), Parameters())
+    big = 1 << 30
+    sock = pred.predict(CollMeasurement("all_reduce", 2, big, 1.0, None, None, variant="socket"))
+    p2p = pred.predict(CollMeasurement("all_reduce", 2, big, 1.0, None, None))
+    # one hop each way at socket_max_Bps (5 GB/s) instead of NVLink
+    assert sock.predicted_s == pytest.approx(big / 5e9, rel=0.05)
+    assert sock.predicted_s > 20 * p2p.predicted_s
+
+
+def test_single_rank_points_are_skipped_not_guessed():
+    p = CollMeasurement("all_reduce", 1, 1024, 1e-4, None, None)
     comps, skipped = compare([p], Predictor(Topo("hgx-h200"), Parameters()))
     assert comps == [] and skipped == [p]
 

@@ -17,8 +17,21 @@ __all__ = ["FabricSpec", "Router", "SERVERS", "build", "cluster", "first_gpus", 
 
 
 def build(topology: str, *, nodes: int = 1, gpus_per_node: int | None = None, p2p: bool | None = None,
-          fabric: FabricSpec = FabricSpec()) -> nx.Graph:
-    """A preset name (with ``nodes``, ``gpus_per_node``, ``fabric``) or a YAML/JSON file path."""
+          fabric: FabricSpec = FabricSpec(), sockets: bool = False) -> nx.Graph:
+    """A preset name (with ``nodes``, ``gpus_per_node``, ``fabric``) or a YAML/JSON file path.
+
+    ``p2p=False``: GPU peer-to-peer off (NCCL_P2P_DISABLE=1): traffic through host memory.
+    ``sockets=True``: NCCL's socket transport (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1, or
+    NCCL_IB_DISABLE=1 across servers): every hop through the host's TCP stack.
+    """
+    G = _build(topology, nodes, gpus_per_node, p2p, fabric)
+    if sockets:
+        G.graph.update(sockets=True, p2p=False)
+    return G
+
+
+def _build(topology: str, nodes: int, gpus_per_node: int | None, p2p: bool | None,
+           fabric: FabricSpec) -> nx.Graph:
     if topology in SERVERS:
         pcie_box = SERVERS[topology].nvlink_Bps is None
         G = cluster(topology, nodes, gpus=gpus_per_node if pcie_box else None, p2p=p2p, fabric=fabric)

@@ -31,6 +31,7 @@ class Router:
         self.G = G
         self.gpus: list[str] = gpu_nodes(G)
         self.p2p = bool(G.graph.get("p2p", True))
+        self.sockets = bool(G.graph.get("sockets", False))
         ids: dict[tuple[str, str], int] = {}
         cap, kind, lat = [], [], []
         for u, v, d in G.edges(data=True):
@@ -181,8 +182,11 @@ class Router:
         return h
 
     def route_class(self, route: tuple[int, ...]) -> str:
-        """Link class that sets a hop's protocol latency: net > shm (via CPU) > pcie > nvlink."""
+        """Link class that sets a hop's protocol latency: socket (TCP transport) > net > shm (via CPU)
+        > pcie > nvlink."""
         kinds = {self.kind[i] for i in route}
+        if self.sockets and ("net" in kinds or not self._to_cpu.isdisjoint(route)):
+            return "socket"
         if "net" in kinds:
             return "net"
         if not kinds:

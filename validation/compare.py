@@ -2,8 +2,9 @@
 
 A dataset's points are grouped by what configures the model: world size (ranks), and the NCCL
 variant (``default`` = NCCL's own choice, ``ring``/``tree`` = NCCL_ALGO, ``ll``/``ll128``/``simple`` =
-NCCL_PROTO, ``nop2p`` = NCCL_P2P_DISABLE=1, traffic through host memory). Variants the model does
-not represent (``socket``: TCP through the kernel) are reported as skipped, never guessed.
+NCCL_PROTO, ``nop2p`` = NCCL_P2P_DISABLE=1, traffic through host memory). ``socket`` = NCCL's TCP
+socket transport (P2P and SHM off, or IB off). Points the model cannot represent (one rank, a
+non-positive time) are reported as skipped, never guessed.
 """
 
 from __future__ import annotations
@@ -40,15 +41,18 @@ class Topo:
     nic_Bps: float | None = None
     p2p: bool | None = None
 
-    def build(self, world: int, p2p: bool | None = None):
+    def build(self, world: int, p2p: bool | str | None = None):
+        """``p2p``: None (the topology's own), False (through host memory), "socket" (TCP transport)."""
         per = self.gpus_per_node
         if self.nodes == 1:
             per = world
         elif per is None or per * self.nodes != world:
             per = max(1, world // self.nodes)
         fabric = topologies.FabricSpec(nic_Bps=self.nic_Bps)
+        sockets = p2p == "socket"
         return topologies.build(self.preset, nodes=self.nodes, gpus_per_node=per,
-                                p2p=self.p2p if p2p is None else p2p, fabric=fabric)
+                                p2p=False if sockets else (self.p2p if p2p is None else p2p), fabric=fabric,
+                                sockets=sockets)
 
 
 def topo_from_hint(hint: Mapping | None, source: str = "") -> Topo:
@@ -82,19 +86,20 @@ class Comparison:
         return self.point.size_bytes / self.predicted_s / 1e9 * busbw_factor(self.point.op, self.point.world)
 
 
-def choice_for(p: CollMeasurement) -> tuple[str, str, bool | None] | None:
-    """(algo, proto, p2p override) for a measured point, or None when the model cannot represent it."""
+def choice_for(p: CollMeasurement) -> tuple[str, str, bool | str | None] | None:
+    """(algo, proto, transport override) for a measured point: override None (the topology's own),
+    False (peer-to-peer off: host memory) or "socket" (NCCL's TCP socket transport)."""
     env = dict(p.env)
+    algo, proto, p2p = VARIANTS.get(p.variant, ("auto", "auto", None))
     if "socket" in p.variant or str(env.get("NCCL_IB_DISABLE", "")) == "1" \
             or str(env.get("NCCL_NET", "")).lower() == "socket":
-        return None                          # TCP sockets through the kernel: not modelled
-    algo, proto, p2p = VARIANTS.get(p.variant, ("auto", "auto", None))
+        p2p = "socket"
     algo = _ENV_ALGO.get(str(env.get("NCCL_ALGO", "")).lower(), algo)
     proto = _ENV_PROTO.get(str(env.get("NCCL_PROTO", "")).lower(), proto)
-    if str(env.get("NCCL_P2P_DISABLE", "")) == "1":
+    if str(env.get("NCCL_P2P_DISABLE", "")) == "1" and p2p is None:
         p2p = False
     if str(env.get("NCCL_SHM_DISABLE", "")) == "1" and p2p is False:
-        return None                          # sockets: not modelled
+        p2p = "socket"
     return algo, proto, p2p
 
 

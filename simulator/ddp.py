@@ -1,0 +1,299 @@
+"""One PyTorch ``DistributedDataParallel`` training iteration, in steady state.
+
+The model (read against PyTorch 2.13's ``torch/nn/parallel/distributed.py`` and
+``torch/csrc/distributed/c10d/reducer.cpp``):
+
+* Gradients are grouped into buckets as the reducer's rebuild after the first iteration does
+  (:func:`simulator.buckets.assign_buckets`): a first bucket of ``first_bucket_mb`` MiB, then
+  ``bucket_cap_mb`` MiB. Bucket 0 holds the first gradients to become ready.
+* Forward runs for ``forward_s``; backward starts when it ends. A bucket is ready when all its
+  gradients are ready (``grad_ready_s`` from the start of backward; ready times later than
+  ``backward_s`` are clamped to it).
+* The reducer launches buckets strictly in order (``mark_bucket_ready`` waits for
+  ``next_bucket_``) on one NCCL stream, so bucket k starts when it is ready *and* the stream is
+  free. On the stream each bucket costs ``ddp.bucket_overhead_s``, a copy of its bytes at
+  ``ddp.bucket_copy_Bps`` (skipped with ``gradient_as_bucket_view``; PyTorch copies each gradient
+  into the bucket as it arrives, we charge the copy to the bucket), a cast when compressing
+  (``bf16``/``fp16`` comm hooks: half the bytes of fp32 gradients; the casts to and back are
+  charged as one copy of the bucket's bytes), then the all-reduce that NCCL's tuner picks
+  (:meth:`CostModel.best`).
+* While an all-reduce runs, backward compute slows by ``1 + ddp.compute_slowdown``; the compute
+  after that point (and so the later ready times) stretches.
+* The optimizer starts when backward has ended and the last bucket's all-reduce has ended; the
+  iteration ends ``optimizer_s + ddp.iteration_overhead_s`` later.
+* Gradient accumulation over ``k`` steps: ``k-1`` micro-steps of forward and backward under
+  ``no_sync()`` (no communication, no slowdown), then one synchronised step.
+
+Definitions (all seconds, from the start of the iteration):
+
+* ``forward_s``/``backward_s``: total over all micro-steps, backward as stretched;
+* ``exposed_comm_s``: how long the optimizer waited on communication after the last backward
+  ended (``max(0, last all-reduce end - backward end)``), so
+  ``iteration_s = forward_s + backward_s + exposed_comm_s + optimizer_s + ddp.iteration_overhead_s``;
+* ``comm_s``: the communication stream's busy time (preparation and all-reduces);
+* ``overlap_fraction``: ``1 - exposed_comm_s / comm_s``, the part of communication hidden
+  behind backward (1.0 when there is no communication).
+
+One GPU has no communication. ``engine="des"`` runs the all-reduces as discrete events on one
+shared network (:mod:`simulator.ddp_engine`); ``engine="closed"`` does the same arithmetic with
+the alpha-beta times; they agree to rounding when ``ddp.compute_slowdown`` is 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from typing import Sequence
+
+from simulator.buckets import Bucket, assign_buckets
+from simulator.closed_form import CostModel
+from simulator.ddp_engine import BackwardTimeline, CommJob, JobTimes, simulate_backward
+from simulator.engine import Record
+from simulator.errors import InputError
+from simulator.workload import DTYPE_BYTES, Workload
+
+MiB = 2**20
+COMPRESSIONS = {"bf16": "bfloat16", "fp16": "float16"}
+ENGINES = ("des", "closed")
+#: Exposed communication below this fraction of the iteration counts as compute-bound.
+COMPUTE_BOUND_FRACTION = 0.01
+_LIMIT_WORDS = {"latency": "latency-bound", "nvlink": "NVLink-bound", "pcie": "PCIe-bound",
+                "socket": "CPU-socket-link-bound", "net": "NIC-bound", "protocol": "protocol-bound",
+                "prep": "bucket-overhead-bound"}
+
+
+@dataclass(frozen=True)
+class DDPConfig:
+    """DDP's knobs. ``bucket_cap_mb``/``first_bucket_mb`` are MiB, as in PyTorch.
+
+    ``first_bucket_mb=1.0`` is DDP's default (``bucket_cap_mb`` left unset); PyTorch gives the
+    first bucket the same cap as the others when ``bucket_cap_mb`` is passed explicitly, which
+    ``first_bucket_mb=None`` models. ``compression``: ``None``, ``"bf16"`` or ``"fp16"``
+    (DDP's ``bf16_compress_hook``/``fp16_compress_hook``). ``accumulation_steps``: micro-steps
+    per optimizer step, all but the last under ``no_sync()``.
+    """
+
+    bucket_cap_mb: float = 25.0
+    first_bucket_mb: float | None = 1.0
+    compression: str | None = None
+    gradient_as_bucket_view: bool = False
+    accumulation_steps: int = 1
+
+    def __post_init__(self) -> None:
+        for name in ("bucket_cap_mb", "first_bucket_mb"):
+            v = getattr(self, name)
+            if v is None and name == "first_bucket_mb":
+                continue
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0 or v * MiB < 1:
+                raise InputError("bucket size must be a positive number of MiB", field=name, value=v)
+        if self.compression not in (None, *COMPRESSIONS):
+            raise InputError("compression must be none, bf16 or fp16", field="compression",
+                             value=self.compression)
+        k = self.accumulation_steps
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InputError("accumulation steps must be an integer >= 1", field="accumulation_steps",
+                             value=k)
+
+    @property
+    def limits_bytes(self) -> tuple[int, int]:
+        """``(first_bucket_bytes, bucket_cap_bytes)``."""
+        cap = int(self.bucket_cap_mb * MiB)
+        first = cap if self.first_bucket_mb is None else int(self.first_bucket_mb * MiB)
+        return first, cap
+
+
+@dataclass(frozen=True)
+class BucketTiming:
+    """One bucket in the synchronised step: seconds from the iteration start. ``start_s`` is when
+    the communication stream took it (preparation included), ``end_s`` when its all-reduce
+    ended; ``comm_bytes`` is what was all-reduced (after compression)."""
+
+    index: int
+    size_bytes: int
+    num_params: int
+    ready_s: float
+    start_s: float
+    end_s: float
+    algo: str
+    proto: str
+    comm_bytes: int = 0
+    allreduce_start_s: float = 0.0
+    limit: str = ""
+
+
+@dataclass(frozen=True)
+class IterationResult:
+    """A simulated DDP iteration; see the module docstring for the definitions."""
+
+    iteration_s: float
+    forward_s: float
+    backward_s: float
+    optimizer_s: float
+    exposed_comm_s: float
+    comm_s: float
+    overlap_fraction: float
+    buckets: tuple[BucketTiming, ...]
+    gpus: int
+    batch_size: int | None
+    samples_per_s: float | None
+    single_gpu_iteration_s: float
+    scaling_efficiency: float
+    limit: str
+    records: tuple[Record, ...]
+    workload: str = ""
+    engine: str = "des"
+    accumulation_steps: int = 1
+    iteration_overhead_s: float = 0.0
+
+    def as_dict(self) -> dict:
+        """JSON-ready summary (records left out; see :mod:`simulator.trace`)."""
+        out = {k: v for k, v in asdict(self).items() if k not in ("buckets", "records")}
+        out["buckets"] = [asdict(b) for b in self.buckets]
+        return out
+
+
+# ------------------------------------------------------------------------------ planning
+def _comm_bytes_and_cast(bucket: Bucket, compression: str | None) -> tuple[int, bool]:
+    if compression is None:
+        return bucket.size_bytes, False
+    target = COMPRESSIONS[compression]
+    if bucket.dtype == target:
+        return bucket.size_bytes, False
+    return bucket.size_bytes // DTYPE_BYTES[bucket.dtype] * DTYPE_BYTES[target], True
+
+
+def _jobs(model: CostModel, workload: Workload, buckets: Sequence[Bucket],
+          config: DDPConfig) -> list[tuple[CommJob, str, str]]:
+    p = model.params
+    out = []
+    for b in buckets:
+        comm_bytes, cast = _comm_bytes_and_cast(b, config.compression)
+        copies = (0 if config.gradient_as_bucket_view else 1) + (1 if cast else 0)
+        prep_s = p["ddp.bucket_overhead_s"] + copies * b.size_bytes / p["ddp.bucket_copy_Bps"]
+        t, algo, proto = model.best("all_reduce", comm_bytes)
+        t = float(t)
+        plan = model.shape("all_reduce", algo, proto).plan
+        name = f"bucket {b.index} all_reduce {algo}/{proto} {comm_bytes / MiB:.2f} MiB"
+        out.append((CommJob(b.index, min(b.ready_s, workload.backward_s), prep_s, comm_bytes, plan, t, name),
+                    algo, proto))
+    return out
+
+
+# ----------------------------------------------------------------------- closed engine
+def stretched_time(t0: float, work_s: float, intervals: Sequence[tuple[float, float]],
+                   slowdown: float) -> float:
+    """When compute started at ``t0`` has done ``work_s`` seconds of work, if it runs at
+    ``1/(1+slowdown)`` during the sorted, disjoint ``intervals`` and at full rate otherwise."""
+    t, done = t0, 0.0
+    for a, b in intervals:
+        if b <= t:
+            continue
+        a = max(a, t)
+        if done + (a - t) >= work_s:
+            return t + (work_s - done)
+        done += a - t
+        seg = (b - a) / (1.0 + slowdown)
+        if done + seg >= work_s:
+            return a + (work_s - done) * (1.0 + slowdown)
+        done, t = done + seg, b
+    return t + (work_s - done)
+
+
+def _backward_closed(t0: float, backward_work_s: float, jobs: Sequence[CommJob],
+                     slowdown: float) -> BackwardTimeline:
+    intervals: list[tuple[float, float]] = []
+    times: list[JobTimes] = []
+    records: list[Record] = []
+    free = t0
+    for job in jobs:
+        ready = stretched_time(t0, job.ready_work_s, intervals, slowdown)
+        start = max(ready, free)
+        ar_start = start + job.prep_s
+        end = ar_start + job.allreduce_s
+        if job.prep_s > 0:
+            records.append(Record("comm", f"bucket {job.index} prep", start, ar_start, 0.0))
+        records.append(Record("comm", job.name, ar_start, end, job.comm_bytes))
+        intervals.append((ar_start, end))
+        times.append(JobTimes(ready, start, ar_start, end))
+        free = end
+    return BackwardTimeline(stretched_time(t0, backward_work_s, intervals, slowdown), tuple(times),
+                            tuple(records))
+
+
+# ------------------------------------------------------------------------------ result
+def _limit(model: CostModel, jobs: Sequence[CommJob], times: Sequence[JobTimes], backward_end_s: float,
+           exposed_s: float, iteration_s: float) -> tuple[str, list[str]]:
+    """What the exposed communication is mostly made of, in plain words; and each bucket's limit."""
+    per_bucket = [_LIMIT_WORDS.get(model.limit("all_reduce", j.comm_bytes), "other")
+                  for j in jobs]
+    if exposed_s <= COMPUTE_BOUND_FRACTION * iteration_s:
+        return "compute-bound", per_bucket
+    share: dict[str, float] = {}
+    for words, j, t in zip(per_bucket, jobs, times):
+        prep = max(0.0, t.allreduce_start_s - max(t.start_s, backward_end_s))
+        comm = max(0.0, t.end_s - max(t.allreduce_start_s, backward_end_s))
+        share[_LIMIT_WORDS["prep"]] = share.get(_LIMIT_WORDS["prep"], 0.0) + prep
+        share[words] = share.get(words, 0.0) + comm
+    return max(share, key=lambda k: share[k]), per_bucket
+
+
+def simulate_iteration(model: CostModel, workload: Workload, config: DDPConfig = DDPConfig(),
+                       engine: str = "des") -> IterationResult:
+    """Simulate one DDP iteration of ``workload`` on every GPU of ``model``'s topology."""
+    if engine not in ENGINES:
+        raise InputError("engine must be des or closed", field="engine", value=engine)
+    p = model.params
+    k = config.accumulation_steps
+    fwd, bwd, opt = workload.forward_s, workload.backward_s, workload.optimizer_s
+    overhead = p["ddp.iteration_overhead_s"]
+    slowdown = p["ddp.compute_slowdown"]
+    n = model.ranks
+    records: list[Record] = []
+    t = 0.0
+    for i in range(k - 1):
+        records.append(Record("compute", f"forward (no_sync {i + 1}/{k - 1})", t, t + fwd))
+        records.append(Record("compute", f"backward (no_sync {i + 1}/{k - 1})", t + fwd, t + fwd + bwd))
+        t += fwd + bwd
+    records.append(Record("compute", "forward", t, t + fwd))
+    t0 = t + fwd
+    buckets = assign_buckets(workload.params, config.limits_bytes[1], config.limits_bytes[0]) if n > 1 else ()
+    planned = _jobs(model, workload, buckets, config)
+    jobs = [j for j, _, _ in planned]
+    if not jobs:
+        timeline = BackwardTimeline(t0 + bwd, (), ())
+    elif engine == "des":
+        timeline = simulate_backward(model.router, p, t0, bwd, jobs, slowdown)
+    else:
+        timeline = _backward_closed(t0, bwd, jobs, slowdown)
+    bwd_end = timeline.backward_end_s
+    records.append(Record("compute", "backward", t0, bwd_end))
+    records.extend(timeline.records)
+    comm_end = max((jt.end_s for jt in timeline.jobs), default=bwd_end)
+    opt_start = max(bwd_end, comm_end)
+    if opt_start > bwd_end:
+        records.append(Record("compute", "wait for gradients", bwd_end, opt_start))
+    records.append(Record("compute", "optimizer", opt_start, opt_start + opt))
+    iteration_s = opt_start + opt + overhead
+    if overhead > 0:
+        records.append(Record("compute", "iteration overhead", opt_start + opt, iteration_s))
+    exposed = opt_start - bwd_end
+    comm_s = sum((jt.end_s - jt.start_s for jt in timeline.jobs), 0.0)
+    limit, per_bucket = _limit(model, jobs, timeline.jobs, bwd_end, exposed, iteration_s)
+    timings = tuple(
+        BucketTiming(b.index, b.size_bytes, len(b.param_indices), jt.ready_s, jt.start_s, jt.end_s, algo,
+                     proto, job.comm_bytes, jt.allreduce_start_s, lim)
+        for b, (job, algo, proto), jt, lim in zip(buckets, planned, timeline.jobs, per_bucket))
+    single = k * (fwd + bwd) + opt + overhead
+    bs = workload.batch_size
+    return IterationResult(
+        iteration_s=iteration_s, forward_s=k * fwd, backward_s=(k - 1) * bwd + (bwd_end - t0),
+        optimizer_s=opt, exposed_comm_s=exposed, comm_s=comm_s,
+        overlap_fraction=1.0 - exposed / comm_s if comm_s > 0 else 1.0, buckets=timings, gpus=n,
+        batch_size=bs, samples_per_s=n * k * bs / iteration_s if bs else None,
+        single_gpu_iteration_s=single, scaling_efficiency=single / iteration_s if iteration_s > 0 else 1.0,
+        limit=limit, records=tuple(sorted(records, key=lambda r: (r.start_s, r.track))),
+        workload=workload.name, engine=engine, accumulation_steps=k, iteration_overhead_s=overhead)
+
+
+def shifted(records: Sequence[Record], offset_s: float) -> tuple[Record, ...]:
+    """``records`` moved by ``offset_s`` seconds (e.g. to lay several iterations end to end)."""
+    return tuple(replace(r, start_s=r.start_s + offset_s, end_s=r.end_s + offset_s) for r in records)

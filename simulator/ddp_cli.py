@@ -1,0 +1,147 @@
+"""``gpunetsim ddp``: one PyTorch DDP training iteration on a topology (simulator.ddp)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from simulator.errors import InputError
+
+#: Zoo GPU for a topology's ``gpu_model`` (first matching word).
+_GPU_FOR_MODEL = (("h100", "h100"), ("h200", "h200"), ("a100", "a100"), ("b200", "b200"),
+                  ("v100", "v100"), ("l40s", "l40s"), ("4090", "rtx4090"))
+
+
+def register(sub) -> None:
+    from simulator.cli import add_topology_args
+    p = sub.add_parser("ddp", help="simulate one PyTorch DDP training iteration",
+                       description="Simulate one DistributedDataParallel iteration: forward, "
+                                   "backward overlapped with bucket all-reduces, optimizer.")
+    add_topology_args(p)
+    p.add_argument("--workload", required=True, help="zoo model (e.g. resnet50, gpt2) or a workload file")
+    p.add_argument("--gpu", default=None, help="GPU for zoo models (default: the topology's)")
+    p.add_argument("--batch-size", type=int, default=None, help="per-GPU batch size")
+    p.add_argument("--bucket-cap-mb", type=float, default=25.0, help="DDP bucket_cap_mb (MiB)")
+    p.add_argument("--first-bucket-mb", default="1",
+                   help="first bucket (MiB); 'cap' = same as --bucket-cap-mb, as when DDP is given "
+                        "bucket_cap_mb explicitly")
+    p.add_argument("--compression", default="none", choices=["none", "bf16", "fp16"],
+                   help="DDP gradient compression hook")
+    p.add_argument("--gradient-as-bucket-view", action="store_true", help="no copy into the bucket")
+    p.add_argument("--accumulation-steps", type=int, default=1, help="micro-steps per optimizer step")
+    p.add_argument("--engine", default="des", choices=["des", "closed"],
+                   help="discrete-event simulation (des) or closed-form arithmetic (closed)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--trace", default=None, help="write a Chrome/Perfetto trace (JSON) to this file")
+    p.set_defaults(func=_ddp)
+
+
+def default_gpu(gpu_model: str) -> str:
+    """The zoo GPU name for a topology's ``gpu_model`` ("H100 SXM" -> "h100")."""
+    key = gpu_model.lower().replace(" ", "")
+    for word, gpu in _GPU_FOR_MODEL:
+        if word in key:
+            return gpu
+    raise InputError("cannot tell which GPU this topology has; pass --gpu", field="gpu_model",
+                     value=gpu_model)
+
+
+def load_any_workload(spec: str, gpu: str | None, gpu_model: str, batch_size: int | None):
+    """A zoo workload (``spec`` a zoo name) or a workload file, at ``batch_size`` if given."""
+    from simulator.workload import load_workload
+    from simulator.zoo import zoo_names, zoo_workload
+    path = Path(spec)
+    if path.suffix.lower() in (".json", ".yaml", ".yml") or path.exists():
+        w = load_workload(path)
+        return w.scaled_to_batch(batch_size) if batch_size is not None else w
+    if batch_size is not None and batch_size <= 0:
+        raise InputError("batch size must be a positive integer", field="--batch-size", value=batch_size)
+    try:
+        return zoo_workload(spec, gpu=gpu or default_gpu(gpu_model), batch_size=batch_size)
+    except InputError as e:
+        if e.field == "model":
+            raise InputError(f"not a workload file nor a zoo model; zoo: {', '.join(zoo_names())}",
+                             field="--workload", value=spec) from None
+        raise
+
+
+def _config(args: argparse.Namespace):
+    from simulator.ddp import DDPConfig
+    first = args.first_bucket_mb
+    if first.strip().lower() in ("cap", "none"):
+        first_mb = None
+    else:
+        try:
+            first_mb = float(first)
+        except ValueError:
+            raise InputError("expected a number of MiB or 'cap'", field="--first-bucket-mb", value=first) from None
+    try:
+        return DDPConfig(args.bucket_cap_mb, first_mb, None if args.compression == "none" else args.compression,
+                         args.gradient_as_bucket_view, args.accumulation_steps)
+    except InputError as e:
+        raise InputError(e.message, field="--" + str(e.field).replace("_", "-"), value=e.value) from None
+
+
+def _ddp(args: argparse.Namespace) -> int:
+    from simulator.cli import params_from_args, topology_from_args
+    from simulator.closed_form import CostModel
+    from simulator.ddp import simulate_iteration
+    config = _config(args)
+    G = topology_from_args(args)
+    model = CostModel(G, params_from_args(args))
+    w = load_any_workload(args.workload, args.gpu, str(G.graph.get("gpu_model", "")), args.batch_size)
+    r = simulate_iteration(model, w, config, args.engine)
+    if args.trace:
+        from simulator.trace import write_chrome_trace
+        meta = {"tool": "gpunetsim ddp", "workload": w.name, "topology": G.graph.get("name"),
+                "gpus": r.gpus, "engine": r.engine, "params": model.params.name,
+                "iteration_s": r.iteration_s}
+        try:
+            write_chrome_trace(r.records, args.trace, meta, process_name=f"rank 0 (of {r.gpus})")
+        except OSError as e:
+            raise InputError(f"cannot write trace: {e.strerror}", source=args.trace) from None
+    if args.json:
+        print(json.dumps(r.as_dict()))
+        return 0
+    print(format_result(r, f"{G.graph.get('name')} x{args.nodes}", model.params.name))
+    if args.trace:
+        print(f"trace written to {args.trace} (open in ui.perfetto.dev or chrome://tracing)")
+    return 0
+
+
+def format_result(r, topology: str, params: str) -> str:
+    """The human-readable report: breakdown, bucket table, throughput, limit. Times in us."""
+    us = 1e6
+    lines = [f"# gpunetsim ddp: {r.workload} on {topology} ({r.gpus} GPUs), engine={r.engine}, "
+             f"params={params}"]
+    if r.accumulation_steps > 1:
+        lines.append(f"# gradient accumulation: {r.accumulation_steps} micro-steps "
+                     f"({r.accumulation_steps - 1} under no_sync)")
+    lines += [f"iteration      {r.iteration_s * us:12.1f} us",
+              f"  forward      {r.forward_s * us:12.1f} us",
+              f"  backward     {r.backward_s * us:12.1f} us",
+              f"  exposed comm {r.exposed_comm_s * us:12.1f} us",
+              f"  optimizer    {r.optimizer_s * us:12.1f} us"]
+    if r.iteration_overhead_s:
+        lines.append(f"  overhead     {r.iteration_overhead_s * us:12.1f} us")
+    lines.append(f"communication  {r.comm_s * us:12.1f} us on the comm stream, "
+                 f"{r.overlap_fraction * 100:.1f}% overlapped with backward")
+    if r.buckets:
+        lines.append("")
+        lines.append(f"{'bucket':>6} {'size(B)':>11} {'params':>6} {'ready(us)':>10} {'start(us)':>10} "
+                     f"{'end(us)':>10} {'algo/proto':>13}")
+        for b in r.buckets:
+            lines.append(f"{b.index:>6} {b.size_bytes:>11} {b.num_params:>6} {b.ready_s * us:>10.1f} "
+                         f"{b.start_s * us:>10.1f} {b.end_s * us:>10.1f} {b.algo + '/' + b.proto:>13}")
+        lines.append("")
+    else:
+        lines.append("no communication (one GPU)")
+    if r.samples_per_s is not None:
+        lines.append(f"throughput     {r.samples_per_s:12.1f} samples/s "
+                     f"({r.gpus} GPUs x batch {r.batch_size} x {r.accumulation_steps} steps)")
+    lines.append(f"scaling        {r.scaling_efficiency * 100:11.1f} % of {r.gpus} x one GPU "
+                 f"(one GPU: {r.single_gpu_iteration_s * us:.1f} us/iteration)")
+    lines.append(f"limit: {r.limit} (exposed communication {r.exposed_comm_s / r.iteration_s * 100:.1f}% "
+                 f"of the iteration)")
+    return "\n".join(lines)

@@ -53,5 +53,8 @@ def _tracks(records: Iterable[Record]) -> dict[str, int]:
 
 def write_chrome_trace(records: Sequence[Record] | Mapping[str, Sequence[Record]], path: str | Path,
                        metadata: Mapping[str, object] | None = None, process_name: str = "rank 0") -> None:
-    """Write :func:`chrome_trace` to ``path`` (JSON)."""
-    Path(path).write_text(json.dumps(chrome_trace(records, metadata, process_name), indent=0) + "\n")
+    """Write :func:`chrome_trace` to ``path`` (JSON, one event per line)."""
+    trace = chrome_trace(records, metadata, process_name)
+    events = ",\n".join(json.dumps(e) for e in trace.pop("traceEvents"))
+    rest = json.dumps(trace)[1:-1]
+    Path(path).write_text(f'{{"traceEvents": [\n{events}\n],\n{rest}}}\n')

@@ -241,3 +241,14 @@ def test_cli_bad_input_exits_2(capsys, tmp_path, argv):
     assert main(["ddp", *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("gpunetsim: error:") and len(err.strip().splitlines()) == 1
+
+
+def test_docs_example_output(capsys):
+    """The worked example in docs/ddp-model.md is real output."""
+    import pathlib
+    import shlex
+    doc = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "ddp-model.md").read_text()
+    block = doc.split("```console\n", 1)[1].split("```", 1)[0]
+    command, expected = block.split("\n", 1)
+    assert main(shlex.split(command.removeprefix("$ gpunetsim "))) == 0
+    assert capsys.readouterr().out == expected

@@ -39,7 +39,8 @@ ALWAYS_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
 VARIANTS: dict[str, dict[str, str]] = {
     "default": {},
     "ring": {"NCCL_ALGO": "Ring"},
-    "tree": {"NCCL_ALGO": "Tree"},
+    # Tree exists for all-reduce only; a plain NCCL_ALGO=Tree also breaks the runner's own broadcasts.
+    "tree": {"NCCL_ALGO": "allreduce:Tree"},
     "ll": {"NCCL_PROTO": "LL"},
     "ll128": {"NCCL_PROTO": "LL128"},
     "simple": {"NCCL_PROTO": "Simple"},

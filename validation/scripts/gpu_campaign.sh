@@ -4,6 +4,8 @@
 #   PHASE = coll2   collectives on 2 GPUs: every op (default variant) + all_reduce under NCCL variants
 #           coll4   the same on 4 GPUs
 #           ddp     DDP iteration times on 4 GPUs over bucket caps (repeated launches) + 1-GPU profiles
+#           rerun   collectives on 2 and 4 GPUs again with 15 repetitions per point (robust medians),
+#                   default variant for every op plus all_reduce under NCCL_ALGO=allreduce:Tree
 # NVLink multicast stays off (shared hosts): NCCL_NVLS_ENABLE=0 and friends are exported here and by the runners.
 set -uo pipefail
 phase=$1; out=$2
@@ -18,12 +20,22 @@ coll() {   # nproc
   $PY -m validation.runners.sweep --nproc "$n" --variants ring,tree,ll,ll128,simple,nop2p,socket \
       --ops all_reduce --min-bytes 4 --max-bytes 1G --reps 3 --launch-timeout-s 150 --out "$f"
 }
+rerun() {   # nproc
+  local n=$1 f="$out/coll_world$1_r15.jsonl"
+  $PY -m validation.runners.sweep --nproc "$n" --variants default --ops "$OPS" \
+      --min-bytes 4 --max-bytes 1G --reps 15 --launch-timeout-s 280 --out "$f"
+  $PY -m validation.runners.sweep --nproc "$n" --variants tree --ops all_reduce \
+      --min-bytes 4 --max-bytes 1G --reps 15 --launch-timeout-s 150 --out "$f"
+}
 case "$phase" in
+  rerun) rerun 2; rerun 4 ;;
   coll2) coll 2 ;;
   coll4) coll 4 ;;
   ddp)
-    for m in mlp resnet50 bert-base gpt2; do
-      $PY -m validation.profiler --model "$m" --out "$out/profile_$m.json" --iters 20 || echo "profile $m failed"
+    for mb in mlp:64 resnet50:64 bert-base:32 gpt2:8; do   # the DDP sweep's default batch sizes
+      m=${mb%%:*}; b=${mb##*:}
+      $PY -m validation.profiler --model "$m" --batch-size "$b" --out "$out/profile_$m.json" --iters 20 \
+        || echo "profile $m failed"
     done
     $PY -m validation.runners.ddp_sweep --nproc 4 --models resnet50,bert-base,gpt2,mlp \
         --bucket-caps 1,5,25,100,1000 --launches 2 --iters 20 --warmup 8 --launch-timeout-s 240 \

@@ -4,7 +4,7 @@
 #   PHASE = coll2   collectives on 2 GPUs: every op (default variant) + all_reduce under NCCL variants
 #           coll4   the same on 4 GPUs
 #           ddp     DDP iteration times on 4 GPUs over bucket caps (repeated launches) + 1-GPU profiles
-#           rerun   collectives on 2 and 4 GPUs again with 15 repetitions per point (robust medians),
+#           rerun2, rerun4   collectives on 2 or 4 GPUs again with 15 repetitions per point (robust medians),
 #                   default variant for every op plus all_reduce under NCCL_ALGO=allreduce:Tree
 # NVLink multicast stays off (shared hosts): NCCL_NVLS_ENABLE=0 and friends are exported here and by the runners.
 set -uo pipefail
@@ -28,7 +28,8 @@ rerun() {   # nproc
       --min-bytes 4 --max-bytes 1G --reps 15 --launch-timeout-s 150 --out "$f"
 }
 case "$phase" in
-  rerun) rerun 2; rerun 4 ;;
+  rerun2) rerun 2 ;;
+  rerun4) rerun 4 ;;
   coll2) coll 2 ;;
   coll4) coll 4 ;;
   ddp)

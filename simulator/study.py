@@ -1,0 +1,535 @@
+"""Capacity-planning studies: a YAML grid of clusters and models, evaluated point by point.
+
+A study file names lists of values (a scalar means a list of one) for each axis::
+
+    name: nic-what-if
+    model: [resnet50, gpt2]            # zoo names or workload files
+    topology: dgx-h100                 # presets or topology files
+    nodes: [1, 2, 4, 8]
+    nic_bw: ["400 Gb/s", "200 Gb/s"]
+    bucket_cap_mb: [25]
+    engine: closed
+    collectives: {op: all_reduce, min_bytes: 8, max_bytes: 1G}
+
+:func:`load_study` validates it (every problem is an :class:`InputError` naming the file, the
+field path and the value), :func:`expand` turns it into :class:`Point` s in a fixed order (the
+axes of :data:`AXES` nested left to right, ``nodes`` innermost so that a scaling curve is
+contiguous; collective points follow the DDP points), :func:`evaluate` turns one point into one
+row (a flat dict) and :func:`run_points` evaluates many, serially, on local processes or on a
+Dask cluster, always returning rows in point order.
+
+Evaluation is a pure function of the point: a process may memoise cost models and workloads
+(plans are the expensive part), which changes speed, never results.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import logging
+import math
+import sys
+from dataclasses import asdict, dataclass, fields
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Any, Callable, Iterable, Literal, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from simulator.closed_form import CostModel
+from simulator.errors import InputError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_STUDY = Path(__file__).resolve().parent / "studies" / "default.yaml"
+
+# Grid axes of DDP points, outermost first. ``nodes`` is innermost: one scaling curve per
+# combination of the others.
+AXES = ("model", "batch_size", "topology", "gpus", "fabric", "transport", "nic_bw", "nics",
+        "oversubscription", "hosts_per_leaf", "algo", "bucket_cap_mb", "engine", "nodes")
+# Axes that shape the network (collective points use only these, plus algo and engine).
+NETWORK_AXES = ("topology", "gpus", "fabric", "transport", "nic_bw", "nics", "oversubscription",
+                "hosts_per_leaf")
+
+
+# ------------------------------------------------------------------------------ file schema
+
+def _as_list(v: Any) -> Any:
+    return list(v) if isinstance(v, (list, tuple)) else [v]
+
+
+_Pos = Annotated[int, Field(gt=0, strict=True)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CollectivesSpec(_Strict):
+    """Bus-bandwidth-vs-size curves: nccl-tests sizes from min_bytes to max_bytes."""
+
+    op: Literal["all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all",
+                "send_recv"] = "all_reduce"
+    min_bytes: int | str = 8
+    max_bytes: int | str = "128M"
+    factor: Annotated[float, Field(gt=1)] = 2.0
+
+
+class StudySpec(_Strict):
+    """The validated study file. List-valued fields are grid axes."""
+
+    name: str = "study"
+    description: str = ""
+    model: list[str] = Field(min_length=1)
+    batch_size: list[_Pos | None] = [None]
+    gpu: str | None = None
+    topology: list[str] = ["dgx-h100"]
+    nodes: list[_Pos] = [1]
+    gpus: list[_Pos | None] = [None]
+    fabric: list[Literal["rail", "fat-tree"]] = ["rail"]
+    transport: list[Literal["ib", "roce"]] = ["ib"]
+    nic_bw: list[str | None] = [None]
+    nics: list[_Pos | None] = [None]
+    oversubscription: list[Annotated[float, Field(ge=1.0, allow_inf_nan=False)]] = [1.0]
+    hosts_per_leaf: list[_Pos] = [32]
+    algo: list[Literal["auto", "ring", "tree"]] = ["auto"]
+    bucket_cap_mb: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = [25.0]
+    engine: list[Literal["des", "closed"]] = ["des"]
+    calibration: str | None = None
+    collectives: CollectivesSpec | None = None
+
+    @field_validator("model", "batch_size", "topology", "nodes", "gpus", "fabric", "transport",
+                     "nic_bw", "nics", "oversubscription", "hosts_per_leaf", "algo", "bucket_cap_mb",
+                     "engine", mode="before")
+    @classmethod
+    def _listify(cls, v: Any) -> Any:
+        return _as_list(v)
+
+
+def _path(loc: Sequence[object]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _validate(data: object, source: str | None) -> StudySpec:
+    if not isinstance(data, dict):
+        raise InputError("a study file is a mapping of axis names to values", source=source,
+                         value=type(data).__name__)
+    try:
+        return StudySpec.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = [p for p in err["loc"] if not (isinstance(p, str) and "[" in p)]   # drop union tags
+        where = _path(loc)
+        if err["type"] == "missing":
+            raise InputError("missing required field", source=source, field=where) from None
+        msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
+        raise InputError(msg, source=source, field=where, value=err.get("input")) from None
+
+
+# ------------------------------------------------------------------------------ study and points
+
+@dataclass(frozen=True)
+class Point:
+    """One configuration to evaluate. File paths are absolute; ``kind`` is 'ddp' or 'collective'.
+
+    For collective points ``model``/``batch_size``/``bucket_cap_mb`` are unused and ``op`` and
+    ``size_bytes`` say which collective to time.
+    """
+
+    index: int
+    kind: str
+    topology: str
+    nodes: int
+    gpus: int | None
+    fabric: str
+    transport: str
+    nic_bw: str | None
+    nics: int | None
+    oversubscription: float
+    hosts_per_leaf: int
+    algo: str
+    engine: str
+    calibration: str | None
+    model: str = ""
+    gpu: str | None = None
+    batch_size: int | None = None
+    bucket_cap_mb: float | None = None
+    op: str = ""
+    size_bytes: int = 0
+
+    def columns(self) -> dict[str, object]:
+        """The configuration columns of this point's row (paths shortened to file names)."""
+        d = asdict(self)
+        d["topology"] = _short(self.topology)
+        d["model"] = _short(self.model)
+        d["calibration"] = _short(self.calibration) if self.calibration else "datasheet"
+        return d
+
+
+def _short(s: str | None) -> str:
+    if not s:
+        return ""
+    p = Path(s)
+    return p.name if p.is_absolute() else s
+
+
+@dataclass(frozen=True)
+class Study:
+    """A validated study: the spec, where it came from, and its points in evaluation order."""
+
+    spec: StudySpec
+    source: str
+    points: tuple[Point, ...]
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
+def load_study(path: str | Path) -> Study:
+    """Read, validate and expand a study file; relative paths are taken from the file's folder."""
+    from topologies.files import read_structured
+    src = str(path)
+    spec = _validate(read_structured(path), src)
+    return study_from_spec(spec, source=src, base=Path(path).resolve().parent)
+
+
+def study_from_spec(spec: StudySpec, source: str = "<study>", base: Path | None = None) -> Study:
+    base = base or Path.cwd()
+    return Study(spec, source, tuple(expand(spec, source, base)))
+
+
+def _resolve(value: str, base: Path, is_name: Callable[[str], bool]) -> str:
+    """A built-in name as is, else the file path made absolute (relative to ``base``)."""
+    if is_name(value):
+        return value
+    p = Path(value).expanduser()
+    return str(p if p.is_absolute() else (base / p).resolve())
+
+
+def _is_zoo(name: str) -> bool:
+    from simulator.zoo import zoo_model
+    try:
+        zoo_model(name)
+        return True
+    except InputError:
+        return False
+
+
+def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -> list[Point]:
+    """The study's points: DDP points (:data:`AXES` nested, ``nodes`` innermost), then collective
+    points (network axes, algo, engine, nodes, then sizes innermost). Checks every file, model and
+    topology up front so that a bad value fails before any evaluation, naming its field."""
+    import topologies
+    from simulator.units import parse_bandwidth, parse_size
+    base = base or Path.cwd()
+    models = [_resolve(m, base, _is_zoo) for m in spec.model]
+    topos = [_resolve(t, base, lambda t: t in topologies.SERVERS) for t in spec.topology]
+    calib = None
+    if spec.calibration is not None:
+        from simulator.params import SHIPPED_DIR
+        calib = _resolve(spec.calibration, base,
+                         lambda c: not Path(c).suffix and (SHIPPED_DIR / f"{c}.json").exists())
+        _check(lambda: _params(calib), source, "calibration", spec.calibration)
+    for i, bw in enumerate(spec.nic_bw):
+        if bw is not None:
+            _check(lambda: parse_bandwidth(bw, field="nic_bw"), source, f"nic_bw[{i}]", bw)
+    for i, (m, raw) in enumerate(zip(models, spec.model)):
+        if not _is_zoo(m):
+            _check(lambda: _file_workload(m), source, f"model[{i}]", raw)
+    if spec.gpu is not None:
+        from simulator.gpus import get_gpu
+        _check(lambda: get_gpu(spec.gpu), source, "gpu", spec.gpu)
+    for i, (t, raw) in enumerate(zip(topos, spec.topology)):
+        if t not in topologies.SERVERS:
+            _check(lambda: topologies.load_topology(t), source, f"topology[{i}]", raw)
+            if any(n != 1 for n in spec.nodes):
+                raise InputError("nodes applies to presets only; a topology file describes every server",
+                                 source=source, field="nodes", value=spec.nodes)
+    sizes: list[int] = []
+    if spec.collectives is not None:
+        c = spec.collectives
+        lo = _check(lambda: parse_size(c.min_bytes, field="collectives.min_bytes"), source,
+                    "collectives.min_bytes", c.min_bytes)
+        hi = _check(lambda: parse_size(c.max_bytes, field="collectives.max_bytes"), source,
+                    "collectives.max_bytes", c.max_bytes)
+        if not 1 <= lo <= hi:
+            raise InputError("need 1 <= min_bytes <= max_bytes", source=source,
+                             field="collectives.min_bytes", value=f"{c.min_bytes}..{c.max_bytes}")
+        from simulator.collectives import nccl_sizes
+        sizes = nccl_sizes(lo, hi, c.factor)
+
+    points: list[Point] = []
+    grid = itertools.product(models, spec.batch_size, topos, spec.gpus, spec.fabric, spec.transport,
+                             spec.nic_bw, spec.nics, spec.oversubscription, spec.hosts_per_leaf, spec.algo,
+                             spec.bucket_cap_mb, spec.engine, spec.nodes)
+    for (m, bs, t, g, fab, tr, bw, nics, ovs, hpl, algo, cap, eng, n) in grid:
+        points.append(Point(len(points), "ddp", t, n, g, fab, tr, bw, nics, ovs, hpl, algo, eng, calib,
+                            model=m, gpu=spec.gpu, batch_size=bs, bucket_cap_mb=cap))
+    if spec.collectives is not None:
+        op = spec.collectives.op
+        cgrid = itertools.product(topos, spec.gpus, spec.fabric, spec.transport, spec.nic_bw, spec.nics,
+                                  spec.oversubscription, spec.hosts_per_leaf, spec.algo, spec.engine,
+                                  spec.nodes, sizes)
+        for (t, g, fab, tr, bw, nics, ovs, hpl, algo, eng, n, size) in cgrid:
+            points.append(Point(len(points), "collective", t, n, g, fab, tr, bw, nics, ovs, hpl, algo, eng,
+                                calib, op=op, size_bytes=size))
+    for key in sorted({_topo_key(p) for p in points}, key=repr):
+        model = _check(lambda: _cost_model(*key), source, "topology", _short(key[0]))
+        if any(p.kind == "ddp" and _topo_key(p) == key and _is_zoo(p.model) for p in points):
+            try:
+                gpu_of(model, spec.gpu)
+            except InputError as e:
+                raise InputError(e.message, source=source, field="gpu", value=e.value) from None
+    return points
+
+
+def _check(fn: Callable[[], Any], source: str, field: str, value: object) -> Any:
+    """Run ``fn``; an InputError it raises is re-raised naming the study file, field and value."""
+    try:
+        return fn()
+    except InputError as e:
+        raise InputError(f"{e}", source=source, field=field, value=value) from None
+
+
+# ------------------------------------------------------------------------------ evaluation
+
+@lru_cache(maxsize=8)
+def _params(calibration: str | None):
+    from simulator.params import load_calibration
+    return load_calibration(calibration)
+
+
+def _topo_key(p: Point) -> tuple:
+    return (p.topology, p.nodes, p.gpus, p.fabric, p.transport, p.nic_bw, p.nics, p.oversubscription,
+            p.hosts_per_leaf, p.calibration)
+
+
+@lru_cache(maxsize=64)
+def _cost_model(topology: str, nodes: int, gpus: int | None, fabric: str, transport: str,
+                nic_bw: str | None, nics: int | None, oversubscription: float, hosts_per_leaf: int,
+                calibration: str | None) -> CostModel:
+    import topologies
+    from simulator.units import parse_bandwidth
+    spec = topologies.FabricSpec(fabric=fabric, transport=transport,
+                                 nic_Bps=parse_bandwidth(nic_bw, field="nic_bw") if nic_bw else None,
+                                 nics=nics, oversubscription=oversubscription, hosts_per_leaf=hosts_per_leaf)
+    G = topologies.build(topology, nodes=nodes, gpus_per_node=gpus, fabric=spec)
+    return CostModel(G, _params(calibration))
+
+
+class PinnedAlgoModel(CostModel):
+    """A cost model whose 'auto' algorithm choice is replaced by a fixed one (study axis ``algo``).
+
+    Shares the plans already built by ``base``; used so that the DDP model's all-reduces use the
+    algorithm the study asks for without the DDP model knowing about it.
+    """
+
+    def __init__(self, base: CostModel, algo: str) -> None:
+        self.__dict__.update(base.__dict__)     # same router, parameters and plan cache (shared dict)
+        self.algo = algo
+
+    def best(self, op: str, size_bytes: float, algo: str = "auto", proto: str = "auto") -> tuple[float, str, str]:
+        return super().best(op, size_bytes, self.algo if algo == "auto" else algo, proto)
+
+
+def _model_for(p: Point) -> CostModel:
+    base = _cost_model(*_topo_key(p))
+    return base if p.algo == "auto" else PinnedAlgoModel(base, p.algo)
+
+
+@lru_cache(maxsize=16)
+def _file_workload(path: str):
+    from simulator.workload import load_workload
+    return load_workload(path)
+
+
+@lru_cache(maxsize=32)
+def _workload(model: str, gpu: str, batch_size: int | None):
+    if Path(model).is_absolute():
+        w = _file_workload(model)
+        if batch_size is not None and batch_size != w.batch_size:
+            w = w.scaled_to_batch(batch_size)
+        return w
+    from simulator.zoo import zoo_workload
+    return zoo_workload(model, gpu=gpu, batch_size=batch_size)
+
+
+def gpu_of(model: CostModel, override: str | None) -> str:
+    """The GPU whose compute a zoo workload assumes: the study's ``gpu``, else the topology's
+    (``H100 SXM`` -> ``h100``, as ``gpunetsim ddp`` decides). PCIe boxes and most topology files
+    name no GPU we know: then the study must say (``gpu: h100``), never a silent guess."""
+    if override:
+        return override
+    from simulator.ddp_cli import default_gpu
+    gpu_model = str(model.router.G.graph.get("gpu_model", ""))
+    try:
+        return default_gpu(gpu_model)
+    except InputError:
+        raise InputError(f"cannot tell which GPU topology {model.router.G.graph.get('name')!r} has; "
+                         "set 'gpu' in the study (e.g. gpu: h100)", field="gpu", value=gpu_model) from None
+
+
+def evaluate(point: Point) -> dict[str, object]:
+    """One row for ``point``: its configuration columns and the model's prediction."""
+    model = _model_for(point)
+    row = point.columns()
+    row["total_gpus"] = model.ranks
+    if point.kind == "collective":
+        from simulator.collectives import run_collective
+        r = run_collective(model, point.op, point.size_bytes, "auto", "auto", point.engine)
+        row.update(time_s=r.time_s, algbw_GBps=r.algbw_GBps, busbw_GBps=r.busbw_GBps, algo_used=r.algo,
+                   proto_used=r.proto, limit=model.limit(point.op, point.size_bytes))
+        return row
+    from simulator.ddp import DDPConfig, simulate_iteration
+    gpu = gpu_of(model, point.gpu)
+    w = _workload(point.model, gpu, point.batch_size)
+    r = simulate_iteration(model, w, DDPConfig(bucket_cap_mb=float(point.bucket_cap_mb or 25.0)),
+                           engine=point.engine)
+    row.update(gpu=gpu, batch_size=r.batch_size, iteration_s=r.iteration_s, samples_per_s=r.samples_per_s,
+               scaling_efficiency=r.scaling_efficiency, single_gpu_iteration_s=r.single_gpu_iteration_s,
+               forward_s=r.forward_s, backward_s=r.backward_s, optimizer_s=r.optimizer_s,
+               exposed_comm_s=r.exposed_comm_s, comm_s=r.comm_s, overlap_fraction=r.overlap_fraction,
+               buckets=r.buckets if isinstance(r.buckets, int) else len(r.buckets),
+               overhead_s=r.iteration_overhead_s, gradient_bytes=w.total_bytes, limit=r.limit)
+    row["explanation"] = explain(row)
+    return row
+
+
+def explain(row: dict[str, object]) -> str:
+    """A plain-language line saying what limits a DDP row's configuration and what would help."""
+    it = float(row["iteration_s"])  # type: ignore[arg-type]
+    exposed = float(row["exposed_comm_s"])  # type: ignore[arg-type]
+    opt = float(row["optimizer_s"])  # type: ignore[arg-type]
+    limit = str(row["limit"])
+    frac = exposed / it if it > 0 else 0.0
+    eff = float(row.get("scaling_efficiency") or 0.0)  # type: ignore[arg-type]
+    gpus = row.get("total_gpus")
+    head = f"{limit}: "
+    low = limit.lower()
+    if "compute" in low:
+        tail = (f"communication is hidden behind backward ({frac:.0%} of the iteration exposed); "
+                f"more GPUs scale at {eff:.0%} efficiency")
+        if it > 0 and opt / it > 0.25:
+            tail += f"; the optimizer step takes {opt / it:.0%} of the iteration"
+    elif "latency" in low:
+        tail = (f"{frac:.0%} of the iteration waits on many small all-reduces; larger buckets "
+                f"(bucket_cap_mb) or fewer, bigger messages help more than bandwidth")
+    elif "nic" in low or "net" in low or "fabric" in low:
+        tail = (f"{frac:.0%} of the iteration waits on gradient all-reduce across servers; faster or "
+                f"more NICs, a non-blocking fabric or a larger batch per GPU help")
+    elif "overhead" in low:
+        tail = (f"{frac:.0%} of the iteration is per-bucket launch and copy cost after backward; "
+                f"fewer, larger buckets (bucket_cap_mb) or gradient_as_bucket_view help")
+    elif "protocol" in low:
+        tail = (f"{frac:.0%} of the iteration waits on all-reduces capped by NCCL's protocol "
+                f"(LL/LL128) ceiling rather than by a link; larger buckets help")
+    elif "nvlink" in low or "pcie" in low or "socket" in low:
+        tail = (f"{frac:.0%} of the iteration waits on gradient all-reduce inside the server; "
+                f"a faster GPU interconnect or a larger batch per GPU help")
+    else:
+        tail = f"{frac:.0%} of the iteration is exposed communication"
+    return f"{head}{tail} ({gpus} GPUs, scaling efficiency {eff:.0%})."
+
+
+# ------------------------------------------------------------------------------ running
+
+def run_points(points: Sequence[Point], *, workers: int | None = None, scheduler: str | None = None,
+               progress: bool = True, desc: str = "sweep") -> list[dict[str, object]]:
+    """Evaluate ``points``; rows come back in point order whatever runs them.
+
+    ``scheduler`` (``tcp://HOST:8786``) sends the points to a Dask cluster through
+    ``dask.distributed`` (workers need gpunetsim installed and any study files at the same
+    paths). Otherwise ``workers`` local processes (default: the number of cores; 1 = in this
+    process). A tqdm progress bar goes to stderr unless ``progress`` is false.
+    """
+    from tqdm import tqdm
+    bar = tqdm(total=len(points), desc=desc, unit="pt", file=sys.stderr, disable=not progress,
+               leave=False)
+    try:
+        if scheduler:
+            return _run_dask(points, scheduler, bar)
+        import os
+        n = (os.cpu_count() or 1) if workers is None else workers
+        if n < 1:
+            raise InputError("--workers must be at least 1", field="--workers", value=workers)
+        if n == 1 or len(points) <= 1:
+            rows = []
+            for p in points:
+                rows.append(evaluate(p))
+                bar.update()
+            return rows
+        from concurrent.futures import ProcessPoolExecutor
+        # Contiguous chunks keep points that share a topology in one process (plans are memoised).
+        chunk = max(1, math.ceil(len(points) / (n * 4)))
+        rows = []
+        with ProcessPoolExecutor(max_workers=min(n, len(points))) as ex:
+            for row in ex.map(evaluate, points, chunksize=chunk):
+                rows.append(row)
+                bar.update()
+        return rows
+    finally:
+        bar.close()
+
+
+def _run_dask(points: Sequence[Point], scheduler: str, bar: Any) -> list[dict[str, object]]:
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise InputError("--scheduler needs dask.distributed: pip install 'gpunetsim[dask]'",
+                         field="--scheduler", value=scheduler) from None
+    if not isinstance(scheduler, str) or "://" not in scheduler:
+        raise InputError("expected a scheduler address such as tcp://HOST:8786", field="--scheduler",
+                         value=scheduler)
+    try:
+        client = Client(scheduler, timeout="20s")
+    except (OSError, TimeoutError) as e:
+        raise InputError(f"cannot reach the Dask scheduler ({e})", field="--scheduler", value=scheduler) from None
+    try:
+        import uuid
+        run = uuid.uuid4().hex[:12]        # fresh keys: never reuse results a cluster still holds
+        keys = [f"gpunetsim-evaluate-{run}-{p.index}" for p in points]
+        futures = client.map(evaluate, list(points), key=keys)
+        for _ in as_completed(futures):
+            bar.update()
+        return list(client.gather(futures))
+    finally:
+        client.close()
+
+
+# ------------------------------------------------------------------------------ writing
+
+def columns_of(rows: Iterable[dict[str, object]]) -> list[str]:
+    """Every key of ``rows`` in order of first appearance."""
+    cols: dict[str, None] = {}
+    for r in rows:
+        for k in r:
+            cols.setdefault(k, None)
+    return list(cols)
+
+
+def write_csv(rows: Sequence[dict[str, object]], path: str | Path) -> Path:
+    """All rows in one CSV (a ``kind`` column tells DDP rows from collective rows)."""
+    p = Path(path)
+    with p.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=columns_of(rows), restval="")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: ("" if v is None else v) for k, v in r.items()})
+    return p
+
+
+def write_jsonl(rows: Sequence[dict[str, object]], path: str | Path) -> Path:
+    p = Path(path)
+    with p.open("w") as f:
+        for r in rows:
+            f.write(json.dumps(r, sort_keys=False) + "\n")
+    return p
+
+
+def point_fields() -> list[str]:
+    return [f.name for f in fields(Point)]

@@ -1,0 +1,122 @@
+"""``gpunetsim sweep STUDY.yaml`` and ``gpunetsim plan``: run a study, print a table, write
+report.html, results.csv and results.jsonl (registered by simulator.cli)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+from simulator.errors import InputError
+
+DEFAULT_OUT = "gpunetsim-out"
+_COLS = ("batch_size", "topology", "gpus", "fabric", "transport", "nic_bw", "nics", "oversubscription",
+         "hosts_per_leaf", "algo", "bucket_cap_mb", "engine", "calibration")
+
+
+def _run_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", default=DEFAULT_OUT,
+                   help=f"folder for report.html, results.csv, results.jsonl (default ./{DEFAULT_OUT})")
+    p.add_argument("--workers", type=int, default=None,
+                   help="local worker processes (default: one per core; 1 = no subprocesses)")
+    p.add_argument("--scheduler", default=None, metavar="tcp://HOST:8786",
+                   help="run on a Dask cluster (needs gpunetsim[dask]); same rows, same order")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("sweep", help="run a study (a YAML grid of clusters and models) and write a report",
+                       description="Evaluate every point of a study file; print a table and write "
+                                   "report.html, results.csv and results.jsonl into --out.")
+    p.add_argument("study", help="study YAML file (see docs/cli.md)")
+    _run_args(p)
+    p.set_defaults(func=_sweep)
+    q = sub.add_parser("plan", help="the built-in capacity-planning study (also: gpunetsim with no arguments)",
+                       description="ResNet-50 and GPT-2 under PyTorch DDP on DGX H100, 1 to 32 nodes, "
+                                   "plus all_reduce bus bandwidth curves.")
+    _run_args(q)
+    q.set_defaults(func=_plan)
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from simulator.study import load_study
+    return _run(load_study(args.study), args)
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from simulator.study import DEFAULT_STUDY, load_study
+    return _run(load_study(DEFAULT_STUDY), args)
+
+
+def _run(study, args: argparse.Namespace) -> int:
+    from simulator.study import run_points, write_csv, write_jsonl
+    if args.workers is not None and args.workers < 1:
+        raise InputError("must be at least 1", field="--workers", value=args.workers)
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"cannot create output folder: {e.strerror}", field="--out", value=str(out)) from None
+    t0 = time.perf_counter()
+    rows = run_points(study.points, workers=args.workers, scheduler=args.scheduler,
+                      progress=not args.no_progress, desc=study.name)
+    elapsed = time.perf_counter() - t0
+    print_table(study, rows)
+    from simulator.report import write_report
+    spec = study.spec
+    engines = ", ".join(spec.engine)
+    write_report(rows, out / "report.html", title=f"gpunetsim: {spec.name} study",
+                 subtitle=f"{spec.description} (engine: {engines}; parameters: "
+                          f"{spec.calibration or 'datasheet'}; {len(rows)} points)")
+    write_csv(rows, out / "results.csv")
+    write_jsonl(rows, out / "results.jsonl")
+    print(f"# wrote {out / 'report.html'}, {out / 'results.csv'}, {out / 'results.jsonl'}")
+    print(f"# {len(rows)} points in {elapsed:.1f} s", file=sys.stderr)
+    return 0
+
+
+def _label(row: dict, cols: Sequence[str]) -> str:
+    from simulator.report import series_label
+    return series_label(row, ["model", *cols])
+
+
+def print_table(study, rows: Sequence[dict]) -> None:
+    """The DDP rows as a table, then a bus-bandwidth summary of the collective rows."""
+    from simulator.report import _varying
+    ddp = [r for r in rows if r["kind"] == "ddp"]
+    coll = [r for r in rows if r["kind"] == "collective"]
+    spec = study.spec
+    print(f"# gpunetsim {study.name}: {spec.description or study.source}")
+    print(f"# {len(ddp)} DDP points, {len(coll)} collective points; engine={','.join(spec.engine)}, "
+          f"params={spec.calibration or 'datasheet'}")
+    if ddp:
+        cols = [c for c in _varying(ddp, _COLS) if c != "gpus"]
+        labels = [_label(r, cols) for r in ddp]
+        w = max(14, *(len(s) for s in labels))
+        print(f"#{'configuration':<{w - 1}} {'nodes':>5} {'GPUs':>5} {'iter(ms)':>9} {'samples/s':>10} "
+              f"{'scaling':>7} {'exposed(ms)':>11}  limit")
+        for lab, r in zip(labels, ddp):
+            print(f"{lab:<{w}} {r['nodes']:>5} {r['total_gpus']:>5} {r['iteration_s'] * 1e3:>9.2f} "
+                  f"{r['samples_per_s'] or 0:>10.0f} {r['scaling_efficiency'] * 100:>6.1f}% "
+                  f"{r['exposed_comm_s'] * 1e3:>11.3f}  {r['limit']}")
+    if coll:
+        from simulator.units import format_bytes
+        sizes = sorted({r["size_bytes"] for r in coll})
+        show = [s for s in (2**20, 32 * 2**20) if s in sizes[:-1]] + [sizes[-1]]
+        cols = _varying(coll, ("topology", "gpus", "fabric", "transport", "nic_bw", "nics",
+                               "oversubscription", "hosts_per_leaf", "algo", "engine"))
+        op = coll[0]["op"]
+        print(f"# {op} busbw (GB/s) by message size")
+        head = " ".join(f"{format_bytes(s):>9}" for s in show)
+        w = max(14, *(len(_label(r, cols)) - len(str(r['model'])) for r in coll))
+        print(f"#{'network':<{w - 1}} {'nodes':>5} {'GPUs':>5} {head}  limit@{format_bytes(show[-1])}")
+        groups: dict[tuple, dict[int, dict]] = {}
+        for r in coll:
+            groups.setdefault((tuple(r[c] for c in cols), r["nodes"]), {})[r["size_bytes"]] = r
+        for (vals, nodes), by_size in groups.items():
+            any_row = next(iter(by_size.values()))
+            name = ", ".join(str(v) for v in vals) or str(any_row["topology"])
+            bws = " ".join(f"{by_size[s]['busbw_GBps']:>9.1f}" for s in show)
+            print(f"{name:<{w}} {nodes:>5} {any_row['total_gpus']:>5} {bws}  {by_size[show[-1]]['limit']}")

@@ -97,7 +97,7 @@ class CostModel:
             rates, neck = _rates_and_bottleneck(self.router, self.params, plan)
             beta = max((g.bytes_per_byte / r if r > 0 else math.inf) for g, r in zip(plan.groups, rates)) \
                 if plan.groups else 0.0
-            s = Shape(plan.call_overhead_s + plan.latency_s, beta, plan, neck)
+            s = Shape(plan.call_overhead_s + plan.latency_s, beta + plan.local_s_per_byte, plan, neck)
             self._shapes[key] = s
         return s
 

@@ -131,6 +131,8 @@ def run_plan(env: simpy.Environment, net: FlowNetwork, plan: Plan, size_bytes: i
     events = [net.transfer_group(g.routes, g.bytes_per_byte * size_bytes, g.rate_cap_Bps) for g in plan.groups]
     if events:
         yield simpy.AllOf(env, events)
+    if plan.local_s_per_byte > 0:
+        yield env.timeout(plan.local_s_per_byte * size_bytes)
     if records is not None:
         records.append(Record(track, name or f"{plan.op} {plan.algo}/{plan.proto}", start, env.now, size_bytes))
     return env.now - start

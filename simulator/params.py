@@ -15,6 +15,13 @@ Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless 
 - ``socket_max_Bps``: bandwidth of one hop through the socket transport (TCP through the kernel).
 - ``call_overhead_s``: per-call cost outside NCCL's model (framework launch, e.g. PyTorch's
   ``dist.all_reduce`` adds tens of microseconds); 0 in the datasheet set.
+- ``op_efficiency.{op}``, ``op_overhead_s.{op}``: per-collective bandwidth factor and extra fixed
+  cost, 1 and 0 in the datasheet set. NCCL's model treats all collectives alike; measurements do not
+  (e.g. all_gather reaches a lower bus bandwidth than all_reduce on 2 H200s; send_recv launches two
+  operations).
+- ``op_local_s_per_byte.{op}``: seconds per byte of the collective's size spent outside the network
+  (copies and reductions in GPU memory); 0 in the datasheet set. Unlike the wire term it does not
+  shrink with (n-1)/n, which is why bus bandwidth grows from 2 to 4 GPUs on the same links.
 - ``ddp.*``: the DDP iteration model's parameters (see simulator.ddp).
 
 Defaults are NCCL 2.2x's tuning constants (src/graph/tuning.cc) and datasheet bandwidths.
@@ -34,6 +41,7 @@ from simulator.errors import InputError
 ALGOS = ("ring", "tree")
 PROTOS = ("ll", "ll128", "simple")
 HOP_CLASSES = ("nvlink", "pcie", "shm", "net", "socket")
+OPS = ("all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all", "send_recv")
 LINK_CLASSES = ("nvlink", "pcie", "socket", "net")
 
 _US = 1e-6
@@ -67,6 +75,9 @@ def _defaults() -> dict[str, float]:
         "shm_efficiency": 0.5,
         "socket_max_Bps": 5e9,                 # per hop through NCCL's socket transport (TCP)
         "call_overhead_s": 0.0,
+        **{f"op_efficiency.{op}": 1.0 for op in OPS},
+        **{f"op_overhead_s.{op}": 0.0 for op in OPS},
+        **{f"op_local_s_per_byte.{op}": 0.0 for op in OPS},
         # DDP iteration model (simulator.ddp)
         "ddp.bucket_overhead_s": 20 * _US,     # per bucket: launch + bookkeeping on the comm stream
         "ddp.bucket_copy_Bps": 1.0e12,         # copying gradients into the flat bucket (HBM, read+write)
@@ -80,10 +91,14 @@ DEFAULTS: Mapping[str, float] = MappingProxyType(_defaults())
 
 # Lower bounds that keep a parameter physical (used by validation and by the fitter).
 def bounds(key: str) -> tuple[float, float]:
+    if key.startswith("op_efficiency."):
+        return (0.05, 2.0)              # relative to the other efficiencies
     if "efficiency" in key or key == "shm_efficiency":
         return (1e-3, 1.0)
     if key == "ddp.compute_slowdown":
         return (0.0, 5.0)
+    if key.endswith("_s_per_byte"):
+        return (0.0, 1e-9)              # up to 1 ns per byte (1 GB/s)
     if key.endswith("_Bps"):
         return (1e6, 1e15)
     return (0.0, 1.0)

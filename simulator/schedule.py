@@ -70,6 +70,7 @@ class Plan:
     groups: tuple[FlowGroup, ...]
     latency_s: float             # base + per-step hop latencies (+ wire), without call overhead
     call_overhead_s: float
+    local_s_per_byte: float = 0.0   # per byte of S outside the network (local copies, reductions)
 
     def schedule(self, size_bytes: int) -> "Schedule":
         return Schedule(self, size_bytes)
@@ -182,7 +183,8 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
     latency = max(intra, inter) if lay.worst_of_both else lay.steps_intra * intra + lay.steps_inter * inter
     groups = []
     for g in lay.groups:
-        eff = params.proto_efficiency(a, proto) * (params["shm_efficiency"] if g.shm else 1.0)
+        eff = (params.proto_efficiency(a, proto) * params[f"op_efficiency.{op}"]
+               * (params["shm_efficiency"] if g.shm else 1.0))
         cap = params["socket_max_Bps"] if g.socket else math.inf
         groups.append(FlowGroup(g.routes, g.payload_per_byte / eff, g.label, eff, cap))
     if proto == "ll" and algo != "direct":
@@ -192,12 +194,13 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
         groups = [replace(g, rate_cap_Bps=min(g.rate_cap_Bps, scale * (g.bytes_per_byte / total) / g.efficiency))
                   for g in groups]
     return Plan(op, algo, proto, n, len(_hosts(router, rk)), _channels(router, _hosts(router, rk)),
-                tuple(groups), params.base_latency_s(a, proto) + latency, params["call_overhead_s"])
+                tuple(groups), params.base_latency_s(a, proto) + latency,
+                params["call_overhead_s"] + params[f"op_overhead_s.{op}"], params[f"op_local_s_per_byte.{op}"])
 
 
 def _ring(router, op, rk, per_host, acc):
     """Latency steps as NCCL counts them: all_reduce 2(n-1), of which 2(N-1) cross servers;
-    reduce_scatter/all_gather n-1 and N-1; broadcast/reduce one step of the slowest hop kind."""
+    reduce_scatter/all_gather n-1 and N-1; broadcast/reduce n-1 chain hops (NCCL counts one)."""
     n, N = len(rk), len(per_host)
     C = _channels(router, per_host)
     per_flow = {"all_reduce": 2.0 * (n - 1) / n, "reduce_scatter": (n - 1) / n, "all_gather": (n - 1) / n,
@@ -211,9 +214,9 @@ def _ring(router, op, rk, per_host, acc):
             hops = hops[:-1] if op == "broadcast" else [(b, a) for a, b in hops[:-1]]
         groups.append(_layout_group(router, hops, per_flow / C, f"ring ch{c}", acc))
     if chain:
-        if N > 1:
-            return _merge(groups), 0, 1, False
-        return _merge(groups), 1, 0, False
+        # A pipelined chain: the last rank sees the first byte after n-1 hops (NCCL's own table
+        # charges one hop; measured broadcasts on 4 H200s take longer than on 2, as the chain does).
+        return _merge(groups), (n - 1) - (N - 1), N - 1, False
     nsteps = 2 * (n - 1) if op == "all_reduce" else n - 1
     n_inter = 0 if N == 1 else (2 * (N - 1) if op == "all_reduce" else N - 1)
     return _merge(groups), nsteps - n_inter, n_inter, False

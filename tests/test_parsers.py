@@ -282,7 +282,7 @@ def test_jsonl_reads_torch_runner_records_and_skips_other_kinds(tmp_path: Path) 
     assert dataset.meta["hardware"] == "4x H200"
     assert dataset.points == (CollMeasurement(
         "broadcast", 2, 4096, 2e-5, None, None, variant="nop2p", source=str(path),
-        env=(("NCCL_P2P_DISABLE", "1"),)),)
+        env=(("NCCL_P2P_DISABLE", "1"),), min_s=1e-5),)
 
 
 @pytest.mark.parametrize("line, message", [

@@ -34,7 +34,9 @@ def _topology_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--nodes", type=int, default=1, help="servers (with --topology)")
     p.add_argument("--gpus", type=int, default=None, help="GPUs per server; only points of this world size are used")
     p.add_argument("--variants", default=None, help="comma-separated variants to keep (default: all)")
-    p.add_argument("--calibration", default=None, help="starting calibration (file or shipped name)")
+    p.add_argument("--calibration", default=None, help="calibration (file or shipped name)")
+    p.add_argument("--statistic", default="median", choices=["median", "min"],
+                   help="per-point time: the file's (median of repetitions) or the fastest repetition")
 
 
 def _load(args: argparse.Namespace):
@@ -53,7 +55,7 @@ def _load(args: argparse.Namespace):
             raise InputError("measurement files describe different topologies: pass --topology", source=f,
                              field="meta.topology", value=dict(ds.meta.get("topology") or {}))
         topo = t
-        pts = dataset_points(ds)
+        pts = dataset_points(ds, statistic=args.statistic)
         if args.gpus:
             pts = [p for p in pts if p.world == args.gpus * t.nodes]
         if args.variants:

@@ -65,6 +65,8 @@ class CollMeasurement:
     in_place: bool = False
     source: str = ""
     env: tuple[tuple[str, str], ...] = ()
+    min_s: float | None = None   # fastest / slowest repetition, when the file records them
+    max_s: float | None = None
 
 
 def _freeze(value: Any) -> Any:
@@ -537,7 +539,15 @@ def _coll_from_record(record: Mapping[str, Any], source: str, line: int) -> Coll
         busbw_GBps=None if busbw is None else float(busbw),
         variant=str(record.get("variant", "default")), dtype=str(record.get("dtype", "float32")),
         in_place=bool(record.get("in_place", False)),
-        source=str(record.get("source") or source), env=_env_tuple(record.get("env")))
+        source=str(record.get("source") or source), env=_env_tuple(record.get("env")),
+        min_s=_opt_float(record.get("min_s")), max_s=_opt_float(record.get("max_s")))
+
+
+def _opt_float(value: Any) -> float | None:
+    try:
+        return None if value is None else float(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _parse_jsonl(text: str, source: str) -> Dataset:
@@ -584,6 +594,10 @@ def _coll_record(p: CollMeasurement) -> dict[str, Any]:
         record["env"] = dict(p.env)
     if p.source:
         record["source"] = p.source
+    if p.min_s is not None:
+        record["min_s"] = p.min_s
+    if p.max_s is not None:
+        record["max_s"] = p.max_s
     return record
 
 

@@ -97,7 +97,7 @@ def bounds(key: str) -> tuple[float, float]:
         return (1e-3, 1.0)
     if key == "ddp.compute_slowdown":
         return (0.0, 5.0)
-    if key.endswith("_s_per_byte"):
+    if "_s_per_byte" in key:
         return (0.0, 1e-9)              # up to 1 ns per byte (1 GB/s)
     if key.endswith("_Bps"):
         return (1e6, 1e15)

@@ -1,4 +1,11 @@
-"""``gpunetsim calibrate`` and ``gpunetsim compare`` (registered by simulator.cli)."""
+"""``gpunetsim calibrate`` and ``gpunetsim compare`` (registered by simulator.cli).
+
+Measurement files may hold collectives (nccl-tests text or ``-J`` JSON, our JSONL) and/or DDP
+iterations (our JSONL, kind ``ddp``; these need the models' single-GPU profiles via ``--profiles``).
+Calibration fits the communication parameters to the collectives first, then the DDP model's own
+parameters (per-bucket overhead, compute slowdown under overlap, per-iteration cost) to the DDP
+iterations with the communication parameters held.
+"""
 
 from __future__ import annotations
 
@@ -11,116 +18,172 @@ from simulator.errors import InputError
 
 def register(sub) -> None:
     c = sub.add_parser("calibrate", help="fit the model's parameters to measurements",
-                       description="Fit the parameter set to measured collectives (nccl-tests text or JSON, "
-                                   "our JSONL) and write a calibration file usable with --calibration.")
-    c.add_argument("--measurements", nargs="+", required=True, help="measurement files")
-    _topology_args(c)
+                       description="Fit the parameter set to measured collectives and DDP iterations and "
+                                   "write a calibration file usable with --calibration everywhere.")
+    _common_args(c)
     c.add_argument("--out", required=True, help="calibration JSON to write")
     c.add_argument("--name", default=None, help="name stored in the calibration (default: file stem)")
     c.add_argument("--keys", default=None, help="comma-separated parameter keys to fit (default: all the data moves)")
+    c.add_argument("--prior-weight", type=float, default=None,
+                   help="pull towards the datasheet values (default 0.1; 0 = plain least squares)")
     c.set_defaults(func=_calibrate)
     m = sub.add_parser("compare", help="predicted vs measured, with errors and an HTML plot",
                        description="Predict every measured point and print the errors.")
-    m.add_argument("--measurements", nargs="+", required=True, help="measurement files")
-    _topology_args(m)
+    _common_args(m)
     m.add_argument("--html", default="compare.html", help="plotly HTML report to write ('' for none)")
     m.add_argument("--json", action="store_true", help="one JSON object per point, then the summary")
     m.set_defaults(func=_compare)
 
 
-def _topology_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--topology", default=None,
-                   help="preset or file (default: the dataset's own topology hint)")
+def _common_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--measurements", nargs="+", required=True, help="measurement files")
+    p.add_argument("--topology", default=None, help="preset or file (default: the dataset's own topology hint)")
     p.add_argument("--nodes", type=int, default=1, help="servers (with --topology)")
     p.add_argument("--gpus", type=int, default=None, help="GPUs per server; only points of this world size are used")
     p.add_argument("--variants", default=None, help="comma-separated variants to keep (default: all)")
-    p.add_argument("--calibration", default=None, help="calibration (file or shipped name)")
+    p.add_argument("--calibration", default=None, help="calibration to start from (file or shipped name)")
     p.add_argument("--statistic", default="median", choices=["median", "min"],
                    help="per-point time: the file's (median of repetitions) or the fastest repetition")
+    p.add_argument("--profiles", nargs="*", default=[],
+                   help="workload files (validation.profiler output) for the models of DDP measurements")
+    p.add_argument("--compute", default="profile", choices=["profile", "nosync"],
+                   help="DDP compute times from the profiles, or scaled to each run's no_sync() baseline")
 
 
-def _load(args: argparse.Namespace):
+class _Loaded:
+    def __init__(self, coll, ddp, topo, params, workloads):
+        self.coll, self.ddp, self.topo, self.params, self.workloads = coll, ddp, topo, params, workloads
+
+
+def _load(args: argparse.Namespace) -> _Loaded:
     from simulator.params import load_calibration
-    from validation.compare import Predictor, Topo, dataset_points, topo_from_hint
+    from validation.compare import Topo, dataset_points, topo_from_hint
+    from validation.ddp_compare import aggregate, has_ddp_records, load_workloads, read_ddp
     from validation.parsers import load_measurements
     params = load_calibration(args.calibration)
-    points, topo = [], None
+    coll, ddp, topo = [], [], None
     for f in args.measurements:
-        ds = load_measurements(f)
-        if args.topology:
-            t = Topo(args.topology, args.nodes)
+        ds = load_measurements(f) if Path(f).exists() or not has_ddp_records(f) else None
+        if ds is None or (not ds.points and has_ddp_records(f)):
+            t = Topo(args.topology, args.nodes) if args.topology else topo
+            ddp += read_ddp(f)
         else:
-            t = topo_from_hint(ds.meta.get("topology"), f)
+            t = Topo(args.topology, args.nodes) if args.topology else topo_from_hint(ds.meta.get("topology"), f)
+            pts = dataset_points(ds, statistic=args.statistic)
+            if args.variants:
+                keep = set(args.variants.split(","))
+                pts = [p for p in pts if p.variant in keep]
+            coll += pts
+        if t is None:
+            raise InputError("DDP measurements name no topology: pass --topology", source=f, field="--topology")
         if topo is not None and t != topo:
             raise InputError("measurement files describe different topologies: pass --topology", source=f,
-                             field="meta.topology", value=dict(ds.meta.get("topology") or {}))
+                             field="meta.topology")
         topo = t
-        pts = dataset_points(ds, statistic=args.statistic)
-        if args.gpus:
-            pts = [p for p in pts if p.world == args.gpus * t.nodes]
-        if args.variants:
-            keep = set(args.variants.split(","))
-            pts = [p for p in pts if p.variant in keep]
-        points += pts
-    if not points:
+    if args.gpus:
+        coll = [p for p in coll if p.world == args.gpus * topo.nodes]
+        ddp = [p for p in ddp if p.world == args.gpus * topo.nodes]
+    if not coll and not ddp:
         raise InputError("no measured points left after filtering", field="--measurements", value=args.measurements)
-    return points, Predictor(topo, params)
+    if ddp and not args.profiles:
+        raise InputError("DDP measurements need the models' profiles", field="--profiles",
+                         value=sorted({p.model for p in ddp}))
+    return _Loaded(coll, aggregate(ddp), topo, params, load_workloads(args.profiles) if ddp else {})
 
 
 def _fmt(s: dict) -> str:
     if not s.get("points"):
         return "no points"
-    return (f"{s['points']} points: median |err| {s['median_time_pct']:.1f}%, p90 {s['p90_time_pct']:.1f}%, "
+    text = (f"{s['points']} points: median |err| {s['median_time_pct']:.1f}%, p90 {s['p90_time_pct']:.1f}%, "
             f"worst {s['worst_time_pct']:.1f}%")
+    if "median_spread_pct" in s:
+        text += (f" (measured p10-p90 spread {s['median_spread_pct']:.1f}%; "
+                 f"{s['within_p10_p90_pct']:.0f}% of predictions inside it)")
+    return text
 
 
 def _calibrate(args: argparse.Namespace) -> int:
     from simulator.params import save_calibration
-    from validation.calibrate import calibrate
-    points, predictor = _load(args)
-    keys = args.keys.split(",") if args.keys else None
-    fit = calibrate(points, predictor, keys, name=args.name or Path(args.out).stem)
-    print(f"# calibrate: {len(points)} points ({fit.skipped} not representable), {len(fit.keys)} free parameters")
-    print(f"before: {_fmt(fit.before)}")
-    print(f"after:  {_fmt(fit.after)}")
-    print(f"{'parameter':<40} {'datasheet':>12} {'fitted':>12}")
-    for k in fit.keys:
-        print(f"{k:<40} {predictor.params[k]:>12.4g} {fit.params[k]:>12.4g}")
-    print(f"{'op':<15}{'world':>6}{'variant':>9}{'bytes':>13}{'measured us':>13}{'fitted us':>11}{'err %':>8}")
-    for c in fit.comparisons:
-        p = c.point
-        print(f"{p.op:<15}{p.world:>6}{p.variant:>9}{p.size_bytes:>13}{p.time_s * 1e6:>13.2f}"
-              f"{c.predicted_s * 1e6:>11.2f}{c.error * 100:>8.1f}")
-    save_calibration(fit.params, args.out, fitted_on=[str(m) for m in args.measurements],
-                     topology=predictor.topo.__dict__, points=len(points), before=fit.before, after=fit.after)
+    from validation.calibrate import PRIOR_WEIGHT, calibrate
+    from validation.compare import Predictor
+    from validation.ddp_compare import DdpPredictor, calibrate_ddp
+    d = _load(args)
+    params = d.params
+    name = args.name or Path(args.out).stem
+    meta: dict = {"fitted_on": [str(m) for m in args.measurements], "topology": d.topo.__dict__,
+                  "statistic": args.statistic}
+    if d.coll:
+        predictor = Predictor(d.topo, params)
+        keys = args.keys.split(",") if args.keys else None
+        w = PRIOR_WEIGHT if args.prior_weight is None else args.prior_weight
+        fit = calibrate(d.coll, predictor, keys, name=name, prior_weight=w)
+        print(f"# calibrate: {len(d.coll)} collective points ({fit.skipped} not representable), "
+              f"{len(fit.keys)} free parameters, prior weight {w}")
+        print(f"before: {_fmt(fit.before)}")
+        print(f"after:  {_fmt(fit.after)}")
+        print(f"{'parameter':<40} {'before':>12} {'fitted':>12}")
+        for k in fit.keys:
+            print(f"{k:<40} {params[k]:>12.4g} {fit.params[k]:>12.4g}")
+        print(f"{'op':<15}{'world':>6}{'variant':>9}{'bytes':>13}{'measured us':>13}{'fitted us':>11}{'err %':>8}")
+        for c in fit.comparisons:
+            p = c.point
+            print(f"{p.op:<15}{p.world:>6}{p.variant:>9}{p.size_bytes:>13}{p.time_s * 1e6:>13.2f}"
+                  f"{c.predicted_s * 1e6:>11.2f}{c.error * 100:>8.1f}")
+        params = fit.params
+        meta.update(points=len(d.coll), before=fit.before, after=fit.after)
+    if d.ddp:
+        pred = DdpPredictor(d.topo, params, d.workloads, args.compute)
+        params, before, after = calibrate_ddp(d.ddp, pred, name=name)
+        print(f"# calibrate DDP: {len(d.ddp)} configurations (compute from {args.compute})")
+        print(f"before: {_fmt(before)}")
+        print(f"after:  {_fmt(after)}")
+        for k in ("ddp.bucket_overhead_s", "ddp.compute_slowdown", "ddp.iteration_overhead_s"):
+            print(f"{k:<40} {pred.params[k]:>12.4g} {params[k]:>12.4g}")
+        meta.update(ddp_configurations=len(d.ddp), ddp_before=before, ddp_after=after, ddp_compute=args.compute)
+    save_calibration(params, args.out, **meta)
     print(f"wrote {args.out}")
     return 0
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from validation.compare import compare, summary
-    points, predictor = _load(args)
-    comps, skipped = compare(points, predictor)
-    s = summary(comps)
+    from validation.compare import Predictor, compare, summary
+    from validation.ddp_compare import DdpPredictor, compare_ddp, ddp_summary
+    d = _load(args)
+    comps, skipped = compare(d.coll, Predictor(d.topo, d.params)) if d.coll else ([], [])
+    ddp = compare_ddp(d.ddp, DdpPredictor(d.topo, d.params, d.workloads, args.compute)) if d.ddp else []
     if args.json:
         for c in comps:
             p = c.point
-            print(json.dumps({"op": p.op, "world": p.world, "variant": p.variant, "bytes": p.size_bytes,
-                              "measured_s": p.time_s, "predicted_s": c.predicted_s, "error": c.error,
-                              "algo": c.algo, "proto": c.proto}))
-        print(json.dumps({"summary": s, "skipped": len(skipped)}))
-    else:
-        print(f"# compare: params={predictor.params.name}, topology={predictor.topo.preset} x{predictor.topo.nodes}")
-        print(f"{'op':<15}{'world':>6}{'variant':>9}{'bytes':>13}{'measured us':>13}{'predicted us':>14}"
-              f"{'err %':>8}  algo/proto")
-        for c in comps:
+            print(json.dumps({"kind": "coll", "op": p.op, "world": p.world, "variant": p.variant,
+                              "bytes": p.size_bytes, "measured_s": p.time_s, "predicted_s": c.predicted_s,
+                              "error": c.error, "algo": c.algo, "proto": c.proto}))
+        for c in ddp:
             p = c.point
-            print(f"{p.op:<15}{p.world:>6}{p.variant:>9}{p.size_bytes:>13}{p.time_s * 1e6:>13.2f}"
-                  f"{c.predicted_s * 1e6:>14.2f}{c.error * 100:>8.1f}  {c.algo}/{c.proto}")
-        print(f"summary: {_fmt(s)}; {len(skipped)} points not representable (skipped)")
-    if args.html:
+            print(json.dumps({"kind": "ddp", "model": p.model, "world": p.world, "bucket_cap_mb": p.bucket_cap_mb,
+                              "measured_s": p.median_s, "p10_s": p.p10_s, "p90_s": p.p90_s,
+                              "predicted_s": c.predicted_s, "error": c.error}))
+        print(json.dumps({"summary": summary(comps), "ddp_summary": ddp_summary(ddp), "skipped": len(skipped)}))
+    else:
+        print(f"# compare: params={d.params.name}, topology={d.topo.preset} x{d.topo.nodes}")
+        if comps:
+            print(f"{'op':<15}{'world':>6}{'variant':>9}{'bytes':>13}{'measured us':>13}{'predicted us':>14}"
+                  f"{'err %':>8}  algo/proto")
+            for c in comps:
+                p = c.point
+                print(f"{p.op:<15}{p.world:>6}{p.variant:>9}{p.size_bytes:>13}{p.time_s * 1e6:>13.2f}"
+                      f"{c.predicted_s * 1e6:>14.2f}{c.error * 100:>8.1f}  {c.algo}/{c.proto}")
+            print(f"collectives: {_fmt(summary(comps))}; {len(skipped)} points not representable (skipped)")
+        if ddp:
+            print(f"{'model':<12}{'world':>6}{'cap MB':>8}{'measured ms':>13}{'p10-p90 ms':>16}{'predicted ms':>14}"
+                  f"{'err %':>8}")
+            for c in ddp:
+                p = c.point
+                print(f"{p.model:<12}{p.world:>6}{p.bucket_cap_mb:>8g}{p.median_s * 1e3:>13.2f}"
+                      f"{p.p10_s * 1e3:>8.2f}-{p.p90_s * 1e3:<7.2f}{c.predicted_s * 1e3:>14.2f}{c.error * 100:>8.1f}")
+            print(f"DDP iterations: {_fmt(ddp_summary(ddp))}")
+    if args.html and comps:
         from validation.plots import compare_html
-        compare_html(comps, args.html, title=f"gpunetsim compare ({predictor.params.name})")
+        compare_html(comps, args.html, title=f"gpunetsim compare ({d.params.name})")
         if not args.json:
             print(f"wrote {args.html}")
     return 0

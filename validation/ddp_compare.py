@@ -1,0 +1,191 @@
+"""DDP iterations: predicted vs measured, and calibration of the DDP model's own parameters.
+
+Measured records come from ``validation.runners.ddp`` (kind ``ddp``: model, batch size, world,
+bucket_cap_mb, every iteration's time and their median). Each model's single-GPU workload comes
+from a profile (``validation.profiler`` output, matched on the workload ``name`` = record
+``model``). The runner passes ``bucket_cap_mb`` explicitly, so every bucket, the first included,
+has that cap (``DDPConfig(first_bucket_mb=None)``), as PyTorch does.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from simulator.closed_form import CostModel
+from simulator.ddp import DDPConfig, simulate_iteration
+from simulator.errors import InputError
+from simulator.params import DEFAULTS, Parameters, bounds
+from simulator.workload import Workload, load_workload
+from validation.compare import Topo
+
+DDP_KEYS = ("ddp.bucket_overhead_s", "ddp.compute_slowdown", "ddp.iteration_overhead_s")
+
+
+@dataclass(frozen=True)
+class DdpMeasurement:
+    model: str
+    batch_size: int
+    world: int
+    bucket_cap_mb: float
+    median_s: float
+    p10_s: float
+    p90_s: float
+    nosync_median_s: float | None
+    launch_id: str
+    source: str = ""
+
+
+def read_ddp(path: str | Path) -> list[DdpMeasurement]:
+    """``ddp`` records of a JSONL file (other kinds are ignored)."""
+    out = []
+    src = str(path)
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as e:
+        raise InputError(f"cannot read file: {e.strerror}", source=src) from None
+    for i, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            r = json.loads(raw)
+        except json.JSONDecodeError as e:
+            raise InputError(f"invalid JSON: {e.msg}", source=src, field=f"line {i}") from None
+        if r.get("kind") != "ddp":
+            continue
+        try:
+            out.append(DdpMeasurement(str(r["model"]), int(r["batch_size"]), int(r["world"]),
+                                      float(r["bucket_cap_mb"]), float(r["median_s"]), float(r["p10_s"]),
+                                      float(r["p90_s"]), r.get("nosync_median_s"), str(r.get("launch_id", "")),
+                                      src))
+        except (KeyError, TypeError, ValueError) as e:
+            raise InputError(f"'ddp' record lacks a field or has a bad value ({e})", source=src,
+                             field=f"line {i}") from None
+    return out
+
+
+def has_ddp_records(path: str | Path) -> bool:
+    try:
+        return any('"kind": "ddp"' in line for line in Path(path).read_text().splitlines())
+    except OSError:
+        return False
+
+
+def load_workloads(paths: Sequence[str | Path]) -> dict[str, Workload]:
+    """Workload files keyed by their ``name`` (the profiler names them after the model)."""
+    return {w.name: w for w in (load_workload(p) for p in paths)}
+
+
+@dataclass(frozen=True)
+class DdpComparison:
+    point: DdpMeasurement
+    predicted_s: float
+    exposed_comm_s: float
+
+    @property
+    def error(self) -> float:
+        return self.predicted_s / self.point.median_s - 1.0
+
+
+def scale_compute(w: Workload, factor: float) -> Workload:
+    """``w`` with every compute time (forward, backward, gradient-ready times, optimizer) times ``factor``."""
+    from dataclasses import replace
+    return replace(w, forward_s=w.forward_s * factor, backward_s=w.backward_s * factor,
+                   optimizer_s=w.optimizer_s * factor,
+                   params=tuple(replace(q, grad_ready_s=q.grad_ready_s * factor) for q in w.params))
+
+
+class DdpPredictor:
+    """Predicts a DDP measurement from its model's workload on ``topo`` with ``params``."""
+
+    def __init__(self, topo: Topo, params: Parameters, workloads: Mapping[str, Workload],
+                 compute: str = "profile") -> None:
+        """``compute="profile"``: compute times from the single-GPU profile (a pure prediction);
+        ``"nosync"``: the profile's times scaled so that one iteration's compute equals the
+        measured ``no_sync()`` baseline of the same run (isolates the communication model)."""
+        if compute not in ("profile", "nosync"):
+            raise InputError("compute must be 'profile' or 'nosync'", field="compute", value=compute)
+        self.topo, self.params, self.workloads, self.compute = topo, params, dict(workloads), compute
+        self._routers: dict[int, object] = {}
+
+    def with_params(self, params: Parameters) -> "DdpPredictor":
+        p = DdpPredictor(self.topo, params, self.workloads, self.compute)
+        p._routers = self._routers
+        return p
+
+    def model(self, world: int) -> CostModel:
+        r = self._routers.get(world)
+        m = CostModel(r if r is not None else self.topo.build(world), self.params)
+        self._routers[world] = m.router
+        return m
+
+    def predict(self, p: DdpMeasurement) -> DdpComparison:
+        w = self.workloads.get(p.model)
+        if w is None:
+            raise InputError(f"no workload (profile) named {p.model!r}; give one with --profiles",
+                             source=p.source, field="model", value=p.model)
+        if w.batch_size and w.batch_size != p.batch_size:
+            w = w.scaled_to_batch(p.batch_size)
+        if self.compute == "nosync" and p.nosync_median_s:
+            w = scale_compute(w, p.nosync_median_s / (w.forward_s + w.backward_s + w.optimizer_s))
+        r = simulate_iteration(self.model(p.world), w, DDPConfig(bucket_cap_mb=p.bucket_cap_mb,
+                                                                 first_bucket_mb=None), engine="closed")
+        return DdpComparison(p, r.iteration_s, r.exposed_comm_s)
+
+
+def aggregate(points: Sequence[DdpMeasurement]) -> list[DdpMeasurement]:
+    """One point per configuration (model, batch, world, cap): the median over launches, with the
+    launches' lowest p10 and highest p90 as the spread."""
+    groups: dict[tuple, list[DdpMeasurement]] = {}
+    for p in points:
+        groups.setdefault((p.model, p.batch_size, p.world, p.bucket_cap_mb), []).append(p)
+    out = []
+    for key, ps in sorted(groups.items()):
+        out.append(DdpMeasurement(*key, float(np.median([p.median_s for p in ps])), min(p.p10_s for p in ps),
+                                  max(p.p90_s for p in ps), ps[0].nosync_median_s,
+                                  ",".join(p.launch_id for p in ps), ps[0].source))
+    return out
+
+
+def compare_ddp(points: Sequence[DdpMeasurement], predictor: DdpPredictor) -> list[DdpComparison]:
+    return [predictor.predict(p) for p in points]
+
+
+def ddp_summary(comps: Sequence[DdpComparison]) -> dict:
+    if not comps:
+        return {"points": 0}
+    e = np.array([abs(c.error) for c in comps]) * 100
+    spread = np.array([(c.point.p90_s - c.point.p10_s) / c.point.median_s for c in comps]) * 100
+    inside = np.mean([c.point.p10_s <= c.predicted_s <= c.point.p90_s for c in comps]) * 100
+    return {"points": len(comps), "median_time_pct": float(np.median(e)), "p90_time_pct": float(np.percentile(e, 90)),
+            "worst_time_pct": float(e.max()), "median_spread_pct": float(np.median(spread)),
+            "within_p10_p90_pct": float(inside)}
+
+
+def calibrate_ddp(points: Sequence[DdpMeasurement], predictor: DdpPredictor,
+                  keys: Sequence[str] = DDP_KEYS, name: str = "calibrated") -> tuple[Parameters, dict, dict]:
+    """Fit the DDP model's parameters (per-bucket overhead, compute slowdown under overlap, fixed
+    per-iteration cost) to measured iteration medians, communication parameters held fixed.
+    Returns (parameters, summary before, summary after)."""
+    before = ddp_summary(compare_ddp(points, predictor))
+    scale = np.array([DEFAULTS[k] if DEFAULTS[k] > 0 else (0.1 if k == "ddp.compute_slowdown" else 1e-3)
+                      for k in keys])
+    lo = np.array([bounds(k)[0] for k in keys]) / scale
+    hi = np.array([min(bounds(k)[1], 0.1) if k.endswith("_s") else bounds(k)[1] for k in keys]) / scale
+    x0 = np.clip(np.array([predictor.params[k] for k in keys]) / scale, lo + 0.01 * (hi - lo).clip(max=1), hi)
+    measured = np.array([p.median_s for p in points])
+
+    def residuals(x):
+        pr = predictor.with_params(predictor.params.with_values(dict(zip(keys, x * scale))))
+        pred = np.array([pr.predict(p).predicted_s for p in points])
+        return np.log(pred / measured)
+
+    sol = least_squares(residuals, x0, bounds=(lo, hi), x_scale=1.0, diff_step=1e-3)
+    params = predictor.params.with_values(dict(zip(keys, sol.x * scale)), name=name)
+    after = ddp_summary(compare_ddp(points, predictor.with_params(params)))
+    return params, before, after

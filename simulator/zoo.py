@@ -263,6 +263,21 @@ def zoo_model(name: str, seq_len: int | None = None) -> ModelSpec:
     return _build(key, seq_len)
 
 
+# Achievable fraction of the GPU's dense peak (forward + backward), measured on one H200 with eager
+# PyTorch 2.11 and bf16 autocast at the default batch sizes (validation/data/h200x4_2026-11-26b,
+# profile_*.json): ResNet-50 5.5%, BERT-base 13%, GPT-2 small 10%. Family members without a
+# measurement inherit their family's figure; llama-7b takes 0.40, typical of tuned large-model
+# training. Pass ``efficiency=`` (or calibrate with a profile) for anything else.
+ZOO_EFFICIENCY = {"resnet50": 0.055, "resnet152": 0.055, "vit-b16": 0.13, "bert-base": 0.13,
+                  "bert-large": 0.13, "gpt2": 0.10, "gpt2-medium": 0.10, "gpt2-large": 0.10,
+                  "gpt2-xl": 0.10, "llama-7b": 0.40}
+
+
+def zoo_efficiency(name: str) -> float:
+    """Default achievable efficiency of zoo model ``name`` (see ZOO_EFFICIENCY)."""
+    return ZOO_EFFICIENCY.get(zoo_model(name).name, DEFAULT_EFFICIENCY)
+
+
 def zoo_workload(name: str, gpu: str = "h100", batch_size: int | None = None,
                  dtype: str = "bf16", efficiency: float | None = None, *,
                  seq_len: int | None = None, optimizer: str | None = None) -> Workload:
@@ -270,11 +285,13 @@ def zoo_workload(name: str, gpu: str = "h100", batch_size: int | None = None,
     :func:`~simulator.workload.workload_from_layers` for the timing assumptions.
 
     ``batch_size`` defaults to the model's (resnet/vit 64, bert 32, gpt2 8, llama 1);
-    ``efficiency`` to 0.45; ``optimizer`` to the model's (SGD for ResNets, AdamW otherwise).
+    ``efficiency`` to the model's measured figure (ZOO_EFFICIENCY); ``optimizer`` to the model's
+    (SGD for ResNets, AdamW otherwise).
     """
     model = zoo_model(name, seq_len)
     bs = model.default_batch_size if batch_size is None else batch_size
     assert bs is not None
     return workload_from_layers(model, gpu, bs, dtype=dtype,
-                                efficiency=DEFAULT_EFFICIENCY if efficiency is None else efficiency,
+                                efficiency=ZOO_EFFICIENCY.get(model.name, DEFAULT_EFFICIENCY)
+                                if efficiency is None else efficiency,
                                 optimizer=optimizer)

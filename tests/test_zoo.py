@@ -240,3 +240,16 @@ def test_resnet50_conv_flops_match_torch_shapes():
     conv_flops = sum(layer.forward_flops for layer in zoo_model("resnet50").layers
                      if layer.name.endswith(("conv1", "conv2", "conv3", "downsample.0")))
     assert conv_flops == 2 * macs
+
+
+@pytest.mark.parametrize("name, profile", [("resnet50", "profile_resnet50.json"),
+                                           ("bert-base", "profile_bert-base.json"),
+                                           ("gpt2", "profile_gpt2.json")])
+def test_zoo_compute_matches_the_measured_h200_profile(name, profile):
+    """Default efficiencies come from the committed H200 profiles: forward+backward within 10%."""
+    from simulator.workload import load_workload
+    from simulator.zoo import zoo_workload
+    from validation.data import data_path
+    measured = load_workload(data_path(f"h200x4_2026-11-26b/{profile}"))
+    zoo = zoo_workload(name, gpu="h200", batch_size=measured.batch_size)
+    assert zoo.forward_s + zoo.backward_s == pytest.approx(measured.forward_s + measured.backward_s, rel=0.10)

@@ -19,8 +19,9 @@ def add_topology_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--nodes", type=int, default=1, help="number of servers (presets)")
     g.add_argument("--gpus", type=int, default=None, help="GPUs used per server (first G)")
     g.add_argument("--no-p2p", action="store_true", help="GPU peer-to-peer off: traffic through host memory")
-    g.add_argument("--sockets", action="store_true",
+    g.add_argument("--socket-transport", action="store_true",
                    help="NCCL's socket transport (P2P and SHM off, or IB off): every hop through TCP")
+    g.add_argument("--cpu-sockets", type=int, default=None, help="CPU sockets per server: 1 or 2 (presets)")
     g.add_argument("--fabric", default="rail", choices=["rail", "fat-tree"], help="multi-node fabric layout")
     g.add_argument("--transport", default="ib", choices=["ib", "roce"], help="InfiniBand or RoCE/Ethernet")
     g.add_argument("--nic-bw", default=None, help="NIC bandwidth, e.g. '400 Gb/s' (default: preset's)")
@@ -37,7 +38,8 @@ def topology_from_args(args: argparse.Namespace):
         nic_Bps=parse_bandwidth(args.nic_bw, field="--nic-bw") if args.nic_bw else None,
         nics=args.nics, oversubscription=args.oversubscription)
     return topologies.build(args.topology, nodes=args.nodes, gpus_per_node=args.gpus,
-                            p2p=False if args.no_p2p else None, fabric=fabric, sockets=args.sockets)
+                            p2p=False if args.no_p2p else None, fabric=fabric, sockets=args.socket_transport,
+                            cpu_sockets=args.cpu_sockets)
 
 
 def params_from_args(args: argparse.Namespace):

@@ -107,3 +107,13 @@ def test_template_routes_equal_plain_routes(preset, nodes, p2p):
     for a, b in itertools.permutations(R.gpus, 2):
         p = R.path(a, b)
         assert R._fast_route(a, b) == tuple(R.link_id[(x, y)] for x, y in zip(p, p[1:]))
+
+
+def test_cpu_sockets_option_and_shm_class_across_the_root_complex():
+    one = Router(topologies.build("pcie-gen4", gpus_per_node=4, cpu_sockets=1))
+    two = Router(topologies.build("pcie-gen4", gpus_per_node=4, cpu_sockets=2))
+    assert "h0.cpu1" not in one.G and "h0.cpu1" in two.path("h0.gpu1", "h0.gpu2")
+    assert two.route_class(two.route("h0.gpu0", "h0.gpu1")) == "pcie"     # same switch: P2P
+    assert two.route_class(two.route("h0.gpu1", "h0.gpu2")) == "shm"      # through the CPU: host memory
+    with pytest.raises(InputError, match="1 or 2"):
+        topologies.build("pcie-gen4", cpu_sockets=4)

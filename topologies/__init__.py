@@ -6,6 +6,7 @@ from pathlib import Path
 
 import networkx as nx
 
+from simulator.errors import InputError
 from topologies.fabric import FabricSpec, cluster
 from topologies.files import load_topology
 from topologies.graph import first_gpus, gpus, validate
@@ -17,24 +18,31 @@ __all__ = ["FabricSpec", "Router", "SERVERS", "build", "cluster", "first_gpus", 
 
 
 def build(topology: str, *, nodes: int = 1, gpus_per_node: int | None = None, p2p: bool | None = None,
-          fabric: FabricSpec = FabricSpec(), sockets: bool = False) -> nx.Graph:
+          fabric: FabricSpec = FabricSpec(), sockets: bool = False, cpu_sockets: int | None = None) -> nx.Graph:
     """A preset name (with ``nodes``, ``gpus_per_node``, ``fabric``) or a YAML/JSON file path.
 
     ``p2p=False``: GPU peer-to-peer off (NCCL_P2P_DISABLE=1): traffic through host memory.
     ``sockets=True``: NCCL's socket transport (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1, or
     NCCL_IB_DISABLE=1 across servers): every hop through the host's TCP stack.
+    ``cpu_sockets``: 1 or 2 CPU sockets per server (presets; PCIe switches are split over them).
     """
-    G = _build(topology, nodes, gpus_per_node, p2p, fabric)
+    if cpu_sockets is not None:
+        if topology not in SERVERS:
+            raise InputError("--cpu-sockets applies to presets only", field="cpu_sockets", value=cpu_sockets)
+        if cpu_sockets not in (1, 2):
+            raise InputError("a server has 1 or 2 CPU sockets", field="cpu_sockets", value=cpu_sockets)
+    G = _build(topology, nodes, gpus_per_node, p2p, fabric, cpu_sockets)
     if sockets:
         G.graph.update(sockets=True, p2p=False)
     return G
 
 
 def _build(topology: str, nodes: int, gpus_per_node: int | None, p2p: bool | None,
-           fabric: FabricSpec) -> nx.Graph:
+           fabric: FabricSpec, cpu_sockets: int | None = None) -> nx.Graph:
     if topology in SERVERS:
         pcie_box = SERVERS[topology].nvlink_Bps is None
-        G = cluster(topology, nodes, gpus=gpus_per_node if pcie_box else None, p2p=p2p, fabric=fabric)
+        G = cluster(topology, nodes, gpus=gpus_per_node if pcie_box else None, p2p=p2p, fabric=fabric,
+                    sockets=cpu_sockets)
         if gpus_per_node is not None and not pcie_box:
             G = first_gpus(G, gpus_per_node)
         return validate(G)

@@ -57,7 +57,7 @@ class FabricSpec:
 
 
 def cluster(preset: str, nodes: int = 1, *, gpus: int | None = None, p2p: bool | None = None,
-            fabric: FabricSpec = FabricSpec()) -> nx.Graph:
+            fabric: FabricSpec = FabricSpec(), sockets: int | None = None) -> nx.Graph:
     """``nodes`` servers of ``preset`` joined by ``fabric`` (a single server needs no fabric)."""
     if preset not in SERVERS:
         raise InputError(f"unknown topology preset; known: {', '.join(sorted(SERVERS))}",
@@ -66,6 +66,9 @@ def cluster(preset: str, nodes: int = 1, *, gpus: int | None = None, p2p: bool |
         raise InputError("--nodes must be at least 1", field="nodes", value=nodes)
     fabric.check()
     spec = SERVERS[preset]
+    if sockets is not None:
+        from dataclasses import replace
+        spec = replace(spec, sockets=sockets)
     if fabric.nic_Bps is not None or fabric.nics is not None:
         from dataclasses import replace
         spec = replace(spec, nic_Bps=fabric.nic_Bps or spec.nic_Bps, nics=fabric.nics or spec.nics)

@@ -7,6 +7,8 @@ Rules (what NCCL does on such machines):
 - Between servers, rail-aligned with PXN: the destination GPU's rail picks the NIC on both ends;
   if that NIC belongs to another GPU of the source server, data first crosses NVLink to that GPU
   (NCCL's PXN), then PCIe to the NIC, then the fabric, then the remote NIC's PCIe to the GPU.
+- A GPU-to-GPU route that climbs to a CPU (across PCIe switches or sockets) is classed ``shm``:
+  NCCL's default P2P level stops at PCIe switches (PXB), so such pairs go through host memory.
 
 A route is a tuple of integer link ids; ``Router.capacity_Bps[id]`` and ``Router.kind[id]`` give
 each directed link's bandwidth and class. Routes are cached; servers built from the same preset

@@ -94,6 +94,7 @@ def scaling_figures(ddp: Sequence[Row]) -> tuple[go.Figure, go.Figure]:
     _layout(eff, TITLES["efficiency"], "GPUs", "scaling efficiency (%)")
     for f in (thr, eff):
         _gpu_ticks(f, ddp)
+    thr.update_yaxes(type="log")      # models differ by orders of magnitude in samples/s
     eff.update_yaxes(range=[0, 105])
     return thr, eff
 

@@ -43,6 +43,11 @@ def _row(name: str, s: dict, extra: str = "") -> str:
             f"{s['worst_time_pct']:.1f} |{extra}")
 
 
+def _crow(name: str, s: dict) -> str:
+    """A collective row with the share of predictions inside the repetitions' range."""
+    return _row(name, s, f" {_f(s.get('within_range_pct'))} |")
+
+
 def public_section(params: Parameters) -> list[str]:
     lines = ["## 1. Uncalibrated (datasheet parameters) vs public nccl-tests outputs", "",
              "Each dataset's topology comes from its `topology` hint (preset, servers, NIC bandwidth per "
@@ -74,7 +79,7 @@ def _by_size(comps) -> list[str]:
     rows = []
     for cls in ("<= 64 KiB", "64 KiB - 16 MiB", ">= 16 MiB"):
         sub = [c for c in comps if _size_class(c.point.size_bytes) == cls]
-        rows.append(_row(f"  sizes {cls}", summary(sub)))
+        rows.append(_crow(f"  sizes {cls}", summary(sub)))
     return rows
 
 
@@ -97,20 +102,23 @@ def campaign_section(write_calibrations: bool) -> tuple[list[str], dict]:
               f"The median gap between a point's median and its fastest repetition is "
               f"{figures['noise_2']:.1f}% on 2 GPUs and {figures['noise_4']:.1f}% on 4 GPUs: a model cannot "
               "be expected to land closer than that to the medians.", "",
-              "| what | points | median time err % | p90 time err % | worst time err % |", "|---|---|---|---|---|"]
+              "The last column is the share of predictions that fall inside the range of the point's "
+              "repetitions (fastest to slowest).", "",
+              "| what | points | median time err % | p90 time err % | worst time err % | inside the repetitions' "
+              "range % |", "|---|---|---|---|---|---|"]
     pred0 = Predictor(TOPO, Parameters())
     for world, ds in ((2, d2), (4, d4)):
         c, _ = compare(dataset_points(ds), pred0)
-        lines.append(_row(f"datasheet parameters, {world} GPUs", summary(c)))
+        lines.append(_crow(f"datasheet parameters, {world} GPUs", summary(c)))
         nc = summary(c).get("nccl_median_time_pct")
-        lines.append(f"| NCCL's own model, {world} GPUs (median) | {len(c)} | {_f(nc)} | - | - |")
+        lines.append(f"| NCCL's own model, {world} GPUs (median) | {len(c)} | {_f(nc)} | - | - | - |")
     results = {}
     for stat in ("median", "min"):
         p2, p4 = dataset_points(d2, statistic=stat), dataset_points(d4, statistic=stat)
         fit2 = calibrate(p2, pred0, name=f"h200-nvlink-2gpu-{stat}")
         c4, _ = compare(p4, pred0.with_params(fit2.params))
-        lines.append(_row(f"calibrated on 2 GPUs ({stat}), 2 GPUs (in sample)", fit2.after))
-        lines.append(_row(f"calibrated on 2 GPUs ({stat}), **predict 4 GPUs**", summary(c4)))
+        lines.append(_crow(f"calibrated on 2 GPUs ({stat}), 2 GPUs (in sample)", fit2.after))
+        lines.append(_crow(f"calibrated on 2 GPUs ({stat}), **predict 4 GPUs**", summary(c4)))
         lines += _by_size(c4)
         results[stat] = (fit2, summary(c4))
         if stat == "median" and write_calibrations:
@@ -118,7 +126,7 @@ def campaign_section(write_calibrations: bool) -> tuple[list[str], dict]:
                              fitted_on=["h200x4_2026-11-26b/coll_world2_r15.jsonl"], statistic=stat,
                              topology=TOPO.__dict__, after=fit2.after)
     both = calibrate(dataset_points(d2) + dataset_points(d4), pred0, name="h200-nvlink")
-    lines.append(_row("calibrated on 2 and 4 GPUs (median), both (in sample)", both.after))
+    lines.append(_crow("calibrated on 2 and 4 GPUs (median), both (in sample)", both.after))
     figures.update(two_to_four=results["median"][1], two_to_four_min=results["min"][1], both=both.after)
     if write_calibrations:
         save_calibration(both.params, CAL / "h200-nvlink.json", statistic="median", topology=TOPO.__dict__,
@@ -126,7 +134,7 @@ def campaign_section(write_calibrations: bool) -> tuple[list[str], dict]:
                                     "h200x4_2026-11-26b/coll_world4_r15.jsonl"], after=both.after)
     older = read_jsonl(DATA / "h200x4_2026-11-26" / "coll_world2.jsonl")
     c_old, _ = compare(dataset_points(older), pred0.with_params(both.params))
-    lines.append(_row("that calibration on an earlier 2-GPU run of the same kind of machine "
+    lines.append(_crow("that calibration on an earlier 2-GPU run of the same kind of machine "
                       "(`h200x4_2026-11-26`, 5 repetitions; nop2p and socket variants included)", summary(c_old)))
     return lines, figures
 
@@ -188,7 +196,8 @@ def targets_section(coll: dict, ddp: dict) -> list[str]:
             f"- Collectives, calibrate on 2 GPUs and predict 4 GPUs: median {t['median_time_pct']:.1f}% "
             f"(target {TARGET_COLL_MEDIAN:g}%: {verdict(t['median_time_pct'], TARGET_COLL_MEDIAN)}), 90th percentile "
             f"{t['p90_time_pct']:.1f}% (target {TARGET_P90:g}%: {verdict(t['p90_time_pct'], TARGET_P90)}). In sample "
-            f"on both sizes: median {b['median_time_pct']:.1f}%, p90 {b['p90_time_pct']:.1f}%.",
+            f"on both sizes: median {b['median_time_pct']:.1f}%, p90 {b['p90_time_pct']:.1f}%, with "
+            f"{b.get('within_range_pct', 0):.0f}% of predictions inside the range of their point's repetitions.",
             f"- DDP iterations, DDP parameters fitted on 2 GPUs, predict 4 GPUs: median {dd['median_time_pct']:.1f}% "
             f"with compute from the single-GPU profiles (target {TARGET_DDP_MEDIAN:g}%: "
             f"{verdict(dd['median_time_pct'], TARGET_DDP_MEDIAN)}; p90 {dd['p90_time_pct']:.1f}%: "

@@ -158,6 +158,10 @@ def summary(comps: Sequence[Comparison]) -> dict[str, float]:
     out = {"points": len(comps), "median_time_pct": float(np.median(e)), "p90_time_pct": float(np.percentile(e, 90)),
            "worst_time_pct": float(e.max()), "median_busbw_pct": float(np.median(bus)),
            "worst_busbw_pct": float(bus.max())}
+    ranged = [c for c in comps if c.point.min_s and c.point.max_s]
+    if ranged:
+        out["within_range_pct"] = float(np.mean([c.point.min_s <= c.predicted_s <= c.point.max_s
+                                                 for c in ranged]) * 100)
     nccl = np.array([abs(c.nccl_s / c.point.time_s - 1.0) for c in comps if c.nccl_s]) * 100
     if len(nccl):
         out["nccl_median_time_pct"] = float(np.median(nccl))

@@ -7,7 +7,7 @@ import pytest
 from simulator.cli import main
 from simulator.params import Parameters, load_calibration
 from validation.calibrate import calibrate
-from validation.compare import Predictor, Topo, compare, summary
+from validation.compare import Predictor, Topo, compare
 from validation.data import data_path
 from validation.parsers import CollMeasurement, Dataset, write_jsonl
 

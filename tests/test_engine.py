@@ -12,7 +12,6 @@ from simulator.closed_form import CostModel
 from simulator.engine import FlowNetwork, simulate_plan
 from simulator.fairness import max_min_rates
 from simulator.params import Parameters, ideal
-from topologies.routing import Router
 from tests.conftest import line_topology
 
 

@@ -61,7 +61,6 @@ def test_nccl_model_rebuilds_the_printed_table(key):
 
 
 def test_auto_follows_nccl_tuner_choice():
-    from simulator.nccl_model import NcclModel
     model = CostModel(topologies.build("dgx-h100", nodes=2))
     for size in (8, 1 << 16, 1 << 20, 1 << 24, 1 << 30):
         _, algo, proto = model.best("all_reduce", size)

@@ -216,7 +216,6 @@ class Router:
             pre = f"h{h}."
             a, b = pre + a, pre + b
         host = self._host[a]
-        G = self.G
         ends = {a, b}
 
         def allowed(n: str) -> bool:
@@ -230,8 +229,6 @@ class Router:
         if self._kind[a] == "gpu" and self._kind[b] == "gpu" and not self.p2p:
             cpu = self._nearest(a, "cpu", allowed)
             p = self._dijkstra(a, cpu, weight) + self._dijkstra(cpu, b, weight)[1:]
-        elif (self._kind[a] == "gpu" and self._kind[b] == "gpu" and host in self._has_nvswitch):
-            p = self._dijkstra(a, b, weight)
         else:
             p = self._dijkstra(a, b, weight)
         if h >= 0:

@@ -15,8 +15,6 @@ import argparse
 import glob
 from pathlib import Path
 
-import numpy as np
-
 from simulator.params import Parameters, load_calibration, save_calibration
 from validation.calibrate import calibrate
 from validation.compare import Predictor, Topo, compare, dataset_points, noise_pct, summary, topo_from_hint

@@ -102,6 +102,16 @@ def _fmt(s: dict) -> str:
     return text
 
 
+def _print_collectives(comps, predicted_label: str) -> None:
+    """One line per collective point: measured and predicted time, error, algorithm/protocol."""
+    print(f"{'op':<15}{'world':>6}{'variant':>9}{'bytes':>13}{'measured us':>13}{predicted_label:>14}"
+          f"{'err %':>8}  algo/proto")
+    for c in comps:
+        p = c.point
+        print(f"{p.op:<15}{p.world:>6}{p.variant:>9}{p.size_bytes:>13}{p.time_s * 1e6:>13.2f}"
+              f"{c.predicted_s * 1e6:>14.2f}{c.error * 100:>8.1f}  {c.algo}/{c.proto}")
+
+
 def _calibrate(args: argparse.Namespace) -> int:
     from simulator.params import save_calibration
     from validation.calibrate import PRIOR_WEIGHT, calibrate
@@ -124,11 +134,7 @@ def _calibrate(args: argparse.Namespace) -> int:
         print(f"{'parameter':<40} {'before':>12} {'fitted':>12}")
         for k in fit.keys:
             print(f"{k:<40} {params[k]:>12.4g} {fit.params[k]:>12.4g}")
-        print(f"{'op':<15}{'world':>6}{'variant':>9}{'bytes':>13}{'measured us':>13}{'fitted us':>11}{'err %':>8}")
-        for c in fit.comparisons:
-            p = c.point
-            print(f"{p.op:<15}{p.world:>6}{p.variant:>9}{p.size_bytes:>13}{p.time_s * 1e6:>13.2f}"
-                  f"{c.predicted_s * 1e6:>11.2f}{c.error * 100:>8.1f}")
+        _print_collectives(fit.comparisons, "fitted us")
         params = fit.params
         meta.update(points=len(d.coll), before=fit.before, after=fit.after)
     if d.ddp:
@@ -166,12 +172,7 @@ def _compare(args: argparse.Namespace) -> int:
     else:
         print(f"# compare: params={d.params.name}, topology={d.topo.preset} x{d.topo.nodes}")
         if comps:
-            print(f"{'op':<15}{'world':>6}{'variant':>9}{'bytes':>13}{'measured us':>13}{'predicted us':>14}"
-                  f"{'err %':>8}  algo/proto")
-            for c in comps:
-                p = c.point
-                print(f"{p.op:<15}{p.world:>6}{p.variant:>9}{p.size_bytes:>13}{p.time_s * 1e6:>13.2f}"
-                      f"{c.predicted_s * 1e6:>14.2f}{c.error * 100:>8.1f}  {c.algo}/{c.proto}")
+            _print_collectives(comps, "predicted us")
             print(f"collectives: {_fmt(summary(comps))}; {len(skipped)} points not representable (skipped)")
         if ddp:
             print(f"{'model':<12}{'world':>6}{'cap MB':>8}{'measured ms':>13}{'p10-p90 ms':>16}{'predicted ms':>14}"

@@ -41,6 +41,7 @@ from typing import Any, Callable, Sequence
 
 from simulator.errors import InputError
 from simulator.units import parse_size
+from validation.runners.launch import entry_point
 from validation.runners.records import append_record, done_points, read_records
 
 log = logging.getLogger("validation.runners.collectives")
@@ -406,13 +407,7 @@ def run(s: Settings) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
-    try:
-        settings = parse_settings(argv)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return run(settings)
+    return entry_point(parse_settings, run, argv)
 
 
 if __name__ == "__main__":

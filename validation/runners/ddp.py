@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from simulator.errors import InputError
+from validation.runners.launch import entry_point
 
 log = logging.getLogger("validation.runners.ddp")
 
@@ -245,13 +246,7 @@ def run(s: DDPSettings) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
-    try:
-        settings = parse_settings(argv)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return run(settings)
+    return entry_point(parse_settings, run, argv)
 
 
 if __name__ == "__main__":

@@ -6,11 +6,17 @@ whole group is killed when the limit passes.
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
 import sys
 from dataclasses import dataclass
+from typing import Callable, Sequence, TypeVar
+
+from simulator.errors import InputError
+
+S = TypeVar("S")
 
 
 @dataclass(frozen=True)
@@ -25,6 +31,19 @@ class LaunchResult:
     @property
     def ok(self) -> bool:
         return self.returncode == 0 and not self.timed_out
+
+
+def entry_point(parse: Callable[[Sequence[str] | None], S], run: Callable[[S], int],
+                argv: Sequence[str] | None) -> int:
+    """The runners' shared ``main``: log to stderr, parse settings (a bad one is one line on
+    stderr and exit status 2, never a traceback), then run."""
+    logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+    try:
+        settings = parse(argv)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return run(settings)
 
 
 def torchrun_argv(nproc: int, module: str, args: list[str], nnodes: int = 1) -> list[str]:

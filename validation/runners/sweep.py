@@ -27,7 +27,7 @@ from simulator.errors import InputError
 from simulator.units import parse_size
 from validation.runners.collectives import (DTYPE_SIZES, OPS, parse_ops, plan_points,
                                             size_ladder)
-from validation.runners.launch import run_launch, torchrun_argv
+from validation.runners.launch import entry_point, run_launch, torchrun_argv
 from validation.runners.records import append_record, done_points, read_records
 
 log = logging.getLogger("validation.runners.sweep")
@@ -182,16 +182,14 @@ def sweep_variant(s: SweepSettings, variant: str) -> int:
             return launches
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
-    try:
-        s = parse_settings(argv)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+def run(s) -> int:
     total = sum(sweep_variant(s, v) for v in s.variants)
     log.info("sweep done: %d launches, results in %s", total, s.out)
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return entry_point(parse_settings, run, argv)
 
 
 if __name__ == "__main__":

@@ -262,16 +262,19 @@ def profile_model(model_name: str, batch_size: int, iters: int = 20, warmup: int
     def elapsed_s(a: Any, b: Any) -> float:
         return a.elapsed_time(b) / 1e3 if is_cuda else b - a
 
-    marks: list[Any] = [None] * len(named)
+    # Events are recorded as the steps are queued and read once at the end: the host runs ahead as
+    # in real training, so the GPU is never idle between phases waiting for launches (a
+    # synchronize per step would add the launch latency of each phase to its time).
+    current: list[list[Any]] = [[None] * len(named)]
     for i, (_, p) in enumerate(named):
         def hook(_p: Any, i: int = i) -> None:
-            marks[i] = stamp()
+            current[0][i] = stamp()
         p.register_post_accumulate_grad_hook(hook)
     autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if is_cuda else contextlib.nullcontext
-    fwd, bwd, optm, ready = [], [], [], [[] for _ in named]
+    steps = []
     for it in range(warmup + iters):
         opt.zero_grad(set_to_none=True)
-        marks[:] = [None] * len(named)
+        current[0] = [None] * len(named)
         t0 = stamp()
         with autocast():
             loss = work.loss(model, batch)
@@ -280,10 +283,12 @@ def profile_model(model_name: str, batch_size: int, iters: int = 20, warmup: int
         t2 = stamp()
         opt.step()
         t3 = stamp()
-        if is_cuda:
-            torch.cuda.synchronize()
-        if it < warmup:
-            continue
+        if it >= warmup:
+            steps.append((t0, t1, t2, t3, current[0]))
+    if is_cuda:
+        torch.cuda.synchronize()
+    fwd, bwd, optm, ready = [], [], [], [[] for _ in named]
+    for t0, t1, t2, t3, marks in steps:
         fwd.append(elapsed_s(t0, t1))
         bwd.append(elapsed_s(t1, t2))
         optm.append(elapsed_s(t2, t3))

@@ -40,7 +40,7 @@ def test_large_messages_after_calibration(collectives):
 
 @pytest.fixture(scope="module")
 def ddp():
-    workloads = load_workloads(sorted(glob.glob(str(data_path(f"{CAMPAIGN}/coll_world2_r15.jsonl").parent / "profile_*.json"))))
+    workloads = load_workloads(sorted(glob.glob(str(data_path("h200x1_2026-11-26/profile_mlp.json").parent / "profile_*.json"))))
     pts = aggregate(read_ddp(data_path(f"{CAMPAIGN}/ddp_world2.jsonl")) + read_ddp(data_path(f"{CAMPAIGN}/ddp_world4.jsonl")))
     return workloads, pts
 

@@ -26,6 +26,7 @@ DATA = Path(__file__).resolve().parent / "data"
 CAL = Path(__file__).resolve().parent / "calibrations"
 DOC = Path(__file__).resolve().parent.parent / "docs" / "accuracy.md"
 CAMPAIGN = DATA / "h200x4_2026-11-26b"
+PROFILES = DATA / "h200x1_2026-11-26"      # single-GPU profiles (events read at the end)
 TOPO = Topo("hgx-h200")
 TARGET_COLL_MEDIAN, TARGET_DDP_MEDIAN, TARGET_P90 = 5.0, 6.0, 12.0
 
@@ -138,7 +139,7 @@ def campaign_section(write_calibrations: bool) -> tuple[list[str], dict]:
 
 
 def ddp_section(write_calibrations: bool) -> tuple[list[str], dict]:
-    workloads = load_workloads(sorted(glob.glob(str(CAMPAIGN / "profile_*.json"))))
+    workloads = load_workloads(sorted(glob.glob(str(PROFILES / "profile_*.json"))))
     d2 = aggregate(read_ddp(CAMPAIGN / "ddp_world2.jsonl"))
     d4 = aggregate(read_ddp(CAMPAIGN / "ddp_world4.jsonl"))
     comm = load_calibration(str(CAL / "h200-nvlink.json"))
@@ -148,7 +149,8 @@ def ddp_section(write_calibrations: bool) -> tuple[list[str], dict]:
              "two separate launches per configuration, 20 timed iterations each (`ddp_world{2,4}.jsonl`). "
              "Measured = median over launches of each launch's median; the spread is the launches' p10 to "
              "p90. Communication parameters: the collective calibration `h200-nvlink` (section 2); compute: "
-             "the single-GPU profiles (`profile_*.json`), or those profiles scaled to each run's measured "
+             "the single-GPU profiles (`h200x1_2026-11-26/profile_*.json`, taken on another H200 machine, "
+             "as a user would profile one GPU before renting a cluster), or those profiles scaled to each run's measured "
              "`no_sync()` iteration (which isolates the communication and overlap model).", "",
              "| what | configurations | median time err % | p90 time err % | worst time err % | "
              "measured p10-p90 spread % | predictions inside the spread % |", "|---|---|---|---|---|---|---|"]
@@ -207,8 +209,9 @@ def targets_section(coll: dict, ddp: dict) -> list[str]:
             "hop each way), so those split at the datasheet's proportions and the 4-GPU prediction inherits the "
             "error; (iii) NCCL's send/recv and broadcast slow down more from 2 to 4 GPUs than one extra hop "
             "explains; (iv) for DDP, BERT-base's compute itself varies by 30-50% between launches (its "
-            "`no_sync()` iterations range from 22 to 36 ms), and the single-GPU profile's per-parameter events "
-            "slow the MLP's short backward, so profile-based compute is off by more than the communication model.",
+            "`no_sync()` iterations range from 22 to 36 ms), and the MLP's `no_sync()` iterations (2.5-3.2 ms) are "
+            "shorter than its single-GPU profile (3.8 ms) for a reason not yet established, so profile-based "
+            "compute is off by more than the communication model there.",
             "- The public datasets (section 1) are uncalibrated: cloud fabrics (EFA, TCPX) add tens to hundreds "
             "of microseconds per call that no datasheet states; `gpunetsim calibrate` on such a file fixes that "
             "for its own cluster."]

@@ -114,3 +114,15 @@ def test_calibration_file_with_unknown_key_names_it(tmp_path, capsys):
     assert main(["collective", "--calibration", str(bad), "-b", "8", "-e", "8"]) == 2
     err = capsys.readouterr().err
     assert "params.link_efficiency.warp" in err and str(bad) in err
+
+
+def test_nccl_tests_text_without_rank_lines_takes_the_world_from_the_topology(tmp_path, capsys):
+    text = ("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+            "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+            "     1048576        262144     float     sum      -1    40.00   26.21   45.88      0    40.00   26.21   45.88      0\n"
+            "   134217728      33554432     float     sum      -1   700.00  191.74  335.54      0   700.00  191.74  335.54      0\n")
+    f = tmp_path / "all_reduce_perf.txt"
+    f.write_text(text)
+    assert main(["compare", "--measurements", str(f), "--topology", "dgx-h100", "--html", "", "--json"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [json.loads(l)["world"] for l in lines[:-1]] == [8, 8]

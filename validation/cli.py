@@ -62,8 +62,12 @@ def _load(args: argparse.Namespace) -> _Loaded:
     from validation.parsers import load_measurements
     params = load_calibration(args.calibration)
     coll, ddp, topo = [], [], None
+    world = None
+    if args.topology:       # nccl-tests text without rank lines: the topology says how many ranks
+        import topologies
+        world = len(topologies.gpus(topologies.build(args.topology, nodes=args.nodes, gpus_per_node=args.gpus)))
     for f in args.measurements:
-        ds = load_measurements(f) if Path(f).exists() or not has_ddp_records(f) else None
+        ds = load_measurements(f, world=world) if Path(f).exists() or not has_ddp_records(f) else None
         if ds is None or (not ds.points and has_ddp_records(f)):
             t = Topo(args.topology, args.nodes) if args.topology else topo
             ddp += read_ddp(f)

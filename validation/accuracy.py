@@ -56,8 +56,8 @@ def public_section(params: Parameters, fitted_out: list[float] | None = None) ->
              "algorithm and protocol: the baseline to beat. The last error column is after `gpunetsim calibrate` "
              "on that same file (in sample: what a user gets for their own cluster from one nccl-tests run).", "",
              "| dataset | points | median time err % | p90 time err % | worst time err % | median busbw err % "
-             "| NCCL model median time err % | calibrated on the file, median time err % | skipped |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| worst busbw err % | NCCL model median time err % | calibrated on the file, median time err % "
+             "| skipped |", "|---|---|---|---|---|---|---|---|---|---|"]
     for f in sorted(glob.glob(str(DATA / "public" / "*.jsonl"))):
         ds = read_jsonl(f)
         name = Path(f).stem
@@ -71,8 +71,8 @@ def public_section(params: Parameters, fitted_out: list[float] | None = None) ->
             fitted = calibrate(pts, pred).after["median_time_pct"] if c else None
             if fitted is not None and fitted_out is not None:
                 fitted_out.append(fitted)
-            extra = (f" {_f(sm.get('median_busbw_pct'))} | {_f(sm.get('nccl_median_time_pct'))} | {_f(fitted)} "
-                     f"| {len(s)} |")
+            extra = (f" {_f(sm.get('median_busbw_pct'))} | {_f(sm.get('worst_busbw_pct'))} "
+                     f"| {_f(sm.get('nccl_median_time_pct'))} | {_f(fitted)} | {len(s)} |")
             lines.append(_row(label, sm, extra))
     return lines
 

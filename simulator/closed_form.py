@@ -16,6 +16,7 @@ import numpy as np
 
 from simulator.errors import InputError
 from simulator.fairness import max_min_rates
+from simulator.nccl_model import TUNED_OPS
 from simulator.params import PROTOS, Parameters
 from simulator.schedule import ALGOS_FOR_OP, OPS, Plan, build_plan
 from topologies.routing import Router
@@ -75,6 +76,7 @@ class CostModel:
         self.params = params or Parameters()
         self.select = select
         self._shapes: dict[tuple[str, str, str], Shape] = {}
+        self._allowed: dict[tuple[str, str, str], tuple[tuple[str, str], ...]] = {}
         self._nccl = None
 
     @property
@@ -128,11 +130,12 @@ class CostModel:
     def best(self, op: str, size_bytes: float, algo: str = "auto", proto: str = "auto") -> tuple[float, str, str]:
         """(seconds, algorithm, protocol): NCCL's tuner's choice among the allowed ones (``select="nccl"``,
         for the collectives NCCL tunes), or our fastest prediction; timed by this model."""
-        allowed = self.choices(op, algo, proto)
-        if self.select == "nccl" and len(allowed) > 1 and op in ("all_reduce", "reduce_scatter", "all_gather",
-                                                                   "broadcast", "reduce"):
-            a, p = self.nccl.choose(op, size_bytes, tuple(dict.fromkeys(a for a, _ in allowed)),
-                                    tuple(dict.fromkeys(p for _, p in allowed)))
+        key = (op, algo, proto)
+        allowed = self._allowed.get(key)
+        if allowed is None:
+            allowed = self._allowed[key] = tuple(self.choices(op, algo, proto))
+        if self.select == "nccl" and len(allowed) > 1 and op in TUNED_OPS:
+            a, p = self.nccl.choose(op, size_bytes, allowed)
             return self.shape(op, a, p).time_s(size_bytes), a, p
         best = (math.inf, "", "")
         for a, p in allowed:

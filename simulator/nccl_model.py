@@ -133,11 +133,14 @@ class NcclModel:
 
     def time_s(self, op: str, size_bytes: float, algo: str, proto: str) -> float:
         """NCCL's estimate (ncclTopoGetAlgoTime) for one call, seconds; inf when not available."""
+        log_size = int(math.log2(size_bytes // 64)) if size_bytes >= 64 else -1
+        return self._time_s(op, size_bytes, algo, proto, log_size)
+
+    def _time_s(self, op: str, size_bytes: float, algo: str, proto: str, log_size: int) -> float:
         entry = self.table.get((op, algo, proto))
         if entry is None or entry[1] <= 0:
             return math.inf
         lat, bw = entry
-        log_size = int(math.log2(size_bytes // 64)) if size_bytes >= 64 else -1
         if algo == "tree" and op == "all_reduce" and 0 <= log_size < 23:
             bw *= TREE_CORRECTION[PROTOS.index(proto)][log_size]
         if algo == "ring" and proto == "simple" and self.x.nodes > 1 and op == "all_reduce" \
@@ -145,8 +148,14 @@ class NcclModel:
             lat *= 1.4 if self.x.comp_cap >= 80 else 1.9
         return (lat + size_bytes / (1000.0 * bw)) * 1e-6
 
-    def choose(self, op: str, size_bytes: float, algos=("tree", "ring"), protos=PROTOS) -> tuple[str, str]:
-        """The (algorithm, protocol) NCCL's tuner picks among the allowed ones."""
-        best = min(((self.time_s(op, size_bytes, a, p), a, p) for a in algos for p in protos),
-                   key=lambda t: t[0])
-        return best[1], best[2]
+    def choose(self, op: str, size_bytes: float,
+               allowed: tuple[tuple[str, str], ...] = tuple((a, p) for a in ("tree", "ring") for p in PROTOS)
+               ) -> tuple[str, str]:
+        """The (algorithm, protocol) NCCL's tuner picks among the ``allowed`` pairs."""
+        log_size = int(math.log2(size_bytes // 64)) if size_bytes >= 64 else -1
+        best, choice = math.inf, allowed[0]
+        for a, p in allowed:
+            t = self._time_s(op, size_bytes, a, p, log_size)
+            if t < best:
+                best, choice = t, (a, p)
+        return choice

@@ -35,9 +35,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Callable, Iterable, Literal, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from simulator.closed_form import CostModel
+from simulator.config import validate
 from simulator.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -107,27 +108,8 @@ class StudySpec(_Strict):
         return _as_list(v)
 
 
-def _path(loc: Sequence[object]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
 def _validate(data: object, source: str | None) -> StudySpec:
-    if not isinstance(data, dict):
-        raise InputError("a study file is a mapping of axis names to values", source=source,
-                         value=type(data).__name__)
-    try:
-        return StudySpec.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = [p for p in err["loc"] if not (isinstance(p, str) and "[" in p)]   # drop union tags
-        where = _path(loc)
-        if err["type"] == "missing":
-            raise InputError("missing required field", source=source, field=where) from None
-        msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
-        raise InputError(msg, source=source, field=where, value=err.get("input")) from None
+    return validate(StudySpec, data, source, "a mapping of axis names to values")
 
 
 # ------------------------------------------------------------------------------ study and points

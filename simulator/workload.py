@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Sequence
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from simulator.config import validate
 from simulator.errors import InputError
 from simulator.gpus import GpuSpec, get_gpu
 
@@ -288,33 +289,6 @@ class _LayerFormModel(_Strict):
             raise ValueError(err.message) from None
 
 
-def _path(loc: Sequence[object]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _validate(cls: type[BaseModel], data: object, source: str | None) -> Any:
-    """``cls.model_validate(data)``, with the first problem raised as an InputError."""
-    if not isinstance(data, dict):
-        raise InputError("expected a mapping (JSON object) at the top level", source=source,
-                         value=type(data).__name__)
-    try:
-        return cls.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = _path(err["loc"])
-        if err["type"] == "missing":
-            raise InputError("missing required field", source=source, field=where) from None
-        msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            msg = "unknown field"
-        value = err.get("input")
-        raise InputError(f"{msg} (got {value!r})", source=source, field=where,
-                         value=value) from None
-
-
 def _check_params(names: Sequence[str], ready: Sequence[float], backward_s: float,
                   source: str | None, ready_field: str = "grad_ready_s") -> None:
     seen: dict[str, int] = {}
@@ -332,7 +306,7 @@ def workload_from_dict(data: object, source: str | None = None) -> Workload:
     """A workload from a parsed workload file (either form); ``source`` names it in errors."""
     if isinstance(data, dict) and "layers" in data:
         return _from_layer_form(data, source)
-    m = _validate(_MeasuredModel, data, source)
+    m = validate(_MeasuredModel, data, source)
     _check_params([p.name for p in m.params], [p.grad_ready_s for p in m.params],
                   m.backward_s, source)
     params = tuple(ParamGrad(p.name, p.bytes, p.grad_ready_s, p.dtype) for p in m.params)
@@ -342,7 +316,7 @@ def workload_from_dict(data: object, source: str | None = None) -> Workload:
 
 
 def _from_layer_form(data: dict, source: str | None) -> Workload:
-    m = _validate(_LayerFormModel, data, source)
+    m = validate(_LayerFormModel, data, source)
     seen: set[str] = set()
     layers = []
     for i, layer in enumerate(m.layers):
@@ -459,7 +433,7 @@ def workload_from_profile_record(rec: dict, source: str | None = None) -> Worklo
     ``iter_wall_s``, ...) are kept in ``extras``. A parameter's dtype is its ``dtype`` field, or
     else inferred from ``bytes / numel`` (2 bytes is taken as float16).
     """
-    m = _validate(_ProfileModel, rec, source)
+    m = validate(_ProfileModel, rec, source)
     _check_params([p.name for p in m.params], [p.ready_s for p in m.params], m.backward_s,
                   source, ready_field="ready_s")
     params = tuple(ParamGrad(p.name, p.bytes, p.ready_s, _profile_dtype(p, i, source))

@@ -1,0 +1,42 @@
+"""Validated configuration files: a pydantic model's first problem as an InputError.
+
+Workload, study and other YAML/JSON inputs are declared as pydantic models; :func:`validate`
+turns pydantic's report into one line naming the file, the field path (``params[3].bytes``) and
+the value, as every user-facing error in gpunetsim does.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from simulator.errors import InputError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def field_path(loc: Sequence[object]) -> str:
+    """pydantic's location tuple as ``a.b[3].c``; union-member tags (``x[...]``) are dropped."""
+    out = ""
+    for part in loc:
+        if isinstance(part, str) and "[" in part:
+            continue
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def validate(cls: type[M], data: object, source: str | None, what: str = "a mapping (JSON object)") -> M:
+    """``cls.model_validate(data)``, the first problem raised as an InputError."""
+    if not isinstance(data, dict):
+        raise InputError(f"expected {what} at the top level", source=source, value=type(data).__name__)
+    try:
+        return cls.model_validate(data)
+    except ValidationError as exc:
+        err: dict[str, Any] = exc.errors()[0]
+        where = field_path(err["loc"])
+        if err["type"] == "missing":
+            raise InputError("missing required field", source=source, field=where) from None
+        msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
+        value = err.get("input")
+        raise InputError(f"{msg} (got {value!r})", source=source, field=where, value=value) from None

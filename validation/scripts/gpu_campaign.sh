@@ -2,7 +2,7 @@
 # The real-GPU measurement campaign behind validation/data/<machine>_<date>/ (see docs/accuracy.md).
 # Usage on a GPU host, from the repository root:  bash validation/scripts/gpu_campaign.sh PHASE OUTDIR
 #   PHASE = coll2   collectives on 2 GPUs: every op (default variant) + all_reduce under NCCL variants
-#           coll4   the same on 4 GPUs
+#           coll4   the same on 4 GPUs (coll8 / ddp8: the same on 8 GPUs)
 #           ddp     DDP iteration times on 4 GPUs over bucket caps (repeated launches) + 1-GPU profiles
 #           rerun2, rerun4   collectives on 2 or 4 GPUs again with 15 repetitions per point (robust medians),
 #                   default variant for every op plus all_reduce under NCCL_ALGO=allreduce:Tree
@@ -32,6 +32,12 @@ case "$phase" in
   rerun4) rerun 4 ;;
   coll2) coll 2 ;;
   coll4) coll 4 ;;
+  coll8) coll 8 ;;                      # issue: validation on 8 GPUs (needs an 8-GPU machine)
+  ddp8)
+    $PY -m validation.runners.ddp_sweep --nproc 8 --models resnet50,bert-base,gpt2,mlp \
+        --bucket-caps 1,5,25,100,1000 --launches 2 --iters 20 --warmup 8 --launch-timeout-s 300 \
+        --out "$out/ddp_world8.jsonl"
+    ;;
   ddp)
     for mb in mlp:64 resnet50:64 bert-base:32 gpt2:8; do   # the DDP sweep's default batch sizes
       m=${mb%%:*}; b=${mb##*:}

@@ -40,15 +40,25 @@ def plan_rates(router: Router, params: Parameters, plan: Plan) -> np.ndarray:
     return _rates_and_bottleneck(router, params, plan)[0]
 
 
+def link_uses(router: Router, routes: tuple[tuple[int, ...], ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct link ids, times each is crossed) of a flow group's routes; cached on the router
+    (plans of every protocol share their layout's route tuples, which the router's cache keeps alive)."""
+    key = ("uses", id(routes))
+    hit = router.cache.get(key)
+    if hit is None or hit[0] is not routes:
+        links, counts = np.unique(np.fromiter((l for r in routes for l in r), dtype=np.int64), return_counts=True)
+        hit = router.cache[key] = (routes, links, counts.astype(float))
+    return hit[1], hit[2]
+
+
 def _rates_and_bottleneck(router: Router, params: Parameters, plan: Plan) -> tuple[np.ndarray, str]:
     cap = router.capacity_Bps * np.array([params.link_efficiency(k) for k in router.kind])
     ug, ul, uc = [], [], []
     for i, g in enumerate(plan.groups):
-        links, counts = np.unique(np.asarray([l for r in g.routes for l in r], dtype=np.int64),
-                                  return_counts=True)
+        links, counts = link_uses(router, g.routes)
         ug.append(np.full(len(links), i))
         ul.append(links)
-        uc.append(counts.astype(float))
+        uc.append(counts)
     if not ug:
         return np.zeros(0), ""
     caps = np.array([g.rate_cap_Bps for g in plan.groups])

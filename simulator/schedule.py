@@ -129,18 +129,20 @@ class _Layout:
 
 
 def _layout_group(router: Router, pairs, payload: float, label: str, acc) -> _LayoutGroup:
-    hops = [router.hop(a, b) for a, b in pairs]
-    for (a, b), (_, cls, wire) in zip(pairs, hops):
-        acc["inter" if router.host_of(a) != router.host_of(b) else "intra"].add((cls, wire))
-    return _LayoutGroup(tuple(h[0] for h in hops), payload, label, any(h[1] == "shm" for h in hops),
-                        any(h[1] == "socket" for h in hops))
+    hop = router.hop
+    hops = [hop(a, b) for a, b in pairs]
+    kinds = [router.hop_kinds[k] for k in {h[4] for h in hops}]   # distinct (class, wire, crosses servers)
+    for cls, wire, inter in kinds:
+        acc["inter" if inter else "intra"].add((cls, wire))
+    classes = {k[0] for k in kinds}
+    return _LayoutGroup(tuple(h[0] for h in hops), payload, label, "shm" in classes, "socket" in classes)
 
 
 def _merge(groups: list[_LayoutGroup]) -> tuple[_LayoutGroup, ...]:
     """Merge groups with identical routes (same links): their bytes add, their rate is shared."""
     merged: dict[tuple, _LayoutGroup] = {}
     for g in groups:
-        key = tuple(sorted(g.routes))
+        key = (len(g.routes), frozenset(g.routes))      # order-free; the length keeps multiplicities apart
         if key in merged:
             m = merged[key]
             merged[key] = replace(m, payload_per_byte=m.payload_per_byte + g.payload_per_byte)
@@ -236,21 +238,24 @@ def _tree(router, op, rk, per_host, acc):
     groups = []
     for c in range(C):
         chains = {}
+        chain_hops = []
         for h in hosts:
             g = per_host[h]
             k = c % len(g)
-            chains[h] = g[k:] + g[:k]          # chains[h][0] is the head, which talks to the network
-        for t, mirror in enumerate((False, True)):
-            hops = []
-            for h in hosts:
-                ch = chains[h]
-                hops += [(ch[i + 1], ch[i]) for i in range(len(ch) - 1)]      # up the chain
-                hops += [(ch[i], ch[i + 1]) for i in range(len(ch) - 1)]      # down the chain
+            ch = chains[h] = g[k:] + g[:k]     # ch[0] is the head, which talks to the network
+            chain_hops += [(ch[i + 1], ch[i]) for i in range(len(ch) - 1)]      # up the chain
+            chain_hops += [(ch[i], ch[i + 1]) for i in range(len(ch) - 1)]      # down the chain
+        chain = _layout_group(router, chain_hops, 0.0, "", acc) if chain_hops else None
+        for t, mirror in enumerate((False, True)):     # both trees of a channel share its chains
+            net_hops = []
             for child, parent in _binary_tree(N, mirror):
                 a, b = chains[hosts[child]][0], chains[hosts[parent]][0]
-                hops += [(a, b), (b, a)]
-            if hops:
-                groups.append(_layout_group(router, hops, 1.0 / (2 * C), f"tree ch{c} t{t}", acc))
+                net_hops += [(a, b), (b, a)]
+            parts = [g for g in (chain, _layout_group(router, net_hops, 0.0, "", acc) if net_hops else None) if g]
+            if parts:
+                groups.append(_LayoutGroup(tuple(r for g in parts for r in g.routes), 1.0 / (2 * C),
+                                           f"tree ch{c} t{t}", any(g.shm for g in parts),
+                                           any(g.socket for g in parts)))
     ppn = n // N
     return _merge(groups), 2 * (ppn - 1), 2 * int(math.log2(N)), False
 

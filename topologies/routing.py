@@ -52,6 +52,28 @@ class Router:
         self._host = {n: d.get("host", 0) for n, d in G.nodes(data=True)}
         self._kind = {n: d.get("kind") for n, d in G.nodes(data=True)}
         self._local = {n: d.get("local", 0) for n, d in G.nodes(data=True)}
+        # PCIe switch neighbourhoods, for NIC choice (one pass over the edges)
+        self._switches_of: dict[str, list[str]] = {}
+        self._nics_on: dict[str, list[str]] = {}
+        self._gpus_on: dict[str, list[str]] = {}
+        for u, v in G.edges():
+            for a, b in ((u, v), (v, u)):
+                if self._kind[b] == "pcie_switch" and self._kind[a] in ("gpu", "nic"):
+                    self._switches_of.setdefault(a, []).append(b)
+                    (self._gpus_on if self._kind[a] == "gpu" else self._nics_on).setdefault(b, []).append(a)
+        for d in (self._nics_on, self._gpus_on):
+            for k in d:
+                d[k].sort(key=lambda n: (self._local[n], str(n)))
+        self._switches_of = {k: sorted(v) for k, v in self._switches_of.items()}
+        for n, k in self._kind.items():
+            if k in ("gpu", "nic"):
+                self._switches_of.setdefault(n, [])
+            elif k == "pcie_switch":
+                self._nics_on.setdefault(n, [])
+                self._gpus_on.setdefault(n, [])
+        self._gpus_per_host: dict[int, int] = {}
+        for g in self.gpus:
+            self._gpus_per_host[self._host[g]] = self._gpus_per_host.get(self._host[g], 0) + 1
         self._templated = all(str(n).startswith(f"h{h}.") for n, h in self._host.items() if h >= 0)
         self._has_nvswitch = {self._host[n] for n, k in self._kind.items() if k == "nvswitch"}
         self._nics: dict[int, list[str]] = {}
@@ -64,13 +86,18 @@ class Router:
         self._leaf = {n: next((m for m in G[n] if self._kind[m] == "leaf"), None)
                       for n, k in self._kind.items() if k == "nic"}
         self._route_cache: dict[tuple[str, str], tuple[int, ...]] = {}
-        self._hop_cache: dict[tuple[str, str], tuple[tuple[int, ...], str, float]] = {}
+        self._hop_cache: dict[tuple[str, str], tuple[tuple[int, ...], str, float, bool, int]] = {}
+        self._hop_kind_ids: dict[tuple[str, float, bool], int] = {}
+        self.hop_kinds: list[tuple[str, float, bool]] = []
         self._fabric_nodes = [n for n, k in self._kind.items() if k in ("leaf", "spine")]
         self._fabric_graph = G.subgraph(self._fabric_nodes)
         self.cache: dict = {}
         self._rail_nic = {(h, self._local[n]): n for h, ns in self._nics.items() for n in reversed(ns)}
         self._to_cpu = {i for i, (a, b) in enumerate(self.link_names) if self._kind[b] == "cpu"}
         self._tmpl_routes: dict[tuple[str, str], tuple[int, ...]] = {}
+        self._up: dict[tuple[str, str], tuple[int, ...]] = {}
+        self._local_cache: dict[tuple[str, str], tuple[int, ...]] = {}
+        self._across: dict[tuple[str, str], tuple[int, ...]] = {}
         self._host_maps = self._build_host_maps()     # for derived structures (collective layouts) keyed by their builders
         self._host_path = lru_cache(maxsize=None)(self._host_path_uncached)
         self._fabric_path = lru_cache(maxsize=None)(self._fabric_path_uncached)
@@ -115,7 +142,13 @@ class Router:
         return maps
 
     def _local_route(self, a: str, b: str) -> tuple[int, ...]:
-        """Route between two nodes of one server, through the template."""
+        """Route between two nodes of one server, through the template; cached."""
+        r = self._local_cache.get((a, b))
+        if r is None:
+            r = self._local_cache[(a, b)] = self._local_route_uncached(a, b)
+        return r
+
+    def _local_route_uncached(self, a: str, b: str) -> tuple[int, ...]:
         h = self._host[a]
         pre = f"h{h}."
         key = (a[len(pre):], b[len(pre):])
@@ -136,17 +169,28 @@ class Router:
         nic_s = self._rail_nic.get((hs, self._local[nic_d]))
         if nic_s is None:
             return None
-        owner = self._owner_of_nic(nic_s)
-        if owner is not None and owner != src and hs in self._has_nvswitch:
-            up = self._local_route(src, owner) + self._local_route(owner, nic_s)
-        else:
-            up = self._local_route(src, nic_s)
-        la, lb = self._leaf.get(nic_s), self._leaf.get(nic_d)
-        if la is None or lb is None:
-            return None
-        fab = [nic_s, *self._fabric_path(la, lb), nic_d]
-        across = tuple(self.link_id[(x, y)] for x, y in zip(fab, fab[1:]))
-        return up + across + self._local_route(nic_d, dst)
+        key = (nic_s, nic_d)
+        across = self._across.get(key)
+        if across is None:
+            la, lb = self._leaf.get(nic_s), self._leaf.get(nic_d)
+            if la is None or lb is None:
+                return None
+            fab = [nic_s, *self._fabric_path(la, lb), nic_d]
+            across = self._across[key] = tuple(self.link_id[(x, y)] for x, y in zip(fab, fab[1:]))
+        return self._up_route(src, nic_s) + across + self._local_route(nic_d, dst)
+
+    def _up_route(self, src: str, nic: str) -> tuple[int, ...]:
+        """GPU to the NIC it sends through: over NVLink to the NIC's own GPU first (PXN) if needed."""
+        key = (src, nic)
+        up = self._up.get(key)
+        if up is None:
+            owner = self._owner_of_nic(nic)
+            if owner is not None and owner != src and self._host[src] in self._has_nvswitch:
+                up = self._local_route(src, owner) + self._local_route(owner, nic)
+            else:
+                up = self._local_route(src, nic)
+            self._up[key] = up
+        return up
 
     def path(self, src: str, dst: str) -> list[str]:
         """Node names from ``src`` to ``dst``."""
@@ -173,13 +217,19 @@ class Router:
         down = self._in_host(nic_d, dst)
         return up + across[1:] + down[1:]
 
-    def hop(self, src: str, dst: str) -> tuple[tuple[int, ...], str, float]:
-        """(route, route class, wire latency in seconds) from GPU ``src`` to GPU ``dst``; cached."""
+    def hop(self, src: str, dst: str) -> tuple[tuple[int, ...], str, float, bool, int]:
+        """(route, route class, wire latency in seconds, crosses servers, kind id) from GPU ``src`` to
+        ``dst``; cached. The kind id numbers the distinct (class, wire latency, crosses) triples
+        (``self.hop_kinds[id]``), so callers can collect them without re-hashing routes."""
         key = (src, dst)
         h = self._hop_cache.get(key)
         if h is None:
             r = self.route(src, dst)
-            h = (r, self.route_class(r), self.wire_latency_s(r))
+            kind = (self.route_class(r), self.wire_latency_s(r), self._host[src] != self._host[dst])
+            kid = self._hop_kind_ids.setdefault(kind, len(self._hop_kind_ids))
+            if kid == len(self.hop_kinds):
+                self.hop_kinds.append(kind)
+            h = (r, *kind, kid)
             self._hop_cache[key] = h
         return h
 
@@ -257,12 +307,11 @@ class Router:
         if not nics:
             raise InputError(f"GPU {gpu!r} is on a server without NIC but must talk to another server",
                              field="nodes", value=gpu)
-        sw = [n for n in self.G[gpu] if self._kind[n] == "pcie_switch"]
-        local = [n for n in nics if any(s in self.G[n] for s in sw)]
+        local = [n for sw in self._switches_of[gpu] for n in self._nics_on[sw]]
         if local:
-            return local[self.G.nodes[gpu].get("local", 0) % len(local)]
-        per = max(1, -(-len(gpu_nodes_in(self, h)) // len(nics)))
-        return nics[min(len(nics) - 1, self.G.nodes[gpu].get("local", 0) // per)]
+            return local[self._local[gpu] % len(local)]
+        per = max(1, -(-self._gpus_per_host[h] // len(nics)))
+        return nics[min(len(nics) - 1, self._local[gpu] // per)]
 
     def _to_nic(self, gpu: str, nic: str) -> list[str]:
         h = self._host[gpu]
@@ -273,11 +322,9 @@ class Router:
 
     def _owner_of_nic_uncached(self, nic: str) -> str | None:
         """The GPU sharing a PCIe switch with ``nic`` whose own NIC it is (None if no such GPU)."""
-        for sw in self.G[nic]:
-            if self._kind[sw] != "pcie_switch":
-                continue
-            for g in self.G[sw]:
-                if self._kind[g] == "gpu" and self._nic_of_gpu(g) == nic:
+        for sw in self._switches_of[nic]:
+            for g in self._gpus_on[sw]:
+                if self._nic_of_gpu(g) == nic:
                     return g
         return None
 
@@ -288,7 +335,3 @@ class Router:
         except nx.NetworkXNoPath:
             raise InputError(f"no path through the fabric from {a!r} to {b!r}", field="links",
                              value=f"{a} -> {b}") from None
-
-
-def gpu_nodes_in(router: Router, host: int) -> list[str]:
-    return [g for g in router.gpus if router.host_of(g) == host]

@@ -15,6 +15,9 @@ Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless 
 - ``socket_max_Bps``: bandwidth of one hop through the socket transport (TCP through the kernel).
 - ``call_overhead_s``: per-call cost outside NCCL's model (framework launch, e.g. PyTorch's
   ``dist.all_reduce`` adds tens of microseconds); 0 in the datasheet set.
+- ``rank_overhead_s``: added to every call once per doubling of the number of ranks
+  (``log2(n)`` times): a collective waits for its slowest rank's launch, and the slowest of n grows
+  with n. 0 in the datasheet set; a 2-GPU run alone cannot tell it from ``call_overhead_s``.
 - ``op_efficiency.{op}``, ``op_overhead_s.{op}``: per-collective bandwidth factor and extra fixed
   cost, 1 and 0 in the datasheet set. NCCL's model treats all collectives alike; measurements do not
   (e.g. all_gather reaches a lower bus bandwidth than all_reduce on 2 H200s; send_recv launches two
@@ -75,6 +78,7 @@ def _defaults() -> dict[str, float]:
         "shm_efficiency": 0.5,
         "socket_max_Bps": 5e9,                 # per hop through NCCL's socket transport (TCP)
         "call_overhead_s": 0.0,
+        "rank_overhead_s": 0.0,                # extra per-call cost per doubling of the ranks
         **{f"op_efficiency.{op}": 1.0 for op in OPS},
         **{f"op_overhead_s.{op}": 0.0 for op in OPS},
         **{f"op_local_s_per_byte.{op}": 0.0 for op in OPS},

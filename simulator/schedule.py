@@ -196,7 +196,8 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
                   for g in groups]
     return Plan(op, algo, proto, n, len(_hosts(router, rk)), _channels(router, _hosts(router, rk)),
                 tuple(groups), params.base_latency_s(a, proto) + latency,
-                params["call_overhead_s"] + params[f"op_overhead_s.{op}"], params[f"op_local_s_per_byte.{op}"])
+                params["call_overhead_s"] + params[f"op_overhead_s.{op}"] + params["rank_overhead_s"] * math.log2(n),
+                params[f"op_local_s_per_byte.{op}"])
 
 
 def _ring(router, op, rk, per_host, acc):

@@ -235,8 +235,9 @@ def targets_section(coll: dict, ddp: dict, public_fitted: list[float]) -> list[s
             f"no_sync baseline (p90 {dn['p90_time_pct']:.1f}%).",
             "- Why the misses: (i) the measurements' own noise (section 2) is of the order of the target on "
             "small and medium messages, where repetitions are bimodal; (ii) 2-GPU runs cannot separate the "
-            "wire term from the per-byte local term, nor per-hop from fixed latency (every 2-GPU ring has one "
-            "hop each way), so those split at the datasheet's proportions and the 4-GPU prediction inherits the "
+            "wire term from the per-byte local term, per-hop from fixed latency (every 2-GPU ring has one "
+            "hop each way), nor the per-doubling launch cost (`rank_overhead_s`) from the fixed one, so the fit "
+            "splits them as the prior towards the datasheet makes it, and the 4-GPU prediction inherits the "
             "error; (iii) NCCL's send/recv and broadcast slow down more from 2 to 4 GPUs than one extra hop "
             "explains; (iv) for DDP, BERT-base's compute itself varies by 30-50% between launches (its "
             "`no_sync()` iterations range from 22 to 36 ms), and the MLP's `no_sync()` iterations (2.5-3.2 ms) are "

@@ -19,7 +19,7 @@ from validation.compare import Comparison, Predictor, compare, summary
 from validation.parsers import CollMeasurement
 
 CANDIDATES = (
-    ["call_overhead_s", "shm_efficiency", "ll_max_busbw_Bps", "socket_max_Bps"]
+    ["call_overhead_s", "rank_overhead_s", "shm_efficiency", "ll_max_busbw_Bps", "socket_max_Bps"]
     + [k for k in DEFAULTS if k.startswith(("base_latency_s.", "proto_efficiency.", "link_efficiency."))]
     + [k for k in DEFAULTS if k.startswith(("op_efficiency.", "op_overhead_s.", "op_local_s_per_byte."))]
     + [k for k in DEFAULTS if k.startswith("hop_latency_s.")]

@@ -2,7 +2,7 @@
 
 Run once, from the repository root, when the shared data changes::
 
-    python -m validation.data.convert_public --shared ../shared/data
+    python -m validation.data.convert_public --shared SHARED_DATA_DIR
 
 It reads ``<shared>/public/*.txt`` (raw nccl-tests output behind a short provenance header) and
 ``<shared>/h200x4_2026-11-26/``, and writes ``validation/data/public/<name>.jsonl`` and
@@ -346,8 +346,8 @@ def convert_h200(shared: Path, out_dir: Path) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shared", type=Path, default=Path("../shared/data"),
-                        help="folder with public/ and h200x4_2026-11-26/ (default ../shared/data)")
+    parser.add_argument("--shared", type=Path, required=True,
+                        help="the team's shared data folder, holding public/ and h200x4_2026-11-26/")
     parser.add_argument("--out", type=Path, default=HERE, help="output folder (default: here)")
     args = parser.parse_args(argv)
     for name in convert_public(args.shared, args.out / "public"):

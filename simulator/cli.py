@@ -26,7 +26,11 @@ def add_topology_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--transport", default="ib", choices=["ib", "roce"], help="InfiniBand or RoCE/Ethernet")
     g.add_argument("--nic-bw", default=None, help="NIC bandwidth, e.g. '400 Gb/s' (default: preset's)")
     g.add_argument("--nics", type=int, default=None, help="NICs per server (default: preset's)")
-    g.add_argument("--oversubscription", type=float, default=1.0, help="leaf:spine oversubscription")
+    g.add_argument("--oversubscription", type=float, default=1.0,
+                   help="leaf:spine oversubscription (matters for traffic that crosses the spine)")
+    g.add_argument("--hosts-per-leaf", type=int, default=32,
+                   help="servers under one leaf switch per rail; more servers than this span several "
+                        "leaf groups joined through the spine")
     p.add_argument("--calibration", default=None, help="calibration JSON (or a shipped calibration's name)")
 
 
@@ -36,7 +40,7 @@ def topology_from_args(args: argparse.Namespace):
     fabric = topologies.FabricSpec(
         fabric=args.fabric, transport=args.transport,
         nic_Bps=parse_bandwidth(args.nic_bw, field="--nic-bw") if args.nic_bw else None,
-        nics=args.nics, oversubscription=args.oversubscription)
+        nics=args.nics, oversubscription=args.oversubscription, hosts_per_leaf=args.hosts_per_leaf)
     return topologies.build(args.topology, nodes=args.nodes, gpus_per_node=args.gpus,
                             p2p=False if args.no_p2p else None, fabric=fabric, sockets=args.socket_transport,
                             cpu_sockets=args.cpu_sockets)

@@ -35,11 +35,6 @@ class Shape:
         return self.alpha_s + size_bytes * self.beta_s_per_byte
 
 
-def plan_rates(router: Router, params: Parameters, plan: Plan) -> np.ndarray:
-    """Max-min fair rate (wire bytes/s) of each flow group of ``plan`` on an idle network."""
-    return _rates_and_bottleneck(router, params, plan)[0]
-
-
 def link_uses(router: Router, routes: tuple[tuple[int, ...], ...]) -> tuple[np.ndarray, np.ndarray]:
     """(distinct link ids, times each is crossed) of a flow group's routes; cached on the router
     (plans of every protocol share their layout's route tuples, which the router's cache keeps alive)."""

@@ -41,7 +41,7 @@ the alpha-beta times; they agree to rounding when ``ddp.compute_slowdown`` is 0.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import Sequence
 
 from simulator.buckets import Bucket, assign_buckets
@@ -292,8 +292,3 @@ def simulate_iteration(model: CostModel, workload: Workload, config: DDPConfig =
         single_gpu_iteration_s=single, scaling_efficiency=single / iteration_s if iteration_s > 0 else 1.0,
         limit=limit, records=tuple(sorted(records, key=lambda r: (r.start_s, r.track))),
         workload=workload.name, engine=engine, accumulation_steps=k, iteration_overhead_s=overhead)
-
-
-def shifted(records: Sequence[Record], offset_s: float) -> tuple[Record, ...]:
-    """``records`` moved by ``offset_s`` seconds (e.g. to lay several iterations end to end)."""
-    return tuple(replace(r, start_s=r.start_s + offset_s, end_s=r.end_s + offset_s) for r in records)

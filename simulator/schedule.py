@@ -1,9 +1,9 @@
 """Collective schedules: plain, immutable data built from a topology, executed elsewhere.
 
 A :class:`Plan` says, for one collective (op, algorithm, protocol, ranks), which flows run and how
-many bytes each carries *per byte of the collective's size*; a :class:`Schedule` is a plan scaled
-to one size. Both the discrete-event executor (simulator.engine) and the closed form
-(simulator.closed_form) consume the same plan, so they can check each other.
+many bytes each carries *per byte of the collective's size*. Both the discrete-event executor
+(simulator.engine, which scales it to one size) and the closed form (simulator.closed_form)
+consume the same plan, so they can check each other.
 
 NCCL's algorithms, in flow terms (n ranks, N servers, C channels, S = nccl-tests size):
 
@@ -70,18 +70,6 @@ class Plan:
     latency_s: float             # base + per-step hop latencies (+ wire), without call overhead
     call_overhead_s: float
     local_s_per_byte: float = 0.0   # per byte of S outside the network (local copies, reductions)
-
-    def schedule(self, size_bytes: int) -> "Schedule":
-        return Schedule(self, size_bytes)
-
-
-@dataclass(frozen=True)
-class Schedule:
-    plan: Plan
-    size_bytes: int
-
-    def group_bytes(self, g: FlowGroup) -> float:
-        return g.bytes_per_byte * self.size_bytes
 
 
 def _ring_order(channel: int, per_host: dict[int, list[str]]) -> list[str]:

@@ -273,11 +273,6 @@ ZOO_EFFICIENCY = {"resnet50": 0.055, "resnet152": 0.055, "vit-b16": 0.13, "bert-
                   "gpt2-xl": 0.10, "llama-7b": 0.40}
 
 
-def zoo_efficiency(name: str) -> float:
-    """Default achievable efficiency of zoo model ``name`` (see ZOO_EFFICIENCY)."""
-    return ZOO_EFFICIENCY.get(zoo_model(name).name, DEFAULT_EFFICIENCY)
-
-
 def zoo_workload(name: str, gpu: str = "h100", batch_size: int | None = None,
                  dtype: str = "bf16", efficiency: float | None = None, *,
                  seq_len: int | None = None, optimizer: str | None = None) -> Workload:

@@ -43,7 +43,7 @@ def refresh(shown: list[str], actual: list[str]) -> tuple[list[str], list[str]]:
 
 def main() -> int:
     exe = Path(sys.executable).parent / "gpunetsim"
-    base = [str(exe)] if exe.exists() else [sys.executable, "-m", "simulator.cli"]
+    base = [str(exe)] if exe.exists() else [sys.executable, "-m", "gpunetsim.cli"]
     for doc in sorted(DOCS.glob("*.md")):
         text = doc.read_text()
         with tempfile.TemporaryDirectory() as tmp:

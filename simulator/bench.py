@@ -13,8 +13,8 @@ import argparse
 import time
 
 import topologies
-from simulator.closed_form import CostModel
-from simulator.engine import simulate_plan
+from simulator.network.closed_form import CostModel
+from simulator.network.engine import simulate_plan
 
 SIZE = 1 << 30
 

@@ -8,7 +8,7 @@ import glob
 
 import pytest
 
-from simulator.params import Parameters, load_calibration
+from simulator.collectives.params import Parameters, load_calibration
 from validation.compare import Predictor, Topo, compare, dataset_points, summary
 from validation.data import data_path
 from validation.ddp_compare import DdpPredictor, aggregate, compare_ddp, ddp_summary, load_workloads, read_ddp

@@ -4,10 +4,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulator.buckets import Bucket, assign_buckets, ddp_bucket_limits, gradient_order
-from simulator.errors import InputError
-from simulator.workload import ParamGrad
-from simulator.zoo import zoo_workload
+from simulator.training.buckets import Bucket, assign_buckets, ddp_bucket_limits, gradient_order
+from simulator.core.errors import InputError
+from simulator.training.workload import ParamGrad
+from simulator.training.zoo import zoo_workload
 
 MiB = 2**20
 

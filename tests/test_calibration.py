@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from simulator.cli import main
-from simulator.params import Parameters, load_calibration
+from gpunetsim.cli import main
+from simulator.collectives.params import Parameters, load_calibration
 from validation.calibrate import calibrate
 from validation.compare import Predictor, Topo, compare
 from validation.data import data_path

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from simulator.cli import main
+from gpunetsim.cli import main
 
 
 def run(capsys, *argv):

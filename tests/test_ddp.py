@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import topologies
-from simulator.cli import main
-from simulator.closed_form import CostModel
-from simulator.ddp import DDPConfig, simulate_iteration, stretched_time
-from simulator.params import ideal
-from simulator.trace import write_chrome_trace
-from simulator.workload import ParamGrad, Workload, save_workload
+from gpunetsim.cli import main
+from simulator.network.closed_form import CostModel
+from simulator.training.ddp import DDPConfig, simulate_iteration, stretched_time
+from simulator.collectives.params import ideal
+from gpunetsim.trace import write_chrome_trace
+from simulator.training.workload import ParamGrad, Workload, save_workload
 from tests.conftest import line_topology
 
 MS = 1e-3
@@ -146,7 +146,7 @@ def test_stretched_time(intervals, work, expected):
 
 @pytest.fixture(scope="module")
 def cluster():
-    from simulator.zoo import zoo_workload
+    from simulator.training.zoo import zoo_workload
     return topologies.build("dgx-h100", nodes=2), zoo_workload("resnet50", gpu="h100")
 
 

@@ -54,13 +54,13 @@ def _cases() -> list:
 
 
 def _registered() -> set[str]:
-    from simulator.cli import build_parser
+    from gpunetsim.cli import build_parser
     return set(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
 
 
 def _gpunetsim() -> list[str]:
     exe = Path(sys.executable).parent / "gpunetsim"
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "simulator.cli"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "gpunetsim.cli"]
 
 
 def _number(tok: str) -> float | None:

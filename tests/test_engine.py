@@ -8,10 +8,10 @@ import simpy
 from hypothesis import given, settings, strategies as st
 
 import topologies
-from simulator.closed_form import CostModel
-from simulator.engine import FlowNetwork, simulate_plan
-from simulator.fairness import max_min_rates
-from simulator.params import Parameters, ideal
+from simulator.network.closed_form import CostModel
+from simulator.network.engine import FlowNetwork, simulate_plan
+from simulator.network.fairness import max_min_rates
+from simulator.collectives.params import Parameters, ideal
 from tests.conftest import line_topology
 
 
@@ -132,7 +132,7 @@ def test_contention_shows_in_the_simulator_only():
     plan = m.shape("all_reduce", "ring", "simple").plan
     env = simpy.Environment()
     net = FlowNetwork.for_router(env, m.router, m.params)
-    from simulator.engine import run_plan
+    from simulator.network.engine import run_plan
     p1 = env.process(run_plan(env, net, plan, 1 << 30))
     p2 = env.process(run_plan(env, net, plan, 1 << 30))
     env.run(simpy.AllOf(env, [p1, p2]))

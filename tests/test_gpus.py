@@ -2,8 +2,8 @@
 
 import pytest
 
-from simulator.errors import InputError
-from simulator.gpus import GPUS, get_gpu, gpu_names
+from simulator.core.errors import InputError
+from simulator.training.gpus import GPUS, get_gpu, gpu_names
 
 
 @pytest.mark.parametrize("alias, canonical", [

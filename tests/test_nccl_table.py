@@ -6,7 +6,7 @@ import re
 import pytest
 
 import topologies
-from simulator.closed_form import CostModel
+from simulator.network.closed_form import CostModel
 from validation.data import data_path
 
 COLL = {"Broadcast": "broadcast", "Reduce": "reduce", "AllGather": "all_gather",
@@ -52,8 +52,8 @@ def test_closed_form_matches_nccl_tuning_table(key):
 
 @pytest.mark.parametrize("key", sorted(TABLE))
 def test_nccl_model_rebuilds_the_printed_table(key):
-    """simulator.nccl_model (NCCL's own formulas, inputs estimated from the topology) gives the same table."""
-    from simulator.nccl_model import NcclInputs, NcclModel
+    """simulator.collectives.nccl_model (NCCL's own formulas, inputs estimated from the topology) gives the same table."""
+    from simulator.collectives.nccl_model import NcclInputs, NcclModel
     from topologies.routing import Router
     model = NcclModel(NcclInputs.from_router(Router(topologies.build("hgx-h200", gpus_per_node=4))))
     lat, bw = model.table[key]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from simulator.errors import InputError
+from simulator.core.errors import InputError
 from validation.data import DATA_DIR, data_path, list_datasets
 from validation.parsers import (CollMeasurement, Dataset, load_measurements, nccl_version_string,
                                 parse_nccl_tests_json, parse_nccl_tests_tables,

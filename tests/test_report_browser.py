@@ -36,8 +36,8 @@ def render(page: Path, tmp_path: Path) -> tuple[str, list[str]]:
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> Path:
-    from simulator.report import write_report
-    from simulator.study import StudySpec, run_points, study_from_spec
+    from gpunetsim.report import write_report
+    from gpunetsim.study import StudySpec, run_points, study_from_spec
     spec = StudySpec(model=["resnet50", "gpt2"], nodes=[1, 2], bucket_cap_mb=[25, 100], engine=["closed"],
                      collectives={"op": "all_reduce", "min_bytes": 1024, "max_bytes": 2**24})
     rows = run_points(study_from_spec(spec).points, workers=1, progress=False)

@@ -231,7 +231,7 @@ def test_profiler_live_capture(one_thread: Any, tmp_path: Path) -> None:
     check_workload(w, [n for n, _ in model.named_parameters()])
     assert [p["bytes"] for p in w["params"]] == [p.numel() * 4 for p in model.parameters()]
     assert w["params"][-1]["grad_ready_s"] < w["params"][0]["grad_ready_s"]
-    from simulator.workload import load_workload
+    from simulator.training.workload import load_workload
     assert len(load_workload(str(out)).params) == len(w["params"])
 
 

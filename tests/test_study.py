@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from simulator.cli import main
-from simulator.errors import InputError
-from simulator.study import AXES, Point, StudySpec, evaluate, expand, load_study, run_points
+from gpunetsim.cli import main
+from simulator.core.errors import InputError
+from gpunetsim.study import AXES, Point, StudySpec, evaluate, expand, load_study, run_points
 
 SMALL = """
 name: small
@@ -133,8 +133,8 @@ def test_ddp_row_has_the_documented_columns(small):
 
 def test_collective_row_matches_run_collective(small):
     import topologies
-    from simulator.closed_form import CostModel
-    from simulator.collectives import run_collective
+    from simulator.network.closed_form import CostModel
+    from simulator.network.run import run_collective
     p = next(p for p in small.points if p.kind == "collective" and p.nodes == 2)
     r = run_collective(CostModel(topologies.build("dgx-h100", nodes=2)), "all_reduce", p.size_bytes,
                        engine="closed")
@@ -198,7 +198,7 @@ def test_sweep_writes_csv_jsonl_and_report(tmp_path, capsys):
 
 
 def test_report_html_has_every_plot_title(small, tmp_path):
-    from simulator.report import TITLES, write_report
+    from gpunetsim.report import TITLES, write_report
     rows = run_points(small.points, workers=1, progress=False)
     html = write_report(rows, tmp_path / "r.html", title="t").read_text()
     for title in TITLES.values():
@@ -209,7 +209,7 @@ def test_report_html_has_every_plot_title(small, tmp_path):
 
 
 def test_report_without_collectives_leaves_busbw_out(small):
-    from simulator.report import TITLES, build_report
+    from gpunetsim.report import TITLES, build_report
     rows = [evaluate(p) for p in small.points if p.kind == "ddp"]
     html = build_report(rows)
     assert TITLES["busbw"] not in html and TITLES["throughput"] in html

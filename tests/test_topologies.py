@@ -3,7 +3,7 @@ import json
 import pytest
 
 import topologies
-from simulator.errors import InputError
+from simulator.core.errors import InputError
 from topologies.routing import Router
 
 

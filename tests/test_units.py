@@ -1,7 +1,7 @@
 import pytest
 
-from simulator.errors import InputError
-from simulator.units import parse_bandwidth, parse_size, parse_time
+from simulator.core.errors import InputError
+from simulator.core.units import parse_bandwidth, parse_size, parse_time
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from simulator.errors import InputError
-from simulator.workload import (LayerSpec, ModelSpec, ParamGrad, Workload, load_profile,
+from simulator.core.errors import InputError
+from simulator.training.workload import (LayerSpec, ModelSpec, ParamGrad, Workload, load_profile,
                                 load_workload, save_workload, workload_from_dict,
                                 workload_from_layers, workload_from_profile_record,
                                 workload_to_dict)

@@ -2,8 +2,8 @@
 
 import pytest
 
-from simulator.errors import InputError
-from simulator.zoo import zoo_model, zoo_names, zoo_workload
+from simulator.core.errors import InputError
+from simulator.training.zoo import zoo_model, zoo_names, zoo_workload
 
 TOTALS = {
     "resnet50": 25_557_032, "resnet152": 60_192_808, "vit-b16": 86_567_656,
@@ -247,8 +247,8 @@ def test_resnet50_conv_flops_match_torch_shapes():
                                            ("gpt2", "profile_gpt2.json")])
 def test_zoo_compute_matches_the_measured_h200_profile(name, profile):
     """Default efficiencies come from the committed H200 profiles: forward+backward within 10%."""
-    from simulator.workload import load_workload
-    from simulator.zoo import zoo_workload
+    from simulator.training.workload import load_workload
+    from simulator.training.zoo import zoo_workload
     from validation.data import data_path
     measured = load_workload(data_path(f"h200x4_2026-11-26b/{profile}"))
     zoo = zoo_workload(name, gpu="h200", batch_size=measured.batch_size)

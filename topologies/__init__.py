@@ -6,7 +6,7 @@ from pathlib import Path
 
 import networkx as nx
 
-from simulator.errors import InputError
+from simulator.core.errors import InputError
 from topologies.fabric import FabricSpec, cluster
 from topologies.files import load_topology
 from topologies.graph import first_gpus, gpus, validate
@@ -49,7 +49,7 @@ def _build(topology: str, nodes: int, gpus_per_node: int | None, p2p: bool | Non
     if Path(topology).suffix.lower() in (".yaml", ".yml", ".json") or Path(topology).exists():
         G = load_topology(topology)
         if nodes != 1:
-            from simulator.errors import InputError
+            from simulator.core.errors import InputError
             raise InputError("--nodes applies to presets only; describe every server in the file",
                              field="nodes", value=nodes)
         if gpus_per_node is not None:
@@ -57,6 +57,6 @@ def _build(topology: str, nodes: int, gpus_per_node: int | None, p2p: bool | Non
         if p2p is not None:
             G.graph["p2p"] = p2p
         return G
-    from simulator.errors import InputError
+    from simulator.core.errors import InputError
     raise InputError(f"unknown topology: not a preset ({', '.join(preset_names())}) nor a .yaml/.json file",
                      field="topology", value=topology)

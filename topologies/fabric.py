@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from simulator.errors import InputError
+from simulator.core.errors import InputError
 from topologies.presets import SERVERS, server
 
 TRANSPORTS = {

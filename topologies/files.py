@@ -22,8 +22,8 @@ from pathlib import Path
 import networkx as nx
 import yaml
 
-from simulator.errors import InputError
-from simulator.units import parse_bandwidth, parse_time
+from simulator.core.errors import InputError
+from simulator.core.units import parse_bandwidth, parse_time
 from topologies.graph import NODE_KINDS, LINK_KINDS, validate
 
 _TOP = {"name", "gpu_model", "p2p", "compute_capability", "nodes", "links", "description"}

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import networkx as nx
 
-from simulator.errors import InputError
+from simulator.core.errors import InputError
 
 NODE_KINDS = ("gpu", "nvswitch", "pcie_switch", "cpu", "nic", "leaf", "spine")
 LINK_KINDS = ("nvlink", "pcie", "socket", "net")

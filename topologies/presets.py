@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from simulator.errors import InputError
+from simulator.core.errors import InputError
 
 GB = 1e9
 

@@ -22,7 +22,7 @@ from functools import lru_cache
 import networkx as nx
 import numpy as np
 
-from simulator.errors import InputError
+from simulator.core.errors import InputError
 from topologies.graph import gpus as gpu_nodes
 
 

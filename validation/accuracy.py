@@ -1,7 +1,7 @@
 """Writes docs/accuracy.md (and the shipped calibrations): predicted vs measured on every dataset.
 
     python -m validation.accuracy                  # rewrites docs/accuracy.md, prints it
-    python -m validation.accuracy --calibrations   # also refits validation/calibrations/*.json
+    python -m validation.accuracy --calibrations   # also refits simulator/collectives/calibrations/*.json
 
 Sections: (1) uncalibrated predictions (datasheet parameters) and NCCL's own cost model against the
 public nccl-tests outputs; (2) our 4x H200 measurements: measurement noise, calibrate on 2 GPUs and
@@ -15,7 +15,7 @@ import argparse
 import glob
 from pathlib import Path
 
-from simulator.params import Parameters, load_calibration, save_calibration
+from simulator.collectives.params import SHIPPED_DIR, Parameters, load_calibration, save_calibration
 from validation.calibrate import calibrate
 from validation.compare import Predictor, Topo, compare, dataset_points, noise_pct, summary, topo_from_hint
 from validation.ddp_compare import (DdpPredictor, aggregate, calibrate_ddp, compare_ddp, ddp_summary,
@@ -23,7 +23,7 @@ from validation.ddp_compare import (DdpPredictor, aggregate, calibrate_ddp, comp
 from validation.parsers import read_jsonl
 
 DATA = Path(__file__).resolve().parent / "data"
-CAL = Path(__file__).resolve().parent / "calibrations"
+CAL = SHIPPED_DIR
 DOC = Path(__file__).resolve().parent.parent / "docs" / "accuracy.md"
 CAMPAIGN = DATA / "h200x4_2026-11-26b"
 PROFILES = DATA / "h200x1_2026-11-26"      # single-GPU profiles (events read at the end)
@@ -52,7 +52,7 @@ def public_section(params: Parameters, fitted_out: list[float] | None = None) ->
              "Each dataset's topology comes from its `topology` hint (preset, servers, NIC bandwidth per "
              "server). Errors are absolute percentage errors of the time over every size of every table in "
              "the file (out-of-place columns); busbw error is |measured/predicted - 1|. The NCCL-model column "
-             "is NCCL's own estimate (its tuning table, rebuilt by `simulator.nccl_model`) for the same "
+             "is NCCL's own estimate (its tuning table, rebuilt by `simulator.collectives.nccl_model`) for the same "
              "algorithm and protocol: the baseline to beat. The last error column is after `gpunetsim calibrate` "
              "on that same file (in sample: what a user gets for their own cluster from one nccl-tests run).", "",
              "| dataset | points | median time err % | p90 time err % | worst time err % | median busbw err % "
@@ -253,7 +253,7 @@ def targets_section(coll: dict, ddp: dict, public_fitted: list[float]) -> list[s
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m validation.accuracy", description=__doc__.splitlines()[0])
     p.add_argument("--out", default=str(DOC))
-    p.add_argument("--calibrations", action="store_true", help="refit and rewrite validation/calibrations/*.json")
+    p.add_argument("--calibrations", action="store_true", help="refit and rewrite simulator/collectives/calibrations/*.json")
     a = p.parse_args(argv)
     lines = ["# Accuracy", "",
              "Produced by `python -m validation.accuracy` from the datasets committed under `validation/data/` "

@@ -3,7 +3,7 @@
 Least squares (scipy) on log(predicted / measured) over every point, so a 10 us and a 10 ms point
 weigh the same. Only parameters that the data can move are fitted: a candidate key stays free when
 nudging it changes at least one prediction. Latencies are fitted in seconds, efficiencies as
-fractions, within the bounds of ``simulator.params.bounds``.
+fractions, within the bounds of ``simulator.collectives.params.bounds``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 from scipy.optimize import least_squares
 
-from simulator.params import DEFAULTS, Parameters, bounds
+from simulator.collectives.params import DEFAULTS, Parameters, bounds
 from validation.compare import Comparison, Predictor, compare, summary
 from validation.parsers import CollMeasurement
 
@@ -82,7 +82,7 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
     usable, skipped = compare(points, predictor)
     pts = [c.point for c in usable]
     if not pts:
-        from simulator.errors import InputError
+        from simulator.core.errors import InputError
         raise InputError("no measurement the model can represent (check the op, world size and variant)",
                          field="measurements")
     keys = list(keys) if keys is not None else free_keys(predictor, pts)

@@ -1,4 +1,4 @@
-"""``gpunetsim calibrate`` and ``gpunetsim compare`` (registered by simulator.cli).
+"""``gpunetsim calibrate`` and ``gpunetsim compare`` (registered by gpunetsim.cli).
 
 Measurement files may hold collectives (nccl-tests text or ``-J`` JSON, our JSONL) and/or DDP
 iterations (our JSONL, kind ``ddp``; these need the models' single-GPU profiles via ``--profiles``).
@@ -13,7 +13,7 @@ import argparse
 import json
 from pathlib import Path
 
-from simulator.errors import InputError
+from simulator.core.errors import InputError
 
 
 def register(sub) -> None:
@@ -56,7 +56,7 @@ class _Loaded:
 
 
 def _load(args: argparse.Namespace) -> _Loaded:
-    from simulator.params import load_calibration
+    from simulator.collectives.params import load_calibration
     from validation.compare import Topo, dataset_points, topo_from_hint
     from validation.ddp_compare import aggregate, has_ddp_records, load_workloads, read_ddp
     from validation.parsers import load_measurements
@@ -117,7 +117,7 @@ def _print_collectives(comps, predicted_label: str) -> None:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    from simulator.params import save_calibration
+    from simulator.collectives.params import save_calibration
     from validation.calibrate import PRIOR_WEIGHT, calibrate
     from validation.compare import Predictor
     from validation.ddp_compare import DdpPredictor, calibrate_ddp

@@ -16,10 +16,10 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 import topologies
-from simulator.closed_form import CostModel
-from simulator.errors import InputError
-from simulator.params import Parameters
-from simulator.units import parse_bandwidth
+from simulator.network.closed_form import CostModel
+from simulator.core.errors import InputError
+from simulator.collectives.params import Parameters
+from simulator.core.units import parse_bandwidth
 from validation.parsers import CollMeasurement, Dataset
 
 VARIANTS = {
@@ -82,7 +82,7 @@ class Comparison:
 
     @property
     def predicted_busbw_GBps(self) -> float:
-        from simulator.schedule import busbw_factor
+        from simulator.collectives.plans import busbw_factor
         return self.point.size_bytes / self.predicted_s / 1e9 * busbw_factor(self.point.op, self.point.world)
 
 

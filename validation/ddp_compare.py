@@ -17,11 +17,11 @@ from typing import Mapping, Sequence
 import numpy as np
 from scipy.optimize import least_squares
 
-from simulator.closed_form import CostModel
-from simulator.ddp import DDPConfig, simulate_iteration
-from simulator.errors import InputError
-from simulator.params import DEFAULTS, Parameters, bounds
-from simulator.workload import Workload, load_workload
+from simulator.network.closed_form import CostModel
+from simulator.training.ddp import DDPConfig, simulate_iteration
+from simulator.core.errors import InputError
+from simulator.collectives.params import DEFAULTS, Parameters, bounds
+from simulator.training.workload import Workload, load_workload
 from validation.compare import Topo
 
 DDP_KEYS = ("ddp.bucket_overhead_s", "ddp.compute_slowdown", "ddp.iteration_overhead_s")

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from simulator.errors import InputError
+from simulator.core.errors import InputError
 
 MODELS = ("resnet50", "bert-base", "gpt2", "mlp")
 

@@ -13,7 +13,7 @@ Three input formats are understood:
 Units: ``size_bytes`` in bytes following nccl-tests (for all_gather, reduce_scatter and all_to_all
 the whole gathered buffer), ``time_s`` in seconds (nccl-tests prints microseconds), bandwidths in
 GB/s = 1e9 bytes/s as nccl-tests prints them. Anything unreadable raises
-:class:`simulator.errors.InputError` naming the file and line.
+:class:`simulator.core.errors.InputError` naming the file and line.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
-from simulator.errors import InputError
+from simulator.core.errors import InputError
 
 OPS: tuple[str, ...] = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce",
                         "all_to_all", "send_recv", "gather", "scatter")

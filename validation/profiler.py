@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from simulator.errors import InputError
+from simulator.core.errors import InputError
 
 log = logging.getLogger("validation.profiler")
 
@@ -85,7 +85,7 @@ def workload_dict(name: str, forward_s: float, backward_s: float, optimizer_s: f
 
     Ready times are medians over iterations, as is ``backward_s``, so a late gradient's median
     can come out a hair after the median backward; such times are clipped to ``backward_s``
-    (``simulator.workload`` rejects ready times beyond ``1.05 * backward_s``).
+    (``simulator.training.workload`` rejects ready times beyond ``1.05 * backward_s``).
     """
     grad_ready_s = [None if t is None else min(max(t, 0.0), backward_s) for t in grad_ready_s]
     return {"name": name, "forward_s": forward_s, "backward_s": backward_s,

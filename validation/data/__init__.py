@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from simulator.errors import InputError
+from simulator.core.errors import InputError
 
 DATA_DIR = Path(__file__).resolve().parent
 _SUFFIXES = (".jsonl", ".txt")

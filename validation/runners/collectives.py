@@ -39,8 +39,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from simulator.errors import InputError
-from simulator.units import parse_size
+from simulator.core.errors import InputError
+from simulator.core.units import parse_size
 from validation.runners.launch import entry_point
 from validation.runners.records import append_record, done_points, read_records
 

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from simulator.errors import InputError
+from simulator.core.errors import InputError
 from validation.runners.launch import entry_point
 
 log = logging.getLogger("validation.runners.ddp")

@@ -22,7 +22,7 @@ import sys
 import uuid
 from typing import Any, Sequence
 
-from simulator.errors import InputError
+from simulator.core.errors import InputError
 from validation.runners.ddp import MODEL_NAMES, parse_caps
 from validation.runners.launch import run_launch, torchrun_argv
 from validation.runners.records import append_record, read_records

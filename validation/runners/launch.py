@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 from typing import Callable, Sequence, TypeVar
 
-from simulator.errors import InputError
+from simulator.core.errors import InputError
 
 S = TypeVar("S")
 

@@ -23,8 +23,8 @@ import sys
 from dataclasses import dataclass
 from typing import Sequence
 
-from simulator.errors import InputError
-from simulator.units import parse_size
+from simulator.core.errors import InputError
+from simulator.core.units import parse_size
 from validation.runners.collectives import (DTYPE_SIZES, OPS, parse_ops, plan_points,
                                             size_ladder)
 from validation.runners.launch import entry_point, run_launch, torchrun_argv

@@ -25,7 +25,7 @@ Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless 
 - ``op_local_s_per_byte.{op}``: seconds per byte of the collective's size spent outside the network
   (copies and reductions in GPU memory); 0 in the datasheet set. Unlike the wire term it does not
   shrink with (n-1)/n, which is why bus bandwidth grows from 2 to 4 GPUs on the same links.
-- ``ddp.*``: the DDP iteration model's parameters (see simulator.ddp).
+- ``ddp.*``: the DDP iteration model's parameters (see simulator.training.ddp).
 
 Defaults are NCCL 2.2x's tuning constants (src/graph/tuning.cc) and datasheet bandwidths.
 ``--calibration FILE`` replaces any subset of them (``load_calibration``).
@@ -39,7 +39,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping
 
-from simulator.errors import InputError
+from simulator.core.errors import InputError
 
 ALGOS = ("ring", "tree")
 PROTOS = ("ll", "ll128", "simple")
@@ -82,7 +82,7 @@ def _defaults() -> dict[str, float]:
         **{f"op_efficiency.{op}": 1.0 for op in OPS},
         **{f"op_overhead_s.{op}": 0.0 for op in OPS},
         **{f"op_local_s_per_byte.{op}": 0.0 for op in OPS},
-        # DDP iteration model (simulator.ddp)
+        # DDP iteration model (simulator.training.ddp)
         "ddp.bucket_overhead_s": 20 * _US,     # per bucket: launch + bookkeeping on the comm stream
         "ddp.bucket_copy_Bps": 1.0e12,         # copying gradients into the flat bucket (HBM, read+write)
         "ddp.compute_slowdown": 0.0,           # fraction backward compute slows while a collective runs
@@ -163,7 +163,7 @@ def ideal() -> Parameters:
 
 
 CALIBRATION_FORMAT = "gpunetsim-calibration/1"
-SHIPPED_DIR = Path(__file__).resolve().parent.parent / "validation" / "calibrations"
+SHIPPED_DIR = Path(__file__).resolve().parent / "calibrations"
 
 
 def load_calibration(path_or_name: str | Path | None) -> Parameters:

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
-from simulator.errors import InputError
-from simulator.fairness import max_min_rates
-from simulator.nccl_model import TUNED_OPS
-from simulator.params import PROTOS, Parameters
-from simulator.schedule import ALGOS_FOR_OP, OPS, Plan, build_plan
+from simulator.core.errors import InputError
+from simulator.network.fairness import max_min_rates
+from simulator.collectives.nccl_model import TUNED_OPS
+from simulator.collectives.params import PROTOS, Parameters
+from simulator.collectives.plans import ALGOS_FOR_OP, OPS, Plan, build_plan
 from topologies.routing import Router
 
 
@@ -74,7 +74,7 @@ class CostModel:
     def __init__(self, G_or_router: nx.Graph | Router, params: Parameters | None = None,
                  select: str = "nccl") -> None:
         """``select``: how ``auto`` picks algorithm and protocol: ``"nccl"`` (what NCCL's own tuner
-        would run, from its cost model: simulator.nccl_model) or ``"fastest"`` (our fastest prediction)."""
+        would run, from its cost model: simulator.collectives.nccl_model) or ``"fastest"`` (our fastest prediction)."""
         if select not in ("nccl", "fastest"):
             raise InputError("select must be 'nccl' or 'fastest'", field="select", value=select)
         self.router = G_or_router if isinstance(G_or_router, Router) else Router(G_or_router)
@@ -88,7 +88,7 @@ class CostModel:
     def nccl(self):
         """NCCL's own cost model for this topology (its tuning table)."""
         if self._nccl is None:
-            from simulator.nccl_model import NcclInputs, NcclModel
+            from simulator.collectives.nccl_model import NcclInputs, NcclModel
             self._nccl = NcclModel(NcclInputs.from_router(self.router))
         return self._nccl
 

@@ -4,7 +4,7 @@ The model (read against PyTorch 2.13's ``torch/nn/parallel/distributed.py`` and
 ``torch/csrc/distributed/c10d/reducer.cpp``):
 
 * Gradients are grouped into buckets as the reducer's rebuild after the first iteration does
-  (:func:`simulator.buckets.assign_buckets`): a first bucket of ``first_bucket_mb`` MiB, then
+  (:func:`simulator.training.buckets.assign_buckets`): a first bucket of ``first_bucket_mb`` MiB, then
   ``bucket_cap_mb`` MiB. Bucket 0 holds the first gradients to become ready.
 * Forward runs for ``forward_s``; backward starts when it ends. A bucket is ready when all its
   gradients are ready (``grad_ready_s`` from the start of backward; ready times later than
@@ -35,7 +35,7 @@ Definitions (all seconds, from the start of the iteration):
   behind backward (1.0 when there is no communication).
 
 One GPU has no communication. ``engine="des"`` runs the all-reduces as discrete events on one
-shared network (:mod:`simulator.ddp_engine`); ``engine="closed"`` does the same arithmetic with
+shared network (:mod:`simulator.training.ddp_engine`); ``engine="closed"`` does the same arithmetic with
 the alpha-beta times; they agree to rounding when ``ddp.compute_slowdown`` is 0.
 """
 
@@ -44,12 +44,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Sequence
 
-from simulator.buckets import Bucket, assign_buckets
-from simulator.closed_form import CostModel
-from simulator.ddp_engine import BackwardTimeline, CommJob, JobTimes, simulate_backward
-from simulator.engine import Record
-from simulator.errors import InputError
-from simulator.workload import DTYPE_BYTES, Workload
+from simulator.training.buckets import Bucket, assign_buckets
+from simulator.network.closed_form import CostModel
+from simulator.training.ddp_engine import BackwardTimeline, CommJob, JobTimes, simulate_backward
+from simulator.network.engine import Record
+from simulator.core.errors import InputError
+from simulator.training.workload import DTYPE_BYTES, Workload
 
 MiB = 2**20
 COMPRESSIONS = {"bf16": "bfloat16", "fp16": "float16"}
@@ -145,7 +145,7 @@ class IterationResult:
     iteration_overhead_s: float = 0.0
 
     def as_dict(self) -> dict:
-        """JSON-ready summary (records left out; see :mod:`simulator.trace`)."""
+        """JSON-ready summary (records left out; see :mod:`gpunetsim.trace`)."""
         out = {k: v for k, v in asdict(self).items() if k not in ("buckets", "records")}
         out["buckets"] = [asdict(b) for b in self.buckets]
         return out

@@ -3,7 +3,7 @@
 A :class:`Workload` is plain data: forward, backward and optimizer times (seconds) and the model's
 parameters in registration order, each with its gradient size (bytes) and the time its gradient
 is ready, measured from the start of backward. The DDP model buckets these gradients
-(:mod:`simulator.buckets`) and overlaps their all-reduce with the rest of backward.
+(:mod:`simulator.training.buckets`) and overlaps their all-reduce with the rest of backward.
 
 Workloads come from three places:
 
@@ -11,7 +11,7 @@ Workloads come from three places:
   *layer form* (per-layer parameter counts and FLOPs, turned into times with a GPU's peak rate
   and an efficiency; see :func:`workload_from_layers`), read by :func:`load_workload`;
 * a profile record written by our profiler (:func:`workload_from_profile_record`);
-* the built-in zoo (:mod:`simulator.zoo`).
+* the built-in zoo (:mod:`simulator.training.zoo`).
 
 File validation is done with pydantic; every problem becomes an :class:`InputError` naming the
 file, the field path (``params[3].grad_ready_s``) and the value.
@@ -27,9 +27,9 @@ from typing import Annotated, Any, Literal, Sequence
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from simulator.config import validate
-from simulator.errors import InputError
-from simulator.gpus import GpuSpec, get_gpu
+from simulator.core.config import validate
+from simulator.core.errors import InputError
+from simulator.training.gpus import GpuSpec, get_gpu
 
 #: Bytes per element of the gradient dtypes a workload may use (PyTorch names).
 DTYPE_BYTES: dict[str, int] = {"float64": 8, "float32": 4, "bfloat16": 2, "float16": 2}

@@ -1,9 +1,9 @@
 """The discrete-event executor of one synchronised DDP backward pass.
 
-Besides :mod:`simulator.engine`, this is the only module that touches SimPy (it builds on the
-engine's :class:`~simulator.engine.FlowNetwork` and :func:`~simulator.engine.run_plan`).
-Everything it needs arrives as plain data (:class:`CommJob`, built by :mod:`simulator.ddp`);
-everything it returns is plain data (:class:`BackwardTimeline`). :mod:`simulator.ddp` computes
+Besides :mod:`simulator.network.engine`, this is the only module that touches SimPy (it builds on the
+engine's :class:`~simulator.network.engine.FlowNetwork` and :func:`~simulator.network.engine.run_plan`).
+Everything it needs arrives as plain data (:class:`CommJob`, built by :mod:`simulator.training.ddp`);
+everything it returns is plain data (:class:`BackwardTimeline`). :mod:`simulator.training.ddp` computes
 the same timeline with plain arithmetic (``engine="closed"``), so each checks the other.
 
 Two processes share one clock:
@@ -15,7 +15,7 @@ Two processes share one clock:
 * the communication stream takes buckets strictly in order (DDP launches bucket k only after
   bucket k-1; one NCCL stream serialises them): wait until the bucket is ready, spend its
   preparation time (per-bucket overhead, copy, cast), then run the all-reduce plan on the shared
-  :class:`~simulator.engine.FlowNetwork`.
+  :class:`~simulator.network.engine.FlowNetwork`.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from typing import Sequence
 
 import simpy
 
-from simulator.engine import FlowNetwork, Record, run_plan
-from simulator.params import Parameters
-from simulator.schedule import Plan
+from simulator.network.engine import FlowNetwork, Record, run_plan
+from simulator.collectives.params import Parameters
+from simulator.collectives.plans import Plan
 from topologies.routing import Router
 
 

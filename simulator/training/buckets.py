@@ -26,8 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
-from simulator.errors import InputError
-from simulator.workload import ParamGrad
+from simulator.core.errors import InputError
+from simulator.training.workload import ParamGrad
 
 DEFAULT_BUCKET_CAP_BYTES = 25 * 2**20
 DEFAULT_FIRST_BUCKET_BYTES = 2**20

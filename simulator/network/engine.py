@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 import simpy
 
-from simulator.fairness import max_min_rates
-from simulator.params import Parameters
-from simulator.schedule import Plan
+from simulator.network.fairness import max_min_rates
+from simulator.collectives.params import Parameters
+from simulator.collectives.plans import Plan
 from topologies.routing import Router
 
 

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Callable, Sequence
 
-from simulator.errors import InputError
+from simulator.core.errors import InputError
 
 EXIT_INPUT = 2
 
@@ -36,7 +36,7 @@ def add_topology_args(p: argparse.ArgumentParser) -> None:
 
 def topology_from_args(args: argparse.Namespace):
     import topologies
-    from simulator.units import parse_bandwidth
+    from simulator.core.units import parse_bandwidth
     fabric = topologies.FabricSpec(
         fabric=args.fabric, transport=args.transport,
         nic_Bps=parse_bandwidth(args.nic_bw, field="--nic-bw") if args.nic_bw else None,
@@ -47,7 +47,7 @@ def topology_from_args(args: argparse.Namespace):
 
 
 def params_from_args(args: argparse.Namespace):
-    from simulator.params import load_calibration
+    from simulator.collectives.params import load_calibration
     return load_calibration(args.calibration)
 
 
@@ -72,9 +72,9 @@ def _collective_parser(sub) -> None:
 
 
 def _collective(args: argparse.Namespace) -> int:
-    from simulator.closed_form import CostModel
-    from simulator.collectives import DTYPE_SIZES, REDOP_OPS, ROOTED_OPS, nccl_sizes, run_collective
-    from simulator.units import parse_size
+    from simulator.network.closed_form import CostModel
+    from simulator.network.run import DTYPE_SIZES, REDOP_OPS, ROOTED_OPS, nccl_sizes, run_collective
+    from simulator.core.units import parse_size
     lo = parse_size(args.min_bytes, field="--min-bytes")
     hi = parse_size(args.max_bytes, field="--max-bytes")
     if lo < 1 or hi < lo:
@@ -116,7 +116,7 @@ def _optional_subcommands() -> list[Callable]:
     """Subcommands defined in other modules (each exposes ``register(subparsers)``)."""
     import importlib
     regs = []
-    for mod in ("simulator.ddp_cli", "validation.cli", "simulator.study_cli"):
+    for mod in ("gpunetsim.ddp_cli", "validation.cli", "gpunetsim.study_cli"):
         try:
             regs.append(importlib.import_module(mod).register)
         except ModuleNotFoundError as e:

@@ -37,9 +37,9 @@ from typing import Annotated, Any, Callable, Iterable, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from simulator.closed_form import CostModel
-from simulator.config import validate
-from simulator.errors import InputError
+from simulator.network.closed_form import CostModel
+from simulator.core.config import validate
+from simulator.core.errors import InputError
 
 log = logging.getLogger(__name__)
 
@@ -194,7 +194,7 @@ def _resolve(value: str, base: Path, is_name: Callable[[str], bool]) -> str:
 
 
 def _is_zoo(name: str) -> bool:
-    from simulator.zoo import zoo_model
+    from simulator.training.zoo import zoo_model
     try:
         zoo_model(name)
         return True
@@ -207,13 +207,13 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
     points (network axes, algo, engine, nodes, then sizes innermost). Checks every file, model and
     topology up front so that a bad value fails before any evaluation, naming its field."""
     import topologies
-    from simulator.units import parse_bandwidth, parse_size
+    from simulator.core.units import parse_bandwidth, parse_size
     base = base or Path.cwd()
     models = [_resolve(m, base, _is_zoo) for m in spec.model]
     topos = [_resolve(t, base, lambda t: t in topologies.SERVERS) for t in spec.topology]
     calib = None
     if spec.calibration is not None:
-        from simulator.params import SHIPPED_DIR
+        from simulator.collectives.params import SHIPPED_DIR
         calib = _resolve(spec.calibration, base,
                          lambda c: not Path(c).suffix and (SHIPPED_DIR / f"{c}.json").exists())
         _check(lambda: _params(calib), source, "calibration", spec.calibration)
@@ -224,7 +224,7 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
         if not _is_zoo(m):
             _check(lambda: _file_workload(m), source, f"model[{i}]", raw)
     if spec.gpu is not None:
-        from simulator.gpus import get_gpu
+        from simulator.training.gpus import get_gpu
         _check(lambda: get_gpu(spec.gpu), source, "gpu", spec.gpu)
     for i, (t, raw) in enumerate(zip(topos, spec.topology)):
         if t not in topologies.SERVERS:
@@ -242,7 +242,7 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
         if not 1 <= lo <= hi:
             raise InputError("need 1 <= min_bytes <= max_bytes", source=source,
                              field="collectives.min_bytes", value=f"{c.min_bytes}..{c.max_bytes}")
-        from simulator.collectives import nccl_sizes
+        from simulator.network.run import nccl_sizes
         sizes = nccl_sizes(lo, hi, c.factor)
 
     points: list[Point] = []
@@ -282,7 +282,7 @@ def _check(fn: Callable[[], Any], source: str, field: str, value: object) -> Any
 
 @lru_cache(maxsize=8)
 def _params(calibration: str | None):
-    from simulator.params import load_calibration
+    from simulator.collectives.params import load_calibration
     return load_calibration(calibration)
 
 
@@ -296,7 +296,7 @@ def _cost_model(topology: str, nodes: int, gpus: int | None, fabric: str, transp
                 nic_bw: str | None, nics: int | None, oversubscription: float, hosts_per_leaf: int,
                 calibration: str | None) -> CostModel:
     import topologies
-    from simulator.units import parse_bandwidth
+    from simulator.core.units import parse_bandwidth
     spec = topologies.FabricSpec(fabric=fabric, transport=transport,
                                  nic_Bps=parse_bandwidth(nic_bw, field="nic_bw") if nic_bw else None,
                                  nics=nics, oversubscription=oversubscription, hosts_per_leaf=hosts_per_leaf)
@@ -326,7 +326,7 @@ def _model_for(p: Point) -> CostModel:
 
 @lru_cache(maxsize=16)
 def _file_workload(path: str):
-    from simulator.workload import load_workload
+    from simulator.training.workload import load_workload
     return load_workload(path)
 
 
@@ -337,7 +337,7 @@ def _workload(model: str, gpu: str, batch_size: int | None):
         if batch_size is not None and batch_size != w.batch_size:
             w = w.scaled_to_batch(batch_size)
         return w
-    from simulator.zoo import zoo_workload
+    from simulator.training.zoo import zoo_workload
     return zoo_workload(model, gpu=gpu, batch_size=batch_size)
 
 
@@ -347,7 +347,7 @@ def gpu_of(model: CostModel, override: str | None) -> str:
     name no GPU we know: then the study must say (``gpu: h100``), never a silent guess."""
     if override:
         return override
-    from simulator.ddp_cli import default_gpu
+    from gpunetsim.ddp_cli import default_gpu
     gpu_model = str(model.router.G.graph.get("gpu_model", ""))
     try:
         return default_gpu(gpu_model)
@@ -362,12 +362,12 @@ def evaluate(point: Point) -> dict[str, object]:
     row = point.columns()
     row["total_gpus"] = model.ranks
     if point.kind == "collective":
-        from simulator.collectives import run_collective
+        from simulator.network.run import run_collective
         r = run_collective(model, point.op, point.size_bytes, "auto", "auto", point.engine)
         row.update(time_s=r.time_s, algbw_GBps=r.algbw_GBps, busbw_GBps=r.busbw_GBps, algo_used=r.algo,
                    proto_used=r.proto, limit=model.limit(point.op, point.size_bytes))
         return row
-    from simulator.ddp import DDPConfig, simulate_iteration
+    from simulator.training.ddp import DDPConfig, simulate_iteration
     gpu = gpu_of(model, point.gpu)
     w = _workload(point.model, gpu, point.batch_size)
     r = simulate_iteration(model, w, DDPConfig(bucket_cap_mb=float(point.bucket_cap_mb or 25.0)),

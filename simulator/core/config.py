@@ -11,7 +11,7 @@ from typing import Any, Sequence, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from simulator.errors import InputError
+from simulator.core.errors import InputError
 
 M = TypeVar("M", bound=BaseModel)
 

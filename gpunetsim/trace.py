@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from simulator.engine import Record
+from simulator.network.engine import Record
 
 #: Preferred order of the tracks (threads); others follow in order of first appearance.
 TRACK_ORDER = ("compute", "comm", "net")

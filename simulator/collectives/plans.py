@@ -2,7 +2,7 @@
 
 A :class:`Plan` says, for one collective (op, algorithm, protocol, ranks), which flows run and how
 many bytes each carries *per byte of the collective's size*. Both the discrete-event executor
-(simulator.engine, which scales it to one size) and the closed form (simulator.closed_form)
+(simulator.network.engine, which scales it to one size) and the closed form (simulator.network.closed_form)
 consume the same plan, so they can check each other.
 
 NCCL's algorithms, in flow terms (n ranks, N servers, C channels, S = nccl-tests size):
@@ -28,8 +28,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from simulator.errors import InputError
-from simulator.params import Parameters
+from simulator.core.errors import InputError
+from simulator.collectives.params import Parameters
 from topologies.routing import Router
 
 OPS = ("all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all", "send_recv")

@@ -8,7 +8,7 @@ One self-contained file (plotly.js is inlined once, so it opens offline) with:
 * bucket-size sensitivity: iteration time vs ``bucket_cap_mb``;
 * a table with a plain-language line per point saying what limits it.
 
-Input rows are :func:`simulator.study.evaluate`'s dicts (``kind`` 'ddp' or 'collective').
+Input rows are :func:`gpunetsim.study.evaluate`'s dicts (``kind`` 'ddp' or 'collective').
 """
 
 from __future__ import annotations

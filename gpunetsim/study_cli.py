@@ -1,5 +1,5 @@
 """``gpunetsim sweep STUDY.yaml`` and ``gpunetsim plan``: run a study, print a table, write
-report.html, results.csv and results.jsonl (registered by simulator.cli)."""
+report.html, results.csv and results.jsonl (registered by gpunetsim.cli)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from simulator.errors import InputError
+from simulator.core.errors import InputError
 
 DEFAULT_OUT = "gpunetsim-out"
 _COLS = ("batch_size", "topology", "gpus", "fabric", "transport", "nic_bw", "nics", "oversubscription",
@@ -41,17 +41,17 @@ def register(sub) -> None:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from simulator.study import load_study
+    from gpunetsim.study import load_study
     return _run(load_study(args.study), args)
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from simulator.study import DEFAULT_STUDY, load_study
+    from gpunetsim.study import DEFAULT_STUDY, load_study
     return _run(load_study(DEFAULT_STUDY), args)
 
 
 def _run(study, args: argparse.Namespace) -> int:
-    from simulator.study import run_points, write_csv, write_jsonl
+    from gpunetsim.study import run_points, write_csv, write_jsonl
     if args.workers is not None and args.workers < 1:
         raise InputError("must be at least 1", field="--workers", value=args.workers)
     out = Path(args.out)
@@ -64,7 +64,7 @@ def _run(study, args: argparse.Namespace) -> int:
                       progress=not args.no_progress, desc=study.name)
     elapsed = time.perf_counter() - t0
     print_table(study, rows)
-    from simulator.report import write_report
+    from gpunetsim.report import write_report
     spec = study.spec
     engines = ", ".join(spec.engine)
     write_report(rows, out / "report.html", title=f"gpunetsim: {spec.name} study",
@@ -78,13 +78,13 @@ def _run(study, args: argparse.Namespace) -> int:
 
 
 def _label(row: dict, cols: Sequence[str]) -> str:
-    from simulator.report import series_label
+    from gpunetsim.report import series_label
     return series_label(row, ["model", *cols])
 
 
 def print_table(study, rows: Sequence[dict]) -> None:
     """The DDP rows as a table, then a bus-bandwidth summary of the collective rows."""
-    from simulator.report import _varying
+    from gpunetsim.report import _varying
     ddp = [r for r in rows if r["kind"] == "ddp"]
     coll = [r for r in rows if r["kind"] == "collective"]
     spec = study.spec
@@ -102,7 +102,7 @@ def print_table(study, rows: Sequence[dict]) -> None:
                   f"{r['samples_per_s'] or 0:>10.0f} {r['scaling_efficiency'] * 100:>6.1f}% "
                   f"{r['exposed_comm_s'] * 1e3:>11.3f}  {r['limit']}")
     if coll:
-        from simulator.units import format_bytes
+        from simulator.core.units import format_bytes
         sizes = sorted({r["size_bytes"] for r in coll})
         show = [s for s in (2**20, 32 * 2**20) if s in sizes[:-1]] + [sizes[-1]]
         cols = _varying(coll, ("topology", "gpus", "fabric", "transport", "nic_bw", "nics",

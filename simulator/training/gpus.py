@@ -6,14 +6,14 @@ the datasheets print them; memory bandwidth is in bytes/s and capacity in bytes.
 81559 MiB usable on an H100 80GB). Where a datasheet gives only the sparse figure, the dense one
 is half of it; such entries say so.
 
-These are peaks, not achievable rates: :mod:`simulator.workload` multiplies them by an efficiency.
+These are peaks, not achievable rates: :mod:`simulator.training.workload` multiplies them by an efficiency.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simulator.errors import InputError
+from simulator.core.errors import InputError
 
 _GiB = 2**30
 

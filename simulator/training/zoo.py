@@ -1,6 +1,6 @@
 """Built-in model zoo: parameter lists and per-layer FLOPs of well-known models, in pure Python.
 
-Each model is a :class:`~simulator.workload.ModelSpec`: layers in forward execution order with
+Each model is a :class:`~simulator.training.workload.ModelSpec`: layers in forward execution order with
 their parameters (exact shapes of the real model, named as ``named_parameters()`` names them)
 and forward FLOPs per sample, plus the parameters' registration order. Sources of the names:
 
@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from simulator.errors import InputError
-from simulator.workload import (DEFAULT_EFFICIENCY, LayerSpec, ModelSpec, Workload,
+from simulator.core.errors import InputError
+from simulator.training.workload import (DEFAULT_EFFICIENCY, LayerSpec, ModelSpec, Workload,
                                 workload_from_layers)
 
 NORM_FLOPS_PER_ELEMENT = 4
@@ -277,7 +277,7 @@ def zoo_workload(name: str, gpu: str = "h100", batch_size: int | None = None,
                  dtype: str = "bf16", efficiency: float | None = None, *,
                  seq_len: int | None = None, optimizer: str | None = None) -> Workload:
     """A workload for zoo model ``name`` on ``gpu``: see
-    :func:`~simulator.workload.workload_from_layers` for the timing assumptions.
+    :func:`~simulator.training.workload.workload_from_layers` for the timing assumptions.
 
     ``batch_size`` defaults to the model's (resnet/vit 64, bert 32, gpt2 8, llama 1);
     ``efficiency`` to the model's measured figure (ZOO_EFFICIENCY); ``optimizer`` to the model's

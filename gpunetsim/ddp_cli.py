@@ -1,4 +1,4 @@
-"""``gpunetsim ddp``: one PyTorch DDP training iteration on a topology (simulator.ddp)."""
+"""``gpunetsim ddp``: one PyTorch DDP training iteration on a topology (simulator.training.ddp)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from simulator.errors import InputError
+from simulator.core.errors import InputError
 
 #: Zoo GPU for a topology's ``gpu_model`` (first matching word).
 _GPU_FOR_MODEL = (("h100", "h100"), ("h200", "h200"), ("a100", "a100"), ("b200", "b200"),
@@ -14,7 +14,7 @@ _GPU_FOR_MODEL = (("h100", "h100"), ("h200", "h200"), ("a100", "a100"), ("b200",
 
 
 def register(sub) -> None:
-    from simulator.cli import add_topology_args
+    from gpunetsim.cli import add_topology_args
     p = sub.add_parser("ddp", help="simulate one PyTorch DDP training iteration",
                        description="Simulate one DistributedDataParallel iteration: forward, "
                                    "backward overlapped with bucket all-reduces, optimizer.")
@@ -49,8 +49,8 @@ def default_gpu(gpu_model: str) -> str:
 
 def load_any_workload(spec: str, gpu: str | None, gpu_model: str, batch_size: int | None):
     """A zoo workload (``spec`` a zoo name) or a workload file, at ``batch_size`` if given."""
-    from simulator.workload import load_workload
-    from simulator.zoo import zoo_names, zoo_workload
+    from simulator.training.workload import load_workload
+    from simulator.training.zoo import zoo_names, zoo_workload
     path = Path(spec)
     if path.suffix.lower() in (".json", ".yaml", ".yml") or path.exists():
         w = load_workload(path)
@@ -67,7 +67,7 @@ def load_any_workload(spec: str, gpu: str | None, gpu_model: str, batch_size: in
 
 
 def _config(args: argparse.Namespace):
-    from simulator.ddp import DDPConfig
+    from simulator.training.ddp import DDPConfig
     first = args.first_bucket_mb
     if first.strip().lower() in ("cap", "none"):
         first_mb = None
@@ -84,16 +84,16 @@ def _config(args: argparse.Namespace):
 
 
 def _ddp(args: argparse.Namespace) -> int:
-    from simulator.cli import params_from_args, topology_from_args
-    from simulator.closed_form import CostModel
-    from simulator.ddp import simulate_iteration
+    from gpunetsim.cli import params_from_args, topology_from_args
+    from simulator.network.closed_form import CostModel
+    from simulator.training.ddp import simulate_iteration
     config = _config(args)
     G = topology_from_args(args)
     model = CostModel(G, params_from_args(args))
     w = load_any_workload(args.workload, args.gpu, str(G.graph.get("gpu_model", "")), args.batch_size)
     r = simulate_iteration(model, w, config, args.engine)
     if args.trace:
-        from simulator.trace import write_chrome_trace
+        from gpunetsim.trace import write_chrome_trace
         meta = {"tool": "gpunetsim ddp", "workload": w.name, "topology": G.graph.get("name"),
                 "gpus": r.gpus, "engine": r.engine, "params": model.params.name,
                 "iteration_s": r.iteration_s}

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simulator.closed_form import CostModel
-from simulator.engine import simulate_plan
-from simulator.schedule import busbw_factor
+from simulator.network.closed_form import CostModel
+from simulator.network.engine import simulate_plan
+from simulator.collectives.plans import busbw_factor
 
 DTYPE_SIZES = {"int8": 1, "uint8": 1, "half": 2, "float16": 2, "bfloat16": 2, "bf16": 2, "fp16": 2,
                "float": 4, "float32": 4, "int32": 4, "int": 4, "double": 8, "float64": 8, "int64": 8}

@@ -1,0 +1,1 @@
+"""Timers of collective plans: the discrete-event (SimPy) engine and the closed form."""

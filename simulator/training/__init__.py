@@ -1,0 +1,1 @@
+"""Training models: workloads, the model zoo, the GPU catalog, DDP buckets and iterations."""

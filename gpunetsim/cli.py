@@ -8,6 +8,7 @@ import sys
 from typing import Callable, Sequence
 
 from simulator.core.errors import InputError
+from simulator.core.vocabulary import ENGINES
 
 EXIT_INPUT = 2
 
@@ -65,7 +66,7 @@ def _collective_parser(sub) -> None:
     p.add_argument("--algo", default="auto", choices=["auto", "ring", "tree", "direct"])
     p.add_argument("--proto", default="auto", choices=["auto", "ll", "ll128", "simple"])
     p.add_argument("--dtype", default="float", help="element type for the count column")
-    p.add_argument("--engine", default="des", choices=["des", "closed"],
+    p.add_argument("--engine", default="des", choices=ENGINES,
                    help="discrete-event simulation (des) or closed-form alpha-beta (closed)")
     p.add_argument("--json", action="store_true", help="one JSON object per size")
     p.set_defaults(func=_collective)
@@ -73,7 +74,8 @@ def _collective_parser(sub) -> None:
 
 def _collective(args: argparse.Namespace) -> int:
     from simulator.network.closed_form import CostModel
-    from simulator.network.run import DTYPE_SIZES, REDOP_OPS, ROOTED_OPS, nccl_sizes, run_collective
+    from simulator.core.vocabulary import GATHER_LIKE, REDOP_OPS, ROOTED_OPS, dtype_bytes, size_ladder
+    from simulator.network.run import run_collective
     from simulator.core.units import parse_size
     lo = parse_size(args.min_bytes, field="--min-bytes")
     hi = parse_size(args.max_bytes, field="--max-bytes")
@@ -81,10 +83,8 @@ def _collective(args: argparse.Namespace) -> int:
         raise InputError("need 1 <= --min-bytes <= --max-bytes", field="--min-bytes", value=f"{lo}..{hi}")
     if not args.factor > 1:
         raise InputError("--factor must be > 1", field="--factor", value=args.factor)
-    if args.dtype not in DTYPE_SIZES:
-        raise InputError(f"unknown dtype (known: {', '.join(DTYPE_SIZES)})", field="--dtype", value=args.dtype)
+    tsize = dtype_bytes(args.dtype, field="--dtype")
     model = CostModel(topology_from_args(args), params_from_args(args))
-    tsize = DTYPE_SIZES[args.dtype]
     n = model.ranks
     if not args.json:
         G = model.router.G
@@ -94,8 +94,8 @@ def _collective(args: argparse.Namespace) -> int:
               f"{'algbw':>8} {'busbw':>8}  {'algo':>6} {'proto':>6}")
         print(f"#{'(B)':>11} {'(elements)':>12} {'':>8} {'':>6} {'':>5} {'(us)':>10} "
               f"{'(GB/s)':>8} {'(GB/s)':>8}")
-    per_rank = args.op in ("all_gather", "reduce_scatter", "all_to_all")
-    for size in nccl_sizes(lo, hi, args.factor):
+    per_rank = args.op in GATHER_LIKE
+    for size in size_ladder(lo, hi, args.factor):
         r = run_collective(model, args.op, size, args.algo, args.proto, args.engine)
         if args.json:
             print(json.dumps(r.as_dict()))

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from simulator.core.errors import InputError
+from simulator.core.vocabulary import ENGINES
 
 #: Zoo GPU for a topology's ``gpu_model`` (first matching word).
 _GPU_FOR_MODEL = (("h100", "h100"), ("h200", "h200"), ("a100", "a100"), ("b200", "b200"),
@@ -30,7 +31,7 @@ def register(sub) -> None:
                    help="DDP gradient compression hook")
     p.add_argument("--gradient-as-bucket-view", action="store_true", help="no copy into the bucket")
     p.add_argument("--accumulation-steps", type=int, default=1, help="micro-steps per optimizer step")
-    p.add_argument("--engine", default="des", choices=["des", "closed"],
+    p.add_argument("--engine", default="des", choices=ENGINES,
                    help="discrete-event simulation (des) or closed-form arithmetic (closed)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--trace", default=None, help="write a Chrome/Perfetto trace (JSON) to this file")
@@ -142,6 +143,6 @@ def format_result(r, topology: str, params: str) -> str:
                      f"({r.gpus} GPUs x batch {r.batch_size} x {r.accumulation_steps} steps)")
     lines.append(f"scaling        {r.scaling_efficiency * 100:11.1f} % of {r.gpus} x one GPU "
                  f"(one GPU: {r.single_gpu_iteration_s * us:.1f} us/iteration)")
-    lines.append(f"limit: {r.limit} (exposed communication {r.exposed_comm_s / r.iteration_s * 100:.1f}% "
+    lines.append(f"limit: {r.limit.description} (exposed communication {r.exposed_comm_s / r.iteration_s * 100:.1f}% "
                  f"of the iteration)")
     return "\n".join(lines)

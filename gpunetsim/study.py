@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from simulator.network.closed_form import CostModel
 from simulator.core.config import validate
 from simulator.core.errors import InputError
+from simulator.core.vocabulary import Limit
 
 log = logging.getLogger(__name__)
 
@@ -242,8 +243,8 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
         if not 1 <= lo <= hi:
             raise InputError("need 1 <= min_bytes <= max_bytes", source=source,
                              field="collectives.min_bytes", value=f"{c.min_bytes}..{c.max_bytes}")
-        from simulator.network.run import nccl_sizes
-        sizes = nccl_sizes(lo, hi, c.factor)
+        from simulator.core.vocabulary import size_ladder
+        sizes = size_ladder(lo, hi, c.factor)
 
     points: list[Point] = []
     grid = itertools.product(models, spec.batch_size, topos, spec.gpus, spec.fabric, spec.transport,
@@ -304,24 +305,9 @@ def _cost_model(topology: str, nodes: int, gpus: int | None, fabric: str, transp
     return CostModel(G, _params(calibration))
 
 
-class PinnedAlgoModel(CostModel):
-    """A cost model whose 'auto' algorithm choice is replaced by a fixed one (study axis ``algo``).
-
-    Shares the plans already built by ``base``; used so that the DDP model's all-reduces use the
-    algorithm the study asks for without the DDP model knowing about it.
-    """
-
-    def __init__(self, base: CostModel, algo: str) -> None:
-        self.__dict__.update(base.__dict__)     # same router, parameters and plan cache (shared dict)
-        self.algo = algo
-
-    def best(self, op: str, size_bytes: float, algo: str = "auto", proto: str = "auto") -> tuple[float, str, str]:
-        return super().best(op, size_bytes, self.algo if algo == "auto" else algo, proto)
-
-
 def _model_for(p: Point) -> CostModel:
     base = _cost_model(*_topo_key(p))
-    return base if p.algo == "auto" else PinnedAlgoModel(base, p.algo)
+    return base if p.algo == "auto" else base.with_algo(p.algo)
 
 
 @lru_cache(maxsize=16)
@@ -365,7 +351,7 @@ def evaluate(point: Point) -> dict[str, object]:
         from simulator.network.run import run_collective
         r = run_collective(model, point.op, point.size_bytes, "auto", "auto", point.engine)
         row.update(time_s=r.time_s, algbw_GBps=r.algbw_GBps, busbw_GBps=r.busbw_GBps, algo_used=r.algo,
-                   proto_used=r.proto, limit=model.limit(point.op, point.size_bytes))
+                   proto_used=r.proto, limit=str(model.limit(point.op, point.size_bytes)))
         return row
     from simulator.training.ddp import DDPConfig, simulate_iteration
     gpu = gpu_of(model, point.gpu)
@@ -377,40 +363,38 @@ def evaluate(point: Point) -> dict[str, object]:
                forward_s=r.forward_s, backward_s=r.backward_s, optimizer_s=r.optimizer_s,
                exposed_comm_s=r.exposed_comm_s, comm_s=r.comm_s, overlap_fraction=r.overlap_fraction,
                buckets=r.buckets if isinstance(r.buckets, int) else len(r.buckets),
-               overhead_s=r.iteration_overhead_s, gradient_bytes=w.total_bytes, limit=r.limit)
-    row["explanation"] = explain(row)
+               overhead_s=r.iteration_overhead_s, gradient_bytes=w.total_bytes, limit=r.limit.description)
+    row["explanation"] = explain(row, r.limit)
     return row
 
 
-def explain(row: dict[str, object]) -> str:
+def explain(row: dict[str, object], limit: Limit) -> str:
     """A plain-language line saying what limits a DDP row's configuration and what would help."""
     it = float(row["iteration_s"])  # type: ignore[arg-type]
     exposed = float(row["exposed_comm_s"])  # type: ignore[arg-type]
     opt = float(row["optimizer_s"])  # type: ignore[arg-type]
-    limit = str(row["limit"])
     frac = exposed / it if it > 0 else 0.0
     eff = float(row.get("scaling_efficiency") or 0.0)  # type: ignore[arg-type]
     gpus = row.get("total_gpus")
-    head = f"{limit}: "
-    low = limit.lower()
-    if "compute" in low:
+    head = f"{limit.description}: "
+    if limit is Limit.COMPUTE:
         tail = (f"communication is hidden behind backward ({frac:.0%} of the iteration exposed); "
                 f"more GPUs scale at {eff:.0%} efficiency")
         if it > 0 and opt / it > 0.25:
             tail += f"; the optimizer step takes {opt / it:.0%} of the iteration"
-    elif "latency" in low:
+    elif limit is Limit.LATENCY:
         tail = (f"{frac:.0%} of the iteration waits on many small all-reduces; larger buckets "
                 f"(bucket_cap_mb) or fewer, bigger messages help more than bandwidth")
-    elif "nic" in low or "net" in low or "fabric" in low:
+    elif limit is Limit.NET:
         tail = (f"{frac:.0%} of the iteration waits on gradient all-reduce across servers; faster or "
                 f"more NICs, a non-blocking fabric or a larger batch per GPU help")
-    elif "overhead" in low:
+    elif limit is Limit.BUCKET_OVERHEAD:
         tail = (f"{frac:.0%} of the iteration is per-bucket launch and copy cost after backward; "
                 f"fewer, larger buckets (bucket_cap_mb) or gradient_as_bucket_view help")
-    elif "protocol" in low:
+    elif limit is Limit.PROTOCOL:
         tail = (f"{frac:.0%} of the iteration waits on all-reduces capped by NCCL's protocol "
                 f"(LL/LL128) ceiling rather than by a link; larger buckets help")
-    elif "nvlink" in low or "pcie" in low or "socket" in low:
+    elif limit in (Limit.NVLINK, Limit.PCIE, Limit.SOCKET):
         tail = (f"{frac:.0%} of the iteration waits on gradient all-reduce inside the server; "
                 f"a faster GPU interconnect or a larger batch per GPU help")
     else:

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import topologies
+from simulator.core.vocabulary import Limit
 from gpunetsim.cli import main
 from simulator.network.closed_form import CostModel
 from simulator.training.ddp import DDPConfig, simulate_iteration, stretched_time
@@ -172,7 +173,7 @@ def test_one_gpu_has_no_communication(engine):
     r = simulate_iteration(m, w, engine=engine)
     assert r.buckets == () and r.comm_s == 0.0 and r.exposed_comm_s == 0.0
     assert r.iteration_s == pytest.approx(FWD + BWD + OPT)
-    assert r.scaling_efficiency == 1.0 and r.limit == "compute-bound"
+    assert r.scaling_efficiency == 1.0 and r.limit is Limit.COMPUTE
     assert not [rec for rec in r.records if rec.track == "comm"]
 
 

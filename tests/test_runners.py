@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from validation.runners.collectives import (bus_factor, op_sizes, plan_points, size_ladder)
+from simulator.core.vocabulary import busbw_factor as bus_factor, size_ladder
+from validation.runners.collectives import op_sizes, plan_points
 from validation.runners.ddp import percentile
 from validation.runners.sweep import ALWAYS_ENV, parse_extra_variant, variant_env
 

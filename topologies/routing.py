@@ -91,7 +91,6 @@ class Router:
         self.hop_kinds: list[tuple[str, float, bool]] = []
         self._fabric_nodes = [n for n, k in self._kind.items() if k in ("leaf", "spine")]
         self._fabric_graph = G.subgraph(self._fabric_nodes)
-        self.cache: dict = {}
         self._rail_nic = {(h, self._local[n]): n for h, ns in self._nics.items() for n in reversed(ns)}
         self._to_cpu = {i for i, (a, b) in enumerate(self.link_names) if self._kind[b] == "cpu"}
         self._tmpl_routes: dict[tuple[str, str], tuple[int, ...]] = {}

@@ -20,6 +20,7 @@ from simulator.network.closed_form import CostModel
 from simulator.core.errors import InputError
 from simulator.collectives.params import Parameters
 from simulator.core.units import parse_bandwidth
+from simulator.core.vocabulary import busbw_factor
 from validation.parsers import CollMeasurement, Dataset
 
 VARIANTS = {
@@ -82,7 +83,6 @@ class Comparison:
 
     @property
     def predicted_busbw_GBps(self) -> float:
-        from simulator.collectives.plans import busbw_factor
         return self.point.size_bytes / self.predicted_s / 1e9 * busbw_factor(self.point.op, self.point.world)
 
 

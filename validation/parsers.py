@@ -28,26 +28,9 @@ from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
 from simulator.core.errors import InputError
+from simulator.core.vocabulary import DTYPE_BYTES, NCCL_TESTS_BINARY_OPS, NCCL_TESTS_OPS, canonical_dtype
 
-OPS: tuple[str, ...] = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce",
-                        "all_to_all", "send_recv", "gather", "scatter")
-"""Collective names used throughout gpunetsim."""
-
-# nccl-tests binary stems (``all_reduce_perf`` -> ``all_reduce``) that differ from our names.
-_BINARY_OPS = {"alltoall": "all_to_all", "sendrecv": "send_recv"}
-
-# nccl-tests type names -> (our dtype name, bytes per element)
-_DTYPES: dict[str, tuple[str, int]] = {
-    "int8": ("int8", 1), "char": ("int8", 1), "uint8": ("uint8", 1),
-    "int32": ("int32", 4), "int": ("int32", 4), "uint32": ("uint32", 4),
-    "int64": ("int64", 8), "uint64": ("uint64", 8),
-    "half": ("float16", 2), "float16": ("float16", 2),
-    "float": ("float32", 4), "float32": ("float32", 4),
-    "double": ("float64", 8), "float64": ("float64", 8),
-    "bfloat16": ("bfloat16", 2),
-    "f8e4m3": ("float8_e4m3", 1), "fp8_e4m3": ("float8_e4m3", 1),
-    "f8e5m2": ("float8_e5m2", 1), "fp8_e5m2": ("float8_e5m2", 1),
-}
+OPS = NCCL_TESTS_OPS
 
 
 @dataclass(frozen=True)
@@ -123,7 +106,7 @@ def op_from_binary(name: str) -> str | None:
     match = re.match(r"([a-z_]+?)_perf(?:_mpi)?$", stem)
     if not match:
         return None
-    op = _BINARY_OPS.get(match.group(1), match.group(1))
+    op = NCCL_TESTS_BINARY_OPS.get(match.group(1), match.group(1))
     return op if op in OPS else None
 
 
@@ -139,8 +122,11 @@ def _line_field(line: int | None) -> str | None:
 
 
 def _dtype(type_name: str) -> tuple[str, int | None]:
-    known = _DTYPES.get(type_name.lower())
-    return known if known else (type_name, None)
+    try:
+        name = canonical_dtype(type_name)
+    except InputError:
+        return type_name, None
+    return name, DTYPE_BYTES[name]
 
 
 def _number(token: str) -> float | None:

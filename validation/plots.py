@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Sequence
 
-from simulator.collectives.plans import busbw_factor
+from simulator.core.vocabulary import busbw_factor
 from validation.compare import Comparison
 
 

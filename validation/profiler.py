@@ -57,12 +57,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from simulator.core.errors import InputError
+from simulator.core.vocabulary import DTYPE_BYTES, canonical_dtype
 
 log = logging.getLogger("validation.profiler")
-
-TRACE_TYPES = {"float": ("float32", 4), "double": ("float64", 8), "c10::Half": ("float16", 2),
-               "c10::BFloat16": ("bfloat16", 2), "long int": ("int64", 8), "int": ("int32", 4)}
-"""Kineto ``Input type`` names -> (dtype name, element size in bytes)."""
 
 EVAL_PREFIX = "autograd::engine::evaluate_function:"
 ACC_WRAPPER = "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"
@@ -146,13 +143,16 @@ def _shape_bytes(e: dict[str, Any] | None) -> tuple[int, str] | None:
         return None
     args = e.get("args", {})
     dims, types = args.get("Input Dims"), args.get("Input type")
-    if not dims or not types or types[0] not in TRACE_TYPES:
+    if not dims or not types:
+        return None
+    try:
+        dtype = canonical_dtype(types[0])
+    except InputError:
         return None
     numel = 1
     for d in dims[0]:
         numel *= int(d)
-    dtype, size = TRACE_TYPES[types[0]]
-    return numel * size, dtype
+    return numel * DTYPE_BYTES[dtype], dtype
 
 
 def step_times(events: list[dict[str, Any]], window: tuple[float, float]) -> StepTimes | None:

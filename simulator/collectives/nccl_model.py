@@ -21,22 +21,10 @@ from dataclasses import dataclass
 
 from topologies.routing import Router
 
-# NCCL 2.2x tuning constants (us, GB/s). Index: [tree, ring][ll, ll128, simple].
-BASE_LAT = {"tree": (6.8, 14.0, 8.4), "ring": (6.6, 14.0, 8.4)}
-HW_LAT = {"nvlink": {"tree": (0.6, 1.25, 4.0), "ring": (0.6, 1.9, 3.4)},
-          "pci": {"tree": (1.0, 1.9, 4.0), "ring": (1.0, 2.5, 5.7)},
-          "net": {"tree": (5.0, 8.5, 14.0), "ring": (2.7, 4.0, 14.0)}}
-# [Volta, Ampere, Hopper, Blackwell][N1, N2, N4]
-LL_MAX_BW = ((39.0, 39.0, 20.4), (87.7, 22.5, 19.0), (141.0, 45.0, 35.0), (282.0, 90.0, 70.0))
-PER_CH_MAX_RING_LL128 = ((20.0,) * 3, (20.0,) * 3, (36.7,) * 3, (40.0,) * 3)
-PER_CH_MAX_TREE_LL128 = ((20.0,) * 3, (20.0,) * 3, (36.7, 36.7, 29.0), (55.6, 31.67, 20.0))
-PER_CH_MAX_TREE = ((26.5, 18.5, 10.0), (24.0, 23.6, 17.8), (38.7, 41.4, 36.0), (70.0, 42.8, 24.0))
-TREE_CORRECTION = (
-    (1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0),
-    (1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0),
-    (.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9),
-)
-PROTOS = ("ll", "ll128", "simple")
+from simulator.collectives.nccl_constants import (BASE_LAT, HW_LAT, LL_MAX_BW, PER_CH_MAX_RING_LL128,
+                                                   PER_CH_MAX_TREE, PER_CH_MAX_TREE_LL128, TREE_CORRECTION)
+from simulator.core.vocabulary import PROTOS
+
 TUNED_OPS = ("all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce")
 
 
@@ -46,7 +34,7 @@ class NcclInputs:
 
     ranks: int
     nodes: int
-    intra_hw: str           # "nvlink" or "pci"
+    intra_hw: str           # "nvlink" or "pcie"
     channels: int
     bw_intra_GBps: float    # per channel
     bw_inter_GBps: float    # per channel
@@ -64,11 +52,11 @@ class NcclInputs:
         if nvlink > 0 and len(gpus) // nodes > 1:
             hw, channels, total = "nvlink", 12, 0.8 * nvlink
         else:
-            hw, channels, total = "pci", 2, 0.8 * pcie
+            hw, channels, total = "pcie", 2, 0.8 * pcie
             if not G.graph.get("p2p", True):
                 total *= 0.5
         if G.graph.get("sockets"):
-            hw, channels, total = "pci", 2, min(total, 5e9)
+            hw, channels, total = "pcie", 2, min(total, 5e9)
         bw_intra = total / 1e9 / channels
         bw_inter = bw_intra
         if nodes > 1:

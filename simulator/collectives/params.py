@@ -39,30 +39,24 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping
 
+from simulator.collectives.nccl_constants import BASE_LAT, HW_LAT
 from simulator.core.errors import InputError
+from simulator.core.vocabulary import OPS, PROTOS, LinkClass
 
 ALGOS = ("ring", "tree")
-PROTOS = ("ll", "ll128", "simple")
 HOP_CLASSES = ("nvlink", "pcie", "shm", "net", "socket")
-OPS = ("all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all", "send_recv")
-LINK_CLASSES = ("nvlink", "pcie", "socket", "net")
+LINK_CLASSES = tuple(c.value for c in LinkClass)
 
 _US = 1e-6
-_BASE = {"tree": (6.8, 14.0, 8.4), "ring": (6.6, 14.0, 8.4)}
-_HOP = {
-    "nvlink": {"tree": (0.6, 1.25, 4.0), "ring": (0.6, 1.9, 3.4)},
-    "pcie": {"tree": (1.0, 1.9, 4.0), "ring": (1.0, 2.5, 5.7)},
-    "shm": {"tree": (1.0, 1.9, 4.0), "ring": (1.0, 2.5, 5.7)},
-    "net": {"tree": (5.0, 8.5, 14.0), "ring": (2.7, 4.0, 14.0)},
-    "socket": {"tree": (5.0, 8.5, 14.0), "ring": (2.7, 4.0, 14.0)},
-}
+# Host-memory hops (shm) take NCCL's PCI latencies; the socket transport takes the network's.
+_HOP = {**HW_LAT, "shm": HW_LAT["pcie"], "socket": HW_LAT["net"]}
 _EFF = {"ring": (0.5, 0.92, 1.0), "tree": (0.92 / 3.8, 0.92 * 7.0 / 9.0, 0.92)}
 
 
 def _defaults() -> dict[str, float]:
     d: dict[str, float] = {}
     for a in ALGOS:
-        for p, v in zip(PROTOS, _BASE[a]):
+        for p, v in zip(PROTOS, BASE_LAT[a]):
             d[f"base_latency_s.{a}.{p}"] = v * _US
             d[f"proto_efficiency.{a}.{p}"] = _EFF[a][PROTOS.index(p)]
     for c in HOP_CLASSES:

@@ -27,24 +27,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import Sequence
+
+import numpy as np
 
 from simulator.core.errors import InputError
+from simulator.core.vocabulary import OPS, PROTOS
 from simulator.collectives.params import Parameters
 from topologies.routing import Router
 
-OPS = ("all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all", "send_recv")
 ALGOS_FOR_OP = {op: ("ring",) for op in OPS}
 ALGOS_FOR_OP["all_reduce"] = ("ring", "tree")
 ALGOS_FOR_OP["all_to_all"] = ("direct",)
 ALGOS_FOR_OP["send_recv"] = ("direct",)
-
-# nccl-tests' bus-bandwidth factors (busbw = algbw * factor), n = ranks.
-def busbw_factor(op: str, n: int) -> float:
-    if op == "all_reduce":
-        return 2.0 * (n - 1) / n
-    if op in ("reduce_scatter", "all_gather", "all_to_all"):
-        return (n - 1) / n
-    return 1.0
 
 
 @dataclass(frozen=True)
@@ -56,6 +52,13 @@ class FlowGroup:
     label: str = ""
     efficiency: float = 1.0          # payload / wire bytes (protocol, host-memory copies)
     rate_cap_Bps: float = math.inf   # wire-rate ceiling of each flow of the group
+
+    @cached_property
+    def uses(self) -> tuple[np.ndarray, np.ndarray]:
+        """(distinct link ids, times the group's flows cross each), computed once per group."""
+        flat = np.fromiter((l for r in self.routes for l in r), dtype=np.int64)
+        links, counts = np.unique(flat, return_counts=True)
+        return links, counts.astype(float)
 
 
 @dataclass(frozen=True)
@@ -139,33 +142,38 @@ def _merge(groups: list[_LayoutGroup]) -> tuple[_LayoutGroup, ...]:
     return tuple(merged.values())
 
 
-def _layout(router: Router, op: str, algo: str, rk: list[str]) -> _Layout:
-    key = ("layout", op, algo, tuple(rk))
-    lay = router.cache.get(key)
-    if lay is None:
-        per_host = _hosts(router, rk)
-        acc = {"intra": set(), "inter": set()}
-        groups, si, sn, worst = {"ring": _ring, "tree": _tree, "direct": _direct}[algo](router, op, rk, per_host, acc)
-        lay = _Layout(groups, tuple(sorted(acc["intra"])), tuple(sorted(acc["inter"])), si, sn, worst)
-        router.cache[key] = lay
-    return lay
+def layout(router: Router, op: str, algo: str, rk: Sequence[str]) -> _Layout:
+    """The protocol-free part of a plan: its flow groups (routes) and latency steps."""
+    rk = list(rk)
+    per_host = _hosts(router, rk)
+    acc = {"intra": set(), "inter": set()}
+    groups, si, sn, worst = {"ring": _ring, "tree": _tree, "direct": _direct}[algo](router, op, rk, per_host, acc)
+    return _Layout(groups, tuple(sorted(acc["intra"])), tuple(sorted(acc["inter"])), si, sn, worst)
 
 
 def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameters,
-               ranks: tuple[str, ...] | None = None) -> Plan:
-    """The flows and latency of one collective on ``ranks`` (default: every GPU, in rank order)."""
+               ranks: tuple[str, ...] | None = None, layouts: dict | None = None) -> Plan:
+    """The flows and latency of one collective on ``ranks`` (default: every GPU, in rank order).
+
+    ``layouts``: a cache of :func:`layout` results, kept by the caller (the Planner) so that the
+    three protocols of one algorithm share their routes."""
     if op not in OPS:
         raise InputError(f"unknown operation (expected one of {', '.join(OPS)})", field="op", value=op)
     if algo not in ALGOS_FOR_OP[op]:
         raise InputError(f"algorithm not available for {op} (available: {', '.join(ALGOS_FOR_OP[op])})",
                          field="algo", value=algo)
-    if proto not in ("ll", "ll128", "simple"):
+    if proto not in PROTOS:
         raise InputError("unknown protocol (expected ll, ll128 or simple)", field="proto", value=proto)
     rk = list(ranks) if ranks is not None else list(router.gpus)
     n = len(rk)
     if n < 2:
         raise InputError("a collective needs at least 2 GPUs", field="gpus", value=n)
-    lay = _layout(router, op, algo, rk)
+    key = (op, algo, tuple(rk))
+    lay = layouts.get(key) if layouts is not None else None
+    if lay is None:
+        lay = layout(router, op, algo, rk)
+        if layouts is not None:
+            layouts[key] = lay
     a = "ring" if algo == "direct" else algo
     intra = max((params.hop_latency_s(c, a, proto) + w for c, w in lay.intra), default=0.0)
     inter = max((params.hop_latency_s(c, a, proto) + w for c, w in lay.inter), default=0.0)

@@ -5,13 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulator.network.closed_form import CostModel
-from simulator.network.engine import simulate_plan
-from simulator.collectives.plans import busbw_factor
-
-DTYPE_SIZES = {"int8": 1, "uint8": 1, "half": 2, "float16": 2, "bfloat16": 2, "bf16": 2, "fp16": 2,
-               "float": 4, "float32": 4, "int32": 4, "int": 4, "double": 8, "float64": 8, "int64": 8}
-REDOP_OPS = ("all_reduce", "reduce_scatter", "reduce")
-ROOTED_OPS = ("broadcast", "reduce")
+from simulator.core.errors import InputError
+from simulator.network.engine import DesTimer
+from simulator.core.vocabulary import ENGINES, busbw_factor
 
 
 @dataclass(frozen=True)
@@ -42,21 +38,14 @@ class CollectiveResult:
 
 def run_collective(model: CostModel, op: str, size_bytes: int, algo: str = "auto", proto: str = "auto",
                    engine: str = "des") -> CollectiveResult:
-    """Choose algorithm/protocol with the closed form (as NCCL's tuner does), then time it.
+    """Choose algorithm/protocol as NCCL's tuner would, then time that plan.
 
-    ``engine="des"`` runs the discrete-event simulation of the chosen schedule;
-    ``engine="closed"`` returns the alpha-beta prediction.
+    ``engine="des"`` runs the discrete-event simulation of the chosen plan (no closed-form time is
+    computed first); ``engine="closed"`` returns the alpha-beta prediction.
     """
-    t, a, p = model.best(op, size_bytes, algo, proto)
-    if engine == "des":
-        t, _ = simulate_plan(model.router, model.params, model.shape(op, a, p).plan, size_bytes)
+    if engine not in ENGINES:
+        raise InputError("engine must be des or closed", field="engine", value=engine)
+    a, p = model.choose(op, size_bytes, algo, proto)
+    timer = DesTimer(model.router, model.params) if engine == "des" else model.timer
+    t = timer.time(model.planner.plan(op, a, p), size_bytes)
     return CollectiveResult(op, int(size_bytes), model.ranks, t, a, p, engine)
-
-
-def nccl_sizes(min_bytes: int, max_bytes: int, factor: float = 2.0) -> list[int]:
-    """Sizes as nccl-tests steps them: min, min*f, ... up to max (inclusive)."""
-    sizes, s = [], float(min_bytes)
-    while s <= max_bytes * (1 + 1e-12):
-        sizes.append(int(s))
-        s = s * factor
-    return sizes

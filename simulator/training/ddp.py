@@ -49,16 +49,13 @@ from simulator.network.closed_form import CostModel
 from simulator.training.ddp_engine import BackwardTimeline, CommJob, JobTimes, simulate_backward
 from simulator.network.engine import Record
 from simulator.core.errors import InputError
-from simulator.training.workload import DTYPE_BYTES, Workload
+from simulator.core.vocabulary import DTYPE_BYTES, ENGINES, Limit
+from simulator.training.workload import Workload
 
 MiB = 2**20
 COMPRESSIONS = {"bf16": "bfloat16", "fp16": "float16"}
-ENGINES = ("des", "closed")
 #: Exposed communication below this fraction of the iteration counts as compute-bound.
 COMPUTE_BOUND_FRACTION = 0.01
-_LIMIT_WORDS = {"latency": "latency-bound", "nvlink": "NVLink-bound", "pcie": "PCIe-bound",
-                "socket": "CPU-socket-link-bound", "net": "NIC-bound", "protocol": "protocol-bound",
-                "prep": "bucket-overhead-bound"}
 
 
 @dataclass(frozen=True)
@@ -117,7 +114,7 @@ class BucketTiming:
     proto: str
     comm_bytes: int = 0
     allreduce_start_s: float = 0.0
-    limit: str = ""
+    limit: Limit = Limit.NONE
 
 
 @dataclass(frozen=True)
@@ -137,7 +134,7 @@ class IterationResult:
     samples_per_s: float | None
     single_gpu_iteration_s: float
     scaling_efficiency: float
-    limit: str
+    limit: Limit
     records: tuple[Record, ...]
     workload: str = ""
     engine: str = "des"
@@ -147,7 +144,8 @@ class IterationResult:
     def as_dict(self) -> dict:
         """JSON-ready summary (records left out; see :mod:`gpunetsim.trace`)."""
         out = {k: v for k, v in asdict(self).items() if k not in ("buckets", "records")}
-        out["buckets"] = [asdict(b) for b in self.buckets]
+        out["limit"] = self.limit.description
+        out["buckets"] = [{**asdict(b), "limit": b.limit.description} for b in self.buckets]
         return out
 
 
@@ -221,18 +219,17 @@ def _backward_closed(t0: float, backward_work_s: float, jobs: Sequence[CommJob],
 
 # ------------------------------------------------------------------------------ result
 def _limit(model: CostModel, jobs: Sequence[CommJob], times: Sequence[JobTimes], backward_end_s: float,
-           exposed_s: float, iteration_s: float) -> tuple[str, list[str]]:
-    """What the exposed communication is mostly made of, in plain words; and each bucket's limit."""
-    per_bucket = [_LIMIT_WORDS.get(model.limit("all_reduce", j.comm_bytes), "other")
-                  for j in jobs]
+           exposed_s: float, iteration_s: float) -> tuple[Limit, list[Limit]]:
+    """What the exposed communication is mostly made of; and each bucket's limit."""
+    per_bucket = [model.limit("all_reduce", j.comm_bytes) for j in jobs]
     if exposed_s <= COMPUTE_BOUND_FRACTION * iteration_s:
-        return "compute-bound", per_bucket
-    share: dict[str, float] = {}
-    for words, j, t in zip(per_bucket, jobs, times):
+        return Limit.COMPUTE, per_bucket
+    share: dict[Limit, float] = {}
+    for lim, j, t in zip(per_bucket, jobs, times):
         prep = max(0.0, t.allreduce_start_s - max(t.start_s, backward_end_s))
         comm = max(0.0, t.end_s - max(t.allreduce_start_s, backward_end_s))
-        share[_LIMIT_WORDS["prep"]] = share.get(_LIMIT_WORDS["prep"], 0.0) + prep
-        share[words] = share.get(words, 0.0) + comm
+        share[Limit.BUCKET_OVERHEAD] = share.get(Limit.BUCKET_OVERHEAD, 0.0) + prep
+        share[lim] = share.get(lim, 0.0) + comm
     return max(share, key=lambda k: share[k]), per_bucket
 
 

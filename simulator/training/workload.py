@@ -28,15 +28,12 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from simulator.core.config import validate
+from simulator.core import vocabulary
 from simulator.core.errors import InputError
 from simulator.training.gpus import GpuSpec, get_gpu
 
-#: Bytes per element of the gradient dtypes a workload may use (PyTorch names).
-DTYPE_BYTES: dict[str, int] = {"float64": 8, "float32": 4, "bfloat16": 2, "float16": 2}
-_DTYPE_ALIASES = {
-    "fp64": "float64", "double": "float64", "fp32": "float32", "float": "float32",
-    "bf16": "bfloat16", "fp16": "float16", "half": "float16",
-}
+GRAD_DTYPES = ("float64", "float32", "bfloat16", "float16")
+"""The gradient dtypes a workload may use (PyTorch names; sizes in simulator.core.vocabulary)."""
 #: A gradient may be ready up to this fraction after the measured end of backward (timer noise).
 READY_SLACK = 1.05
 #: Default fraction of peak FLOP/s reached by layer-form workloads.
@@ -52,14 +49,14 @@ OPTIMIZER_BW_EFFICIENCY = 0.3
 
 def canonical_dtype(value: object) -> str:
     """PyTorch's name ("float32", "bfloat16", ...) for a gradient dtype or alias ("bf16",
-    "torch.float16"); raises ``ValueError`` for anything else."""
-    if not isinstance(value, str):
-        raise ValueError(f"dtype must be a string, one of {sorted(DTYPE_BYTES)}")
-    text = value.strip().lower().removeprefix("torch.")
-    text = _DTYPE_ALIASES.get(text, text)
-    if text not in DTYPE_BYTES:
-        raise ValueError(f"unknown dtype {value!r}; known: {sorted(DTYPE_BYTES)}")
-    return text
+    "torch.float16"); raises ``ValueError`` (for pydantic validators) for anything else."""
+    try:
+        name = vocabulary.canonical_dtype(value)
+    except InputError:
+        name = None
+    if name not in GRAD_DTYPES:
+        raise ValueError(f"unknown gradient dtype {value!r}; known: {sorted(GRAD_DTYPES)}")
+    return name
 
 
 @dataclass(frozen=True)
@@ -201,7 +198,7 @@ def workload_from_layers(model: ModelSpec, gpu: str | GpuSpec, batch_size: int, 
         for pname, _ in layer.params:
             ready.setdefault(pname, t)
     backward_s = t
-    itemsize = DTYPE_BYTES[gdtype]
+    itemsize = vocabulary.DTYPE_BYTES[gdtype]
     params = tuple(ParamGrad(pname, numel * itemsize, ready[pname], gdtype)
                    for pname, numel in model.param_numels())
     if optimizer_s is None:
@@ -468,7 +465,7 @@ def load_profile(path: str | Path) -> list[Workload]:
 
 
 __all__ = [
-    "DTYPE_BYTES", "LayerSpec", "ModelSpec", "ParamGrad", "Workload", "canonical_dtype",
+    "GRAD_DTYPES", "LayerSpec", "ModelSpec", "ParamGrad", "Workload", "canonical_dtype",
     "load_profile", "load_workload", "save_workload", "workload_from_dict",
     "workload_from_layers", "workload_from_profile_record", "workload_to_dict",
 ]

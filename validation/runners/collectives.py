@@ -41,19 +41,15 @@ from typing import Any, Callable, Sequence
 
 from simulator.core.errors import InputError
 from simulator.core.units import parse_size
+from simulator.core.vocabulary import DTYPE_BYTES, GATHER_LIKE, OPS, busbw_factor, size_ladder
 from validation.runners.launch import entry_point
 from validation.runners.records import append_record, done_points, read_records
 
 log = logging.getLogger("validation.runners.collectives")
 
-OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all",
-       "send_recv")
-GATHER_LIKE = frozenset({"all_gather", "reduce_scatter", "all_to_all"})
-"""Ops whose ``bytes`` is the whole gathered buffer, as in nccl-tests."""
-
-DTYPE_SIZES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int32": 4, "int64": 8,
-               "int8": 1, "uint8": 1}
-"""Element size in bytes of each supported dtype name."""
+DTYPE_SIZES = {name: DTYPE_BYTES[name] for name in
+               ("float32", "float16", "bfloat16", "float64", "int32", "int64", "int8", "uint8")}
+"""Element size in bytes of each dtype the runner can allocate (torch names)."""
 
 TARGET_REP_S = 0.05
 """With ``--iters auto``, one repetition of back-to-back calls should last about this long."""
@@ -62,37 +58,10 @@ MAX_AUTO_ITERS = 20000
 EXIT_TEST_FAIL = 3
 
 
-def bus_factor(op: str, world: int) -> float:
-    """nccl-tests' busbw/algbw factor: all_reduce 2(n-1)/n, gather-likes (n-1)/n, others 1."""
-    if op not in OPS:
-        raise InputError(f"unknown collective; choose from {', '.join(OPS)}", field="op", value=op)
-    if world < 1:
-        raise InputError("world size must be at least 1", field="world", value=world)
-    if op == "all_reduce":
-        return 2.0 * (world - 1) / world
-    if op in GATHER_LIKE:
-        return (world - 1) / world
-    return 1.0
-
-
 def bandwidths_GBps(op: str, world: int, size_bytes: int, time_s: float) -> tuple[float, float]:
     """(algbw, busbw) in GB/s (1e9 bytes/s) for ``size_bytes`` moved in ``time_s``."""
     algbw = size_bytes / time_s / 1e9
-    return algbw, algbw * bus_factor(op, world)
-
-
-def size_ladder(min_bytes: int, max_bytes: int, factor: float) -> list[int]:
-    """nccl-tests' ``-b/-e/-f`` sizes: min, min*factor, ... up to and including max."""
-    if min_bytes <= 0 or max_bytes < min_bytes:
-        raise InputError("need 0 < min-bytes <= max-bytes", field="min-bytes",
-                         value=(min_bytes, max_bytes))
-    if factor <= 1:
-        raise InputError("factor must be greater than 1", field="factor", value=factor)
-    sizes, size = [], float(min_bytes)
-    while size <= max_bytes:
-        sizes.append(int(size))
-        size *= factor
-    return sizes
+    return algbw, algbw * busbw_factor(op, world)
 
 
 def op_sizes(op: str, world: int, type_size: int, sizes: Sequence[int]) -> list[tuple[int, int]]:

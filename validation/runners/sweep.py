@@ -25,8 +25,8 @@ from typing import Sequence
 
 from simulator.core.errors import InputError
 from simulator.core.units import parse_size
-from validation.runners.collectives import (DTYPE_SIZES, OPS, parse_ops, plan_points,
-                                            size_ladder)
+from simulator.core.vocabulary import OPS, size_ladder
+from validation.runners.collectives import DTYPE_SIZES, parse_ops, plan_points
 from validation.runners.launch import entry_point, run_launch, torchrun_argv
 from validation.runners.records import append_record, done_points, read_records
 

@@ -1,0 +1,68 @@
+"""The planner: builds the plan of every collective on one topology with one parameter set, once.
+
+It is the one owner of plan caches (protocol-free layouts and finished plans); timers and the tuner
+ask it for plans and never fill caches of their own on its behalf.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import networkx as nx
+
+from simulator.collectives.params import Parameters
+from simulator.collectives.plans import ALGOS_FOR_OP, Plan, build_plan
+from simulator.core.errors import InputError
+from simulator.core.vocabulary import PROTOS, check_op
+from topologies.routing import Router
+
+
+class Planner:
+    """Plans of collectives over every GPU of a topology (or a subset of ranks), cached."""
+
+    def __init__(self, G_or_router: nx.Graph | Router, params: Parameters | None = None) -> None:
+        self.router = G_or_router if isinstance(G_or_router, Router) else Router(G_or_router)
+        self.params = params or Parameters()
+        self._layouts: dict = {}
+        self._plans: dict[tuple, Plan] = {}
+        self._choices: dict[tuple[str, str, str], tuple[tuple[str, str], ...]] = {}
+
+    @property
+    def ranks(self) -> int:
+        return len(self.router.gpus)
+
+    def plan(self, op: str, algo: str, proto: str, ranks: tuple[str, ...] | None = None) -> Plan:
+        """The plan of ``op`` under ``algo``/``proto`` (no ``auto`` here: see the tuner)."""
+        key = (op, algo, proto, ranks)
+        p = self._plans.get(key)
+        if p is None:
+            p = self._plans[key] = build_plan(self.router, op, algo, proto, self.params, ranks, self._layouts)
+        return p
+
+    def choices(self, op: str, algo: str = "auto", proto: str = "auto") -> tuple[tuple[str, str], ...]:
+        """The (algorithm, protocol) pairs ``auto`` may choose among for ``op``, or the one asked for."""
+        key = (op, algo, proto)
+        hit = self._choices.get(key)
+        if hit is None:
+            hit = self._choices[key] = tuple(_choices(op, algo, proto))
+        return hit
+
+    @cached_property
+    def nccl(self):
+        """NCCL's own cost model for this topology (its tuning table)."""
+        from simulator.collectives.nccl_model import NcclInputs, NcclModel
+        return NcclModel(NcclInputs.from_router(self.router))
+
+
+def _choices(op: str, algo: str, proto: str) -> list[tuple[str, str]]:
+    check_op(op)
+    algos = ALGOS_FOR_OP[op]
+    if algo != "auto":
+        if algo not in algos and not (algo == "ring" and algos == ("direct",)):
+            raise InputError(f"algorithm not available for {op} (available: {', '.join(algos)})",
+                             field="algo", value=algo)
+        algos = (algo,) if algo in algos else algos
+    if proto != "auto" and proto not in PROTOS:
+        raise InputError("unknown protocol (expected ll, ll128, simple or auto)", field="proto", value=proto)
+    protos = PROTOS if proto == "auto" else (proto,)
+    return [(a, p) for a in algos for p in protos]

@@ -1,0 +1,137 @@
+"""The one vocabulary of gpunetsim: collective operations, dtypes, bus-bandwidth factors, size
+ladders and the labels that travel between layers.
+
+Everything that names an operation, a dtype or a limit imports it from here; no other module keeps
+its own list. Names follow nccl-tests and PyTorch (``all_reduce``, ``bfloat16``).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from simulator.core.errors import InputError
+
+# ----------------------------------------------------------------------------- operations
+OPS: tuple[str, ...] = ("all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce",
+                        "all_to_all", "send_recv")
+"""Every collective gpunetsim models, in nccl-tests' order of its binaries."""
+REDOP_OPS: tuple[str, ...] = ("all_reduce", "reduce_scatter", "reduce")
+"""Operations that reduce (nccl-tests prints a ``redop`` column for them)."""
+ROOTED_OPS: tuple[str, ...] = ("broadcast", "reduce")
+"""Operations with a root rank."""
+GATHER_LIKE: frozenset[str] = frozenset({"all_gather", "reduce_scatter", "all_to_all"})
+"""Operations whose nccl-tests ``size`` is the whole gathered buffer (n x the per-rank part)."""
+NCCL_TESTS_OPS: tuple[str, ...] = OPS + ("gather", "scatter")
+"""Operations nccl-tests measures (gather and scatter are read from files but not modelled)."""
+NCCL_TESTS_BINARY_OPS: dict[str, str] = {"alltoall": "all_to_all", "sendrecv": "send_recv"}
+"""nccl-tests binary stems that differ from our names (``alltoall_perf`` -> ``all_to_all``)."""
+
+PROTOS: tuple[str, ...] = ("ll", "ll128", "simple")
+"""NCCL's protocols, in NCCL's index order."""
+ENGINES: tuple[str, ...] = ("des", "closed")
+"""Timers: the discrete-event simulation and the closed form."""
+
+
+def check_op(op: object, field: str = "op") -> str:
+    """``op`` if it names a modelled collective, else an :class:`InputError` listing them."""
+    if op not in OPS:
+        raise InputError(f"unknown operation (expected one of {', '.join(OPS)})", field=field, value=op)
+    return str(op)
+
+
+def busbw_factor(op: str, ranks: int) -> float:
+    """nccl-tests' busbw/algbw factor: all_reduce 2(n-1)/n, gather-likes (n-1)/n, others 1."""
+    check_op(op)
+    if ranks < 1:
+        raise InputError("the number of ranks must be at least 1", field="ranks", value=ranks)
+    if op == "all_reduce":
+        return 2.0 * (ranks - 1) / ranks
+    if op in GATHER_LIKE:
+        return (ranks - 1) / ranks
+    return 1.0
+
+
+def size_ladder(min_bytes: int, max_bytes: int, factor: float = 2.0) -> list[int]:
+    """nccl-tests' ``-b/-e/-f`` sizes: min, min*factor, ... up to and including max."""
+    if min_bytes <= 0 or max_bytes < min_bytes:
+        raise InputError("need 0 < min bytes <= max bytes", field="min_bytes", value=(min_bytes, max_bytes))
+    if not factor > 1:
+        raise InputError("the size factor must be greater than 1", field="factor", value=factor)
+    sizes, size = [], float(min_bytes)
+    while size <= max_bytes * (1 + 1e-12):
+        sizes.append(int(size))
+        size *= factor
+    return sizes
+
+
+# ----------------------------------------------------------------------------- dtypes
+DTYPE_BYTES: dict[str, int] = {
+    "int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8,
+    "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "float8_e4m3": 1, "float8_e5m2": 1,
+}
+"""Bytes per element of every dtype, by its canonical (PyTorch) name."""
+DTYPE_ALIASES: dict[str, str] = {
+    # nccl-tests (-d) and C names
+    "char": "int8", "int": "int32", "half": "float16", "float": "float32", "double": "float64",
+    "f8e4m3": "float8_e4m3", "fp8_e4m3": "float8_e4m3", "f8e5m2": "float8_e5m2", "fp8_e5m2": "float8_e5m2",
+    # short names
+    "bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp64": "float64",
+    # PyTorch profiler (Kineto) names
+    "c10::half": "float16", "c10::bfloat16": "bfloat16", "long int": "int64",
+}
+"""Other spellings of the dtypes above (case-insensitive, ``torch.`` prefix allowed)."""
+
+
+def canonical_dtype(name: object, field: str = "dtype") -> str:
+    """The canonical name of a dtype spelled any known way; :class:`InputError` otherwise."""
+    if isinstance(name, str):
+        text = name.strip().lower().removeprefix("torch.")
+        text = DTYPE_ALIASES.get(text, text)
+        if text in DTYPE_BYTES:
+            return text
+    raise InputError(f"unknown dtype (known: {', '.join(sorted(DTYPE_BYTES))})", field=field, value=name)
+
+
+def dtype_bytes(name: object, field: str = "dtype") -> int:
+    """Bytes per element of a dtype spelled any known way."""
+    return DTYPE_BYTES[canonical_dtype(name, field)]
+
+
+# ----------------------------------------------------------------------------- labels
+class LinkClass(str, Enum):
+    """Kinds of link a route crosses (the ``kind`` attribute of a topology edge)."""
+
+    NVLINK = "nvlink"
+    PCIE = "pcie"
+    SOCKET = "socket"      # CPU-to-CPU link (UPI/xGMI) or NCCL's TCP socket transport
+    NET = "net"            # NIC and fabric
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Limit(str, Enum):
+    """What limits a collective or an iteration: a saturated link class, or something else."""
+
+    NVLINK = "nvlink"
+    PCIE = "pcie"
+    SOCKET = "socket"
+    NET = "net"
+    PROTOCOL = "protocol"    # the protocol's own ceiling (e.g. LL), no link saturated
+    LATENCY = "latency"      # fixed costs dominate the size-proportional term
+    COMPUTE = "compute"      # communication hidden behind compute
+    BUCKET_OVERHEAD = "bucket-overhead"   # per-bucket launch and copy cost after backward
+    NONE = ""                # nothing to move
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def description(self) -> str:
+        """How reports say it: ``NVLink-bound``, ``NIC-bound``, ``latency-bound``."""
+        return _LIMIT_TEXT[self]
+
+
+_LIMIT_TEXT = {Limit.NVLINK: "NVLink-bound", Limit.PCIE: "PCIe-bound", Limit.SOCKET: "CPU-socket-link-bound",
+               Limit.NET: "NIC-bound", Limit.PROTOCOL: "protocol-bound", Limit.LATENCY: "latency-bound",
+               Limit.COMPUTE: "compute-bound", Limit.BUCKET_OVERHEAD: "bucket-overhead-bound", Limit.NONE: ""}

@@ -87,8 +87,7 @@ def _collective(args: argparse.Namespace) -> int:
     model = CostModel(topology_from_args(args), params_from_args(args))
     n = model.ranks
     if not args.json:
-        G = model.router.G
-        print(f"# gpunetsim collective: {args.op} on {G.graph.get('name')} x{args.nodes} "
+        print(f"# gpunetsim collective: {args.op} on {model.router.info.name} x{args.nodes} "
               f"({n} GPUs), engine={args.engine}, params={model.params.name}")
         print(f"#{'size':>11} {'count':>12} {'type':>8} {'redop':>6} {'root':>5} {'time':>10} "
               f"{'algbw':>8} {'busbw':>8}  {'algo':>6} {'proto':>6}")

@@ -89,13 +89,13 @@ def _ddp(args: argparse.Namespace) -> int:
     from simulator.network.closed_form import CostModel
     from simulator.training.ddp import simulate_iteration
     config = _config(args)
-    G = topology_from_args(args)
-    model = CostModel(G, params_from_args(args))
-    w = load_any_workload(args.workload, args.gpu, str(G.graph.get("gpu_model", "")), args.batch_size)
+    model = CostModel(topology_from_args(args), params_from_args(args))
+    info = model.router.info
+    w = load_any_workload(args.workload, args.gpu, info.gpu_model, args.batch_size)
     r = simulate_iteration(model, w, config, args.engine)
     if args.trace:
         from gpunetsim.trace import write_chrome_trace
-        meta = {"tool": "gpunetsim ddp", "workload": w.name, "topology": G.graph.get("name"),
+        meta = {"tool": "gpunetsim ddp", "workload": w.name, "topology": info.name,
                 "gpus": r.gpus, "engine": r.engine, "params": model.params.name,
                 "iteration_s": r.iteration_s}
         try:
@@ -105,7 +105,7 @@ def _ddp(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(r.as_dict()))
         return 0
-    print(format_result(r, f"{G.graph.get('name')} x{args.nodes}", model.params.name))
+    print(format_result(r, f"{info.name} x{args.nodes}", model.params.name))
     if args.trace:
         print(f"trace written to {args.trace} (open in ui.perfetto.dev or chrome://tracing)")
     return 0

@@ -334,11 +334,11 @@ def gpu_of(model: CostModel, override: str | None) -> str:
     if override:
         return override
     from gpunetsim.ddp_cli import default_gpu
-    gpu_model = str(model.router.G.graph.get("gpu_model", ""))
+    gpu_model = model.router.info.gpu_model
     try:
         return default_gpu(gpu_model)
     except InputError:
-        raise InputError(f"cannot tell which GPU topology {model.router.G.graph.get('name')!r} has; "
+        raise InputError(f"cannot tell which GPU topology {model.router.info.name!r} has; "
                          "set 'gpu' in the study (e.g. gpu: h100)", field="gpu", value=gpu_model) from None
 
 

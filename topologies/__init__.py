@@ -9,7 +9,7 @@ import networkx as nx
 from simulator.core.errors import InputError
 from topologies.fabric import FabricSpec, cluster
 from topologies.files import load_topology
-from topologies.graph import first_gpus, gpus, validate
+from topologies.graph import ClusterInfo, cluster_info, first_gpus, gpus, validate
 from topologies.presets import SERVERS, preset_names
 from topologies.routing import Router
 
@@ -33,7 +33,7 @@ def build(topology: str, *, nodes: int = 1, gpus_per_node: int | None = None, p2
             raise InputError("a server has 1 or 2 CPU sockets", field="cpu_sockets", value=cpu_sockets)
     G = _build(topology, nodes, gpus_per_node, p2p, fabric, cpu_sockets)
     if sockets:
-        G.graph.update(sockets=True, p2p=False)
+        G.graph.update(socket_transport=True, p2p=False)
     return G
 
 

@@ -13,14 +13,28 @@ Edge attributes:
     bw_Bps      bandwidth per direction, bytes/s (datasheet value)
     latency_s   one-way latency of the link, seconds
 
-Graph attributes (``G.graph``):
-    name, hosts, gpus_per_host, gpu_model, p2p (bool: GPU peer-to-peer over PCIe allowed),
-    compute_capability (int, e.g. 90), datasheets (str: where the numbers come from).
+Graph attributes (``G.graph``), every one that a builder sets; read them through
+:func:`cluster_info` (a frozen :class:`ClusterInfo`), never with ``G.graph.get`` elsewhere:
+    name                str, the preset or file name
+    gpu_model           str, e.g. "H100 SXM" (the GPU catalog's key is derived from it)
+    hosts               int, servers holding GPUs
+    gpus_per_host       int, GPUs per server (the largest server's count)
+    nics_per_host       int, NICs per server (presets; counted from the nodes when absent)
+    nic_Bps             float, bandwidth of one NIC (presets)
+    p2p                 bool, GPU peer-to-peer allowed (False: through host memory, NCCL_P2P_DISABLE=1)
+    socket_transport    bool, NCCL's TCP socket transport for every hop (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1)
+    fabric              str, "rail", "fat-tree" or "none" (one server)
+    transport           str, "ib" or "roce"
+    oversubscription    float, leaf down/up bandwidth ratio
+    compute_capability  int, e.g. 90
+    datasheets          str, where the numbers come from
 """
 
 from __future__ import annotations
 
 import networkx as nx
+
+from dataclasses import dataclass
 
 from simulator.core.errors import InputError
 
@@ -89,3 +103,44 @@ def first_gpus(G: nx.Graph, count: int) -> nx.Graph:
     H.remove_nodes_from(drop)
     H.graph = dict(G.graph, gpus_per_host=count)
     return H
+
+
+@dataclass(frozen=True)
+class ClusterInfo:
+    """The graph attributes, read once (see the module docstring for each field)."""
+
+    name: str
+    gpu_model: str
+    hosts: int
+    gpus_per_host: int
+    nics_per_host: int
+    nic_Bps: float | None
+    p2p: bool
+    socket_transport: bool
+    fabric: str
+    transport: str
+    oversubscription: float
+    compute_capability: int
+    datasheets: str
+
+
+def cluster_info(G: nx.Graph) -> ClusterInfo:
+    """The :class:`ClusterInfo` of ``G``; defaults for attributes a hand-written graph leaves out."""
+    a = G.graph
+    g = gpus(G)
+    host_of = nx.get_node_attributes(G, "host")
+    gpu_hosts = {host_of.get(n, 0) for n in g}
+    nics: dict[int, int] = {}
+    for n, d in G.nodes(data=True):
+        if d.get("kind") == "nic":
+            nics[d.get("host", 0)] = nics.get(d.get("host", 0), 0) + 1
+    per_host = max((sum(1 for n in g if host_of.get(n, 0) == h) for h in gpu_hosts), default=0)
+    return ClusterInfo(
+        name=str(a.get("name", "topology")), gpu_model=str(a.get("gpu_model", "GPU")),
+        hosts=len(gpu_hosts), gpus_per_host=int(a.get("gpus_per_host", per_host)),
+        nics_per_host=int(a.get("nics_per_host", max(nics.values(), default=0))),
+        nic_Bps=a.get("nic_Bps"), p2p=bool(a.get("p2p", True)),
+        socket_transport=bool(a.get("socket_transport", False)),
+        fabric=str(a.get("fabric", "none")), transport=str(a.get("transport", "ib")),
+        oversubscription=float(a.get("oversubscription", 1.0)),
+        compute_capability=int(a.get("compute_capability", 90)), datasheets=str(a.get("datasheets", "")))

@@ -3,7 +3,7 @@
 Rules (what NCCL does on such machines):
 - Inside a server, the path of highest bandwidth (NVLink through the NVSwitch plane if there is
   one, else PCIe). Other GPUs and NICs are never transit nodes. With peer-to-peer off
-  (``G.graph["p2p"] is False``) GPU-to-GPU traffic goes up to the CPU and back down (host memory).
+  (``ClusterInfo.p2p`` is False) GPU-to-GPU traffic goes up to the CPU and back down (host memory).
 - Between servers, rail-aligned with PXN: the destination GPU's rail picks the NIC on both ends;
   if that NIC belongs to another GPU of the source server, data first crosses NVLink to that GPU
   (NCCL's PXN), then PCIe to the NIC, then the fabric, then the remote NIC's PCIe to the GPU.
@@ -11,8 +11,9 @@ Rules (what NCCL does on such machines):
   NCCL's default P2P level stops at PCIe switches (PXB), so such pairs go through host memory.
 
 A route is a tuple of integer link ids; ``Router.capacity_Bps[id]`` and ``Router.kind[id]`` give
-each directed link's bandwidth and class. Routes are cached; servers built from the same preset
-share one template so a 4096-GPU cluster routes in well under a second.
+each directed link's bandwidth and class. One builder makes every route from cached segments;
+servers built from the same preset share one template so a 4096-GPU cluster routes in well under a
+second.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import networkx as nx
 import numpy as np
 
 from simulator.core.errors import InputError
-from topologies.graph import gpus as gpu_nodes
+from topologies.graph import ClusterInfo, cluster_info, gpus as gpu_nodes
 
 
 class Router:
@@ -32,8 +33,9 @@ class Router:
     def __init__(self, G: nx.Graph) -> None:
         self.G = G
         self.gpus: list[str] = gpu_nodes(G)
-        self.p2p = bool(G.graph.get("p2p", True))
-        self.sockets = bool(G.graph.get("sockets", False))
+        self.info: ClusterInfo = cluster_info(G)
+        self.p2p = self.info.p2p
+        self.socket_transport = self.info.socket_transport
         ids: dict[tuple[str, str], int] = {}
         cap, kind, lat = [], [], []
         for u, v, d in G.edges(data=True):
@@ -97,7 +99,7 @@ class Router:
         self._up: dict[tuple[str, str], tuple[int, ...]] = {}
         self._local_cache: dict[tuple[str, str], tuple[int, ...]] = {}
         self._across: dict[tuple[str, str], tuple[int, ...]] = {}
-        self._host_maps = self._build_host_maps()     # for derived structures (collective layouts) keyed by their builders
+        self._host_maps = self._build_host_maps()
         self._host_path = lru_cache(maxsize=None)(self._host_path_uncached)
         self._fabric_path = lru_cache(maxsize=None)(self._fabric_path_uncached)
         self._nic_of_gpu = lru_cache(maxsize=None)(self._nic_of_gpu_uncached)
@@ -108,16 +110,60 @@ class Router:
         return self._host[node]
 
     def route(self, src: str, dst: str) -> tuple[int, ...]:
-        """Directed link ids from GPU ``src`` to GPU ``dst`` (empty for src == dst)."""
+        """Directed link ids from GPU ``src`` to GPU ``dst`` (empty for src == dst); cached.
+
+        The one route builder: a route is made of segments (inside a server, across the fabric),
+        each cached as link ids; servers built from one template share their in-server segments."""
         key = (src, dst)
         r = self._route_cache.get(key)
         if r is None:
-            r = self._fast_route(src, dst) if self._host_maps else None
-            if r is None:
-                p = self.path(src, dst)
-                r = tuple(self.link_id[(a, b)] for a, b in zip(p, p[1:]))
-            self._route_cache[key] = r
+            r = self._route_cache[key] = self._route(src, dst)
         return r
+
+    def path(self, src: str, dst: str) -> list[str]:
+        """Node names from ``src`` to ``dst`` along :meth:`route`."""
+        r = self.route(src, dst)
+        return [src] + [self.link_names[i][1] for i in r]
+
+    def _route(self, src: str, dst: str) -> tuple[int, ...]:
+        if src == dst:
+            return ()
+        hs, hd = self._host[src], self._host[dst]
+        if hs == hd:
+            return self._local_route(src, dst)
+        if not self._nics.get(hs):
+            raise InputError(f"GPU {src!r} has no NIC to reach GPU {dst!r} on another server", field="nodes",
+                             value=src)
+        nic_d = self._nic_of_gpu(dst)
+        # Rail-aligned: the destination's rail picks the NIC on both ends (NCCL's PXN).
+        nic_s = self._rail_nic.get((hs, self._local[nic_d])) or self._nic_of_gpu(src)
+        return self._up_route(src, nic_s) + self._across_route(nic_s, nic_d) + self._local_route(nic_d, dst)
+
+    def _across_route(self, nic_s: str, nic_d: str) -> tuple[int, ...]:
+        """NIC to NIC through the fabric (leaf, spines, leaf); cached per NIC pair."""
+        key = (nic_s, nic_d)
+        across = self._across.get(key)
+        if across is None:
+            la, lb = self._leaf.get(nic_s), self._leaf.get(nic_d)
+            if la is None or lb is None:
+                bad = nic_s if la is None else nic_d
+                raise InputError(f"NIC {bad!r} is not connected to a leaf switch", field="links", value=bad)
+            fab = [nic_s, *self._fabric_path(la, lb), nic_d]
+            across = self._across[key] = tuple(self.link_id[(x, y)] for x, y in zip(fab, fab[1:]))
+        return across
+
+    def _up_route(self, src: str, nic: str) -> tuple[int, ...]:
+        """GPU to the NIC it sends through: over NVLink to the NIC's own GPU first (PXN) if needed."""
+        key = (src, nic)
+        up = self._up.get(key)
+        if up is None:
+            owner = self._owner_of_nic(nic)
+            if owner is not None and owner != src and self._host[src] in self._has_nvswitch:
+                up = self._local_route(src, owner) + self._local_route(owner, nic)
+            else:
+                up = self._local_route(src, nic)
+            self._up[key] = up
+        return up
 
     # Identical servers share route templates: a route inside server h is the template server's
     # route with each link id mapped to server h's copy of that link.
@@ -135,86 +181,31 @@ class Router:
             for i, a, b in tmpl:
                 j = self.link_id.get((pre + a, pre + b))
                 if j is None:
-                    return {}          # servers differ: fall back to plain routing
+                    return {}          # servers differ: each server is routed on its own
                 m[i] = j
             maps[h] = m
         return maps
 
     def _local_route(self, a: str, b: str) -> tuple[int, ...]:
-        """Route between two nodes of one server, through the template; cached."""
+        """Route between two nodes of one server; cached. Identical servers map the template's."""
         r = self._local_cache.get((a, b))
         if r is None:
-            r = self._local_cache[(a, b)] = self._local_route_uncached(a, b)
-        return r
-
-    def _local_route_uncached(self, a: str, b: str) -> tuple[int, ...]:
-        h = self._host[a]
-        pre = f"h{h}."
-        key = (a[len(pre):], b[len(pre):])
-        tr = self._tmpl_routes.get(key)
-        if tr is None:
-            pre_t = f"h{self._template_host}."
-            p = [pre_t + n for n in self._host_path(key[0], key[1], self._template_host)]
-            tr = tuple(self.link_id[(x, y)] for x, y in zip(p, p[1:]))
-            self._tmpl_routes[key] = tr
-        m = self._host_maps[h]
-        return tuple(m[i] for i in tr)
-
-    def _fast_route(self, src: str, dst: str) -> tuple[int, ...] | None:
-        hs, hd = self._host[src], self._host[dst]
-        if hs == hd:
-            return self._local_route(src, dst)
-        nic_d = self._nic_of_gpu(dst)
-        nic_s = self._rail_nic.get((hs, self._local[nic_d]))
-        if nic_s is None:
-            return None
-        key = (nic_s, nic_d)
-        across = self._across.get(key)
-        if across is None:
-            la, lb = self._leaf.get(nic_s), self._leaf.get(nic_d)
-            if la is None or lb is None:
-                return None
-            fab = [nic_s, *self._fabric_path(la, lb), nic_d]
-            across = self._across[key] = tuple(self.link_id[(x, y)] for x, y in zip(fab, fab[1:]))
-        return self._up_route(src, nic_s) + across + self._local_route(nic_d, dst)
-
-    def _up_route(self, src: str, nic: str) -> tuple[int, ...]:
-        """GPU to the NIC it sends through: over NVLink to the NIC's own GPU first (PXN) if needed."""
-        key = (src, nic)
-        up = self._up.get(key)
-        if up is None:
-            owner = self._owner_of_nic(nic)
-            if owner is not None and owner != src and self._host[src] in self._has_nvswitch:
-                up = self._local_route(src, owner) + self._local_route(owner, nic)
+            if self._host_maps:
+                h = self._host[a]
+                pre = f"h{h}."
+                key = (a[len(pre):], b[len(pre):])
+                tr = self._tmpl_routes.get(key)
+                if tr is None:
+                    pre_t = f"h{self._template_host}."
+                    p = [pre_t + n for n in self._host_path(key[0], key[1], self._template_host)]
+                    tr = self._tmpl_routes[key] = tuple(self.link_id[(x, y)] for x, y in zip(p, p[1:]))
+                m = self._host_maps[h]
+                r = tuple(m[i] for i in tr)
             else:
-                up = self._local_route(src, nic)
-            self._up[key] = up
-        return up
-
-    def path(self, src: str, dst: str) -> list[str]:
-        """Node names from ``src`` to ``dst``."""
-        if src == dst:
-            return [src]
-        hs, hd = self._host[src], self._host[dst]
-        if hs == hd:
-            return self._in_host(src, dst)
-        nic_d = self._nic_of_gpu(dst)
-        rail = self.G.nodes[nic_d].get("local", 0)
-        nics_s = self._nics.get(hs, [])
-        if not nics_s:
-            raise InputError(f"GPU {src!r} has no NIC to reach GPU {dst!r} on another server", field="nodes",
-                             value=src)
-        nic_s = next((n for n in nics_s if self.G.nodes[n].get("local", 0) == rail), None)
-        if nic_s is None:
-            nic_s = self._nic_of_gpu(src)
-        up = self._to_nic(src, nic_s)
-        la, lb = self._leaf.get(nic_s), self._leaf.get(nic_d)
-        if la is None or lb is None:
-            raise InputError(f"NIC {nic_s if la is None else nic_d!r} is not connected to a leaf switch",
-                             field="links", value=nic_s if la is None else nic_d)
-        across = [nic_s, *self._fabric_path(la, lb), nic_d]
-        down = self._in_host(nic_d, dst)
-        return up + across[1:] + down[1:]
+                p = self._host_path(a, b, -1)
+                r = tuple(self.link_id[(x, y)] for x, y in zip(p, p[1:]))
+            self._local_cache[(a, b)] = r
+        return r
 
     def hop(self, src: str, dst: str) -> tuple[tuple[int, ...], str, float, bool, int]:
         """(route, route class, wire latency in seconds, crosses servers, kind id) from GPU ``src`` to
@@ -236,7 +227,7 @@ class Router:
         """Link class that sets a hop's protocol latency: socket (TCP transport) > net > shm (via CPU)
         > pcie > nvlink."""
         kinds = {self.kind[i] for i in route}
-        if self.sockets and ("net" in kinds or not self._to_cpu.isdisjoint(route)):
+        if self.socket_transport and ("net" in kinds or not self._to_cpu.isdisjoint(route)):
             return "socket"
         if "net" in kinds:
             return "net"
@@ -252,14 +243,6 @@ class Router:
         return float(sum(self.latency_s[i] for i in route))
 
     # ---------------------------------------------------------------- helpers
-    def _in_host(self, a: str, b: str) -> list[str]:
-        if self._templated:
-            h = self._host[a]
-            pre = f"h{h}."
-            tmpl = self._host_path(a[len(pre):], b[len(pre):], self._template_host)
-            return [pre + n for n in tmpl]
-        return list(self._host_path(a, b, -1))
-
     def _host_path_uncached(self, a: str, b: str, h: int) -> tuple[str, ...]:
         if h >= 0:
             pre = f"h{h}."
@@ -311,13 +294,6 @@ class Router:
             return local[self._local[gpu] % len(local)]
         per = max(1, -(-self._gpus_per_host[h] // len(nics)))
         return nics[min(len(nics) - 1, self._local[gpu] // per)]
-
-    def _to_nic(self, gpu: str, nic: str) -> list[str]:
-        h = self._host[gpu]
-        owner = self._owner_of_nic(nic)
-        if owner is not None and owner != gpu and h in self._has_nvswitch:
-            return self._in_host(gpu, owner) + self._in_host(owner, nic)[1:]
-        return self._in_host(gpu, nic)
 
     def _owner_of_nic_uncached(self, nic: str) -> str | None:
         """The GPU sharing a PCIe switch with ``nic`` whose own NIC it is (None if no such GPU)."""

@@ -53,9 +53,9 @@ class NcclInputs:
             hw, channels, total = "nvlink", 12, 0.8 * nvlink
         else:
             hw, channels, total = "pcie", 2, 0.8 * pcie
-            if not G.graph.get("p2p", True):
+            if not router.info.p2p:
                 total *= 0.5
-        if G.graph.get("sockets"):
+        if router.info.socket_transport:
             hw, channels, total = "pcie", 2, min(total, 5e9)
         bw_intra = total / 1e9 / channels
         bw_inter = bw_intra
@@ -63,7 +63,7 @@ class NcclInputs:
             nic = sum(d["bw_Bps"] for n in G if G.nodes[n].get("kind") == "nic" and G.nodes[n].get("host") == 0
                       for _, m, d in G.edges(n, data=True) if d["kind"] == "net")
             bw_inter = min(bw_intra, nic / 1e9 / channels)
-        return cls(len(gpus), nodes, hw, channels, bw_intra, bw_inter, int(G.graph.get("compute_capability", 90)))
+        return cls(len(gpus), nodes, hw, channels, bw_intra, bw_inter, router.info.compute_capability)
 
 
 def _cc_index(cc: int) -> int:

@@ -94,7 +94,7 @@ def _hosts(router: Router, ranks: list[str]) -> dict[int, list[str]]:
 def _channels(router: Router, per_host: dict[int, list[str]]) -> int:
     if len(per_host) == 1:
         return 1
-    nics = max(1, int(router.G.graph.get("nics_per_host", 1)))
+    nics = max(1, router.info.nics_per_host)
     return min(nics, min(len(g) for g in per_host.values())) if nics > 1 else 1
 
 

@@ -115,7 +115,7 @@ def _optional_subcommands() -> list[Callable]:
     """Subcommands defined in other modules (each exposes ``register(subparsers)``)."""
     import importlib
     regs = []
-    for mod in ("gpunetsim.ddp_cli", "validation.cli", "gpunetsim.study_cli"):
+    for mod in ("gpunetsim.ddp_cli", "validation.cli", "gpunetsim.study_cli", "gpunetsim.cluster_cli"):
         try:
             regs.append(importlib.import_module(mod).register)
         except ModuleNotFoundError as e:

@@ -1,4 +1,4 @@
-"""Interactive HTML report of a study's rows: the only module that imports plotly.
+"""Interactive HTML report of a study's rows (with gpunetsim.cluster_report, the only modules that import plotly).
 
 One self-contained file (plotly.js is inlined once, so it opens offline) with:
 
@@ -196,12 +196,22 @@ def build_report(rows: Sequence[Row], title: str = "gpunetsim study", subtitle: 
     if coll:
         figs.append(("busbw", TITLES["busbw"], busbw_figure(coll),
                      "nccl-tests convention: busbw = algbw x bus factor (2(n-1)/n for all_reduce), GB/s = 1e9 B/s."))
+    tail = f"<h2>{TITLES['table']}</h2>{limits_table(ddp)}" if ddp else ""
+    return html_page(title, subtitle, figs, tail)
+
+
+Section = tuple[str, str, "go.Figure | None", str]
+
+
+def html_page(title: str, subtitle: str, sections: Sequence[Section], tail_html: str = "") -> str:
+    """One self-contained HTML page: a heading, a note and a figure per section ``(key, heading,
+    figure, note)`` (plotly.js inlined once, element ids ``fig-KEY``), then ``tail_html``."""
     parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
              f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>"]
     if subtitle:
         parts.append(f'<p class="note">{html.escape(subtitle)}</p>')
     first = True
-    for key, heading, fig, note in figs:
+    for key, heading, fig, note in sections:
         parts.append(f"<h2>{html.escape(heading)}</h2>")
         if note:
             parts.append(f'<p class="note">{html.escape(note)}</p>')
@@ -209,9 +219,8 @@ def build_report(rows: Sequence[Row], title: str = "gpunetsim study", subtitle: 
             parts.append(pio.to_html(fig, full_html=False, include_plotlyjs=True if first else False,
                                      div_id=f"fig-{key}", config={"displaylogo": False, "responsive": True}))
             first = False
-    if ddp:
-        parts.append(f"<h2>{TITLES['table']}</h2>{limits_table(ddp)}")
-    if not figs:
+    parts.append(tail_html)
+    if not sections and not tail_html:
         parts.append('<p class="note">No results.</p>')
     parts.append("</body></html>")
     return "\n".join(parts)

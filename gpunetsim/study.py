@@ -38,7 +38,7 @@ from typing import Annotated, Any, Callable, Iterable, Literal, Sequence
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from simulator.network.closed_form import CostModel
-from simulator.core.config import validate
+from simulator.core.config import checked, validate
 from simulator.core.errors import InputError
 from simulator.core.vocabulary import Limit
 
@@ -271,12 +271,7 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
     return points
 
 
-def _check(fn: Callable[[], Any], source: str, field: str, value: object) -> Any:
-    """Run ``fn``; an InputError it raises is re-raised naming the study file, field and value."""
-    try:
-        return fn()
-    except InputError as e:
-        raise InputError(f"{e}", source=source, field=field, value=value) from None
+_check = checked
 
 
 # ------------------------------------------------------------------------------ evaluation

@@ -60,7 +60,7 @@ class NcclInputs:
         bw_intra = total / 1e9 / channels
         bw_inter = bw_intra
         if nodes > 1:
-            nic = sum(d["bw_Bps"] for n in G if G.nodes[n].get("kind") == "nic" and G.nodes[n].get("host") == 0
+            nic = sum(d["bw_Bps"] for n in G if G.nodes[n].get("kind") == "nic" and G.nodes[n].get("host") == router.host_of(first)
                       for _, m, d in G.edges(n, data=True) if d["kind"] == "net")
             bw_inter = min(bw_intra, nic / 1e9 / channels)
         return cls(len(gpus), nodes, hw, channels, bw_intra, bw_inter, router.info.compute_capability)

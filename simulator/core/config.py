@@ -7,13 +7,14 @@ the value, as every user-facing error in gpunetsim does.
 
 from __future__ import annotations
 
-from typing import Any, Sequence, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from simulator.core.errors import InputError
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 def field_path(loc: Sequence[object]) -> str:
@@ -40,3 +41,11 @@ def validate(cls: type[M], data: object, source: str | None, what: str = "a mapp
         msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
         value = err.get("input")
         raise InputError(f"{msg} (got {value!r})", source=source, field=where, value=value) from None
+
+
+def checked(fn: Callable[[], T], source: str | None, field: str, value: object) -> T:
+    """Run ``fn``; an InputError it raises is re-raised naming ``source`` (a file), ``field`` and ``value``."""
+    try:
+        return fn()
+    except InputError as e:
+        raise InputError(f"{e}", source=source, field=field, value=value) from None

@@ -4,6 +4,7 @@ Accepted forms (case matters for b/B; whitespace optional)::
 
     "400 Gb/s", "400 Gbps", "900 GB/s", "25 GiB/s"   -> bytes per second (float)
     "1.5 us", "2 ms", "500 ns", "3 s", "1.5 µs"        -> seconds (float)
+    "5 min", "50000 h", "30 d", "2 w", "1 y"           -> seconds (MTBFs, run lengths; y = 365 d)
     "25 MiB", "1 GB", "8K", "512"                      -> bytes (int)
 
 Decimal prefixes (k, M, G, T) are powers of 1000, binary ones (Ki, Mi, Gi, Ti) powers of 1024.
@@ -20,7 +21,9 @@ from simulator.core.errors import InputError
 _DEC = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 _BIN = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50}
 _TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9, "ps": 1e-12,
-         "sec": 1.0, "msec": 1e-3, "usec": 1e-6, "nsec": 1e-9}
+         "sec": 1.0, "msec": 1e-3, "usec": 1e-6, "nsec": 1e-9,
+         "min": 60.0, "h": 3600.0, "hr": 3600.0, "d": 86400.0, "day": 86400.0, "days": 86400.0,
+         "w": 604800.0, "y": 365.0 * 86400.0}
 _NUM = r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
 
 

@@ -176,6 +176,15 @@ def _jobs(model: CostModel, workload: Workload, buckets: Sequence[Bucket],
     return out
 
 
+def comm_jobs(model: CostModel, workload: Workload, config: DDPConfig = DDPConfig()) -> tuple[CommJob, ...]:
+    """The synchronised step's bucket all-reduces in launch order, as plain data (none on one GPU);
+    what :func:`simulate_iteration` runs, for engines that run several jobs on one network."""
+    if model.ranks < 2:
+        return ()
+    first, cap = config.limits_bytes
+    return tuple(j for j, _, _ in _jobs(model, workload, assign_buckets(workload.params, cap, first), config))
+
+
 # ----------------------------------------------------------------------- closed engine
 def stretched_time(t0: float, work_s: float, intervals: Sequence[tuple[float, float]],
                    slowdown: float) -> float:

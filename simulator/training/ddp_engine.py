@@ -102,7 +102,7 @@ def _compute(env: simpy.Environment, points: Sequence[tuple[float, list[int]]], 
     out["backward_end_s"] = env.now
 
 
-def _stream(env: simpy.Environment, net: FlowNetwork, jobs: Sequence[CommJob], ready: list[simpy.Event],
+def _stream(env: simpy.Environment, net, jobs: Sequence[CommJob], ready: list[simpy.Event],
             state: _CommState, records: list[Record], times: list[JobTimes]):
     for k, job in enumerate(jobs):
         ready_s = yield ready[k]
@@ -117,6 +117,26 @@ def _stream(env: simpy.Environment, net: FlowNetwork, jobs: Sequence[CommJob], r
         times.append(JobTimes(float(ready_s), start, ar_start, env.now))
 
 
+def backward(env: simpy.Environment, net, backward_work_s: float, jobs: Sequence[CommJob],
+             compute_slowdown: float, records: list[Record]):
+    """A SimPy process: backward compute and the bucket all-reduces from ``env.now`` on ``net``
+    (anything with :meth:`FlowNetwork.transfer_group`, possibly shared with other jobs); returns
+    the :class:`BackwardTimeline` (its records are also appended to ``records``)."""
+    state = _CommState(env)
+    ready = [env.event() for _ in jobs]
+    points: dict[float, list[int]] = {}
+    for k, job in enumerate(jobs):
+        points.setdefault(job.ready_work_s, []).append(k)
+    mine: list[Record] = []
+    times: list[JobTimes] = []
+    out: dict = {}
+    yield simpy.AllOf(env, [
+        env.process(_compute(env, sorted(points.items()), backward_work_s, compute_slowdown, state, ready, out)),
+        env.process(_stream(env, net, jobs, ready, state, mine, times))])
+    records.extend(mine)
+    return BackwardTimeline(out["backward_end_s"], tuple(times), tuple(mine))
+
+
 def simulate_backward(router: Router, params: Parameters, t0: float, backward_work_s: float,
                       jobs: Sequence[CommJob], compute_slowdown: float) -> BackwardTimeline:
     """Run backward compute and the bucket all-reduces from ``t0`` (seconds) on an idle network.
@@ -125,15 +145,6 @@ def simulate_backward(router: Router, params: Parameters, t0: float, backward_wo
     """
     env = simpy.Environment(initial_time=t0)
     net = FlowNetwork.for_router(env, router, params)
-    state = _CommState(env)
-    ready = [env.event() for _ in jobs]
-    points: dict[float, list[int]] = {}
-    for k, job in enumerate(jobs):
-        points.setdefault(job.ready_work_s, []).append(k)
-    records: list[Record] = []
-    times: list[JobTimes] = []
-    out: dict = {}
-    env.process(_compute(env, sorted(points.items()), backward_work_s, compute_slowdown, state, ready, out))
-    env.process(_stream(env, net, jobs, ready, state, records, times))
-    env.run()
-    return BackwardTimeline(out["backward_end_s"], tuple(times), tuple(records))
+    proc = env.process(backward(env, net, backward_work_s, jobs, compute_slowdown, []))
+    env.run(proc)
+    return proc.value

@@ -1,0 +1,269 @@
+"""Shared-cluster scenario files: a cluster, the jobs placed on it, stragglers, degraded links.
+
+A scenario file (YAML or JSON; sizes, times and bandwidths with units)::
+
+    name: two-teams
+    topology: dgx-h100            # preset (with nodes, fabric, ...) or a topology file
+    nodes: 8
+    oversubscription: 4
+    hosts_per_leaf: 4
+    placement: {policy: spread}   # packed (default), spread, random (with seed)
+    iterations: 3                 # iterations counted per job
+    seed: 0                       # straggler draws and random placement
+    jobs:
+      - {name: llm, workload: gpt2, nodes: 4, bucket_cap_mb: 25}        # a DDP job
+      - {name: sweep, collective: all_reduce, size: 1 GiB, nodes: 4}     # a collective loop
+      - {name: pinned, workload: resnet50, node_list: [6, 7]}             # explicit servers
+    stragglers: {distribution: lognormal, cv: 0.05, slow_gpus: {h3.gpu2: 1.3}}
+    degraded_links: [{link: "leaf.g0.r0 - spine", fraction: 0.5}]       # "a -> b": one direction
+
+:func:`load_scenario` validates everything up front (an :class:`InputError` names the file, the
+field path and the value) and returns a :class:`Scenario` of plain data; :func:`run_scenario`
+simulates it (:func:`simulator.training.cluster.simulate_cluster`). Built-in scenarios (by name,
+e.g. ``shared-spine``) live in ``gpunetsim/scenarios/``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Literal
+
+import networkx as nx
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from simulator.core.config import checked, validate
+from simulator.core.errors import InputError
+
+SCENARIOS_DIR = Path(__file__).resolve().parent / "scenarios"
+
+_Pos = Annotated[int, Field(gt=0, strict=True)]
+_Frac = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class JobSpec(_Strict):
+    """One job: ``workload`` (DDP) or ``collective`` (a loop of one collective), exactly one."""
+
+    name: str = Field(min_length=1)
+    nodes: _Pos | None = None
+    node_list: list[Annotated[int, Field(ge=0, strict=True)]] | None = None
+    # DDP
+    workload: str | None = None
+    gpu: str | None = None
+    batch_size: _Pos | None = None
+    bucket_cap_mb: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 25.0
+    accumulation_steps: _Pos = 1
+    # collective loop
+    collective: Literal["all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all",
+                        "send_recv"] | None = None
+    size: int | str = "1 GiB"
+    algo: Literal["auto", "ring", "tree", "direct"] = "auto"
+    proto: Literal["auto", "ll", "ll128", "simple"] = "auto"
+    compute: float | str = 0.0
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> "JobSpec":
+        if (self.workload is None) == (self.collective is None):
+            raise ValueError("give exactly one of workload (a DDP job) or collective (a collective loop)")
+        if (self.nodes is None) == (self.node_list is None):
+            raise ValueError("give exactly one of nodes (a count) or node_list (server indices)")
+        return self
+
+
+class PlacementSpec(_Strict):
+    policy: Literal["packed", "spread", "random"] = "packed"
+    seed: int = 0
+
+
+class StragglerSpec(_Strict):
+    distribution: Literal["none", "normal", "lognormal"] = "none"
+    cv: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
+    slow_gpus: dict[str, Annotated[float, Field(gt=0, allow_inf_nan=False)]] = {}
+
+
+class DegradedLink(_Strict):
+    link: str
+    fraction: _Frac
+
+
+class ScenarioSpec(_Strict):
+    """The validated scenario file."""
+
+    name: str = "scenario"
+    description: str = ""
+    topology: str = "dgx-h100"
+    nodes: _Pos = 1
+    gpus: _Pos | None = None
+    fabric: Literal["rail", "fat-tree"] = "rail"
+    transport: Literal["ib", "roce"] = "ib"
+    nic_bw: str | None = None
+    nics: _Pos | None = None
+    oversubscription: Annotated[float, Field(ge=1.0, allow_inf_nan=False)] = 1.0
+    hosts_per_leaf: _Pos = 32
+    calibration: str | None = None
+    placement: PlacementSpec | Literal["packed", "spread", "random"] = PlacementSpec()
+    iterations: _Pos = 3
+    seed: int = 0
+    jobs: list[JobSpec] = Field(min_length=1)
+    stragglers: StragglerSpec = StragglerSpec()
+    degraded_links: list[DegradedLink] = []
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> "ScenarioSpec":
+        names = [j.name for j in self.jobs]
+        dup = next((n for n in names if names.count(n) > 1), None)
+        if dup is not None:
+            raise ValueError(f"job names must be unique ({dup!r} appears twice)")
+        return self
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A scenario as plain data, ready to simulate."""
+
+    name: str
+    source: str
+    graph: nx.Graph
+    jobs: tuple            # simulator.training.cluster.Job
+    hosts: tuple[tuple[int, ...], ...]
+    params: object         # simulator.collectives.params.Parameters
+    placement: str
+    iterations: int
+    seed: int
+    stragglers: object     # simulator.training.stragglers.StragglerModel
+    degraded: dict[tuple[str, str], float]   # directed link (a, b) -> fraction of bandwidth left
+
+    @property
+    def gpus(self) -> int:
+        return sum(1 for _, d in self.graph.nodes(data=True) if d.get("kind") == "gpu")
+
+
+def resolve(path_or_name: str) -> Path:
+    """A scenario file path, or the built-in scenario of that name."""
+    p = Path(path_or_name)
+    if not p.exists() and not p.suffix and (SCENARIOS_DIR / f"{path_or_name}.yaml").exists():
+        return SCENARIOS_DIR / f"{path_or_name}.yaml"
+    return p
+
+
+def builtin_names() -> list[str]:
+    return sorted(p.stem for p in SCENARIOS_DIR.glob("*.yaml"))
+
+
+def load_scenario(path_or_name: str | Path, placement: str | None = None) -> Scenario:
+    """Read and validate a scenario file (or a built-in scenario's name); ``placement`` replaces
+    the file's placement policy (its seed kept)."""
+    from topologies.files import read_structured
+    path = resolve(str(path_or_name))
+    if not path.exists():
+        raise InputError(f"file not found (built-in scenarios: {', '.join(builtin_names())})", source=str(path))
+    src = str(path)
+    spec = validate(ScenarioSpec, read_structured(path), src, "a mapping (the scenario)")
+    if placement is not None:
+        old = spec.placement if isinstance(spec.placement, PlacementSpec) else PlacementSpec(policy=spec.placement)
+        spec = spec.model_copy(update={"placement": old.model_copy(update={"policy": placement})})
+    return scenario_from_spec(spec, src, path.resolve().parent)
+
+
+def _graph(spec: ScenarioSpec, src: str, base: Path) -> nx.Graph:
+    import topologies
+    from simulator.core.units import parse_bandwidth
+    topo = spec.topology
+    if topo not in topologies.SERVERS:
+        p = Path(topo).expanduser()
+        topo = str(p if p.is_absolute() else (base / p).resolve())
+    nic = checked(lambda: parse_bandwidth(spec.nic_bw, field="nic_bw"), src, "nic_bw", spec.nic_bw) \
+        if spec.nic_bw is not None else None
+    fabric = topologies.FabricSpec(fabric=spec.fabric, transport=spec.transport, nic_Bps=nic, nics=spec.nics,
+                                   oversubscription=spec.oversubscription, hosts_per_leaf=spec.hosts_per_leaf)
+    try:
+        return topologies.build(topo, nodes=spec.nodes, gpus_per_node=spec.gpus, fabric=fabric)
+    except InputError as e:
+        raise InputError(e.message, source=e.source or src, field=e.field or "topology", value=e.value) from None
+
+
+def _job(spec: JobSpec, i: int, G: nx.Graph, src: str, base: Path):
+    from simulator.core.units import parse_size, parse_time
+    from simulator.training.cluster import CollectiveJob, DDPJob
+    from simulator.training.ddp import DDPConfig
+    where = f"jobs[{i}]"
+    if spec.collective is not None:
+        size = checked(lambda: parse_size(spec.size, field="size"), src, f"{where}.size", spec.size)
+        compute = checked(lambda: parse_time(spec.compute, field="compute"), src, f"{where}.compute", spec.compute)
+        if size == 0 and compute == 0:
+            raise InputError("a job with no bytes and no compute does nothing", source=src, field=f"{where}.size",
+                             value=spec.size)
+        from simulator.collectives.plans import ALGOS_FOR_OP
+        if spec.algo != "auto" and spec.algo not in ALGOS_FOR_OP[spec.collective]:
+            raise InputError(f"algorithm not available for {spec.collective} "
+                             f"(available: {', '.join(ALGOS_FOR_OP[spec.collective])})", source=src,
+                             field=f"{where}.algo", value=spec.algo)
+        return CollectiveJob(spec.name, spec.collective, size, spec.algo, spec.proto, compute)
+    from gpunetsim.ddp_cli import load_any_workload
+    from gpunetsim.study import _is_zoo
+    wl = spec.workload or ""
+    if not _is_zoo(wl):
+        p = Path(wl).expanduser()
+        wl = str(p if p.is_absolute() else (base / p).resolve())
+    w = checked(lambda: load_any_workload(wl, spec.gpu, str(G.graph.get("gpu_model", "")), spec.batch_size),
+                src, f"{where}.workload", spec.workload)
+    config = checked(lambda: DDPConfig(spec.bucket_cap_mb, accumulation_steps=spec.accumulation_steps), src,
+                     where, spec.bucket_cap_mb)
+    return DDPJob(spec.name, w, config)
+
+
+def _link_ids(G: nx.Graph, text: str, src: str, field: str) -> list[tuple[str, str]]:
+    """``"a - b"`` (both directions) or ``"a -> b"`` (one) as directed (a, b) node pairs."""
+    one_way = "->" in text
+    parts = [s.strip() for s in text.split("->" if one_way else " - ")]
+    if len(parts) != 2 or not all(parts):
+        raise InputError("write a link as 'A - B' (both directions) or 'A -> B' (one direction)", source=src,
+                         field=field, value=text)
+    a, b = parts
+    if not G.has_edge(a, b):
+        missing = next((n for n in (a, b) if n not in G), None)
+        why = f"no node {missing!r} in the topology" if missing else f"no link joins {a!r} and {b!r}"
+        raise InputError(why, source=src, field=field, value=text)
+    return [(a, b)] if one_way else [(a, b), (b, a)]
+
+
+def scenario_from_spec(spec: ScenarioSpec, src: str = "<scenario>", base: Path | None = None) -> Scenario:
+    from simulator.collectives.params import load_calibration
+    from simulator.training.placement import place
+    from simulator.training.stragglers import StragglerModel
+    base = base or Path.cwd()
+    G = _graph(spec, src, base)
+    jobs = tuple(_job(j, i, G, src, base) for i, j in enumerate(spec.jobs))
+    placement = spec.placement if isinstance(spec.placement, PlacementSpec) else PlacementSpec(policy=spec.placement)
+    requests = [j.nodes if j.nodes is not None else j.node_list for j in spec.jobs]
+    try:
+        hosts = tuple(place(G, requests, placement.policy, placement.seed))  # type: ignore[arg-type]
+    except InputError as e:
+        raise InputError(e.message, source=src, field=e.field, value=e.value) from None
+    gpus = {n for n, d in G.nodes(data=True) if d.get("kind") == "gpu"}
+    for g in spec.stragglers.slow_gpus:
+        if g not in gpus:
+            raise InputError("no such GPU in the topology (GPUs are named like h0.gpu3)", source=src,
+                             field=f"stragglers.slow_gpus.{g}", value=g)
+    st = spec.stragglers
+    stragglers = checked(lambda: StragglerModel(st.distribution, st.cv, dict(st.slow_gpus)), src, "stragglers",
+                         st.cv)
+    degraded: dict[tuple[str, str], float] = {}
+    for i, d in enumerate(spec.degraded_links):
+        for pair in _link_ids(G, d.link, src, f"degraded_links[{i}].link"):
+            degraded[pair] = degraded.get(pair, 1.0) * d.fraction
+    params = checked(lambda: load_calibration(spec.calibration), src, "calibration", spec.calibration)
+    return Scenario(spec.name, src, G, jobs, hosts, params, placement.policy, spec.iterations, spec.seed,
+                    stragglers, degraded)
+
+
+def run_scenario(sc: Scenario, top_links: int = 3):
+    """Simulate a scenario: :class:`simulator.training.cluster.ClusterResult`."""
+    from simulator.training.cluster import simulate_cluster
+    return simulate_cluster(sc.graph, sc.jobs, sc.hosts, sc.params, iterations=sc.iterations,  # type: ignore[arg-type]
+                            stragglers=sc.stragglers, degraded=sc.degraded, seed=sc.seed,  # type: ignore[arg-type]
+                            top_links=top_links)

@@ -1,0 +1,118 @@
+"""One fabric shared by several jobs: the flow engine with per-job accounting.
+
+:class:`SharedFlowNetwork` is :class:`~simulator.network.engine.FlowNetwork` (same max-min fair
+sharing, same single clock ``env.now``) with three additions a multi-job simulation needs:
+
+* every transfer belongs to a job: :meth:`port` gives each job an object with the engine's narrow
+  interface ``transfer_group(routes, nbytes, cap) -> Event``, so collective executors
+  (:func:`~simulator.network.engine.run_plan`) run unchanged on a shared network;
+* accounting: bytes each job moved over each directed link (``link_bytes[job, link]``), and how
+  long each link was saturated while two or more jobs crossed it (``contended_s[link]``), which is
+  what tells which links cause a job's slowdown;
+* transfers started at one instant are rated together: the max-min rates are recomputed once per
+  instant (a zero-delay event) rather than once per transfer. Same rates, far fewer water-fillings
+  when four 1024-GPU jobs each start a 16-channel collective.
+
+Link uses (distinct link ids and how often a group crosses each) are cached per route tuple:
+plans are immutable and reused every iteration.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import simpy
+
+from simulator.network.engine import FlowNetwork, _Transfer
+
+#: A link counts as saturated when its load is at least this fraction of its capacity.
+SATURATED = 0.999
+
+
+class JobPort:
+    """One job's door to a :class:`SharedFlowNetwork` (what :func:`run_plan` calls ``net``)."""
+
+    def __init__(self, net: "SharedFlowNetwork", job: int) -> None:
+        self.net = net
+        self.job = job
+        self.env = net.env
+
+    def transfer_group(self, routes: tuple[tuple[int, ...], ...], size_bytes: float,
+                       rate_cap_Bps: float = math.inf) -> simpy.Event:
+        return self.net.transfer_group(routes, size_bytes, rate_cap_Bps, job=self.job)
+
+
+class SharedFlowNetwork(FlowNetwork):
+    """Flow network of directed links shared max-min fairly by ``jobs`` jobs, with accounting."""
+
+    def __init__(self, env: simpy.Environment, capacity_Bps: np.ndarray, jobs: int) -> None:
+        super().__init__(env, capacity_Bps)
+        n = len(self.capacity_Bps)
+        self.link_bytes = np.zeros((jobs, n))
+        self.contended_s = np.zeros(n)
+        self._owner: dict[int, int] = {}
+        self._uses: dict[int, tuple[tuple, np.ndarray, np.ndarray]] = {}
+        self._contended = np.zeros(n, dtype=bool)
+        self._pending = False
+
+    def settle(self) -> None:
+        """Bring the accounting up to ``env.now`` (at the end of a run)."""
+        self._advance()
+
+    def port(self, job: int) -> JobPort:
+        return JobPort(self, job)
+
+    def transfer_group(self, routes: tuple[tuple[int, ...], ...], size_bytes: float,
+                       rate_cap_Bps: float = math.inf, job: int = 0) -> simpy.Event:
+        ev = self.env.event()
+        links, counts = self._link_uses(routes)
+        if size_bytes <= 0 or (not len(links) and rate_cap_Bps == math.inf):
+            ev.succeed(self.env.now)
+            return ev
+        self._advance()
+        t = _Transfer(links, counts, float(size_bytes), float(size_bytes), rate_cap_Bps, ev)
+        self._owner[id(t)] = job
+        self._active.append(t)
+        if not self._pending:
+            self._pending = True
+            self.env.timeout(0).callbacks.append(self._flush)
+        return ev
+
+    # -- internals ----------------------------------------------------------
+    def _link_uses(self, routes: tuple[tuple[int, ...], ...]) -> tuple[np.ndarray, np.ndarray]:
+        hit = self._uses.get(id(routes))
+        if hit is None or hit[0] is not routes:
+            flat = np.fromiter((l for r in routes for l in r), dtype=np.int64)
+            links, counts = np.unique(flat, return_counts=True)
+            hit = self._uses[id(routes)] = (routes, links, counts.astype(float))
+        return hit[1], hit[2]
+
+    def _flush(self, _ev: simpy.Event) -> None:
+        self._pending = False
+        self._advance()
+        self._reschedule()
+
+    def _advance(self) -> None:
+        dt = self.env.now - self._last
+        if dt > 0:
+            for t in self._active:
+                if t.rate > 0:
+                    self.link_bytes[self._owner[id(t)], t.links] += t.rate * dt * t.counts
+            self.contended_s[self._contended] += dt
+        super()._advance()
+
+    def _reschedule(self) -> None:
+        super()._reschedule()
+        live = {id(t) for t in self._active}
+        self._owner = {k: v for k, v in self._owner.items() if k in live}
+        self._contended[:] = False
+        if not self._active:
+            return
+        n = len(self.capacity_Bps)
+        load = np.zeros(n)
+        jobs_on = np.zeros((self.link_bytes.shape[0], n), dtype=bool)
+        for t in self._active:
+            load[t.links] += t.rate * t.counts
+            jobs_on[self._owner[id(t)], t.links] = True
+        self._contended = (jobs_on.sum(axis=0) >= 2) & (load >= SATURATED * self.capacity_Bps)

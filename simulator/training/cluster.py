@@ -1,0 +1,281 @@
+"""Shared clusters: several training jobs placed on one fabric, each one's slowdown and its cause.
+
+A job is a DDP training configuration (:class:`DDPJob`) or a loop of one collective with optional
+compute between calls (:class:`CollectiveJob`, an nccl-tests-like load), placed on whole servers
+(:mod:`simulator.training.placement`). Each job is planned on its own servers as if it were the
+only job (the cluster graph restricted to its servers and the fabric: NCCL's tuner sees only its
+own ranks), then its plans are mapped onto the whole cluster's link ids, so that the
+discrete-event run (:mod:`simulator.training.cluster_engine`) makes collectives of different
+jobs share links max-min fairly.
+
+:func:`simulate_cluster` runs every job three ways, with the same straggler draws (one seeded
+generator per job, ``numpy.random.default_rng([seed, job])``):
+
+* ``healthy_s``: alone on the cluster, no stragglers, no degraded links;
+* ``alone_s``: alone, with its stragglers and the degraded links;
+* ``shared_s``: all jobs together;
+
+``slowdown = shared_s / alone_s`` is what sharing costs; ``alone_s / healthy_s`` what
+imperfection costs. A job's *contended links* are the links it crosses that were saturated while
+two or more jobs crossed them, ranked by how long (``contended_s``), with their utilisation over
+the run (bytes moved / (capacity x run time)).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Mapping, Sequence
+
+import networkx as nx
+import numpy as np
+
+from simulator.collectives.params import Parameters
+from simulator.collectives.plans import Plan
+from simulator.core.errors import InputError
+from simulator.network.closed_form import CostModel
+from simulator.network.fairness import max_min_rates
+from simulator.training.cluster_engine import JobProgram, SharedRun, simulate_jobs
+from simulator.training.ddp import DDPConfig, comm_jobs
+from simulator.training.ddp_engine import CommJob
+from simulator.training.stragglers import StragglerModel
+from simulator.training.workload import Workload
+from topologies.routing import Router
+
+
+@dataclass(frozen=True)
+class DDPJob:
+    """A PyTorch DDP training job (one iteration per step, see :mod:`simulator.training.ddp`)."""
+
+    name: str
+    workload: Workload
+    config: DDPConfig = DDPConfig()
+
+
+@dataclass(frozen=True)
+class CollectiveJob:
+    """A job that repeats ``compute_s`` of compute then one collective of ``size_bytes``."""
+
+    name: str
+    op: str = "all_reduce"
+    size_bytes: int = 1 << 30
+    algo: str = "auto"
+    proto: str = "auto"
+    compute_s: float = 0.0
+
+
+Job = DDPJob | CollectiveJob
+
+
+@dataclass(frozen=True)
+class LinkShare:
+    """A directed link (or several with identical figures) as one job sees it in the shared run."""
+
+    links: tuple[int, ...]        # directed link ids with the same figures (e.g. one per rail)
+    name: str                      # "a->b", or a pattern "leaf.g0.r*->spine" for several
+    kind: str                      # nvlink, pcie, socket, net
+    contended_s: float             # saturated while two or more jobs crossed it
+    utilisation: float             # bytes moved by all jobs / (capacity * run time)
+    jobs: tuple[str, ...]          # jobs that moved bytes over it
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """One job on the shared cluster: mean iteration times (seconds) and the links that slowed it."""
+
+    name: str
+    hosts: tuple[int, ...]
+    gpus: int
+    healthy_s: float
+    alone_s: float
+    shared_s: float
+    straggler_factor: float        # mean compute multiplier drawn over the counted iterations
+    links: tuple[LinkShare, ...]
+
+    @property
+    def slowdown(self) -> float:
+        return self.shared_s / self.alone_s if self.alone_s > 0 else 1.0
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "hosts": list(self.hosts), "gpus": self.gpus, "healthy_s": self.healthy_s,
+                "alone_s": self.alone_s, "shared_s": self.shared_s, "slowdown": self.slowdown,
+                "straggler_factor": self.straggler_factor,
+                "links": [{"name": l.name, "count": len(l.links), "kind": l.kind, "contended_s": l.contended_s,
+                           "utilisation": l.utilisation, "jobs": list(l.jobs)} for l in self.links]}
+
+
+@dataclass(frozen=True)
+class ClusterResult:
+    jobs: tuple[JobResult, ...]
+    iterations: int
+    window_s: float                 # simulated time of the shared run
+
+    def as_dict(self) -> dict:
+        return {"iterations": self.iterations, "window_s": self.window_s, "jobs": [j.as_dict() for j in self.jobs]}
+
+
+# ------------------------------------------------------------------------------ planning
+def job_graph(G: nx.Graph, hosts: Sequence[int]) -> nx.Graph:
+    """The cluster restricted to ``hosts`` and the fabric switches (what one job's NCCL sees)."""
+    keep = set(hosts)
+    nodes = [n for n, d in G.nodes(data=True) if d.get("host", -1) in keep or d.get("host", -1) < 0]
+    H = G.subgraph(nodes).copy()
+    H.graph["hosts"] = len(keep)
+    return H
+
+
+@dataclass
+class _Mapper:
+    """Maps plans from a job's own router onto the cluster router's link ids (cached per plan)."""
+
+    ids: np.ndarray
+    done: dict = field(default_factory=dict)
+
+    def plan(self, plan: Plan) -> Plan:
+        hit = self.done.get(id(plan))
+        if hit is None or hit[0] is not plan:
+            ids = self.ids
+            groups = tuple(replace(g, routes=tuple(tuple(int(ids[i]) for i in r) for r in g.routes))
+                           for g in plan.groups)
+            hit = self.done[id(plan)] = (plan, replace(plan, groups=groups))
+        return hit[1]
+
+
+def program(G: nx.Graph, cluster: Router, params: Parameters, job: Job, hosts: Sequence[int]) -> JobProgram:
+    """One job's iteration as plain data on ``cluster``'s link ids."""
+    model = CostModel(job_graph(G, hosts), params)
+    mapper = _Mapper(np.array([cluster.link_id[n] for n in model.router.link_names], dtype=np.int64))
+    if isinstance(job, DDPJob):
+        w, k = job.workload, job.config.accumulation_steps
+        comm = tuple(replace(c, plan=mapper.plan(c.plan)) for c in comm_jobs(model, w, job.config))
+        return JobProgram(job.name, (k - 1) * (w.forward_s + w.backward_s) + w.forward_s, w.backward_s, comm,
+                          w.optimizer_s, params["ddp.iteration_overhead_s"], params["ddp.compute_slowdown"])
+    if model.ranks < 2:
+        raise InputError("a collective job needs at least 2 GPUs", field=f"jobs.{job.name}.nodes", value=len(hosts))
+    t, algo, proto = model.best(job.op, job.size_bytes, job.algo, job.proto)
+    plan = mapper.plan(model.shape(job.op, algo, proto).plan)
+    name = f"{job.op} {algo}/{proto}"
+    return JobProgram(job.name, job.compute_s, 0.0, (CommJob(0, 0.0, 0.0, job.size_bytes, plan, float(t), name),), 0.0)
+
+
+def fair_share_times(capacity_Bps: np.ndarray, plans: Sequence[tuple[Plan, int]]) -> list[float]:
+    """Closed form of collectives that run at the same time, each once: job j's time is
+    ``alpha_j + S_j * max_g(bytes_per_byte_g / r_g)`` with the max-min fair rates ``r`` of all
+    jobs' groups together (exact while every job is transferring, i.e. for identical jobs)."""
+    ug, ul, uc, caps, owner = [], [], [], [], []
+    for j, (plan, _) in enumerate(plans):
+        for g in plan.groups:
+            links, counts = np.unique(np.fromiter((l for r in g.routes for l in r), dtype=np.int64),
+                                      return_counts=True)
+            ug.append(np.full(len(links), len(caps)))
+            ul.append(links)
+            uc.append(counts.astype(float))
+            caps.append(g.rate_cap_Bps)
+            owner.append(j)
+    rates = max_min_rates(np.concatenate(ug), np.concatenate(ul), np.concatenate(uc), capacity_Bps,
+                          np.array(caps)) if caps else np.zeros(0)
+    out = []
+    for j, (plan, size) in enumerate(plans):
+        beta = max((g.bytes_per_byte / rates[i] for i, g in
+                    zip([i for i, o in enumerate(owner) if o == j], plan.groups)), default=0.0)
+        out.append(plan.call_overhead_s + plan.latency_s + size * (beta + plan.local_s_per_byte))
+    return out
+
+
+# ------------------------------------------------------------------------------ running
+def capacities(cluster: Router, params: Parameters,
+               degraded: Mapping[tuple[str, str], float] | None = None) -> np.ndarray:
+    """Usable capacity per directed link (datasheet x link efficiency x fraction left, for the
+    degraded links: directed (node, node) pairs)."""
+    cap = cluster.capacity_Bps * np.array([params.link_efficiency(k) for k in cluster.kind])
+    for pair, fraction in (degraded or {}).items():
+        if pair not in cluster.link_id:
+            raise InputError("no such link in the topology", field="degraded_links", value=f"{pair[0]} -> {pair[1]}")
+        if not 0 < fraction <= 1:
+            raise InputError("the fraction of bandwidth left must be in (0, 1]", field="degraded_links",
+                             value=fraction)
+        cap[cluster.link_id[pair]] *= fraction
+    return cap
+
+
+def _factors(stragglers: StragglerModel | None, seed: int, cluster: Router, hosts_of: Sequence[Sequence[int]]):
+    """One fresh straggler source per job (a function per job), seeded by ``[seed, job]``."""
+    if stragglers is None or not stragglers.active:
+        return [lambda: 1.0 for _ in hosts_of]
+    out = []
+    for j, hosts in enumerate(hosts_of):
+        hs = set(hosts)
+        gpus = [g for g in cluster.gpus if cluster.host_of(g) in hs]
+        out.append(stragglers.sampler(np.random.default_rng([seed, j]), stragglers.scales(gpus)))
+    return out
+
+
+def _recording(f):
+    seen: list[float] = []
+
+    def g() -> float:
+        v = f()
+        seen.append(v)
+        return v
+    return g, seen
+
+
+def simulate_cluster(G: nx.Graph, jobs: Sequence[Job], hosts_of: Sequence[Sequence[int]],
+                     params: Parameters | None = None, *, iterations: int = 3,
+                     stragglers: StragglerModel | None = None,
+                     degraded: Mapping[tuple[str, str], float] | None = None,
+                     seed: int = 0, top_links: int = 3) -> ClusterResult:
+    """Simulate ``jobs`` (on servers ``hosts_of``) alone and together; see the module docstring.
+    ``degraded``: directed link (node, node) -> fraction of its bandwidth left."""
+    if iterations < 1:
+        raise InputError("iterations must be at least 1", field="iterations", value=iterations)
+    params = params or Parameters()
+    cluster = Router(G)
+    programs = [program(G, cluster, params, j, h) for j, h in zip(jobs, hosts_of)]
+    healthy_cap = capacities(cluster, params)
+    cap = capacities(cluster, params, degraded)
+    imperfect = bool(degraded) or (stragglers is not None and stragglers.active)
+    recorded = [_recording(f) for f in _factors(stragglers, seed, cluster, hosts_of)]
+    shared = simulate_jobs(cap, programs, iterations, [r[0] for r in recorded])
+    names = [p.name for p in programs]
+    results = []
+    for j, (job, hosts) in enumerate(zip(jobs, hosts_of)):
+        counted = len(shared.ends_s[j])         # alone runs cover as many iterations, same draws
+        healthy = simulate_jobs(healthy_cap, [programs[j]], counted).mean_iteration_s(0)
+        alone = healthy
+        if imperfect:
+            alone = simulate_jobs(cap, [programs[j]], counted,
+                                  [_factors(stragglers, seed, cluster, hosts_of)[j]]).mean_iteration_s(0)
+        drawn = recorded[j][1][:counted]
+        hs = set(hosts)
+        results.append(JobResult(job.name, tuple(hosts), sum(1 for g in cluster.gpus if cluster.host_of(g) in hs),
+                                 healthy, alone, shared.mean_iteration_s(j), float(np.mean(drawn)) if drawn else 1.0,
+                                 _contended_links(cluster, cap, shared, j, names, top_links)))
+    return ClusterResult(tuple(results), iterations, shared.window_s)
+
+
+def _pattern(names: Sequence[str]) -> str:
+    """One name for links whose names differ only in numbers: leaf.g0.r0->spine, leaf.g0.r1->spine
+    -> leaf.g0.r*->spine."""
+    parts = [re.split(r"(\d+)", n) for n in names]
+    return "".join(p if all(q[i] == p for q in parts) else "*" for i, p in enumerate(parts[0]))
+
+
+def _contended_links(cluster: Router, cap: np.ndarray, run: SharedRun, job: int, names: Sequence[str],
+                     top: int) -> tuple[LinkShare, ...]:
+    """The job's links saturated while shared, longest first; links with the same figures and
+    users (e.g. every rail's uplink of one leaf group) are listed once, as a name pattern."""
+    mine = np.flatnonzero((run.link_bytes[job] > 0) & (run.contended_s > 0))
+    groups: dict[tuple, list[int]] = {}
+    for l in mine[np.lexsort((mine, -run.contended_s[mine]))]:
+        users = tuple(names[k] for k in np.flatnonzero(run.link_bytes[:, l] > 0))
+        util = float(run.link_bytes[:, l].sum() / (cap[l] * run.window_s)) if run.window_s > 0 else 0.0
+        a, b = cluster.link_names[l]
+        shape = re.sub(r"\d+", "#", f"{a}->{b}")          # links differing only in numbers may merge
+        key = (round(float(run.contended_s[l]), 12), round(util, 6), users, cluster.kind[l], shape)
+        groups.setdefault(key, []).append(int(l))
+    out = []
+    for (contended, util, users, kind, _), links in list(groups.items())[:top]:
+        label = _pattern([f"{cluster.link_names[l][0]}->{cluster.link_names[l][1]}" for l in links])
+        out.append(LinkShare(tuple(links), label, kind, contended, util, users))
+    return tuple(out)

@@ -1,0 +1,214 @@
+"""Several jobs on one fabric: placement, the shared engine, slowdowns vs max-min fair shares."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import topologies
+from gpunetsim.cli import main
+from simulator.collectives.params import Parameters
+from simulator.core.errors import InputError
+from simulator.network.closed_form import CostModel
+from simulator.training.cluster import (CollectiveJob, DDPJob, capacities, fair_share_times, job_graph, program,
+                                        simulate_cluster)
+from simulator.training.ddp import simulate_iteration
+from simulator.training.placement import leaf_groups, place
+from simulator.training.stragglers import StragglerModel
+from simulator.training.zoo import zoo_workload
+from topologies.routing import Router
+
+GiB = 1 << 30
+
+
+def spine_cluster(oversubscription: float = 4.0, nodes: int = 4, hosts_per_leaf: int = 2):
+    """DGX H100 servers in leaf groups of ``hosts_per_leaf`` joined by an oversubscribed spine."""
+    return topologies.build("dgx-h100", nodes=nodes, fabric=topologies.FabricSpec(
+        oversubscription=oversubscription, hosts_per_leaf=hosts_per_leaf))
+
+
+# ------------------------------------------------------------------------------ placement
+@pytest.mark.parametrize("policy, want", [
+    ("packed", [(0, 1), (2, 3)]),
+    ("spread", [(0, 2), (1, 3)]),          # one server of each leaf group per job
+])
+def test_placement_policies(policy, want):
+    assert place(spine_cluster(), [2, 2], policy) == want
+
+
+def test_leaf_groups_follow_the_fabric():
+    assert leaf_groups(spine_cluster(nodes=6)) == {0: 0, 1: 0, 2: 1, 3: 1, 4: 2, 5: 2}
+
+
+def test_random_placement_is_seeded():
+    G = spine_cluster(nodes=8)
+    a = place(G, [3, 3], "random", seed=5)
+    assert a == place(G, [3, 3], "random", seed=5)
+    assert sorted(h for hs in a for h in hs) == sorted(set(h for hs in a for h in hs))
+
+
+def test_explicit_node_lists_go_first():
+    assert place(spine_cluster(), [2, [0, 1]], "packed") == [(2, 3), (0, 1)]
+
+
+@pytest.mark.parametrize("requests, field", [
+    ([5], "jobs[0].nodes"),
+    ([[0, 1], [1, 2]], "jobs[1].node_list"),
+    ([[7]], "jobs[0].node_list"),
+    ([2, [0, 0]], "jobs[1].node_list"),
+])
+def test_bad_placements_name_the_job(requests, field):
+    with pytest.raises(InputError) as e:
+        place(spine_cluster(), requests)
+    assert e.value.field == field
+
+
+# ------------------------------------------------------------------------------ the target case
+def test_two_identical_allreduce_jobs_share_the_spine_fairly():
+    """Two 1 GiB ring all-reduces, each on one server of each leaf group, through a 4:1 spine:
+    alone, each job's cross-leaf flow has the uplink to itself; together they get half each, so
+    the bandwidth term doubles: shared = alpha + 2 (alone - alpha)."""
+    G = spine_cluster()
+    hosts = place(G, [2, 2], "spread")
+    jobs = [CollectiveJob("a", size_bytes=GiB, algo="ring"), CollectiveJob("b", size_bytes=GiB, algo="ring")]
+    r = simulate_cluster(G, jobs, hosts, iterations=2)
+    cluster, params = Router(G), Parameters()
+    progs = [program(G, cluster, params, j, h) for j, h in zip(jobs, hosts)]
+    plan = progs[0].comm[0].plan
+    alpha = plan.call_overhead_s + plan.latency_s
+    alone = r.jobs[0].alone_s
+    hand = alpha + 2 * (alone - alpha)
+    closed = fair_share_times(capacities(cluster, params), [(p.comm[0].plan, GiB) for p in progs])
+    for j in r.jobs:
+        assert j.shared_s == pytest.approx(closed[0], rel=0.02)
+        assert j.shared_s == pytest.approx(hand, rel=0.02)
+        assert j.slowdown == pytest.approx(hand / alone, rel=0.02)
+        assert j.links and all(l.kind == "net" and "spine" in l.name for l in j.links)
+    # the uplink really is the bottleneck: 2 servers x 50 GB/s / 4 = 25 GB/s per leaf and rail
+    uplink = cluster.link_id[("leaf.g0.r0", "spine")]
+    assert cluster.capacity_Bps[uplink] == pytest.approx(2 * 400e9 / 8 / 4)
+
+
+def test_no_sharing_no_slowdown():
+    """Packed jobs stay under their own leaf: nothing shared, slowdown exactly 1."""
+    G = spine_cluster()
+    hosts = place(G, [2, 2], "packed")
+    jobs = [CollectiveJob("a", size_bytes=GiB, algo="ring"), CollectiveJob("b", size_bytes=GiB, algo="ring")]
+    r = simulate_cluster(G, jobs, hosts, iterations=2)
+    assert [j.slowdown for j in r.jobs] == [1.0, 1.0]
+    assert all(not j.links for j in r.jobs)
+
+
+def test_a_ddp_job_alone_matches_the_single_job_model():
+    """The shared engine running one DDP job reproduces simulate_iteration on the job's servers."""
+    G = spine_cluster()
+    w = zoo_workload("gpt2", gpu="h100")
+    hosts = (1, 3)
+    r = simulate_cluster(G, [DDPJob("g", w)], [hosts], iterations=2)
+    single = simulate_iteration(CostModel(job_graph(G, hosts)), w)
+    assert r.jobs[0].alone_s == pytest.approx(single.iteration_s, rel=1e-9)
+    assert r.jobs[0].shared_s == pytest.approx(single.iteration_s, rel=1e-9)
+
+
+def test_degraded_link_slows_only_who_crosses_it():
+    G = spine_cluster()
+    hosts = place(G, [2, 2], "packed")
+    jobs = [CollectiveJob("a", size_bytes=GiB, algo="ring"), CollectiveJob("b", size_bytes=GiB, algo="ring")]
+    degraded = {("h0.nic0", "leaf.g0.r0"): 0.5, ("leaf.g0.r0", "h0.nic0"): 0.5}
+    r = simulate_cluster(G, jobs, hosts, iterations=1, degraded=degraded)
+    a, b = r.jobs
+    assert a.alone_s > a.healthy_s * 1.2
+    assert b.alone_s == b.healthy_s
+
+
+def test_stragglers_stretch_compute_deterministically():
+    G = spine_cluster()
+    jobs = [CollectiveJob("a", size_bytes=1 << 20, compute_s=0.01)]
+    model = StragglerModel("lognormal", 0.05)
+    r1 = simulate_cluster(G, jobs, [(0, 1)], iterations=4, stragglers=model, seed=3)
+    r2 = simulate_cluster(G, jobs, [(0, 1)], iterations=4, stragglers=model, seed=3)
+    r3 = simulate_cluster(G, jobs, [(0, 1)], iterations=4, stragglers=model, seed=4)
+    assert r1.as_dict() == r2.as_dict()
+    assert r1.as_dict() != r3.as_dict()
+    j = r1.jobs[0]
+    assert j.straggler_factor > 1.0 and j.alone_s > j.healthy_s
+
+
+# ------------------------------------------------------------------------------ properties
+@settings(max_examples=8, deadline=None)
+@given(ovs=st.sampled_from([1.0, 2.0, 4.0, 8.0]), more=st.sampled_from([1.0, 1.5, 2.0, 4.0]),
+       size=st.sampled_from([1 << 20, 64 << 20, GiB]))
+def test_more_bandwidth_is_never_slower(ovs, more, size):
+    jobs = [CollectiveJob("a", size_bytes=size, algo="ring"), CollectiveJob("b", size_bytes=size)]
+    slow = simulate_cluster(spine_cluster(ovs), jobs, [(0, 2), (1, 3)], iterations=2)
+    fast = simulate_cluster(spine_cluster(ovs / more if ovs / more >= 1 else 1.0), jobs, [(0, 2), (1, 3)],
+                            iterations=2)
+    for s, f in zip(slow.jobs, fast.jobs):
+        assert f.shared_s <= s.shared_s * (1 + 1e-9)
+
+
+@settings(max_examples=5, deadline=None)
+@given(seed=st.integers(0, 2**31), cv=st.floats(0.0, 0.3))
+def test_same_seed_same_output(seed, cv):
+    G = spine_cluster()
+    jobs = [CollectiveJob("a", size_bytes=GiB, compute_s=0.002), CollectiveJob("b", size_bytes=GiB, compute_s=0.003)]
+    runs = [simulate_cluster(G, jobs, [(0, 2), (1, 3)], iterations=2, stragglers=StragglerModel("normal", cv),
+                             seed=seed).as_dict() for _ in range(2)]
+    assert runs[0] == runs[1]
+
+
+# ------------------------------------------------------------------------------ scenario files and the CLI
+SCENARIO = """
+name: t
+topology: dgx-h100
+nodes: 4
+hosts_per_leaf: 2
+oversubscription: 4
+placement: spread
+iterations: 2
+jobs:
+  - {name: a, collective: all_reduce, size: 1 GiB, algo: ring, nodes: 2}
+  - {name: b, collective: all_reduce, size: 1 GiB, algo: ring, nodes: 2}
+"""
+
+
+def test_cli_cluster_table_and_json(tmp_path, capsys):
+    f = tmp_path / "s.yaml"
+    f.write_text(SCENARIO)
+    assert main(["cluster", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert "slowdown" in out and "leaf.g0.r0->spine" in out
+    assert main(["cluster", str(f), "--json"]) == 0
+    import json
+    d = json.loads(capsys.readouterr().out)
+    assert [j["name"] for j in d["jobs"]] == ["a", "b"]
+    assert d["jobs"][0]["slowdown"] == pytest.approx(1.98, rel=0.02)
+
+
+def test_cli_builtin_scenario_and_html(tmp_path, capsys):
+    out = tmp_path / "r.html"
+    assert main(["cluster", "shared-spine", "--iterations", "1", "--html", str(out)]) == 0
+    assert out.exists() and "plotly" in out.read_text().lower()
+
+
+@pytest.mark.parametrize("edit, field", [
+    ("  - {name: c, nodes: 1}\n", "jobs[2]"),
+    ("  - {name: c, workload: gpt2, collective: all_reduce, nodes: 1}\n", "jobs[2]"),
+    ("  - {name: a, workload: gpt2, nodes: 1}\n", "jobs"),
+    ("  - {name: c, workload: nosuchmodel, nodes: 1}\n", "jobs[2].workload"),
+    ("  - {name: c, collective: all_reduce, size: 1 parsec, nodes: 1}\n", "jobs[2].size"),
+    ("  - {name: c, workload: gpt2, nodes: 9}\n", "jobs[2].nodes"),
+    ("degraded_links: [{link: leaf.g0.r0 - nowhere, fraction: 0.5}]\n", "degraded_links[0].link"),
+    ("degraded_links: [{link: leaf.g0.r0 - spine, fraction: 1.5}]\n", "degraded_links[0].fraction"),
+    ("stragglers: {distribution: normal, cv: 0.9}\n", "stragglers"),
+    ("stragglers: {slow_gpus: {h9.gpu0: 1.5}}\n", "stragglers.slow_gpus.h9.gpu0"),
+])
+def test_bad_scenarios_exit_2_naming_the_field(tmp_path, capsys, edit, field):
+    f = tmp_path / "s.yaml"
+    f.write_text(SCENARIO + edit)
+    assert main(["cluster", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert str(f) in err and field in err and "Traceback" not in err

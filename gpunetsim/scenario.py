@@ -58,11 +58,10 @@ class JobSpec(_Strict):
     bucket_cap_mb: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 25.0
     accumulation_steps: _Pos = 1
     # collective loop
-    collective: Literal["all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all",
-                        "send_recv"] | None = None
+    collective: str | None = None           # an operation of simulator.core.vocabulary.OPS
     size: int | str = "1 GiB"
     algo: Literal["auto", "ring", "tree", "direct"] = "auto"
-    proto: Literal["auto", "ll", "ll128", "simple"] = "auto"
+    proto: str = "auto"                      # auto or one of simulator.core.vocabulary.PROTOS
     compute: float | str = 0.0
 
     @model_validator(mode="after")
@@ -192,6 +191,11 @@ def _job(spec: JobSpec, i: int, G: nx.Graph, src: str, base: Path):
     from simulator.training.ddp import DDPConfig
     where = f"jobs[{i}]"
     if spec.collective is not None:
+        from simulator.core.vocabulary import PROTOS, check_op
+        checked(lambda: check_op(spec.collective), src, f"{where}.collective", spec.collective)
+        if spec.proto != "auto" and spec.proto not in PROTOS:
+            raise InputError(f"unknown protocol (expected auto, {', '.join(PROTOS)})", source=src,
+                             field=f"{where}.proto", value=spec.proto)
         size = checked(lambda: parse_size(spec.size, field="size"), src, f"{where}.size", spec.size)
         compute = checked(lambda: parse_time(spec.compute, field="compute"), src, f"{where}.compute", spec.compute)
         if size == 0 and compute == 0:

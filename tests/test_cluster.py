@@ -180,7 +180,7 @@ def test_cli_cluster_table_and_json(tmp_path, capsys):
     f.write_text(SCENARIO)
     assert main(["cluster", str(f)]) == 0
     out = capsys.readouterr().out
-    assert "slowdown" in out and "leaf.g0.r0->spine" in out
+    assert "slowdown" in out and "leaf.g*.r*->spine x16" in out
     assert main(["cluster", str(f), "--json"]) == 0
     import json
     d = json.loads(capsys.readouterr().out)
@@ -212,3 +212,10 @@ def test_bad_scenarios_exit_2_naming_the_field(tmp_path, capsys, edit, field):
     assert main(["cluster", str(f)]) == 2
     err = capsys.readouterr().err
     assert str(f) in err and field in err and "Traceback" not in err
+
+
+def test_unknown_collective_is_named(tmp_path, capsys):
+    f = tmp_path / "s.yaml"
+    f.write_text(SCENARIO + "  - {name: c, collective: all_reduse, nodes: 1}\n")
+    assert main(["cluster", str(f)]) == 2
+    assert "jobs[2].collective" in capsys.readouterr().err

@@ -1,3 +1,26 @@
-"""gpunetsim: the application layer (CLI, studies, reports) and the public Python API."""
+"""gpunetsim: how long will one training iteration take on this cluster, and what limits it?
+
+The application layer (CLI, studies, reports) and the public Python API::
+
+    import gpunetsim
+    gpunetsim.collective(topology="dgx-h100", op="all_reduce", size_bytes=2**30).busbw_GBps
+    gpunetsim.ddp(topology="dgx-h100", nodes=2, workload="resnet50").iteration_s
+    gpunetsim.run_study("my_study.yaml").rows
+
+The functions live in :mod:`gpunetsim.api` and are imported on first use, so that the command
+line starts without loading the simulator.
+"""
+
+from __future__ import annotations
+
+from typing import Any
 
 __version__ = "0.1.0"
+__all__ = ["CollectiveResult", "IterationResult", "StudyResult", "collective", "ddp", "run_study", "topology"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from gpunetsim import api
+        return getattr(api, name)
+    raise AttributeError(f"module 'gpunetsim' has no attribute {name!r}")

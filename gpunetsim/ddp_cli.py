@@ -6,16 +6,11 @@ import argparse
 import json
 from pathlib import Path
 
+from gpunetsim.cli_args import add_topology_args, params_from_args, topology_from_args
 from simulator.core.errors import InputError
 from simulator.core.vocabulary import ENGINES
 
-#: Zoo GPU for a topology's ``gpu_model`` (first matching word).
-_GPU_FOR_MODEL = (("h100", "h100"), ("h200", "h200"), ("a100", "a100"), ("b200", "b200"),
-                  ("v100", "v100"), ("l40s", "l40s"), ("4090", "rtx4090"))
-
-
 def register(sub) -> None:
-    from gpunetsim.cli import add_topology_args
     p = sub.add_parser("ddp", help="simulate one PyTorch DDP training iteration",
                        description="Simulate one DistributedDataParallel iteration: forward, "
                                    "backward overlapped with bucket all-reduces, optimizer.")
@@ -38,18 +33,9 @@ def register(sub) -> None:
     p.set_defaults(func=_ddp)
 
 
-def default_gpu(gpu_model: str) -> str:
-    """The zoo GPU name for a topology's ``gpu_model`` ("H100 SXM" -> "h100")."""
-    key = gpu_model.lower().replace(" ", "")
-    for word, gpu in _GPU_FOR_MODEL:
-        if word in key:
-            return gpu
-    raise InputError("cannot tell which GPU this topology has; pass --gpu", field="gpu_model",
-                     value=gpu_model)
-
-
 def load_any_workload(spec: str, gpu: str | None, gpu_model: str, batch_size: int | None):
     """A zoo workload (``spec`` a zoo name) or a workload file, at ``batch_size`` if given."""
+    from simulator.training.gpus import gpu_for_model
     from simulator.training.workload import load_workload
     from simulator.training.zoo import zoo_names, zoo_workload
     path = Path(spec)
@@ -59,7 +45,7 @@ def load_any_workload(spec: str, gpu: str | None, gpu_model: str, batch_size: in
     if batch_size is not None and batch_size <= 0:
         raise InputError("batch size must be a positive integer", field="--batch-size", value=batch_size)
     try:
-        return zoo_workload(spec, gpu=gpu or default_gpu(gpu_model), batch_size=batch_size)
+        return zoo_workload(spec, gpu=gpu or gpu_for_model(gpu_model), batch_size=batch_size)
     except InputError as e:
         if e.field == "model":
             raise InputError(f"not a workload file nor a zoo model; zoo: {', '.join(zoo_names())}",
@@ -85,7 +71,6 @@ def _config(args: argparse.Namespace):
 
 
 def _ddp(args: argparse.Namespace) -> int:
-    from gpunetsim.cli import params_from_args, topology_from_args
     from simulator.network.closed_form import CostModel
     from simulator.training.ddp import simulate_iteration
     config = _config(args)

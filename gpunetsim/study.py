@@ -292,10 +292,7 @@ def _cost_model(topology: str, nodes: int, gpus: int | None, fabric: str, transp
                 nic_bw: str | None, nics: int | None, oversubscription: float, hosts_per_leaf: int,
                 calibration: str | None) -> CostModel:
     import topologies
-    from simulator.core.units import parse_bandwidth
-    spec = topologies.FabricSpec(fabric=fabric, transport=transport,
-                                 nic_Bps=parse_bandwidth(nic_bw, field="nic_bw") if nic_bw else None,
-                                 nics=nics, oversubscription=oversubscription, hosts_per_leaf=hosts_per_leaf)
+    spec = topologies.FabricSpec.from_options(fabric, transport, nic_bw, nics, oversubscription, hosts_per_leaf)
     G = topologies.build(topology, nodes=nodes, gpus_per_node=gpus, fabric=spec)
     return CostModel(G, _params(calibration))
 
@@ -328,10 +325,10 @@ def gpu_of(model: CostModel, override: str | None) -> str:
     name no GPU we know: then the study must say (``gpu: h100``), never a silent guess."""
     if override:
         return override
-    from gpunetsim.ddp_cli import default_gpu
+    from simulator.training.gpus import gpu_for_model
     gpu_model = model.router.info.gpu_model
     try:
-        return default_gpu(gpu_model)
+        return gpu_for_model(gpu_model)
     except InputError:
         raise InputError(f"cannot tell which GPU topology {model.router.info.name!r} has; "
                          "set 'gpu' in the study (e.g. gpu: h100)", field="gpu", value=gpu_model) from None

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from simulator.core.errors import InputError
+from simulator.core.units import parse_bandwidth
 from topologies.presets import SERVERS, server
 
 TRANSPORTS = {
@@ -39,6 +40,16 @@ class FabricSpec:
     nics: int | None = None
     oversubscription: float = 1.0
     hosts_per_leaf: int = 32
+
+    @classmethod
+    def from_options(cls, fabric: str = "rail", transport: str = "ib", nic_bw: str | None = None,
+                     nics: int | None = None, oversubscription: float = 1.0, hosts_per_leaf: int = 32,
+                     nic_bw_field: str = "nic_bw") -> "FabricSpec":
+        """The one place a fabric is made from user strings (CLI flags, study fields):
+        ``nic_bw`` like "400 Gb/s" (None keeps the preset's); ``nic_bw_field`` names it in errors."""
+        return cls(fabric=fabric, transport=transport,
+                   nic_Bps=parse_bandwidth(nic_bw, field=nic_bw_field) if nic_bw else None, nics=nics,
+                   oversubscription=oversubscription, hosts_per_leaf=hosts_per_leaf)
 
     def check(self) -> None:
         if self.fabric not in ("rail", "fat-tree"):

@@ -123,3 +123,18 @@ def get_gpu(name: str) -> GpuSpec:
         raise InputError(f"unknown GPU; known: {', '.join(gpu_names())} "
                          f"(aliases: {', '.join(sorted(_ALIASES))})", field="gpu", value=name)
     return GPUS[canonical]
+
+
+#: Catalog GPU for a topology's ``gpu_model`` (first matching word).
+_GPU_FOR_MODEL = (("h100", "h100"), ("h200", "h200"), ("a100", "a100"), ("b200", "b200"),
+                  ("v100", "v100"), ("l40s", "l40s"), ("4090", "rtx4090"))
+
+
+def gpu_for_model(gpu_model: str) -> str:
+    """The catalog GPU name for a topology's ``gpu_model`` ("H100 SXM" -> "h100")."""
+    key = gpu_model.lower().replace(" ", "")
+    for word, gpu in _GPU_FOR_MODEL:
+        if word in key:
+            return gpu
+    raise InputError("cannot tell which GPU this topology has; pass --gpu", field="gpu_model",
+                     value=gpu_model)

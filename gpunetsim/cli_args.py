@@ -1,0 +1,41 @@
+"""Command-line flags shared by the subcommands: the topology, the fabric and the calibration."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_topology_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("topology")
+    g.add_argument("--topology", default="dgx-h100",
+                   help="preset (dgx-h100, hgx-h200, dgx-a100, pcie-gen3/4/5) or a YAML/JSON file")
+    g.add_argument("--nodes", type=int, default=1, help="number of servers (presets)")
+    g.add_argument("--gpus", type=int, default=None, help="GPUs used per server (first G)")
+    g.add_argument("--no-p2p", action="store_true", help="GPU peer-to-peer off: traffic through host memory")
+    g.add_argument("--socket-transport", action="store_true",
+                   help="NCCL's socket transport (P2P and SHM off, or IB off): every hop through TCP")
+    g.add_argument("--cpu-sockets", type=int, default=None, help="CPU sockets per server: 1 or 2 (presets)")
+    g.add_argument("--fabric", default="rail", choices=["rail", "fat-tree"], help="multi-node fabric layout")
+    g.add_argument("--transport", default="ib", choices=["ib", "roce"], help="InfiniBand or RoCE/Ethernet")
+    g.add_argument("--nic-bw", default=None, help="NIC bandwidth, e.g. '400 Gb/s' (default: preset's)")
+    g.add_argument("--nics", type=int, default=None, help="NICs per server (default: preset's)")
+    g.add_argument("--oversubscription", type=float, default=1.0,
+                   help="leaf:spine oversubscription (matters for traffic that crosses the spine)")
+    g.add_argument("--hosts-per-leaf", type=int, default=32,
+                   help="servers under one leaf switch per rail; more servers than this span several "
+                        "leaf groups joined through the spine")
+    p.add_argument("--calibration", default=None, help="calibration JSON (or a shipped calibration's name)")
+
+
+def topology_from_args(args: argparse.Namespace):
+    import topologies
+    fabric = topologies.FabricSpec.from_options(args.fabric, args.transport, args.nic_bw, args.nics,
+                                                args.oversubscription, args.hosts_per_leaf, nic_bw_field="--nic-bw")
+    return topologies.build(args.topology, nodes=args.nodes, gpus_per_node=args.gpus,
+                            p2p=False if args.no_p2p else None, fabric=fabric, sockets=args.socket_transport,
+                            cpu_sockets=args.cpu_sockets)
+
+
+def params_from_args(args: argparse.Namespace):
+    from simulator.collectives.params import load_calibration
+    return load_calibration(args.calibration)

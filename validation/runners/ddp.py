@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from simulator.core.errors import InputError
-from validation.runners.launch import entry_point
+from validation.runners.launch import entry_point, join_process_group
 
 log = logging.getLogger("validation.runners.ddp")
 
@@ -199,9 +199,6 @@ def measure_cap(s: DDPSettings, cap_mb: float, device: Any, is_cuda: bool) -> di
 
 def run(s: DDPSettings) -> int:
     """Measure every bucket cap; rank 0 writes the records. Returns the exit status."""
-    import datetime
-
-    import torch
     import torch.distributed as dist
 
     from validation.runners.facts import machine_facts, new_launch_id, run_env, short_facts
@@ -210,17 +207,7 @@ def run(s: DDPSettings) -> int:
     if os.environ.get("GPUNETSIM_TEST_FAIL", "") == "1":
         log.error("GPUNETSIM_TEST_FAIL=1: exiting at start")
         os._exit(EXIT_TEST_FAIL)
-    device_kind = s.device
-    if device_kind == "auto":
-        device_kind = "cuda" if torch.cuda.is_available() else "cpu"
-    is_cuda = device_kind == "cuda"
-    backend = s.backend if s.backend != "auto" else ("nccl" if is_cuda else "gloo")
-    if is_cuda:
-        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
-        device = torch.device("cuda", torch.cuda.current_device())
-    else:
-        device = torch.device("cpu")
-    dist.init_process_group(backend, timeout=datetime.timedelta(seconds=s.timeout_s))
+    device, is_cuda, backend = join_process_group(s.device, s.backend, s.timeout_s)
     rank, world = dist.get_rank(), dist.get_world_size()
     shared = [s.launch_id or (new_launch_id() if rank == 0 else None)]
     dist.broadcast_object_list(shared, src=0, device=device)

@@ -26,7 +26,7 @@ from simulator.core.errors import InputError
 from validation.runners.ddp import MODEL_NAMES, parse_caps
 from validation.runners.launch import run_launch, torchrun_argv
 from validation.runners.records import append_record, read_records
-from validation.runners.sweep import ALWAYS_ENV
+from validation.runners.sweep import launch_env
 
 log = logging.getLogger("validation.runners.ddp_sweep")
 
@@ -96,12 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                  field="models", value=m)
         caps = parse_caps(a.bucket_caps)
         batch = parse_batch_sizes(a.batch_size, models)
-        env = dict(ALWAYS_ENV)
-        for item in a.extra_env:
-            key, eq, val = item.partition("=")
-            if not eq or not key:
-                raise InputError("write extra env as KEY=VAL", field="extra-env", value=item)
-            env[key] = val
+        env = launch_env(a.extra_env)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

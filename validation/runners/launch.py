@@ -1,4 +1,5 @@
-"""Launching ``torchrun`` children with a wall-clock limit, for the sweep drivers.
+"""Launching ``torchrun`` children with a wall-clock limit, for the sweep drivers, and the
+children's side: their ``main`` and joining the process group.
 
 A hung collective must not hang the sweep: each launch runs in its own process group and the
 whole group is killed when the limit passes.
@@ -12,7 +13,7 @@ import signal
 import subprocess
 import sys
 from dataclasses import dataclass
-from typing import Callable, Sequence, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
 from simulator.core.errors import InputError
 
@@ -44,6 +45,27 @@ def entry_point(parse: Callable[[Sequence[str] | None], S], run: Callable[[S], i
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return run(settings)
+
+
+def join_process_group(device: str, backend: str, timeout_s: float) -> tuple[Any, bool, str]:
+    """Inside a torchrun child: pick the device (``auto``: CUDA when there is one, this rank's
+    ``LOCAL_RANK`` GPU) and backend (``auto``: NCCL on CUDA, gloo on CPU) and join the default
+    process group. Returns ``(torch.device, is_cuda, backend)``."""
+    import datetime
+
+    import torch
+    import torch.distributed as dist
+
+    kind = device if device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    is_cuda = kind == "cuda"
+    backend = backend if backend != "auto" else ("nccl" if is_cuda else "gloo")
+    if is_cuda:
+        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+        dev = torch.device("cuda", torch.cuda.current_device())
+    else:
+        dev = torch.device("cpu")
+    dist.init_process_group(backend, timeout=datetime.timedelta(seconds=timeout_s))
+    return dev, is_cuda, backend
 
 
 def torchrun_argv(nproc: int, module: str, args: list[str], nnodes: int = 1) -> list[str]:

@@ -51,6 +51,17 @@ VARIANTS: dict[str, dict[str, str]] = {
 """Built-in variants: name -> NCCL environment (on top of :data:`ALWAYS_ENV`)."""
 
 
+def launch_env(extra: Sequence[str]) -> dict[str, str]:
+    """:data:`ALWAYS_ENV` plus ``KEY=VAL`` items (``--extra-env``): what every launch gets."""
+    env = dict(ALWAYS_ENV)
+    for item in extra:
+        key, eq, val = item.partition("=")
+        if not eq or not key:
+            raise InputError("write extra env as KEY=VAL", field="extra-env", value=item)
+        env[key] = val
+    return env
+
+
 def parse_extra_variant(text: str) -> tuple[str, dict[str, str]]:
     """``NAME:KEY=VAL[,KEY=VAL]`` -> (name, env). Lets a sweep try any NCCL setting."""
     name, sep, rest = text.partition(":")

@@ -6,6 +6,10 @@
 #           ddp     DDP iteration times on 4 GPUs over bucket caps (repeated launches) + 1-GPU profiles
 #           rerun2, rerun4   collectives on 2 or 4 GPUs again with 15 repetitions per point (robust medians),
 #                   default variant for every op plus all_reduce under NCCL_ALGO=allreduce:Tree
+#           llm2, llm4   GPT training under FSDP (full_shard, shard_grad_op, hybrid_shard), tensor parallelism
+#                   (with and without sequence parallelism) and a 1F1B pipeline on 2 or 4 GPUs, with the
+#                   single-GPU layer profiles that predict them (3 launches each, at most 290 s of launches),
+#                   after one 50 s pass of bf16 collectives at their message sizes (1 MiB - 1 GiB); <= 6 min in all
 # NVLink multicast stays off (shared hosts): NCCL_NVLS_ENABLE=0 and friends are exported here and by the runners.
 set -uo pipefail
 phase=$1; out=$2
@@ -27,7 +31,18 @@ rerun() {   # nproc
   $PY -m validation.runners.sweep --nproc "$n" --variants tree --ops all_reduce \
       --min-bytes 4 --max-bytes 1G --reps 15 --launch-timeout-s 150 --out "$f"
 }
+llm() {   # nproc
+  $PY -m validation.runners.sweep --nproc "$1" --variants default \
+      --ops all_reduce,all_gather,reduce_scatter,send_recv --dtype bfloat16 --min-bytes 1M \
+      --max-bytes 1G --reps 3 --launch-timeout-s 50 --max-failed-launches 1 \
+      --out "$out/llm_coll_world$1.jsonl"
+  $PY -m validation.runners.llm_sweep --nproc "$1" --preset gpu --runners fsdp,tp,pp --launches 3 \
+      --budget-s 290 --launch-timeout-s 150 --out "$out/llm_world$1.jsonl" \
+    || echo "llm sweep on $1 GPUs: points missing (see llm_failed records)"
+}
 case "$phase" in
+  llm2) llm 2 ;;
+  llm4) llm 4 ;;
   rerun2) rerun 2 ;;
   rerun4) rerun 4 ;;
   coll2) coll 2 ;;

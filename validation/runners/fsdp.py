@@ -1,0 +1,185 @@
+"""Time FSDP training iterations of the runners' GPT under several sharding strategies.
+
+::
+
+    torchrun --nproc-per-node 2 -m validation.runners.fsdp \\
+        --specs "hidden=2048,layers=8,heads=16,seq=2048;hidden=4096,layers=4,heads=32,seq=1024" \\
+        --micro-batch 1 --strategies full_shard,shard_grad_op,hybrid_shard --replicate 1,2 \\
+        --iters 10 --warmup 3 --out llm.jsonl
+
+For each spec, rank-local first, one ``kind:"llm_profile"`` point: the embedding, one block and
+the head timed forward and backward on every GPU without communication
+(:mod:`validation.runners.layer_profile`), plus the whole model's iteration on one GPU without
+FSDP (``model_*`` fields). Then one ``kind:"llm_fsdp"`` point per strategy (and per
+``--replicate`` for ``hybrid_shard``): ``FullyShardedDataParallel`` with one unit per
+transformer block (``ModuleWrapPolicy``) and the root unit holding embedding and head,
+``BackwardPrefetch.BACKWARD_PRE``, ``limit_all_gathers=True``, no ``MixedPrecision`` (the
+parameters themselves are bf16 on CUDA, so all-gathers and reduce-scatters move bf16; fp32 on
+CPU). ``hybrid_shard`` uses a 2-D device mesh ``(replicate, world / replicate)``: shards within
+groups of ``world / replicate`` ranks, all-reduces across the ``replicate`` groups (on 2 GPUs,
+``replicate=1`` shards over both GPUs and its all-reduce group has one rank;
+``replicate=2`` keeps whole copies and all-reduces gradients, like DDP).
+
+An iteration is ``zero_grad(set_to_none=True)``, forward of one micro-batch per rank (token ids
+as inputs and labels) and backward; the optimizer step is not timed (it is local compute that
+does not depend on the network). Each rank times every iteration (CUDA events); the record
+keeps every iteration's MAX over ranks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from simulator.core.errors import InputError
+from validation.gpt_spec import GPTSpec, parse_ints
+from validation.runners.launch import entry_point
+from validation.runners.llm_session import (CommonSettings, Point, Session, add_common_arguments,
+                                            common_settings, profile_label, start_session,
+                                            summarize)
+
+STRATEGIES = {"full_shard": "FULL_SHARD", "shard_grad_op": "SHARD_GRAD_OP",
+              "hybrid_shard": "HYBRID_SHARD"}
+"""Strategy names on the command line -> ``torch.distributed.fsdp.ShardingStrategy`` members."""
+
+
+@dataclass(frozen=True)
+class FsdpSettings:
+    common: CommonSettings
+    strategies: tuple[str, ...]
+    replicate: tuple[int, ...]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m validation.runners.fsdp",
+                                description="Time FSDP iterations of a GPT; run under torchrun.")
+    p.add_argument("--strategies", default=",".join(STRATEGIES))
+    p.add_argument("--replicate", default="1",
+                   help="hybrid_shard: comma-separated numbers of replicas (mesh rows)")
+    add_common_arguments(p)
+    return p
+
+
+def parse_settings(argv: Sequence[str] | None) -> FsdpSettings:
+    a = build_parser().parse_args(argv)
+    strategies = tuple(s.strip() for s in a.strategies.split(",") if s.strip())
+    for s in strategies:
+        if s not in STRATEGIES:
+            raise InputError(f"choose from {', '.join(STRATEGIES)}", field="strategies", value=s)
+    return FsdpSettings(common_settings(a), strategies,
+                        tuple(parse_ints(a.replicate, "replicate")))
+
+
+def plan_points(s: FsdpSettings, world: int) -> list[Point]:
+    """Every point in run order (option: ``(strategy, replicate)``); ``replicate`` values that do
+    not divide ``world`` are left out."""
+    mb = s.common.micro_batch
+    out = []
+    for spec in s.common.specs:
+        out.append(Point(profile_label(spec, mb), "profile", spec))
+        for strategy in s.strategies:
+            reps = [r for r in s.replicate if world % r == 0] if strategy == "hybrid_shard" else [1]
+            out += [Point(f"fsdp {strategy} replicate={r} mb={mb} {spec.text}", "fsdp", spec,
+                          (strategy, r)) for r in reps]
+    return out
+
+
+def plan_labels(s: FsdpSettings, world: int) -> list[str]:
+    return [p.label for p in plan_points(s, world)]
+
+
+# --------------------------------------------------------------------------------------------
+# Everything below needs torch; it is imported inside the functions.
+
+
+def measure_local_model(ses: Session, spec: GPTSpec, micro_batch: int) -> dict[str, Any]:
+    """The whole model's iteration on each GPU alone (no FSDP), MAX over ranks."""
+    import torch
+
+    from validation.gpt import GPT, token_batch
+
+    with torch.device(ses.device):
+        model = GPT(spec).to(ses.dtype)
+    ids = token_batch(spec, micro_batch, ses.device, torch.Generator().manual_seed(ses.rank))
+
+    def step() -> None:
+        model.zero_grad(set_to_none=True)
+        model(ids, ids).backward()
+
+    times = ses.time_steps(step)
+    del model
+    return summarize(times, "model_")
+
+
+def measure_fsdp(ses: Session, spec: GPTSpec, micro_batch: int, strategy: str,
+                 replicate: int) -> dict[str, Any]:
+    """Iteration times under one sharding strategy, MAX over ranks."""
+    import torch
+    from torch.distributed.fsdp import BackwardPrefetch, ShardingStrategy
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+    from torch.distributed.fsdp.wrap import ModuleWrapPolicy
+
+    from validation.gpt import GPT, GPTBlock, token_batch
+
+    with torch.device(ses.device):
+        model = GPT(spec).to(ses.dtype)
+    kwargs: dict[str, Any] = {"auto_wrap_policy": ModuleWrapPolicy({GPTBlock}),
+                              "sharding_strategy": ShardingStrategy[STRATEGIES[strategy]],
+                              "backward_prefetch": BackwardPrefetch.BACKWARD_PRE,
+                              "limit_all_gathers": True, "device_id": ses.device}
+    if strategy == "hybrid_shard":
+        from torch.distributed.device_mesh import init_device_mesh
+        kwargs["device_mesh"] = init_device_mesh(ses.device.type,
+                                                 (replicate, ses.world // replicate),
+                                                 mesh_dim_names=("replicate", "shard"))
+    fsdp = FSDP(model, **kwargs)
+    ids = token_batch(spec, micro_batch, ses.device, torch.Generator().manual_seed(ses.rank))
+
+    def step() -> None:
+        fsdp.zero_grad(set_to_none=True)
+        fsdp(ids, ids).backward()
+
+    times = ses.time_steps(step)
+    del fsdp, model
+    gc.collect()
+    return summarize(times)
+
+
+def run(s: FsdpSettings) -> int:
+    from validation.runners.layer_profile import profile_record
+
+    mb = s.common.micro_batch
+    ses = start_session("fsdp", s.common)
+    for point in ses.points_to_run(plan_points(s, ses.world)):
+        spec = point.spec
+        common = {**spec.fields(), "micro_batch": mb, "params": spec.params}
+        if point.what == "profile":
+            fields = profile_record(ses, spec, mb)
+            fields.update(measure_local_model(ses, spec, mb))
+            ses.record("llm_profile", point.label, {**common, **fields,
+                                                    "peak_memory_bytes": ses.peak_memory_bytes()})
+            continue
+        strategy, replicate = point.option
+        result = measure_fsdp(ses, spec, mb, strategy, replicate)
+        units = [spec.embedding_params + spec.head_params] + [spec.layer_params] * spec.layers
+        ses.record("llm_fsdp", point.label, {
+            **common, "strategy": strategy, "replicate": replicate,
+            "shard": ses.world // replicate, "tp": 1, "pp": 1, "dp": ses.world,
+            "global_batch": mb * ses.world, "unit_params": units,
+            "backward_prefetch": "BACKWARD_PRE", "forward_prefetch": False,
+            "limit_all_gathers": True, "param_dtype": ses.dtype_name,
+            "reduce_dtype": ses.dtype_name, "optimizer": None,
+            **result, "peak_memory_bytes": ses.peak_memory_bytes()})
+    ses.finish()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return entry_point(parse_settings, run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

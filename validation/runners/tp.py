@@ -32,14 +32,12 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from simulator.core.errors import InputError
+from simulator.core.vocabulary import dtype_bytes
 from validation.gpt_spec import GPTSpec
 from validation.runners.launch import entry_point
 from validation.runners.llm_session import (CommonSettings, Point, Session, add_common_arguments,
                                             common_settings, profile_label, start_session,
                                             summarize)
-
-DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
-
 
 @dataclass(frozen=True)
 class TpSettings:
@@ -88,7 +86,7 @@ def collectives(spec: GPTSpec, micro_batch: int, tp: int, sp: bool, dtype: str
     """Every collective of one iteration (forward and backward of all blocks)."""
     if tp == 1:
         return []
-    size = spec.seq * micro_batch * spec.hidden * DTYPE_BYTES[dtype]
+    size = spec.seq * micro_batch * spec.hidden * dtype_bytes(dtype)
     if sp:
         return [{"op": "all_gather", "bytes": size, "count": 4 * spec.layers},
                 {"op": "reduce_scatter", "bytes": size, "count": 4 * spec.layers}]

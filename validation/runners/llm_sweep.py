@@ -23,7 +23,6 @@ end (failed, excluded, or not reached within ``--budget-s``), else 0.
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import shlex
 import sys
@@ -33,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from simulator.core.errors import InputError
+from validation.runners import fsdp, pp, tp
 from validation.runners.launch import entry_point, run_launch, torchrun_argv
 from validation.runners.llm_session import missing_points
 from validation.runners.records import append_record
@@ -40,8 +40,8 @@ from validation.runners.sweep import launch_env
 
 log = logging.getLogger("validation.runners.llm_sweep")
 
-RUNNERS = {"fsdp": "validation.runners.fsdp", "tp": "validation.runners.tp",
-           "pp": "validation.runners.pp"}
+RUNNERS: dict[str, Any] = {"fsdp": fsdp, "tp": tp, "pp": pp}
+"""Runner name -> its module (``parse_settings``, ``plan_labels``; run as ``python -m``)."""
 
 GPU_FSDP_SPECS = ("hidden=2048,layers=8,heads=16,seq=2048,vocab=32000;"
                   "hidden=4096,layers=4,heads=32,seq=512,vocab=32000")
@@ -137,7 +137,7 @@ def parse_settings(argv: Sequence[str] | None) -> LlmSweepSettings:
         if name not in RUNNERS:
             raise InputError(f"choose from {', '.join(RUNNERS)}", field="runners", value=name)
         args = tuple(shlex.split(PRESETS[a.preset][name] + overrides.get(name, "")))
-        module: Any = importlib.import_module(RUNNERS[name])
+        module = RUNNERS[name]
         settings = module.parse_settings([*args, *child])
         jobs.append(Job(name, args, tuple(module.plan_labels(settings, a.nproc))))
     return LlmSweepSettings(a.nproc, tuple(jobs), a.launches, a.out, child, env,
@@ -163,7 +163,7 @@ def run_job(s: LlmSweepSettings, job: Job, index: int, sweep_id: str, deadline: 
         for label in excluded:
             args += ["--exclude", label]
         log.info("%s launch %d (%s): %d points", job.runner, index, launch_id, len(todo))
-        result = run_launch(torchrun_argv(s.nproc, RUNNERS[job.runner], args), s.env,
+        result = run_launch(torchrun_argv(s.nproc, RUNNERS[job.runner].__name__, args), s.env,
                             min(s.launch_timeout_s, left_s))
         log.info("%s launch %d: %.1f s", job.runner, index, result.wall_s)
         if result.ok:

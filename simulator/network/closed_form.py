@@ -93,11 +93,12 @@ class CostModel:
         self.planner = G_or_router if isinstance(G_or_router, Planner) else Planner(G_or_router, params)
         self.tuner = Tuner(self.planner, select, default_algo)
         self.timer = ClosedFormTimer(self.planner.router, self.planner.params)
+        self._shapes: dict[tuple[str, str, str], Shape] = {}   # (op, algo, proto) -> the timer's shape
 
     def with_algo(self, algo: str) -> "CostModel":
         """The same model (plans and shapes shared) with ``auto`` standing for ``algo``."""
         other = CostModel(self.planner, select=self.tuner.select, default_algo=algo)
-        other.timer = self.timer
+        other.timer, other._shapes = self.timer, self._shapes
         return other
 
     @property
@@ -122,7 +123,11 @@ class CostModel:
         return self.planner.ranks
 
     def shape(self, op: str, algo: str, proto: str) -> Shape:
-        return self.timer.shape(self.planner.plan(op, algo, proto))
+        key = (op, algo, proto)
+        s = self._shapes.get(key)
+        if s is None:
+            s = self._shapes[key] = self.timer.shape(self.planner.plan(op, algo, proto))
+        return s
 
     def _price(self, op: str, algo: str, proto: str, size_bytes: float) -> float:
         return self.shape(op, algo, proto).time_s(size_bytes)

@@ -22,6 +22,7 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--html", default=None, metavar="FILE", help="write an interactive plotly report")
     p.set_defaults(func=_cluster)
+    register_stragglers(sub)
 
 
 def _cluster(args: argparse.Namespace) -> int:
@@ -44,14 +45,26 @@ def _cluster(args: argparse.Namespace) -> int:
             write_cluster_report(sc, result, args.html)
         except OSError as e:
             raise InputError(f"cannot write report: {e.strerror}", source=args.html) from None
+    runs = goodputs(sc, result)
     if args.json:
-        print(json.dumps({"scenario": sc.name, "gpus": sc.gpus, "placement": sc.placement, "seed": sc.seed,
-                          **result.as_dict()}))
+        d = result.as_dict()
+        for j, g in zip(d["jobs"], runs):
+            j["goodput"] = g.as_dict() if g is not None else None
+        print(json.dumps({"scenario": sc.name, "gpus": sc.gpus, "placement": sc.placement, "seed": sc.seed, **d}))
         return 0
-    print(format_cluster(sc, result))
+    print(format_cluster(sc, result, runs))
     if args.html:
         print(f"report written to {args.html}")
     return 0
+
+
+def goodputs(sc, result) -> list:
+    """Each job's expected run under the scenario's failures (None without a failures section)."""
+    if sc.failures is None:
+        return [None for _ in result.jobs]
+    from simulator.training.cluster import job_components
+    from simulator.training.goodput import expected_run
+    return [expected_run(job_components(sc.graph, j.hosts), sc.failures, sc.run_s) for j in result.jobs]
 
 
 def host_ranges(hosts) -> str:
@@ -69,7 +82,7 @@ def host_ranges(hosts) -> str:
     return ",".join(out)
 
 
-def format_cluster(sc, r) -> str:
+def format_cluster(sc, r, runs=()) -> str:
     """The table: one line per job (times in ms), then each job's contended links."""
     G = sc.graph
     lines = [f"# gpunetsim cluster: {sc.name} on {G.graph.get('name')} x{G.graph.get('hosts', 1)} "
@@ -93,4 +106,66 @@ def format_cluster(sc, r) -> str:
             share = l.contended_s / r.window_s * 100 if r.window_s > 0 else 0.0
             lines.append(f"{j.name:<12} {label:<26} {l.contended_s * 1e3:>13.3f} {share:>6.1f}% "
                          f"{l.utilisation * 100:>5.1f}%  {', '.join(l.jobs)}")
+    if any(g is not None for g in runs):
+        from simulator.core.units import format_duration as dur
+        lines.append("")
+        lines.append(f"failures over {dur(sc.run_s)} of training (checkpoint every interval; effective = shared / goodput):")
+        lines.append(f"{'job':<12} {'MTBF':>10} {'interval':>10} {'goodput':>8} {'failures':>9} {'effective(ms)':>13}")
+        for j, g in zip(r.jobs, runs):
+            lines.append(f"{j.name:<12} {dur(g.mtbf_s):>10} {dur(g.interval_s):>10} {g.goodput * 100:>7.2f}% "
+                         f"{g.failures:>9.1f} {j.shared_s / g.goodput * 1e3:>13.3f}")
     return "\n".join(lines)
+
+
+def register_stragglers(sub) -> None:
+    p = sub.add_parser("stragglers", help="expected slowdown of a synchronous job from per-GPU compute variability",
+                       description="The expected maximum over ranks of per-GPU compute multipliers (what a "
+                                   "synchronous collective waits for): numerical integration and a seeded "
+                                   "Monte Carlo estimate side by side.")
+    p.add_argument("--ranks", default="2,8,64,1024", help="comma-separated numbers of GPUs")
+    p.add_argument("--distribution", default="normal", choices=["none", "normal", "lognormal"])
+    p.add_argument("--cv", type=float, default=0.05, help="coefficient of variation of one GPU's compute time")
+    p.add_argument("--slow-gpus", type=int, default=0, help="GPUs that are slow on average")
+    p.add_argument("--slow-factor", type=float, default=1.0, help="their mean compute-time factor")
+    p.add_argument("--samples", type=int, default=20000, help="Monte Carlo iterations")
+    p.add_argument("--seed", type=int, default=0, help="numpy Generator seed")
+    p.add_argument("--json", action="store_true", help="one JSON object per rank count")
+    p.set_defaults(func=_stragglers)
+
+
+def _stragglers(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from simulator.training.stragglers import StragglerModel, expected_max, monte_carlo_max
+    try:
+        ranks = [int(x) for x in args.ranks.split(",")]
+    except ValueError:
+        raise InputError("expected comma-separated integers", field="--ranks", value=args.ranks) from None
+    if any(n < 1 for n in ranks):
+        raise InputError("every rank count must be at least 1", field="--ranks", value=args.ranks)
+    if args.samples < 2:
+        raise InputError("must be at least 2", field="--samples", value=args.samples)
+    if args.slow_gpus < 0 or args.slow_gpus > min(ranks):
+        raise InputError(f"must be between 0 and the smallest rank count ({min(ranks)})", field="--slow-gpus",
+                         value=args.slow_gpus)
+    try:
+        model = StragglerModel(args.distribution, args.cv, {f"slow{i}": args.slow_factor
+                                                            for i in range(args.slow_gpus)})
+    except InputError as e:
+        flag = "--slow-factor" if "slow" in str(e.field) else "--" + str(e.field).split(".")[-1]
+        raise InputError(e.message, field=flag, value=e.value) from None
+    rng = np.random.default_rng(args.seed)
+    if not args.json:
+        print(f"# gpunetsim stragglers: {args.distribution}, cv={args.cv:g}, {args.slow_gpus} slow GPUs "
+              f"x{args.slow_factor:g}, {args.samples} Monte Carlo samples, seed={args.seed}")
+        print(f"{'GPUs':>6} {'E[max] integral':>16} {'Monte Carlo':>12} {'+-se':>8} {'diff/se':>8}")
+    for n in ranks:
+        scales = model.scales([f"slow{i}" for i in range(args.slow_gpus)] + [""] * (n - args.slow_gpus))
+        exact = expected_max(model, scales)
+        mean, se = monte_carlo_max(model, scales, args.samples, rng)
+        z = (mean - exact) / se if se > 0 else 0.0
+        if args.json:
+            print(json.dumps({"gpus": n, "expected_max": exact, "monte_carlo": mean, "standard_error": se}))
+        else:
+            print(f"{n:>6} {exact:>16.5f} {mean:>12.5f} {se:>8.5f} {z:>8.2f}")
+    return 0

@@ -49,3 +49,58 @@ def write_cluster_report(scenario, result, path: str | Path) -> Path:
                            f"{scenario.gpus} GPUs, placement {scenario.placement}, {result.iterations} iterations",
                            cluster_figures(result), table), encoding="utf-8")
     return p
+
+
+def goodput_figure(r) -> go.Figure:
+    """Goodput vs checkpoint interval (log axis), with Young's, Daly's and the numeric optimum."""
+    import numpy as np
+
+    from simulator.training.goodput import goodput
+    centre = r.optimum_s
+    taus = np.geomspace(centre / 30, centre * 30, 241)
+    fig = go.Figure(go.Scatter(x=taus / 60, y=[goodput(t, r.checkpoint_s, r.restart_s, r.mtbf_s) * 100 for t in taus],
+                               mode="lines", name="goodput", hovertemplate="every %{x:.1f} min: %{y:.2f}%"))
+    marks = [("Young", r.young_s, "triangle-up"), ("Daly", r.daly_s, "diamond"), ("optimum", r.optimum_s, "circle")]
+    if r.interval_s != r.optimum_s:
+        marks.append(("yours", r.interval_s, "x"))
+    for name, tau, symbol in marks:
+        fig.add_trace(go.Scatter(x=[tau / 60], y=[goodput(tau, r.checkpoint_s, r.restart_s, r.mtbf_s) * 100],
+                                 mode="markers", name=name, marker=dict(symbol=symbol, size=11),
+                                 hovertemplate=f"{name}: every %{{x:.1f}} min, %{{y:.3f}}%"))
+    _layout(fig, "Goodput vs checkpoint interval", "checkpoint interval (minutes of training)", "goodput (%)",
+            logx=True)
+    return fig
+
+
+def goodput_scale_figure(r) -> go.Figure:
+    """Goodput at the optimal interval as the job grows (same per-component MTBFs and ratios)."""
+    from simulator.training.goodput import goodput, optimal_interval
+    c = r.components
+    sizes, values = [], []
+    k = 1 / 64
+    while k <= 4.0 + 1e-9:
+        if c.gpus * k >= 1:
+            m = r.mtbf_s / k
+            tau = optimal_interval(r.checkpoint_s, r.restart_s, m)
+            sizes.append(round(c.gpus * k))
+            values.append(goodput(tau, r.checkpoint_s, r.restart_s, m) * 100)
+        k *= 2
+    fig = go.Figure(go.Scatter(x=sizes, y=values, mode="lines+markers", name="optimal interval",
+                               hovertemplate="%{x} GPUs: %{y:.2f}%"))
+    _layout(fig, "Goodput vs job size (optimal interval each)", "GPUs", "goodput (%)", logx=True)
+    return fig
+
+
+def write_goodput_report(r, path: str | Path) -> Path:
+    from simulator.core.units import format_duration as dur
+    c = r.components
+    p = Path(path)
+    p.write_text(html_page(
+        "gpunetsim goodput",
+        f"{c.gpus} GPUs, {c.nodes} servers, {c.nics} NICs, {c.switches} switches; job MTBF {dur(r.mtbf_s)}, "
+        f"checkpoint {dur(r.checkpoint_s)}, restart {dur(r.restart_s)}, {dur(r.work_s)} of training",
+        [("interval", "Goodput vs checkpoint interval", goodput_figure(r),
+          "Daly's model: expected wall time per segment M e^(R/M) (e^((tau+delta)/M) - 1)."),
+         ("scale", "Goodput vs job size", goodput_scale_figure(r),
+          "Failure rate scaled with the job (every component count times the same factor).")]), encoding="utf-8")
+    return p

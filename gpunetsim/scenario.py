@@ -16,6 +16,8 @@ A scenario file (YAML or JSON; sizes, times and bandwidths with units)::
       - {name: pinned, workload: resnet50, node_list: [6, 7]}             # explicit servers
     stragglers: {distribution: lognormal, cv: 0.05, slow_gpus: {h3.gpu2: 1.3}}
     degraded_links: [{link: "leaf.g0.r0 - spine", fraction: 0.5}]       # "a -> b": one direction
+    failures: {mtbf_gpu: 50000 h, mtbf_node: 100000 h, checkpoint: 1 min, restart: 5 min}
+    run: 30 d                     # training work per job, for the goodput under failures
 
 :func:`load_scenario` validates everything up front (an :class:`InputError` names the file, the
 field path and the value) and returns a :class:`Scenario` of plain data; :func:`run_scenario`
@@ -110,6 +112,8 @@ class ScenarioSpec(_Strict):
     jobs: list[JobSpec] = Field(min_length=1)
     stragglers: StragglerSpec = StragglerSpec()
     degraded_links: list[DegradedLink] = []
+    failures: dict | None = None            # simulator.training.goodput.FailureSpec's fields
+    run: float | str = "30 d"               # training work per job, for goodput
 
     @model_validator(mode="after")
     def _unique_names(self) -> "ScenarioSpec":
@@ -135,6 +139,8 @@ class Scenario:
     seed: int
     stragglers: object     # simulator.training.stragglers.StragglerModel
     degraded: dict[tuple[str, str], float]   # directed link (a, b) -> fraction of bandwidth left
+    failures: object = None                   # simulator.training.goodput.FailureSpec or None
+    run_s: float = 30 * 86400.0               # training work per job (goodput)
 
     @property
     def gpus(self) -> int:
@@ -261,8 +267,17 @@ def scenario_from_spec(spec: ScenarioSpec, src: str = "<scenario>", base: Path |
         for pair in _link_ids(G, d.link, src, f"degraded_links[{i}].link"):
             degraded[pair] = degraded.get(pair, 1.0) * d.fraction
     params = checked(lambda: load_calibration(spec.calibration), src, "calibration", spec.calibration)
+    failures = None
+    if spec.failures is not None:
+        from simulator.training.goodput import failure_spec
+        try:
+            failures = failure_spec(spec.failures, src)
+        except InputError as e:
+            raise InputError(e.message, source=src, field=f"failures.{e.field}", value=e.value) from None
+    from simulator.core.units import parse_time
+    run_s = checked(lambda: parse_time(spec.run, field="run", allow_zero=False), src, "run", spec.run)
     return Scenario(spec.name, src, G, jobs, hosts, params, placement.policy, spec.iterations, spec.seed,
-                    stragglers, degraded)
+                    stragglers, degraded, failures, run_s)
 
 
 def run_scenario(sc: Scenario, top_links: int = 3):

@@ -219,3 +219,29 @@ def test_unknown_collective_is_named(tmp_path, capsys):
     f.write_text(SCENARIO + "  - {name: c, collective: all_reduse, nodes: 1}\n")
     assert main(["cluster", str(f)]) == 2
     assert "jobs[2].collective" in capsys.readouterr().err
+
+
+def test_job_components_count_what_can_fail():
+    from simulator.training.cluster import job_components
+    G = spine_cluster()
+    c = job_components(G, (0, 2))          # two leaf groups: 8 rails x 2 leaves + the spine
+    assert (c.gpus, c.nodes, c.nics, c.switches) == (16, 2, 16, 17)
+    c = job_components(G, (0, 1))          # one leaf group: its 8 leaves, no spine
+    assert c.switches == 8
+
+
+def test_scenario_failures_give_each_job_a_goodput(tmp_path, capsys):
+    f = tmp_path / "s.yaml"
+    f.write_text(SCENARIO + "failures: {mtbf_gpu: 1000 h, checkpoint: 1 min, restart: 5 min}\nrun: 7 d\n")
+    assert main(["cluster", str(f), "--json"]) == 0
+    import json
+    d = json.loads(capsys.readouterr().out)
+    g = d["jobs"][0]["goodput"]
+    assert g["mtbf_s"] == pytest.approx(1000 * 3600 / 16) and 0 < g["goodput"] < 1
+
+
+def test_scenario_bad_failures_name_the_field(tmp_path, capsys):
+    f = tmp_path / "s.yaml"
+    f.write_text(SCENARIO + "failures: {mtbf_gpu: never, checkpoint: 1 min}\n")
+    assert main(["cluster", str(f)]) == 2
+    assert "failures.mtbf_gpu" in capsys.readouterr().err

@@ -108,3 +108,16 @@ def format_bytes(size_bytes: float) -> str:
             v = size_bytes / scale
             return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
     return f"{size_bytes:.0f} B"
+
+
+def format_duration(seconds: float) -> str:
+    """Short duration for tables: 850 ms, 42.0 s, 32.7 min, 9.28 h, 32.2 d."""
+    if seconds != seconds or seconds == float("inf"):
+        return "inf"
+    if seconds == 0:
+        return "0 s"
+    for unit, scale, fmt in (("d", 86400.0, "{:.2f}"), ("h", 3600.0, "{:.2f}"), ("min", 60.0, "{:.1f}"),
+                             ("s", 1.0, "{:.1f}")):
+        if abs(seconds) >= (2 * scale if unit == "d" else scale):
+            return f"{fmt.format(seconds / scale)} {unit}"
+    return f"{seconds * 1e3:.0f} ms"

@@ -38,6 +38,7 @@ from simulator.network.fairness import max_min_rates
 from simulator.training.cluster_engine import JobProgram, SharedRun, simulate_jobs
 from simulator.training.ddp import DDPConfig, comm_jobs
 from simulator.training.ddp_engine import CommJob
+from simulator.training.placement import leaf_groups
 from simulator.training.stragglers import StragglerModel
 from simulator.training.workload import Workload
 from topologies.routing import Router
@@ -180,6 +181,21 @@ def fair_share_times(capacity_Bps: np.ndarray, plans: Sequence[tuple[Plan, int]]
                     zip([i for i, o in enumerate(owner) if o == j], plan.groups)), default=0.0)
         out.append(plan.call_overhead_s + plan.latency_s + size * (beta + plan.local_s_per_byte))
     return out
+
+
+def job_components(G: nx.Graph, hosts: Sequence[int]):
+    """What can fail under a job on ``hosts``: its GPUs, servers, NICs and the fabric switches its
+    NICs reach (their leaves, and the spine when its servers span several leaf groups):
+    :class:`simulator.training.goodput.Components`."""
+    from simulator.training.goodput import Components
+    keep = set(hosts)
+    kinds = [d.get("kind") for _, d in G.nodes(data=True) if d.get("host", -1) in keep]
+    leaves = {m for n, d in G.nodes(data=True) if d.get("kind") == "nic" and d.get("host", -1) in keep
+              for m in G[n] if G.nodes[m].get("kind") == "leaf"}
+    groups = leaf_groups(G)
+    spans = len({groups[h] for h in keep if h in groups}) > 1
+    spine = {m for l in leaves for m in G[l] if G.nodes[m].get("kind") == "spine"} if spans else set()
+    return Components(kinds.count("gpu"), len(keep), kinds.count("nic"), len(leaves) + len(spine))
 
 
 # ------------------------------------------------------------------------------ running

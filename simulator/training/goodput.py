@@ -1,0 +1,203 @@
+"""Failures, checkpoints and goodput of a long training run.
+
+Model (the standard one for checkpoint/restart, Daly 2006, "A higher order estimate of the
+optimum checkpoint interval for restart dumps", FGCS 22(3)):
+
+* Components fail independently at constant rates (exponential lifetimes): a job on
+  ``gpus`` GPUs in ``nodes`` servers with ``nics`` NICs and ``switches`` fabric switches fails at
+  ``lambda = gpus/MTBF_gpu + nodes/MTBF_node + nics/MTBF_nic + switches/MTBF_switch``; its
+  mean time between failures is ``M = 1/lambda``. Any failure stops the whole (synchronous) job.
+* The job computes for ``tau`` seconds, writes a checkpoint for ``delta`` seconds, and so on. A
+  failure loses the work since the last checkpoint; the job restarts (``R`` seconds, during which
+  it can fail again) from that checkpoint.
+* The expected wall time to finish one segment of ``tau`` seconds of work is
+  ``M e^(R/M) (e^((tau+delta)/M) - 1)``, so for ``W`` seconds of work the run takes
+  ``T(tau) = W/tau * M e^(R/M) (e^((tau+delta)/M) - 1)`` (``W/tau`` taken as a real number),
+  and the goodput is ``W / T``.
+
+Optimal interval: Young's first-order ``sqrt(2 delta M)``, Daly's higher-order
+``sqrt(2 delta M) (1 + sqrt(delta/(2M))/3 + delta/(18 M)) - delta`` (``M`` if ``delta >= 2M``),
+and the numeric maximum of the goodput above (:func:`optimal_interval`); the tests check that they
+agree where the formulas hold (``delta << M``).
+
+Expected failures over a run are ``T/M`` (failures arrive at rate ``1/M`` over the wall time,
+restarts included); the time lost to failures (rework and restarts) is ``T - W - W/tau * delta``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, field_validator
+from scipy import optimize
+
+from simulator.core.config import validate
+from simulator.core.errors import InputError
+from simulator.core.units import parse_time
+
+COMPONENTS = ("gpu", "node", "nic", "switch")
+
+
+def _seconds(v: object, field: str, allow_zero: bool) -> float:
+    """A time with a unit, or a bare number of seconds (also as a string, as CLI flags come)."""
+    if isinstance(v, str):
+        try:
+            v = float(v)
+        except ValueError:
+            pass
+    try:
+        return parse_time(v, field=field, allow_zero=allow_zero)
+    except InputError as e:
+        raise ValueError(e.message) from None
+
+
+class FailureSpec(BaseModel):
+    """Failure, checkpoint and restart figures (times with units, e.g. ``"50000 h"``, ``"2 min"``).
+
+    An MTBF of ``None`` means the component never fails (it is left out)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mtbf_gpu: float | None = None
+    mtbf_node: float | None = None
+    mtbf_nic: float | None = None
+    mtbf_switch: float | None = None
+    checkpoint: float = 0.0
+    restart: float = 0.0
+    interval: float | None = None
+
+    @field_validator("mtbf_gpu", "mtbf_node", "mtbf_nic", "mtbf_switch", "interval", mode="before")
+    @classmethod
+    def _positive(cls, v: object, info) -> float | None:
+        return None if v is None else _seconds(v, info.field_name, False)
+
+    @field_validator("checkpoint", "restart", mode="before")
+    @classmethod
+    def _non_negative(cls, v: object, info) -> float:
+        return _seconds(v, info.field_name, True)
+
+
+def failure_spec(data: object, source: str | None = None) -> FailureSpec:
+    """A validated :class:`FailureSpec` from a mapping (a file's ``failures:`` section, CLI flags)."""
+    return validate(FailureSpec, data, source, "a mapping of failure figures")
+
+
+@dataclass(frozen=True)
+class Components:
+    """How many of each failing component a job spans."""
+
+    gpus: int
+    nodes: int
+    nics: int = 0
+    switches: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("gpus", "nodes", "nics", "switches"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise InputError("must be a non-negative integer", field=name, value=v)
+        if self.gpus < 1:
+            raise InputError("a job needs at least one GPU", field="gpus", value=self.gpus)
+
+
+def failure_rate(components: Components, spec: FailureSpec) -> float:
+    """Failures per second of the whole job (any component failing stops it)."""
+    rate = 0.0
+    for count, mtbf in ((components.gpus, spec.mtbf_gpu), (components.nodes, spec.mtbf_node),
+                        (components.nics, spec.mtbf_nic), (components.switches, spec.mtbf_switch)):
+        if mtbf is not None:
+            rate += count / mtbf
+    return rate
+
+
+def segment_s(interval_s: float, checkpoint_s: float, restart_s: float, mtbf_s: float) -> float:
+    """Expected wall time to finish ``interval_s`` of work and its checkpoint (Daly's model)."""
+    if math.isinf(mtbf_s):
+        return interval_s + checkpoint_s
+    return mtbf_s * math.exp(restart_s / mtbf_s) * math.expm1((interval_s + checkpoint_s) / mtbf_s)
+
+
+def goodput(interval_s: float, checkpoint_s: float, restart_s: float, mtbf_s: float) -> float:
+    """Useful work / wall time at checkpoint interval ``interval_s`` (0 if a segment never ends)."""
+    seg = segment_s(interval_s, checkpoint_s, restart_s, mtbf_s)
+    return interval_s / seg if math.isfinite(seg) and seg > 0 else 0.0
+
+
+def young_interval(checkpoint_s: float, mtbf_s: float) -> float:
+    """Young's (1974) first-order optimum, ``sqrt(2 delta M)``."""
+    return math.sqrt(2.0 * checkpoint_s * mtbf_s)
+
+
+def daly_interval(checkpoint_s: float, mtbf_s: float) -> float:
+    """Daly's (2006) higher-order optimum of the model above."""
+    d, m = checkpoint_s, mtbf_s
+    if d >= 2 * m:
+        return m
+    x = d / (2 * m)
+    return math.sqrt(2 * d * m) * (1 + math.sqrt(x) / 3 + x / 9) - d
+
+
+def optimal_interval(checkpoint_s: float, restart_s: float, mtbf_s: float) -> float:
+    """The interval that maximises :func:`goodput`, found numerically (bounded search on
+    ``log(interval)``; relative tolerance 1e-9). The restart time does not move the optimum."""
+    if math.isinf(mtbf_s) or checkpoint_s == 0:
+        raise InputError("no optimum: without failures or checkpoint cost the longest interval is best",
+                         field="mtbf" if math.isinf(mtbf_s) else "checkpoint", value=checkpoint_s)
+    guess = max(young_interval(checkpoint_s, mtbf_s), 1e-9)
+    lo, hi = math.log(guess) - 12, math.log(max(guess, mtbf_s)) + 6
+    res = optimize.minimize_scalar(lambda u: -goodput(math.exp(u), checkpoint_s, restart_s, mtbf_s),
+                                   bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})
+    return math.exp(res.x)
+
+
+@dataclass(frozen=True)
+class GoodputResult:
+    """Expected figures of a run of ``work_s`` seconds of training at ``interval_s``."""
+
+    components: Components
+    failure_rate_per_s: float
+    mtbf_s: float
+    work_s: float
+    interval_s: float
+    checkpoint_s: float
+    restart_s: float
+    goodput: float
+    wall_s: float
+    failures: float
+    checkpoint_total_s: float
+    lost_s: float
+    young_s: float
+    daly_s: float
+    optimum_s: float
+    optimum_goodput: float
+
+    def as_dict(self) -> dict:
+        out = {k: v for k, v in self.__dict__.items() if k != "components"}
+        out.update({f"{k}": v for k, v in self.components.__dict__.items()})
+        return {k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in out.items()}
+
+
+def expected_run(components: Components, spec: FailureSpec, work_s: float) -> GoodputResult:
+    """Expected wall time, failures and goodput of ``work_s`` seconds of training, at the spec's
+    interval (or the numeric optimum when it gives none)."""
+    if not (work_s > 0 and math.isfinite(work_s)):
+        raise InputError("the run's length (training work) must be positive", field="run", value=work_s)
+    rate = failure_rate(components, spec)
+    mtbf = 1.0 / rate if rate > 0 else math.inf
+    d, r = spec.checkpoint, spec.restart
+    if math.isinf(mtbf) or d == 0:
+        young = daly = opt = math.inf
+        opt_gp = 1.0
+    else:
+        young, daly, opt = young_interval(d, mtbf), daly_interval(d, mtbf), optimal_interval(d, r, mtbf)
+        opt_gp = goodput(opt, d, r, mtbf)
+    tau = spec.interval if spec.interval is not None else opt
+    if math.isinf(tau):
+        tau = work_s                      # one segment: never worth checkpointing
+    gp = goodput(tau, d, r, mtbf)
+    wall = work_s / gp if gp > 0 else math.inf
+    ckpt = work_s / tau * d
+    return GoodputResult(components, rate, mtbf, work_s, tau, d, r, gp, wall,
+                         wall / mtbf if math.isfinite(mtbf) else 0.0, ckpt, wall - work_s - ckpt,
+                         young, daly, opt, opt_gp)

@@ -1,0 +1,72 @@
+"""Stragglers: the expected maximum over ranks, analytic vs Monte Carlo, and seeded draws."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from simulator.core.errors import InputError
+from simulator.training.stragglers import StragglerModel, expected_max, monte_carlo_max
+
+# E[max of n standard normals] (tables, e.g. Harter 1961; n=2 is 1/sqrt(pi) exactly)
+NORMAL_MAX = {2: 1 / math.sqrt(math.pi), 3: 1.5 / math.sqrt(math.pi), 4: 1.0293753730, 10: 1.5387527308,
+              100: 2.5075936364}
+
+
+@pytest.mark.parametrize("n, z", sorted(NORMAL_MAX.items()))
+def test_expected_max_of_normals_matches_the_tables(n, z):
+    assert expected_max(StragglerModel("normal", 0.05), np.ones(n)) == pytest.approx(1 + 0.05 * z, abs=1e-7)
+
+
+@pytest.mark.parametrize("dist", ["normal", "lognormal"])
+@pytest.mark.parametrize("n", [1, 8, 1024])
+def test_monte_carlo_agrees_with_the_integral(dist, n):
+    model = StragglerModel(dist, 0.05)
+    mean, se = monte_carlo_max(model, np.ones(n), 20_000, np.random.default_rng(7))
+    assert abs(mean - expected_max(model, np.ones(n))) < 4 * se
+
+
+def test_one_slow_gpu_among_many():
+    """One GPU 30% slower among 1023 at cv 5%: the maximum is almost always that GPU (E = 1.3 and a bit)."""
+    model = StragglerModel("normal", 0.05, {"h0.gpu0": 1.3})
+    scales = model.scales(["h0.gpu0"] + [f"h{i}.gpu1" for i in range(1023)])
+    e = expected_max(model, scales)
+    mean, se = monte_carlo_max(model, scales, 20_000, np.random.default_rng(1))
+    assert 1.3 < e < 1.31 and abs(mean - e) < 4 * se
+
+
+def test_fixed_factors_without_variability():
+    model = StragglerModel("none", 0.0, {"a": 1.5})
+    assert expected_max(model, model.scales(["a", "b"])) == 1.5
+    assert model.draw(np.random.default_rng(0), model.scales(["a", "b"]), 3).tolist() == [1.5] * 3
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 64), cv=st.floats(0.0, 0.5))
+def test_same_seed_same_draws(seed, n, cv):
+    model = StragglerModel("lognormal", cv)
+    a = model.draw(np.random.default_rng(seed), np.ones(n), 5)
+    b = model.draw(np.random.default_rng(seed), np.ones(n), 5)
+    assert np.array_equal(a, b)
+
+
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(1, 200), cv=st.floats(0.001, 0.3))
+def test_more_ranks_never_lower_the_expected_max(n, cv):
+    model = StragglerModel("normal", cv)
+    assert expected_max(model, np.ones(n + 1)) >= expected_max(model, np.ones(n)) - 1e-9
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"distribution": "cauchy"}, "stragglers.distribution"),
+    ({"distribution": "normal", "cv": -0.1}, "stragglers.cv"),
+    ({"distribution": "normal", "cv": 0.8}, "stragglers.cv"),
+    ({"slow": {"h0.gpu0": 0}}, "stragglers.slow.h0.gpu0"),
+])
+def test_bad_models_name_the_field(kwargs, field):
+    with pytest.raises(InputError) as e:
+        StragglerModel(**kwargs)
+    assert e.value.field == field

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from typing import Callable, Sequence
 
 from gpunetsim import cluster_cli, collective_cli, ddp_cli, goodput_cli, study_cli
 # Subcommand modules written before cli_args existed import these three from here.
 from gpunetsim.cli_args import add_topology_args, params_from_args, topology_from_args  # noqa: F401
-from simulator.core.errors import InputError
+from simulator.core.errors import InputError, shorten
 from validation import cli as validation_cli
 
 EXIT_INPUT = 2
@@ -32,7 +33,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _StderrHandler(logging.Handler):
+    """Warnings as ``gpunetsim: warning: ...`` lines on the current ``sys.stderr``."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            print(f"gpunetsim: warning: {shorten(record.getMessage(), 600)}", file=sys.stderr)
+        except Exception:               # never let a warning break a run
+            self.handleError(record)
+
+
+def _log_warnings() -> None:
+    """Route warnings of the library loggers to stderr once (the CLI's own diagnostics)."""
+    for name in ("gpunetsim", "simulator", "topologies", "validation"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
+            logger.addHandler(_StderrHandler(logging.WARNING))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _log_warnings()
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv:

@@ -149,8 +149,9 @@ class Scenario:
 
 def resolve(path_or_name: str) -> Path:
     """A scenario file path, or the built-in scenario of that name."""
+    from simulator.core.inputs import path_exists
     p = Path(path_or_name)
-    if not p.exists() and not p.suffix and (SCENARIOS_DIR / f"{path_or_name}.yaml").exists():
+    if not path_exists(p) and not p.suffix and path_exists(SCENARIOS_DIR / f"{path_or_name}.yaml"):
         return SCENARIOS_DIR / f"{path_or_name}.yaml"
     return p
 
@@ -162,12 +163,12 @@ def builtin_names() -> list[str]:
 def load_scenario(path_or_name: str | Path, placement: str | None = None) -> Scenario:
     """Read and validate a scenario file (or a built-in scenario's name); ``placement`` replaces
     the file's placement policy (its seed kept)."""
-    from topologies.files import read_structured
+    from simulator.core.inputs import path_exists, read_structured
     path = resolve(str(path_or_name))
-    if not path.exists():
+    if not path_exists(path):
         raise InputError(f"file not found (built-in scenarios: {', '.join(builtin_names())})", source=str(path))
     src = str(path)
-    spec = validate(ScenarioSpec, read_structured(path), src, "a mapping (the scenario)")
+    spec = validate(ScenarioSpec, read_structured(path, what="scenario file"), src, "a mapping (the scenario)")
     if placement is not None:
         old = spec.placement if isinstance(spec.placement, PlacementSpec) else PlacementSpec(policy=spec.placement)
         spec = spec.model_copy(update={"placement": old.model_copy(update={"policy": placement})})

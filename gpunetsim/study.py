@@ -175,9 +175,9 @@ class Study:
 
 def load_study(path: str | Path) -> Study:
     """Read, validate and expand a study file; relative paths are taken from the file's folder."""
-    from topologies.files import read_structured
+    from simulator.core.inputs import read_structured
     src = str(path)
-    spec = _validate(read_structured(path), src)
+    spec = _validate(read_structured(path, what="study file"), src)
     return study_from_spec(spec, source=src, base=Path(path).resolve().parent)
 
 
@@ -215,8 +215,9 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
     calib = None
     if spec.calibration is not None:
         from simulator.collectives.params import SHIPPED_DIR
+        from simulator.core.inputs import path_exists
         calib = _resolve(spec.calibration, base,
-                         lambda c: not Path(c).suffix and (SHIPPED_DIR / f"{c}.json").exists())
+                         lambda c: not Path(c).suffix and path_exists(SHIPPED_DIR / f"{c}.json"))
         _check(lambda: _params(calib), source, "calibration", spec.calibration)
     for i, bw in enumerate(spec.nic_bw):
         if bw is not None:

@@ -291,7 +291,7 @@ def test_jsonl_reads_torch_runner_records_and_skips_other_kinds(tmp_path: Path) 
     ('{"kind": "coll", "op": "allreduce", "world": 2, "bytes": 8, "time_s": 1e-5}',
      "unknown collective"),
     ('{"kind": "coll", "op": "all_reduce", "world": 0, "bytes": 8, "time_s": 1e-5}',
-     "world must be >= 1"),
+     "must be between 1 and"),
 ])
 def test_bad_jsonl_names_file_and_line(tmp_path: Path, line: str, message: str) -> None:
     path = tmp_path / "bad.jsonl"
@@ -299,7 +299,7 @@ def test_bad_jsonl_names_file_and_line(tmp_path: Path, line: str, message: str) 
     with pytest.raises(InputError, match=message) as info:
         read_jsonl(path)
     assert info.value.source == str(path)
-    assert info.value.field == "line 2"
+    assert info.value.field.startswith("line 2")
 
 
 def test_load_measurements_dispatches_on_content(tmp_path: Path) -> None:
@@ -314,7 +314,7 @@ def test_load_measurements_dispatches_on_content(tmp_path: Path) -> None:
 
 
 def test_missing_file_is_an_input_error(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="cannot read"):
+    with pytest.raises(InputError, match="file not found"):
         load_measurements(tmp_path / "nope.txt")
 
 

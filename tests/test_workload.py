@@ -95,7 +95,7 @@ def test_ready_slightly_after_backward_is_timer_noise():
 def test_yaml_syntax_error(tmp_path):
     path = tmp_path / "w.yaml"
     path.write_text("name: x\nparams: [\n  - {name: a\n")
-    with pytest.raises(InputError, match="YAML syntax error at line") as exc:
+    with pytest.raises(InputError, match="invalid YAML at line") as exc:
         load_workload(path)
     assert exc.value.source == str(path)
 
@@ -103,7 +103,7 @@ def test_yaml_syntax_error(tmp_path):
 def test_json_syntax_error(tmp_path):
     path = tmp_path / "w.json"
     path.write_text('{"name": "x",}')
-    with pytest.raises(InputError, match="JSON syntax error"):
+    with pytest.raises(InputError, match="invalid JSON"):
         load_workload(path)
 
 

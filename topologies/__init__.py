@@ -7,6 +7,7 @@ from pathlib import Path
 import networkx as nx
 
 from simulator.core.errors import InputError
+from simulator.core.inputs import path_exists
 from topologies.fabric import FabricSpec, cluster
 from topologies.files import load_topology
 from topologies.graph import ClusterInfo, cluster_info, first_gpus, gpus, validate
@@ -46,7 +47,7 @@ def _build(topology: str, nodes: int, gpus_per_node: int | None, p2p: bool | Non
         if gpus_per_node is not None and not pcie_box:
             G = first_gpus(G, gpus_per_node)
         return validate(G)
-    if Path(topology).suffix.lower() in (".yaml", ".yml", ".json") or Path(topology).exists():
+    if Path(topology).suffix.lower() in (".yaml", ".yml", ".json") or path_exists(topology):
         G = load_topology(topology)
         if nodes != 1:
             from simulator.core.errors import InputError

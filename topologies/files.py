@@ -16,44 +16,23 @@ Top-level optional fields: ``name``, ``gpu_model``, ``p2p`` (default true), ``co
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import networkx as nx
-import yaml
 
+from simulator.core import limits
 from simulator.core.errors import InputError
+from simulator.core.inputs import read_structured
 from simulator.core.units import parse_bandwidth, parse_time
 from topologies.graph import NODE_KINDS, LINK_KINDS, validate
 
 _TOP = {"name", "gpu_model", "p2p", "compute_capability", "nodes", "links", "description"}
 
 
-def read_structured(path: str | Path) -> object:
-    """Parse a YAML or JSON file; errors name the file (and line, where the parser gives one)."""
-    p = Path(path)
-    try:
-        text = p.read_text()
-    except FileNotFoundError:
-        raise InputError("file not found", source=str(p)) from None
-    except OSError as e:
-        raise InputError(f"cannot read file: {e.strerror}", source=str(p)) from None
-    try:
-        if p.suffix.lower() == ".json":
-            return json.loads(text)
-        return yaml.safe_load(text)
-    except json.JSONDecodeError as e:
-        raise InputError(f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}", source=str(p)) from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise InputError(f"invalid YAML{where}: {getattr(e, 'problem', e)}", source=str(p)) from None
-
-
 def load_topology(path: str | Path) -> nx.Graph:
     """Read and validate a topology file; any problem raises InputError naming file, field, value."""
     src = str(path)
-    data = read_structured(path)
+    data = read_structured(path, what="topology file")
     try:
         return _build(data, src)
     except InputError as e:
@@ -119,7 +98,12 @@ def _build(data: object, src: str) -> nx.Graph:
     p2p = data.get("p2p", True)
     if not isinstance(p2p, bool):
         raise InputError("p2p must be true or false", source=src, field="p2p", value=p2p)
+    cc = data.get("compute_capability", 90)
+    if isinstance(cc, bool) or not isinstance(cc, int) or not 10 <= cc <= 999:
+        raise InputError("compute_capability is a whole number such as 90 (for 9.0)", source=src,
+                         field="compute_capability", value=cc)
+    limits.GPUS.check(sum(1 for _, d in G.nodes(data=True) if d["kind"] == "gpu"), source=src, field="nodes")
     G.graph.update(name=str(data.get("name", Path(src).stem)), gpu_model=str(data.get("gpu_model", "GPU")),
-                   p2p=p2p, compute_capability=int(data.get("compute_capability", 90)), hosts=len(hosts),
+                   p2p=p2p, compute_capability=cc, hosts=len(hosts),
                    gpus_per_host=per_host, datasheets="user topology file " + src)
     return validate(G, source=src)

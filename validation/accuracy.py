@@ -92,11 +92,10 @@ def _by_size(comps) -> list[str]:
 def slow_mode(path: Path) -> tuple[float, float]:
     """Small messages (<= 64 KiB, default variant): mean share of repetitions slower than 1.4x the
     point's fastest, and the median extra time of those slow repetitions (us)."""
-    import json
     import statistics
+    from simulator.core.inputs import read_jsonl
     shares, extra = [], []
-    for line in path.read_text().splitlines():
-        r = json.loads(line)
+    for _, r in read_jsonl(path):
         if r.get("kind") != "coll" or r.get("variant") != "default" or r["bytes"] > 1 << 16:
             continue
         reps = r.get("rep_times_s") or []

@@ -67,7 +67,7 @@ def _load(args: argparse.Namespace) -> _Loaded:
         import topologies
         world = len(topologies.gpus(topologies.build(args.topology, nodes=args.nodes, gpus_per_node=args.gpus)))
     for f in args.measurements:
-        ds = load_measurements(f, world=world) if Path(f).exists() or not has_ddp_records(f) else None
+        ds = load_measurements(f, default_world=world) if Path(f).exists() or not has_ddp_records(f) else None
         if ds is None or (not ds.points and has_ddp_records(f)):
             t = Topo(args.topology, args.nodes) if args.topology else topo
             ddp += read_ddp(f)
@@ -84,11 +84,15 @@ def _load(args: argparse.Namespace) -> _Loaded:
             raise InputError("measurement files describe different topologies: pass --topology", source=f,
                              field="meta.topology")
         topo = t
+    found = sorted({p.world for p in coll} | {p.world for p in ddp})
     if args.gpus:
         coll = [p for p in coll if p.world == args.gpus * topo.nodes]
         ddp = [p for p in ddp if p.world == args.gpus * topo.nodes]
     if not coll and not ddp:
-        raise InputError("no measured points left after filtering", field="--measurements", value=args.measurements)
+        sizes = f" (measured world sizes: {', '.join(map(str, found))}; --gpus x --nodes asks for " \
+                f"{args.gpus * topo.nodes})" if args.gpus and found else ""
+        raise InputError("no measured points left after filtering" + sizes, field="--measurements",
+                         value=args.measurements)
     if ddp and not args.profiles:
         raise InputError("DDP measurements need the models' profiles", field="--profiles",
                          value=sorted({p.model for p in ddp}))

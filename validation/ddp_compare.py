@@ -9,7 +9,7 @@ has that cap (``DDPConfig(first_bucket_mb=None)``), as PyTorch does.
 
 from __future__ import annotations
 
-import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -19,10 +19,16 @@ from scipy.optimize import least_squares
 
 from simulator.network.closed_form import CostModel
 from simulator.training.ddp import DDPConfig, simulate_iteration
+from simulator.core import limits
 from simulator.core.errors import InputError
+from simulator.core.inputs import read_jsonl
+from simulator.core.limits import MAX_BATCH_SIZE, MAX_BUCKET_CAP_MB
 from simulator.collectives.params import DEFAULTS, Parameters, bounds
 from simulator.training.workload import Workload, load_workload
 from validation.compare import Topo
+from validation.fields import Fields
+
+log = logging.getLogger(__name__)
 
 DDP_KEYS = ("ddp.bucket_overhead_s", "ddp.compute_slowdown", "ddp.iteration_overhead_s")
 
@@ -39,40 +45,37 @@ class DdpMeasurement:
     nosync_median_s: float | None
     launch_id: str
     source: str = ""
+    launch_index: int | None = None   # the sweep's launch number; a rerun of it replaces it
+
+
+def ddp_from_record(record: Mapping[str, object], source: str, where: str) -> DdpMeasurement:
+    """One ``kind: "ddp"`` record, every field checked: positive finite times with
+    ``p10_s <= median_s <= p90_s``, a whole batch size and world, a positive bucket cap."""
+    f = Fields(record, source, where, "ddp")
+    median, p10, p90 = (f.number(k, positive=True) for k in ("median_s", "p10_s", "p90_s"))
+    assert median is not None and p10 is not None and p90 is not None
+    if not p10 <= median <= p90:
+        raise f.bad("p10_s", "needs p10_s <= median_s <= p90_s",
+                    {"p10_s": p10, "median_s": median, "p90_s": p90})
+    return DdpMeasurement(
+        f.text("model"), f.whole("batch_size", low=1, high=MAX_BATCH_SIZE),
+        f.whole("world", low=1, high=limits.GPUS.value),
+        float(f.number("bucket_cap_mb", positive=True, high=MAX_BUCKET_CAP_MB)), median, p10, p90,
+        f.number("nosync_median_s", positive=True, required=False), f.text("launch_id", ""), source,
+        f.whole("launch_index", high=10**6) if f.has("launch_index") else None)
 
 
 def read_ddp(path: str | Path) -> list[DdpMeasurement]:
     """``ddp`` records of a JSONL file (other kinds are ignored)."""
-    out = []
     src = str(path)
-    try:
-        lines = Path(path).read_text().splitlines()
-    except OSError as e:
-        raise InputError(f"cannot read file: {e.strerror}", source=src) from None
-    for i, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        try:
-            r = json.loads(raw)
-        except json.JSONDecodeError as e:
-            raise InputError(f"invalid JSON: {e.msg}", source=src, field=f"line {i}") from None
-        if r.get("kind") != "ddp":
-            continue
-        try:
-            out.append(DdpMeasurement(str(r["model"]), int(r["batch_size"]), int(r["world"]),
-                                      float(r["bucket_cap_mb"]), float(r["median_s"]), float(r["p10_s"]),
-                                      float(r["p90_s"]), r.get("nosync_median_s"), str(r.get("launch_id", "")),
-                                      src))
-        except (KeyError, TypeError, ValueError) as e:
-            raise InputError(f"'ddp' record lacks a field or has a bad value ({e})", source=src,
-                             field=f"line {i}") from None
-    return out
+    return [ddp_from_record(r, src, f"line {n}") for n, r in read_jsonl(path) if r.get("kind") == "ddp"]
 
 
 def has_ddp_records(path: str | Path) -> bool:
+    """Whether the file holds any ``kind: "ddp"`` record (False when it is no JSONL file)."""
     try:
-        return any('"kind": "ddp"' in line for line in Path(path).read_text().splitlines())
-    except OSError:
+        return any(r.get("kind") == "ddp" for _, r in read_jsonl(path, skip_bad=True))
+    except InputError:
         return False
 
 
@@ -140,10 +143,21 @@ class DdpPredictor:
 
 def aggregate(points: Sequence[DdpMeasurement]) -> list[DdpMeasurement]:
     """One point per configuration (model, batch, world, cap): the median over launches, with the
-    launches' lowest p10 and highest p90 as the spread."""
-    groups: dict[tuple, list[DdpMeasurement]] = {}
+    launches' lowest p10 and highest p90 as the spread.
+
+    A launch counts once per configuration: a point recorded again for the same launch (the
+    same ``launch_index``, or the same ``launch_id`` when there is none, e.g. a rerun of a partly
+    recorded launch) replaces the earlier record, with a warning."""
+    latest: dict[tuple, DdpMeasurement] = {}
     for p in points:
-        groups.setdefault((p.model, p.batch_size, p.world, p.bucket_cap_mb), []).append(p)
+        launch = ("index", p.launch_index) if p.launch_index is not None else ("id", p.launch_id)
+        latest[(p.model, p.batch_size, p.world, p.bucket_cap_mb, launch)] = p
+    if len(latest) < len(points):
+        log.warning("%d DDP points were recorded more than once for the same launch; the last "
+                    "record of each is used", len(points) - len(latest))
+    groups: dict[tuple, list[DdpMeasurement]] = {}
+    for key, p in latest.items():
+        groups.setdefault(key[:4], []).append(p)
     out = []
     for key, ps in sorted(groups.items()):
         out.append(DdpMeasurement(*key, float(np.median([p.median_s for p in ps])), min(p.p10_s for p in ps),

@@ -19,16 +19,22 @@ GB/s = 1e9 bytes/s as nccl-tests prints them. Anything unreadable raises
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
+from simulator.core import limits
 from simulator.core.errors import InputError
+from simulator.core.inputs import jsonl_records, parse_json, read_text
+from simulator.core.outputs import write_atomic
 from simulator.core.vocabulary import DTYPE_BYTES, NCCL_TESTS_BINARY_OPS, NCCL_TESTS_OPS, canonical_dtype
+from validation.fields import Fields
+
+log = logging.getLogger(__name__)
 
 OPS = NCCL_TESTS_OPS
 
@@ -148,16 +154,6 @@ def _us_to_s(token: str) -> float:
         return float(token) * 1e-6
 
 
-def _env_tuple(env: Mapping[str, Any] | Iterable[Any] | None) -> tuple[tuple[str, str], ...]:
-    if not env:
-        return ()
-    if isinstance(env, Mapping):
-        items = env.items()
-    else:
-        items = (tuple(pair) for pair in env)
-    return tuple(sorted((str(k), str(v)) for k, v in items))
-
-
 # --------------------------------------------------------------------------------------------
 # nccl-tests text tables
 
@@ -167,13 +163,14 @@ _NRANKS = re.compile(r"\bn[Rr]anks[\s=:]+(\d+)")
 _TEST_START = re.compile(r"Collective test starting:\s*(\S+)")
 _BINARY = re.compile(r"([A-Za-z0-9_./-]*?\b[a-z_]+_perf(?:_mpi)?)\b")
 _TABLE_END = re.compile(r"(Avg bus bandwidth|Out of bounds values|Collective test concluded)")
+_OUT_OF_BOUNDS = re.compile(r"Out of bounds values\s*:\s*(\d+)\s*FAILED")
 
 # header token -> canonical column name
 _COLUMN_NAMES = {
     "size": "size", "bytes": "size", "count": "count", "n": "count", "type": "type",
     "redop": "redop", "op": "redop", "root": "root", "time": "time", "cputime": "time",
-    "algbw": "algbw", "busbw": "busbw", "#wrong": "wrong", "wrong": "wrong", "error": "wrong",
-    "res": "wrong", "timestamp": "timestamp",
+    "algbw": "algbw", "busbw": "busbw", "#wrong": "wrong", "wrong": "wrong", "error": "error",
+    "res": "error", "timestamp": "timestamp",
 }
 
 
@@ -250,12 +247,16 @@ class _TextParser:
     """Walks an nccl-tests text output line by line and collects its tables."""
 
     def __init__(self, *, op: str | None, world: int | None, source: str,
-                 include_in_place: bool) -> None:
+                 include_in_place: bool, default_world: int | None = None) -> None:
         self.op = _check_op(op, source) if op is not None else None
         self.world = world
+        self.default_world = default_world
+        self.dropped_wrong = 0          # rows whose #wrong column is > 0
+        self.dropped_failed: list[tuple[int, int]] = []   # (line, rows) of tables that FAILED
         self.source = source
         self.include_in_place = include_in_place
         self.tables: list[NcclTestsTable] = []
+        self._wrong_seen = False
         self.ctx = _Context()
         self.header: _Header | None = None
         self.rows: list[tuple[int, list[str]]] = []
@@ -264,6 +265,12 @@ class _TextParser:
         for number, raw in enumerate(text.splitlines(), start=1):
             self._line(number, _PREFIX.sub("", raw, count=1))
         self._close()
+        if self.dropped_wrong:
+            log.warning("%s: dropped %d rows whose data check failed (#wrong > 0)", self.source,
+                        self.dropped_wrong)
+        for line, n in self.dropped_failed:
+            log.warning("%s: line %d: 'Out of bounds values ... FAILED': dropped the table's %d "
+                        "points", self.source, line, n)
         return self.tables
 
     def _line(self, number: int, body: str) -> None:
@@ -275,7 +282,8 @@ class _TextParser:
         stripped = body.strip()
         if self.header is not None:
             if _TABLE_END.search(stripped):
-                self._close()
+                failed = _OUT_OF_BOUNDS.search(stripped)
+                self._close(failed_line=number if failed and int(failed.group(1)) > 0 else None)
                 return
             tokens = stripped.split()
             if tokens and re.fullmatch(r"\d[\d_]*", tokens[0]):
@@ -300,13 +308,17 @@ class _TextParser:
             self.ctx.op = op_from_binary(binary.group(1))
             self.ctx.command = stripped
 
-    def _close(self) -> None:
+    def _close(self, failed_line: int | None = None) -> None:
         header, rows = self.header, self.rows
         self.header, self.rows = None, []
         if header is None:
             return
         if rows:
-            self.tables.append(self._table(header, rows))
+            table = self._table(header, rows)
+            if failed_line is not None and table.points and not self._wrong_seen:
+                self.dropped_failed.append((failed_line, len(table.points)))
+            elif table.points:
+                self.tables.append(table)
         self.ctx = _Context()
 
     def _table(self, header: _Header, rows: list[tuple[int, list[str]]]) -> NcclTestsTable:
@@ -323,12 +335,22 @@ class _TextParser:
             op = guesses.pop()
         if world is None:
             ratios = [r["ratio"] for r in parsed if r["ratio"]]
-            world = _resolve_world(self.ctx, op, ratios[-1] if ratios else None)
+            own = self.ctx.ranks and max(self.ctx.ranks) + 1 or self.ctx.nranks
+            if own and self.default_world and own != self.default_world:
+                log.warning("%s: line %d: the log's own Rank lines say %d ranks, the topology "
+                            "options %d: using the log's %d", self.source, header.line, own,
+                            self.default_world, own)
+            world = own or self.default_world or _resolve_world(self.ctx, op, ratios[-1] if ratios else None)
         if world is None or world < 1:
             raise InputError("cannot tell the number of ranks (no '# Using devices' Rank lines "
                              "or nranks); pass world=", source=self.source,
                              field=_line_field(header.line))
+        self._wrong_seen = False
         for r in parsed:
+            if r["wrong"]:
+                self.dropped_wrong += 1
+                self._wrong_seen = True
+                continue
             for in_place, half in ((False, r["out"]), (True, r["in"])):
                 if half is None or (in_place and not self.include_in_place):
                     continue
@@ -378,15 +400,16 @@ class _TextParser:
             halves.append((_us_to_s(cell["time"][g]), algbw, busbw))
         if len(columns) != len(header.columns):  # only the in-place half was printed
             halves = [None] + halves
+        wrong = any((_number(w) or 0) > 0 for w in cell.get("wrong", []))
         return {"size": size, "dtype": dtype, "ratio": ratio,
                 "redop": cell["redop"][0] if "redop" in cell else None,
                 "root": None if root_value is None else int(root_value),
-                "out": halves[0], "in": halves[1] if len(halves) > 1 else None}
+                "out": halves[0], "in": halves[1] if len(halves) > 1 else None, "wrong": wrong}
 
 
 def parse_nccl_tests_tables(text: str, *, op: str | None = None, world: int | None = None,
-                            source: str = "", include_in_place: bool = False
-                            ) -> list[NcclTestsTable]:
+                            source: str = "", include_in_place: bool = False,
+                            default_world: int | None = None) -> list[NcclTestsTable]:
     """Every result table in an nccl-tests text output, in file order.
 
     The collective comes from ``op`` if given, else the ``# Collective test starting:`` line or a
@@ -395,10 +418,18 @@ def parse_nccl_tests_tables(text: str, *, op: str | None = None, world: int | No
     lines, an ``nranks N`` mention, or (all_gather/reduce_scatter) size / (count x type size).
     Columns alone tell all_reduce, reduce_scatter, broadcast and reduce apart, but not all_gather
     from all_to_all: such a table needs ``op`` or a command line.
+    ``default_world`` is used only where the log has no Rank lines or nranks of its own (a log's
+    own count wins, with a warning when they differ).
     Out-of-place results are kept; in-place ones too (``in_place=True``) if ``include_in_place``.
+    Rows whose ``#wrong`` column is above 0, and tables closed by ``Out of bounds values : N
+    FAILED``, are dropped with a warning that counts them.
     """
-    tables = _TextParser(op=op, world=world, source=source,
-                         include_in_place=include_in_place).feed(text)
+    parser = _TextParser(op=op, world=world, source=source, include_in_place=include_in_place,
+                         default_world=default_world)
+    tables = parser.feed(text)
+    if not tables and (parser.dropped_wrong or parser.dropped_failed):
+        raise InputError("every result row failed its data check (#wrong > 0 or 'Out of bounds "
+                         "values ... FAILED'); nothing to use", source=source)
     if not tables:
         raise InputError("no nccl-tests result table found (expected a header line with "
                          "'size ... time algbw busbw')", source=source)
@@ -406,11 +437,11 @@ def parse_nccl_tests_tables(text: str, *, op: str | None = None, world: int | No
 
 
 def parse_nccl_tests_text(text: str, *, op: str | None = None, world: int | None = None,
-                          source: str = "", include_in_place: bool = False
-                          ) -> list[CollMeasurement]:
+                          source: str = "", include_in_place: bool = False,
+                          default_world: int | None = None) -> list[CollMeasurement]:
     """All measurements of an nccl-tests text output (see :func:`parse_nccl_tests_tables`)."""
     tables = parse_nccl_tests_tables(text, op=op, world=world, source=source,
-                                     include_in_place=include_in_place)
+                                     include_in_place=include_in_place, default_world=default_world)
     return [p for t in tables for p in t.points]
 
 
@@ -432,41 +463,54 @@ def _json_report(obj: Mapping[str, Any], source: str, include_in_place: bool
     results = obj.get("results")
     if not isinstance(results, list):
         raise bad("not an nccl-tests JSON report (no 'results' list)", "results")
-    args = [str(a) for a in obj.get("args", [])]
+    raw_args = obj.get("args", [])
+    if not isinstance(raw_args, list) or not all(isinstance(a, (str, int, float)) for a in raw_args):
+        raise bad("must be a list of strings", "args", raw_args)
+    args = [str(a) for a in raw_args]
     op = op_from_binary(args[0]) if args else None
     if op is None:
         raise bad("cannot tell the collective from 'args[0]'", "args[0]",
                   args[0] if args else None)
     config = obj.get("config") or {}
-    devices = config.get("devices") if isinstance(config, Mapping) else None
+    if not isinstance(config, Mapping):
+        raise bad("must be a JSON object", "config", config)
+    cfg = Fields(config, source, "config", "config")
+    devices = config.get("devices")
     devices = devices if isinstance(devices, list) else obj.get("devices", [])
-    per_process = int(config.get("nthreads", 1)) * int(config.get("ngpus", 1))
-    world = max(1, len(devices)) * per_process
-    env_pairs = [str(e).split("=", 1) for e in obj.get("env", []) if "=" in str(e)]
-    env = {k: v for k, v in env_pairs if k.startswith("NCCL_")}
+    if not isinstance(devices, list):
+        raise bad("must be a list", "devices", devices)
+    per_process = cfg.whole("nthreads", low=1, high=limits.GPUS.value, default=1) * \
+        cfg.whole("ngpus", low=1, high=limits.GPUS.value, default=1)
+    world = limits.GPUS.check(max(1, len(devices)) * per_process, source=source, field="devices")
+    env = {k: v for k, v in Fields(obj, source, "env").env() if k.startswith("NCCL_")}
     points: list[CollMeasurement] = []
+    wrong = 0
     for i, record in enumerate(results):
-        where = f"results[{i}]"
-        if not isinstance(record, Mapping) or "size" not in record:
-            raise bad("result has no 'size'", where)
-        dtype, _ = _dtype(str(record.get("type", "float")))
+        f = Fields(record, source, f"results[{i}]", "result")
+        size = f.whole("size", high=limits.MAX_SIZE_BYTES)
+        dtype, _ = _dtype(f.text("type", "float"))
         for key, in_place in (("out_of_place", False), ("in_place", True)):
             half = record.get(key)
             if half is None or (in_place and not include_in_place):
                 continue
-            time_us = half.get("time", half.get("cpu_time"))
-            time_value = _number(str(time_us)) if time_us is not None else None
-            if time_value is None:
-                raise bad("time is not a number", f"{where}.{key}.time", time_us)
+            h = Fields(half, source, f"results[{i}].{key}", "result half")
+            time_key = "time" if h.has("time") else "cpu_time"
+            time_s = h.number(time_key, positive=True, high=limits.MAX_TIME_S * 1e6)
+            if (h.number("wrong", required=False, na_ok=True, high=limits.MAX_SIZE_BYTES) or 0) > 0:
+                wrong += 1
+                continue
             points.append(CollMeasurement(
-                op=op, world=world, size_bytes=int(record["size"]), time_s=_us_to_s(str(time_us)),
-                algbw_GBps=_number(str(half.get("alg_bw"))),
-                busbw_GBps=_number(str(half.get("bus_bw"))),
-                dtype=dtype, in_place=in_place, source=source, env=_env_tuple(env)))
+                op=op, world=world, size_bytes=size, time_s=_us_to_s(repr(time_s)),
+                algbw_GBps=h.number("alg_bw", required=False, na_ok=True, high=1e9),
+                busbw_GBps=h.number("bus_bw", required=False, na_ok=True, high=1e9),
+                dtype=dtype, in_place=in_place, source=source, env=tuple(sorted(env.items()))))
+    if wrong:
+        log.warning("%s: dropped %d results whose data check failed (wrong > 0)", source, wrong)
     meta: dict[str, Any] = {"source": source, "format": "nccl-tests-json",
                             "command": " ".join(args), "env": env}
-    if isinstance(obj.get("nccl_version"), int):
-        meta["nccl_version"] = nccl_version_string(obj["nccl_version"])
+    version = obj.get("nccl_version")
+    if isinstance(version, int) and not isinstance(version, bool) and 0 < version < 10**7:
+        meta["nccl_version"] = nccl_version_string(version)
     return meta, points
 
 
@@ -480,11 +524,7 @@ def parse_nccl_tests_json(text_or_obj: str | Mapping[str, Any] | list[Any], sour
     """
     obj: Any = text_or_obj
     if isinstance(text_or_obj, str):
-        try:
-            obj = json.loads(text_or_obj)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg}", source=source,
-                             field=f"line {exc.lineno}") from None
+        obj = parse_json(text_or_obj, source)
     reports = obj if isinstance(obj, list) else [obj]
     points: list[CollMeasurement] = []
     for report in reports:
@@ -498,58 +538,27 @@ def parse_nccl_tests_json(text_or_obj: str | Mapping[str, Any] | list[Any], sour
 # our JSONL
 
 def _coll_from_record(record: Mapping[str, Any], source: str, line: int) -> CollMeasurement:
-    where = f"line {line}"
-
-    def need(name: str) -> Any:
-        if name not in record:
-            raise InputError(f"'coll' record has no '{name}'", source=source, field=where)
-        return record[name]
-
-    op = _check_op(str(need("op")), source, line)
-    raw = {name: need(name) for name in ("world", "bytes", "time_s")}
-    try:
-        world = int(raw["world"])
-        size = int(raw["bytes"])
-        time_s = float(raw["time_s"])
-    except (TypeError, ValueError):
-        raise InputError("world/bytes/time_s must be numbers", source=source, field=where,
-                         value=raw) from None
-    if world < 1 or size < 0 or not time_s >= 0:
-        raise InputError("world must be >= 1, bytes >= 0 and time_s >= 0", source=source,
-                         field=where, value={"world": world, "bytes": size, "time_s": time_s})
-    algbw = record.get("algbw_GBps")
-    busbw = record.get("busbw_GBps")
+    f = Fields(record, source, f"line {line}", "coll")
+    op = _check_op(f.text("op"), source, line)
+    min_s = f.number("min_s", required=False, positive=True)
+    max_s = f.number("max_s", required=False, positive=True)
+    if min_s is not None and max_s is not None and min_s > max_s:
+        raise f.bad("min_s", "the fastest repetition is slower than the slowest (min_s > max_s)",
+                    {"min_s": min_s, "max_s": max_s})
     return CollMeasurement(
-        op=op, world=world, size_bytes=size, time_s=time_s,
-        algbw_GBps=None if algbw is None else float(algbw),
-        busbw_GBps=None if busbw is None else float(busbw),
-        variant=str(record.get("variant", "default")), dtype=str(record.get("dtype", "float32")),
-        in_place=bool(record.get("in_place", False)),
-        source=str(record.get("source") or source), env=_env_tuple(record.get("env")),
-        min_s=_opt_float(record.get("min_s")), max_s=_opt_float(record.get("max_s")))
-
-
-def _opt_float(value: Any) -> float | None:
-    try:
-        return None if value is None else float(value)
-    except (TypeError, ValueError):
-        return None
+        op=op, world=f.whole("world", low=1, high=limits.GPUS.value),
+        size_bytes=f.whole("bytes", high=limits.MAX_SIZE_BYTES), time_s=f.number("time_s", positive=True),
+        algbw_GBps=f.number("algbw_GBps", required=False, high=1e9),
+        busbw_GBps=f.number("busbw_GBps", required=False, high=1e9),
+        variant=f.text("variant", "default"), dtype=f.text("dtype", "float32"),
+        in_place=f.flag("in_place"), source=f.text("source", "") or source, env=f.env(),
+        min_s=min_s, max_s=max_s)
 
 
 def _parse_jsonl(text: str, source: str) -> Dataset:
     meta: dict[str, Any] = {}
     points: list[CollMeasurement] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg}", source=source,
-                             field=f"line {number}") from None
-        if not isinstance(record, dict):
-            raise InputError("each line must be a JSON object", source=source,
-                             field=f"line {number}")
+    for number, record in jsonl_records(text, source):
         kind = record.get("kind", "coll" if "op" in record else None)
         if kind == "meta":
             meta.update({k: v for k, v in record.items() if k != "kind"})
@@ -561,12 +570,7 @@ def _parse_jsonl(text: str, source: str) -> Dataset:
 
 def read_jsonl(path: str | os.PathLike[str]) -> Dataset:
     """Our JSONL format: a ``meta`` record (merged into ``Dataset.meta``) and ``coll`` records."""
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror}", source=source) from None
-    return _parse_jsonl(text, source)
+    return _parse_jsonl(read_text(path, what="measurement file"), str(path))
 
 
 def _coll_record(p: CollMeasurement) -> dict[str, Any]:
@@ -591,27 +595,28 @@ def write_jsonl(dataset: Dataset, path: str | os.PathLike[str]) -> None:
     """Write ``dataset`` as our JSONL: one ``meta`` record, then one ``coll`` record per point."""
     lines = [json.dumps({"kind": "meta", **_thaw(dataset.meta)})]
     lines.extend(json.dumps(_coll_record(p)) for p in dataset.points)
-    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_atomic(path, "\n".join(lines) + "\n")
 
 
 # --------------------------------------------------------------------------------------------
 # dispatch
 
 def load_measurements(path: str | os.PathLike[str], *, op: str | None = None,
-                      world: int | None = None) -> Dataset:
-    """Read any supported file, telling the format from its content (JSONL, -J JSON, text)."""
+                      world: int | None = None, default_world: int | None = None) -> Dataset:
+    """Read any supported file, telling the format from its content (JSONL, -J JSON, text).
+    ``world`` overrides the number of ranks of nccl-tests text; ``default_world`` is used where
+    the text does not say (see :func:`parse_nccl_tests_tables`)."""
     source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror}", source=source) from None
+    text = read_text(path, what="measurement file")
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         first = stripped.splitlines()[0]
         try:
-            whole = json.loads(text)
-        except json.JSONDecodeError:
-            whole = None
+            whole = parse_json(text, source)
+        except InputError:
+            if not first.startswith("{") or "\n" not in text.strip():
+                raise
+            whole = None                        # several JSON lines: our JSONL
         if isinstance(whole, (dict, list)) and (
                 isinstance(whole, list) or "results" in whole):
             reports = whole if isinstance(whole, list) else [whole]
@@ -626,5 +631,5 @@ def load_measurements(path: str | os.PathLike[str], *, op: str | None = None,
             return Dataset(meta=meta, points=tuple(points))
         if first.startswith("{"):
             return _parse_jsonl(text, source)
-    points = parse_nccl_tests_text(text, op=op, world=world, source=source)
+    points = parse_nccl_tests_text(text, op=op, world=world, source=source, default_world=default_world)
     return Dataset(meta={"source": source, "format": "nccl-tests-text"}, points=tuple(points))

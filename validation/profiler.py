@@ -100,10 +100,8 @@ def _end_us(e: dict[str, Any]) -> float:
 
 def load_params_file(path: str) -> list[ParamInfo]:
     """Parameters in registration order from a ``--params`` file (a list, or a workload file)."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(f"cannot read parameter list: {exc}", source=path) from None
+    from simulator.core.inputs import read_structured
+    data = read_structured(path, what="parameter list")
     items = data.get("params") if isinstance(data, dict) else data
     if not isinstance(items, list) or not items:
         raise InputError("expected a non-empty list of {name, bytes}", source=path, field="params")

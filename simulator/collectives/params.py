@@ -41,6 +41,8 @@ from typing import Mapping
 
 from simulator.collectives.nccl_constants import BASE_LAT, HW_LAT
 from simulator.core.errors import InputError
+from simulator.core.inputs import parse_json, path_exists, read_text
+from simulator.core.outputs import write_atomic
 from simulator.core.vocabulary import OPS, PROTOS, LinkClass
 
 ALGOS = ("ring", "tree")
@@ -165,17 +167,14 @@ def load_calibration(path_or_name: str | Path | None) -> Parameters:
     if path_or_name is None:
         return Parameters()
     p = Path(path_or_name)
-    if not p.exists() and (SHIPPED_DIR / f"{path_or_name}.json").exists():
+    if not path_exists(p) and path_exists(SHIPPED_DIR / f"{path_or_name}.json"):
         p = SHIPPED_DIR / f"{path_or_name}.json"
     src = str(p)
-    if not p.exists():
+    if not path_exists(p):
         shipped = sorted(q.stem for q in SHIPPED_DIR.glob("*.json")) if SHIPPED_DIR.exists() else []
         raise InputError("calibration file not found" + (f"; shipped calibrations: {', '.join(shipped)}"
                                                           if shipped else ""), source=src)
-    try:
-        data = json.loads(p.read_text())
-    except json.JSONDecodeError as e:
-        raise InputError(f"invalid JSON at line {e.lineno}: {e.msg}", source=src) from None
+    data = parse_json(read_text(p, what="calibration file"), src)
     if not isinstance(data, dict) or not isinstance(data.get("params"), dict):
         raise InputError("a calibration file is a JSON object with a 'params' object", source=src,
                          field="params")
@@ -189,4 +188,4 @@ def load_calibration(path_or_name: str | Path | None) -> Parameters:
 def save_calibration(params: Parameters, path: str | Path, **meta: object) -> None:
     """Write the values that differ from the defaults, plus free-form metadata (fit data, residuals)."""
     out = {"format": CALIBRATION_FORMAT, "name": params.name, **meta, "params": params.diff()}
-    Path(path).write_text(json.dumps(out, indent=2, sort_keys=False) + "\n")
+    write_atomic(path, json.dumps(out, indent=2, sort_keys=False) + "\n")

@@ -2,10 +2,37 @@
 
 Every error that reaches the command line is an :class:`InputError`: it names the file, the field
 and the offending value, so the CLI can print one clear line and exit non-zero instead of a
-traceback.
+traceback. The formatting is bounded whatever the input: a value is quoted with at most
+:data:`QUOTE_CHARS` characters, a file name or field is shortened in the middle, and the line never
+contains a newline, so a 100k-character path or an expanded YAML alias stays one short line.
 """
 
 from __future__ import annotations
+
+QUOTE_CHARS = 80
+"""Most characters of a value (its ``repr``) an error message quotes."""
+_NAME_CHARS = 120      # most characters of a file name or field path
+_MESSAGE_CHARS = 600   # most characters of the whole message text
+
+
+def shorten(text: str, limit: int = QUOTE_CHARS) -> str:
+    """``text`` on one line, cut in the middle with ``...`` when longer than ``limit``."""
+    text = " ".join(str(text).splitlines()) if ("\n" in text or "\r" in text) else text
+    if len(text) <= limit:
+        return text
+    head = (limit - 3) * 2 // 3
+    return text[:head] + "..." + text[len(text) - (limit - 3 - head):]
+
+
+def quote(value: object, limit: int = QUOTE_CHARS) -> str:
+    """``repr(value)``, at most ``limit`` characters (a huge container is never fully rendered)."""
+    if isinstance(value, (list, tuple, dict, set, frozenset)) and len(value) > limit:
+        return f"<{type(value).__name__} of {len(value)} items>"
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):      # self-referencing data, ints beyond str() limits
+        return f"<{type(value).__name__}>"
+    return shorten(text, limit)
 
 
 class InputError(ValueError):
@@ -22,13 +49,15 @@ class InputError(ValueError):
     def __str__(self) -> str:
         where = []
         if self.source:
-            where.append(str(self.source))
+            where.append(shorten(str(self.source), _NAME_CHARS))
         if self.field:
-            where.append(str(self.field))
+            where.append(shorten(str(self.field), _NAME_CHARS))
         prefix = ": ".join(where)
-        text = self.message
-        if self.value is not None and repr(self.value) not in text:
-            text = f"{text} (got {self.value!r})"
+        text = shorten(str(self.message), _MESSAGE_CHARS)
+        if self.value is not None:
+            shown = quote(self.value)
+            if shown not in text:
+                text = f"{text} (got {shown})"
         return f"{prefix}: {text}" if prefix else text
 
     def within(self, source: str) -> "InputError":

@@ -24,12 +24,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal, Sequence
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from simulator.core.config import validate
 from simulator.core import vocabulary
 from simulator.core.errors import InputError
+from simulator.core.inputs import read_jsonl, read_structured
+from simulator.core.limits import MAX_BATCH_SIZE, check_count, MAX_SIZE_BYTES, MAX_TIME_S
+from simulator.core.outputs import write_atomic
 from simulator.training.gpus import GpuSpec, get_gpu
 
 GRAD_DTYPES = ("float64", "float32", "bfloat16", "float16")
@@ -98,9 +100,7 @@ class Workload:
         if self.batch_size is None:
             raise InputError("workload has no batch_size, so it cannot be rescaled",
                              field="batch_size", value=None)
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
-            raise InputError("batch size must be a positive integer", field="batch_size",
-                             value=batch_size)
+        check_count(batch_size, field="batch_size", high=MAX_BATCH_SIZE)
         k = batch_size / self.batch_size
         name = self.name
         if name.endswith(f"-bs{self.batch_size}"):
@@ -176,9 +176,7 @@ def workload_from_layers(model: ModelSpec, gpu: str | GpuSpec, batch_size: int, 
       ``OPTIMIZER_BYTES_PER_PARAM[optimizer] * params / (mem_bw * OPTIMIZER_BW_EFFICIENCY)``.
     """
     spec = gpu if isinstance(gpu, GpuSpec) else get_gpu(gpu)
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
-        raise InputError("batch size must be a positive integer", field="batch_size",
-                         value=batch_size)
+    check_count(batch_size, field="batch_size", high=MAX_BATCH_SIZE)
     if not (isinstance(efficiency, (int, float)) and 0 < efficiency <= 1):
         raise InputError("efficiency must be in (0, 1]", field="efficiency", value=efficiency)
     opt = (optimizer or model.optimizer).lower()
@@ -215,8 +213,10 @@ def workload_from_layers(model: ModelSpec, gpu: str | GpuSpec, batch_size: int, 
 
 # --------------------------------------------------------------------------- file models
 
-_Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-_Count = Annotated[int, Field(gt=0, strict=True)]
+_Seconds = Annotated[float, Field(ge=0, le=MAX_TIME_S, allow_inf_nan=False)]
+_Count = Annotated[int, Field(gt=0, le=MAX_SIZE_BYTES, strict=True)]
+_Batch = Annotated[int, Field(gt=0, le=MAX_BATCH_SIZE, strict=True)]
+_MAX_FLOPS = 1e24      # forward FLOPs of one layer per sample (GPT-3 as a whole is ~3.5e11 per token)
 
 
 class _Strict(BaseModel):
@@ -242,7 +242,7 @@ class _MeasuredModel(_Strict):
     backward_s: _Seconds
     optimizer_s: _Seconds
     params: list[_ParamModel] = Field(min_length=1)
-    batch_size: _Count | None = None
+    batch_size: _Batch | None = None
 
 
 class _LayerParamModel(_Strict):
@@ -253,7 +253,7 @@ class _LayerParamModel(_Strict):
 class _LayerModel(_Strict):
     name: str
     params: list[_LayerParamModel] = Field(default_factory=list)
-    forward_flops: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    forward_flops: Annotated[float, Field(ge=0, le=_MAX_FLOPS, allow_inf_nan=False)]
 
     @field_validator("params", mode="before")
     @classmethod
@@ -272,7 +272,7 @@ class _LayerFormModel(_Strict):
     dtype: str = "bf16"
     grad_dtype: str | None = None
     efficiency: Annotated[float, Field(gt=0, le=1)] = DEFAULT_EFFICIENCY
-    batch_size: _Count
+    batch_size: _Batch
     optimizer: Literal["sgd", "adam", "adamw"] = "adam"
     optimizer_s: _Seconds | None = None
     layers: list[_LayerModel] = Field(min_length=1)
@@ -338,32 +338,9 @@ def _from_layer_form(data: dict, source: str | None) -> Workload:
     return replace(w, extras=w.extras + tuple((m.model_extra or {}).items()))
 
 
-def _read(path: Path) -> object:
-    source = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("file not found", source=source) from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"cannot read file: {err}", source=source) from None
-    if path.suffix.lower() == ".json":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as err:
-            raise InputError(f"JSON syntax error at line {err.lineno} column {err.colno}: "
-                             f"{err.msg}", source=source) from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        at = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        problem = getattr(err, "problem", None) or str(err)
-        raise InputError(f"YAML syntax error{at}: {problem}", source=source) from None
-
-
 def load_workload(path: str | Path) -> Workload:
     """Read a workload file (``.json``; anything else is parsed as YAML) in either form."""
-    return workload_from_dict(_read(Path(path)), source=str(path))
+    return workload_from_dict(read_structured(path, what="workload file"), source=str(path))
 
 
 def workload_to_dict(w: Workload) -> dict[str, object]:
@@ -381,7 +358,7 @@ def workload_to_dict(w: Workload) -> dict[str, object]:
 
 def save_workload(w: Workload, path: str | Path) -> None:
     """Write ``w`` as a measured-form JSON workload file."""
-    Path(path).write_text(json.dumps(workload_to_dict(w), indent=1) + "\n", encoding="utf-8")
+    write_atomic(path, json.dumps(workload_to_dict(w), indent=1) + "\n")
 
 
 # --------------------------------------------------------------------------- profiler records
@@ -400,7 +377,7 @@ class _ProfileParamModel(_Strict):
 class _ProfileModel(_Strict):
     model_config = ConfigDict(extra="allow")
     model: str
-    bs: _Count
+    bs: _Batch
     forward_s: _Seconds
     backward_s: _Seconds
     optimizer_s: _Seconds
@@ -444,22 +421,11 @@ def load_profile(path: str | Path) -> list[Workload]:
     JSON list. Records whose ``kind`` is present and not ``"profile"`` are skipped."""
     p = Path(path)
     if p.suffix.lower() != ".jsonl":
-        data = _read(p)
+        data = read_structured(p, what="profile file")
         records = data if isinstance(data, list) else [data]
         items = [(f"{p}[{i}]", r) for i, r in enumerate(records)]
     else:
-        try:
-            lines = p.read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
-            raise InputError("file not found", source=str(p)) from None
-        items = []
-        for n, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                items.append((f"{p}:{n}", json.loads(line)))
-            except json.JSONDecodeError as err:
-                raise InputError(f"JSON syntax error: {err.msg}", source=f"{p}:{n}") from None
+        items = [(f"{p}:{n}", r) for n, r in read_jsonl(p)]
     return [workload_from_profile_record(r, source=src) for src, r in items
             if not (isinstance(r, dict) and r.get("kind", "profile") != "profile")]
 

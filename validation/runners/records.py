@@ -11,6 +11,8 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from simulator.core.inputs import read_jsonl
+
 PointKey = tuple[str, str, int, int, str]
 """(variant, op, world, bytes, dtype): what identifies one collective measurement."""
 
@@ -28,20 +30,8 @@ def append_record(path: str | os.PathLike[str], record: dict[str, Any]) -> None:
 
 def read_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     """Records of a JSONL file in order; a missing file has none, a torn last line is skipped."""
-    p = Path(path)
-    if not p.exists():
-        return
-    with open(p, encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut short by a killed run
-            if isinstance(rec, dict):
-                yield rec
+    for _, record in read_jsonl(path, skip_bad=True, missing_ok=True):
+        yield record
 
 
 def point_key(record: dict[str, Any]) -> PointKey:

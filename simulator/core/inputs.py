@@ -1,0 +1,283 @@
+"""The one way gpunetsim reads a user's file: bounded, strict, and every failure an InputError.
+
+Every reader of a topology, workload, study, calibration, measurement or record file goes
+through here, so every file kind gets the same protection:
+
+* size limits: file bytes (:data:`limits.INPUT_BYTES`), nesting depth, values after YAML alias
+  expansion (an "alias bomb" is refused before it is built), string and line length;
+* numbers: NaN/Infinity are refused in JSON, integers beyond 64 bits and floats that overflow
+  (``1e400``) are refused in JSON and YAML, so no reader ever meets ``OverflowError``;
+* YAML through libyaml's C loader (``yaml.CSafeLoader``) when present (about 10x faster);
+* ``OSError`` (missing file, a directory, permission, a name too long), ``UnicodeDecodeError``,
+  ``RecursionError`` and parser errors become one :class:`InputError` naming the file.
+
+:func:`read_structured` reads one JSON/YAML document, :func:`read_jsonl` one record per line
+(optionally skipping torn or foreign lines, for runners resuming an interrupted file) and
+:func:`read_text` a text file (nccl-tests output).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+from pathlib import Path
+from typing import Any, Iterator
+
+import yaml
+
+from simulator.core import limits
+from simulator.core.errors import InputError
+
+try:
+    _Loader: type = yaml.CSafeLoader
+except AttributeError:                      # PyYAML built without libyaml
+    _Loader = yaml.SafeLoader
+
+
+# --------------------------------------------------------------------------------- raw bytes
+
+def read_text(path: str | os.PathLike[str], *, what: str = "file") -> str:
+    """The UTF-8 text of a regular file of at most :data:`limits.INPUT_BYTES` bytes, with no line
+    longer than :data:`limits.STRING_CHARS`."""
+    src = str(path)
+    max_bytes = limits.INPUT_BYTES.value
+    try:
+        p = Path(path)
+        st = p.stat()
+        if stat.S_ISDIR(st.st_mode):
+            raise InputError(f"is a directory, not a {what}", source=src)
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(f"not a regular file (a {what} is read whole)", source=src)
+        if st.st_size > max_bytes:
+            limits.INPUT_BYTES.check(st.st_size, source=src)
+        with p.open("rb") as f:
+            data = f.read(max_bytes + 1)
+        limits.INPUT_BYTES.check(len(data), source=src)
+    except FileNotFoundError:
+        raise InputError("file not found", source=src) from None
+    except OSError as e:
+        raise InputError(f"cannot read {what}: {e.strerror or e}", source=src) from None
+    except ValueError as e:                  # "embedded null byte" in the name
+        if isinstance(e, InputError):
+            raise
+        raise InputError(f"not a usable file name ({e})", source=src) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})",
+                         source=src) from None
+    _check_lines(text, src)
+    return text.removeprefix("\ufeff")
+
+
+def _check_lines(text: str, src: str) -> None:
+    longest = limits.STRING_CHARS.value
+    if len(text) <= longest:
+        return
+    start = 0
+    for number, end in enumerate(_newlines(text), start=1):
+        if end - start > longest:
+            limits.STRING_CHARS.check(end - start, source=src, field=f"line {number}")
+        start = end + 1
+
+
+def _newlines(text: str) -> Iterator[int]:
+    i = text.find("\n")
+    while i >= 0:
+        yield i
+        i = text.find("\n", i + 1)
+    yield len(text)
+
+
+# --------------------------------------------------------------------------------- JSON
+
+def _json_constant(name: str) -> float:
+    raise InputError(f"{name} is not a number JSON allows", value=name)
+
+
+def _json_int(text: str) -> int:
+    if len(text.lstrip("-")) > 19 or abs(int(text)) > limits.MAX_INT:
+        raise InputError("integer out of range (more than 64 bits)", value=text)
+    return int(text)
+
+
+def _json_float(text: str) -> float:
+    v = float(text)
+    if not math.isfinite(v):
+        raise InputError("number out of range (beyond 1.8e308)", value=text)
+    return v
+
+
+def parse_json(text: str, source: str = "", *, one_line: bool = False) -> Any:
+    """One JSON document, checked like a file's (NaN, Infinity and huge numbers refused).
+    ``one_line``: the text is one line of a JSONL file (errors give the column only)."""
+    try:
+        data = json.loads(text, parse_constant=_json_constant, parse_int=_json_int,
+                          parse_float=_json_float)
+    except json.JSONDecodeError as e:
+        at = f"column {e.colno}" if one_line else f"line {e.lineno}, column {e.colno}"
+        raise InputError(f"invalid JSON at {at}: {e.msg}", source=source) from None
+    except RecursionError:
+        raise InputError("nested too deeply", source=source) from None
+    except InputError as e:
+        raise e.within(source) from None
+    check_data(data, source)
+    return data
+
+
+# --------------------------------------------------------------------------------- YAML
+
+def parse_yaml(text: str, source: str = "") -> Any:
+    """One YAML document with the C loader where available; aliases may not expand the
+    document past :data:`limits.INPUT_ITEMS` values (nor past its own size, when bigger)."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_nodes(node, source)
+        data = loader.construct_document(node)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(e, "problem", None) or str(e)
+        raise InputError(f"invalid YAML{where}: {problem}", source=source) from None
+    except RecursionError:
+        raise InputError("nested too deeply", source=source) from None
+    except (ValueError, OverflowError) as e:       # e.g. ints beyond Python's str() digit limit
+        if isinstance(e, InputError):
+            raise e.within(source) from None
+        raise InputError(f"unreadable value ({e})", source=source) from None
+    finally:
+        loader.dispose()
+    check_data(data, source)
+    return data
+
+
+def _check_nodes(root: yaml.Node, source: str) -> None:
+    """Count the values the node graph expands to (aliases share nodes) without expanding it."""
+    distinct: set[int] = set()
+    size: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    on_path: set[int] = set()
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            size[key] = 1 + sum(size[id(c)] for c in _children(node))
+            continue
+        if key in size:
+            continue
+        if key in on_path:
+            raise InputError("a YAML alias refers to the value that contains it (a cycle)",
+                             source=source)
+        distinct.add(key)
+        on_path.add(key)
+        stack.append((node, True))
+        stack.extend((c, False) for c in _children(node) if id(c) not in size)
+        if len(distinct) > 4 * limits.INPUT_ITEMS.value:
+            break
+    total = size.get(id(root), len(distinct))
+    if total > max(limits.INPUT_ITEMS.value, len(distinct)):
+        limits.INPUT_ITEMS.check(total, source=source)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return []
+
+
+# --------------------------------------------------------------------------------- checks
+
+def check_data(data: Any, source: str = "") -> None:
+    """Depth, string length and number range of parsed JSON/YAML data (iterative: no recursion)."""
+    max_depth = limits.INPUT_DEPTH.value
+    max_chars = limits.STRING_CHARS.value
+    stack: list[tuple[Any, int, str]] = [(data, 1, "")]
+    while stack:
+        value, depth, where = stack.pop()
+        if isinstance(value, dict):
+            items = list(value.items())
+        elif isinstance(value, list):
+            items = list(enumerate(value))
+        else:
+            _check_scalar(value, where, source, max_chars)
+            continue
+        if depth > max_depth:
+            limits.INPUT_DEPTH.check(depth, source=source, field=where or None)
+        for k, v in items:
+            if isinstance(k, str):
+                _check_scalar(k, where, source, max_chars)
+            path = f"{where}[{k}]" if isinstance(k, int) else (f"{where}.{k}" if where else str(k))
+            stack.append((v, depth + 1, path[:200]))
+
+
+def _check_scalar(value: Any, where: str, source: str, max_chars: int) -> None:
+    if isinstance(value, str):
+        if len(value) > max_chars:
+            limits.STRING_CHARS.check(len(value), source=source, field=where or None)
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise InputError("must be a finite number", source=source, field=where or None, value=value)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        if abs(value) > limits.MAX_INT:
+            raise InputError("integer out of range (more than 64 bits)", source=source,
+                             field=where or None, value=f"{'-' if value < 0 else ''}<{value.bit_length()}-bit integer>")
+
+
+# --------------------------------------------------------------------------------- files
+
+def read_structured(path: str | os.PathLike[str], *, what: str = "file") -> Any:
+    """A JSON (``.json``) or YAML (anything else; YAML reads JSON too) file, checked."""
+    src = str(path)
+    text = read_text(path, what=what)
+    if Path(src).suffix.lower() == ".json":
+        return parse_json(text, src)
+    return parse_yaml(text, src)
+
+
+def read_jsonl(path: str | os.PathLike[str], *, skip_bad: bool = False,
+               missing_ok: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, record)`` for every JSON-object line of a JSONL file.
+
+    ``skip_bad``: lines that are not a JSON object (a line cut short by a killed run) are
+    skipped instead of refused; ``missing_ok``: a missing file has no records."""
+    src = str(path)
+    if missing_ok and not os.path.lexists(src):
+        return
+    yield from jsonl_records(read_text(path, what="JSONL file"), src, skip_bad=skip_bad)
+
+
+def jsonl_records(text: str, source: str = "", *, skip_bad: bool = False
+                  ) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, record)`` for every JSON-object line of JSONL text (see :func:`read_jsonl`)."""
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = parse_json(raw, source, one_line=True)
+        except InputError as e:
+            if skip_bad:
+                continue
+            raise InputError(e.message, source=source, field=f"line {number}", value=e.value) from None
+        if not isinstance(record, dict):
+            if skip_bad:
+                continue
+            raise InputError("each line must be a JSON object", source=source, field=f"line {number}",
+                             value=type(record).__name__)
+        yield number, record
+
+
+def path_exists(path: str | os.PathLike[str]) -> bool:
+    """``Path(path).exists()`` that is False, not an exception, for names the OS refuses
+    (too long, a NUL byte)."""
+    try:
+        return Path(path).exists()
+    except (OSError, ValueError):
+        return False

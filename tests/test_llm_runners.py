@@ -202,6 +202,10 @@ def test_llm_sweep_records_every_runner_once(tmp_path: Path) -> None:
         assert len(r["stage_forward_s"]) == len(r["stage_backward_s"]) == 2
         assert all(t > 0 for t in r["stage_forward_s"] + r["stage_backward_s"]) and r["p2p_s"] > 0
         assert r["activation_bytes"] == SPEC.seq * 2 * SPEC.hidden * 4
+    from validation.llm_records import profile_for, read_llm_records
+    typed = read_llm_records(out)
+    assert len(typed.runs) == 8 and len(typed.profiles) == 3
+    assert all(profile_for(r, typed.profiles) is not None for r in typed.runs)
     before = out.read_text()
     again = run_sweep(["--launches", "1", "--out", str(out)], timeout_s=60)
     assert again.returncode == 0 and out.read_text() == before  # nothing measured twice

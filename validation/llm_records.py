@@ -1,0 +1,316 @@
+"""Read the LLM runners' records (``validation.runners.fsdp``, ``tp``, ``pp``) into typed runs,
+group repeated launches, and compare a predictor with them.
+
+What a prediction of one run needs, and where it is:
+
+* the model: :attr:`LlmRun.spec` (a :class:`validation.gpt_spec.GPTSpec`). In
+  ``simulator.training.llm.model.TransformerSpec`` terms it is ``hidden, layers, heads, seq, ffn,
+  vocab`` with ``kv_heads = heads``, ``gated_mlp = False``, ``bias = True`` (LayerNorm, biases,
+  learned positions) and ``tied_embeddings = False`` (:func:`transformer_fields`);
+* the parallelism: ``tp``, ``pp``, ``dp``, ``micro_batch``, ``global_batch``, and
+  ``strategy`` / ``replicate`` (FSDP), ``sequence_parallel`` (TP), ``micro_batches`` (PP);
+  dtype bf16 for everything on CUDA; attention is PyTorch's fused (flash) SDPA;
+* what was timed: forward and backward only, **no optimizer step**, no gradient accumulation in
+  FSDP; TP runs have no embedding or head (:attr:`LlmRun.has_embedding_and_head`);
+* the compute: the :class:`LayerProfile` of the same spec and micro-batch (``tp = 1``, or the
+  sharded block for TP), measured alone on each GPU of the same launch; :func:`profile_for`
+  finds it. TP runs also carry their own compute-only time (``nocomm_median_s``), PP runs the
+  per-stage times of one micro-batch and one activation transfer (``stage_forward_s``, ...).
+
+Repeated launches of one configuration (same ``point`` label and world) are grouped by
+:func:`group_runs`: the measured value is the median of the per-launch medians, the spread the
+lowest and highest of them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from simulator.core.errors import InputError
+from validation.gpt_spec import GPTSpec, SPEC_FIELDS
+
+PHASE_FIELDS = ("embed_forward_s", "embed_backward_s", "block_forward_s", "block_backward_s",
+                "head_forward_s", "head_backward_s")
+
+
+@dataclass(frozen=True)
+class LayerProfile:
+    """Forward / backward seconds of one micro-batch through the embedding, one block and the
+    head, alone on one GPU (``embed_*`` and ``head_*`` are ``None`` for a TP-sharded block)."""
+
+    spec: GPTSpec
+    micro_batch: int
+    tp: int
+    sequence_parallel: bool
+    embed_forward_s: float | None
+    embed_backward_s: float | None
+    block_forward_s: float
+    block_backward_s: float
+    head_forward_s: float | None
+    head_backward_s: float | None
+    model_median_s: float | None  # whole model, one GPU (from the FSDP runner)
+    launch_id: str
+    launch_index: int
+    world: int
+    gpu: str | None
+
+    @property
+    def key(self) -> tuple[str, int, int, bool]:
+        return (self.spec.text, self.micro_batch, self.tp, self.sequence_parallel)
+
+
+@dataclass(frozen=True)
+class LlmRun:
+    """One measured configuration in one launch."""
+
+    runner: str  # "fsdp", "tp" or "pp"
+    point: str
+    spec: GPTSpec
+    world: int
+    tp: int
+    pp: int
+    dp: int
+    micro_batch: int
+    global_batch: int
+    median_s: float
+    p10_s: float
+    p90_s: float
+    iter_times_s: tuple[float, ...]
+    launch_id: str
+    launch_index: int
+    gpu: str | None
+    dtype: str
+    peak_memory_bytes: int | None
+    strategy: str | None = None          # fsdp: full_shard, shard_grad_op, hybrid_shard
+    replicate: int | None = None         # fsdp: replicas (hybrid_shard mesh rows)
+    unit_params: tuple[int, ...] = ()    # fsdp: parameters per FSDP unit, root first
+    sequence_parallel: bool = False      # tp
+    nocomm_median_s: float | None = None  # tp: the same loop without collectives
+    collectives: tuple[tuple[str, int, int], ...] = ()  # tp: (op, bytes, count) per iteration
+    micro_batches: int | None = None     # pp: M
+    stage_layers: tuple[int, ...] = ()   # pp: blocks per stage
+    stage_forward_s: tuple[float, ...] = ()   # pp: one micro-batch per stage, alone
+    stage_backward_s: tuple[float, ...] = ()
+    p2p_s: float | None = None           # pp: one activation from stage 0 to stage 1
+    activation_bytes: int | None = None  # pp: bytes of one activation send
+
+    @property
+    def has_embedding_and_head(self) -> bool:
+        return self.runner != "tp"
+
+    @property
+    def profile_tp(self) -> int:
+        """The ``tp`` of the layer profile that predicts this run."""
+        return self.tp if self.runner == "tp" else 1
+
+
+@dataclass(frozen=True)
+class LlmRecords:
+    """Everything in one or more result files."""
+
+    runs: tuple[LlmRun, ...]
+    profiles: tuple[LayerProfile, ...]
+    failures: tuple[dict[str, Any], ...]
+
+
+def transformer_fields(spec: GPTSpec) -> dict[str, Any]:
+    """Keyword arguments of ``simulator.training.llm.model.TransformerSpec`` (after ``name``)
+    describing the runners' GPT exactly."""
+    return {**spec.fields(), "kv_heads": spec.heads, "gated_mlp": False, "bias": True,
+            "tied_embeddings": False}
+
+
+def _spec(r: dict[str, Any]) -> GPTSpec:
+    return GPTSpec(**{k: int(r[k]) for k in SPEC_FIELDS})
+
+
+def _opt(r: dict[str, Any], key: str) -> float | None:
+    v = r.get(key)
+    return None if v is None else float(v)
+
+
+def _profile(r: dict[str, Any]) -> LayerProfile:
+    return LayerProfile(_spec(r), int(r["micro_batch"]), int(r["tp"]), bool(r["sequence_parallel"]),
+                        _opt(r, "embed_forward_s"), _opt(r, "embed_backward_s"),
+                        float(r["block_forward_s"]), float(r["block_backward_s"]),
+                        _opt(r, "head_forward_s"), _opt(r, "head_backward_s"),
+                        _opt(r, "model_median_s"), str(r["launch_id"]), int(r["launch_index"]),
+                        int(r["world"]), r.get("gpu"))
+
+
+def _run(r: dict[str, Any]) -> LlmRun:
+    runner = str(r["kind"]).removeprefix("llm_")
+    extra: dict[str, Any] = {}
+    if runner == "fsdp":
+        extra = {"strategy": r["strategy"], "replicate": int(r["replicate"]),
+                 "unit_params": tuple(int(x) for x in r["unit_params"])}
+    elif runner == "tp":
+        extra = {"sequence_parallel": bool(r["sequence_parallel"]),
+                 "nocomm_median_s": float(r["nocomm_median_s"]),
+                 "collectives": tuple((c["op"], int(c["bytes"]), int(c["count"]))
+                                      for c in r["collectives"])}
+    else:
+        extra = {"micro_batches": int(r["micro_batches"]),
+                 "stage_layers": tuple(int(x) for x in r["stage_layers"]),
+                 "stage_forward_s": tuple(float(x) for x in r["stage_forward_s"]),
+                 "stage_backward_s": tuple(float(x) for x in r["stage_backward_s"]),
+                 "p2p_s": float(r["p2p_s"]), "activation_bytes": int(r["activation_bytes"])}
+    peak = r.get("peak_memory_bytes")
+    return LlmRun(runner, str(r["point"]), _spec(r), int(r["world"]), int(r["tp"]), int(r["pp"]),
+                  int(r["dp"]), int(r["micro_batch"]), int(r["global_batch"]), float(r["median_s"]),
+                  float(r["p10_s"]), float(r["p90_s"]), tuple(float(x) for x in r["iter_times_s"]),
+                  str(r["launch_id"]), int(r["launch_index"]), r.get("gpu"), str(r["dtype"]),
+                  None if peak is None else int(peak), **extra)
+
+
+def read_llm_records(paths: str | Path | Sequence[str | Path]) -> LlmRecords:
+    """Runs, layer profiles and failure records of JSONL files; other kinds are skipped.
+
+    A record missing a field or holding a wrong value is an :class:`InputError` naming the file,
+    the line and the field."""
+    runs, profiles, failures = [], [], []
+    for path in [paths] if isinstance(paths, (str, Path)) else paths:
+        src = str(path)
+        try:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+        except OSError as e:
+            raise InputError(f"cannot read file: {e.strerror}", source=src) from None
+        for i, raw in enumerate(lines, 1):
+            if not raw.strip():
+                continue
+            try:
+                r = json.loads(raw)
+                kind = r.get("kind")
+                if kind == "llm_profile":
+                    profiles.append(_profile(r))
+                elif kind in ("llm_fsdp", "llm_tp", "llm_pp"):
+                    runs.append(_run(r))
+                elif kind == "llm_failed":
+                    failures.append(r)
+            except json.JSONDecodeError as e:
+                if i == len(lines):
+                    continue  # a last line cut short by a killed run
+                raise InputError(f"invalid JSON: {e.msg}", source=src, field=f"line {i}") from None
+            except KeyError as e:
+                raise InputError("missing field", source=src, field=f"line {i}: {e.args[0]}") from None
+            except (TypeError, ValueError) as e:
+                raise InputError(f"bad value: {e}", source=src, field=f"line {i}") from None
+    return LlmRecords(tuple(runs), tuple(profiles), tuple(failures))
+
+
+def profile_for(run: LlmRun, profiles: Sequence[LayerProfile]) -> LayerProfile | None:
+    """The layer profile that predicts ``run``: same spec, micro-batch, ``tp`` (and sequence
+    parallelism for TP), preferably from the same launch, else from the same launch index and
+    world, else any (the first in file order)."""
+    key = (run.spec.text, run.micro_batch, run.profile_tp,
+           run.sequence_parallel if run.runner == "tp" else False)
+    same = [p for p in profiles if p.key == key]
+    for pick in ([p for p in same if p.launch_id == run.launch_id],
+                 [p for p in same if p.launch_index == run.launch_index and p.world == run.world],
+                 same):
+        if pick:
+            return pick[0]
+    return None
+
+
+@dataclass(frozen=True)
+class RunGroup:
+    """All launches of one configuration: the runs and the summary over launches."""
+
+    point: str
+    world: int
+    runs: tuple[LlmRun, ...]
+
+    @property
+    def median_s(self) -> float:
+        """Median over launches of the per-launch medians."""
+        return statistics.median(r.median_s for r in self.runs)
+
+    @property
+    def low_s(self) -> float:
+        return min(r.median_s for r in self.runs)
+
+    @property
+    def high_s(self) -> float:
+        return max(r.median_s for r in self.runs)
+
+    @property
+    def first(self) -> LlmRun:
+        return self.runs[0]
+
+
+def group_runs(runs: Sequence[LlmRun]) -> list[RunGroup]:
+    """Runs grouped by (point, world), in first-seen order."""
+    groups: dict[tuple[str, int], list[LlmRun]] = {}
+    for r in runs:
+        groups.setdefault((r.point, r.world), []).append(r)
+    return [RunGroup(p, w, tuple(rs)) for (p, w), rs in groups.items()]
+
+
+Predictor = Callable[[LlmRun, "LayerProfile | None"], float]
+"""Predicted iteration seconds of a run, given its layer profile (``None`` when there is none)."""
+
+
+@dataclass(frozen=True)
+class RunError:
+    """A configuration's prediction against the median over its launches."""
+
+    runner: str
+    point: str
+    world: int
+    launches: int
+    measured_s: float
+    low_s: float
+    high_s: float
+    predicted_s: float
+
+    @property
+    def error_pct(self) -> float:
+        """Signed: positive when the prediction is too slow."""
+        return (self.predicted_s / self.measured_s - 1.0) * 100.0
+
+
+def compare_runs(records: LlmRecords, predict: Predictor) -> list[RunError]:
+    """One :class:`RunError` per configuration; ``predict`` sees the group's first run and the
+    layer profile :func:`profile_for` finds for it."""
+    out = []
+    for g in group_runs(records.runs):
+        run = g.first
+        pred = float(predict(run, profile_for(run, records.profiles)))
+        if not (math.isfinite(pred) and pred > 0):
+            raise InputError("the predictor must return a positive number of seconds",
+                             field=g.point, value=pred)
+        out.append(RunError(run.runner, g.point, g.world, len(g.runs), g.median_s, g.low_s,
+                            g.high_s, pred))
+    return out
+
+
+def spearman(a: Sequence[float], b: Sequence[float]) -> float:
+    """Spearman rank correlation (average ranks for ties); NaN with fewer than 3 pairs."""
+    if len(a) < 3 or len(set(a)) < 2 or len(set(b)) < 2:
+        return float("nan")
+    from scipy.stats import spearmanr
+    return float(spearmanr(a, b).statistic)
+
+
+def error_summary(errors: Sequence[RunError]) -> dict[str, dict[str, float]]:
+    """Per runner (and ``all``): ``n``, ``median_abs_pct``, ``p90_abs_pct`` of ``|error|``, and
+    ``spearman`` between predicted and measured seconds."""
+    import numpy as np
+
+    out: dict[str, dict[str, float]] = {}
+    for name in sorted({e.runner for e in errors}) + ["all"]:
+        sel = [e for e in errors if name in ("all", e.runner)]
+        if not sel:
+            continue
+        abs_pct = np.abs([e.error_pct for e in sel])
+        out[name] = {"n": len(sel), "median_abs_pct": float(np.median(abs_pct)),
+                     "p90_abs_pct": float(np.percentile(abs_pct, 90)),
+                     "spearman": spearman([e.predicted_s for e in sel],
+                                          [e.measured_s for e in sel])}
+    return out

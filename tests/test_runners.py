@@ -161,6 +161,36 @@ def test_ddp_sweep_keeps_every_iteration_and_separate_launches(tmp_path: Path) -
     assert out.read_text() == before
 
 
+def test_dp_sweep_records_ddp_profile_and_dataparallel_per_launch(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    out = tmp_path / "dp.jsonl"
+    args = ["-m", "validation.runners.dp_sweep", "--nproc", "2", "--models", "mlp,gpt2", "--tiny",
+            "--batch-size", "4", "--iters", "3", "--warmup", "1", "--launches", "2",
+            "--device", "cpu", "--out", str(out)]
+    run_module(args, timeout_s=200)
+    recs = records(out)
+    assert [r["kind"] for r in recs].count("meta") == 2
+    for kind in ("ddp", "dp_profile", "dp"):
+        got = [r for r in recs if r["kind"] == kind]
+        assert sorted((r["model"], r["launch_index"]) for r in got) == \
+            [("gpt2", 0), ("gpt2", 1), ("mlp", 0), ("mlp", 1)]
+    for r in recs:
+        if r["kind"] == "dp":
+            assert r["gpus"] == 1 and r["global_batch_size"] == 4 and len(r["iter_times_s"]) == 3
+            assert r["p10_s"] <= r["median_s"] <= r["p90_s"]
+        if r["kind"] == "dp_profile":
+            prof = r["profile"]
+            assert set(WORKLOAD_KEYS) <= prof.keys() and prof["batch_size"] == 4
+            assert prof["param_bytes"] == sum(p["bytes"] for p in prof["params"])
+            assert prof["input_bytes_per_sample"] > 0 and prof["forward_host_s"] > 0
+    from simulator.training.workload import workload_from_dict
+    w = workload_from_dict(next(r for r in recs if r["kind"] == "dp_profile")["profile"])
+    assert dict(w.extras)["param_tensors"] == len(w.params)
+    before = out.read_text()
+    run_module(args)
+    assert out.read_text() == before
+
+
 @pytest.mark.slow
 def test_ddp_sweep_records_failed_launch(tmp_path: Path) -> None:
     pytest.importorskip("torch")

@@ -5,7 +5,9 @@ Run one process per GPU::
     torchrun --nproc-per-node 8 -m validation.runners.collectives \\
         --ops all_reduce,all_gather --min-bytes 4 --max-bytes 1G --factor 2 --out results.jsonl
 
-or on CPU for tests: ``--backend gloo --device cpu``.
+or on CPU for tests: ``--backend gloo --device cpu``. Gloo on CUDA tensors (``--backend gloo
+--device cuda``) is what DDP with ``backend="gloo"`` does on GPUs (tensors staged through host
+memory); it is timed with the host clock.
 
 For each (op, size) point: ``warmup`` calls, then ``reps`` repetitions of ``iters`` back-to-back
 calls timed with CUDA events (``time.perf_counter`` after a barrier on CPU). Each repetition's
@@ -230,8 +232,10 @@ class Context:
         self.sync()
 
     def time_calls(self, fn: Callable[[], None], iters: int) -> float:
-        """Seconds per call over ``iters`` back-to-back calls of ``fn`` on this rank."""
-        if self.is_cuda:
+        """Seconds per call over ``iters`` back-to-back calls of ``fn`` on this rank: CUDA events
+        for NCCL; the host clock (then a device synchronisation) for gloo, whose work on CUDA
+        tensors runs on the CPU (copies to host, reduction, copies back) and blocks the caller."""
+        if self.is_cuda and self.backend == "nccl":
             start = self.torch.cuda.Event(enable_timing=True)
             end = self.torch.cuda.Event(enable_timing=True)
             start.record()
@@ -243,6 +247,7 @@ class Context:
         t0 = time.perf_counter()
         for _ in range(iters):
             fn()
+        self.sync()
         return (time.perf_counter() - t0) / iters
 
     def max_over_ranks(self, values: list[float]) -> list[float]:

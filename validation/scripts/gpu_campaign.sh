@@ -10,6 +10,9 @@
 #                   (with and without sequence parallelism) and a 1F1B pipeline on 2 or 4 GPUs, with the
 #                   single-GPU layer profiles that predict them (3 launches each, at most 290 s of launches),
 #                   after one 50 s pass of bf16 collectives at their message sizes (1 MiB - 1 GiB); <= 6 min in all
+#           dp      torch DataParallel vs DDP on all GPUs (3 separate launches, each with the single-GPU
+#                   profile and DataParallel on 1..G GPUs), then gloo all_reduce on CPU tensors (2 and 4
+#                   processes) and CUDA tensors (G processes), 3 launches each, interleaved; about 5 minutes
 # NVLink multicast stays off (shared hosts): NCCL_NVLS_ENABLE=0 and friends are exported here and by the runners.
 set -uo pipefail
 phase=$1; out=$2
@@ -40,9 +43,27 @@ llm() {   # nproc
       --budget-s 290 --launch-timeout-s 150 --out "$out/llm_world$1.jsonl" \
     || echo "llm sweep on $1 GPUs: points missing (see llm_failed records)"
 }
+gloo() {   # launch index: gloo all_reduce, CPU tensors on 2 and 4 processes, CUDA tensors on every GPU
+  local i=$1 spec n dev
+  for spec in 2:cpu 4:cpu "$G:cuda"; do
+    n=${spec%%:*}; dev=${spec##*:}
+    [ "$n" -ge 2 ] || continue
+    if [ "$SECONDS" -gt "${DP_DEADLINE_S:-280}" ]; then echo "gloo $spec L$i skipped (time)"; continue; fi
+    $PY -m validation.runners.sweep --nproc "$n" --variants "$dev-L$i" --extra-variant "$dev-L$i:" \
+        --backend gloo --device "$dev" --ops all_reduce --min-bytes 4K --max-bytes 256M --factor 4 \
+        --reps 3 --warmup 1 --timeout-s 60 --launch-timeout-s 60 --max-failed-launches 1 \
+        --out "$out/gloo_world$n.jsonl"
+  done
+}
 case "$phase" in
   llm2) llm 2 ;;
   llm4) llm 4 ;;
+  dp)
+    G=$($PY -c "import torch; print(torch.cuda.device_count())")
+    $PY -m validation.runners.dp_sweep --nproc "$G" --models resnet50,bert-base,gpt2,mlp --launches 3 \
+        --iters 15 --warmup 5 --breakdown-reps 3 --launch-timeout-s 120 --out "$out/dp_world$G.jsonl"
+    for i in 0 1 2; do gloo "$i"; done
+    ;;
   rerun2) rerun 2 ;;
   rerun4) rerun 4 ;;
   coll2) coll 2 ;;

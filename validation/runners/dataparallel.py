@@ -1,0 +1,377 @@
+"""Time ``nn.DataParallel`` against DDP in one launch, with the single-GPU profile to predict both.
+
+::
+
+    torchrun --nproc-per-node 2 -m validation.runners.dataparallel \\
+        --models resnet50,bert-base,gpt2,mlp --iters 15 --warmup 5 --out dp.jsonl
+
+One launch, per model (same per-GPU batch size everywhere; the DataParallel batch is
+``gpus x batch``, scattered by DataParallel itself):
+
+1. ``kind:"ddp"``: DDP on all ranks (``bucket_cap_mb=25``, DDP's default), measured by
+   :func:`validation.runners.ddp.measure_cap` (same record format as the DDP runner). Skipped on
+   one rank.
+2. rank 0 alone (the other ranks wait in a CPU-only gloo barrier, so their GPUs stay idle):
+
+   * ``kind:"dp_profile"``: the single-GPU profile (:func:`validation.profiler.profile_model`,
+     a workload file's content) plus what DataParallel moves and launches: input and output
+     bytes per sample, parameter and buffer bytes and tensor counts, and the *host* time to
+     launch forward, backward and the optimizer step (``perf_counter`` around each phase started
+     on an idle GPU, so the host never waits for the GPU: pure launch cost);
+   * ``kind:"dp"``: ``nn.DataParallel(model, device_ids=[0..g-1])`` for every ``g`` from 1 to
+     the number of ranks: iteration times (forward, loss on GPU 0, backward, SGD step on GPU 0),
+     each timed with CUDA events on GPU 0's stream (as the DDP runner does), after ``--warmup``;
+   * with ``g > 1`` also ``phase_s``: one instrumented iteration per repetition, synchronised
+     between DataParallel's own steps (scatter, replicate, parallel_apply, gather, loss,
+     backward, optimizer), host time of each (``phase_host_s``) and GPU-inclusive time
+     (``phase_s``), medians over ``--breakdown-reps``; for explaining where the time goes.
+
+bf16 autocast on CUDA (fp32 on CPU), SGD with momentum, synthetic data, as the DDP runner.
+Loss: the workload's own loss; a loss returned per replica (token models) is averaged, as
+users of DataParallel do. GPT-2's ``use_cache`` is turned off (DataParallel cannot gather a
+key/value cache object). Every record carries ``launch_id`` and ``launch_index``; separate
+launches are made by :mod:`validation.runners.dp_sweep`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from simulator.core.errors import InputError
+from validation.runners.ddp import DDPSettings, MODEL_NAMES, summarize, time_iterations
+from validation.runners.launch import entry_point
+
+log = logging.getLogger("validation.runners.dataparallel")
+
+DEFAULT_BATCH = {"resnet50": 64, "bert-base": 32, "gpt2": 8, "mlp": 64}
+"""Per-GPU batch sizes (those of the DDP sweep and the committed single-GPU profiles)."""
+DDP_CAP_MB = 25.0
+PHASES = ("scatter", "replicate", "parallel_apply", "gather", "loss", "backward", "optimizer")
+EXIT_TEST_FAIL = 3
+
+
+@dataclass(frozen=True)
+class DPSettings:
+    """Validated settings of one launch."""
+
+    models: tuple[str, ...]
+    batch: dict[str, int]
+    iters: int
+    warmup: int
+    breakdown_reps: int
+    out: str
+    tiny: bool
+    use_libraries: bool
+    device: str
+    launch_id: str | None
+    launch_index: int
+    skip_ddp: bool
+    timeout_s: float
+
+
+def parse_models(text: str) -> tuple[str, ...]:
+    models = tuple(m.strip() for m in text.split(",") if m.strip())
+    for m in models:
+        if m not in MODEL_NAMES:
+            raise InputError(f"unknown model; choose from {', '.join(MODEL_NAMES)}",
+                             field="models", value=m)
+    if not models:
+        raise InputError("no models given", field="models", value=text)
+    return models
+
+
+def parse_batch(text: str | None, models: Sequence[str]) -> dict[str, int]:
+    """``--batch-size``: one number for all models, or ``model:B,model:B`` (others default)."""
+    from validation.runners.ddp_sweep import parse_batch_sizes
+    sizes = parse_batch_sizes(text, models)
+    for m, b in sizes.items():
+        if b < 1:
+            raise InputError("batch sizes must be positive", field="batch-size", value=f"{m}:{b}")
+    return sizes
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m validation.runners.dataparallel",
+                                description="DataParallel vs DDP per model; run under torchrun.")
+    p.add_argument("--models", default=",".join(MODEL_NAMES))
+    p.add_argument("--batch-size", default=None, help="per-GPU batch: B, or model:B,model:B")
+    p.add_argument("--iters", type=int, default=15, help="timed iterations per configuration")
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--breakdown-reps", type=int, default=3,
+                   help="instrumented iterations for the phase breakdown (0: none)")
+    p.add_argument("--out", required=True)
+    p.add_argument("--tiny", action="store_true", help="toy model sizes for CPU tests")
+    p.add_argument("--no-libraries", action="store_true")
+    p.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"])
+    p.add_argument("--launch-id", default=None)
+    p.add_argument("--launch-index", type=int, default=0)
+    p.add_argument("--skip-ddp", action="store_true", help="DataParallel and profile only")
+    p.add_argument("--timeout-s", type=float, default=600.0, help="process-group timeout")
+    return p
+
+
+def parse_settings(argv: Sequence[str] | None) -> DPSettings:
+    a = build_parser().parse_args(argv)
+    if a.iters < 1 or a.warmup < 0 or a.breakdown_reps < 0:
+        raise InputError("need iters >= 1, warmup >= 0, breakdown-reps >= 0", field="iters",
+                         value=(a.iters, a.warmup, a.breakdown_reps))
+    models = parse_models(a.models)
+    return DPSettings(models, parse_batch(a.batch_size, models), a.iters, a.warmup,
+                      a.breakdown_reps, a.out, a.tiny, not a.no_libraries, a.device, a.launch_id,
+                      a.launch_index, a.skip_ddp, a.timeout_s)
+
+
+# --------------------------------------------------------------------------------------------
+# Everything below needs torch; it is imported inside the functions.
+
+
+def tensor_bytes(obj: Any) -> int:
+    """Bytes of every tensor in a (nested) output: what DataParallel's gather moves."""
+    import torch
+    if isinstance(obj, torch.Tensor):
+        return obj.numel() * obj.element_size()
+    if isinstance(obj, dict):
+        return sum(tensor_bytes(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return sum(tensor_bytes(v) for v in obj)
+    return 0
+
+
+class _Setup:
+    """One model on GPU 0 (or the CPU) with its optimizer, loss and autocast."""
+
+    def __init__(self, s: DPSettings, name: str, dev: Any, is_cuda: bool) -> None:
+        import torch
+
+        from validation.models import build_workload
+        self.torch = torch
+        self.work = build_workload(name, tiny=s.tiny, use_libraries=s.use_libraries)
+        cfg = getattr(self.work.model, "config", None)
+        if cfg is not None and hasattr(cfg, "use_cache"):
+            cfg.use_cache = False
+        self.model = self.work.model.to(dev)
+        self.dev, self.is_cuda = dev, is_cuda
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=1e-3, momentum=0.9)
+
+    def autocast(self) -> Any:
+        if self.is_cuda:
+            return self.torch.autocast("cuda", dtype=self.torch.bfloat16)
+        return contextlib.nullcontext()
+
+    def loss(self, module: Any, batch: Any) -> Any:
+        with self.autocast():
+            out = self.work.loss(module, batch)
+        return out.mean() if out.dim() > 0 else out
+
+    def step(self, module: Any, batch: Any) -> None:
+        self.opt.zero_grad(set_to_none=True)
+        self.loss(module, batch).backward()
+        self.opt.step()
+
+    def sync(self) -> None:
+        if self.is_cuda:
+            self.torch.cuda.synchronize()
+
+
+def model_facts(setup: _Setup, batch_size: int) -> dict[str, Any]:
+    """What DataParallel moves per step and what the host launches, on one GPU."""
+    torch = setup.torch
+    gen = torch.Generator().manual_seed(0)
+    batch = setup.work.make_batch(batch_size, setup.dev, gen)
+    with setup.autocast():
+        out = setup.model(**batch) if "input_ids" in batch else setup.model(batch["x"])
+    out_bytes = tensor_bytes(out)
+    del out
+    params = [p for p in setup.model.parameters() if p.requires_grad]
+    buffers = list(setup.model.buffers())
+    host = {"forward": [], "backward": [], "optimizer": []}
+    for i in range(6):
+        setup.opt.zero_grad(set_to_none=True)
+        setup.sync()
+        t0 = time.perf_counter()
+        loss = setup.loss(setup.model, batch)
+        t1 = time.perf_counter()
+        setup.sync()
+        t2 = time.perf_counter()
+        loss.backward()
+        t3 = time.perf_counter()
+        setup.sync()
+        t4 = time.perf_counter()
+        setup.opt.step()
+        t5 = time.perf_counter()
+        setup.sync()
+        if i >= 2:
+            host["forward"].append(t1 - t0)
+            host["backward"].append(t3 - t2)
+            host["optimizer"].append(t5 - t4)
+    return {"input_bytes_per_sample": tensor_bytes(batch) / batch_size,
+            "output_bytes_per_sample": out_bytes / batch_size,
+            "param_bytes": sum(p.numel() * p.element_size() for p in params),
+            "param_tensors": len(params),
+            "buffer_bytes": sum(b.numel() * b.element_size() for b in buffers),
+            "buffer_tensors": len(buffers),
+            "modules": sum(1 for _ in setup.model.modules()),
+            **{f"{k}_host_s": statistics.median(v) for k, v in host.items()}}
+
+
+def measure_dp(setup: _Setup, gpus: int, batch_size: int, s: DPSettings) -> dict[str, Any]:
+    """Iteration times of ``nn.DataParallel`` over GPUs 0..gpus-1 with ``gpus x batch_size``."""
+    from torch import nn
+    torch = setup.torch
+    ids = list(range(gpus)) if setup.is_cuda else None
+    dp = nn.DataParallel(setup.model, device_ids=ids)
+    batch = setup.work.make_batch(batch_size * gpus, setup.dev, torch.Generator().manual_seed(1))
+    time_iterations(lambda: setup.step(dp, batch), s.warmup, setup.is_cuda)
+    times = time_iterations(lambda: setup.step(dp, batch), s.iters, setup.is_cuda)
+    out: dict[str, Any] = {"iter_times_s": times, **summarize(times)}
+    if gpus > 1 and s.breakdown_reps:
+        try:
+            out.update(breakdown(setup, dp, batch, s.breakdown_reps))
+        except Exception as exc:  # noqa: BLE001 - the iteration times above still count
+            log.error("breakdown failed: %s", exc)
+            out["breakdown_error"] = f"{type(exc).__name__}: {exc}"[:2000]
+    return out
+
+
+def breakdown(setup: _Setup, dp: Any, batch: Any, reps: int) -> dict[str, Any]:
+    """DataParallel's steps one by one with a synchronisation after each: host time of each
+    step (``phase_host_s``, until the call returns) and time including the GPU work
+    (``phase_s``), medians over ``reps`` iterations."""
+    host: dict[str, list[float]] = {k: [] for k in PHASES}
+    full: dict[str, list[float]] = {k: [] for k in PHASES}
+    module, ids = dp.module, dp.device_ids
+    kwargs = dict(batch) if "input_ids" in batch else {}
+    args = () if kwargs else (batch["x"],)
+
+    def timed(name: str, fn: Any) -> Any:
+        setup.sync()
+        t0 = time.perf_counter()
+        r = fn()
+        t1 = time.perf_counter()
+        setup.sync()
+        host[name].append(t1 - t0)
+        full[name].append(time.perf_counter() - t0)
+        return r
+
+    for _ in range(reps):
+        setup.opt.zero_grad(set_to_none=True)
+        with setup.autocast():
+            inputs, kw = timed("scatter", lambda: dp.scatter(args, kwargs, ids))
+            replicas = timed("replicate", lambda: dp.replicate(module, ids[:len(inputs)]))
+            outs = timed("parallel_apply", lambda: dp.parallel_apply(replicas, inputs, kw))
+            out = timed("gather", lambda: dp.gather(outs, dp.output_device))
+
+            def loss_of() -> Any:
+                if kwargs:
+                    val = out.loss if hasattr(out, "loss") else out
+                else:
+                    val = setup.work.loss(lambda _x: out, batch)
+                return val.mean() if val.dim() > 0 else val
+            loss = timed("loss", loss_of)
+        timed("backward", loss.backward)
+        timed("optimizer", setup.opt.step)
+        del replicas, outs, out, loss
+    return {"phase_host_s": {k: statistics.median(v) for k, v in host.items()},
+            "phase_s": {k: statistics.median(v) for k, v in full.items()},
+            "breakdown_reps": reps}
+
+
+def run(s: DPSettings) -> int:
+    """Measure DDP (all ranks) then DataParallel and the profile (rank 0) for every model."""
+    import datetime
+
+    import torch
+    import torch.distributed as dist
+
+    from validation.profiler import profile_model
+    from validation.runners.ddp import measure_cap
+    from validation.runners.facts import machine_facts, new_launch_id, run_env, short_facts
+    from validation.runners.records import append_record
+
+    if os.environ.get("GPUNETSIM_TEST_FAIL", "") == "1":
+        log.error("GPUNETSIM_TEST_FAIL=1: exiting at start")
+        os._exit(EXIT_TEST_FAIL)
+    kind = s.device if s.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    is_cuda = kind == "cuda"
+    if is_cuda:
+        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+        device = torch.device("cuda", torch.cuda.current_device())
+    else:
+        device = torch.device("cpu")
+    backend = "nccl" if is_cuda else "gloo"
+    timeout = datetime.timedelta(seconds=s.timeout_s)
+    dist.init_process_group(backend, timeout=timeout)
+    cpu_group = dist.new_group(backend="gloo", timeout=timeout) if is_cuda else None
+    rank, world = dist.get_rank(), dist.get_world_size()
+    shared = [s.launch_id or (new_launch_id() if rank == 0 else None)]
+    dist.broadcast_object_list(shared, src=0, device=device)
+    launch_id = shared[0]
+    facts = machine_facts(with_topology=rank == 0)
+    gpu_counts = list(range(1, world + 1)) if is_cuda else [1]
+    base = {"world": world, "tiny": s.tiny, "iters": s.iters, "warmup": s.warmup,
+            "precision": "bf16-autocast" if is_cuda else "fp32", "optimizer": "SGD(momentum=0.9)",
+            "device": device.type, "launch_id": launch_id, "launch_index": s.launch_index,
+            "env": run_env(), **short_facts(facts)}
+    if rank == 0:
+        append_record(s.out, {"kind": "meta", "runner": "dataparallel", **base, **facts,
+                              "argv": sys.argv, "models": list(s.models), "gpu_counts": gpu_counts})
+    for name in s.models:
+        b = s.batch[name]
+        if world > 1 and not s.skip_ddp:
+            ddp_s = DDPSettings(name, b, (DDP_CAP_MB,), s.iters, s.warmup, s.out, s.tiny,
+                                s.use_libraries, backend, device.type, launch_id, s.launch_index,
+                                0, 1e-3, s.timeout_s)
+            result = measure_cap(ddp_s, DDP_CAP_MB, device, is_cuda)
+            if rank == 0:
+                append_record(s.out, {"kind": "ddp", "model": name, "batch_size": b, **base,
+                                      "backend": backend, "bucket_cap_mb": DDP_CAP_MB, **result})
+                log.info("%s DDP x%d: median %.2f ms", name, world, result["median_s"] * 1e3)
+        dist.barrier(group=cpu_group)
+        if rank == 0:
+            try:
+                measure_rank0(s, name, b, device, is_cuda, gpu_counts, base, profile_model,
+                              append_record)
+            except Exception as exc:  # noqa: BLE001 - recorded; the other models go on
+                log.error("%s: DataParallel measurement failed: %s", name, exc)
+                append_record(s.out, {"kind": "dp_failed", "model": name, **base,
+                                      "reason": f"{type(exc).__name__}: {exc}"[:2000]})
+                if is_cuda:
+                    torch.cuda.empty_cache()
+        dist.barrier(group=cpu_group)
+    dist.destroy_process_group()
+    return 0
+
+
+def measure_rank0(s: DPSettings, name: str, b: int, device: Any, is_cuda: bool,
+                  gpu_counts: Sequence[int], base: dict[str, Any], profile_model: Any,
+                  append_record: Any) -> None:
+    """The single-GPU profile and DataParallel on 1..N GPUs, from rank 0's process."""
+    import torch
+    prof = profile_model(name, b, s.iters, s.warmup, device.type, s.tiny, s.use_libraries)
+    setup = _Setup(s, name, device, is_cuda)
+    prof.update(model_facts(setup, b))
+    append_record(s.out, {"kind": "dp_profile", "model": name, **base, "profile": prof})
+    for g in gpu_counts:
+        result = measure_dp(setup, g, b, s)
+        append_record(s.out, {"kind": "dp", "model": name, "batch_size": b, "gpus": g,
+                              "global_batch_size": b * g, **base, **result})
+        log.info("%s DataParallel x%d: median %.2f ms", name, g, result["median_s"] * 1e3)
+    del setup
+    if is_cuda:
+        torch.cuda.empty_cache()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return entry_point(parse_settings, run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -117,7 +117,12 @@ def test_bad_record_names_file_line_and_field(tmp_path: Path) -> None:
     rec = fsdp(0, 0.02)
     del rec["strategy"]
     p.write_text(json.dumps(rec) + "\n")
-    with pytest.raises(InputError, match="line 1: strategy"):
+    with pytest.raises(InputError, match="line 1"):
+        read_llm_records(p)
+    rec = fsdp(0, 0.02)
+    rec["hidden"] = "wide"
+    p.write_text(json.dumps(rec) + "\n")
+    with pytest.raises(InputError, match="line 1: hidden"):
         read_llm_records(p)
     assert main([str(p)]) == 2
 

@@ -24,7 +24,6 @@ lowest and highest of them.
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from dataclasses import dataclass
@@ -32,7 +31,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from simulator.core.errors import InputError
-from validation.gpt_spec import GPTSpec, SPEC_FIELDS
+from simulator.core.inputs import read_jsonl
+from validation.fields import Fields
+from validation.gpt_spec import SPEC_FIELDS, GPTSpec
 
 PHASE_FIELDS = ("embed_forward_s", "embed_backward_s", "block_forward_s", "block_backward_s",
                 "head_forward_s", "head_backward_s")
@@ -125,81 +126,93 @@ def transformer_fields(spec: GPTSpec) -> dict[str, Any]:
             "tied_embeddings": False}
 
 
-def _spec(r: dict[str, Any]) -> GPTSpec:
-    return GPTSpec(**{k: int(r[k]) for k in SPEC_FIELDS})
+def _spec(f: Fields) -> GPTSpec:
+    try:
+        return GPTSpec(**{k: f.whole(k, low=1) for k in SPEC_FIELDS})
+    except InputError as e:
+        raise InputError(e.message, source=f.source, field=f"{f.where}: {e.field}",
+                         value=e.value) from None
 
 
-def _opt(r: dict[str, Any], key: str) -> float | None:
-    v = r.get(key)
-    return None if v is None else float(v)
+def _numbers(f: Fields, name: str) -> tuple[float, ...]:
+    values = f.record.get(name)
+    if not isinstance(values, list) or not values:
+        raise f.bad(name, "must be a non-empty list of numbers", values)
+    return tuple(float(Fields({name: v}, f.source, f.where).number(name)) for v in values)  # type: ignore[arg-type]
 
 
-def _profile(r: dict[str, Any]) -> LayerProfile:
-    return LayerProfile(_spec(r), int(r["micro_batch"]), int(r["tp"]), bool(r["sequence_parallel"]),
-                        _opt(r, "embed_forward_s"), _opt(r, "embed_backward_s"),
-                        float(r["block_forward_s"]), float(r["block_backward_s"]),
-                        _opt(r, "head_forward_s"), _opt(r, "head_backward_s"),
-                        _opt(r, "model_median_s"), str(r["launch_id"]), int(r["launch_index"]),
-                        int(r["world"]), r.get("gpu"))
+def _wholes(f: Fields, name: str) -> tuple[int, ...]:
+    values = f.record.get(name)
+    if not isinstance(values, list) or not values:
+        raise f.bad(name, "must be a non-empty list of whole numbers", values)
+    return tuple(Fields({name: v}, f.source, f.where).whole(name) for v in values)
 
 
-def _run(r: dict[str, Any]) -> LlmRun:
-    runner = str(r["kind"]).removeprefix("llm_")
+def _profile(f: Fields) -> LayerProfile:
+    return LayerProfile(_spec(f), f.whole("micro_batch", low=1), f.whole("tp", low=1),
+                        f.flag("sequence_parallel"),
+                        f.number("embed_forward_s", positive=True, required=False),
+                        f.number("embed_backward_s", positive=True, required=False),
+                        float(f.number("block_forward_s", positive=True)),  # type: ignore[arg-type]
+                        float(f.number("block_backward_s", positive=True)),  # type: ignore[arg-type]
+                        f.number("head_forward_s", positive=True, required=False),
+                        f.number("head_backward_s", positive=True, required=False),
+                        f.number("model_median_s", positive=True, required=False),
+                        f.text("launch_id"), f.whole("launch_index"), f.whole("world", low=1),
+                        f.text("gpu", "") or None)
+
+
+def _run(f: Fields) -> LlmRun:
+    runner = f.text("kind").removeprefix("llm_")
     extra: dict[str, Any] = {}
     if runner == "fsdp":
-        extra = {"strategy": r["strategy"], "replicate": int(r["replicate"]),
-                 "unit_params": tuple(int(x) for x in r["unit_params"])}
+        extra = {"strategy": f.text("strategy"), "replicate": f.whole("replicate", low=1),
+                 "unit_params": _wholes(f, "unit_params")}
     elif runner == "tp":
-        extra = {"sequence_parallel": bool(r["sequence_parallel"]),
-                 "nocomm_median_s": float(r["nocomm_median_s"]),
-                 "collectives": tuple((c["op"], int(c["bytes"]), int(c["count"]))
-                                      for c in r["collectives"])}
+        colls = f.record.get("collectives")
+        if not isinstance(colls, list):
+            raise f.bad("collectives", "must be a list of {op, bytes, count}", colls)
+        checked = [Fields(c, f.source, f"{f.where}: collectives[{i}]") for i, c in enumerate(colls)]
+        extra = {"sequence_parallel": f.flag("sequence_parallel"),
+                 "nocomm_median_s": f.number("nocomm_median_s", positive=True),
+                 "collectives": tuple((c.text("op"), c.whole("bytes"), c.whole("count"))
+                                      for c in checked)}
     else:
-        extra = {"micro_batches": int(r["micro_batches"]),
-                 "stage_layers": tuple(int(x) for x in r["stage_layers"]),
-                 "stage_forward_s": tuple(float(x) for x in r["stage_forward_s"]),
-                 "stage_backward_s": tuple(float(x) for x in r["stage_backward_s"]),
-                 "p2p_s": float(r["p2p_s"]), "activation_bytes": int(r["activation_bytes"])}
-    peak = r.get("peak_memory_bytes")
-    return LlmRun(runner, str(r["point"]), _spec(r), int(r["world"]), int(r["tp"]), int(r["pp"]),
-                  int(r["dp"]), int(r["micro_batch"]), int(r["global_batch"]), float(r["median_s"]),
-                  float(r["p10_s"]), float(r["p90_s"]), tuple(float(x) for x in r["iter_times_s"]),
-                  str(r["launch_id"]), int(r["launch_index"]), r.get("gpu"), str(r["dtype"]),
-                  None if peak is None else int(peak), **extra)
+        extra = {"micro_batches": f.whole("micro_batches", low=1),
+                 "stage_layers": _wholes(f, "stage_layers"),
+                 "stage_forward_s": _numbers(f, "stage_forward_s"),
+                 "stage_backward_s": _numbers(f, "stage_backward_s"),
+                 "p2p_s": f.number("p2p_s"), "activation_bytes": f.whole("activation_bytes")}
+    median, p10, p90 = (float(f.number(k, positive=True))  # type: ignore[arg-type]
+                        for k in ("median_s", "p10_s", "p90_s"))
+    if not p10 <= median <= p90:
+        raise f.bad("p10_s", "needs p10_s <= median_s <= p90_s", (p10, median, p90))
+    peak = f.record.get("peak_memory_bytes")
+    return LlmRun(runner, f.text("point"), _spec(f), f.whole("world", low=1), f.whole("tp", low=1),
+                  f.whole("pp", low=1), f.whole("dp", low=1), f.whole("micro_batch", low=1),
+                  f.whole("global_batch", low=1), median, p10, p90, _numbers(f, "iter_times_s"),
+                  f.text("launch_id"), f.whole("launch_index"), f.text("gpu", "") or None,
+                  f.text("dtype"), None if peak is None else f.whole("peak_memory_bytes"), **extra)
 
 
 def read_llm_records(paths: str | Path | Sequence[str | Path]) -> LlmRecords:
-    """Runs, layer profiles and failure records of JSONL files; other kinds are skipped.
+    """Runs, layer profiles and failure records of JSONL files; other kinds are skipped, and
+    so are lines that are no JSON object (a line cut short by a killed run).
 
     A record missing a field or holding a wrong value is an :class:`InputError` naming the file,
     the line and the field."""
     runs, profiles, failures = [], [], []
     for path in [paths] if isinstance(paths, (str, Path)) else paths:
         src = str(path)
-        try:
-            lines = Path(path).read_text(encoding="utf-8").splitlines()
-        except OSError as e:
-            raise InputError(f"cannot read file: {e.strerror}", source=src) from None
-        for i, raw in enumerate(lines, 1):
-            if not raw.strip():
-                continue
-            try:
-                r = json.loads(raw)
-                kind = r.get("kind")
-                if kind == "llm_profile":
-                    profiles.append(_profile(r))
-                elif kind in ("llm_fsdp", "llm_tp", "llm_pp"):
-                    runs.append(_run(r))
-                elif kind == "llm_failed":
-                    failures.append(r)
-            except json.JSONDecodeError as e:
-                if i == len(lines):
-                    continue  # a last line cut short by a killed run
-                raise InputError(f"invalid JSON: {e.msg}", source=src, field=f"line {i}") from None
-            except KeyError as e:
-                raise InputError("missing field", source=src, field=f"line {i}: {e.args[0]}") from None
-            except (TypeError, ValueError) as e:
-                raise InputError(f"bad value: {e}", source=src, field=f"line {i}") from None
+        for number, r in read_jsonl(path, skip_bad=True):
+            kind = r.get("kind")
+            f = Fields(r, src, f"line {number}", str(kind))
+            if kind == "llm_profile":
+                profiles.append(_profile(f))
+            elif kind in ("llm_fsdp", "llm_tp", "llm_pp"):
+                runs.append(_run(f))
+            elif kind == "llm_failed":
+                failures.append(r)
     return LlmRecords(tuple(runs), tuple(profiles), tuple(failures))
 
 

@@ -216,11 +216,13 @@ def test_llm_sweep_excludes_failing_point_and_exits_nonzero(tmp_path: Path) -> N
     pytest.importorskip("torch")
     out = tmp_path / "llm.jsonl"
     bad = f"tp tp=2 sp=off mb=2 {SPEC.text}"
-    done = run_sweep(["--runners", "tp", "--launches", "1", "--out", str(out),
+    done = run_sweep(["--runners", "tp", "--launches", "2", "--out", str(out),
                       "--extra-env", f"GPUNETSIM_TEST_FAIL=point:{bad}"])
-    assert done.returncode == 1
+    assert done.returncode == 1 and "missing: tp launch 1" in done.stderr
     recs = records(out)
     failed = [r for r in recs if r["kind"] == "llm_failed"]
-    assert [r["point"] for r in failed] == [bad]
-    got = [r["point"] for r in recs if r["kind"].startswith("llm_") and r["kind"] != "llm_failed"]
-    assert len(got) == 3 and bad not in got and len(set(got)) == 3  # relaunched past it
+    assert [(r["point"], r["launch_index"]) for r in failed] == [(bad, 0)]  # index 1 skipped it
+    for index in (0, 1):
+        got = [r["point"] for r in recs if r["kind"] in ("llm_tp", "llm_profile")
+               and r["launch_index"] == index]
+        assert len(got) == 3 and bad not in got and len(set(got)) == 3  # relaunched past it

@@ -15,7 +15,7 @@ that). The NVLS/multicast switches of :data:`validation.runners.sweep.ALWAYS_ENV
 A launch that fails or passes its time limit is recorded as ``{"kind": "llm_failed", ...}``
 naming the first of its points still missing (the one it was most likely running); the runner
 is relaunched for the same launch index without that point, at most ``--max-failed-launches``
-times. Points already in the output file are never measured again, so rerunning the command
+times, and later launch indices skip it too (a point that crashed once costs no more launches). Points already in the output file are never measured again, so rerunning the command
 only fills gaps. The sweep exits with status 1 when any planned point is still missing at the
 end (failed, excluded, or not reached within ``--budget-s``), else 0.
 """
@@ -144,10 +144,11 @@ def parse_settings(argv: Sequence[str] | None) -> LlmSweepSettings:
                             a.launch_timeout_s, a.budget_s, a.max_failed_launches)
 
 
-def run_job(s: LlmSweepSettings, job: Job, index: int, sweep_id: str, deadline: float) -> bool:
-    """Launch ``job`` for ``index`` until its points are in or failures run out.
+def run_job(s: LlmSweepSettings, job: Job, index: int, sweep_id: str, deadline: float,
+            excluded: list[str]) -> bool:
+    """Launch ``job`` for ``index`` until its points are in or failures run out. ``excluded``
+    holds the points that crashed a launch of this runner (any index); found culprits are added.
     Returns False when the budget ran out before it could (re)launch."""
-    excluded: list[str] = []
     failures = 0
     while True:
         todo = [p for p in missing_points(s.out, job.labels, s.nproc, index) if p not in excluded]
@@ -188,9 +189,10 @@ def run_job(s: LlmSweepSettings, job: Job, index: int, sweep_id: str, deadline: 
 def run(s: LlmSweepSettings) -> int:
     sweep_id = uuid.uuid4().hex[:8]
     deadline = time.monotonic() + s.budget_s
+    excluded: dict[str, list[str]] = {job.runner: [] for job in s.jobs}
     for index in range(s.launches):
         for job in s.jobs:
-            if not run_job(s, job, index, sweep_id, deadline):
+            if not run_job(s, job, index, sweep_id, deadline, excluded[job.runner]):
                 break
     missing = [(job.runner, index, p) for index in range(s.launches) for job in s.jobs
                for p in missing_points(s.out, job.labels, s.nproc, index)]

@@ -6,6 +6,8 @@ The application layer (CLI, studies, reports) and the public Python API::
     gpunetsim.collective(topology="dgx-h100", op="all_reduce", size_bytes=2**30).busbw_GBps
     gpunetsim.ddp(topology="dgx-h100", nodes=2, workload="resnet50").iteration_s
     gpunetsim.run_study("my_study.yaml").rows
+    gpunetsim.cluster("shared-spine").jobs[0].slowdown
+    gpunetsim.goodput(4096, mtbf_gpu="50000 h", checkpoint="1 min").optimum_s
 
 The functions live in :mod:`gpunetsim.api` and are imported on first use, so that the command
 line starts without loading the simulator.
@@ -16,7 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["CollectiveResult", "IterationResult", "StudyResult", "collective", "ddp", "run_study", "topology"]
+__all__ = ["CollectiveResult", "IterationResult", "StudyResult", "cluster", "collective", "ddp", "goodput", "run_study",
+           "topology"]
 
 
 def __getattr__(name: str) -> Any:

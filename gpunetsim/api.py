@@ -22,12 +22,14 @@ import networkx as nx
 
 import topologies
 from simulator.collectives.params import Parameters, load_calibration
+from simulator.core.errors import InputError
 from simulator.core.units import parse_size
 from simulator.network.closed_form import CostModel
 from simulator.network.run import CollectiveResult, run_collective
 from simulator.training.ddp import DDPConfig, IterationResult, simulate_iteration
 
-__all__ = ["CollectiveResult", "IterationResult", "StudyResult", "collective", "ddp", "run_study", "topology"]
+__all__ = ["CollectiveResult", "IterationResult", "StudyResult", "cluster", "collective", "ddp", "goodput", "run_study",
+           "topology"]
 
 
 def topology(topology: str = "dgx-h100", *, nodes: int = 1, gpus: int | None = None, no_p2p: bool = False,
@@ -116,3 +118,65 @@ def run_study(path: str | Path | None = None, *, workers: int | None = 1, progre
     spec = load_study(DEFAULT_STUDY if path is None else path)
     rows = run_points(spec.points, workers=workers, progress=progress, desc=spec.name)
     return StudyResult(spec.name, tuple(rows))
+
+
+def cluster(scenario: str | Path, *, placement: str | None = None, iterations: int | None = None,
+            seed: int | None = None, top_links: int = 3):
+    """Several jobs on one cluster, as ``gpunetsim cluster`` prints it: ``scenario`` is a scenario
+    file or a built-in scenario's name (docs/shared-clusters.md); the keywords override the file's.
+    Returns a :class:`simulator.training.cluster.ClusterResult` (``as_dict()`` is ``--json``'s).
+
+    >>> r = gpunetsim.cluster("shared-spine", iterations=1)
+    >>> [j.name for j in r.jobs], r.jobs[1].slowdown >= 1.0
+    (['gpt2', 'allreduce'], True)
+    """
+    from dataclasses import replace
+
+    from gpunetsim.scenario import load_scenario, run_scenario
+    sc = load_scenario(scenario, placement)
+    if iterations is not None:
+        if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
+            raise InputError("must be an integer of at least 1", field="iterations", value=iterations)
+        sc = replace(sc, iterations=iterations)
+    if seed is not None:
+        sc = replace(sc, seed=seed)
+    if top_links < 0:
+        raise InputError("must be 0 or more", field="top_links", value=top_links)
+    return run_scenario(sc, top_links)
+
+
+def goodput(gpus: int, *, gpus_per_node: int = 8, nics_per_node: int | None = None, switches: int | None = None,
+            mtbf_gpu: str | float | None = None, mtbf_node: str | float | None = None,
+            mtbf_nic: str | float | None = None, mtbf_switch: str | float | None = None,
+            checkpoint: str | float = 0.0, restart: str | float = 0.0, interval: str | float | None = None,
+            run: str | float = "30 d"):
+    """Expected goodput of ``run`` (training work) on ``gpus`` GPUs under failures, as ``gpunetsim
+    goodput`` prints it (times with units or seconds; an MTBF of None never fails). ``switches``
+    defaults to the leaves of a rail-optimized fabric: NICs per server x ceil(servers / 32).
+    Returns a :class:`simulator.training.goodput.GoodputResult`.
+
+    >>> g = gpunetsim.goodput(4096, mtbf_gpu="50000 h", checkpoint="1 min", restart="5 min")
+    >>> round(g.mtbf_s / 3600, 2), round(g.optimum_s / 60, 1), round(g.daly_s / 60, 1)
+    (12.21, 37.6, 37.6)
+    """
+    from simulator.core.units import parse_time
+    from simulator.training.goodput import Components, expected_run, failure_spec
+    for name, v in (("gpus", gpus), ("gpus_per_node", gpus_per_node)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise InputError("must be an integer of at least 1", field=name, value=v)
+    for name, v in (("nics_per_node", nics_per_node), ("switches", switches)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+            raise InputError("must be an integer, 0 or more", field=name, value=v)
+    nodes = -(-gpus // gpus_per_node)
+    nics_per = gpus_per_node if nics_per_node is None else nics_per_node
+    comps = Components(gpus, nodes, nodes * nics_per,
+                       nics_per * -(-nodes // HOSTS_PER_LEAF) if switches is None else switches)
+    spec = failure_spec(dict(mtbf_gpu=mtbf_gpu, mtbf_node=mtbf_node, mtbf_nic=mtbf_nic, mtbf_switch=mtbf_switch,
+                             checkpoint=checkpoint, restart=restart, interval=interval))
+    work = parse_time(float(run) if isinstance(run, str) and run.strip().replace(".", "", 1).isdigit() else run,
+                      field="run", allow_zero=False)
+    return expected_run(comps, spec, work)
+
+
+#: Servers under one leaf switch per rail when counting default switches (as --hosts-per-leaf).
+HOSTS_PER_LEAF = 32

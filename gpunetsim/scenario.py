@@ -177,15 +177,13 @@ def load_scenario(path_or_name: str | Path, placement: str | None = None) -> Sce
 
 def _graph(spec: ScenarioSpec, src: str, base: Path) -> nx.Graph:
     import topologies
-    from simulator.core.units import parse_bandwidth
     topo = spec.topology
     if topo not in topologies.SERVERS:
         p = Path(topo).expanduser()
         topo = str(p if p.is_absolute() else (base / p).resolve())
-    nic = checked(lambda: parse_bandwidth(spec.nic_bw, field="nic_bw"), src, "nic_bw", spec.nic_bw) \
-        if spec.nic_bw is not None else None
-    fabric = topologies.FabricSpec(fabric=spec.fabric, transport=spec.transport, nic_Bps=nic, nics=spec.nics,
-                                   oversubscription=spec.oversubscription, hosts_per_leaf=spec.hosts_per_leaf)
+    fabric = checked(lambda: topologies.FabricSpec.from_options(spec.fabric, spec.transport, spec.nic_bw, spec.nics,
+                                                                spec.oversubscription, spec.hosts_per_leaf),
+                     src, "nic_bw", spec.nic_bw)
     try:
         return topologies.build(topo, nodes=spec.nodes, gpus_per_node=spec.gpus, fabric=fabric)
     except InputError as e:

@@ -110,9 +110,9 @@ class SharedFlowNetwork(FlowNetwork):
         if not self._active:
             return
         n = len(self.capacity_Bps)
-        load = np.zeros(n)
-        jobs_on = np.zeros((self.link_bytes.shape[0], n), dtype=bool)
-        for t in self._active:
-            load[t.links] += t.rate * t.counts
-            jobs_on[self._owner[id(t)], t.links] = True
-        self._contended = (jobs_on.sum(axis=0) >= 2) & (load >= SATURATED * self.capacity_Bps)
+        links = np.concatenate([t.links for t in self._active])
+        load = np.bincount(links, weights=np.concatenate([t.rate * t.counts for t in self._active]), minlength=n)
+        owner = np.concatenate([np.full(len(t.links), self._owner[id(t)]) for t in self._active])
+        pairs = np.unique(owner * n + links)                # distinct (job, link)
+        jobs_on = np.bincount(pairs % n, minlength=n)
+        self._contended = (jobs_on >= 2) & (load >= SATURATED * self.capacity_Bps)

@@ -101,7 +101,7 @@ class JobResult:
         return {"name": self.name, "hosts": list(self.hosts), "gpus": self.gpus, "healthy_s": self.healthy_s,
                 "alone_s": self.alone_s, "shared_s": self.shared_s, "slowdown": self.slowdown,
                 "straggler_factor": self.straggler_factor,
-                "links": [{"name": l.name, "count": len(l.links), "kind": l.kind, "contended_s": l.contended_s,
+                "links": [{"name": l.name, "ids": list(l.links), "kind": l.kind, "contended_s": l.contended_s,
                            "utilisation": l.utilisation, "jobs": list(l.jobs)} for l in self.links]}
 
 

@@ -27,7 +27,7 @@ restarts included); the time lost to failures (rework and restarts) is ``T - W -
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pydantic import BaseModel, ConfigDict, field_validator
 from scipy import optimize
@@ -172,6 +172,17 @@ class GoodputResult:
     optimum_s: float
     optimum_goodput: float
 
+    def at_interval(self, interval_s: float) -> "GoodputResult":
+        """The same run checkpointing every ``interval_s`` seconds of training."""
+        if not interval_s > 0:
+            raise InputError("the checkpoint interval must be positive", field="interval", value=interval_s)
+        gp = goodput(interval_s, self.checkpoint_s, self.restart_s, self.mtbf_s)
+        wall = self.work_s / gp if gp > 0 else math.inf
+        ckpt = self.work_s / interval_s * self.checkpoint_s
+        return replace(self, interval_s=interval_s, goodput=gp, wall_s=wall,
+                       failures=wall / self.mtbf_s if math.isfinite(self.mtbf_s) else 0.0,
+                       checkpoint_total_s=ckpt, lost_s=wall - self.work_s - ckpt)
+
     def as_dict(self) -> dict:
         out = {k: v for k, v in self.__dict__.items() if k != "components"}
         out.update({f"{k}": v for k, v in self.components.__dict__.items()})
@@ -195,9 +206,6 @@ def expected_run(components: Components, spec: FailureSpec, work_s: float) -> Go
     tau = spec.interval if spec.interval is not None else opt
     if math.isinf(tau):
         tau = work_s                      # one segment: never worth checkpointing
-    gp = goodput(tau, d, r, mtbf)
-    wall = work_s / gp if gp > 0 else math.inf
-    ckpt = work_s / tau * d
-    return GoodputResult(components, rate, mtbf, work_s, tau, d, r, gp, wall,
-                         wall / mtbf if math.isfinite(mtbf) else 0.0, ckpt, wall - work_s - ckpt,
-                         young, daly, opt, opt_gp)
+    base = GoodputResult(components, rate, mtbf, work_s, tau, d, r, 1.0, work_s, 0.0, 0.0, 0.0, young, daly, opt,
+                         opt_gp)
+    return base.at_interval(tau)

@@ -21,6 +21,9 @@ def add_topology_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--nics", type=int, default=None, help="NICs per server (default: preset's)")
     g.add_argument("--oversubscription", type=float, default=1.0,
                    help="leaf:spine oversubscription (matters for traffic that crosses the spine)")
+    g.add_argument("--nvls", default=None, choices=["on", "off"],
+                   help="NVLink SHARP (NVSwitch reduction): on by default where the hardware has it "
+                        "(NVSwitch gen3+, H100/H200/B200); off = NCCL_NVLS_ENABLE=0")
     g.add_argument("--hosts-per-leaf", type=int, default=32,
                    help="servers under one leaf switch per rail; more servers than this span several "
                         "leaf groups joined through the spine")
@@ -33,7 +36,12 @@ def topology_from_args(args: argparse.Namespace):
                                                 args.oversubscription, args.hosts_per_leaf, nic_bw_field="--nic-bw")
     return topologies.build(args.topology, nodes=args.nodes, gpus_per_node=args.gpus,
                             p2p=False if args.no_p2p else None, fabric=fabric, sockets=args.socket_transport,
-                            cpu_sockets=args.cpu_sockets)
+                            cpu_sockets=args.cpu_sockets, nvls=on_off(getattr(args, "nvls", None)))
+
+
+def on_off(value: str | None) -> bool | None:
+    """An ``on|off`` flag: None when not given (the default applies)."""
+    return None if value is None else value == "on"
 
 
 def params_from_args(args: argparse.Namespace):

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from gpunetsim.cli_args import add_topology_args, params_from_args, topology_from_args
+from simulator.collectives.algorithms import ALGOS
 from simulator.core.errors import InputError
 from simulator.core.vocabulary import ENGINES, OPS, PROTOS
 
@@ -19,7 +20,8 @@ def register(sub) -> None:
     p.add_argument("-b", "--min-bytes", default="8", help="smallest size (nccl-tests -b), e.g. 8, 1K, 1M")
     p.add_argument("-e", "--max-bytes", default="128M", help="largest size (nccl-tests -e), e.g. 8G")
     p.add_argument("-f", "--factor", type=float, default=2.0, help="size multiplier between steps")
-    p.add_argument("--algo", default="auto", choices=["auto", "ring", "tree", "direct"])
+    p.add_argument("--algo", default="auto", choices=["auto", *ALGOS],
+                   help="NCCL's algorithm (auto: what NCCL's tuner picks among those the topology enables)")
     p.add_argument("--proto", default="auto", choices=["auto", *PROTOS])
     p.add_argument("--dtype", default="float", help="element type for the count column")
     p.add_argument("--engine", default="des", choices=ENGINES,

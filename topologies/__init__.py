@@ -10,22 +10,25 @@ from simulator.core.errors import InputError
 from simulator.core.inputs import path_exists
 from topologies.fabric import FabricSpec, cluster
 from topologies.files import load_topology
-from topologies.graph import ClusterInfo, cluster_info, first_gpus, gpus, validate
+from topologies.graph import ClusterInfo, cluster_info, first_gpus, gpus, nvls_capable, set_nvls, validate
 from topologies.presets import SERVERS, preset_names
 from topologies.routing import Router
 
 __all__ = ["FabricSpec", "Router", "SERVERS", "build", "cluster", "first_gpus", "gpus", "load_topology",
-           "preset_names", "validate"]
+           "nvls_capable", "preset_names", "validate"]
 
 
 def build(topology: str, *, nodes: int = 1, gpus_per_node: int | None = None, p2p: bool | None = None,
-          fabric: FabricSpec = FabricSpec(), sockets: bool = False, cpu_sockets: int | None = None) -> nx.Graph:
+          fabric: FabricSpec = FabricSpec(), sockets: bool = False, cpu_sockets: int | None = None,
+          nvls: bool | None = None) -> nx.Graph:
     """A preset name (with ``nodes``, ``gpus_per_node``, ``fabric``) or a YAML/JSON file path.
 
     ``p2p=False``: GPU peer-to-peer off (NCCL_P2P_DISABLE=1): traffic through host memory.
     ``sockets=True``: NCCL's socket transport (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1, or
     NCCL_IB_DISABLE=1 across servers): every hop through the host's TCP stack.
     ``cpu_sockets``: 1 or 2 CPU sockets per server (presets; PCIe switches are split over them).
+    ``nvls``: NVLink SHARP; None = NCCL's default (on where the hardware has it), False =
+    NCCL_NVLS_ENABLE=0, True = required (an InputError where the hardware cannot).
     """
     if cpu_sockets is not None:
         if topology not in SERVERS:
@@ -35,6 +38,8 @@ def build(topology: str, *, nodes: int = 1, gpus_per_node: int | None = None, p2
     G = _build(topology, nodes, gpus_per_node, p2p, fabric, cpu_sockets)
     if sockets:
         G.graph.update(socket_transport=True, p2p=False)
+    if nvls is not None or "nvls" not in G.graph:
+        set_nvls(G, nvls)
     return G
 
 

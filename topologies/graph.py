@@ -28,6 +28,9 @@ Graph attributes (``G.graph``), every one that a builder sets; read them through
     oversubscription    float, leaf down/up bandwidth ratio
     compute_capability  int, e.g. 90
     datasheets          str, where the numbers come from
+    nvls                bool, NVLink SHARP allowed (default: where the hardware has it, see ``nvls_capable``;
+                        False = NCCL_NVLS_ENABLE=0)
+    collnet             bool, the fabric's switches reduce in the network (SHARP; default false)
 """
 
 from __future__ import annotations
@@ -122,6 +125,9 @@ class ClusterInfo:
     oversubscription: float
     compute_capability: int
     datasheets: str
+    nvswitch: bool = False          # an NVSwitch plane joins the GPUs of a server
+    nvls: bool = False              # NVLS usable: capable hardware, allowed, GPU traffic not through the host
+    collnet: bool = False
 
 
 def cluster_info(G: nx.Graph) -> ClusterInfo:
@@ -143,4 +149,34 @@ def cluster_info(G: nx.Graph) -> ClusterInfo:
         socket_transport=bool(a.get("socket_transport", False)),
         fabric=str(a.get("fabric", "none")), transport=str(a.get("transport", "ib")),
         oversubscription=float(a.get("oversubscription", 1.0)),
-        compute_capability=int(a.get("compute_capability", 90)), datasheets=str(a.get("datasheets", "")))
+        compute_capability=int(a.get("compute_capability", 90)), datasheets=str(a.get("datasheets", "")),
+        nvswitch=_has_nvswitch(G), nvls=nvls_enabled(G), collnet=bool(a.get("collnet", False)))
+
+
+def _has_nvswitch(G: nx.Graph) -> bool:
+    return any(d.get("kind") == "nvswitch" for _, d in G.nodes(data=True))
+
+
+def nvls_capable(G: nx.Graph) -> bool:
+    """NVLink SHARP needs NVSwitch gen3+ with multicast: an NVSwitch plane and compute capability 9.0+
+    (H100, H200, B200, GB200)."""
+    return int(G.graph.get("compute_capability", 0)) >= 90 and _has_nvswitch(G)
+
+
+def nvls_enabled(G: nx.Graph) -> bool:
+    """NVLS available to NCCL: capable hardware, not turned off (``nvls`` false), and GPU traffic not
+    forced through host memory or sockets (peer-to-peer off)."""
+    a = G.graph
+    return (bool(a.get("nvls", True)) and bool(a.get("p2p", True)) and not a.get("socket_transport", False)
+            and nvls_capable(G))
+
+
+def set_nvls(G: nx.Graph, on: bool | None, source: str | None = None) -> nx.Graph:
+    """``on``: None keeps NCCL's default (on where capable), False is NCCL_NVLS_ENABLE=0, True asks for it
+    (an InputError where the hardware cannot)."""
+    if on and not nvls_capable(G):
+        lacks = f"compute capability {G.graph.get('compute_capability')}" if _has_nvswitch(G) else "no NVSwitch"
+        raise InputError(f"NVLS needs an NVSwitch plane (gen3+) and compute capability 9.0+; "
+                         f"{G.graph.get('name', 'this topology')} has {lacks}", source=source, field="nvls", value="on")
+    G.graph["nvls"] = nvls_capable(G) if on is None else bool(on)
+    return G

@@ -18,6 +18,7 @@ import numpy as np
 import topologies
 from simulator.network.closed_form import CostModel
 from simulator.core.errors import InputError
+from simulator.collectives.algorithms import ALGOS_FOR_OP
 from simulator.collectives.params import Parameters
 from simulator.core.units import parse_bandwidth
 from simulator.core.vocabulary import busbw_factor
@@ -28,8 +29,31 @@ VARIANTS = {
     "ll": ("auto", "ll", None), "ll128": ("auto", "ll128", None), "simple": ("auto", "simple", None),
     "nop2p": ("auto", "auto", False), "noshm": ("auto", "auto", None),
 }
-_ENV_ALGO = {"ring": "ring", "tree": "tree"}
+_ENV_ALGO = {"ring": "ring", "tree": "tree", "nvls": "nvls", "nvlstree": "nvls_tree",
+             "collnetdirect": "collnet_direct", "collnetchain": "collnet_chain", "pat": "pat"}
 _ENV_PROTO = {"ll": "ll", "ll128": "ll128", "simple": "simple"}
+_NCCL_FUNC = {"all_reduce": "allreduce", "reduce_scatter": "reducescatter", "all_gather": "allgather",
+              "broadcast": "broadcast", "reduce": "reduce"}
+
+
+def env_algo(value: str, op: str) -> str | None:
+    """Our algorithm for NCCL_ALGO's setting for ``op`` (``Ring``, ``allreduce:Tree;...``) when it names
+    exactly one, else None."""
+    chosen = None
+    for part in str(value).lower().split(";"):
+        func, _, names = part.rpartition(":")
+        if func and func.strip() != _NCCL_FUNC.get(op):
+            continue
+        algos = [a.strip() for a in names.split(",") if a.strip()]
+        if len(algos) == 1 and not algos[0].startswith("^"):
+            chosen = _ENV_ALGO.get(algos[0], chosen)
+    return chosen
+
+
+def nvls_from_env(env: Mapping[str, str] | tuple) -> bool | None:
+    """NCCL_NVLS_ENABLE: "0" -> False (NVLS off), "1" -> True, unset -> None (NCCL's default)."""
+    v = str(dict(env).get("NCCL_NVLS_ENABLE", "")).strip()
+    return False if v == "0" else True if v == "1" else None
 
 
 @dataclass(frozen=True)
@@ -42,8 +66,9 @@ class Topo:
     nic_Bps: float | None = None
     p2p: bool | None = None
 
-    def build(self, world: int, p2p: bool | str | None = None):
-        """``p2p``: None (the topology's own), False (through host memory), "socket" (TCP transport)."""
+    def build(self, world: int, p2p: bool | str | None = None, nvls: bool | None = None):
+        """``p2p``: None (the topology's own), False (through host memory), "socket" (TCP transport).
+        ``nvls``: None (NCCL's default: on where the hardware has it), False (NCCL_NVLS_ENABLE=0)."""
         per = self.gpus_per_node
         if self.nodes == 1:
             per = world
@@ -53,7 +78,7 @@ class Topo:
         sockets = p2p == "socket"
         return topologies.build(self.preset, nodes=self.nodes, gpus_per_node=per,
                                 p2p=False if sockets else (self.p2p if p2p is None else p2p), fabric=fabric,
-                                sockets=sockets)
+                                sockets=sockets, nvls=nvls)
 
 
 def topo_from_hint(hint: Mapping | None, source: str = "") -> Topo:
@@ -86,21 +111,22 @@ class Comparison:
         return self.point.size_bytes / self.predicted_s / 1e9 * busbw_factor(self.point.op, self.point.world)
 
 
-def choice_for(p: CollMeasurement) -> tuple[str, str, bool | str | None] | None:
-    """(algo, proto, transport override) for a measured point: override None (the topology's own),
-    False (peer-to-peer off: host memory) or "socket" (NCCL's TCP socket transport)."""
+def choice_for(p: CollMeasurement) -> tuple[str, str, bool | str | None, bool | None] | None:
+    """(algo, proto, transport override, nvls) for a measured point: override None (the topology's own),
+    False (peer-to-peer off: host memory) or "socket" (NCCL's TCP socket transport); nvls from
+    NCCL_NVLS_ENABLE (None: NCCL's default)."""
     env = dict(p.env)
     algo, proto, p2p = VARIANTS.get(p.variant, ("auto", "auto", None))
     if "socket" in p.variant or str(env.get("NCCL_IB_DISABLE", "")) == "1" \
             or str(env.get("NCCL_NET", "")).lower() == "socket":
         p2p = "socket"
-    algo = _ENV_ALGO.get(str(env.get("NCCL_ALGO", "")).lower(), algo)
+    algo = env_algo(env.get("NCCL_ALGO", ""), p.op) or algo
     proto = _ENV_PROTO.get(str(env.get("NCCL_PROTO", "")).lower(), proto)
     if str(env.get("NCCL_P2P_DISABLE", "")) == "1" and p2p is None:
         p2p = False
     if str(env.get("NCCL_SHM_DISABLE", "")) == "1" and p2p is False:
         p2p = "socket"
-    return algo, proto, p2p
+    return algo, proto, p2p, nvls_from_env(env)
 
 
 class Predictor:
@@ -108,15 +134,15 @@ class Predictor:
 
     def __init__(self, topo: Topo, params: Parameters) -> None:
         self.topo, self.params = topo, params
-        self._models: dict[tuple[int, bool | None], CostModel] = {}
-        self._routers: dict[tuple[int, bool | None], object] = {}
+        self._models: dict[tuple, CostModel] = {}
+        self._routers: dict[tuple, object] = {}
 
-    def model(self, world: int, p2p: bool | None) -> CostModel:
-        key = (world, p2p)
+    def model(self, world: int, p2p: bool | str | None, nvls: bool | None = None) -> CostModel:
+        key = (world, p2p, nvls)
         m = self._models.get(key)
         if m is None:
             r = self._routers.get(key)
-            m = CostModel(r if r is not None else self.topo.build(world, p2p), self.params)
+            m = CostModel(r if r is not None else self.topo.build(world, p2p, nvls), self.params)
             self._routers[key] = m.router
             self._models[key] = m
         return m
@@ -131,12 +157,12 @@ class Predictor:
         c = choice_for(p)
         if c is None or p.world < 2:
             return None
-        algo, proto, p2p = c
-        m = self.model(p.world, p2p)
-        if algo == "tree" and p.op != "all_reduce":
+        algo, proto, p2p, nvls = c
+        m = self.model(p.world, p2p, nvls)
+        if algo not in ALGOS_FOR_OP[p.op]:       # NCCL_ALGO=Tree on an all_gather: NCCL's own choice
             algo = "auto"
         t, a, pr = m.best(p.op, p.size_bytes, algo, proto)
-        nccl = m.nccl.time_s(p.op, p.size_bytes, a, pr) if a in ("ring", "tree") else math.inf
+        nccl = m.nccl.time_s(p.op, p.size_bytes, a, pr) if a != "direct" else math.inf
         return Comparison(p, t, a, pr, nccl if math.isfinite(nccl) else None)
 
 

@@ -25,7 +25,7 @@ from simulator.core.inputs import read_jsonl
 from simulator.core.limits import MAX_BATCH_SIZE, MAX_BUCKET_CAP_MB
 from simulator.collectives.params import DEFAULTS, Parameters, bounds
 from simulator.training.workload import Workload, load_workload
-from validation.compare import Topo
+from validation.compare import Topo, nvls_from_env
 from validation.fields import Fields
 
 log = logging.getLogger(__name__)
@@ -46,6 +46,7 @@ class DdpMeasurement:
     launch_id: str
     source: str = ""
     launch_index: int | None = None   # the sweep's launch number; a rerun of it replaces it
+    nvls: bool | None = None          # NCCL_NVLS_ENABLE of the run (None: NCCL's default)
 
 
 def ddp_from_record(record: Mapping[str, object], source: str, where: str) -> DdpMeasurement:
@@ -62,7 +63,8 @@ def ddp_from_record(record: Mapping[str, object], source: str, where: str) -> Dd
         f.whole("world", low=1, high=limits.GPUS.value),
         float(f.number("bucket_cap_mb", positive=True, high=MAX_BUCKET_CAP_MB)), median, p10, p90,
         f.number("nosync_median_s", positive=True, required=False), f.text("launch_id", ""), source,
-        f.whole("launch_index", high=10**6) if f.has("launch_index") else None)
+        f.whole("launch_index", high=10**6) if f.has("launch_index") else None,
+        nvls_from_env(record.get("env") or {}) if isinstance(record.get("env") or {}, Mapping) else None)
 
 
 def read_ddp(path: str | Path) -> list[DdpMeasurement]:
@@ -114,17 +116,17 @@ class DdpPredictor:
         if compute not in ("profile", "nosync"):
             raise InputError("compute must be 'profile' or 'nosync'", field="compute", value=compute)
         self.topo, self.params, self.workloads, self.compute = topo, params, dict(workloads), compute
-        self._routers: dict[int, object] = {}
+        self._routers: dict[tuple, object] = {}
 
     def with_params(self, params: Parameters) -> "DdpPredictor":
         p = DdpPredictor(self.topo, params, self.workloads, self.compute)
         p._routers = self._routers
         return p
 
-    def model(self, world: int) -> CostModel:
-        r = self._routers.get(world)
-        m = CostModel(r if r is not None else self.topo.build(world), self.params)
-        self._routers[world] = m.router
+    def model(self, world: int, nvls: bool | None = None) -> CostModel:
+        r = self._routers.get((world, nvls))
+        m = CostModel(r if r is not None else self.topo.build(world, nvls=nvls), self.params)
+        self._routers[(world, nvls)] = m.router
         return m
 
     def predict(self, p: DdpMeasurement) -> DdpComparison:
@@ -136,7 +138,7 @@ class DdpPredictor:
             w = w.scaled_to_batch(p.batch_size)
         if self.compute == "nosync" and p.nosync_median_s:
             w = scale_compute(w, p.nosync_median_s / (w.forward_s + w.backward_s + w.optimizer_s))
-        r = simulate_iteration(self.model(p.world), w, DDPConfig(bucket_cap_mb=p.bucket_cap_mb,
+        r = simulate_iteration(self.model(p.world, p.nvls), w, DDPConfig(bucket_cap_mb=p.bucket_cap_mb,
                                                                  first_bucket_mb=None), engine="closed")
         return DdpComparison(p, r.iteration_s, r.exposed_comm_s)
 
@@ -151,18 +153,18 @@ def aggregate(points: Sequence[DdpMeasurement]) -> list[DdpMeasurement]:
     latest: dict[tuple, DdpMeasurement] = {}
     for p in points:
         launch = ("index", p.launch_index) if p.launch_index is not None else ("id", p.launch_id)
-        latest[(p.model, p.batch_size, p.world, p.bucket_cap_mb, launch)] = p
+        latest[(p.model, p.batch_size, p.world, p.bucket_cap_mb, p.nvls, launch)] = p
     if len(latest) < len(points):
         log.warning("%d DDP points were recorded more than once for the same launch; the last "
                     "record of each is used", len(points) - len(latest))
     groups: dict[tuple, list[DdpMeasurement]] = {}
     for key, p in latest.items():
-        groups.setdefault(key[:4], []).append(p)
+        groups.setdefault(key[:5], []).append(p)
     out = []
-    for key, ps in sorted(groups.items()):
-        out.append(DdpMeasurement(*key, float(np.median([p.median_s for p in ps])), min(p.p10_s for p in ps),
+    for key, ps in sorted(groups.items(), key=lambda kv: kv[0][:4]):
+        out.append(DdpMeasurement(*key[:4], float(np.median([p.median_s for p in ps])), min(p.p10_s for p in ps),
                                   max(p.p90_s for p in ps), ps[0].nosync_median_s,
-                                  ",".join(p.launch_id for p in ps), ps[0].source))
+                                  ",".join(p.launch_id for p in ps), ps[0].source, nvls=key[4]))
     return out
 
 

@@ -1,4 +1,5 @@
-"""NCCL's tuning constants (src/graph/tuning.cc, NCCL 2.2x), defined once.
+"""NCCL's tuning constants (src/graph/tuning.cc, NCCL 2.2x; the newer algorithms' from 2.28 with
+src/transport/nvls.cc, src/enqueue.cc and src/graph/search.cc), defined once.
 
 Used by NCCL's own cost model (simulator.collectives.nccl_model) and as the datasheet defaults of
 our parameter set (simulator.collectives.params). Latencies in microseconds, bandwidths in GB/s.
@@ -21,3 +22,33 @@ TREE_CORRECTION = (
     (1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0),
     (.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9),
 )
+
+# Newer algorithms (NCCL 2.28), Simple protocol only; latencies in us.
+BASE_LAT_NEWER = {"nvls": 0.0, "nvls_tree": 0.0, "collnet_direct": 0.0, "collnet_chain": 0.0, "pat": 8.0}
+HW_LAT_NEWER = {
+    "nvlink": {"nvls": 25.0, "nvls_tree": 25.0, "collnet_direct": 3.7, "collnet_chain": 2.8, "pat": 4.0},
+    "pcie": {"nvls": 0.0, "nvls_tree": 0.0, "collnet_direct": 3.7, "collnet_chain": 2.8, "pat": 4.0},
+    "net": {"nvls": 18.0, "nvls_tree": 20.9, "collnet_direct": 31.0, "collnet_chain": 30.0, "pat": 14.0},
+}
+NVLS_EFFICIENCY = {90: 0.85, 100: 0.74}
+"""NCCL's ``nvlsEfficiency`` (Hopper, Blackwell): achievable fraction of the NVLink bandwidth
+while the NVSwitch reduces and multicasts."""
+# perChMaxNVLSTreeBws [Volta, Ampere, Hopper, Blackwell][N1, N2, N4] (GB/s)
+PER_CH_MAX_NVLS_TREE = ((26.5, 18.5, 10.0), (24.0, 23.6, 17.8), (0.0, 57.7, 45.5), (0.0, 96.0, 80.0))
+PAT_BW_FACTOR = 0.75                 # NCCL: PAT's bus bandwidth x 0.75
+COLLNET_HOPPER_FACTOR = 0.85         # NCCL: CollNet Direct all_reduce on compute capability 9.0+
+
+# --- NVLS runtime constants (src/transport/nvls.cc, src/enqueue.cc) ----------------------------
+NVLS_CHANNELS_SM90 = 16              # NVLS_NCHANNELS_SM90
+NVLS_CHANNELS_SM100_NVL = 24         # Blackwell inside one NVLink domain
+NVLS_CHANNELS_SM100 = 32             # Blackwell across NVLink domains
+NVLS_CHUNK_BYTES = 128 * 1024        # NCCL_NVLS_CHUNKSIZE default
+NVLS_CHUNK_STEPS = ((64, 65536), (8, 32768), (2, 16384))
+"""enqueue.cc: while the size is below ``factor x concurrentOps x chunk``, the chunk shrinks to
+the given bytes (concurrentOps = NVLS channels x heads)."""
+NVLS_TREE_CHUNK_STEPS = ((32, 262144), (16, 131072), (4, 65536), (1, 32768))
+MAX_NVLS_ARITY = 32                  # NCCL_MAX_NVLS_ARITY: GPUs of one multicast group for AG/RS
+
+# NCCL's topology search tries these per-channel bandwidths (GB/s), highest first (search.cc).
+SPEED_INTRA = {90: (60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0),
+               100: (90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0)}

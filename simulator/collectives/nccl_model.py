@@ -21,8 +21,11 @@ from dataclasses import dataclass
 
 from topologies.routing import Router
 
-from simulator.collectives.nccl_constants import (BASE_LAT, HW_LAT, LL_MAX_BW, PER_CH_MAX_RING_LL128,
-                                                   PER_CH_MAX_TREE, PER_CH_MAX_TREE_LL128, TREE_CORRECTION)
+from simulator.collectives.algorithms import generation
+from simulator.collectives.availability import why_unavailable
+from simulator.collectives.nccl_constants import (BASE_LAT, HW_LAT, HW_LAT_NEWER, LL_MAX_BW, NVLS_EFFICIENCY,
+                                                   PER_CH_MAX_RING_LL128, PER_CH_MAX_TREE, PER_CH_MAX_TREE_LL128,
+                                                   SPEED_INTRA, TREE_CORRECTION)
 from simulator.core.vocabulary import PROTOS
 
 TUNED_OPS = ("all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce")
@@ -39,6 +42,11 @@ class NcclInputs:
     bw_intra_GBps: float    # per channel
     bw_inter_GBps: float    # per channel
     comp_cap: int           # e.g. 90
+    nvls: bool = False      # NVLS enabled (hardware, NCCL_NVLS_ENABLE) for all_reduce
+    nvls_channels: int = 0  # NVLS graph: channels (one per head GPU of the domain)
+    nvls_bw_intra_GBps: float = 0.0
+    nvls_bw_inter_GBps: float = 0.0
+    nvls_ag_rs: bool = False   # NVLS enabled for all_gather / reduce_scatter too
 
     @classmethod
     def from_router(cls, router: Router) -> "NcclInputs":
@@ -63,7 +71,18 @@ class NcclInputs:
             nic = sum(d["bw_Bps"] for n in G if G.nodes[n].get("kind") == "nic" and G.nodes[n].get("host") == router.host_of(first)
                       for _, m, d in G.edges(n, data=True) if d["kind"] == "net")
             bw_inter = min(bw_intra, nic / 1e9 / channels)
-        return cls(len(gpus), nodes, hw, channels, bw_intra, bw_inter, router.info.compute_capability)
+        cc = router.info.compute_capability
+        nvls = why_unavailable(router, "all_reduce", "nvls") is None
+        heads = len(gpus) // nodes
+        nv_intra = nv_inter = 0.0
+        if nvls:
+            # NCCL's NVLS graph search: one channel per head GPU, at the highest per-channel speed the
+            # GPU's NVLink (0.8 x datasheet, as for the ring) carries for all of them.
+            speeds = SPEED_INTRA[generation(cc)]
+            nv_intra = next((s for s in speeds if heads * s <= 0.8 * nvlink / 1e9 + 1e-9), speeds[-1])
+            nv_inter = math.inf         # one domain: nothing between domains limits it
+        return cls(len(gpus), nodes, hw, channels, bw_intra, bw_inter, cc, nvls, heads if nvls else 0, nv_intra,
+                   nv_inter, nvls and why_unavailable(router, "all_gather", "nvls") is None)
 
 
 def _cc_index(cc: int) -> int:
@@ -118,6 +137,27 @@ class NcclModel:
                     else:
                         lat += 2 * ((n // N - 1) * intra + int(math.log2(N)) * inter)
                     self.table[(op, algo, proto)] = (lat, bus)
+        if x.nvls and x.nvls_channels >= 2:
+            self._add_nvls()
+
+    def _add_nvls(self) -> None:
+        """NCCL's NVLS entries (tuning.cc): bus bandwidth per channel = the NVLS graph's intra-domain
+        bandwidth x nvlsEfficiency x (c-1)/c, doubled for all_reduce (two pipelined halves), x (ppn-1)/ppn
+        for all_gather / reduce_scatter; latency = NVLS's NVLink latency (+ the network's across domains)."""
+        x = self.x
+        n, N, c = x.ranks, x.nodes, x.nvls_channels
+        eff = NVLS_EFFICIENCY.get(generation(x.comp_cap), 0.0)
+        ppn = n / N
+        for op in ("all_reduce", "reduce_scatter", "all_gather"):
+            if op != "all_reduce" and not x.nvls_ag_rs:
+                continue
+            intra = x.nvls_bw_intra_GBps * eff * (c - 1) / c * (2.0 if op == "all_reduce" else (ppn - 1) / ppn)
+            bus = c * min(intra, x.nvls_bw_inter_GBps)
+            if op == "all_reduce":
+                bus *= n / (2 * (n - 1))
+            lat = HW_LAT_NEWER["nvlink"]["nvls"] + (HW_LAT_NEWER["net"]["nvls"] if N > 1 else 0.0)
+            self.table[(op, "nvls", "simple")] = (lat, bus)
+
 
     def time_s(self, op: str, size_bytes: float, algo: str, proto: str) -> float:
         """NCCL's estimate (ncclTopoGetAlgoTime) for one call, seconds; inf when not available."""

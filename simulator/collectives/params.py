@@ -25,6 +25,12 @@ Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless 
 - ``op_local_s_per_byte.{op}``: seconds per byte of the collective's size spent outside the network
   (copies and reductions in GPU memory); 0 in the datasheet set. Unlike the wire term it does not
   shrink with (n-1)/n, which is why bus bandwidth grows from 2 to 4 GPUs on the same links.
+- ``nvls_efficiency.{sm90,sm100}``: fraction of the NVLink rate NVLS reaches while the switch
+  reduces and multicasts (NCCL's ``nvlsEfficiency``, Hopper and Blackwell); ``collnet_efficiency``
+  the same for SHARP switches; ``nvls_fill_rounds``: NVLS pipeline fill in rounds of chunks
+  (simulator.collectives.nvls). The newer algorithms (nvls, nvls_tree, collnet_direct,
+  collnet_chain, pat) have ``base_latency_s``/``hop_latency_s``/``proto_efficiency`` keys for the
+  simple protocol only (simulator.collectives.algorithms).
 - ``ddp.*``: the DDP iteration model's parameters (see simulator.training.ddp).
 
 Defaults are NCCL 2.2x's tuning constants (src/graph/tuning.cc) and datasheet bandwidths.
@@ -39,6 +45,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping
 
+from simulator.collectives.algorithms import param_defaults as newer_algorithm_defaults
 from simulator.collectives.nccl_constants import BASE_LAT, HW_LAT
 from simulator.core.errors import InputError
 from simulator.core.inputs import parse_json, path_exists, read_text
@@ -84,6 +91,7 @@ def _defaults() -> dict[str, float]:
         "ddp.compute_slowdown": 0.0,           # fraction backward compute slows while a collective runs
         "ddp.iteration_overhead_s": 0.0,       # fixed per-iteration cost (data loader, host sync)
     })
+    d.update(newer_algorithm_defaults())       # NVLS, NVLS-Tree, CollNet, PAT (simple protocol only)
     return d
 
 
@@ -97,6 +105,8 @@ def bounds(key: str) -> tuple[float, float]:
         return (1e-3, 1.0)
     if key == "ddp.compute_slowdown":
         return (0.0, 5.0)
+    if key == "nvls_fill_rounds":
+        return (0.0, 8.0)
     if "_s_per_byte" in key:
         return (0.0, 1e-9)              # up to 1 ns per byte (1 GB/s)
     if key.endswith("_Bps"):

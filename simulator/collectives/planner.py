@@ -10,6 +10,8 @@ from functools import cached_property
 
 import networkx as nx
 
+from simulator.collectives.algorithms import SIMPLE_ONLY
+from simulator.collectives.availability import available, why_unavailable
 from simulator.collectives.params import Parameters
 from simulator.collectives.plans import ALGOS_FOR_OP, Plan, build_plan
 from simulator.core.errors import InputError
@@ -44,7 +46,7 @@ class Planner:
         key = (op, algo, proto)
         hit = self._choices.get(key)
         if hit is None:
-            hit = self._choices[key] = tuple(_choices(op, algo, proto))
+            hit = self._choices[key] = tuple(_choices(self.router, op, algo, proto))
         return hit
 
     @cached_property
@@ -54,15 +56,25 @@ class Planner:
         return NcclModel(NcclInputs.from_router(self.router))
 
 
-def _choices(op: str, algo: str, proto: str) -> list[tuple[str, str]]:
+def _choices(router: Router, op: str, algo: str, proto: str) -> list[tuple[str, str]]:
+    """``auto``: every algorithm the topology enables (simulator.collectives.availability), with the
+    protocols each runs; an explicit algorithm that the topology cannot run is an InputError."""
     check_op(op)
-    algos = ALGOS_FOR_OP[op]
+    known = ALGOS_FOR_OP[op]
     if algo != "auto":
-        if algo not in algos and not (algo == "ring" and algos == ("direct",)):
-            raise InputError(f"algorithm not available for {op} (available: {', '.join(algos)})",
+        if algo not in known and not (algo == "ring" and known == ("direct",)):
+            raise InputError(f"algorithm not available for {op} (available: {', '.join(known)})",
                              field="algo", value=algo)
-        algos = (algo,) if algo in algos else algos
+        why = why_unavailable(router, op, algo) if algo in known else None
+        if why:
+            raise InputError(f"{algo} is not available here: {why}", field="algo", value=algo)
+        algos = (algo,) if algo in known else known
+    else:
+        algos = available(router, op)
     if proto != "auto" and proto not in PROTOS:
         raise InputError("unknown protocol (expected ll, ll128, simple or auto)", field="proto", value=proto)
     protos = PROTOS if proto == "auto" else (proto,)
-    return [(a, p) for a in algos for p in protos]
+    pairs = [(a, p) for a in algos for p in protos if p == "simple" or a not in SIMPLE_ONLY]
+    if not pairs:
+        raise InputError(f"{algo} runs NCCL's simple protocol only", field="proto", value=proto)
+    return pairs

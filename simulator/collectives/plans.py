@@ -33,14 +33,18 @@ from typing import Sequence
 import numpy as np
 
 from simulator.core.errors import InputError
-from simulator.core.vocabulary import OPS, PROTOS
+from simulator.core.vocabulary import PROTOS
+from simulator.collectives.algorithms import ALGOS_FOR_OP, SIMPLE_ONLY, check_known
+from simulator.collectives.availability import why_unavailable
+from simulator.collectives.layout import Chunking, Layout, LayoutGroup, channels, hosts, layout_group, merge
+from simulator.collectives.nvls import nvls_layout
 from simulator.collectives.params import Parameters
 from topologies.routing import Router
 
-ALGOS_FOR_OP = {op: ("ring",) for op in OPS}
-ALGOS_FOR_OP["all_reduce"] = ("ring", "tree")
-ALGOS_FOR_OP["all_to_all"] = ("direct",)
-ALGOS_FOR_OP["send_recv"] = ("direct",)
+__all__ = ["ALGOS_FOR_OP", "FlowGroup", "Plan", "build_plan", "layout"]
+
+NEWER_LAYOUTS = {"nvls": nvls_layout}
+"""Layout builders of the algorithms newer than ring and tree (simulator.collectives.nvls, ...)."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,11 @@ class Plan:
     latency_s: float             # base + per-step hop latencies (+ wire), without call overhead
     call_overhead_s: float
     local_s_per_byte: float = 0.0   # per byte of S outside the network (local copies, reductions)
+    chunking: Chunking | None = None    # pipelined chunks (NVLS): the engines add chunking.pad_bytes(S)
+
+    def pad_bytes(self, size_bytes: float) -> float:
+        """Extra bytes of S the flows carry for the pipeline's fill (0 for most algorithms)."""
+        return self.chunking.pad_bytes(size_bytes) if self.chunking is not None else 0.0
 
 
 def _ring_order(channel: int, per_host: dict[int, list[str]]) -> list[str]:
@@ -84,71 +93,15 @@ def _ring_order(channel: int, per_host: dict[int, list[str]]) -> list[str]:
     return order
 
 
-def _hosts(router: Router, ranks: list[str]) -> dict[int, list[str]]:
-    per: dict[int, list[str]] = {}
-    for r in ranks:
-        per.setdefault(router.host_of(r), []).append(r)
-    return per
-
-
-def _channels(router: Router, per_host: dict[int, list[str]]) -> int:
-    if len(per_host) == 1:
-        return 1
-    nics = max(1, router.info.nics_per_host)
-    return min(nics, min(len(g) for g in per_host.values())) if nics > 1 else 1
-
-
-@dataclass(frozen=True)
-class _LayoutGroup:
-    """A group before protocol choice: routes, payload bytes per byte of S, hop classes."""
-
-    routes: tuple[tuple[int, ...], ...]
-    payload_per_byte: float
-    label: str
-    shm: bool
-    socket: bool = False
-
-
-@dataclass(frozen=True)
-class _Layout:
-    groups: tuple[_LayoutGroup, ...]
-    intra: tuple[tuple[str, float], ...]    # distinct (class, wire latency) of intra-server hops
-    inter: tuple[tuple[str, float], ...]    # the same for hops between servers
-    steps_intra: int                        # latency steps (NCCL's counting), see _ring/_tree/_direct
-    steps_inter: int
-    worst_of_both: bool = False             # one step whose latency is the worst hop of either kind
-
-
-def _layout_group(router: Router, pairs, payload: float, label: str, acc) -> _LayoutGroup:
-    hop = router.hop
-    hops = [hop(a, b) for a, b in pairs]
-    kinds = [router.hop_kinds[k] for k in {h[4] for h in hops}]   # distinct (class, wire, crosses servers)
-    for cls, wire, inter in kinds:
-        acc["inter" if inter else "intra"].add((cls, wire))
-    classes = {k[0] for k in kinds}
-    return _LayoutGroup(tuple(h[0] for h in hops), payload, label, "shm" in classes, "socket" in classes)
-
-
-def _merge(groups: list[_LayoutGroup]) -> tuple[_LayoutGroup, ...]:
-    """Merge groups with identical routes (same links): their bytes add, their rate is shared."""
-    merged: dict[tuple, _LayoutGroup] = {}
-    for g in groups:
-        key = (len(g.routes), frozenset(g.routes))      # order-free; the length keeps multiplicities apart
-        if key in merged:
-            m = merged[key]
-            merged[key] = replace(m, payload_per_byte=m.payload_per_byte + g.payload_per_byte)
-        else:
-            merged[key] = g
-    return tuple(merged.values())
-
-
-def layout(router: Router, op: str, algo: str, rk: Sequence[str]) -> _Layout:
+def layout(router: Router, op: str, algo: str, rk: Sequence[str]) -> Layout:
     """The protocol-free part of a plan: its flow groups (routes) and latency steps."""
     rk = list(rk)
-    per_host = _hosts(router, rk)
+    per_host = hosts(router, rk)
+    if algo in NEWER_LAYOUTS:
+        return NEWER_LAYOUTS[algo](router, op, rk, per_host)
     acc = {"intra": set(), "inter": set()}
     groups, si, sn, worst = {"ring": _ring, "tree": _tree, "direct": _direct}[algo](router, op, rk, per_host, acc)
-    return _Layout(groups, tuple(sorted(acc["intra"])), tuple(sorted(acc["inter"])), si, sn, worst)
+    return Layout(groups, tuple(sorted(acc["intra"])), tuple(sorted(acc["inter"])), si, sn, worst)
 
 
 def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameters,
@@ -157,17 +110,19 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
 
     ``layouts``: a cache of :func:`layout` results, kept by the caller (the Planner) so that the
     three protocols of one algorithm share their routes."""
-    if op not in OPS:
-        raise InputError(f"unknown operation (expected one of {', '.join(OPS)})", field="op", value=op)
-    if algo not in ALGOS_FOR_OP[op]:
-        raise InputError(f"algorithm not available for {op} (available: {', '.join(ALGOS_FOR_OP[op])})",
-                         field="algo", value=algo)
+    check_known(op, algo)
     if proto not in PROTOS:
         raise InputError("unknown protocol (expected ll, ll128 or simple)", field="proto", value=proto)
+    if algo in SIMPLE_ONLY and proto != "simple":
+        raise InputError(f"{algo} runs NCCL's simple protocol only", field="proto", value=proto)
     rk = list(ranks) if ranks is not None else list(router.gpus)
     n = len(rk)
     if n < 2:
         raise InputError("a collective needs at least 2 GPUs", field="gpus", value=n)
+    if algo in SIMPLE_ONLY:
+        why = why_unavailable(router, op, algo, rk)
+        if why:
+            raise InputError(f"{algo} is not available here: {why}", field="algo", value=algo)
     key = (op, algo, tuple(rk))
     lay = layouts.get(key) if layouts is not None else None
     if lay is None:
@@ -178,9 +133,10 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
     intra = max((params.hop_latency_s(c, a, proto) + w for c, w in lay.intra), default=0.0)
     inter = max((params.hop_latency_s(c, a, proto) + w for c, w in lay.inter), default=0.0)
     latency = max(intra, inter) if lay.worst_of_both else lay.steps_intra * intra + lay.steps_inter * inter
+    algo_eff = _algo_efficiency(router, algo, params)
     groups = []
     for g in lay.groups:
-        eff = (params.proto_efficiency(a, proto) * params[f"op_efficiency.{op}"]
+        eff = (params.proto_efficiency(a, proto) * params[f"op_efficiency.{op}"] * algo_eff
                * (params["shm_efficiency"] if g.shm else 1.0))
         cap = params["socket_max_Bps"] if g.socket else math.inf
         groups.append(FlowGroup(g.routes, g.payload_per_byte / eff, g.label, eff, cap))
@@ -190,17 +146,30 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
         total = sum(g.bytes_per_byte for g in groups)
         groups = [replace(g, rate_cap_Bps=min(g.rate_cap_Bps, scale * (g.bytes_per_byte / total) / g.efficiency))
                   for g in groups]
-    return Plan(op, algo, proto, n, len(_hosts(router, rk)), _channels(router, _hosts(router, rk)),
+    per_host = hosts(router, rk)
+    chunking = replace(lay.chunking, fill_rounds=params["nvls_fill_rounds"]) if lay.chunking else None
+    return Plan(op, algo, proto, n, len(per_host), lay.channels or channels(router, per_host),
                 tuple(groups), params.base_latency_s(a, proto) + latency,
                 params["call_overhead_s"] + params[f"op_overhead_s.{op}"] + params["rank_overhead_s"] * math.log2(n),
-                params[f"op_local_s_per_byte.{op}"])
+                params[f"op_local_s_per_byte.{op}"], chunking)
+
+
+def _algo_efficiency(router: Router, algo: str, params: Parameters) -> float:
+    """Extra bandwidth factor of the in-network algorithms: the NVSwitch's while it reduces and
+    multicasts (NCCL's nvlsEfficiency, per GPU generation), SHARP switches' (CollNet)."""
+    if algo in ("nvls", "nvls_tree"):
+        cc = router.info.compute_capability
+        return params["nvls_efficiency.sm100" if cc >= 100 else "nvls_efficiency.sm90"]
+    if algo in ("collnet_direct", "collnet_chain"):
+        return params["collnet_efficiency"]
+    return 1.0
 
 
 def _ring(router, op, rk, per_host, acc):
     """Latency steps as NCCL counts them: all_reduce 2(n-1), of which 2(N-1) cross servers;
     reduce_scatter/all_gather n-1 and N-1; broadcast/reduce n-1 chain hops (NCCL counts one)."""
     n, N = len(rk), len(per_host)
-    C = _channels(router, per_host)
+    C = channels(router, per_host)
     per_flow = {"all_reduce": 2.0 * (n - 1) / n, "reduce_scatter": (n - 1) / n, "all_gather": (n - 1) / n,
                 "broadcast": 1.0, "reduce": 1.0}[op]
     chain = op in ("broadcast", "reduce")
@@ -210,14 +179,14 @@ def _ring(router, op, rk, per_host, acc):
         hops = [(order[i], order[(i + 1) % n]) for i in range(n)]
         if chain:
             hops = hops[:-1] if op == "broadcast" else [(b, a) for a, b in hops[:-1]]
-        groups.append(_layout_group(router, hops, per_flow / C, f"ring ch{c}", acc))
+        groups.append(layout_group(router, hops, per_flow / C, f"ring ch{c}", acc))
     if chain:
         # A pipelined chain: the last rank sees the first byte after n-1 hops (NCCL's own table
         # charges one hop; measured broadcasts on 4 H200s take longer than on 2, as the chain does).
-        return _merge(groups), (n - 1) - (N - 1), N - 1, False
+        return merge(groups), (n - 1) - (N - 1), N - 1, False
     nsteps = 2 * (n - 1) if op == "all_reduce" else n - 1
     n_inter = 0 if N == 1 else (2 * (N - 1) if op == "all_reduce" else N - 1)
-    return _merge(groups), nsteps - n_inter, n_inter, False
+    return merge(groups), nsteps - n_inter, n_inter, False
 
 
 def _binary_tree(N: int, mirror: bool) -> list[tuple[int, int]]:
@@ -230,7 +199,7 @@ def _binary_tree(N: int, mirror: bool) -> list[tuple[int, int]]:
 def _tree(router, op, rk, per_host, acc):
     """Latency: 2 * ((ranks per server - 1) intra steps + floor(log2 N) inter steps), as NCCL."""
     n, N = len(rk), len(per_host)
-    C = _channels(router, per_host)
+    C = channels(router, per_host)
     hosts = sorted(per_host)
     groups = []
     for c in range(C):
@@ -242,19 +211,19 @@ def _tree(router, op, rk, per_host, acc):
             ch = chains[h] = g[k:] + g[:k]     # ch[0] is the head, which talks to the network
             chain_hops += [(ch[i + 1], ch[i]) for i in range(len(ch) - 1)]      # up the chain
             chain_hops += [(ch[i], ch[i + 1]) for i in range(len(ch) - 1)]      # down the chain
-        chain = _layout_group(router, chain_hops, 0.0, "", acc) if chain_hops else None
+        chain = layout_group(router, chain_hops, 0.0, "", acc) if chain_hops else None
         for t, mirror in enumerate((False, True)):     # both trees of a channel share its chains
             net_hops = []
             for child, parent in _binary_tree(N, mirror):
                 a, b = chains[hosts[child]][0], chains[hosts[parent]][0]
                 net_hops += [(a, b), (b, a)]
-            parts = [g for g in (chain, _layout_group(router, net_hops, 0.0, "", acc) if net_hops else None) if g]
+            parts = [g for g in (chain, layout_group(router, net_hops, 0.0, "", acc) if net_hops else None) if g]
             if parts:
-                groups.append(_LayoutGroup(tuple(r for g in parts for r in g.routes), 1.0 / (2 * C),
+                groups.append(LayoutGroup(tuple(r for g in parts for r in g.routes), 1.0 / (2 * C),
                                            f"tree ch{c} t{t}", any(g.shm for g in parts),
                                            any(g.socket for g in parts)))
     ppn = n // N
-    return _merge(groups), 2 * (ppn - 1), 2 * int(math.log2(N)), False
+    return merge(groups), 2 * (ppn - 1), 2 * int(math.log2(N)), False
 
 
 def _direct(router, op, rk, per_host, acc):
@@ -262,9 +231,9 @@ def _direct(router, op, rk, per_host, acc):
     one coupled group (NCCL launches all the sends of one all_to_all together). One latency step."""
     n = len(rk)
     if op == "send_recv":
-        groups = tuple(_layout_group(router, [(rk[i], rk[(i + 1) % n])], 1.0, f"{rk[i]}->{rk[(i + 1) % n]}", acc)
+        groups = tuple(layout_group(router, [(rk[i], rk[(i + 1) % n])], 1.0, f"{rk[i]}->{rk[(i + 1) % n]}", acc)
                        for i in range(n))
     else:
         pairs = [(a, b) for a in rk for b in rk if a != b]
-        groups = (_layout_group(router, pairs, 1.0 / n, "all_to_all", acc),)
+        groups = (layout_group(router, pairs, 1.0 / n, "all_to_all", acc),)
     return groups, 0, 0, True

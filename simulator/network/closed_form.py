@@ -34,9 +34,13 @@ class Shape:
     beta_s_per_byte: float
     plan: Plan
     bottleneck: Limit = Limit.NONE   # link class that saturates first, or the protocol's ceiling
+    wire_s_per_byte: float = 0.0     # the network part of beta (what the pipeline fill's bytes cost)
 
     def time_s(self, size_bytes: float) -> float:
-        return self.alpha_s + size_bytes * self.beta_s_per_byte
+        t = self.alpha_s + size_bytes * self.beta_s_per_byte
+        if self.plan.chunking is not None:
+            t += self.plan.chunking.pad_bytes(size_bytes) * self.wire_s_per_byte
+        return t
 
 
 def _rates_and_bottleneck(router: Router, params: Parameters, plan: Plan) -> tuple[np.ndarray, Limit]:
@@ -73,7 +77,7 @@ class ClosedFormTimer:
             beta = max((g.bytes_per_byte / r if r > 0 else math.inf) for g, r in zip(plan.groups, rates)) \
                 if plan.groups else 0.0
             hit = self._shapes[id(plan)] = (plan, Shape(plan.call_overhead_s + plan.latency_s,
-                                                        beta + plan.local_s_per_byte, plan, neck))
+                                                        beta + plan.local_s_per_byte, plan, neck, beta))
         return hit[1]
 
     def time(self, plan: Plan, size_bytes: float) -> float:

@@ -128,7 +128,8 @@ def run_plan(env: simpy.Environment, net: FlowNetwork, plan: Plan, size_bytes: i
     """A SimPy process executing one collective; returns its duration (seconds)."""
     start = env.now
     yield env.timeout(plan.call_overhead_s + plan.latency_s)
-    events = [net.transfer_group(g.routes, g.bytes_per_byte * size_bytes, g.rate_cap_Bps) for g in plan.groups]
+    carried = size_bytes + plan.pad_bytes(size_bytes)       # + the pipeline fill (NVLS), else 0
+    events = [net.transfer_group(g.routes, g.bytes_per_byte * carried, g.rate_cap_Bps) for g in plan.groups]
     if events:
         yield simpy.AllOf(env, events)
     if plan.local_s_per_byte > 0:

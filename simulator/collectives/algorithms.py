@@ -1,0 +1,95 @@
+"""The catalogue of NCCL's algorithms: which collectives each runs, what hardware it needs, and
+NCCL's own constants for the algorithms beyond ring and tree (NCCL 2.28, ``src/graph/tuning.cc``,
+``src/transport/nvls.cc``, ``src/enqueue.cc``).
+
+- ``ring``, ``tree``: every NCCL, every machine (tree: all_reduce only).
+- ``nvls`` (NVLink SHARP): the NVSwitch reduces. Needs NVSwitch gen3+ with multicast (compute
+  capability 9.0+: H100/H200/B200/GB200) inside one NVLink domain; all_reduce, reduce_scatter,
+  all_gather. On by default where the hardware has it (``NCCL_NVLS_ENABLE=0`` turns it off).
+- ``nvls_tree``: NVLS inside each NVLink domain, a tree between domains (all_reduce, several domains).
+- ``collnet_direct``, ``collnet_chain``: in-network reduction by SHARP-capable InfiniBand switches
+  (all_reduce, several servers); only where the fabric says its switches can (``collnet``).
+- ``pat``: Parallel Aggregated Trees (NCCL 2.23+), all_gather / reduce_scatter with one GPU per
+  server, several servers.
+- ``direct``: gpunetsim's name for all_to_all and send_recv (point-to-point, no algorithm choice).
+
+The newer algorithms run NCCL's Simple protocol only; NCCL's constants for them live in
+simulator.collectives.nccl_constants. simulator.collectives.availability says which algorithms a
+topology allows for an operation; ``auto`` chooses among them.
+"""
+
+from __future__ import annotations
+
+from simulator.collectives.nccl_constants import (BASE_LAT_NEWER, HW_LAT_NEWER, MAX_NVLS_ARITY, NVLS_CHANNELS_SM100,
+                                                   NVLS_CHANNELS_SM100_NVL, NVLS_CHANNELS_SM90, NVLS_CHUNK_BYTES,
+                                                   NVLS_CHUNK_STEPS, NVLS_EFFICIENCY, PAT_BW_FACTOR)
+from simulator.core.errors import InputError
+from simulator.core.vocabulary import OPS
+
+__all__ = ["ALGOS", "ALGOS_FOR_OP", "MAX_NVLS_ARITY", "NVLS_CHUNK_BYTES", "NVLS_CHUNK_STEPS", "OPS", "SIMPLE_ONLY",
+           "check_known", "generation", "nvls_channels", "nvls_chunk_bytes", "param_defaults"]
+ALGOS_FOR_OP: dict[str, tuple[str, ...]] = {
+    "all_reduce": ("ring", "tree", "nvls"),
+    "reduce_scatter": ("ring", "nvls"),
+    "all_gather": ("ring", "nvls"),
+    "broadcast": ("ring",),
+    "reduce": ("ring",),
+    "all_to_all": ("direct",),
+    "send_recv": ("direct",),
+}
+ALGOS: tuple[str, ...] = tuple(dict.fromkeys(a for algos in ALGOS_FOR_OP.values() for a in algos))
+"""Every algorithm name ``--algo`` takes (besides ``auto``)."""
+SIMPLE_ONLY = ("nvls", "nvls_tree", "collnet_direct", "collnet_chain", "pat")
+"""Algorithms NCCL runs with the Simple protocol only (the ones newer than ring and tree)."""
+
+def generation(compute_capability: int) -> int:
+    """90 for Hopper, 100 for Blackwell and later; 0 for GPUs without NVLS (before Hopper)."""
+    return 100 if compute_capability >= 100 else 90 if compute_capability >= 90 else 0
+
+
+def nvls_channels(compute_capability: int, domains: int) -> int:
+    """NCCL's NVLS channel (CTA) count."""
+    if generation(compute_capability) >= 100:
+        return NVLS_CHANNELS_SM100 if domains > 1 else NVLS_CHANNELS_SM100_NVL
+    return NVLS_CHANNELS_SM90
+
+
+def nvls_chunk_bytes(size_bytes: float, concurrent_ops: int, steps=NVLS_CHUNK_STEPS,
+                     max_chunk: int = NVLS_CHUNK_BYTES) -> int:
+    """The chunk NCCL's NVLS kernels move per step for a collective of ``size_bytes``."""
+    chunk = max_chunk
+    for factor, small in steps:
+        if size_bytes < factor * concurrent_ops * chunk and chunk > small:
+            chunk = small
+    return chunk
+
+
+def param_defaults() -> dict[str, float]:
+    """Parameter-set defaults for the newer algorithms (simulator.collectives.params): NCCL's
+    constants above; only the Simple protocol exists for them."""
+    d: dict[str, float] = {}
+    for a in SIMPLE_ONLY:
+        d[f"base_latency_s.{a}.simple"] = BASE_LAT_NEWER[a] * 1e-6
+        d[f"proto_efficiency.{a}.simple"] = PAT_BW_FACTOR if a == "pat" else 1.0
+        for c in ("nvlink", "pcie", "shm", "net", "socket"):
+            src = {"shm": "pcie", "socket": "net"}.get(c, c)
+            d[f"hop_latency_s.{c}.{a}.simple"] = HW_LAT_NEWER[src][a] * 1e-6
+    d["nvls_efficiency.sm90"] = NVLS_EFFICIENCY[90]
+    d["nvls_efficiency.sm100"] = NVLS_EFFICIENCY[100]
+    d["collnet_efficiency"] = 0.9
+    d["nvls_fill_rounds"] = NVLS_FILL_ROUNDS
+    return d
+
+
+NVLS_FILL_ROUNDS = 2.5
+"""Pipeline fill of NVLS, in rounds of ``chunk x concurrentOps`` bytes: the last chunk leaves the
+switch this many rounds after the first one enters (reduce and multicast stages pipelined). From the
+Azure ND H100 v5 NVLS table (busbw only, not in the accuracy sets' tuning); see docs/algorithms.md."""
+
+
+def check_known(op: str, algo: str) -> None:
+    if op not in OPS:
+        raise InputError(f"unknown operation (expected one of {', '.join(OPS)})", field="op", value=op)
+    if algo not in ALGOS_FOR_OP[op]:
+        raise InputError(f"algorithm not available for {op} (available: {', '.join(ALGOS_FOR_OP[op])})",
+                         field="algo", value=algo)

@@ -1,0 +1,99 @@
+"""Collective layouts: the flows of one algorithm on one set of ranks before the protocol is chosen.
+
+A layout is plain data shared by every protocol's plan: flow groups (routes and payload bytes per
+byte of the collective), the distinct hop classes it crosses (for latency) and NCCL's latency step
+counts. Builders for each algorithm (simulator.collectives.plans for ring/tree/direct,
+simulator.collectives.nvls for NVLS and NVLS-Tree, simulator.collectives.innet for CollNet and
+PAT) return :class:`Layout`; ``simulator.collectives.plans.build_plan`` turns one into a plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from simulator.collectives.algorithms import nvls_chunk_bytes
+from topologies.routing import Router
+
+
+@dataclass(frozen=True)
+class LayoutGroup:
+    """A group before protocol choice: routes, payload bytes per byte of S, hop classes."""
+
+    routes: tuple[tuple[int, ...], ...]
+    payload_per_byte: float
+    label: str
+    shm: bool
+    socket: bool = False
+
+
+@dataclass(frozen=True)
+class Chunking:
+    """How a pipelined algorithm cuts a collective into chunks (NCCL's NVLS kernels): the chunk for a
+    size follows NCCL's ``steps``; ``concurrent_ops`` chunks move at once (channels x heads), and
+    the pipeline drains ``fill_rounds`` rounds of them after the last one enters. The engines move
+    ``pad_bytes(S)`` more bytes at the plan's own rate: the fill, paid as data would be."""
+
+    concurrent_ops: int
+    max_chunk_bytes: int
+    steps: tuple[tuple[int, int], ...]
+    fill_rounds: float = 0.0
+
+    def chunk_bytes(self, size_bytes: float) -> int:
+        return nvls_chunk_bytes(size_bytes, self.concurrent_ops, self.steps, self.max_chunk_bytes)
+
+    def pad_bytes(self, size_bytes: float) -> float:
+        if self.fill_rounds <= 0 or size_bytes <= 0:
+            return 0.0
+        return self.fill_rounds * self.chunk_bytes(size_bytes) * self.concurrent_ops
+
+
+@dataclass(frozen=True)
+class Layout:
+    groups: tuple[LayoutGroup, ...]
+    intra: tuple[tuple[str, float], ...]    # distinct (class, wire latency) of intra-server hops
+    inter: tuple[tuple[str, float], ...]    # the same for hops between servers
+    steps_intra: int                        # latency steps (NCCL's counting)
+    steps_inter: int
+    worst_of_both: bool = False             # one step whose latency is the worst hop of either kind
+    chunking: Chunking | None = None        # fill_rounds is set from the parameters by build_plan
+    channels: int | None = None             # channel count to report (default: the ring/tree rule)
+
+
+def layout_group(router: Router, pairs, payload: float, label: str, acc) -> LayoutGroup:
+    """The group of GPU-to-GPU hops ``pairs``; records their hop classes in ``acc``."""
+    hop = router.hop
+    hops = [hop(a, b) for a, b in pairs]
+    kinds = [router.hop_kinds[k] for k in {h[4] for h in hops}]   # distinct (class, wire, crosses servers)
+    for cls, wire, inter in kinds:
+        acc["inter" if inter else "intra"].add((cls, wire))
+    classes = {k[0] for k in kinds}
+    return LayoutGroup(tuple(h[0] for h in hops), payload, label, "shm" in classes, "socket" in classes)
+
+
+def merge(groups: list[LayoutGroup]) -> tuple[LayoutGroup, ...]:
+    """Merge groups with identical routes (same links): their bytes add, their rate is shared."""
+    merged: dict[tuple, LayoutGroup] = {}
+    for g in groups:
+        key = (len(g.routes), frozenset(g.routes))      # order-free; the length keeps multiplicities apart
+        if key in merged:
+            m = merged[key]
+            merged[key] = replace(m, payload_per_byte=m.payload_per_byte + g.payload_per_byte)
+        else:
+            merged[key] = g
+    return tuple(merged.values())
+
+
+def hosts(router: Router, ranks: list[str]) -> dict[int, list[str]]:
+    """Ranks per server, in rank order."""
+    per: dict[int, list[str]] = {}
+    for r in ranks:
+        per.setdefault(router.host_of(r), []).append(r)
+    return per
+
+
+def channels(router: Router, per_host: dict[int, list[str]]) -> int:
+    """Ring/tree channels across servers: one per NIC of the server (rail-aligned), at most one per GPU."""
+    if len(per_host) == 1:
+        return 1
+    nics = max(1, router.info.nics_per_host)
+    return min(nics, min(len(g) for g in per_host.values())) if nics > 1 else 1

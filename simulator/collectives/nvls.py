@@ -1,0 +1,59 @@
+"""NVLS (NVLink SHARP) layouts: the NVSwitch reduces and multicasts.
+
+All-reduce (NCCL's single-domain NVLS kernels): every GPU owns 1/n of the buffer. For its share it
+issues a multimem load-reduce (the switch reads that share from all n GPUs, itself included, adds
+them up and returns the sum once), then a multimem store of the sum (the switch writes it to all n
+GPUs). Per GPU and direction of its NVLink that is S (its whole buffer read once by the switch, or
+the whole result written once) plus S/n (its own share's sum): (n+1)/n x S each way, against
+2(n-1)/n x S for a ring. busbw = 2(n-1)/(n+1) x the NVLink rate, e.g. 14/9 of it on 8 GPUs.
+Reduce-scatter is the load-reduce half (S up, S/n down), all-gather the store half (S/n up, S down).
+
+All flows of the collective form one coupled group (the switch's pipeline advances at the pace of
+the slowest port); a link used k times in the group carries k flows, which is how the uneven up/down
+bytes of reduce-scatter and all-gather are expressed. Bandwidth: NCCL's ``nvlsEfficiency`` of the
+NVLink rate (0.85 Hopper, 0.74 Blackwell). Latency: NCCL's NVLS latency (25 us, one step).
+Chunks: NCCL shrinks the NVLS chunk from 128 KiB to 16 KiB for smaller collectives
+(``simulator.collectives.algorithms.NVLS_CHUNK_STEPS``) and its pipeline drains ``nvls_fill_rounds``
+rounds of chunks (channels x heads of them) after the last one enters, which is why NVLS reaches
+its plateau only at gigabyte sizes.
+"""
+
+from __future__ import annotations
+
+from simulator.collectives.algorithms import NVLS_CHUNK_BYTES, NVLS_CHUNK_STEPS, nvls_channels
+from simulator.collectives.layout import Chunking, Layout, LayoutGroup
+from simulator.core.errors import InputError
+from topologies.routing import Router
+
+
+def switch_ports(router: Router, gpu: str) -> tuple[int, int]:
+    """(GPU -> NVSwitch, NVSwitch -> GPU) link ids of ``gpu``'s NVLink port."""
+    G = router.G
+    for nb, d in G[gpu].items():
+        if d.get("kind") == "nvlink" and G.nodes[nb].get("kind") == "nvswitch":
+            return router.link_id[(gpu, nb)], router.link_id[(nb, gpu)]
+    raise InputError(f"GPU {gpu!r} has no NVLink to an NVSwitch (NVLS needs one)", field="nodes", value=gpu)
+
+
+def domain_group(router: Router, op: str, ranks: list[str], payload_scale: float = 1.0,
+                 label: str = "nvls") -> LayoutGroup:
+    """The coupled group of one NVLink domain's NVLS step for ``op`` (bytes per byte of S x scale)."""
+    n = len(ranks)
+    up_k, down_k, payload = {"all_reduce": (1, 1, (n + 1) / n), "reduce_scatter": (n, 1, 1.0 / n),
+                             "all_gather": (1, n, 1.0 / n)}[op]
+    routes: list[tuple[int, ...]] = []
+    for g in ranks:
+        up, down = switch_ports(router, g)
+        if op == "all_reduce":
+            routes.append((up, down))
+        else:
+            routes += [(up,)] * up_k + [(down,)] * down_k
+    return LayoutGroup(tuple(routes), payload * payload_scale, label, False)
+
+
+def nvls_layout(router: Router, op: str, ranks: list[str], per_host: dict[int, list[str]]) -> Layout:
+    """NVLS on one NVLink domain: one coupled group through the switch, one latency step."""
+    cc = int(router.G.graph.get("compute_capability", 90))
+    ch = nvls_channels(cc, 1)
+    chunking = Chunking(ch * len(ranks), NVLS_CHUNK_BYTES, NVLS_CHUNK_STEPS)
+    return Layout((domain_group(router, op, ranks),), (("nvlink", 0.0),), (), 1, 0, chunking=chunking, channels=ch)

@@ -1,0 +1,124 @@
+"""NVLS (NVLink SHARP): plans, both engines, availability, NCCL's tuner choice and the --nvls switch."""
+
+import pytest
+
+import topologies
+from simulator.collectives.algorithms import nvls_chunk_bytes
+from simulator.collectives.params import Parameters
+from simulator.core.errors import InputError
+from simulator.network.closed_form import CostModel
+from simulator.network.engine import simulate_plan
+from validation.compare import Predictor, Topo, choice_for, env_algo
+from validation.parsers import CollMeasurement
+
+NO_FILL = Parameters().with_values({"nvls_fill_rounds": 0.0})
+
+
+@pytest.mark.parametrize("preset, gpus", [("dgx-h100", None), ("hgx-h200", 4), ("hgx-b200", 8)])
+@pytest.mark.parametrize("op", ["all_reduce", "reduce_scatter", "all_gather"])
+def test_discrete_event_agrees_with_closed_form(preset, gpus, op):
+    m = CostModel(topologies.build(preset, gpus_per_node=gpus))
+    shape = m.shape(op, "nvls", "simple")
+    for size in (8, 4096, 1 << 20, 1 << 24, 1 << 27, 1 << 31):
+        des, _ = simulate_plan(m.router, m.params, shape.plan, size)
+        assert des == pytest.approx(shape.time_s(size), rel=0.01), size
+
+
+@pytest.mark.parametrize("n", [5, 6, 7, 8])
+def test_all_reduce_moves_n_plus_one_over_n_each_way(n):
+    """Without the pipeline fill, all_reduce takes (n+1)/n x S over NVLink x nvlsEfficiency:
+    busbw = 2(n-1)/(n+1) x 450 GB/s x 0.8 x 0.85."""
+    m = CostModel(topologies.build("hgx-h200", gpus_per_node=n), NO_FILL)
+    size = 1 << 34
+    t = m.time_s("all_reduce", size, "nvls", "simple")
+    busbw = 2 * (n - 1) / n * size / t
+    assert busbw == pytest.approx(2 * (n - 1) / (n + 1) * 450e9 * 0.8 * 0.85, rel=1e-3)
+
+
+@pytest.mark.parametrize("op", ["reduce_scatter", "all_gather"])
+def test_half_collectives_move_the_whole_buffer_once(op):
+    """reduce_scatter: S up, S/n down; all_gather: S/n up, S down: time = S / (NVLink x 0.85)."""
+    m = CostModel(topologies.build("dgx-h100"), NO_FILL)
+    size = 1 << 34
+    assert m.time_s(op, size, "nvls", "simple") == pytest.approx(25e-6 + size / (450e9 * 0.8 * 0.85), rel=1e-6)
+
+
+def test_chunk_sizes_follow_nccl():
+    """concurrentOps = 16 channels x 8 heads on a DGX H100: 128 KiB from 1 GiB, 64 KiB from 64 MiB,
+    32 KiB from 8 MiB, else 16 KiB."""
+    ops = 16 * 8
+    assert [nvls_chunk_bytes(s, ops) for s in (1 << 30, (1 << 30) - 1, 1 << 26, 1 << 23, (1 << 23) - 1)] == \
+        [131072, 65536, 65536, 32768, 16384]
+
+
+def test_the_pipeline_fill_costs_more_at_larger_chunks():
+    m = CostModel(topologies.build("dgx-h100"))
+    plan = m.shape("all_reduce", "nvls", "simple").plan
+    assert plan.pad_bytes(1 << 30) == pytest.approx(2 * plan.pad_bytes(1 << 29))
+    assert plan.channels == 16
+
+
+def test_nvls_not_on_hardware_without_it():
+    with pytest.raises(InputError, match="NVSwitch"):
+        topologies.build("dgx-a100", nvls=True)
+    m = CostModel(topologies.build("dgx-a100"))
+    assert all(a != "nvls" for a, _ in m.choices("all_reduce"))
+    with pytest.raises(InputError, match="nvls is not available"):
+        m.time_s("all_reduce", 1 << 20, "nvls", "auto")
+
+
+def test_nvls_off_is_never_chosen():
+    m = CostModel(topologies.build("dgx-h100", nvls=False))
+    assert {a for a, _ in m.choices("all_reduce")} == {"ring", "tree"}
+    with pytest.raises(InputError, match="off"):
+        m.shape("all_reduce", "nvls", "simple")
+
+
+def test_nvls_runs_simple_only():
+    m = CostModel(topologies.build("dgx-h100"))
+    assert m.choices("all_reduce", "nvls") == [("nvls", "simple")]
+    with pytest.raises(InputError, match="simple protocol only"):
+        m.choices("all_reduce", "nvls", "ll")
+
+
+@pytest.mark.parametrize("preset, gpus, expected", [
+    # stas00/ml-engineering, 8 GiB all_reduce, NCCL 2.27.7: "algo NCCL picks" per GPU count
+    ("hgx-h200", 4, "ring"), ("hgx-h200", 5, "nvls"), ("hgx-h200", 6, "nvls"), ("hgx-h200", 7, "nvls"),
+    ("hgx-h200", 8, "nvls"), ("hgx-b200", 4, "ring"), ("hgx-b200", 5, "ring"), ("hgx-b200", 7, "nvls"),
+    ("hgx-b200", 8, "nvls")])
+def test_auto_picks_what_nccl_picked(preset, gpus, expected):
+    m = CostModel(topologies.build(preset, gpus_per_node=gpus))
+    assert m.best("all_reduce", 8 << 30)[1] == expected
+
+
+def test_auto_on_8_h200_switches_from_ring_ll_to_nvls_at_2_mib():
+    """stas00: 'Algo RING proto LL up to a 1MiB payload and Algo NVLS proto SIMPLE from 2MiB up'; all_gather
+    and reduce_scatter stay on Ring at 16 GiB."""
+    m = CostModel(topologies.build("hgx-h200"))
+    assert m.best("all_reduce", 1 << 20)[1:] == ("ring", "ll")
+    for size in (2 << 20, 64 << 20, 16 << 30):
+        assert m.best("all_reduce", size)[1:] == ("nvls", "simple")
+    assert m.best("all_gather", 16 << 30)[1] == "ring"
+    assert m.best("reduce_scatter", 16 << 30)[1] == "ring"
+
+
+def test_nccl_nvls_table_entry_on_dgx_h100():
+    """NCCL's model: 8 channels x 40 GB/s x 0.85 x 7/8 x 2 = 476 GB/s bus -> 272 GB/s algorithm bandwidth, 25 us."""
+    lat, bw = CostModel(topologies.build("dgx-h100")).nccl.table[("all_reduce", "nvls", "simple")]
+    assert (lat, bw) == pytest.approx((25.0, 272.0))
+
+
+def test_env_switches_nvls_off_in_comparisons():
+    p = CollMeasurement("all_reduce", 8, 1 << 30, 1.0, None, None, env=(("NCCL_NVLS_ENABLE", "0"),))
+    assert choice_for(p)[3] is False
+    pred = Predictor(Topo("dgx-h100"), Parameters())
+    assert pred.predict(p).algo == "ring"
+    assert pred.predict(CollMeasurement("all_reduce", 8, 1 << 30, 1.0, None, None)).algo == "nvls"
+
+
+@pytest.mark.parametrize("value, op, expected", [("NVLS", "all_reduce", "nvls"), ("Ring", "all_gather", "ring"),
+                                                 ("allreduce:Tree", "all_reduce", "tree"),
+                                                 ("allreduce:Tree", "all_gather", None), ("^NVLS", "all_reduce", None),
+                                                 ("ring,tree", "all_reduce", None)])
+def test_nccl_algo_env(value, op, expected):
+    assert env_algo(value, op) == expected

@@ -3,7 +3,7 @@
 >>> import gpunetsim
 >>> r = gpunetsim.collective(topology="dgx-h100", op="all_reduce", size_bytes=2**30)
 >>> (r.algo, r.proto, round(r.busbw_GBps))
-('ring', 'simple', 356)
+('nvls', 'simple', 455)
 >>> it = gpunetsim.ddp(topology="dgx-h100", nodes=2, workload="resnet50")
 >>> it.gpus, it.limit.description
 (16, 'compute-bound')
@@ -21,6 +21,7 @@ from typing import Any
 import networkx as nx
 
 import topologies
+from gpunetsim.cli_args import on_off
 from simulator.collectives.params import Parameters, load_calibration
 from simulator.core.errors import InputError
 from simulator.core.units import parse_size
@@ -35,8 +36,9 @@ __all__ = ["CollectiveResult", "IterationResult", "StudyResult", "cluster", "col
 def topology(topology: str = "dgx-h100", *, nodes: int = 1, gpus: int | None = None, no_p2p: bool = False,
              socket_transport: bool = False, cpu_sockets: int | None = None, fabric: str = "rail",
              transport: str = "ib", nic_bw: str | None = None, nics: int | None = None,
-             oversubscription: float = 1.0, hosts_per_leaf: int = 32) -> nx.Graph:
-    """The topology graph the other functions build from these arguments (the CLI's topology flags).
+             oversubscription: float = 1.0, hosts_per_leaf: int = 32, nvls: str | bool | None = None) -> nx.Graph:
+    """The topology graph the other functions build from these arguments (the CLI's topology flags;
+    ``nvls`` is ``--nvls``: "on"/"off" or a bool, None = on where the hardware has it).
 
     >>> G = gpunetsim.topology("dgx-h100", nodes=2, nic_bw="200 Gb/s")
     >>> len(topologies.gpus(G))
@@ -44,7 +46,8 @@ def topology(topology: str = "dgx-h100", *, nodes: int = 1, gpus: int | None = N
     """
     spec = topologies.FabricSpec.from_options(fabric, transport, nic_bw, nics, oversubscription, hosts_per_leaf)
     return topologies.build(topology, nodes=nodes, gpus_per_node=gpus, p2p=False if no_p2p else None,
-                            fabric=spec, sockets=socket_transport, cpu_sockets=cpu_sockets)
+                            fabric=spec, sockets=socket_transport, cpu_sockets=cpu_sockets,
+                            nvls=on_off(nvls) if isinstance(nvls, str) else nvls)
 
 
 def _model(calibration: str | Parameters | None, topo: dict[str, Any]) -> CostModel:

@@ -77,8 +77,8 @@ def test_tp_collectives_per_iteration() -> None:
     spec = GPTSpec(hidden=64, layers=3, heads=4, seq=32)
     assert tp.collectives(spec, 2, 2, False, "bfloat16") == [
         {"op": "all_reduce", "bytes": 32 * 2 * 64 * 2, "count": 12}]
-    assert [c["op"] for c in tp.collectives(spec, 2, 2, True, "float32")] == [
-        "all_gather", "reduce_scatter"]
+    assert [(c["op"], c["count"]) for c in tp.collectives(spec, 2, 2, True, "float32")] == [
+        ("all_gather", 18), ("reduce_scatter", 12)]
 
 
 def test_sweep_plans_every_runner_and_skips_bad_replicas() -> None:
@@ -154,6 +154,16 @@ def test_tp_block_without_comm_keeps_shapes(torch1: Any, sp: bool) -> None:
 
 
 # ------------------------------------------------------------------ torchrun runs
+
+
+def test_tensor_parallel_block_equals_the_unsharded_block() -> None:
+    pytest.importorskip("torch")
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+                           "--standalone", "tests/tp_equivalence_check.py"], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert done.stdout.count("tensor-parallel block matches") == 2
 
 
 def check_common(r: dict[str, Any]) -> None:

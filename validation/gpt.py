@@ -7,7 +7,9 @@ QKV and the first MLP linear are column-parallel (``hidden -> 3 hidden / t``, ``
 t``), the attention projection and the second MLP linear row-parallel (``hidden / t -> hidden``,
 ``ffn / t -> hidden``; their biases are added after the reduction, replicated). Per block and
 direction that is two all-reduces of ``seq x batch x hidden`` elements, or with sequence
-parallelism two all-gathers and two reduce-scatters of the same full size.
+parallelism, forward, two all-gathers and two reduce-scatters of the same full size and,
+backward, four all-gathers (two of them re-gather the inputs of the column-parallel linears for
+their weight gradients: Megatron keeps only the sequence shard) and two reduce-scatters.
 
 ``TensorParallel(comm=False)`` keeps the shapes and replaces every collective by a local stand-in
 of the same output shape (identity; ``repeat`` for all-gather; a slice for reduce-scatter), so the
@@ -79,8 +81,8 @@ Collective = Callable[[torch.Tensor, TensorParallel], torch.Tensor]
 
 class _TPComm(torch.autograd.Function):
     """``forward_op`` on the way in, ``backward_op`` on the gradient: Megatron's ``f`` (identity,
-    all-reduce) and ``g`` (all-reduce, identity), and with sequence parallelism (all-gather,
-    reduce-scatter) and (reduce-scatter, all-gather), all along the sequence dimension."""
+    all-reduce) and ``g`` (all-reduce, identity), and with sequence parallelism after a
+    row-parallel linear (reduce-scatter, all-gather) along the sequence dimension."""
 
     @staticmethod
     def forward(ctx: Any, x: torch.Tensor, tp: TensorParallel, forward_op: Collective,
@@ -94,11 +96,9 @@ class _TPComm(torch.autograd.Function):
 
 
 def enter_tp(x: torch.Tensor, tp: TensorParallel) -> torch.Tensor:
-    """Before a column-parallel linear: ``f`` (or all-gather with sequence parallelism)."""
+    """Before a column-parallel linear without sequence parallelism: Megatron's ``f``."""
     if not tp.active:
         return x
-    if tp.sequence_parallel:
-        return _TPComm.apply(x, tp, _all_gather, _reduce_scatter)
     return _TPComm.apply(x, tp, _identity, _all_reduce)
 
 
@@ -109,6 +109,28 @@ def exit_tp(x: torch.Tensor, tp: TensorParallel) -> torch.Tensor:
     if tp.sequence_parallel:
         return _TPComm.apply(x, tp, _reduce_scatter, _all_gather)
     return _TPComm.apply(x, tp, _all_reduce, _identity)
+
+
+class _GatheredLinear(torch.autograd.Function):
+    """Megatron's sequence-parallel column-parallel linear: all-gather the sequence shard and
+    multiply; only the shard is kept, so backward gathers it again for the weight gradient and
+    reduce-scatters the input gradient."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
+                tp: TensorParallel) -> torch.Tensor:
+        ctx.save_for_backward(x, weight)
+        ctx.tp = tp
+        return F.linear(_all_gather(x, tp), weight, bias)
+
+    @staticmethod
+    def backward(ctx: Any, g: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, None]:
+        x, weight = ctx.saved_tensors
+        total = _all_gather(x, ctx.tp)
+        grad_x = _reduce_scatter(g.matmul(weight), ctx.tp)
+        g2 = g.reshape(-1, g.shape[-1])
+        grad_w = g2.t().matmul(total.reshape(-1, total.shape[-1]))
+        return grad_x, grad_w, g2.sum(0), None
 
 
 class GPTBlock(nn.Module):
@@ -130,15 +152,21 @@ class GPTBlock(nn.Module):
         self.fc2 = nn.Linear(spec.ffn // t, h, bias=False)
         self.fc2_bias = nn.Parameter(torch.zeros(h))
 
-    def attention(self, y: torch.Tensor) -> torch.Tensor:
-        s, b, _ = y.shape
-        q, k, v = self.qkv(y).view(s, b, self.heads, 3, self.head_dim).permute(3, 1, 2, 0, 4)
+    def column(self, linear: nn.Linear, y: torch.Tensor) -> torch.Tensor:
+        """A column-parallel linear on the block's (sequence-sharded, with SP) input ``y``."""
+        if self.tp.active and self.tp.sequence_parallel:
+            return _GatheredLinear.apply(y, linear.weight, linear.bias, self.tp)
+        return linear(enter_tp(y, self.tp))
+
+    def attention(self, qkv: torch.Tensor) -> torch.Tensor:
+        s, b, _ = qkv.shape
+        q, k, v = qkv.view(s, b, self.heads, 3, self.head_dim).permute(3, 1, 2, 0, 4)
         a = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # [b, heads, s, d]
         return self.proj(a.permute(2, 0, 1, 3).reshape(s, b, self.heads * self.head_dim))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = x + exit_tp(self.attention(enter_tp(self.ln1(x), self.tp)), self.tp) + self.proj_bias
-        y = self.fc2(F.gelu(self.fc1(enter_tp(self.ln2(x), self.tp)), approximate="tanh"))
+        x = x + exit_tp(self.attention(self.column(self.qkv, self.ln1(x))), self.tp) + self.proj_bias
+        y = self.fc2(F.gelu(self.column(self.fc1, self.ln2(x)), approximate="tanh"))
         return x + exit_tp(y, self.tp) + self.fc2_bias
 
 

@@ -14,9 +14,10 @@ micro_batch, hidden]`` (``[seq / tp, ...]`` with sequence parallelism, sharded a
 sequence) and backward starts from a fixed random output gradient. An iteration is
 ``zero_grad(set_to_none=True)``, forward and backward; no optimizer step.
 
-Per block, forward and backward each run two collectives of ``seq x micro_batch x hidden``
-elements: all-reduces, or with sequence parallelism all-gathers and reduce-scatters (the
-gathered input is kept for the weight gradients, not gathered again). Each ``kind:"llm_tp"``
+Per block, forward and backward each run two all-reduces of ``seq x micro_batch x hidden``
+elements; with sequence parallelism, forward two all-gathers and two reduce-scatters of that
+size, backward four all-gathers (two re-gather the sequence shards the column-parallel linears
+kept, for their weight gradients, as Megatron does) and two reduce-scatters. Each ``kind:"llm_tp"``
 record has the iteration times with communication and, as ``nocomm_*``, the same loop with the
 collectives replaced by local stand-ins (compute only), and ``collectives``: every collective of
 one iteration as ``{op, bytes, count}`` (nccl-tests sizes: the whole gathered buffer).
@@ -88,7 +89,7 @@ def collectives(spec: GPTSpec, micro_batch: int, tp: int, sp: bool, dtype: str
         return []
     size = spec.seq * micro_batch * spec.hidden * dtype_bytes(dtype)
     if sp:
-        return [{"op": "all_gather", "bytes": size, "count": 4 * spec.layers},
+        return [{"op": "all_gather", "bytes": size, "count": 6 * spec.layers},
                 {"op": "reduce_scatter", "bytes": size, "count": 4 * spec.layers}]
     return [{"op": "all_reduce", "bytes": size, "count": 4 * spec.layers}]
 

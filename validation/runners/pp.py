@@ -106,6 +106,32 @@ class Pipeline:
         gen = torch.Generator().manual_seed(ses.settings.seed)
         self.ids = token_batch(spec, micro_batch, ses.device, gen)  # same on every rank
         self.shape = (spec.seq, micro_batch, spec.hidden)
+        self._connect()
+
+    def _connect(self) -> None:
+        """Open both directions to each neighbour in one symmetric batch before any timed step.
+
+        NCCL connects peers lazily at their first send/recv; when the two sides of a pair post
+        differently shaped first batches (1F1B with one micro-batch: stage 0 sends and receives
+        at once, stage 1 only receives), NCCL 2.28 fails with "Message truncated" (seen on
+        2x H200, 2026-11-26c campaign)."""
+        import torch
+        import torch.distributed as dist
+
+        ops = []
+        if not self.last:
+            ops += [dist.P2POp(dist.isend, torch.zeros(1, dtype=self.ses.dtype, device=self.ses.device),
+                               self.stage + 1),
+                    dist.P2POp(dist.irecv, torch.empty(1, dtype=self.ses.dtype, device=self.ses.device),
+                               self.stage + 1)]
+        if not self.first:
+            ops += [dist.P2POp(dist.irecv, torch.empty(1, dtype=self.ses.dtype, device=self.ses.device),
+                               self.stage - 1),
+                    dist.P2POp(dist.isend, torch.zeros(1, dtype=self.ses.dtype, device=self.ses.device),
+                               self.stage - 1)]
+        if ops:
+            for req in dist.batch_isend_irecv(ops):
+                req.wait()
 
     def _empty(self) -> Any:
         import torch

@@ -29,6 +29,9 @@ def _cluster(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from gpunetsim.scenario import load_scenario, run_scenario
+    if args.html:
+        from simulator.core.outputs import check_writable
+        check_writable(args.html, "--html")
     sc = load_scenario(args.scenario, args.placement)
     if args.iterations is not None:
         if args.iterations < 1:
@@ -41,10 +44,7 @@ def _cluster(args: argparse.Namespace) -> int:
     result = run_scenario(sc, args.top_links)
     if args.html:
         from gpunetsim.cluster_report import write_cluster_report
-        try:
-            write_cluster_report(sc, result, args.html)
-        except OSError as e:
-            raise InputError(f"cannot write report: {e.strerror}", source=args.html) from None
+        write_cluster_report(sc, result, args.html)
     runs = goodputs(sc, result)
     if args.json:
         d = result.as_dict()
@@ -88,13 +88,14 @@ def format_cluster(sc, r, runs=()) -> str:
     lines = [f"# gpunetsim cluster: {sc.name} on {G.graph.get('name')} x{G.graph.get('hosts', 1)} "
              f"({sc.gpus} GPUs), placement={sc.placement}, {r.iterations} iterations, seed={sc.seed}",
              f"{'job':<12} {'GPUs':>5} {'servers':<14} {'healthy(ms)':>11} {'alone(ms)':>10} {'shared(ms)':>10} "
-             f"{'slowdown':>8} {'stragglers':>10}"]
+             f"{'slowdown':>8} {'stragglers':>10} {'E[max]':>6}"]
     for j in r.jobs:
         servers = host_ranges(j.hosts)
         if len(servers) > 14:
             servers = servers[:13] + "~"
         lines.append(f"{j.name:<12} {j.gpus:>5} {servers:<14} {j.healthy_s * 1e3:>11.3f} {j.alone_s * 1e3:>10.3f} "
-                     f"{j.shared_s * 1e3:>10.3f} {j.slowdown:>7.3f}x {j.straggler_factor:>10.3f}")
+                     f"{j.shared_s * 1e3:>10.3f} {j.slowdown:>7.3f}x {j.straggler_factor:>10.3f} "
+                     f"{j.straggler_expected:>6.3f}")
     lines.append("")
     lines.append("links saturated while shared (per job, longest first):")
     lines.append(f"{'job':<12} {'link':<26} {'contended(ms)':>13} {'of run':>7} {'util':>6}  jobs on it")

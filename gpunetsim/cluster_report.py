@@ -9,6 +9,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 
 from gpunetsim.report import _layout, html_page
+from simulator.core.outputs import write_atomic
 
 
 def cluster_figures(result) -> list:
@@ -44,11 +45,10 @@ def write_cluster_report(scenario, result, path: str | Path) -> Path:
                    f"<td>{j.shared_s * 1e3:.3f}</td><td>{j.slowdown:.3f}x</td></tr>" for j in result.jobs)
     table = ('<h2>Jobs</h2><table class="limits"><tr><th>job</th><th>GPUs</th><th>alone (ms)</th>'
              f"<th>shared (ms)</th><th>slowdown</th></tr>{rows}</table>")
-    p = Path(path)
-    p.write_text(html_page(f"gpunetsim cluster: {scenario.name}",
-                           f"{scenario.gpus} GPUs, placement {scenario.placement}, {result.iterations} iterations",
-                           cluster_figures(result), table), encoding="utf-8")
-    return p
+    return write_atomic(path, html_page(f"gpunetsim cluster: {scenario.name}",
+                                        f"{scenario.gpus} GPUs, placement {scenario.placement}, "
+                                        f"{result.iterations} iterations", cluster_figures(result), table),
+                        field="--html")
 
 
 def goodput_figure(r) -> go.Figure:
@@ -94,13 +94,11 @@ def goodput_scale_figure(r) -> go.Figure:
 def write_goodput_report(r, path: str | Path) -> Path:
     from simulator.core.units import format_duration as dur
     c = r.components
-    p = Path(path)
-    p.write_text(html_page(
+    return write_atomic(path, html_page(
         "gpunetsim goodput",
         f"{c.gpus} GPUs, {c.nodes} servers, {c.nics} NICs, {c.switches} switches; job MTBF {dur(r.mtbf_s)}, "
         f"checkpoint {dur(r.checkpoint_s)}, restart {dur(r.restart_s)}, {dur(r.work_s)} of training",
         [("interval", "Goodput vs checkpoint interval", goodput_figure(r),
           "Daly's model: expected wall time per segment M e^(R/M) (e^((tau+delta)/M) - 1)."),
          ("scale", "Goodput vs job size", goodput_scale_figure(r),
-          "Failure rate scaled with the job (every component count times the same factor).")]), encoding="utf-8")
-    return p
+          "Failure rate scaled with the job (every component count times the same factor).")]), field="--html")

@@ -39,6 +39,9 @@ def register(sub) -> None:
 
 def _goodput(args: argparse.Namespace) -> int:
     from gpunetsim.api import goodput
+    if args.html:
+        from simulator.core.outputs import check_writable
+        check_writable(args.html, "--html")
     try:
         r = goodput(args.gpus, gpus_per_node=args.gpus_per_node, nics_per_node=args.nics_per_node,
                     switches=args.switches, run=args.run, **{k: getattr(args, k) for k in _FLAGS})
@@ -47,10 +50,7 @@ def _goodput(args: argparse.Namespace) -> int:
         raise InputError(e.message, field="--" + name.replace("_", "-"), value=e.value) from None
     if args.html:
         from gpunetsim.cluster_report import write_goodput_report
-        try:
-            write_goodput_report(r, args.html)
-        except OSError as e:
-            raise InputError(f"cannot write report: {e.strerror}", source=args.html) from None
+        write_goodput_report(r, args.html)
     if args.json:
         print(json.dumps(r.as_dict()))
         return 0

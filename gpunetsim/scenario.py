@@ -29,13 +29,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from simulator.core.config import checked, validate
 from simulator.core.errors import InputError
+
+if TYPE_CHECKING:
+    from simulator.collectives.params import Parameters
+    from simulator.training.cluster import ClusterResult, Job
+    from simulator.training.goodput import FailureSpec
+    from simulator.training.stragglers import StragglerModel
 
 SCENARIOS_DIR = Path(__file__).resolve().parent / "scenarios"
 
@@ -70,9 +76,18 @@ class JobSpec(_Strict):
     def _one_kind(self) -> "JobSpec":
         if (self.workload is None) == (self.collective is None):
             raise ValueError("give exactly one of workload (a DDP job) or collective (a collective loop)")
+        others = _COLLECTIVE_FIELDS if self.workload is not None else _DDP_FIELDS
+        stray = sorted(self.model_fields_set & others)
+        if stray:
+            kind = "a DDP job (workload)" if self.workload is not None else "a collective job"
+            raise ValueError(f"{', '.join(stray)} does not apply to {kind}")
         if (self.nodes is None) == (self.node_list is None):
             raise ValueError("give exactly one of nodes (a count) or node_list (server indices)")
         return self
+
+
+_DDP_FIELDS = {"gpu", "batch_size", "bucket_cap_mb", "accumulation_steps"}
+_COLLECTIVE_FIELDS = {"size", "algo", "proto", "compute"}
 
 
 class PlacementSpec(_Strict):
@@ -131,15 +146,15 @@ class Scenario:
     name: str
     source: str
     graph: nx.Graph
-    jobs: tuple            # simulator.training.cluster.Job
+    jobs: tuple[Job, ...]
     hosts: tuple[tuple[int, ...], ...]
-    params: object         # simulator.collectives.params.Parameters
+    params: Parameters
     placement: str
     iterations: int
     seed: int
-    stragglers: object     # simulator.training.stragglers.StragglerModel
+    stragglers: StragglerModel
     degraded: dict[tuple[str, str], float]   # directed link (a, b) -> fraction of bandwidth left
-    failures: object = None                   # simulator.training.goodput.FailureSpec or None
+    failures: FailureSpec | None = None
     run_s: float = 30 * 86400.0               # training work per job (goodput)
 
     @property
@@ -213,11 +228,11 @@ def _job(spec: JobSpec, i: int, G: nx.Graph, src: str, base: Path):
                              field=f"{where}.algo", value=spec.algo)
         return CollectiveJob(spec.name, spec.collective, size, spec.algo, spec.proto, compute)
     from gpunetsim.ddp_cli import load_any_workload
-    from gpunetsim.study import _is_zoo
     wl = spec.workload or ""
-    if not _is_zoo(wl):
-        p = Path(wl).expanduser()
-        wl = str(p if p.is_absolute() else (base / p).resolve())
+    p = Path(wl).expanduser()
+    p = p if p.is_absolute() else base / p
+    if p.exists() or p.suffix.lower() in (".json", ".yaml", ".yml"):     # a file, relative to the scenario
+        wl = str(p.resolve())
     w = checked(lambda: load_any_workload(wl, spec.gpu, str(G.graph.get("gpu_model", "")), spec.batch_size),
                 src, f"{where}.workload", spec.workload)
     config = checked(lambda: DDPConfig(spec.bucket_cap_mb, accumulation_steps=spec.accumulation_steps), src,
@@ -279,9 +294,8 @@ def scenario_from_spec(spec: ScenarioSpec, src: str = "<scenario>", base: Path |
                     stragglers, degraded, failures, run_s)
 
 
-def run_scenario(sc: Scenario, top_links: int = 3):
+def run_scenario(sc: Scenario, top_links: int = 3) -> ClusterResult:
     """Simulate a scenario: :class:`simulator.training.cluster.ClusterResult`."""
     from simulator.training.cluster import simulate_cluster
-    return simulate_cluster(sc.graph, sc.jobs, sc.hosts, sc.params, iterations=sc.iterations,  # type: ignore[arg-type]
-                            stragglers=sc.stragglers, degraded=sc.degraded, seed=sc.seed,  # type: ignore[arg-type]
-                            top_links=top_links)
+    return simulate_cluster(sc.graph, sc.jobs, sc.hosts, sc.params, iterations=sc.iterations,
+                            stragglers=sc.stragglers, degraded=sc.degraded, seed=sc.seed, top_links=top_links)

@@ -245,3 +245,30 @@ def test_scenario_bad_failures_name_the_field(tmp_path, capsys):
     f.write_text(SCENARIO + "failures: {mtbf_gpu: never, checkpoint: 1 min}\n")
     assert main(["cluster", str(f)]) == 2
     assert "failures.mtbf_gpu" in capsys.readouterr().err
+
+
+def test_unwritable_html_fails_before_simulating(tmp_path, capsys):
+    f = tmp_path / "s.yaml"
+    f.write_text(SCENARIO)
+    assert main(["cluster", str(f), "--html", str(tmp_path / "nofolder" / "r.html")]) == 2
+    assert "--html" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("job", [
+    "  - {name: c, collective: all_reduce, batch_size: 8, nodes: 1}\n",
+    "  - {name: c, workload: gpt2, size: 1 GiB, nodes: 1}\n",
+])
+def test_fields_of_the_other_kind_are_refused(tmp_path, capsys, job):
+    f = tmp_path / "s.yaml"
+    f.write_text(SCENARIO + job)
+    assert main(["cluster", str(f)]) == 2
+    assert "does not apply" in capsys.readouterr().err
+
+
+def test_workload_files_are_found_beside_the_scenario(tmp_path, capsys):
+    from simulator.training.workload import save_workload
+    save_workload(zoo_workload("resnet50", gpu="h100"), tmp_path / "r50.json")
+    f = tmp_path / "s.yaml"
+    f.write_text(SCENARIO.replace("nodes: 4\n", "nodes: 5\n") + "  - {name: c, workload: r50.json, nodes: 1}\n")
+    assert main(["cluster", str(f), "--placement", "packed"]) == 0
+    assert "\nc " in capsys.readouterr().out

@@ -39,7 +39,7 @@ from simulator.training.cluster_engine import JobProgram, SharedRun, simulate_jo
 from simulator.training.ddp import DDPConfig, comm_jobs
 from simulator.training.ddp_engine import CommJob
 from simulator.training.placement import leaf_groups
-from simulator.training.stragglers import StragglerModel
+from simulator.training.stragglers import StragglerModel, expected_max
 from simulator.training.workload import Workload
 from topologies.routing import Router
 
@@ -92,6 +92,7 @@ class JobResult:
     shared_s: float
     straggler_factor: float        # mean compute multiplier drawn over the counted iterations
     links: tuple[LinkShare, ...]
+    straggler_expected: float = 1.0  # its expectation E[max over the job's ranks] (integral)
 
     @property
     def slowdown(self) -> float:
@@ -100,7 +101,7 @@ class JobResult:
     def as_dict(self) -> dict:
         return {"name": self.name, "hosts": list(self.hosts), "gpus": self.gpus, "healthy_s": self.healthy_s,
                 "alone_s": self.alone_s, "shared_s": self.shared_s, "slowdown": self.slowdown,
-                "straggler_factor": self.straggler_factor,
+                "straggler_factor": self.straggler_factor, "straggler_expected": self.straggler_expected,
                 "links": [{"name": l.name, "ids": list(l.links), "kind": l.kind, "contended_s": l.contended_s,
                            "utilisation": l.utilisation, "jobs": list(l.jobs)} for l in self.links]}
 
@@ -263,10 +264,11 @@ def simulate_cluster(G: nx.Graph, jobs: Sequence[Job], hosts_of: Sequence[Sequen
             alone = simulate_jobs(cap, [programs[j]], counted,
                                   [_factors(stragglers, seed, cluster, hosts_of)[j]]).mean_iteration_s(0)
         drawn = recorded[j][1][:counted]
-        hs = set(hosts)
-        results.append(JobResult(job.name, tuple(hosts), sum(1 for g in cluster.gpus if cluster.host_of(g) in hs),
-                                 healthy, alone, shared.mean_iteration_s(j), float(np.mean(drawn)) if drawn else 1.0,
-                                 _contended_links(cluster, cap, shared, j, names, top_links)))
+        gpus = [g for g in cluster.gpus if cluster.host_of(g) in set(hosts)]
+        expected = expected_max(stragglers, stragglers.scales(gpus)) if stragglers is not None else 1.0
+        results.append(JobResult(job.name, tuple(hosts), len(gpus), healthy, alone, shared.mean_iteration_s(j),
+                                 float(np.mean(drawn)) if drawn else 1.0,
+                                 _contended_links(cluster, cap, shared, j, names, top_links), expected))
     return ClusterResult(tuple(results), iterations, shared.window_s)
 
 

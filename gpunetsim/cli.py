@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
-from typing import Callable, Sequence
+from typing import Callable, NoReturn, Sequence
 
 from gpunetsim import cluster_cli, collective_cli, ddp_cli, goodput_cli, study_cli
 # Subcommand modules written before cli_args existed import these three from here.
@@ -14,6 +15,8 @@ from simulator.core.errors import InputError, shorten
 from validation import cli as validation_cli
 
 EXIT_INPUT = 2
+EXIT_INTERRUPTED = study_cli.EXIT_INTERRUPTED     # 128 + SIGINT, as shells report Ctrl-C
+EXIT_INTERNAL = 70                                # EX_SOFTWARE: a bug, never bad input
 
 
 # ------------------------------------------------------------------- driver
@@ -24,13 +27,21 @@ SUBCOMMANDS: tuple[Callable, ...] = (collective_cli.register, ddp_cli.register, 
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gpunetsim",
+    parser = OneLineParser(prog="gpunetsim",
                                      description="Simulate multi-GPU training networks: NCCL collectives "
                                                  "and PyTorch DDP iterations.")
     sub = parser.add_subparsers(dest="command")
     for reg in SUBCOMMANDS:
         reg(sub)
     return parser
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line on stderr (exit 2), like every other error."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: error: {shorten(message, 600)} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(EXIT_INPUT)
 
 
 class _StderrHandler(logging.Handler):
@@ -54,6 +65,7 @@ def _log_warnings() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     _log_warnings()
     parser = build_parser()
+    as_program = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv:
         if "plan" in parser._subparsers._group_actions[0].choices:   # the default study (gpunetsim plan)
@@ -61,17 +73,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             parser.print_help()
             return 0
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:                  # --help (0) or a usage error (2, one line printed)
+        return e.code if isinstance(e.code, int) else EXIT_INPUT
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
     except InputError as e:
         print(f"gpunetsim: error: {e}", file=sys.stderr)
         return EXIT_INPUT
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        print("gpunetsim: interrupted", file=sys.stderr)
+        code = EXIT_INTERRUPTED
+    except MemoryError:
+        print("gpunetsim: error: out of memory (make the topology, sweep or input smaller)", file=sys.stderr)
+        return EXIT_INPUT
+    except Exception as e:                   # a bug: one line, the traceback only when asked for
+        if os.environ.get("GPUNETSIM_DEBUG"):
+            raise
+        print(f"gpunetsim: internal error: {shorten(f'{type(e).__name__}: {e}', 400)} (please report "
+              "it; GPUNETSIM_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL
+    if code == EXIT_INTERRUPTED and as_program:
+        # Stop now: what finished is written; tearing down a large model's objects can take seconds.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import json
 from gpunetsim.cli_args import add_topology_args, params_from_args, topology_from_args
 from simulator.collectives.algorithms import ALGOS
 from simulator.core.errors import InputError
+from simulator.core.limits import require_finite
 from simulator.core.vocabulary import ENGINES, OPS, PROTOS
 
 
@@ -33,7 +34,7 @@ def register(sub) -> None:
 def _collective(args: argparse.Namespace) -> int:
     from simulator.network.closed_form import CostModel
     from simulator.core.vocabulary import GATHER_LIKE, REDOP_OPS, ROOTED_OPS, dtype_bytes, size_ladder
-    from simulator.network.run import run_collective
+    from simulator.network.run import require_ranks, run_collective
     from simulator.core.units import parse_size
     lo = parse_size(args.min_bytes, field="--min-bytes")
     hi = parse_size(args.max_bytes, field="--max-bytes")
@@ -42,8 +43,10 @@ def _collective(args: argparse.Namespace) -> int:
     if not args.factor > 1:
         raise InputError("--factor must be > 1", field="--factor", value=args.factor)
     tsize = dtype_bytes(args.dtype, field="--dtype")
+    sizes = size_ladder(lo, hi, args.factor)
     model = CostModel(topology_from_args(args), params_from_args(args))
     n = model.ranks
+    require_ranks(n)
     if not args.json:
         print(f"# gpunetsim collective: {args.op} on {model.router.info.name} x{args.nodes} "
               f"({n} GPUs), engine={args.engine}, params={model.params.name}")
@@ -52,8 +55,9 @@ def _collective(args: argparse.Namespace) -> int:
         print(f"#{'(B)':>11} {'(elements)':>12} {'':>8} {'':>6} {'':>5} {'(us)':>10} "
               f"{'(GB/s)':>8} {'(GB/s)':>8}")
     per_rank = args.op in GATHER_LIKE
-    for size in size_ladder(lo, hi, args.factor):
+    for size in sizes:
         r = run_collective(model, args.op, size, args.algo, args.proto, args.engine)
+        require_finite(r.as_dict(), "predicted collective")
         if args.json:
             print(json.dumps(r.as_dict()))
             continue

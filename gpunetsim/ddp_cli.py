@@ -8,6 +8,8 @@ from pathlib import Path
 
 from gpunetsim.cli_args import add_topology_args, params_from_args, topology_from_args
 from simulator.core.errors import InputError
+from simulator.core.limits import require_finite
+from simulator.core.outputs import check_writable
 from simulator.core.vocabulary import ENGINES
 
 def register(sub) -> None:
@@ -75,21 +77,24 @@ def _ddp(args: argparse.Namespace) -> int:
     from simulator.network.closed_form import CostModel
     from simulator.training.ddp import simulate_iteration
     config = _config(args)
+    if args.trace:
+        check_writable(args.trace, "--trace")
     model = CostModel(topology_from_args(args), params_from_args(args))
     info = model.router.info
     w = load_any_workload(args.workload, args.gpu, info.gpu_model, args.batch_size)
     r = simulate_iteration(model, w, config, args.engine)
+    result = r.as_dict()
+    require_finite(result, "simulated iteration")
+    for b in result["buckets"]:
+        require_finite(b, "simulated bucket")
     if args.trace:
         from gpunetsim.trace import write_chrome_trace
         meta = {"tool": "gpunetsim ddp", "workload": w.name, "topology": info.name,
                 "gpus": r.gpus, "engine": r.engine, "params": model.params.name,
                 "iteration_s": r.iteration_s}
-        try:
-            write_chrome_trace(r.records, args.trace, meta, process_name=f"rank 0 (of {r.gpus})")
-        except OSError as e:
-            raise InputError(f"cannot write trace: {e.strerror}", source=args.trace) from None
+        write_chrome_trace(r.records, args.trace, meta, process_name=f"rank 0 (of {r.gpus})")
     if args.json:
-        print(json.dumps(r.as_dict()))
+        print(json.dumps(result))
         return 0
     print(format_result(r, f"{info.name} x{args.nodes}", model.params.name))
     if args.trace:

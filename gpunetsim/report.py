@@ -179,8 +179,10 @@ table.limits th{background:#f4f4f4}
 """
 
 
-def build_report(rows: Sequence[Row], title: str = "gpunetsim study", subtitle: str = "") -> str:
-    """The report as one HTML string (plotly.js inlined once; deterministic element ids)."""
+def build_report(rows: Sequence[Row], title: str = "gpunetsim study", subtitle: str = "",
+                 failures: Sequence[tuple[str, str]] = ()) -> str:
+    """The report as one HTML string (plotly.js inlined once; deterministic element ids);
+    ``failures`` lists the points that failed as ``(point, error)``."""
     ddp = [r for r in rows if r.get("kind") == "ddp"]
     coll = [r for r in rows if r.get("kind") == "collective"]
     figs: list[tuple[str, str, go.Figure | None, str]] = []
@@ -197,6 +199,10 @@ def build_report(rows: Sequence[Row], title: str = "gpunetsim study", subtitle: 
         figs.append(("busbw", TITLES["busbw"], busbw_figure(coll),
                      "nccl-tests convention: busbw = algbw x bus factor (2(n-1)/n for all_reduce), GB/s = 1e9 B/s."))
     tail = f"<h2>{TITLES['table']}</h2>{limits_table(ddp)}" if ddp else ""
+    if failures:
+        items = "".join(f"<tr><td>{html.escape(p)}</td><td>{html.escape(e)}</td></tr>" for p, e in failures)
+        tail += (f'<h2>Failed points ({len(failures)})</h2><table class="limits"><tr><th>point</th>'
+                 f"<th>error</th></tr>{items}</table>")
     return html_page(title, subtitle, figs, tail)
 
 
@@ -228,6 +234,5 @@ def html_page(title: str, subtitle: str, sections: Sequence[Section], tail_html:
 
 def write_report(rows: Sequence[Row], path: str | Path, title: str = "gpunetsim study",
                  subtitle: str = "") -> Path:
-    p = Path(path)
-    p.write_text(build_report(rows, title, subtitle), encoding="utf-8")
-    return p
+    from simulator.core.outputs import write_atomic
+    return write_atomic(path, build_report(rows, title, subtitle))

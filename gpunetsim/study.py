@@ -29,7 +29,6 @@ import itertools
 import json
 import logging
 import math
-import sys
 from dataclasses import asdict, dataclass, fields
 from functools import lru_cache
 from pathlib import Path
@@ -39,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from simulator.network.closed_form import CostModel
 from simulator.core.config import checked, validate
+from simulator.core import limits
 from simulator.core.errors import InputError
 from simulator.core.vocabulary import Limit
 
@@ -61,7 +61,7 @@ def _as_list(v: Any) -> Any:
     return list(v) if isinstance(v, (list, tuple)) else [v]
 
 
-_Pos = Annotated[int, Field(gt=0, strict=True)]
+_Pos = Annotated[int, Field(gt=0, le=limits.MAX_INT, strict=True)]
 
 
 class _Strict(BaseModel):
@@ -93,10 +93,11 @@ class StudySpec(_Strict):
     transport: list[Literal["ib", "roce"]] = ["ib"]
     nic_bw: list[str | None] = [None]
     nics: list[_Pos | None] = [None]
-    oversubscription: list[Annotated[float, Field(ge=1.0, allow_inf_nan=False)]] = [1.0]
+    oversubscription: list[Annotated[float, Field(ge=1.0, le=limits.MAX_OVERSUBSCRIPTION,
+                                                  allow_inf_nan=False)]] = [1.0]
     hosts_per_leaf: list[_Pos] = [32]
     algo: list[Literal["auto", "ring", "tree"]] = ["auto"]
-    bucket_cap_mb: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = [25.0]
+    bucket_cap_mb: list[Annotated[float, Field(gt=0, le=limits.MAX_BUCKET_CAP_MB, allow_inf_nan=False)]] = [25.0]
     engine: list[Literal["des", "closed"]] = ["des"]
     calibration: str | None = None
     collectives: CollectivesSpec | None = None
@@ -245,8 +246,14 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
             raise InputError("need 1 <= min_bytes <= max_bytes", source=source,
                              field="collectives.min_bytes", value=f"{c.min_bytes}..{c.max_bytes}")
         from simulator.core.vocabulary import size_ladder
-        sizes = size_ladder(lo, hi, c.factor)
+        sizes = _check(lambda: size_ladder(lo, hi, c.factor), source, "collectives.factor", c.factor)
 
+    network = (topos, spec.gpus, spec.fabric, spec.transport, spec.nic_bw, spec.nics, spec.oversubscription,
+               spec.hosts_per_leaf, spec.algo, spec.engine, spec.nodes)
+    count = math.prod(map(len, (models, spec.batch_size, spec.bucket_cap_mb, *network)))
+    if spec.collectives is not None:
+        count += math.prod(map(len, network)) * len(sizes)
+    limits.POINTS.check(count, source=source, field="points")
     points: list[Point] = []
     grid = itertools.product(models, spec.batch_size, topos, spec.gpus, spec.fabric, spec.transport,
                              spec.nic_bw, spec.nics, spec.oversubscription, spec.hosts_per_leaf, spec.algo,
@@ -404,60 +411,20 @@ def run_points(points: Sequence[Point], *, workers: int | None = None, scheduler
     ``scheduler`` (``tcp://HOST:8786``) sends the points to a Dask cluster through
     ``dask.distributed`` (workers need gpunetsim installed and any study files at the same
     paths). Otherwise ``workers`` local processes (default: the number of cores; 1 = in this
-    process). A tqdm progress bar goes to stderr unless ``progress`` is false.
+    process). A tqdm progress bar goes to stderr unless ``progress`` is false. Every point is
+    evaluated even when one fails; then the first failure is raised as an InputError naming its
+    point (``gpunetsim sweep`` instead keeps the other rows: :mod:`gpunetsim.study_run`).
     """
-    from tqdm import tqdm
-    bar = tqdm(total=len(points), desc=desc, unit="pt", file=sys.stderr, disable=not progress,
-               leave=False)
-    try:
-        if scheduler:
-            return _run_dask(points, scheduler, bar)
-        import os
-        n = (os.cpu_count() or 1) if workers is None else workers
-        if n < 1:
-            raise InputError("--workers must be at least 1", field="--workers", value=workers)
-        if n == 1 or len(points) <= 1:
-            rows = []
-            for p in points:
-                rows.append(evaluate(p))
-                bar.update()
-            return rows
-        from concurrent.futures import ProcessPoolExecutor
-        # Contiguous chunks keep points that share a topology in one process (plans are memoised).
-        chunk = max(1, math.ceil(len(points) / (n * 4)))
-        rows = []
-        with ProcessPoolExecutor(max_workers=min(n, len(points))) as ex:
-            for row in ex.map(evaluate, points, chunksize=chunk):
-                rows.append(row)
-                bar.update()
-        return rows
-    finally:
-        bar.close()
-
-
-def _run_dask(points: Sequence[Point], scheduler: str, bar: Any) -> list[dict[str, object]]:
-    try:
-        from distributed import Client, as_completed
-    except ImportError:
-        raise InputError("--scheduler needs dask.distributed: pip install 'gpunetsim[dask]'",
-                         field="--scheduler", value=scheduler) from None
-    if not isinstance(scheduler, str) or "://" not in scheduler:
-        raise InputError("expected a scheduler address such as tcp://HOST:8786", field="--scheduler",
-                         value=scheduler)
-    try:
-        client = Client(scheduler, timeout="20s")
-    except (OSError, TimeoutError) as e:
-        raise InputError(f"cannot reach the Dask scheduler ({e})", field="--scheduler", value=scheduler) from None
-    try:
-        import uuid
-        run = uuid.uuid4().hex[:12]        # fresh keys: never reuse results a cluster still holds
-        keys = [f"gpunetsim-evaluate-{run}-{p.index}" for p in points]
-        futures = client.map(evaluate, list(points), key=keys)
-        for _ in as_completed(futures):
-            bar.update()
-        return list(client.gather(futures))
-    finally:
-        client.close()
+    from gpunetsim.study_run import PointOutcome, stream_points
+    done: dict[int, PointOutcome] = {}
+    if stream_points(points, lambda o: done.__setitem__(o.index, o), workers=workers, scheduler=scheduler,
+                     progress=progress, desc=desc):
+        raise KeyboardInterrupt
+    failed = sorted((o for o in done.values() if o.error), key=lambda o: o.index)
+    if failed:
+        more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+        raise InputError(f"point {failed[0].index} failed: {failed[0].error}{more}", field="points")
+    return [done[p.index].row for p in points]  # type: ignore[misc]
 
 
 # ------------------------------------------------------------------------------ writing
@@ -471,23 +438,32 @@ def columns_of(rows: Iterable[dict[str, object]]) -> list[str]:
     return list(cols)
 
 
+def csv_text(rows: Sequence[dict[str, object]]) -> str:
+    """All rows as CSV text (a ``kind`` column tells DDP rows from collective rows)."""
+    import io
+    f = io.StringIO(newline="")
+    w = csv.DictWriter(f, fieldnames=columns_of(rows), restval="")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: ("" if v is None else v) for k, v in r.items()})
+    return f.getvalue()
+
+
+def jsonl_line(row: dict[str, object]) -> str:
+    """One row as one JSON line (with its newline)."""
+    return json.dumps(row, sort_keys=False) + "\n"
+
+
 def write_csv(rows: Sequence[dict[str, object]], path: str | Path) -> Path:
-    """All rows in one CSV (a ``kind`` column tells DDP rows from collective rows)."""
-    p = Path(path)
-    with p.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=columns_of(rows), restval="")
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: ("" if v is None else v) for k, v in r.items()})
-    return p
+    """All rows in one CSV, written atomically."""
+    from simulator.core.outputs import write_atomic
+    return write_atomic(path, csv_text(rows))
 
 
 def write_jsonl(rows: Sequence[dict[str, object]], path: str | Path) -> Path:
-    p = Path(path)
-    with p.open("w") as f:
-        for r in rows:
-            f.write(json.dumps(r, sort_keys=False) + "\n")
-    return p
+    """All rows as JSON lines, written atomically."""
+    from simulator.core.outputs import write_atomic
+    return write_atomic(path, "".join(jsonl_line(r) for r in rows))
 
 
 def point_fields() -> list[str]:

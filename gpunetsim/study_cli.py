@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 from typing import Sequence
 
 from simulator.core.errors import InputError
@@ -24,6 +23,9 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scheduler", default=None, metavar="tcp://HOST:8786",
                    help="run on a Dask cluster (needs gpunetsim[dask]); same rows, same order")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--resume", action="store_true",
+                   help="keep the points already in --out/results.jsonl (an interrupted run) and "
+                        "evaluate only the others")
 
 
 def register(sub) -> None:
@@ -50,30 +52,59 @@ def _plan(args: argparse.Namespace) -> int:
     return _run(load_study(DEFAULT_STUDY), args)
 
 
+EXIT_FAILED_POINTS = 1
+EXIT_INTERRUPTED = 130
+
+
 def _run(study, args: argparse.Namespace) -> int:
-    from gpunetsim.study import run_points, write_csv, write_jsonl
+    """Evaluate the study's points, streaming each finished one into ``--out``; a failing point
+    is named and skipped; Ctrl-C keeps what finished. Exit 0 (all points), 1 (some failed) or
+    130 (interrupted; rerun with --resume)."""
+    from gpunetsim.report import build_report
+    from gpunetsim.study_output import StudyOutput
+    from gpunetsim.study_run import stream_points
     if args.workers is not None and args.workers < 1:
         raise InputError("must be at least 1", field="--workers", value=args.workers)
-    out = Path(args.out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise InputError(f"cannot create output folder: {e.strerror}", field="--out", value=str(out)) from None
+    out = StudyOutput(args.out)
+    by_index = {p.index: p for p in study.points}
+    todo = out.start(study.points, resume=args.resume)
+    if args.resume:
+        print(f"# resume: {len(study.points) - len(todo)} of {len(study.points)} points already in "
+              f"{out.path('results.jsonl')}", file=sys.stderr)
     t0 = time.perf_counter()
-    rows = run_points(study.points, workers=args.workers, scheduler=args.scheduler,
-                      progress=not args.no_progress, desc=study.name)
+    try:
+        interrupted = stream_points(todo, lambda o: out.add(o, by_index[o.index]), workers=args.workers,
+                                    scheduler=args.scheduler, progress=not args.no_progress, desc=study.name)
+    finally:
+        out.close()
     elapsed = time.perf_counter() - t0
+    rows, failures = out.ordered_rows(), out.ordered_failures()
     print_table(study, rows)
-    from gpunetsim.report import write_report
+    for index, label, error in failures:
+        print(f"# failed: {label}: {error}")
     spec = study.spec
     engines = ", ".join(spec.engine)
-    write_report(rows, out / "report.html", title=f"gpunetsim: {spec.name} study",
-                 subtitle=f"{spec.description} (engine: {engines}; parameters: "
-                          f"{spec.calibration or 'datasheet'}; {len(rows)} points)")
-    write_csv(rows, out / "results.csv")
-    write_jsonl(rows, out / "results.jsonl")
-    print(f"# wrote {out / 'report.html'}, {out / 'results.csv'}, {out / 'results.jsonl'}")
+    status = ""
+    if failures:
+        status = f"; {len(failures)} of {len(study.points)} points failed"
+    out.finish(None if interrupted else
+               build_report(rows, title=f"gpunetsim: {spec.name} study",
+                            subtitle=f"{spec.description} (engine: {engines}; parameters: "
+                                     f"{spec.calibration or 'datasheet'}; {len(rows)} points{status})",
+                            failures=[(label, error) for _, label, error in failures]))
+    written = [out.path(n) for n in ("report.html", "results.csv", "results.jsonl") if out.path(n).exists()]
+    if failures:
+        written.append(out.path("failed.jsonl"))
+    print(f"# wrote {', '.join(map(str, written))}")
     print(f"# {len(rows)} points in {elapsed:.1f} s", file=sys.stderr)
+    if interrupted:
+        print(f"gpunetsim: interrupted after {len(rows)} of {len(study.points)} points; what finished is "
+              f"in {out.folder} (rerun with --resume to finish)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if failures:
+        print(f"gpunetsim: {len(failures)} of {len(study.points)} points failed (listed above, in "
+              f"{out.path('failed.jsonl')} and in the report)", file=sys.stderr)
+        return EXIT_FAILED_POINTS
     return 0
 
 
@@ -118,5 +149,6 @@ def print_table(study, rows: Sequence[dict]) -> None:
         for (vals, nodes), by_size in groups.items():
             any_row = next(iter(by_size.values()))
             name = ", ".join(str(v) for v in vals) or str(any_row["topology"])
-            bws = " ".join(f"{by_size[s]['busbw_GBps']:>9.1f}" for s in show)
-            print(f"{name:<{w}} {nodes:>5} {any_row['total_gpus']:>5} {bws}  {by_size[show[-1]]['limit']}")
+            bws = " ".join(f"{by_size[s]['busbw_GBps']:>9.1f}" if s in by_size else f"{'-':>9}" for s in show)
+            last = by_size[show[-1]]["limit"] if show[-1] in by_size else "-"
+            print(f"{name:<{w}} {nodes:>5} {any_row['total_gpus']:>5} {bws}  {last}")

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from simulator.core.outputs import write_atomic
 from simulator.network.engine import Record
 
 #: Preferred order of the tracks (threads); others follow in order of first appearance.
@@ -57,4 +58,4 @@ def write_chrome_trace(records: Sequence[Record] | Mapping[str, Sequence[Record]
     trace = chrome_trace(records, metadata, process_name)
     events = ",\n".join(json.dumps(e) for e in trace.pop("traceEvents"))
     rest = json.dumps(trace)[1:-1]
-    Path(path).write_text(f'{{"traceEvents": [\n{events}\n],\n{rest}}}\n')
+    write_atomic(path, f'{{"traceEvents": [\n{events}\n],\n{rest}}}\n', field="--trace")

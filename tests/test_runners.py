@@ -27,12 +27,12 @@ def records(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def run_module(args: list[str], timeout_s: float = 120, extra_env: dict[str, str] | None = None
-               ) -> subprocess.CompletedProcess[str]:
+def run_module(args: list[str], timeout_s: float = 120, extra_env: dict[str, str] | None = None,
+               returncode: int = 0) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "OMP_NUM_THREADS": "1", **(extra_env or {})}
     done = subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True,
                           text=True, timeout=timeout_s)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.returncode == returncode, done.stdout[-3000:] + done.stderr[-3000:]
     return done
 
 
@@ -125,8 +125,10 @@ def test_sweep_records_failure_goes_on_and_rerun_skips(tmp_path: Path) -> None:
     out = tmp_path / "s.jsonl"
     common = ["-m", "validation.runners.sweep", "--nproc", "2", "--ops",
               "all_reduce,all_gather,broadcast", *SMALL_COLL, "--out", str(out)]
-    run_module([*common, "--variants", "broken,default",
-                "--extra-variant", "broken:GPUNETSIM_TEST_FAIL=all_gather"], timeout_s=200)
+    failing = run_module([*common, "--variants", "broken,default",
+                          "--extra-variant", "broken:GPUNETSIM_TEST_FAIL=all_gather"], timeout_s=200,
+                         returncode=1)
+    assert "sweep incomplete" in failing.stderr and "broken: " in failing.stderr
     recs = records(out)
     failed = [r for r in recs if r["kind"] == "coll_failed"]
     assert [(r["variant"], r["op"]) for r in failed] == [("broken", "all_gather")]
@@ -197,7 +199,7 @@ def test_ddp_sweep_records_failed_launch(tmp_path: Path) -> None:
     out = tmp_path / "d.jsonl"
     run_module(["-m", "validation.runners.ddp_sweep", "--nproc", "2", "--models", "mlp", "--tiny",
                 "--launches", "1", *CPU_ARGS, "--extra-env", "GPUNETSIM_TEST_FAIL=1",
-                "--out", str(out)], timeout_s=200)
+                "--out", str(out)], timeout_s=200, returncode=1)
     assert [r["kind"] for r in records(out)] == ["ddp_failed"]
 
 
@@ -208,7 +210,7 @@ def test_sweep_kills_hung_launch(tmp_path: Path) -> None:
     run_module(["-m", "validation.runners.sweep", "--nproc", "2", "--ops", "all_reduce",
                 *SMALL_COLL, "--variants", "hang", "--extra-variant",
                 "hang:GPUNETSIM_TEST_HANG=all_reduce", "--launch-timeout-s", "20",
-                "--out", str(out)], timeout_s=200)
+                "--out", str(out)], timeout_s=200, returncode=1)
     failed = [r for r in records(out) if r["kind"] == "coll_failed"]
     assert failed and failed[0]["timed_out"] and failed[0]["op"] == "all_reduce"
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
+from simulator.core import limits
 from simulator.core.errors import InputError
 from simulator.core.units import parse_bandwidth
 from topologies.presets import SERVERS, server
@@ -60,11 +61,16 @@ class FabricSpec:
             raise InputError("NIC bandwidth must be positive", field="nic_bw", value=self.nic_Bps)
         if self.nics is not None and self.nics < 1:
             raise InputError("a server needs at least one NIC", field="nics", value=self.nics)
+        if self.nics is not None:
+            limits.NICS.check(self.nics, field="nics", value=self.nics)
         if not self.oversubscription >= 1.0:
             raise InputError("oversubscription must be >= 1 (1 = non-blocking)", field="oversubscription",
                              value=self.oversubscription)
+        limits.check_range(self.oversubscription, field="oversubscription", low=1.0,
+                           high=limits.MAX_OVERSUBSCRIPTION)
         if self.hosts_per_leaf < 1:
             raise InputError("hosts_per_leaf must be >= 1", field="hosts_per_leaf", value=self.hosts_per_leaf)
+        limits.GPUS.check(self.hosts_per_leaf, field="hosts_per_leaf", value=self.hosts_per_leaf)
 
 
 def cluster(preset: str, nodes: int = 1, *, gpus: int | None = None, p2p: bool | None = None,
@@ -77,6 +83,11 @@ def cluster(preset: str, nodes: int = 1, *, gpus: int | None = None, p2p: bool |
         raise InputError("--nodes must be at least 1", field="nodes", value=nodes)
     fabric.check()
     spec = SERVERS[preset]
+    if gpus is not None and not 1 <= gpus <= spec.gpus:
+        raise InputError(f"--gpus must be between 1 and {spec.gpus} for {preset} (a bigger server: "
+                         "write a topology file)", field="gpus", value=gpus)
+    limits.GPUS.check(nodes * (gpus or spec.gpus), field="nodes",
+                      value=f"{nodes} servers x {gpus or spec.gpus} GPUs")
     if sockets is not None:
         from dataclasses import replace
         spec = replace(spec, sockets=sockets)

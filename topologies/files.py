@@ -91,7 +91,7 @@ def _build(data: object, src: str) -> nx.Graph:
         if "bandwidth" not in ln:
             raise InputError("missing bandwidth", source=src, field=f"{f}.bandwidth")
         bw = parse_bandwidth(ln["bandwidth"], field=f"{f}.bandwidth")
-        lat = parse_time(ln.get("latency", 0.0), field=f"{f}.latency")
+        lat = parse_time(ln.get("latency", 0.0), field=f"{f}.latency", max_s=limits.MAX_LATENCY_S)
         G.add_edge(str(ln["a"]), str(ln["b"]), kind=kind, bw_Bps=bw, latency_s=lat)
     hosts = sorted({d["host"] for _, d in G.nodes(data=True) if d["kind"] == "gpu"})
     per_host = max((local_count.get((h, "gpu"), 0) for h in hosts), default=0)

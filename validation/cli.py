@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from simulator.core.errors import InputError
+from simulator.core.outputs import check_writable
 
 
 def register(sub) -> None:
@@ -84,6 +85,7 @@ def _load(args: argparse.Namespace) -> _Loaded:
             raise InputError("measurement files describe different topologies: pass --topology", source=f,
                              field="meta.topology")
         topo = t
+    _warn_duplicates(coll)
     found = sorted({p.world for p in coll} | {p.world for p in ddp})
     if args.gpus:
         coll = [p for p in coll if p.world == args.gpus * topo.nodes]
@@ -97,6 +99,19 @@ def _load(args: argparse.Namespace) -> _Loaded:
         raise InputError("DDP measurements need the models' profiles", field="--profiles",
                          value=sorted({p.model for p in ddp}))
     return _Loaded(coll, aggregate(ddp), topo, params, load_workloads(args.profiles) if ddp else {})
+
+
+def _warn_duplicates(points) -> None:
+    """One warning for points measured more than once with times over 2x apart."""
+    import logging
+    from validation.parsers import conflicting_duplicates
+    pairs = conflicting_duplicates(points)
+    if pairs:
+        fast, slow = max(pairs, key=lambda fs: fs[1].time_s / fs[0].time_s)
+        logging.getLogger("validation.cli").warning(
+            "%d points were measured more than once with times over 2x apart (worst: %s, %d ranks, "
+            "%d B: %.3g us in %s vs %.3g us in %s); all are used", len(pairs), fast.op, fast.world,
+            fast.size_bytes, fast.time_s * 1e6, fast.source, slow.time_s * 1e6, slow.source)
 
 
 def _fmt(s: dict) -> str:
@@ -120,11 +135,34 @@ def _print_collectives(comps, predicted_label: str) -> None:
               f"{c.predicted_s * 1e6:>14.2f}{c.error * 100:>8.1f}  {c.algo}/{c.proto}")
 
 
+def _fit_options(args: argparse.Namespace) -> tuple[list[str] | None, float]:
+    """``--keys`` (every name a parameter the fitter may move) and ``--prior-weight`` (finite, >= 0)."""
+    import math
+    from validation.calibrate import CANDIDATES, PRIOR_WEIGHT
+    keys = None
+    if args.keys is not None:
+        keys = [k.strip() for k in args.keys.split(",") if k.strip()]
+        if not keys:
+            raise InputError("name at least one parameter", field="--keys", value=args.keys)
+        for k in keys:
+            if k not in CANDIDATES:
+                close = [c for c in CANDIDATES if c.split(".")[0] == k.split(".")[0]][:4]
+                hint = f" (e.g. {', '.join(close)})" if close else " (e.g. call_overhead_s, link_efficiency.nvlink)"
+                raise InputError(f"not a parameter calibrate can fit{hint}", field="--keys", value=k)
+    w = PRIOR_WEIGHT if args.prior_weight is None else args.prior_weight
+    if not (math.isfinite(w) and 0 <= w <= 1e6):
+        raise InputError("must be a finite number >= 0 (0 = plain least squares)", field="--prior-weight",
+                         value=w)
+    return keys, w
+
+
 def _calibrate(args: argparse.Namespace) -> int:
     from simulator.collectives.params import save_calibration
-    from validation.calibrate import PRIOR_WEIGHT, calibrate
+    from validation.calibrate import calibrate
     from validation.compare import Predictor
     from validation.ddp_compare import DdpPredictor, calibrate_ddp
+    keys, w = _fit_options(args)
+    check_writable(args.out, "--out")
     d = _load(args)
     params = d.params
     name = args.name or Path(args.out).stem
@@ -132,8 +170,6 @@ def _calibrate(args: argparse.Namespace) -> int:
                   "statistic": args.statistic}
     if d.coll:
         predictor = Predictor(d.topo, params)
-        keys = args.keys.split(",") if args.keys else None
-        w = PRIOR_WEIGHT if args.prior_weight is None else args.prior_weight
         fit = calibrate(d.coll, predictor, keys, name=name, prior_weight=w)
         print(f"# calibrate: {len(d.coll)} collective points ({fit.skipped} not representable), "
               f"{len(fit.keys)} free parameters, prior weight {w}")
@@ -162,6 +198,8 @@ def _calibrate(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from validation.compare import Predictor, compare, summary
     from validation.ddp_compare import DdpPredictor, compare_ddp, ddp_summary
+    if args.html:
+        check_writable(args.html, "--html")
     d = _load(args)
     comps, skipped = compare(d.coll, Predictor(d.topo, d.params)) if d.coll else ([], [])
     ddp = compare_ddp(d.ddp, DdpPredictor(d.topo, d.params, d.workloads, args.compute)) if d.ddp else []

@@ -27,7 +27,8 @@ class Fields:
         self.record, self.source, self.where, self.kind = record, source, where, kind
 
     def bad(self, name: str, message: str, value: object = None) -> InputError:
-        return InputError(message, source=self.source, field=f"{self.where}: {name}", value=value)
+        return InputError(message, source=self.source, field=f"{self.where}: {name}" if self.where else name,
+                          value=value)
 
     def has(self, name: str) -> bool:
         return self.record.get(name) is not None

@@ -482,7 +482,7 @@ def _json_report(obj: Mapping[str, Any], source: str, include_in_place: bool
     per_process = cfg.whole("nthreads", low=1, high=limits.GPUS.value, default=1) * \
         cfg.whole("ngpus", low=1, high=limits.GPUS.value, default=1)
     world = limits.GPUS.check(max(1, len(devices)) * per_process, source=source, field="devices")
-    env = {k: v for k, v in Fields(obj, source, "env").env() if k.startswith("NCCL_")}
+    env = {k: v for k, v in Fields(obj, source, "").env() if k.startswith("NCCL_")}
     points: list[CollMeasurement] = []
     wrong = 0
     for i, record in enumerate(results):
@@ -633,3 +633,20 @@ def load_measurements(path: str | os.PathLike[str], *, op: str | None = None,
             return _parse_jsonl(text, source)
     points = parse_nccl_tests_text(text, op=op, world=world, source=source, default_world=default_world)
     return Dataset(meta={"source": source, "format": "nccl-tests-text"}, points=tuple(points))
+
+
+def conflicting_duplicates(points: Iterable[CollMeasurement], ratio: float = 2.0
+                           ) -> list[tuple[CollMeasurement, CollMeasurement]]:
+    """Pairs (fastest, slowest) of points measured more than once (same op, world, variant,
+    size, dtype, in-place and environment) whose times differ by more than ``ratio``: a
+    sign of mixed-up files or a broken run, which a fit would silently average."""
+    groups: dict[tuple, list[CollMeasurement]] = {}
+    for p in points:
+        groups.setdefault((p.op, p.world, p.variant, p.size_bytes, p.dtype, p.in_place, p.env), []).append(p)
+    out = []
+    for ps in groups.values():
+        if len(ps) > 1:
+            fast, slow = min(ps, key=lambda p: p.time_s), max(ps, key=lambda p: p.time_s)
+            if slow.time_s > ratio * fast.time_s:
+                out.append((fast, slow))
+    return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Sequence
 
+from simulator.core.outputs import write_atomic
 from simulator.core.vocabulary import busbw_factor
 from validation.compare import Comparison
 
@@ -33,4 +34,4 @@ def compare_html(comps: Sequence[Comparison], path: str, title: str = "gpunetsim
     fig.update_yaxes(title_text="busbw (GB/s)", row=1, col=1)
     fig.update_yaxes(title_text="(predicted - measured) / measured, %", row=2, col=1)
     fig.update_layout(title=title, height=900)
-    fig.write_html(path, include_plotlyjs=True, full_html=True)
+    write_atomic(path, fig.to_html(include_plotlyjs=True, full_html=True), field="--html")

@@ -56,7 +56,7 @@ class InputError(ValueError):
         text = shorten(str(self.message), _MESSAGE_CHARS)
         if self.value is not None:
             shown = quote(self.value)
-            if shown not in text:
+            if f"(got {shown}" not in text:
                 text = f"{text} (got {shown})"
         return f"{prefix}: {text}" if prefix else text
 

@@ -47,8 +47,8 @@ class Limit:
         """``count`` itself, or InputError when it is over the limit."""
         limit = self.value
         if count > limit:
-            raise InputError(f"{count:,} {self.what} is over the limit of {limit:,} "
-                             f"(raise it with the environment variable {self.env}=N)",
+            raise InputError(f"too many {self.what}: {count:,} (the limit is {limit:,}; raise it "
+                             f"with the environment variable {self.env}=N)",
                              source=source, field=field, value=value)
         return count
 
@@ -63,7 +63,7 @@ STRING_CHARS = Limit("characters in one string or line of an input file", 1_048_
 GPUS = Limit("GPUs in one topology", 8192, "GPUNETSIM_MAX_GPUS")
 NICS = Limit("NICs in one server", 64, "GPUNETSIM_MAX_NICS")
 SIZES = Limit("message sizes in one sweep", 4096, "GPUNETSIM_MAX_SIZES")
-POINTS = Limit("points in one study", 100_000, "GPUNETSIM_MAX_POINTS")
+POINTS = Limit("points in one study", 10_000, "GPUNETSIM_MAX_POINTS")
 ACCUMULATION_STEPS = Limit("gradient accumulation steps", 10_000, "GPUNETSIM_MAX_ACCUMULATION_STEPS")
 PARAMS = Limit("parameters (gradients) in one workload", 1_000_000, "GPUNETSIM_MAX_PARAMS")
 
@@ -71,7 +71,9 @@ ALL: tuple[Limit, ...] = (INPUT_BYTES, INPUT_DEPTH, INPUT_ITEMS, STRING_CHARS, G
                           POINTS, ACCUMULATION_STEPS, PARAMS)
 
 # ---------------------------------------------------------------- fixed physical ranges (SI)
-MAX_TIME_S = 1e6                 # ~11.6 days: any one time (latency, forward_s, ...)
+MAX_TIME_S = 1e6                 # ~11.6 days: one step's time (forward_s, a measured collective...)
+MAX_DURATION_S = 1e12            # ~31,700 years: any parsed duration (MTBFs, runs); keeps sums finite
+MAX_LATENCY_S = 1.0              # one link's latency
 MIN_BW_Bps = 1e3                 # 1 kB/s
 MAX_BW_Bps = 1e16                # 10 PB/s
 MAX_SIZE_BYTES = 2**60           # 1 EiB

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from simulator.core.errors import InputError
+from simulator.core.limits import MAX_BW_Bps, MAX_DURATION_S, MAX_SIZE_BYTES, MIN_BW_Bps
 
 _DEC = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 _BIN = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50}
@@ -25,6 +26,14 @@ _TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9,
          "min": 60.0, "h": 3600.0, "hr": 3600.0, "d": 86400.0, "day": 86400.0, "days": 86400.0,
          "w": 604800.0, "y": 365.0 * 86400.0}
 _NUM = r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
+
+
+def _float(value: int | float) -> float:
+    """``float(value)``; an int too large for a float becomes infinity (refused by the range checks)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return float("inf") if value > 0 else float("-inf")
 
 
 def _number(text: str) -> float | None:
@@ -43,7 +52,7 @@ def _prefix(p: str) -> float | None:
 def parse_bandwidth(value: object, field: str = "bandwidth") -> float:
     """Bytes per second from "400 Gb/s", "900 GB/s", "50 GiB/s", or a number (bytes/s)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        bw = float(value)
+        bw = _float(value)
     else:
         text = str(value).strip()
         m = re.fullmatch(_NUM + r"\s*([kKMGTP]i?)?\s*(b|B|bit|bits|byte|bytes)\s*(?:/\s*s|ps|/sec)", text)
@@ -58,13 +67,17 @@ def parse_bandwidth(value: object, field: str = "bandwidth") -> float:
         bw = float(num) * scale / (8.0 if unit in ("b", "bit", "bits") else 1.0)
     if not bw > 0 or bw == float("inf"):
         raise InputError("bandwidth must be positive and finite", field=field, value=value)
+    if not MIN_BW_Bps <= bw <= MAX_BW_Bps:
+        raise InputError(f"bandwidth out of range [{MIN_BW_Bps:g}, {MAX_BW_Bps:g}] bytes/s", field=field,
+                         value=value)
     return bw
 
 
-def parse_time(value: object, field: str = "latency", allow_zero: bool = True) -> float:
-    """Seconds from "1.5 us", "2 ms", "500 ns", or a number (seconds)."""
+def parse_time(value: object, field: str = "latency", allow_zero: bool = True,
+               max_s: float = MAX_DURATION_S) -> float:
+    """Seconds from "1.5 us", "2 ms", "500 ns", or a number (seconds), at most ``max_s``."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        t = float(value)
+        t = _float(value)
     else:
         text = str(value).strip()
         m = re.fullmatch(_NUM + r"\s*([a-zµμ]+)", text)
@@ -75,13 +88,15 @@ def parse_time(value: object, field: str = "latency", allow_zero: bool = True) -
     if t < 0 or t != t or t == float("inf") or (t == 0 and not allow_zero):
         raise InputError("time must be " + ("non-negative" if allow_zero else "positive")
                          + " and finite", field=field, value=value)
+    if t > max_s:
+        raise InputError(f"time out of range (at most {max_s:g} s)", field=field, value=value)
     return t
 
 
 def parse_size(value: object, field: str = "size") -> int:
     """Bytes from "25 MiB", "1 GB", nccl-tests' "8G"/"128M"/"4K" (binary), or a number."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        size = float(value)
+        size = _float(value)
     else:
         text = str(value).strip()
         m = re.fullmatch(_NUM + r"\s*([kKMGTP]i?)?\s*(B|bytes?)?", text)
@@ -98,6 +113,8 @@ def parse_size(value: object, field: str = "size") -> int:
         size = float(num) * scale
     if size < 0 or size != size or size == float("inf"):
         raise InputError("size must be non-negative and finite", field=field, value=value)
+    if size > MAX_SIZE_BYTES:
+        raise InputError("size out of range (at most 2^60 bytes = 1 EiB)", field=field, value=value)
     return int(round(size))
 
 

@@ -7,8 +7,10 @@ its own list. Names follow nccl-tests and PyTorch (``all_reduce``, ``bfloat16``)
 
 from __future__ import annotations
 
+import math
 from enum import Enum
 
+from simulator.core import limits
 from simulator.core.errors import InputError
 
 # ----------------------------------------------------------------------------- operations
@@ -57,6 +59,9 @@ def size_ladder(min_bytes: int, max_bytes: int, factor: float = 2.0) -> list[int
         raise InputError("need 0 < min bytes <= max bytes", field="min_bytes", value=(min_bytes, max_bytes))
     if not factor > 1:
         raise InputError("the size factor must be greater than 1", field="factor", value=factor)
+    if factor != float("inf"):
+        steps = math.floor(math.log(max_bytes / min_bytes) / math.log(factor) + 1e-9) + 1
+        limits.SIZES.check(steps, field="factor", value=factor)
     sizes, size = [], float(min_bytes)
     while size <= max_bytes * (1 + 1e-12):
         sizes.append(int(size))

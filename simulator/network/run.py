@@ -36,6 +36,14 @@ class CollectiveResult:
                 "proto": self.proto, "engine": self.engine}
 
 
+def require_ranks(ranks: int) -> None:
+    """A collective needs 2 or more GPUs: with one there is nothing to communicate (NCCL would only
+    copy locally), so gpunetsim refuses rather than print a time or bandwidth for it."""
+    if ranks < 2:
+        raise InputError("a collective needs at least 2 GPUs; this topology has 1 (a single GPU "
+                         "communicates nothing)", field="gpus", value=ranks)
+
+
 def run_collective(model: CostModel, op: str, size_bytes: int, algo: str = "auto", proto: str = "auto",
                    engine: str = "des") -> CollectiveResult:
     """Choose algorithm/protocol as NCCL's tuner would, then time that plan.
@@ -45,6 +53,7 @@ def run_collective(model: CostModel, op: str, size_bytes: int, algo: str = "auto
     """
     if engine not in ENGINES:
         raise InputError("engine must be des or closed", field="engine", value=engine)
+    require_ranks(model.ranks)
     a, p = model.choose(op, size_bytes, algo, proto)
     timer = DesTimer(model.router, model.params) if engine == "des" else model.timer
     t = timer.time(model.planner.plan(op, a, p), size_bytes)

@@ -49,6 +49,7 @@ from simulator.network.closed_form import CostModel
 from simulator.training.ddp_engine import BackwardTimeline, CommJob, JobTimes, simulate_backward
 from simulator.network.engine import Record
 from simulator.core.errors import InputError
+from simulator.core.limits import ACCUMULATION_STEPS, MAX_BUCKET_CAP_MB, check_range
 from simulator.core.vocabulary import DTYPE_BYTES, ENGINES, Limit
 from simulator.training.workload import Workload
 
@@ -82,6 +83,7 @@ class DDPConfig:
                 continue
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0 or v * MiB < 1:
                 raise InputError("bucket size must be a positive number of MiB", field=name, value=v)
+            check_range(v, field=name, low=0.0, high=MAX_BUCKET_CAP_MB, low_open=True, unit="MiB")
         if self.compression not in (None, *COMPRESSIONS):
             raise InputError("compression must be none, bf16 or fp16", field="compression",
                              value=self.compression)
@@ -89,6 +91,7 @@ class DDPConfig:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InputError("accumulation steps must be an integer >= 1", field="accumulation_steps",
                              value=k)
+        ACCUMULATION_STEPS.check(k, field="accumulation_steps", value=k)
 
     @property
     def limits_bytes(self) -> tuple[int, int]:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from simulator.core.errors import InputError
+from simulator.core.limits import MAX_BUCKET_CAP_MB
 from validation.runners.launch import entry_point, join_process_group
 
 log = logging.getLogger("validation.runners.ddp")
@@ -62,8 +63,9 @@ def parse_caps(text: str) -> list[float]:
         except ValueError:
             raise InputError("bucket caps are numbers of MB", field="bucket-caps",
                              value=item) from None
-        if not cap > 0:
-            raise InputError("bucket caps must be positive", field="bucket-caps", value=item)
+        if not 0 < cap <= MAX_BUCKET_CAP_MB:
+            raise InputError(f"bucket caps must be positive and at most {MAX_BUCKET_CAP_MB:g} MB",
+                             field="bucket-caps", value=item)
         caps.append(cap)
     if not caps:
         raise InputError("no bucket caps given", field="bucket-caps", value=text)

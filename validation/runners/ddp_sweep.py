@@ -74,15 +74,30 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _done_launches(out: str, caps: Sequence[float]) -> set[tuple[str, int, int, int, bool]]:
-    """(model, batch_size, world, launch_index, tiny) whose records cover every cap."""
-    seen: dict[tuple[str, int, int, int, bool], set[float]] = {}
+LaunchKey = tuple[str, int, int, int, bool]
+"""(model, batch_size, world, launch_index, tiny): one launch of the sweep."""
+
+
+def recorded_caps(out: str) -> dict[LaunchKey, set[float]]:
+    """The bucket caps already recorded for each launch of the output file."""
+    seen: dict[LaunchKey, set[float]] = {}
     for r in read_records(out):
-        if r.get("kind") == "ddp":
-            key = (r["model"], int(r["batch_size"]), int(r["world"]), int(r.get("launch_index", 0)),
+        if r.get("kind") != "ddp":
+            continue
+        try:
+            key = (str(r["model"]), int(r["batch_size"]), int(r["world"]), int(r.get("launch_index", 0)),
                    bool(r.get("tiny", False)))
             seen.setdefault(key, set()).add(float(r["bucket_cap_mb"]))
-    return {k for k, v in seen.items() if set(caps) <= v}
+        except (KeyError, TypeError, ValueError):
+            continue                         # a damaged record measures nothing
+    return seen
+
+
+def caps_to_do(out: str, key: LaunchKey, caps: Sequence[float]) -> list[float]:
+    """Caps of ``caps`` that launch ``key`` has not recorded yet (a rerun measures only those,
+    so no (launch, cap) point is ever recorded twice)."""
+    have = recorded_caps(out).get(key, set())
+    return [c for c in caps if c not in have]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -101,15 +116,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     sweep_id = uuid.uuid4().hex[:8]
-    done = _done_launches(a.out, caps)
     for index in range(a.launches):
         for model in models:
-            if (model, batch[model], a.nproc, index, a.tiny) in done:
+            key = (model, batch[model], a.nproc, index, a.tiny)
+            todo = caps_to_do(a.out, key, caps)
+            if not todo:
                 log.info("%s launch %d: already in %s, skipped", model, index, a.out)
                 continue
             launch_id = f"{sweep_id}-{model}-L{index}"
             args = ["--model", model, "--batch-size", str(batch[model]), "--bucket-caps",
-                    a.bucket_caps, "--iters", str(a.iters), "--warmup", str(a.warmup),
+                    ",".join(repr(c) for c in todo), "--iters", str(a.iters), "--warmup", str(a.warmup),
                     "--backend", a.backend, "--device", a.device, "--out", a.out,
                     "--launch-id", launch_id, "--launch-index", str(index)]
             if a.tiny:
@@ -128,6 +144,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                                        "returncode": result.returncode, "env": env,
                                        "output_tail": result.output_tail}
                 append_record(a.out, rec)
+    missing = [f"{m} launch {i}: caps {', '.join(f'{c:g}' for c in left)}"
+               for i in range(a.launches) for m in models
+               if (left := caps_to_do(a.out, (m, batch[m], a.nproc, i, a.tiny), caps))]
+    if missing:
+        log.error("sweep incomplete: %d launches left points missing in %s (%s); rerun the same "
+                  "command to measure only those", len(missing), a.out, "; ".join(missing))
+        return 1
     return 0
 
 

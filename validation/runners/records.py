@@ -41,5 +41,13 @@ def point_key(record: dict[str, Any]) -> PointKey:
 
 
 def done_points(records: Iterable[dict[str, Any]]) -> set[PointKey]:
-    """Keys of the collective points already measured (``kind == "coll"``)."""
-    return {point_key(r) for r in records if r.get("kind") == "coll"}
+    """Keys of the collective points already measured (``kind == "coll"``); a record too damaged
+    to name its point does not count as measured."""
+    done = set()
+    for r in records:
+        if r.get("kind") == "coll":
+            try:
+                done.add(point_key(r))
+            except (KeyError, TypeError, ValueError):
+                continue
+    return done

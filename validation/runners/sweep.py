@@ -170,12 +170,13 @@ def sweep_variant(s: SweepSettings, variant: str) -> int:
         log.info("variant %s: launching for %s", variant, ",".join(todo))
         result = run_launch(argv, env, s.launch_timeout_s)
         launches += 1
-        if result.ok:
-            return launches
         missing = ops_to_do(s, variant, todo)
+        if result.ok and not missing:
+            return launches
         failed_op = missing[0] if missing else None
         reason = (f"timed out after {s.launch_timeout_s:g} s" if result.timed_out
-                  else f"launch exited with status {result.returncode}")
+                  else f"launch exited with status {result.returncode}" if not result.ok
+                  else "launch exited 0 but left points unmeasured (a rank killed or frozen?)")
         log.warning("variant %s: %s (op %s)", variant, reason, failed_op)
         append_record(s.out, {"kind": "coll_failed", "variant": variant, "op": failed_op,
                               "world": s.nproc, "dtype": s.dtype, "reason": reason,
@@ -193,8 +194,23 @@ def sweep_variant(s: SweepSettings, variant: str) -> int:
             return launches
 
 
+def missing_points(s: SweepSettings) -> dict[str, int]:
+    """Points of the sweep still absent from the output file, counted per variant."""
+    done = done_points(read_records(s.out))
+    counts = {v: len(plan_points(list(s.ops), s.nproc, s.dtype, s.sizes, v, done)) for v in s.variants}
+    return {v: n for v, n in counts.items() if n}
+
+
 def run(s) -> int:
+    """Every variant in turn; exit status 1 when points are still missing after the allowed
+    relaunches (rerunning the same command measures only those)."""
     total = sum(sweep_variant(s, v) for v in s.variants)
+    missing = missing_points(s)
+    if missing:
+        log.error("sweep incomplete after %d launches: points missing in %s (%s); rerun the same "
+                  "command to measure them", total, s.out,
+                  ", ".join(f"{v}: {n}" for v, n in missing.items()))
+        return 1
     log.info("sweep done: %d launches, results in %s", total, s.out)
     return 0
 

@@ -2,11 +2,13 @@
 
     python -m validation.accuracy                  # rewrites docs/accuracy.md, prints it
     python -m validation.accuracy --calibrations   # also refits simulator/collectives/calibrations/*.json
+    python -m validation.accuracy --only nvls      # only section 5 (NVLS and B200), in seconds
 
 Sections: (1) uncalibrated predictions (datasheet parameters) and NCCL's own cost model against the
 public nccl-tests outputs; (2) our 4x H200 measurements: measurement noise, calibrate on 2 GPUs and
 predict 4 GPUs, calibrate on both; (3) DDP iterations predicted from the collective calibration and
-single-GPU profiles. Every figure is computed here from committed data; nothing is typed in.
+single-GPU profiles; (5) NVLS and B200 datasets with and without NVLS (validation.accuracy_nvls).
+Every figure is computed here from committed data; nothing is typed in.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import glob
 from pathlib import Path
 
 from simulator.collectives.params import SHIPPED_DIR, Parameters, load_calibration, save_calibration
+from validation.accuracy_nvls import evaluate as nvls_section, replace_section
 from validation.calibrate import calibrate
 from validation.compare import Predictor, Topo, compare, dataset_points, noise_pct, summary, topo_from_hint
 from validation.ddp_compare import (DdpPredictor, aggregate, calibrate_ddp, compare_ddp, ddp_summary,
@@ -253,7 +256,15 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m validation.accuracy", description=__doc__.splitlines()[0])
     p.add_argument("--out", default=str(DOC))
     p.add_argument("--calibrations", action="store_true", help="refit and rewrite simulator/collectives/calibrations/*.json")
+    p.add_argument("--only", choices=["nvls"], default=None,
+                   help="recompute one section and rewrite it in place (nvls: NVLS and B200 datasets, seconds)")
     a = p.parse_args(argv)
+    if a.only == "nvls":
+        section, _ = nvls_section()
+        doc = Path(a.out)
+        doc.write_text(replace_section(doc.read_text() if doc.exists() else "", section))
+        print("\n".join(section))
+        return 0
     lines = ["# Accuracy", "",
              "Produced by `python -m validation.accuracy` from the datasets committed under `validation/data/` "
              "(do not edit by hand). 'err' is |predicted/measured - 1| of the time of one call (collectives) "
@@ -263,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     coll_lines, coll = campaign_section(a.calibrations)
     ddp_lines, ddp = ddp_section(a.calibrations)
     lines += coll_lines + ddp_lines + targets_section(coll, ddp, public_fitted)
+    lines += [""] + nvls_section()[0]
     text = "\n".join(lines) + "\n"
     Path(a.out).write_text(text)
     print(text)

@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from validation.data.convert_summaries import SUMMARIES, convert_summaries
 from validation.parsers import CollMeasurement, Dataset, parse_nccl_tests_tables, write_jsonl
 
 HERE = Path(__file__).resolve().parent
@@ -84,6 +85,7 @@ PUBLIC: dict[str, dict[str, Any]] = {
         "topology": _topo("dgx-a100", 2, 8, "4x 100G EFA (v1), GPUDirect RDMA", "400 Gb/s"),
     },
     "aws_2x_p5_16xH100_efa3200_allreduce": {
+        "measured_algo": "default (not stated; NCCL 2.20 on two p5: NVLS-Tree or Ring)",
         "source": {"repo": "aws-samples/awsome-distributed-training",
                    "path": "micro-benchmarks/nccl-tests/README.md",
                    "commit": "88c2e71b17895e2d5de10733861888c7faedf2f0", "url": _AWSOME},
@@ -96,6 +98,7 @@ PUBLIC: dict[str, dict[str, Any]] = {
                           "3200 Gb/s"),
     },
     "aws_2x_p5_16xH100_eks_nccl2.18.5_allreduce_partial": {
+        "measured_algo": "NVLS enabled (NCCL_NVLS_ENABLE=1); two nodes: NVLS-Tree or Ring (not stated)",
         "source": {"repo": "aws-samples/awsome-distributed-training",
                    "path": "micro-benchmarks/nccl-tests/README.md", "commit": "fd61c960",
                    "url": _AWSOME},
@@ -107,6 +110,7 @@ PUBLIC: dict[str, dict[str, Any]] = {
         "topology": _topo("dgx-h100", 2, 8, "32x 100G EFA (v2), GPUDirect RDMA", "3200 Gb/s"),
     },
     "aws_p5_1node_8xH100_batch_allreduce": {
+        "measured_algo": "default (not stated; one p5 node: NVLS expected, AWS tuner plugin loaded)",
         "source": {"repo": "aws-samples/awsome-distributed-training",
                    "path": "micro-benchmarks/nccl-tests/aws-batch/README.md",
                    "commit": "0fbac547", "url": _AWSOME},
@@ -152,6 +156,7 @@ PUBLIC: dict[str, dict[str, Any]] = {
         "topology": _topo("dgx-h100", 2, 8, "8x 200G GPUDirect-TCPXO (ethernet)", "1600 Gb/s"),
     },
     "gcp_a4_2node_16xB200_roce_allreduce_dstack_partial": {
+        "measured_algo": "default (not stated)",
         "source": {"repo": "dstackai/dstack", "path": "mkdocs/docs/examples/clusters/gcp.md",
                    "commit": "511c318c8", "url": _DSTACK},
         "hardware": "2x GCP a4-highgpu-8g: 16x B200, NVSwitch (NVLink5), 8x400G ConnectX-7 RoCE "
@@ -162,6 +167,7 @@ PUBLIC: dict[str, dict[str, Any]] = {
         "topology": _topo("hgx-b200", 2, 8, "8x 400G ConnectX-7 RoCE", "3200 Gb/s"),
     },
     "lambda_2node_16xB200_ib_allreduce_dstack": {
+        "measured_algo": "default (not stated; NCCL 2.26.2)",
         "source": {"repo": "dstackai/dstack", "path": "mkdocs/docs/examples/clusters/lambda.md",
                    "commit": "511c318c8", "url": _DSTACK},
         "hardware": "2x Lambda 8x B200 nodes: 16x B200, NVSwitch (NVLink5), InfiniBand",
@@ -173,6 +179,7 @@ PUBLIC: dict[str, dict[str, Any]] = {
                           "3200 Gb/s"),
     },
     "nebius_2node_16xH100_ib_allreduce_dstack": {
+        "measured_algo": "default (not stated)",
         "source": {"repo": "dstackai/dstack", "path": "mkdocs/docs/examples/clusters/nebius.md",
                    "commit": "511c318c8", "url": _DSTACK},
         "hardware": "2x Nebius 8-GPU nodes: 16x H100 80GB SXM (assumed), NVSwitch, InfiniBand",
@@ -182,6 +189,7 @@ PUBLIC: dict[str, dict[str, Any]] = {
                           "3200 Gb/s"),
     },
     "nvidia_dgxc_dgxh100_1node_8gpu_allreduce": {
+        "measured_algo": "NVLS (not stated; implied by the ~480 GB/s plateau)",
         "source": {"repo": "NVIDIA/dgxc-benchmarking", "path": "nccl/README.md",
                    "commit": "46e420155bec6e791fd720f1ce7430781271d5e6",
                    "url": "https://github.com/NVIDIA/dgxc-benchmarking"},
@@ -250,11 +258,8 @@ PUBLIC: dict[str, dict[str, Any]] = {
 
 SKIPPED: dict[str, str] = {
     "azure_nda100v4_8xA100_allreduce_busbw": "busbw only (no time column)",
-    "azure_ndh100v5_8xH100_allreduce_nvls_busbw": "busbw only (no time column)",
     "azure_ndmv4_A100_1and2node_nccl_vs_msccl_latency_busbw":
         "summary table: one latency and one busbw point per collective",
-    "stas00_8xH200_8xB200_nvls_vs_ring_gpucount_collectives": "busbw-only summary tables",
-    "stas00_p6b200_1v4node_and_8xH200_torch_allreduce_sweep": "busbw/algbw only, no time column",
     "ddp_hf_gpt2_2xTitanRTX_nvlink_vs_pcie": "DDP training throughput, not collectives",
     "ddp_hfai_resnet50_epoch_time_1v8v32gpu_lowconf": "DDP training throughput, not collectives",
     "ddp_nvidia_dle_bert_large_pretrain_1to32_dgxa100_nodes":
@@ -352,6 +357,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     for name in convert_public(args.shared, args.out / "public"):
         print(f"wrote public/{name}.jsonl")
+    for name in convert_summaries(args.shared, args.out / "public"):
+        print(f"wrote public/{name}.jsonl (times from busbw)")
     for name, why in SKIPPED.items():
         print(f"skipped public/{name}.txt: {why}")
     convert_h200(args.shared, args.out / "h200x4_2026-11-26")

@@ -1,26 +1,75 @@
 """Speed benchmark of the simulator itself: ``python -m simulator.bench``.
 
-Prints the wall time of one discrete-event simulation of a 1 GiB all-reduce (ring, Simple, NCCL's
-choice at that size) on 8, 64, 512 and 4096 GPUs of DGX-H100 servers, split into building the model
-(topology, routes, plan) and running the simulation, and the closed form's predictions per second
-on 64 GPUs once its plans are built. Targets on a 2-core machine: 4096 GPUs under 2 s; at least
-100,000 closed-form predictions per second.
+The source of every speed figure in the docs. Each figure is the median of ``--repeats`` runs
+(default 3); "whole process" figures time a fresh ``gpunetsim`` process from start to exit, as a
+user sees it (interpreter start-up and imports included), with its peak resident memory:
+
+* start-up: ``gpunetsim collective`` on one 8-GPU DGX-H100 (the default 8 B..128 MiB sweep);
+* a 1 GiB all-reduce with the discrete-event engine on 8..16384 GPUs of DGX-H100 servers
+  (``gpunetsim collective -b 1G -e 1G --nodes N``), plus the same inside this process split into
+  building the model (topology, routes, plan) and running the simulation;
+* the cost growth exponent between the two largest sizes: ``log(t2 / t1) / log(n2 / n1)`` of the
+  in-process cost (build + simulate; 1.0 is linear in the number of GPUs);
+* one DDP iteration of llama-7b with the discrete-event engine on 512 and 4096 GPUs
+  (``gpunetsim ddp --workload llama-7b --engine des --nodes N``);
+* closed-form predictions per second (NCCL's algorithm/protocol choice, 64 GPUs, plans built).
+
+Targets (issue 13, on a 2-core machine): start-up <= 0.15 s; all-reduce <= 0.4 s at 4096 GPUs and
+<= 1.2 s at 16384 GPUs; growth exponent <= 1.1; DDP at 4096 GPUs <= 1.5 s; peak memory at 16384
+GPUs <= 200 MB. Timings on a shared machine are noisy: compare medians from one run of this script.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
+import statistics
+import subprocess
+import sys
 import time
-
-import topologies
-from simulator.network.closed_form import CostModel
-from simulator.network.engine import simulate_plan
+from dataclasses import dataclass
+from typing import Callable, Sequence
 
 SIZE = 1 << 30
+#: What the ``gpunetsim`` console script runs (without depending on where it is installed).
+_ENTRY = "import sys; from gpunetsim.cli import main; sys.exit(main())"
+
+
+@dataclass(frozen=True)
+class ProcessRun:
+    """One whole ``gpunetsim`` process: wall and CPU (user + system) seconds, and peak resident
+    memory (MB, 1e6 bytes). CPU time varies less than wall time on a busy machine."""
+
+    wall_s: float
+    cpu_s: float
+    peak_MB: float
+
+
+def run_process(args: Sequence[str]) -> ProcessRun:
+    """Run ``gpunetsim ARGS`` in a fresh interpreter, output discarded; raises if it fails."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", _ENTRY, *args], stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"gpunetsim {' '.join(args)} exited with {proc.returncode}")
+    scale = 1 if sys.platform == "darwin" else 1024        # ru_maxrss: bytes on macOS, KiB on Linux
+    return ProcessRun(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * scale / 1e6)
+
+
+def median_process(args: Sequence[str], repeats: int) -> ProcessRun:
+    runs = [run_process(args) for _ in range(repeats)]
+    return ProcessRun(*(statistics.median(getattr(r, f) for r in runs) for f in ("wall_s", "cpu_s", "peak_MB")))
 
 
 def time_des(gpus: int) -> tuple[float, float, float]:
-    """(build seconds, simulate seconds, simulated time) for a 1 GiB all-reduce on ``gpus`` GPUs."""
+    """(build seconds, simulate seconds, simulated seconds) of a 1 GiB all-reduce on ``gpus`` GPUs,
+    in this process (imports excluded)."""
+    import topologies
+    from simulator.network.closed_form import CostModel
+    from simulator.network.engine import simulate_plan
     t0 = time.perf_counter()
     model = CostModel(topologies.build("dgx-h100", nodes=max(1, gpus // 8)))
     _, algo, proto = model.best("all_reduce", SIZE)
@@ -32,26 +81,70 @@ def time_des(gpus: int) -> tuple[float, float, float]:
 
 
 def closed_form_rate(n: int = 200_000) -> float:
+    """Closed-form predictions per second on 64 GPUs, plans built beforehand."""
+    import topologies
+    from simulator.network.closed_form import CostModel
     model = CostModel(topologies.build("dgx-h100", nodes=8))
-    for op in ("all_reduce", "all_gather", "reduce_scatter"):
-        model.best(op, 1 << 20)          # build the plans once
     ops = ("all_reduce", "all_gather", "reduce_scatter")
+    for op in ops:
+        model.best(op, 1 << 20)          # build the plans once
     t0 = time.perf_counter()
     for i in range(n):
         model.best(ops[i % 3], 1 << (i % 34))
     return n / (time.perf_counter() - t0)
 
 
+def _median_of(f: Callable[[], float], repeats: int) -> float:
+    return statistics.median(f() for _ in range(repeats))
+
+
+def growth_exponent(n1: int, t1: float, n2: int, t2: float) -> float:
+    """``k`` in ``t ~ n**k`` through two points."""
+    return math.log(t2 / t1) / math.log(n2 / n1)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m simulator.bench", description=__doc__.splitlines()[0])
-    p.add_argument("--gpus", default="8,64,512,4096", help="comma-separated GPU counts")
+    p.add_argument("--gpus", default="8,64,512,4096,16384", help="comma-separated GPU counts (multiples of 8)")
+    p.add_argument("--ddp-gpus", default="512,4096", help="GPU counts of the DDP runs ('' for none)")
+    p.add_argument("--repeats", type=int, default=3, help="runs per figure; the median is printed")
     a = p.parse_args(argv)
-    print(f"{'GPUs':>6} {'build (s)':>10} {'simulate (s)':>13} {'total (s)':>10} {'simulated time (ms)':>20}")
-    for g in (int(x) for x in a.gpus.split(",")):
-        b, s, sim = time_des(g)
-        print(f"{g:>6} {b:>10.3f} {s:>13.3f} {b + s:>10.3f} {sim * 1e3:>20.3f}")
-    rate = closed_form_rate()
-    print(f"closed form (auto algorithm/protocol choice, 64 GPUs): {rate:,.0f} predictions/s")
+    gpus = [int(x) for x in a.gpus.split(",") if x]
+    ddp_gpus = [int(x) for x in a.ddp_gpus.split(",") if x]
+    r = max(1, a.repeats)
+    print(f"# gpunetsim speed, median of {r} run(s); 'process' = a whole gpunetsim process (start-up "
+          f"included), 'build'/'simulate' = inside one process")
+    s = median_process(["collective"], r)
+    print(f"start-up: gpunetsim collective (8 GPUs, 25 sizes): {s.wall_s:.3f} s wall, {s.cpu_s:.3f} s CPU, "
+          f"{s.peak_MB:.0f} MB")
+    print()
+    print("1 GiB all-reduce, discrete-event engine (gpunetsim collective -b 1G -e 1G --nodes GPUS/8)")
+    print(f"{'GPUs':>6} {'process (s)':>12} {'CPU (s)':>8} {'peak (MB)':>10} {'build (s)':>10} "
+          f"{'simulate (s)':>13} {'simulated (ms)':>15}")
+    inproc: dict[int, float] = {}
+    for g in gpus:
+        w = median_process(["collective", "-b", "1G", "-e", "1G", "--nodes", str(max(1, g // 8))], r)
+        runs = [time_des(g) for _ in range(r)]
+        b = statistics.median(x[0] for x in runs)
+        sim = statistics.median(x[1] for x in runs)
+        inproc[g] = statistics.median(x[0] + x[1] for x in runs)
+        print(f"{g:>6} {w.wall_s:>12.3f} {w.cpu_s:>8.3f} {w.peak_MB:>10.0f} {b:>10.3f} {sim:>13.3f} "
+              f"{runs[0][2] * 1e3:>15.3f}")
+    if len(gpus) >= 2:
+        n1, n2 = sorted(gpus)[-2:]
+        print(f"cost growth exponent {n1} -> {n2} GPUs (build + simulate): "
+              f"{growth_exponent(n1, inproc[n1], n2, inproc[n2]):.2f}")
+    if ddp_gpus:
+        print()
+        print("DDP iteration, llama-7b, discrete-event engine "
+              "(gpunetsim ddp --workload llama-7b --engine des --nodes GPUS/8)")
+        print(f"{'GPUs':>6} {'process (s)':>12} {'CPU (s)':>8} {'peak (MB)':>10}")
+        for g in ddp_gpus:
+            w = median_process(["ddp", "--workload", "llama-7b", "--engine", "des", "--nodes", str(g // 8)], r)
+            print(f"{g:>6} {w.wall_s:>12.3f} {w.cpu_s:>8.3f} {w.peak_MB:>10.0f}")
+    print()
+    rate = _median_of(closed_form_rate, r)
+    print(f"closed form (NCCL's algorithm/protocol choice, 64 GPUs): {rate:,.0f} predictions/s")
     return 0
 
 

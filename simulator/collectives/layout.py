@@ -10,8 +10,10 @@ PAT) return :class:`Layout`; ``simulator.collectives.plans.build_plan`` turns on
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from simulator.collectives.algorithms import nvls_chunk_bytes
+from topologies.routes import LinkUses
 from topologies.routing import Router
 
 
@@ -24,6 +26,12 @@ class LayoutGroup:
     label: str
     shm: bool
     socket: bool = False
+
+    @cached_property
+    def uses(self) -> LinkUses:
+        """Distinct links of ``routes`` and how often each is crossed; shared by the plans of every
+        protocol built on this layout."""
+        return LinkUses.of(self.routes)
 
 
 @dataclass(frozen=True)

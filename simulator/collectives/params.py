@@ -43,7 +43,9 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping
+from typing import Mapping, Sequence
+
+import numpy as np
 
 from simulator.collectives.algorithms import param_defaults as newer_algorithm_defaults
 from simulator.collectives.nccl_constants import BASE_LAT, HW_LAT
@@ -135,6 +137,11 @@ class Parameters:
 
     def link_efficiency(self, link_class: str) -> float:
         return self.values[f"link_efficiency.{link_class}"]
+
+    def achievable_Bps(self, capacity_Bps: np.ndarray, link_classes: Sequence[str]) -> np.ndarray:
+        """Each link's datasheet bandwidth times its class's efficiency (bytes/s)."""
+        eff = {k: self.link_efficiency(k) for k in set(link_classes)}
+        return capacity_Bps * np.fromiter((eff[k] for k in link_classes), float, len(link_classes))
 
     def replace(self, name: str | None = None, **updates: float) -> "Parameters":
         """A copy with some values changed; keys may use '__' for '.' (``ddp__compute_slowdown``)."""

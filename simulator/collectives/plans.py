@@ -30,8 +30,6 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Sequence
 
-import numpy as np
-
 from simulator.core.errors import InputError
 from simulator.core.vocabulary import PROTOS
 from simulator.collectives.algorithms import ALGOS_FOR_OP, SIMPLE_ONLY, check_known
@@ -39,6 +37,7 @@ from simulator.collectives.availability import why_unavailable
 from simulator.collectives.layout import Chunking, Layout, LayoutGroup, channels, hosts, layout_group, merge
 from simulator.collectives.nvls import nvls_layout
 from simulator.collectives.params import Parameters
+from topologies.routes import LinkUses
 from topologies.routing import Router
 
 __all__ = ["ALGOS_FOR_OP", "FlowGroup", "Plan", "build_plan", "layout"]
@@ -58,11 +57,14 @@ class FlowGroup:
     rate_cap_Bps: float = math.inf   # wire-rate ceiling of each flow of the group
 
     @cached_property
-    def uses(self) -> tuple[np.ndarray, np.ndarray]:
-        """(distinct link ids, times the group's flows cross each), computed once per group."""
-        flat = np.fromiter((l for r in self.routes for l in r), dtype=np.int64)
-        links, counts = np.unique(flat, return_counts=True)
-        return links, counts.astype(float)
+    def uses(self) -> LinkUses:
+        """Distinct links of ``routes`` and how often each is crossed; computed once (plans built
+        here share their layout's, so the three protocols of one layout compute it once)."""
+        return LinkUses.of(self.routes)
+
+    def _sharing_uses(self, uses: LinkUses) -> "FlowGroup":
+        self.__dict__["uses"] = uses          # seeds the cached property; ``replace`` copies drop it
+        return self
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,7 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
         total = sum(g.bytes_per_byte for g in groups)
         groups = [replace(g, rate_cap_Bps=min(g.rate_cap_Bps, scale * (g.bytes_per_byte / total) / g.efficiency))
                   for g in groups]
+    groups = [g._sharing_uses(lg.uses) for g, lg in zip(groups, lay.groups)]
     per_host = hosts(router, rk)
     chunking = replace(lay.chunking, fill_rounds=params["nvls_fill_rounds"]) if lay.chunking else None
     return Plan(op, algo, proto, n, len(per_host), lay.channels or channels(router, per_host),

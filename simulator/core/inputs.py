@@ -23,17 +23,13 @@ import math
 import os
 import stat
 from pathlib import Path
-from typing import Any, Iterator
-
-import yaml
+from typing import TYPE_CHECKING, Any, Iterator
 
 from simulator.core import limits
 from simulator.core.errors import InputError
 
-try:
-    _Loader: type = yaml.CSafeLoader
-except AttributeError:                      # PyYAML built without libyaml
-    _Loader = yaml.SafeLoader
+if TYPE_CHECKING:
+    import yaml
 
 
 # --------------------------------------------------------------------------------- raw bytes
@@ -132,7 +128,8 @@ def parse_json(text: str, source: str = "", *, one_line: bool = False) -> Any:
 def parse_yaml(text: str, source: str = "") -> Any:
     """One YAML document with the C loader where available; aliases may not expand the
     document past :data:`limits.INPUT_ITEMS` values (nor past its own size, when bigger)."""
-    loader = _Loader(text)
+    import yaml          # here, not at the top: runs that read no YAML file never import it
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)     # SafeLoader: PyYAML without libyaml
     try:
         node = loader.get_single_node()
         if node is None:
@@ -186,6 +183,7 @@ def _check_nodes(root: yaml.Node, source: str) -> None:
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
+    import yaml
     if isinstance(node, yaml.SequenceNode):
         return list(node.value)
     if isinstance(node, yaml.MappingNode):

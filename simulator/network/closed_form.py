@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
 
 from simulator.collectives.params import Parameters
@@ -24,6 +24,9 @@ from simulator.collectives.tuner import Tuner
 from simulator.core.vocabulary import Limit
 from simulator.network.fairness import max_min_rates
 from topologies.routing import Router
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 @dataclass(frozen=True)
@@ -44,13 +47,12 @@ class Shape:
 
 
 def _rates_and_bottleneck(router: Router, params: Parameters, plan: Plan) -> tuple[np.ndarray, Limit]:
-    cap = router.capacity_Bps * np.array([params.link_efficiency(k) for k in router.kind])
+    cap = params.achievable_Bps(router.capacity_Bps, router.kind)
     if not plan.groups:
         return np.zeros(0), Limit.NONE
-    uses = [g.uses for g in plan.groups]
-    g_ = np.concatenate([np.full(len(links), i) for i, (links, _) in enumerate(uses)])
-    l_ = np.concatenate([links for links, _ in uses])
-    c_ = np.concatenate([counts for _, counts in uses])
+    g_ = np.repeat(np.arange(len(plan.groups)), [len(g.uses) for g in plan.groups])
+    l_ = np.concatenate([g.uses.links for g in plan.groups])
+    c_ = np.concatenate([g.uses.counts for g in plan.groups])
     caps = np.array([g.rate_cap_Bps for g in plan.groups])
     rates = max_min_rates(g_, l_, c_, cap, caps)
     load = np.bincount(l_, weights=c_ * rates[g_], minlength=len(cap))

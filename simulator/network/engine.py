@@ -1,18 +1,20 @@
 """The discrete-event engine: the only module that touches SimPy.
 
 :class:`FlowNetwork` is the narrow interface between collectives and the network:
-``transfer_group(routes, nbytes) -> Event`` (and ``transfer(route, nbytes)`` for one flow).
+``transfer_group(routes, nbytes) -> Event`` (and ``transfer(route, nbytes)`` for one flow;
+``start`` for several groups at one instant, given their link uses).
 Concurrent transfers share each directed link max-min fairly; rates are recomputed whenever a
 transfer starts or ends, and ``env.now`` is the only clock.
 
 :func:`run_plan` executes a collective schedule: after the call overhead and the plan's latency,
-all flow groups start together and the collective ends when the last one finishes.
+all flow groups start together (one rate computation) and the collective ends when the last one finishes.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 import simpy
@@ -20,6 +22,7 @@ import simpy
 from simulator.network.fairness import max_min_rates
 from simulator.collectives.params import Parameters
 from simulator.collectives.plans import Plan
+from topologies.routes import LinkUses
 from topologies.routing import Router
 
 
@@ -36,8 +39,7 @@ class Record:
 
 @dataclass
 class _Transfer:
-    links: np.ndarray
-    counts: np.ndarray
+    uses: LinkUses
     remaining: float
     size: float
     cap: float
@@ -45,8 +47,17 @@ class _Transfer:
     rate: float = 0.0
 
 
+#: Distinct sets of concurrent transfers whose max-min rates one network remembers.
+_MEMO_ENTRIES = 4096
+
+
 class FlowNetwork:
-    """Flow-level network of directed links with max-min fair sharing."""
+    """Flow-level network of directed links with max-min fair sharing.
+
+    Max-min rates depend only on which transfers run (their links and caps), not on the bytes they
+    have left, so they are remembered per set of active transfer classes: a DDP iteration that
+    runs the same all-reduce plan for hundreds of buckets solves each set once.
+    """
 
     def __init__(self, env: simpy.Environment, capacity_Bps: np.ndarray) -> None:
         self.env = env
@@ -54,12 +65,12 @@ class FlowNetwork:
         self._active: list[_Transfer] = []
         self._last = 0.0
         self._version = 0
+        self._rates: dict[tuple, tuple[np.ndarray, list[LinkUses]]] = {}
         self.bytes_delivered = 0.0
 
     @classmethod
     def for_router(cls, env: simpy.Environment, router: Router, params: Parameters) -> "FlowNetwork":
-        eff = np.array([params.link_efficiency(k) for k in router.kind])
-        return cls(env, router.capacity_Bps * eff)
+        return cls(env, params.achievable_Bps(router.capacity_Bps, router.kind))
 
     # -- the interface ----------------------------------------------------
     def transfer(self, route: tuple[int, ...], size_bytes: float) -> simpy.Event:
@@ -68,17 +79,30 @@ class FlowNetwork:
     def transfer_group(self, routes: tuple[tuple[int, ...], ...], size_bytes: float,
                        rate_cap_Bps: float = math.inf) -> simpy.Event:
         """Move ``size_bytes`` along each route at one common rate; the event fires when done."""
-        ev = self.env.event()
-        flat = [l for r in routes for l in r]
-        if size_bytes <= 0 or (not flat and rate_cap_Bps == math.inf):
-            ev.succeed(self.env.now)
-            return ev
-        links, counts = np.unique(np.asarray(flat, dtype=np.int64), return_counts=True)
-        self._advance()
-        self._active.append(_Transfer(links, counts.astype(float), float(size_bytes), float(size_bytes),
-                                      rate_cap_Bps, ev))
-        self._reschedule()
-        return ev
+        return self.start(((LinkUses.of(routes), size_bytes, rate_cap_Bps),))[0]
+
+    def start(self, transfers: Sequence[tuple[LinkUses, float, float]]) -> list[simpy.Event]:
+        """Start several flow groups at this instant, each ``(link uses, size_bytes, rate_cap_Bps)``
+        moving ``size_bytes`` along each of its routes at one common rate; one event per group."""
+        events, new = self._prepare(transfers)
+        if new:
+            self._advance()
+            self._active.extend(new)
+            self._reschedule()
+        return events
+
+    def _prepare(self, transfers: Sequence[tuple[LinkUses, float, float]]) -> tuple[list[simpy.Event],
+                                                                                     list[_Transfer]]:
+        """One event per transfer; those with nothing to move fire now, the rest become transfers."""
+        events, new = [], []
+        for uses, size_bytes, cap in transfers:
+            ev = self.env.event()
+            events.append(ev)
+            if size_bytes <= 0 or (not len(uses) and cap == math.inf):
+                ev.succeed(self.env.now)
+            else:
+                new.append(_Transfer(uses, float(size_bytes), float(size_bytes), float(cap), ev))
+        return events, new
 
     # -- internals ----------------------------------------------------------
     def _advance(self) -> None:
@@ -87,8 +111,23 @@ class FlowNetwork:
             for t in self._active:
                 moved = t.rate * dt
                 t.remaining -= moved
-                self.bytes_delivered += moved * len(t.links)
+                self.bytes_delivered += moved * len(t.uses)
         self._last = self.env.now
+
+    def _max_min(self) -> np.ndarray:
+        key = tuple((id(t.uses), t.cap) for t in self._active)
+        hit = self._rates.get(key)
+        if hit is not None:
+            return hit[0]
+        act = self._active
+        ug = np.repeat(np.arange(len(act)), [len(t.uses) for t in act])
+        ul = np.concatenate([t.uses.links for t in act])
+        uc = np.concatenate([t.uses.counts for t in act])
+        rates = max_min_rates(ug, ul, uc, self.capacity_Bps, np.array([t.cap for t in act]))
+        if len(self._rates) >= _MEMO_ENTRIES:
+            self._rates.clear()
+        self._rates[key] = (rates, [t.uses for t in act])   # holding the uses keeps their ids unique
+        return rates
 
     def _reschedule(self) -> None:
         done = [t for t in self._active if t.remaining <= 1e-9 * t.size]
@@ -99,12 +138,7 @@ class FlowNetwork:
         self._version += 1
         if not self._active:
             return
-        ug = np.concatenate([np.full(len(t.links), i) for i, t in enumerate(self._active)])
-        ul = np.concatenate([t.links for t in self._active])
-        uc = np.concatenate([t.counts for t in self._active])
-        caps = np.array([t.cap for t in self._active])
-        rates = max_min_rates(ug, ul, uc, self.capacity_Bps, caps)
-        for t, r in zip(self._active, rates):
+        for t, r in zip(self._active, self._max_min()):
             t.rate = float(r)
         finish = min(t.remaining / t.rate if t.rate > 0 else math.inf for t in self._active)
         if finish == math.inf:
@@ -129,7 +163,7 @@ def run_plan(env: simpy.Environment, net: FlowNetwork, plan: Plan, size_bytes: i
     start = env.now
     yield env.timeout(plan.call_overhead_s + plan.latency_s)
     carried = size_bytes + plan.pad_bytes(size_bytes)       # + the pipeline fill (NVLS), else 0
-    events = [net.transfer_group(g.routes, g.bytes_per_byte * carried, g.rate_cap_Bps) for g in plan.groups]
+    events = net.start([(g.uses, g.bytes_per_byte * carried, g.rate_cap_Bps) for g in plan.groups])
     if events:
         yield simpy.AllOf(env, events)
     if plan.local_s_per_byte > 0:

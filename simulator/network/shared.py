@@ -4,7 +4,7 @@
 sharing, same single clock ``env.now``) with three additions a multi-job simulation needs:
 
 * every transfer belongs to a job: :meth:`port` gives each job an object with the engine's narrow
-  interface ``transfer_group(routes, nbytes, cap) -> Event``, so collective executors
+  interface (``transfer_group(routes, nbytes, cap) -> Event`` and ``start``), so collective executors
   (:func:`~simulator.network.engine.run_plan`) run unchanged on a shared network;
 * accounting: bytes each job moved over each directed link (``link_bytes[job, link]``), and how
   long each link was saturated while two or more jobs crossed it (``contended_s[link]``), which is
@@ -13,18 +13,20 @@ sharing, same single clock ``env.now``) with three additions a multi-job simulat
   instant (a zero-delay event) rather than once per transfer. Same rates, far fewer water-fillings
   when four 1024-GPU jobs each start a 16-channel collective.
 
-Link uses (distinct link ids and how often a group crosses each) are cached per route tuple:
-plans are immutable and reused every iteration.
+Plans carry their link uses (distinct link ids and how often a group crosses each), computed once;
+for bare route tuples they are cached per tuple here.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 import numpy as np
 import simpy
 
-from simulator.network.engine import FlowNetwork, _Transfer
+from simulator.network.engine import FlowNetwork
+from topologies.routes import LinkUses
 
 #: A link counts as saturated when its load is at least this fraction of its capacity.
 SATURATED = 0.999
@@ -42,6 +44,9 @@ class JobPort:
                        rate_cap_Bps: float = math.inf) -> simpy.Event:
         return self.net.transfer_group(routes, size_bytes, rate_cap_Bps, job=self.job)
 
+    def start(self, transfers: Sequence[tuple[LinkUses, float, float]]) -> list[simpy.Event]:
+        return self.net.start(transfers, job=self.job)
+
 
 class SharedFlowNetwork(FlowNetwork):
     """Flow network of directed links shared max-min fairly by ``jobs`` jobs, with accounting."""
@@ -52,7 +57,7 @@ class SharedFlowNetwork(FlowNetwork):
         self.link_bytes = np.zeros((jobs, n))
         self.contended_s = np.zeros(n)
         self._owner: dict[int, int] = {}
-        self._uses: dict[int, tuple[tuple, np.ndarray, np.ndarray]] = {}
+        self._uses: dict[int, tuple[tuple, LinkUses]] = {}
         self._contended = np.zeros(n, dtype=bool)
         self._pending = False
 
@@ -65,28 +70,27 @@ class SharedFlowNetwork(FlowNetwork):
 
     def transfer_group(self, routes: tuple[tuple[int, ...], ...], size_bytes: float,
                        rate_cap_Bps: float = math.inf, job: int = 0) -> simpy.Event:
-        ev = self.env.event()
-        links, counts = self._link_uses(routes)
-        if size_bytes <= 0 or (not len(links) and rate_cap_Bps == math.inf):
-            ev.succeed(self.env.now)
-            return ev
-        self._advance()
-        t = _Transfer(links, counts, float(size_bytes), float(size_bytes), rate_cap_Bps, ev)
-        self._owner[id(t)] = job
-        self._active.append(t)
-        if not self._pending:
-            self._pending = True
-            self.env.timeout(0).callbacks.append(self._flush)
-        return ev
+        return self.start(((self._link_uses(routes), size_bytes, rate_cap_Bps),), job)[0]
+
+    def start(self, transfers: Sequence[tuple[LinkUses, float, float]], job: int = 0) -> list[simpy.Event]:
+        """:meth:`FlowNetwork.start` for ``job``; rated together with every other start of this instant."""
+        events, new = self._prepare(transfers)
+        if new:
+            self._advance()
+            for t in new:
+                self._owner[id(t)] = job
+            self._active.extend(new)
+            if not self._pending:
+                self._pending = True
+                self.env.timeout(0).callbacks.append(self._flush)
+        return events
 
     # -- internals ----------------------------------------------------------
-    def _link_uses(self, routes: tuple[tuple[int, ...], ...]) -> tuple[np.ndarray, np.ndarray]:
+    def _link_uses(self, routes: tuple[tuple[int, ...], ...]) -> LinkUses:
         hit = self._uses.get(id(routes))
         if hit is None or hit[0] is not routes:
-            flat = np.fromiter((l for r in routes for l in r), dtype=np.int64)
-            links, counts = np.unique(flat, return_counts=True)
-            hit = self._uses[id(routes)] = (routes, links, counts.astype(float))
-        return hit[1], hit[2]
+            hit = self._uses[id(routes)] = (routes, LinkUses.of(routes))
+        return hit[1]
 
     def _flush(self, _ev: simpy.Event) -> None:
         self._pending = False
@@ -98,7 +102,7 @@ class SharedFlowNetwork(FlowNetwork):
         if dt > 0:
             for t in self._active:
                 if t.rate > 0:
-                    self.link_bytes[self._owner[id(t)], t.links] += t.rate * dt * t.counts
+                    self.link_bytes[self._owner[id(t)], t.uses.links] += t.rate * dt * t.uses.counts
             self.contended_s[self._contended] += dt
         super()._advance()
 
@@ -110,9 +114,9 @@ class SharedFlowNetwork(FlowNetwork):
         if not self._active:
             return
         n = len(self.capacity_Bps)
-        links = np.concatenate([t.links for t in self._active])
-        load = np.bincount(links, weights=np.concatenate([t.rate * t.counts for t in self._active]), minlength=n)
-        owner = np.concatenate([np.full(len(t.links), self._owner[id(t)]) for t in self._active])
+        links = np.concatenate([t.uses.links for t in self._active])
+        load = np.bincount(links, weights=np.concatenate([t.rate * t.uses.counts for t in self._active]), minlength=n)
+        owner = np.concatenate([np.full(len(t.uses), self._owner[id(t)]) for t in self._active])
         pairs = np.unique(owner * n + links)                # distinct (job, link)
         jobs_on = np.bincount(pairs % n, minlength=n)
         self._contended = (jobs_on >= 2) & (load >= SATURATED * self.capacity_Bps)

@@ -167,11 +167,9 @@ def fair_share_times(capacity_Bps: np.ndarray, plans: Sequence[tuple[Plan, int]]
     ug, ul, uc, caps, owner = [], [], [], [], []
     for j, (plan, _) in enumerate(plans):
         for g in plan.groups:
-            links, counts = np.unique(np.fromiter((l for r in g.routes for l in r), dtype=np.int64),
-                                      return_counts=True)
-            ug.append(np.full(len(links), len(caps)))
-            ul.append(links)
-            uc.append(counts.astype(float))
+            ug.append(np.full(len(g.uses), len(caps)))
+            ul.append(g.uses.links)
+            uc.append(g.uses.counts)
             caps.append(g.rate_cap_Bps)
             owner.append(j)
     rates = max_min_rates(np.concatenate(ug), np.concatenate(ul), np.concatenate(uc), capacity_Bps,
@@ -204,7 +202,7 @@ def capacities(cluster: Router, params: Parameters,
                degraded: Mapping[tuple[str, str], float] | None = None) -> np.ndarray:
     """Usable capacity per directed link (datasheet x link efficiency x fraction left, for the
     degraded links: directed (node, node) pairs)."""
-    cap = cluster.capacity_Bps * np.array([params.link_efficiency(k) for k in cluster.kind])
+    cap = params.achievable_Bps(cluster.capacity_Bps, cluster.kind)
     for pair, fraction in (degraded or {}).items():
         if pair not in cluster.link_id:
             raise InputError("no such link in the topology", field="degraded_links", value=f"{pair[0]} -> {pair[1]}")

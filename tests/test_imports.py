@@ -1,0 +1,37 @@
+"""Start-up: a plain run imports only what it uses (issue 13: instant answers at 8 GPUs)."""
+
+import subprocess
+import sys
+
+import pytest
+
+#: Packages a plain collective or zoo DDP run on a preset must not import.
+HEAVY = ("plotly", "pydantic", "scipy", "dask", "yaml", "pandas", "torch")
+
+
+def _imported_after(argv: list[str]) -> set[str]:
+    code = ("import contextlib, io, sys\n"
+            "from gpunetsim.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    assert main({argv!r}) == 0\n"
+            "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
+
+
+@pytest.mark.parametrize("argv", [
+    ["collective"],
+    ["collective", "--engine", "closed", "--nodes", "2"],
+    ["ddp", "--workload", "resnet50"],
+])
+def test_plain_runs_import_no_heavy_package(argv):
+    assert _imported_after(argv).isdisjoint(HEAVY)
+
+
+def test_registering_subcommands_imports_no_simulator_module():
+    code = ("import sys\nfrom gpunetsim.cli import build_parser\nbuild_parser()\n"
+            "print(' '.join(sorted(sys.modules)))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(out.stdout.split())
+    assert not {m for m in loaded if m.startswith(("numpy", "simpy", "networkx", "topologies",
+                                                   "simulator.network", "simulator.training"))}

@@ -47,3 +47,20 @@ def on_off(value: str | None) -> bool | None:
 def params_from_args(args: argparse.Namespace):
     from simulator.collectives.params import load_calibration
     return load_calibration(args.calibration)
+
+
+def add_backend_args(p: argparse.ArgumentParser) -> None:
+    """``--backend`` and ``--tensors``: which torch.distributed backend, tensors where."""
+    from simulator.collectives.backends import BACKENDS, TENSOR_DEVICES
+    g = p.add_argument_group("backend")
+    g.add_argument("--backend", default="nccl", choices=BACKENDS,
+                   help="torch.distributed backend: nccl (GPU), gloo or mpi (host-based, closed form)")
+    g.add_argument("--tensors", default=None, choices=TENSOR_DEVICES,
+                   help="where the tensors live (default: cuda for nccl, cpu for gloo and mpi); gloo "
+                        "stages CUDA tensors through host memory")
+
+
+def comm_model_from_args(args: argparse.Namespace, G, params):
+    """The backend's cost model (NCCL's CostModel or the Gloo/MPI host model)."""
+    from simulator.network.host_collectives import collective_model
+    return collective_model(G, params, args.backend, args.tensors)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from gpunetsim.cli_args import add_topology_args, params_from_args, topology_from_args
+from gpunetsim.cli_args import (add_backend_args, add_topology_args, comm_model_from_args, params_from_args,
+                                topology_from_args)
 from simulator.collectives.algorithms import ALGOS
+from simulator.collectives.backends import ALGOS_FOR_HOST_OP
 from simulator.core.errors import InputError
 from simulator.core.limits import require_finite
 from simulator.core.vocabulary import ENGINES, OPS, PROTOS
@@ -16,17 +18,21 @@ def register(sub) -> None:
     p = sub.add_parser("collective", help="time one NCCL-style collective over a range of sizes",
                        description="Predict nccl-tests-style results for a collective on a topology.")
     add_topology_args(p)
+    add_backend_args(p)
     p.add_argument("--op", default="all_reduce",
                    choices=OPS)
     p.add_argument("-b", "--min-bytes", default="8", help="smallest size (nccl-tests -b), e.g. 8, 1K, 1M")
     p.add_argument("-e", "--max-bytes", default="128M", help="largest size (nccl-tests -e), e.g. 8G")
     p.add_argument("-f", "--factor", type=float, default=2.0, help="size multiplier between steps")
-    p.add_argument("--algo", default="auto", choices=["auto", *ALGOS],
-                   help="NCCL's algorithm (auto: what NCCL's tuner picks among those the topology enables)")
+    host_algos = sorted({a for algos in ALGOS_FOR_HOST_OP.values() for a in algos} - set(ALGOS))
+    p.add_argument("--algo", default="auto", choices=["auto", *ALGOS, *host_algos],
+                   help="NCCL's algorithm (auto: what NCCL's tuner picks among those the topology enables); "
+                        "gloo/mpi: ring or halving_doubling (all_reduce), tree (broadcast, reduce), direct")
     p.add_argument("--proto", default="auto", choices=["auto", *PROTOS])
     p.add_argument("--dtype", default="float", help="element type for the count column")
     p.add_argument("--engine", default="des", choices=ENGINES,
-                   help="discrete-event simulation (des) or closed-form alpha-beta (closed)")
+                   help="discrete-event simulation (des) or closed-form alpha-beta (closed); gloo and "
+                        "mpi are timed in closed form")
     p.add_argument("--json", action="store_true", help="one JSON object per size")
     p.set_defaults(func=_collective)
 
@@ -34,7 +40,7 @@ def register(sub) -> None:
 def _collective(args: argparse.Namespace) -> int:
     from simulator.network.closed_form import CostModel
     from simulator.core.vocabulary import GATHER_LIKE, REDOP_OPS, ROOTED_OPS, dtype_bytes, size_ladder
-    from simulator.network.run import require_ranks, run_collective
+    from simulator.network.run import require_ranks, run_collective, run_host_collective
     from simulator.core.units import parse_size
     lo = parse_size(args.min_bytes, field="--min-bytes")
     hi = parse_size(args.max_bytes, field="--max-bytes")
@@ -44,19 +50,27 @@ def _collective(args: argparse.Namespace) -> int:
         raise InputError("--factor must be > 1", field="--factor", value=args.factor)
     tsize = dtype_bytes(args.dtype, field="--dtype")
     sizes = size_ladder(lo, hi, args.factor)
-    model = CostModel(topology_from_args(args), params_from_args(args))
+    model = comm_model_from_args(args, topology_from_args(args), params_from_args(args))
+    host = not isinstance(model, CostModel)
+    if host:
+        model.algos(args.op, args.algo)           # support matrix and algorithm checked before any output
+        engine = "closed"
+    else:
+        engine = args.engine
     n = model.ranks
     require_ranks(n)
     if not args.json:
+        what = f", backend={args.backend} ({model.tensors} tensors)" if host else ""
         print(f"# gpunetsim collective: {args.op} on {model.router.info.name} x{args.nodes} "
-              f"({n} GPUs), engine={args.engine}, params={model.params.name}")
+              f"({n} {'processes' if host else 'GPUs'}), engine={engine}{what}, params={model.params.name}")
         print(f"#{'size':>11} {'count':>12} {'type':>8} {'redop':>6} {'root':>5} {'time':>10} "
               f"{'algbw':>8} {'busbw':>8}  {'algo':>6} {'proto':>6}")
         print(f"#{'(B)':>11} {'(elements)':>12} {'':>8} {'':>6} {'':>5} {'(us)':>10} "
               f"{'(GB/s)':>8} {'(GB/s)':>8}")
     per_rank = args.op in GATHER_LIKE
     for size in sizes:
-        r = run_collective(model, args.op, size, args.algo, args.proto, args.engine)
+        r = (run_host_collective(model, args.op, size, args.algo, args.proto) if host
+             else run_collective(model, args.op, size, args.algo, args.proto, engine))
         require_finite(r.as_dict(), "predicted collective")
         if args.json:
             print(json.dumps(r.as_dict()))

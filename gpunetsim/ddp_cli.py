@@ -6,17 +6,23 @@ import argparse
 import json
 from pathlib import Path
 
-from gpunetsim.cli_args import add_topology_args, params_from_args, topology_from_args
+from gpunetsim.cli_args import (add_backend_args, add_topology_args, comm_model_from_args, params_from_args,
+                                topology_from_args)
 from simulator.core.errors import InputError
 from simulator.core.limits import require_finite
 from simulator.core.outputs import check_writable
 from simulator.core.vocabulary import ENGINES
 
 def register(sub) -> None:
-    p = sub.add_parser("ddp", help="simulate one PyTorch DDP training iteration",
+    p = sub.add_parser("ddp", help="simulate one PyTorch DDP (or DataParallel) training iteration",
                        description="Simulate one DistributedDataParallel iteration: forward, "
-                                   "backward overlapped with bucket all-reduces, optimizer.")
+                                   "backward overlapped with bucket all-reduces, optimizer; or, with "
+                                   "--strategy dataparallel, one torch.nn.DataParallel iteration.")
     add_topology_args(p)
+    add_backend_args(p)
+    p.add_argument("--strategy", default="ddp", choices=["ddp", "dataparallel"],
+                   help="DistributedDataParallel (one process per GPU) or nn.DataParallel (one process, "
+                        "one server: replicate, scatter, gather, reduce onto GPU 0)")
     p.add_argument("--workload", required=True, help="zoo model (e.g. resnet50, gpt2) or a workload file")
     p.add_argument("--gpu", default=None, help="GPU for zoo models (default: the topology's)")
     p.add_argument("--batch-size", type=int, default=None, help="per-GPU batch size")
@@ -74,12 +80,14 @@ def _config(args: argparse.Namespace):
 
 
 def _ddp(args: argparse.Namespace) -> int:
-    from simulator.network.closed_form import CostModel
     from simulator.training.ddp import simulate_iteration
     config = _config(args)
+    if args.strategy == "dataparallel":
+        return _dataparallel(args, config)
     if args.trace:
         check_writable(args.trace, "--trace")
-    model = CostModel(topology_from_args(args), params_from_args(args))
+    args.tensors = args.tensors or "cuda"        # DDP trains on the GPUs: its buckets are CUDA tensors
+    model = comm_model_from_args(args, topology_from_args(args), params_from_args(args))
     info = model.router.info
     w = load_any_workload(args.workload, args.gpu, info.gpu_model, args.batch_size)
     r = simulate_iteration(model, w, config, args.engine)
@@ -96,10 +104,68 @@ def _ddp(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
         return 0
-    print(format_result(r, f"{info.name} x{args.nodes}", model.params.name))
+    backend = "" if args.backend == "nccl" else f", backend={args.backend} ({model.tensors} tensors)"
+    print(format_result(r, f"{info.name} x{args.nodes}", model.params.name + backend))
     if args.trace:
         print(f"trace written to {args.trace} (open in ui.perfetto.dev or chrome://tracing)")
     return 0
+
+
+def _dataparallel(args: argparse.Namespace, config) -> int:
+    from simulator.network.closed_form import CostModel
+    from simulator.training.dataparallel import simulate_dataparallel
+    from simulator.training.ddp import simulate_iteration
+    if args.backend != "nccl" or args.tensors not in (None, "cuda"):
+        raise InputError("DataParallel uses no process group (torch.cuda.comm copies, NCCL broadcast and "
+                         "reduce between the GPUs of one process); leave --backend and --tensors out",
+                         field="--backend", value=f"{args.backend}/{args.tensors or 'cuda'}")
+    if args.nodes != 1:
+        raise InputError("DataParallel is one process on one server; use --strategy ddp for several servers",
+                         field="--nodes", value=args.nodes)
+    if args.trace:
+        check_writable(args.trace, "--trace")
+    model = CostModel(topology_from_args(args), params_from_args(args))
+    info = model.router.info
+    w = load_any_workload(args.workload, args.gpu, info.gpu_model, args.batch_size)
+    r = simulate_dataparallel(model, w)
+    ddp = simulate_iteration(model, w, config, "closed")
+    if args.trace:
+        from gpunetsim.trace import write_chrome_trace
+        meta = {"tool": "gpunetsim ddp --strategy dataparallel", "workload": w.name, "topology": info.name,
+                "gpus": r.gpus, "params": model.params.name, "iteration_s": r.iteration_s}
+        try:
+            write_chrome_trace(r.records, args.trace, meta, process_name=f"DataParallel ({r.gpus} GPUs)")
+        except OSError as e:
+            raise InputError(f"cannot write trace: {e.strerror}", source=args.trace) from None
+    if args.json:
+        print(json.dumps({**r.as_dict(), "ddp_iteration_s": ddp.iteration_s,
+                          "ddp_speedup": r.iteration_s / ddp.iteration_s}))
+        return 0
+    print(format_dataparallel(r, ddp, f"{info.name} x1", model.params.name))
+    if args.trace:
+        print(f"trace written to {args.trace} (open in ui.perfetto.dev or chrome://tracing)")
+    return 0
+
+
+def format_dataparallel(r, ddp, topology: str, params: str) -> str:
+    """DataParallel's phases on GPU 0 and on the host, next to DDP on the same GPUs. Times in us."""
+    us = 1e6
+    lines = [f"# gpunetsim ddp --strategy dataparallel: {r.workload} on {topology} ({r.gpus} GPUs, one "
+             f"process), params={params}",
+             f"{'phase':<12} {'GPU 0 (us)':>12} {'host (us)':>12} {'bytes':>12}"]
+    for ph in r.phases:
+        lines.append(f"{ph.name:<12} {ph.gpu_s * us:>12.1f} {ph.host_s * us:>12.1f} {ph.bytes:>12.0f}")
+    lines += [f"{'total':<12} {r.gpu_path_s * us:>12.1f} {r.host_path_s * us:>12.1f}",
+              "",
+              f"iteration      {r.iteration_s * us:12.1f} us (the longer of the GPU and host paths)"]
+    if r.samples_per_s is not None:
+        lines.append(f"throughput     {r.samples_per_s:12.1f} samples/s ({r.gpus} GPUs x batch {r.batch_size})")
+    lines.append(f"scaling        {r.scaling_efficiency * 100:11.1f} % of {r.gpus} x one GPU "
+                 f"(one GPU: {r.single_gpu_iteration_s * us:.1f} us/iteration)")
+    lines.append(f"limit: {r.limit}")
+    lines.append(f"DDP, same GPUs: {ddp.iteration_s * us:.1f} us/iteration: DataParallel takes "
+                 f"{r.iteration_s / ddp.iteration_s:.2f}x as long")
+    return "\n".join(lines)
 
 
 def format_result(r, topology: str, params: str) -> str:

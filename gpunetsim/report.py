@@ -32,9 +32,9 @@ TITLES = {
 }
 
 # Configuration columns that may tell two DDP series apart (total GPUs is the x axis).
-_SERIES_COLS = ("model", "batch_size", "topology", "gpus", "fabric", "transport", "nic_bw", "nics",
+_SERIES_COLS = ("model", "batch_size", "strategy", "backend", "topology", "gpus", "fabric", "transport", "nic_bw", "nics",
                 "oversubscription", "hosts_per_leaf", "algo", "bucket_cap_mb", "engine", "calibration")
-_NET_COLS = ("topology", "gpus", "fabric", "transport", "nic_bw", "nics", "oversubscription", "hosts_per_leaf",
+_NET_COLS = ("backend", "topology", "gpus", "fabric", "transport", "nic_bw", "nics", "oversubscription", "hosts_per_leaf",
              "algo", "engine", "calibration")
 _NAMES = {"batch_size": "bs", "bucket_cap_mb": "bucket", "oversubscription": "oversub",
           "nic_bw": "nic", "nics": "nics", "gpus": "gpus/node", "hosts_per_leaf": "hosts/leaf"}
@@ -46,11 +46,13 @@ def _varying(rows: Sequence[Row], cols: Sequence[str]) -> list[str]:
 
 def _fmt(col: str, v: object) -> str:
     if col == "bucket_cap_mb":
-        return f"bucket {float(v):g} MiB"  # type: ignore[arg-type]
+        return "no buckets" if v is None else f"bucket {float(v):g} MiB"  # type: ignore[arg-type]
     if col == "oversubscription":
         return f"oversub {float(v):g}:1"  # type: ignore[arg-type]
-    if col in ("model", "topology", "engine", "fabric", "transport", "calibration", "algo"):
+    if col in ("model", "topology", "engine", "fabric", "transport", "calibration", "algo", "strategy"):
         return str(v)
+    if col == "backend":
+        return str(v or "no process group")
     return f"{_NAMES.get(col, col)} {v}"
 
 
@@ -144,7 +146,8 @@ def bucket_figure(ddp: Sequence[Row]) -> go.Figure:
     cols = [c for c in _varying(ddp, _SERIES_COLS) if c not in ("gpus", "bucket_cap_mb")] or ["model"]
     groups: dict[str, list[Row]] = {}
     for r in ddp:
-        groups.setdefault(f"{series_label(r, cols)} @ {r['total_gpus']} GPUs", []).append(r)
+        if r.get("bucket_cap_mb") is not None:       # DataParallel rows have no buckets
+            groups.setdefault(f"{series_label(r, cols)} @ {r['total_gpus']} GPUs", []).append(r)
     fig = go.Figure()
     for name, rs in groups.items():
         rs = sorted(rs, key=lambda r: float(r["bucket_cap_mb"]))  # type: ignore[arg-type]
@@ -191,9 +194,10 @@ def build_report(rows: Sequence[Row], title: str = "gpunetsim study", subtitle: 
         figs += [("throughput", TITLES["throughput"], thr, ""), ("efficiency", TITLES["efficiency"], eff, ""),
                  ("breakdown", TITLES["breakdown"], breakdown_figure(ddp),
                   "Compute is forward plus backward (stretched while all-reduces slow it down); exposed "
-                  "communication is the wait for the last all-reduce after backward ended."),
+                  "communication is the wait for the last all-reduce after backward ended (for "
+                  "DataParallel: replicate, scatter, gather and the gradient reduce, none overlapped)."),
                  ("buckets", TITLES["buckets"], bucket_figure(ddp),
-                  "" if len({r["bucket_cap_mb"] for r in ddp}) > 1 else
+                  "" if len({r["bucket_cap_mb"] for r in ddp if r.get("bucket_cap_mb") is not None}) > 1 else
                   "Only one bucket_cap_mb in this study: add a list to see the trade-off.")]
     if coll:
         figs.append(("busbw", TITLES["busbw"], busbw_figure(coll),

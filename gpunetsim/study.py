@@ -48,8 +48,8 @@ DEFAULT_STUDY = Path(__file__).resolve().parent / "studies" / "default.yaml"
 
 # Grid axes of DDP points, outermost first. ``nodes`` is innermost: one scaling curve per
 # combination of the others.
-AXES = ("model", "batch_size", "topology", "gpus", "fabric", "transport", "nic_bw", "nics",
-        "oversubscription", "hosts_per_leaf", "algo", "bucket_cap_mb", "engine", "nodes")
+AXES = ("model", "batch_size", "strategy", "backend", "topology", "gpus", "fabric", "transport", "nic_bw",
+        "nics", "oversubscription", "hosts_per_leaf", "algo", "bucket_cap_mb", "engine", "nodes")
 # Axes that shape the network (collective points use only these, plus algo and engine).
 NETWORK_AXES = ("topology", "gpus", "fabric", "transport", "nic_bw", "nics", "oversubscription",
                 "hosts_per_leaf")
@@ -97,6 +97,8 @@ class StudySpec(_Strict):
                                                   allow_inf_nan=False)]] = [1.0]
     hosts_per_leaf: list[_Pos] = [32]
     algo: list[Literal["auto", "ring", "tree"]] = ["auto"]
+    strategy: list[Literal["ddp", "dataparallel"]] = ["ddp"]
+    backend: list[Literal["nccl", "gloo", "mpi"]] = ["nccl"]
     bucket_cap_mb: list[Annotated[float, Field(gt=0, le=limits.MAX_BUCKET_CAP_MB, allow_inf_nan=False)]] = [25.0]
     engine: list[Literal["des", "closed"]] = ["des"]
     calibration: str | None = None
@@ -104,7 +106,7 @@ class StudySpec(_Strict):
 
     @field_validator("model", "batch_size", "topology", "nodes", "gpus", "fabric", "transport",
                      "nic_bw", "nics", "oversubscription", "hosts_per_leaf", "algo", "bucket_cap_mb",
-                     "engine", mode="before")
+                     "engine", "strategy", "backend", mode="before")
     @classmethod
     def _listify(cls, v: Any) -> Any:
         return _as_list(v)
@@ -144,6 +146,8 @@ class Point:
     bucket_cap_mb: float | None = None
     op: str = ""
     size_bytes: int = 0
+    strategy: str = "ddp"
+    backend: str = "nccl"
 
     def columns(self) -> dict[str, object]:
         """The configuration columns of this point's row (paths shortened to file names)."""
@@ -255,20 +259,38 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
         count += math.prod(map(len, network)) * len(sizes)
     limits.POINTS.check(count, source=source, field="points")
     points: list[Point] = []
-    grid = itertools.product(models, spec.batch_size, topos, spec.gpus, spec.fabric, spec.transport,
-                             spec.nic_bw, spec.nics, spec.oversubscription, spec.hosts_per_leaf, spec.algo,
-                             spec.bucket_cap_mb, spec.engine, spec.nodes)
-    for (m, bs, t, g, fab, tr, bw, nics, ovs, hpl, algo, cap, eng, n) in grid:
+    if "ddp" in spec.strategy:
+        from simulator.collectives.backends import check_support
+        for be in spec.backend:          # DDP trains on the GPUs: its buckets are CUDA tensors
+            _check(lambda: check_support(be, "cuda", "all_reduce"), source, "backend", be)
+    if "dataparallel" in spec.strategy and all(n > 1 for n in spec.nodes):
+        raise InputError("DataParallel is one process on one server: the study needs nodes: 1 for it",
+                         source=source, field="strategy", value=spec.strategy)
+    grid = itertools.product(models, spec.batch_size, spec.strategy, spec.backend, topos, spec.gpus, spec.fabric,
+                             spec.transport, spec.nic_bw, spec.nics, spec.oversubscription, spec.hosts_per_leaf,
+                             spec.algo, spec.bucket_cap_mb, spec.engine, spec.nodes)
+    seen_dp: set[tuple] = set()
+    for (m, bs, strat, be, t, g, fab, tr, bw, nics, ovs, hpl, algo, cap, eng, n) in grid:
+        if strat == "dataparallel":
+            # One process on one server, no process group: no backend, algorithm, bucket or engine
+            # choice, so one point per remaining combination (on one server only).
+            key = (m, bs, t, g, fab, tr, bw, nics, ovs, hpl)
+            if n != 1 or key in seen_dp:
+                continue
+            seen_dp.add(key)
+            be, algo, cap, eng = "", "auto", None, "closed"
         points.append(Point(len(points), "ddp", t, n, g, fab, tr, bw, nics, ovs, hpl, algo, eng, calib,
-                            model=m, gpu=spec.gpu, batch_size=bs, bucket_cap_mb=cap))
+                            model=m, gpu=spec.gpu, batch_size=bs, bucket_cap_mb=cap, strategy=strat, backend=be))
     if spec.collectives is not None:
         op = spec.collectives.op
-        cgrid = itertools.product(topos, spec.gpus, spec.fabric, spec.transport, spec.nic_bw, spec.nics,
-                                  spec.oversubscription, spec.hosts_per_leaf, spec.algo, spec.engine,
-                                  spec.nodes, sizes)
-        for (t, g, fab, tr, bw, nics, ovs, hpl, algo, eng, n, size) in cgrid:
+        cgrid = (topos, spec.gpus, spec.fabric, spec.transport, spec.nic_bw, spec.nics,
+                 spec.oversubscription, spec.hosts_per_leaf, spec.algo, spec.engine, spec.nodes, sizes)
+        for be in spec.backend:
+            from simulator.collectives.backends import check_support, default_tensors
+            _check(lambda: check_support(be, default_tensors(be), op), source, "backend", be)
+        for (be, t, g, fab, tr, bw, nics, ovs, hpl, algo, eng, n, size) in itertools.product(spec.backend, *cgrid):
             points.append(Point(len(points), "collective", t, n, g, fab, tr, bw, nics, ovs, hpl, algo, eng,
-                                calib, op=op, size_bytes=size))
+                                calib, op=op, size_bytes=size, backend=be))
     for key in sorted({_topo_key(p) for p in points}, key=repr):
         model = _check(lambda: _cost_model(*key), source, "topology", _short(key[0]))
         if any(p.kind == "ddp" and _topo_key(p) == key and _is_zoo(p.model) for p in points):
@@ -342,14 +364,50 @@ def gpu_of(model: CostModel, override: str | None) -> str:
                          "set 'gpu' in the study (e.g. gpu: h100)", field="gpu", value=gpu_model) from None
 
 
+def _comm_model(point: Point):
+    """NCCL's cost model, or Gloo's/MPI's host model for DDP on that backend (CUDA tensors)."""
+    if point.backend in ("", "nccl"):
+        return _model_for(point)
+    from simulator.network.host_collectives import collective_model
+    base = _model_for(point)
+    return collective_model(base.router, base.params, point.backend,
+                            "cuda" if point.kind == "ddp" else None)
+
+
+def _dataparallel_row(point: Point, model: CostModel, row: dict[str, object]) -> dict[str, object]:
+    from simulator.training.dataparallel import simulate_dataparallel
+    gpu = gpu_of(model, point.gpu)
+    w = _workload(point.model, gpu, point.batch_size)
+    r = simulate_dataparallel(model, w)
+    ph = {x.name: x.gpu_s for x in r.phases}
+    comm = sum(ph.get(k, 0.0) for k in ("scatter", "replicate", "gather", "reduce"))
+    row.update(gpu=gpu, batch_size=r.batch_size, iteration_s=r.iteration_s, samples_per_s=r.samples_per_s,
+               scaling_efficiency=r.scaling_efficiency, single_gpu_iteration_s=r.single_gpu_iteration_s,
+               forward_s=ph.get("forward", 0.0), backward_s=ph.get("backward", 0.0),
+               optimizer_s=ph.get("optimizer", 0.0), exposed_comm_s=comm, comm_s=comm,
+               overlap_fraction=0.0, buckets=r.chunks, overhead_s=max(0.0, r.host_path_s - r.gpu_path_s),
+               gradient_bytes=w.total_bytes, limit=r.limit,
+               explanation=(f"DataParallel, {r.limit}: replicate, scatter, gather and the gradient reduce "
+                            f"onto GPU 0 take {comm * 1e3:.2f} ms, none of it overlapped; the host path "
+                            f"(one Python process) is {r.host_path_s * 1e3:.2f} ms "
+                            f"({r.gpus} GPUs, scaling efficiency {r.scaling_efficiency:.0%})."))
+    return row
+
+
 def evaluate(point: Point) -> dict[str, object]:
     """One row for ``point``: its configuration columns and the model's prediction."""
-    model = _model_for(point)
+    if point.strategy == "dataparallel":
+        model = _model_for(point)
+        row = point.columns()
+        row["total_gpus"] = model.ranks
+        return _dataparallel_row(point, model, row)
+    model = _comm_model(point)
     row = point.columns()
     row["total_gpus"] = model.ranks
     if point.kind == "collective":
-        from simulator.network.run import run_collective
-        r = run_collective(model, point.op, point.size_bytes, "auto", "auto", point.engine)
+        from simulator.network.run import run_collective, run_host_collective
+        r = (run_collective(model, point.op, point.size_bytes, "auto", "auto", point.engine)
+             if isinstance(model, CostModel) else run_host_collective(model, point.op, point.size_bytes))
         row.update(time_s=r.time_s, algbw_GBps=r.algbw_GBps, busbw_GBps=r.busbw_GBps, algo_used=r.algo,
                    proto_used=r.proto, limit=str(model.limit(point.op, point.size_bytes)))
         return row

@@ -11,7 +11,7 @@ from typing import Sequence
 from simulator.core.errors import InputError
 
 DEFAULT_OUT = "gpunetsim-out"
-_COLS = ("batch_size", "topology", "gpus", "fabric", "transport", "nic_bw", "nics", "oversubscription",
+_COLS = ("batch_size", "strategy", "backend", "topology", "gpus", "fabric", "transport", "nic_bw", "nics", "oversubscription",
          "hosts_per_leaf", "algo", "bucket_cap_mb", "engine", "calibration")
 
 

@@ -239,6 +239,15 @@ class Router:
             return "nvlink"
         return "pcie"
 
+    def to_host_memory(self, gpu: str) -> tuple[int, ...]:
+        """Directed link ids from ``gpu`` to the nearest CPU of its server (a copy to pinned host
+        memory, e.g. Gloo staging a CUDA tensor); the reverse links carry the copy back."""
+        host = self._host[gpu]
+
+        def allowed(n: str) -> bool:
+            return self._host.get(n) == host and (n == gpu or self._kind[n] not in ("gpu", "nic"))
+        return self._local_route(gpu, self._nearest(gpu, "cpu", allowed))
+
     def wire_latency_s(self, route: tuple[int, ...]) -> float:
         return float(sum(self.latency_s[i] for i in route))
 

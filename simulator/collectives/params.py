@@ -32,6 +32,39 @@ Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless 
   collnet_chain, pat) have ``base_latency_s``/``hop_latency_s``/``proto_efficiency`` keys for the
   simple protocol only (simulator.collectives.algorithms).
 - ``ddp.*``: the DDP iteration model's parameters (see simulator.training.ddp).
+- ``dp.*``: ``nn.DataParallel`` (simulator.training.dataparallel): ``dp.copy_Bps`` 1 TB/s
+  (flattening a chunk: a read and a write of HBM, as ``ddp.bucket_copy_Bps``);
+  ``dp.copy_latency_s`` 10 us (launching peer copies); ``dp.replicate_s_per_module`` 8 us and
+  ``dp.replicate_s_per_tensor`` 3 us per replica (``replicate`` copies each module's
+  ``__dict__`` in Python and wires each parameter and buffer: a few microseconds of interpreter
+  work each); ``dp.gil_fraction`` 0.5 (the share of an eager op's host time spent in Python,
+  under the GIL: argument parsing and module calls; the dispatcher and the launch run without
+  it); ``dp.thread_s`` 50 us (starting and joining one ``parallel_apply`` thread);
+  ``dp.chunk_host_s`` 20 us (Python bookkeeping of one coalesced chunk); ``dp.launch_s_per_tensor``
+  20 us (host time to launch a forward or a backward, per parameter tensor, when the workload
+  gives no measured host times: ResNet-50 launches about 3 ms of forward for 161 tensors);
+  ``dp.step_overhead_s`` 0 (calibrated).
+- ``gloo.*``: PyTorch's Gloo backend (simulator.network.host_collectives), host-based: every
+  step is a TCP send/receive between processes through the kernel, reductions run on a CPU core.
+  ``gloo.call_overhead_s`` 30 us (ProcessGroupGloo hands each call to a worker thread and waits
+  on it: a 4 KiB all-reduce between two local processes takes tens of microseconds, not the
+  few of NCCL); ``gloo.step_latency_s.{loopback,net}`` 10 us / 25 us per algorithm step (one TCP
+  send and receive through the loopback device or across a NIC: system calls, wakeups, a round
+  trip); ``gloo.loopback_Bps`` 4 GB/s per connection (one TCP stream through the loopback
+  device copies every byte twice in the kernel; iperf-style single streams reach 3-5 GB/s on
+  server CPUs); ``gloo.host_memory_Bps`` 40 GB/s shared by every connection of one host at a
+  time (the kernel's copies of all local streams compete for the CPU's memory bandwidth and
+  cores, which is why 4 local processes do not get 4 x one stream); ``gloo.tcp_stream_max_Bps``
+  3 GB/s per connection across hosts (a single TCP stream, Gloo's one pair per peer) and
+  ``gloo.net_efficiency`` 0.9 of the NIC shared by the host's connections;
+  ``gloo.reduce_Bps`` 8 GB/s (bytes of the buffer summed per second by one CPU thread: two
+  reads and a write per element, vectorised); ``gloo.staging_efficiency`` 0.8 of the PCIe
+  route's bandwidth for the copies of CUDA tensors to pinned host memory and back.
+- ``mpi.*``: a generic host-based MPI (Open MPI/MPICH with shared memory inside a server and
+  the NIC across servers): ``mpi.call_overhead_s`` 5 us, ``mpi.step_latency_s.{shm,net}``
+  1 us / 3 us (shared-memory and RDMA-verbs message latencies), ``mpi.shm_Bps`` 10 GB/s per
+  pair (one single-copy CMA transfer) sharing ``mpi.host_memory_Bps`` 40 GB/s as Gloo's, ``mpi.net_efficiency`` 0.9 of the NIC,
+  ``mpi.reduce_Bps`` 8 GB/s (as Gloo's). A calibration on the cluster's own MPI replaces them.
 
 Defaults are NCCL 2.2x's tuning constants (src/graph/tuning.cc) and datasheet bandwidths.
 ``--calibration FILE`` replaces any subset of them (``load_calibration``).
@@ -92,6 +125,33 @@ def _defaults() -> dict[str, float]:
         "ddp.bucket_copy_Bps": 1.0e12,         # copying gradients into the flat bucket (HBM, read+write)
         "ddp.compute_slowdown": 0.0,           # fraction backward compute slows while a collective runs
         "ddp.iteration_overhead_s": 0.0,       # fixed per-iteration cost (data loader, host sync)
+        # torch.nn.DataParallel (simulator.training.dataparallel)
+        "dp.copy_Bps": 1.0e12,
+        "dp.copy_latency_s": 10 * _US,
+        "dp.replicate_s_per_module": 8 * _US,
+        "dp.replicate_s_per_tensor": 3 * _US,
+        "dp.gil_fraction": 0.5,
+        "dp.thread_s": 50 * _US,
+        "dp.chunk_host_s": 20 * _US,
+        "dp.launch_s_per_tensor": 20 * _US,
+        "dp.step_overhead_s": 0.0,
+        # host-based backends (simulator.network.host_collectives); see the module docstring
+        "gloo.call_overhead_s": 30 * _US,
+        "gloo.step_latency_s.loopback": 10 * _US,
+        "gloo.step_latency_s.net": 25 * _US,
+        "gloo.loopback_Bps": 4e9,
+        "gloo.host_memory_Bps": 40e9,
+        "gloo.tcp_stream_max_Bps": 3e9,
+        "gloo.net_efficiency": 0.9,
+        "gloo.reduce_Bps": 8e9,
+        "gloo.staging_efficiency": 0.8,
+        "mpi.call_overhead_s": 5 * _US,
+        "mpi.step_latency_s.shm": 1 * _US,
+        "mpi.step_latency_s.net": 3 * _US,
+        "mpi.shm_Bps": 10e9,
+        "mpi.host_memory_Bps": 40e9,
+        "mpi.net_efficiency": 0.9,
+        "mpi.reduce_Bps": 8e9,
     })
     d.update(newer_algorithm_defaults())       # NVLS, NVLS-Tree, CollNet, PAT (simple protocol only)
     return d

@@ -58,3 +58,11 @@ def run_collective(model: CostModel, op: str, size_bytes: int, algo: str = "auto
     timer = DesTimer(model.router, model.params) if engine == "des" else model.timer
     t = timer.time(model.planner.plan(op, a, p), size_bytes)
     return CollectiveResult(op, int(size_bytes), model.ranks, t, a, p, engine)
+
+
+def run_host_collective(model, op: str, size_bytes: int, algo: str = "auto",
+                        proto: str = "auto") -> CollectiveResult:
+    """One Gloo or MPI collective (:class:`~simulator.network.host_collectives.HostCollectiveModel`),
+    in closed form; ``proto`` of the result is the transport (tcp, shm, net)."""
+    t, a, transport = model.best(op, size_bytes, algo, proto)
+    return CollectiveResult(op, int(size_bytes), model.ranks, t, a, transport, "closed")

@@ -172,7 +172,8 @@ def _jobs(model: CostModel, workload: Workload, buckets: Sequence[Bucket],
         prep_s = p["ddp.bucket_overhead_s"] + copies * b.size_bytes / p["ddp.bucket_copy_Bps"]
         t, algo, proto = model.best("all_reduce", comm_bytes)
         t = float(t)
-        plan = model.shape("all_reduce", algo, proto).plan
+        # Host-based backends (Gloo, MPI) have no flow plan: they are timed in closed form only.
+        plan = None if getattr(model, "closed_form_only", False) else model.shape("all_reduce", algo, proto).plan
         name = f"bucket {b.index} all_reduce {algo}/{proto} {comm_bytes / MiB:.2f} MiB"
         out.append((CommJob(b.index, min(b.ready_s, workload.backward_s), prep_s, comm_bytes, plan, t, name),
                     algo, proto))
@@ -247,9 +248,14 @@ def _limit(model: CostModel, jobs: Sequence[CommJob], times: Sequence[JobTimes],
 
 def simulate_iteration(model: CostModel, workload: Workload, config: DDPConfig = DDPConfig(),
                        engine: str = "des") -> IterationResult:
-    """Simulate one DDP iteration of ``workload`` on every GPU of ``model``'s topology."""
+    """Simulate one DDP iteration of ``workload`` on every GPU of ``model``'s topology.
+
+    ``model`` may also be a Gloo or MPI model (simulator.network.host_collectives), DDP on
+    ``backend="gloo"``: its all-reduces are timed in closed form, whatever ``engine`` says."""
     if engine not in ENGINES:
         raise InputError("engine must be des or closed", field="engine", value=engine)
+    if getattr(model, "closed_form_only", False):
+        engine = "closed"
     p = model.params
     k = config.accumulation_steps
     fwd, bwd, opt = workload.forward_s, workload.backward_s, workload.optimizer_s

@@ -21,6 +21,8 @@ pooling and residual adds are not counted. A tied output projection is a paramet
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from functools import lru_cache
 
 from simulator.core.errors import InputError
@@ -286,7 +288,25 @@ def zoo_workload(name: str, gpu: str = "h100", batch_size: int | None = None,
     model = zoo_model(name, seq_len)
     bs = model.default_batch_size if batch_size is None else batch_size
     assert bs is not None
-    return workload_from_layers(model, gpu, bs, dtype=dtype,
-                                efficiency=ZOO_EFFICIENCY.get(model.name, DEFAULT_EFFICIENCY)
-                                if efficiency is None else efficiency,
-                                optimizer=optimizer)
+    w = workload_from_layers(model, gpu, bs, dtype=dtype,
+                             efficiency=ZOO_EFFICIENCY.get(model.name, DEFAULT_EFFICIENCY)
+                             if efficiency is None else efficiency,
+                             optimizer=optimizer)
+    return replace(w, extras=w.extras + io_extras(model))
+
+
+#: Classes (image models) or vocabulary (language models) of the zoo's output layers.
+_OUTPUTS = {"resnet": 1000, "vit": 1000, "bert": 30522, "gpt2": 50257, "llama": 32000}
+
+
+def io_extras(model: ModelSpec) -> tuple[tuple[str, object], ...]:
+    """What one sample moves in and out of the model, for nn.DataParallel's scatter and gather
+    (simulator.training.dataparallel): fp32 224x224 images and bf16 logits for image models;
+    int64 token ids and labels in, and, as HuggingFace's models return them, the loss and the
+    bf16 logits out (only the loss is differentiated) for language models."""
+    classes = next(v for k, v in _OUTPUTS.items() if model.name.startswith(k))
+    if model.seq_len is None:
+        return (("input_bytes_per_sample", 3 * 224 * 224 * 4), ("output_bytes_per_sample", classes * 2),
+                ("output_grad_bytes_per_sample", classes * 2))
+    return (("input_bytes_per_sample", 2 * model.seq_len * 8),
+            ("output_bytes_per_sample", model.seq_len * classes * 2), ("output_grad_bytes_per_sample", 0))

@@ -15,7 +15,7 @@ One launch, per model (same per-GPU batch size everywhere; the DataParallel batc
 
    * ``kind:"dp_profile"``: the single-GPU profile (:func:`validation.profiler.profile_model`,
      a workload file's content) plus what DataParallel moves and launches: input and output
-     bytes per sample, parameter and buffer bytes and tensor counts, and the *host* time to
+     bytes per sample (and the output bytes whose gradient is scattered back), parameter and buffer bytes and tensor counts, and the *host* time to
      launch forward, backward and the optimizer step (``perf_counter`` around each phase started
      on an idle GPU, so the host never waits for the GPU: pure launch cost);
    * ``kind:"dp"``: ``nn.DataParallel(model, device_ids=[0..g-1])`` for every ``g`` from 1 to
@@ -189,7 +189,14 @@ def model_facts(setup: _Setup, batch_size: int) -> dict[str, Any]:
     with setup.autocast():
         out = setup.model(**batch) if "input_ids" in batch else setup.model(batch["x"])
     out_bytes = tensor_bytes(out)
-    del out
+    # The part of the output the loss differentiates, whose gradient DataParallel scatters back:
+    # all of it when the loss is computed outside (classification), the loss alone when the model
+    # returns its own loss (token models; their logits are gathered but get no gradient).
+    inner = getattr(out, "loss", None) if not isinstance(out, torch.Tensor) else None
+    grad_bytes = tensor_bytes(inner if inner is not None else out)
+    if isinstance(out, torch.Tensor) and out.dim() == 0:
+        grad_bytes = out_bytes
+    del out, inner
     params = [p for p in setup.model.parameters() if p.requires_grad]
     buffers = list(setup.model.buffers())
     host = {"forward": [], "backward": [], "optimizer": []}
@@ -214,6 +221,7 @@ def model_facts(setup: _Setup, batch_size: int) -> dict[str, Any]:
             host["optimizer"].append(t5 - t4)
     return {"input_bytes_per_sample": tensor_bytes(batch) / batch_size,
             "output_bytes_per_sample": out_bytes / batch_size,
+            "output_grad_bytes_per_sample": grad_bytes / batch_size,
             "param_bytes": sum(p.numel() * p.element_size() for p in params),
             "param_tensors": len(params),
             "buffer_bytes": sum(b.numel() * b.element_size() for b in buffers),

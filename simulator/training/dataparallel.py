@@ -1,0 +1,243 @@
+"""One training iteration of PyTorch's single-process ``nn.DataParallel``, in steady state.
+
+Read against PyTorch 2.13's ``torch/nn/parallel/data_parallel.py``, ``replicate.py``,
+``parallel_apply.py``, ``comm.py`` and ``_functions.py``. One Python process drives every GPU of
+one server; per iteration, with a per-GPU batch B on n GPUs (global batch n B on GPU 0):
+
+1. **scatter**: the input batch, on GPU 0, is cut in n chunks; chunk i is copied to GPU i
+   (peer copies, all at once, over the topology's routes from GPU 0).
+2. **replicate**: the module is copied to every GPU. Parameters and buffers are broadcast from
+   GPU 0 with ``comm.broadcast_coalesced``: tensors in chunks of up to 10 MiB, each chunk
+   flattened into one buffer (a copy when it holds several tensors) and sent with an NCCL
+   broadcast. On the host, ``replicate`` builds n module copies in Python (a cost per module and
+   per tensor per replica: ``dp.replicate_s_per_module``, ``dp.replicate_s_per_tensor``).
+3. **parallel_apply**: one Python thread per GPU runs its replica's forward. The threads take
+   turns at the GIL, so each thread's kernel launches take ``forward_host_s * (1 + (n-1) *
+   dp.gil_fraction)`` (the Python share of a launch is serialised, the C++ dispatch is not);
+   a GPU's forward lasts the longer of its compute (``forward_s``) and its thread's launches.
+   Starting and joining the threads costs ``dp.thread_s`` each.
+4. **gather**: the outputs are copied to GPU 0 (peer copies into GPU 0 at once); the loss is
+   computed there.
+5. **backward** on every GPU (``backward_s``, the autograd engine's per-device threads launch in
+   C++ without the GIL); the gradient of the gathered output is scattered back first (its
+   differentiated bytes, ``output_grad_bytes_per_sample``).
+6. **reduce**: the gradients of all replicas meet in one autograd node (the broadcast's
+   backward, ``ReduceAddCoalesced``), which runs when *all* of backward has ended, so nothing
+   overlaps: per 10 MiB chunk, a flatten on every GPU and an NCCL reduce onto GPU 0
+   (``comm.reduce_add_coalesced``), ``dp.chunk_host_s`` of Python per chunk.
+7. **optimizer** on GPU 0 only (``optimizer_s``, as on one GPU).
+
+The iteration is the longer of two paths (the host runs ahead of the GPUs when it can):
+
+* the GPU path, GPU 0's timeline: the sum of the phases above, with the forward stretched to the
+  slowest thread's launches;
+* the host path: one Python process issues everything: replicate, the threads' launches,
+  backward and optimizer launches, per-chunk work and ``dp.step_overhead_s``.
+
+Copies between GPUs are point-to-point flows on the topology's routes, shared max-min fairly
+(:func:`transfer_time_s`); broadcasts and reduces are NCCL's, timed by the cost model.
+
+What DataParallel moves and launches comes from the workload's optional fields (the
+DataParallel runner's profile writes them; the zoo sets the byte counts): ``input_bytes_per_sample``,
+``output_bytes_per_sample``, ``output_grad_bytes_per_sample``, ``buffer_bytes``,
+``buffer_tensors``, ``modules``, ``forward_host_s``, ``backward_host_s``, ``optimizer_host_s``.
+Host launch times a workload does not give are estimated at ``dp.launch_s_per_tensor`` per
+parameter tensor for forward and for backward (zero for the fused optimizer step).
+
+Single server only: DataParallel is one process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Sequence
+
+import numpy as np
+
+from simulator.core.errors import InputError
+from simulator.network.closed_form import CostModel
+from simulator.network.engine import Record
+from simulator.network.fairness import max_min_rates
+from simulator.training.workload import Workload
+
+COALESCE_BYTES = 10 * 2**20
+"""``torch.cuda.comm``'s ``buffer_size``: broadcast and reduce_add_coalesced chunk at 10 MiB."""
+PHASES = ("scatter", "replicate", "forward", "gather", "backward", "reduce", "optimizer")
+
+
+@dataclass(frozen=True)
+class DPFacts:
+    """What DataParallel moves and launches per iteration, from a workload (bytes, seconds)."""
+
+    input_bytes_per_sample: float
+    output_bytes_per_sample: float
+    output_grad_bytes_per_sample: float
+    tensor_bytes: tuple[int, ...]       # parameters in registration order, then buffers
+    param_tensors: int
+    modules: int
+    forward_host_s: float
+    backward_host_s: float
+    optimizer_host_s: float
+
+    @classmethod
+    def from_workload(cls, w: Workload, launch_s_per_tensor: float) -> "DPFacts":
+        ex = dict(w.extras)
+
+        def num(key: str, default: float) -> float:
+            v = ex.get(key, default)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+                raise InputError("must be a number >= 0", field=key, value=v)
+            return float(v)
+        n = len(w.params)
+        buffers = int(num("buffer_tensors", 0))
+        buffer_bytes = int(num("buffer_bytes", 0))
+        per_buffer = [buffer_bytes // buffers] * buffers if buffers else ([buffer_bytes] if buffer_bytes else [])
+        out = num("output_bytes_per_sample", 0.0)
+        return cls(num("input_bytes_per_sample", 0.0), out, num("output_grad_bytes_per_sample", out),
+                   tuple(p.size_bytes for p in w.params) + tuple(per_buffer), n,
+                   int(num("modules", n)), num("forward_host_s", n * launch_s_per_tensor),
+                   num("backward_host_s", n * launch_s_per_tensor), num("optimizer_host_s", 0.0))
+
+
+@dataclass(frozen=True)
+class DPPhase:
+    """One phase: seconds on GPU 0's timeline and seconds of host (Python) work."""
+
+    name: str
+    gpu_s: float
+    host_s: float
+    bytes: float = 0.0
+
+
+@dataclass(frozen=True)
+class DataParallelResult:
+    """A simulated DataParallel iteration (see the module docstring)."""
+
+    iteration_s: float
+    gpu_path_s: float
+    host_path_s: float
+    phases: tuple[DPPhase, ...]
+    gpus: int
+    batch_size: int | None             # per GPU
+    samples_per_s: float | None
+    single_gpu_iteration_s: float
+    scaling_efficiency: float
+    limit: str
+    workload: str
+    records: tuple[Record, ...]
+    chunks: int = 0
+
+    @property
+    def overhead_s(self) -> float:
+        """Seconds DataParallel adds to one GPU's iteration."""
+        return self.iteration_s - self.single_gpu_iteration_s
+
+    def as_dict(self) -> dict:
+        out = {k: v for k, v in asdict(self).items() if k not in ("phases", "records")}
+        out["phases"] = [asdict(p) for p in self.phases]
+        return out
+
+
+def chunk_sizes(tensor_bytes: Sequence[int], limit: int = COALESCE_BYTES) -> list[tuple[int, int]]:
+    """(bytes, tensors) of each chunk as ``torch._utils._take_tensors`` forms them: consecutive
+    tensors until the next would pass ``limit``; a tensor above the limit is a chunk alone."""
+    chunks: list[tuple[int, int]] = []
+    size = count = 0
+    for b in tensor_bytes:
+        if count and size + b > limit:
+            chunks.append((size, count))
+            size = count = 0
+        size, count = size + b, count + 1
+    if count:
+        chunks.append((size, count))
+    return chunks
+
+
+def transfer_time_s(model: CostModel, transfers: Sequence[tuple[str, str, float]]) -> float:
+    """Seconds until the last of ``transfers`` (src GPU, dst GPU, bytes), started together, ends:
+    each flow at its max-min fair rate over its route on an idle network, plus its wire latency
+    and ``dp.copy_latency_s`` (a peer copy's launch)."""
+    r, p = model.router, model.params
+    flows = [(r.route(s, d), b) for s, d, b in transfers if s != d and b > 0]
+    if not flows:
+        return 0.0
+    cap = r.capacity_Bps * np.array([p.link_efficiency(k) for k in r.kind])
+    g_ = np.concatenate([np.full(len(route), i) for i, (route, _) in enumerate(flows)])
+    l_ = np.concatenate([np.asarray(route, dtype=np.int64) for route, _ in flows])
+    rates = max_min_rates(g_, l_, np.ones(len(l_)), cap, np.full(len(flows), np.inf))
+    return float(max(b / rate + r.wire_latency_s(route) for (route, b), rate in zip(flows, rates))
+                 + p["dp.copy_latency_s"])
+
+
+def _coalesced(model: CostModel, op: str, chunks: Sequence[tuple[int, int]]) -> float:
+    """GPU seconds of a coalesced broadcast or reduce: per chunk, a flatten copy (chunks of several
+    tensors) and one NCCL call."""
+    p = model.params
+    return float(sum((size / p["dp.copy_Bps"] if count > 1 else 0.0) + model.time_s(op, size)
+                     for size, count in chunks))
+
+
+def simulate_dataparallel(model: CostModel, workload: Workload) -> DataParallelResult:
+    """One ``nn.DataParallel`` iteration of ``workload`` (per-GPU batch) on every GPU of ``model``'s
+    topology, which must be one server."""
+    r, p = model.router, model.params
+    gpus = list(r.gpus)
+    n = len(gpus)
+    if r.info.hosts > 1:
+        raise InputError("DataParallel is one process on one server; use --strategy ddp for several "
+                         "servers", field="nodes", value=r.info.hosts)
+    f = DPFacts.from_workload(workload, p["dp.launch_s_per_tensor"])
+    fwd, bwd, opt = workload.forward_s, workload.backward_s, workload.optimizer_s
+    bs = workload.batch_size or 1
+    single = max(fwd + bwd + opt, f.forward_host_s + f.backward_host_s + f.optimizer_host_s)
+    if n == 1:
+        phases = (DPPhase("forward", fwd, f.forward_host_s), DPPhase("backward", bwd, f.backward_host_s),
+                  DPPhase("optimizer", opt, f.optimizer_host_s))
+        return _result(phases, 1, workload, single, 0)
+    g0 = gpus[0]
+    chunks = chunk_sizes(f.tensor_bytes)
+    grad_chunks = chunk_sizes(f.tensor_bytes[:f.param_tensors])
+    tensors = len(f.tensor_bytes)
+    replicate_host = n * (f.modules * p["dp.replicate_s_per_module"] + tensors * p["dp.replicate_s_per_tensor"])
+    launch_n = f.forward_host_s * (1 + (n - 1) * p["dp.gil_fraction"])
+    in_b, out_b, grad_b = (bs * x for x in (f.input_bytes_per_sample, f.output_bytes_per_sample,
+                                            f.output_grad_bytes_per_sample))
+    phases = (
+        DPPhase("scatter", transfer_time_s(model, [(g0, g, in_b) for g in gpus]), 0.0, in_b * (n - 1)),
+        DPPhase("replicate", _coalesced(model, "broadcast", chunks),
+                replicate_host + len(chunks) * p["dp.chunk_host_s"], sum(f.tensor_bytes)),
+        DPPhase("forward", max(fwd, launch_n), launch_n + n * p["dp.thread_s"]),
+        DPPhase("gather", transfer_time_s(model, [(g, g0, out_b) for g in gpus]), 0.0, out_b * (n - 1)),
+        DPPhase("backward", bwd + transfer_time_s(model, [(g0, g, grad_b) for g in gpus]),
+                f.backward_host_s),
+        DPPhase("reduce", _coalesced(model, "reduce", grad_chunks),
+                len(grad_chunks) * p["dp.chunk_host_s"], sum(f.tensor_bytes[:f.param_tensors])),
+        DPPhase("optimizer", opt, f.optimizer_host_s + p["dp.step_overhead_s"]),
+    )
+    return _result(phases, n, workload, single, len(chunks))
+
+
+def _result(phases: Sequence[DPPhase], n: int, w: Workload, single: float, chunks: int) -> DataParallelResult:
+    gpu = sum(ph.gpu_s for ph in phases)
+    host = sum(ph.host_s for ph in phases)
+    it = max(gpu, host)
+    records, t = [], 0.0
+    for ph in phases:
+        records.append(Record("gpu0", ph.name, t, t + ph.gpu_s, ph.bytes))
+        t += ph.gpu_s
+    t = 0.0
+    for ph in phases:
+        if ph.host_s > 0:
+            records.append(Record("host", ph.name, t, t + ph.host_s))
+            t += ph.host_s
+    overhead = {ph.name: ph.gpu_s for ph in phases if ph.name in ("scatter", "replicate", "gather", "reduce")}
+    if host > gpu:
+        limit = "host-bound (one Python process: replicate and GIL-serialised launches)"
+    elif n > 1 and max(overhead.values()) > 0.01 * it:
+        limit = f"GPU-bound ({max(overhead, key=lambda k: overhead[k])} is the largest DataParallel cost)"
+    else:
+        limit = "compute-bound"
+    bs = w.batch_size
+    return DataParallelResult(it, gpu, host, tuple(phases), n, bs, n * bs / it if bs else None, single,
+                              single / it if it > 0 else 1.0, limit, w.name,
+                              tuple(sorted(records, key=lambda x: (x.start_s, x.track))), chunks)

@@ -1,0 +1,106 @@
+"""torch.nn.DataParallel's iteration model (simulator.training.dataparallel)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import topologies
+from simulator.collectives.params import Parameters
+from simulator.core.errors import InputError
+from simulator.network.closed_form import CostModel
+from simulator.training.dataparallel import (COALESCE_BYTES, DPFacts, chunk_sizes, simulate_dataparallel,
+                                             transfer_time_s)
+from simulator.training.workload import ParamGrad, Workload
+from simulator.training.zoo import zoo_workload
+
+MiB = 2**20
+
+
+def toy(host_s: float = 0.0, **extras: float) -> Workload:
+    params = tuple(ParamGrad(f"p{i}", 4 * MiB, 0.001 * i) for i in range(6))
+    ex = {"input_bytes_per_sample": 1 * MiB, "output_bytes_per_sample": 4096,
+          "forward_host_s": host_s, "backward_host_s": host_s, "optimizer_host_s": 0.0, **extras}
+    return Workload("toy", 0.010, 0.020, 0.002, params, 8, tuple(ex.items()))
+
+
+@pytest.fixture(scope="module")
+def h200():
+    return {g: CostModel(topologies.build("hgx-h200", gpus_per_node=g)) for g in (1, 2, 4)}
+
+
+@pytest.mark.parametrize("sizes, chunks", [
+    ([4, 4, 4], [(12, 3)]), ([6 * MiB, 6 * MiB], [(6 * MiB, 1), (6 * MiB, 1)]),
+    ([20 * MiB, 1, 1], [(20 * MiB, 1), (2, 2)]), ([1, 20 * MiB], [(1, 1), (20 * MiB, 1)]), ([], []),
+])
+def test_chunks_as_take_tensors(sizes: list[int], chunks: list[tuple[int, int]]) -> None:
+    assert chunk_sizes(sizes) == chunks
+    assert all(c <= COALESCE_BYTES or n == 1 for c, n in chunk_sizes(sizes))
+
+
+def test_one_gpu_is_the_single_gpu_iteration(h200) -> None:
+    r = simulate_dataparallel(h200[1], toy())
+    assert r.iteration_s == pytest.approx(0.032) and r.scaling_efficiency == pytest.approx(1.0)
+    slow_host = simulate_dataparallel(h200[1], toy(host_s=0.030))
+    assert slow_host.iteration_s == pytest.approx(0.060) and slow_host.limit.startswith("host-bound")
+
+
+def test_two_gpus_phases_by_hand(h200) -> None:
+    m = h200[2]
+    p = m.params
+    r = simulate_dataparallel(m, toy())
+    ph = {x.name: x for x in r.phases}
+    assert [x.name for x in r.phases] == ["scatter", "replicate", "forward", "gather", "backward", "reduce",
+                                          "optimizer"]
+    # 6 tensors of 4 MiB: chunks of two (8 MiB), each flattened and broadcast / reduced
+    chunk = 8 * MiB
+    assert ph["replicate"].gpu_s == pytest.approx(3 * (chunk / p["dp.copy_Bps"] + m.time_s("broadcast", chunk)))
+    assert ph["reduce"].gpu_s == pytest.approx(3 * (chunk / p["dp.copy_Bps"] + m.time_s("reduce", chunk)))
+    g0, g1 = m.router.gpus
+    assert ph["scatter"].gpu_s == pytest.approx(transfer_time_s(m, [(g0, g1, 8 * MiB)]))
+    assert ph["forward"].gpu_s == pytest.approx(0.010)
+    assert r.gpu_path_s == pytest.approx(sum(x.gpu_s for x in r.phases))
+    assert r.iteration_s == pytest.approx(max(r.gpu_path_s, r.host_path_s))
+    assert r.iteration_s > r.single_gpu_iteration_s
+
+
+def test_one_peer_copy_by_hand(h200) -> None:
+    m = h200[2]
+    g0, g1 = m.router.gpus
+    route = m.router.route(g0, g1)
+    bw = min(m.router.capacity_Bps[i] * m.params.link_efficiency(m.router.kind[i]) for i in route)
+    assert transfer_time_s(m, [(g0, g1, 1e9)]) == pytest.approx(
+        1e9 / bw + m.router.wire_latency_s(route) + m.params["dp.copy_latency_s"])
+
+
+def test_gil_serialises_forward_launches(h200) -> None:
+    w = toy(host_s=0.008)
+    free = simulate_dataparallel(CostModel(h200[4].router, Parameters().replace(dp__gil_fraction=0.0)), w)
+    gil = simulate_dataparallel(CostModel(h200[4].router, Parameters().replace(dp__gil_fraction=1.0)), w)
+    assert {x.name: x.gpu_s for x in free.phases}["forward"] == pytest.approx(0.010)
+    assert {x.name: x.gpu_s for x in gil.phases}["forward"] == pytest.approx(4 * 0.008)
+    assert gil.iteration_s > free.iteration_s
+
+
+@settings(max_examples=20, deadline=None)
+@given(gil=st.floats(0, 1), host=st.floats(0, 0.05), g=st.sampled_from([2, 4]))
+def test_never_faster_than_one_gpu(h200, gil: float, host: float, g: int) -> None:
+    m = CostModel(h200[g].router, Parameters().replace(dp__gil_fraction=gil))
+    r = simulate_dataparallel(m, toy(host_s=host))
+    assert r.iteration_s >= r.single_gpu_iteration_s * (1 - 1e-12)
+
+
+def test_single_server_only() -> None:
+    with pytest.raises(InputError, match="one process on one server"):
+        simulate_dataparallel(CostModel(topologies.build("dgx-h100", nodes=2)), toy())
+
+
+def test_zoo_workloads_know_what_they_move() -> None:
+    f = DPFacts.from_workload(zoo_workload("gpt2", gpu="h100"), 20e-6)
+    assert f.input_bytes_per_sample == 2 * 512 * 8 and f.output_grad_bytes_per_sample == 0
+    assert f.output_bytes_per_sample == 512 * 50257 * 2
+    r = DPFacts.from_workload(zoo_workload("resnet50", gpu="h100"), 20e-6)
+    assert r.input_bytes_per_sample == 3 * 224 * 224 * 4 and r.forward_host_s == pytest.approx(161 * 20e-6)
+    with pytest.raises(InputError, match="input_bytes_per_sample"):
+        DPFacts.from_workload(toy(input_bytes_per_sample=-1), 0.0)

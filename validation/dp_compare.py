@@ -1,0 +1,162 @@
+"""DataParallel vs DDP: read the DataParallel runner's records, predict them, compare.
+
+The runner (:mod:`validation.runners.dataparallel`) writes per launch and model a single-GPU
+profile (``dp_profile``), DataParallel iteration times on 1..N GPUs (``dp``) and DDP on N GPUs
+(``ddp``). Here, per model:
+
+* the *profile* is the median over launches of each timed field (forward, backward, optimizer,
+  host launch times; gradient ready times and byte counts from the first launch): a workload;
+* the *measured* DataParallel and DDP iterations are the median over launches of each launch's
+  median iteration, with the launches' range (DataParallel varies by 20% and more between launches);
+* the *predictions* come from that profile alone plus a collective calibration: DataParallel
+  with :func:`simulator.training.dataparallel.simulate_dataparallel`, DDP with
+  :func:`simulator.training.ddp.simulate_iteration` (closed form).
+
+:func:`fit_host` fits the DataParallel host parameters (``dp.*``) to some models' measured
+iterations, so that a model left out is still a prediction (leave-one-model-out).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from simulator.collectives.params import Parameters
+from simulator.core.errors import InputError
+from simulator.training.workload import Workload, workload_from_dict
+
+TIMED = ("forward_s", "backward_s", "optimizer_s", "forward_host_s", "backward_host_s", "optimizer_host_s")
+HOST_KEYS = ("dp.gil_fraction", "dp.replicate_s_per_tensor", "dp.step_overhead_s")
+"""The DataParallel parameters :func:`fit_host` moves (Python costs a profile cannot see)."""
+
+#: Topology preset for a GPU name in the records (first matching word).
+GPU_TOPOLOGY = (("h200", "hgx-h200"), ("h100", "dgx-h100"), ("a100", "dgx-a100"), ("b200", "hgx-b200"))
+
+
+@dataclass(frozen=True)
+class DPModelData:
+    """One model's measurements over launches (seconds)."""
+
+    model: str
+    gpu: str
+    profile: Workload
+    dp_s: dict[int, tuple[float, ...]]     # GPUs -> each launch's median DataParallel iteration
+    ddp_s: dict[int, tuple[float, ...]]    # ranks -> each launch's median DDP iteration
+    phases: dict[int, dict[str, float]]    # GPUs -> median over launches of each breakdown phase (synced)
+
+    def dp_median(self, gpus: int) -> float:
+        return statistics.median(self.dp_s[gpus])
+
+    def ddp_median(self, gpus: int) -> float:
+        return statistics.median(self.ddp_s[gpus])
+
+    def spread_pct(self, gpus: int) -> float:
+        v = self.dp_s[gpus]
+        return 100.0 * (max(v) - min(v)) / statistics.median(v)
+
+
+def _records(paths: Iterable[str | Path]) -> list[dict]:
+    out = []
+    for path in paths:
+        try:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+        except OSError as e:
+            raise InputError(f"cannot read records: {e.strerror}", source=str(path)) from None
+        for n, line in enumerate(lines, 1):
+            if line.strip():
+                try:
+                    out.append(json.loads(line))
+                except json.JSONDecodeError as e:
+                    raise InputError(f"invalid JSON: {e.msg}", source=f"{path}:{n}") from None
+    return out
+
+
+def read_dp(paths: Iterable[str | Path]) -> list[DPModelData]:
+    """Per model: the median profile and the measured iterations of every launch."""
+    recs = _records(paths)
+    models = sorted({r["model"] for r in recs if r.get("kind") == "dp_profile"})
+    out = []
+    for m in models:
+        profs = [r for r in recs if r.get("kind") == "dp_profile" and r["model"] == m]
+        base = dict(profs[0]["profile"])
+        for k in TIMED:
+            vals = [float(r["profile"][k]) for r in profs if k in r["profile"]]
+            if vals:
+                base[k] = statistics.median(vals)
+        base["name"] = f"{m}-bs{base.get('batch_size')}"
+        w = workload_from_dict(base, source=f"dp_profile {m}")
+        dp: dict[int, list[float]] = {}
+        ph: dict[int, list[dict[str, float]]] = {}
+        for r in recs:
+            if r.get("kind") == "dp" and r["model"] == m:
+                dp.setdefault(int(r["gpus"]), []).append(float(r["median_s"]))
+                if "phase_s" in r:
+                    ph.setdefault(int(r["gpus"]), []).append(r["phase_s"])
+        ddp: dict[int, list[float]] = {}
+        for r in recs:
+            if r.get("kind") == "ddp" and r["model"] == m and float(r.get("bucket_cap_mb", 25)) == 25.0:
+                ddp.setdefault(int(r["world"]), []).append(float(r["median_s"]))
+        phases = {g: {k: statistics.median(float(x[k]) for x in v) for k in v[0]} for g, v in ph.items()}
+        out.append(DPModelData(m, str(profs[0].get("gpu") or ""), w, {g: tuple(v) for g, v in dp.items()},
+                               {g: tuple(v) for g, v in ddp.items()}, phases))
+    return out
+
+
+def topology_for(gpu: str) -> str:
+    key = gpu.lower()
+    for word, topo in GPU_TOPOLOGY:
+        if word in key:
+            return topo
+    raise InputError("cannot tell the topology preset from the GPU name", field="gpu", value=gpu)
+
+
+def _model(data: DPModelData, gpus: int, params: Parameters):
+    import topologies
+    from simulator.network.closed_form import CostModel
+    return CostModel(topologies.build(topology_for(data.gpu), gpus_per_node=gpus), params)
+
+
+def predict_dp(data: DPModelData, gpus: int, params: Parameters):
+    """The DataParallel prediction (a DataParallelResult) from the profile alone."""
+    from simulator.training.dataparallel import simulate_dataparallel
+    return simulate_dataparallel(_model(data, gpus, params), data.profile)
+
+
+def predict_ddp(data: DPModelData, gpus: int, params: Parameters) -> float:
+    """DDP's predicted iteration (bucket_cap_mb 25, as the runner) from the profile alone."""
+    from simulator.training.ddp import DDPConfig, simulate_iteration
+    return simulate_iteration(_model(data, gpus, params), data.profile, DDPConfig(bucket_cap_mb=25.0),
+                              "closed").iteration_s
+
+
+def fit_host(data: Sequence[DPModelData], gpus: int, params: Parameters, keys: Sequence[str] = HOST_KEYS,
+             name: str = "dp-fitted") -> Parameters:
+    """``params`` with the DataParallel host keys fitted to the measured medians on ``gpus`` GPUs."""
+    from validation.calibrate import fit_log
+    used = [d for d in data if gpus in d.dp_s]
+    if not used:
+        raise InputError("no DataParallel measurement on that many GPUs", field="gpus", value=gpus)
+    measured = np.array([d.dp_median(gpus) for d in used])
+    return fit_log(params, keys, lambda q: np.array([predict_dp(d, gpus, q).iteration_s for d in used]),
+                   measured, name=name)
+
+
+def leave_one_out(data: Sequence[DPModelData], gpus: int, params: Parameters) -> dict[str, float]:
+    """Each model's DataParallel prediction with the host keys fitted on the other models."""
+    out = {}
+    for d in data:
+        if gpus not in d.dp_s:
+            continue
+        others = [o for o in data if o is not d]
+        fitted = fit_host(others, gpus, params) if others else params
+        out[d.model] = predict_dp(d, gpus, fitted).iteration_s
+    return out
+
+
+__all__ = ["DPModelData", "HOST_KEYS", "fit_host", "leave_one_out", "predict_ddp", "predict_dp", "read_dp",
+           "topology_for"]

@@ -1,0 +1,144 @@
+"""Gloo (and MPI) collectives: read measurements, fit the ``gloo.*`` parameters, predict other runs.
+
+::
+
+    python -m validation.host_calibrate --measurements gloo_world2.jsonl --topology hgx-h200 \\
+        --tensors cpu --out gloo-cal.json
+
+Measurements are the collectives runner's ``kind:"coll"`` records with ``backend:"gloo"``
+(``validation/runners/collectives.py``; one variant per launch, e.g. ``cpu-L0``). Each
+(world, tensors, op, size) point is the median over launches of each launch's median time, and
+the launches' spread is kept. The fit (:func:`validation.calibrate.fit_log`: log-time least
+squares with a mild pull towards the defaults) moves the per-call and per-step latencies, the
+loopback bandwidth and the CPU reduction rate on CPU tensors, and the staging efficiency on CUDA
+tensors (the other parameters held at the CPU fit), so that "calibrate on 2 processes, predict
+4" is a prediction: the 4-process points are never fitted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from simulator.collectives.params import Parameters, save_calibration
+from simulator.core.errors import InputError
+
+CPU_KEYS = ("gloo.call_overhead_s", "gloo.step_latency_s.loopback", "gloo.loopback_Bps", "gloo.reduce_Bps")
+CUDA_KEYS = ("gloo.staging_efficiency",)
+
+
+@dataclass(frozen=True)
+class HostPoint:
+    """One collective at one size: median over launches (seconds) and the launches' range."""
+
+    op: str
+    world: int
+    tensors: str
+    size_bytes: int
+    time_s: float
+    launch_times_s: tuple[float, ...]
+
+    @property
+    def spread_pct(self) -> float:
+        """(slowest - fastest launch) / median, in percent."""
+        return 100.0 * (max(self.launch_times_s) - min(self.launch_times_s)) / self.time_s
+
+
+def read_points(paths: Iterable[str | Path], backend: str = "gloo") -> list[HostPoint]:
+    """The measured points of ``backend`` in the JSONL files, one per (op, world, tensors, size)."""
+    per: dict[tuple[str, int, str, int], list[float]] = {}
+    for path in paths:
+        try:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+        except OSError as e:
+            raise InputError(f"cannot read measurements: {e.strerror}", source=str(path)) from None
+        for n, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise InputError(f"invalid JSON: {e.msg}", source=f"{path}:{n}") from None
+            if r.get("kind") != "coll" or r.get("backend") != backend:
+                continue
+            key = (str(r["op"]), int(r["world"]), str(r.get("device", "cpu")), int(r["bytes"]))
+            per.setdefault(key, []).append(float(r["time_s"]))
+    return [HostPoint(op, w, t, b, statistics.median(v), tuple(v)) for (op, w, t, b), v in sorted(per.items())]
+
+
+class HostPredictor:
+    """Predicted times of host-backend points on one server preset (one process per GPU)."""
+
+    def __init__(self, topology: str, backend: str = "gloo") -> None:
+        self.topology, self.backend = topology, backend
+
+    def predict(self, points: Sequence[HostPoint], params: Parameters) -> np.ndarray:
+        import topologies
+        from simulator.network.host_collectives import HostCollectiveModel
+        models: dict[tuple[int, str], HostCollectiveModel] = {}
+        out = np.empty(len(points))
+        for i, p in enumerate(points):
+            key = (p.world, p.tensors)
+            if key not in models:
+                G = topologies.build(self.topology, gpus_per_node=p.world)
+                models[key] = HostCollectiveModel(G, params, self.backend, p.tensors)
+            out[i] = models[key].time_s(p.op, p.size_bytes)
+        return out
+
+
+def fit(points: Sequence[HostPoint], predictor: HostPredictor, params: Parameters | None = None,
+        name: str = "gloo-calibrated") -> Parameters:
+    """Parameters fitted to ``points``: the CPU keys on CPU-tensor points, then the staging
+    efficiency on CUDA-tensor points (either set may be absent)."""
+    from validation.calibrate import fit_log
+    params = params or Parameters()
+    for tensors, keys in (("cpu", CPU_KEYS), ("cuda", CUDA_KEYS)):
+        pts = [p for p in points if p.tensors == tensors]
+        if pts:
+            params = fit_log(params, keys, lambda q: predictor.predict(pts, q),
+                             np.array([p.time_s for p in pts]), name=name)
+    return params
+
+
+def errors_pct(points: Sequence[HostPoint], predicted: np.ndarray) -> np.ndarray:
+    """|predicted / measured - 1| in percent, per point."""
+    return 100.0 * np.abs(predicted / np.array([p.time_s for p in points]) - 1.0)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m validation.host_calibrate", description=__doc__.splitlines()[0])
+    ap.add_argument("--measurements", nargs="+", required=True, help="JSONL files of the collectives runner")
+    ap.add_argument("--topology", default="hgx-h200", help="server preset the processes ran on")
+    ap.add_argument("--world", type=int, default=None, help="fit only this number of processes")
+    ap.add_argument("--out", required=True, help="calibration JSON to write")
+    a = ap.parse_args(argv)
+    try:
+        pts = [p for p in read_points(a.measurements) if a.world is None or p.world == a.world]
+        if not pts:
+            raise InputError("no gloo collective in these files", field="measurements", value=a.measurements)
+        pred = HostPredictor(a.topology)
+        before = errors_pct(pts, pred.predict(pts, Parameters()))
+        params = fit(pts, pred)
+        after = errors_pct(pts, pred.predict(pts, params))
+        save_calibration(params, a.out, fitted_on=[str(m) for m in a.measurements], topology=a.topology,
+                         points=len(pts), median_err_pct_before=float(np.median(before)),
+                         median_err_pct_after=float(np.median(after)))
+    except InputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"{len(pts)} points: median error {np.median(before):.1f}% with defaults, "
+          f"{np.median(after):.1f}% fitted (in sample) -> {a.out}")
+    for k, v in sorted(params.diff().items()):
+        print(f"  {k} = {v:.4g}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

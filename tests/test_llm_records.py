@@ -70,6 +70,7 @@ def test_reader_types_every_kind_and_skips_a_torn_last_line(data: Path) -> None:
     assert len(recs.profiles) == 3 and len(recs.failures) == 1
     tp = recs.runs[1]
     assert tp.collectives == (("all_gather", 8192, 16),) and not tp.has_embedding_and_head
+    assert not tp.sp_regathers  # 16 = 4 x layers: the first 2-GPU campaign's variant
     assert recs.runs[0].spec == SPEC and recs.runs[0].unit_params == (1, 2)
 
 

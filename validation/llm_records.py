@@ -105,6 +105,13 @@ class LlmRun:
         return self.runner != "tp"
 
     @property
+    def sp_regathers(self) -> bool:
+        """Sequence parallelism with Megatron's backward re-gather (6 all-gathers per block per
+        iteration); records taken before it (the 2-GPU campaign 2026-11-26c) list 4."""
+        gathers = sum(count for op, _, count in self.collectives if op == "all_gather")
+        return self.sequence_parallel and gathers == 6 * self.spec.layers
+
+    @property
     def profile_tp(self) -> int:
         """The ``tp`` of the layer profile that predicts this run."""
         return self.tp if self.runner == "tp" else 1

@@ -15,7 +15,8 @@ A scenario file (YAML or JSON; sizes, times and bandwidths with units)::
       - {name: sweep, collective: all_reduce, size: 1 GiB, nodes: 4}     # a collective loop
       - {name: pinned, workload: resnet50, node_list: [6, 7]}             # explicit servers
     stragglers: {distribution: lognormal, cv: 0.05, slow_gpus: {h3.gpu2: 1.3}}
-    degraded_links: [{link: "leaf.g0.r0 - spine", fraction: 0.5}]       # "a -> b": one direction
+    degraded_links: [{link: "leaf.g0.r0 - spine", fraction: 0.5},        # "a -> b": one direction
+                     {link: "h2.nic1 - leaf.g0.r1", fraction: 0.1, period: 20 ms, duty: 0.3}]  # flapping
     failures: {mtbf_gpu: 50000 h, mtbf_node: 100000 h, checkpoint: 1 min, restart: 5 min}
     run: 30 d                     # training work per job, for the goodput under failures
 
@@ -39,7 +40,7 @@ from simulator.core.errors import InputError
 
 if TYPE_CHECKING:
     from simulator.collectives.params import Parameters
-    from simulator.training.cluster import ClusterResult, Job
+    from simulator.training.cluster import ClusterResult, Job, LinkFlap
     from simulator.training.goodput import FailureSpec
     from simulator.training.stragglers import StragglerModel
 
@@ -102,8 +103,19 @@ class StragglerSpec(_Strict):
 
 
 class DegradedLink(_Strict):
+    """A link at ``fraction`` of its bandwidth: always, or (with ``period``) for ``duty`` of every
+    period (a flapping link)."""
+
     link: str
     fraction: _Frac
+    period: float | str | None = None
+    duty: Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)] | None = None
+
+    @model_validator(mode="after")
+    def _duty_needs_period(self) -> "DegradedLink":
+        if self.duty is not None and self.period is None:
+            raise ValueError("duty applies to a flapping link: give its period too")
+        return self
 
 
 class ScenarioSpec(_Strict):
@@ -156,6 +168,7 @@ class Scenario:
     degraded: dict[tuple[str, str], float]   # directed link (a, b) -> fraction of bandwidth left
     failures: FailureSpec | None = None
     run_s: float = 30 * 86400.0               # training work per job (goodput)
+    flapping: tuple[LinkFlap, ...] = ()        # links degraded part of the time
 
     @property
     def gpus(self) -> int:
@@ -276,10 +289,19 @@ def scenario_from_spec(spec: ScenarioSpec, src: str = "<scenario>", base: Path |
     st = spec.stragglers
     stragglers = checked(lambda: StragglerModel(st.distribution, st.cv, dict(st.slow_gpus)), src, "stragglers",
                          st.cv)
+    from simulator.core.units import parse_time
+    from simulator.training.cluster import LinkFlap
     degraded: dict[tuple[str, str], float] = {}
+    flapping: list[LinkFlap] = []
     for i, d in enumerate(spec.degraded_links):
-        for pair in _link_ids(G, d.link, src, f"degraded_links[{i}].link"):
-            degraded[pair] = degraded.get(pair, 1.0) * d.fraction
+        pairs = _link_ids(G, d.link, src, f"degraded_links[{i}].link")
+        if d.period is None:
+            for pair in pairs:
+                degraded[pair] = degraded.get(pair, 1.0) * d.fraction
+            continue
+        period = checked(lambda: parse_time(d.period, field="period", allow_zero=False), src,
+                         f"degraded_links[{i}].period", d.period)
+        flapping.append(LinkFlap(tuple(pairs), d.fraction, period, 0.5 if d.duty is None else d.duty))
     params = checked(lambda: load_calibration(spec.calibration), src, "calibration", spec.calibration)
     failures = None
     if spec.failures is not None:
@@ -288,14 +310,14 @@ def scenario_from_spec(spec: ScenarioSpec, src: str = "<scenario>", base: Path |
             failures = failure_spec(spec.failures, src)
         except InputError as e:
             raise InputError(e.message, source=src, field=f"failures.{e.field}", value=e.value) from None
-    from simulator.core.units import parse_time
     run_s = checked(lambda: parse_time(spec.run, field="run", allow_zero=False), src, "run", spec.run)
     return Scenario(spec.name, src, G, jobs, hosts, params, placement.policy, spec.iterations, spec.seed,
-                    stragglers, degraded, failures, run_s)
+                    stragglers, degraded, failures, run_s, tuple(flapping))
 
 
 def run_scenario(sc: Scenario, top_links: int = 3) -> ClusterResult:
     """Simulate a scenario: :class:`simulator.training.cluster.ClusterResult`."""
     from simulator.training.cluster import simulate_cluster
     return simulate_cluster(sc.graph, sc.jobs, sc.hosts, sc.params, iterations=sc.iterations,
-                            stragglers=sc.stragglers, degraded=sc.degraded, seed=sc.seed, top_links=top_links)
+                            stragglers=sc.stragglers, degraded=sc.degraded, flapping=sc.flapping, seed=sc.seed,
+                            top_links=top_links)

@@ -13,8 +13,8 @@ from gpunetsim.cli import main
 from simulator.collectives.params import Parameters
 from simulator.core.errors import InputError
 from simulator.network.closed_form import CostModel
-from simulator.training.cluster import (CollectiveJob, DDPJob, capacities, fair_share_times, job_graph, program,
-                                        simulate_cluster)
+from simulator.training.cluster import (CollectiveJob, DDPJob, LinkFlap, capacities, fair_share_times, job_graph,
+                                        program, simulate_cluster)
 from simulator.training.ddp import simulate_iteration
 from simulator.training.placement import leaf_groups, place
 from simulator.training.stragglers import StragglerModel
@@ -272,3 +272,42 @@ def test_workload_files_are_found_beside_the_scenario(tmp_path, capsys):
     f.write_text(SCENARIO.replace("nodes: 4\n", "nodes: 5\n") + "  - {name: c, workload: r50.json, nodes: 1}\n")
     assert main(["cluster", str(f), "--placement", "packed"]) == 0
     assert "\nc " in capsys.readouterr().out
+
+
+def test_a_flapping_link_costs_the_harmonic_mean():
+    """A NIC cable at a quarter of its bandwidth half of every 0.1 ms: the bandwidth term of a
+    1 GiB all-reduce bottlenecked there becomes the harmonic mean of the healthy and degraded ones
+    (bytes move at the average of the two rates)."""
+    G = spine_cluster()
+    jobs = [CollectiveJob("a", size_bytes=GiB, algo="ring")]
+    pairs = (("h0.nic0", "leaf.g0.r0"), ("leaf.g0.r0", "h0.nic0"))
+    run = lambda **kw: simulate_cluster(G, jobs, [(0, 1)], iterations=1, **kw).jobs[0].alone_s
+    healthy = run()
+    static = run(degraded={p: 0.25 for p in pairs})
+    flap = run(flapping=[LinkFlap(pairs, 0.25, 1e-4, 0.5)])
+    plan = program(G, Router(G), Parameters(), jobs[0], (0, 1)).comm[0].plan
+    alpha = plan.call_overhead_s + plan.latency_s
+    b_h, b_s = healthy - alpha, static - alpha
+    assert healthy < flap < static
+    assert flap - alpha == pytest.approx(2 / (1 / b_h + 1 / b_s), rel=0.02)
+
+
+@pytest.mark.parametrize("link, field", [
+    ("{link: leaf.g0.r0 - spine, fraction: 0.5, duty: 0.3}", "degraded_links[0]"),
+    ("{link: leaf.g0.r0 - spine, fraction: 0.5, period: soon}", "degraded_links[0].period"),
+    ("{link: leaf.g0.r0 - spine, fraction: 0.5, period: 1 ms, duty: 1}", "degraded_links[0].duty"),
+])
+def test_bad_flapping_links_name_the_field(tmp_path, capsys, link, field):
+    f = tmp_path / "s.yaml"
+    f.write_text(SCENARIO + f"degraded_links: [{link}]\n")
+    assert main(["cluster", str(f)]) == 2
+    assert field in capsys.readouterr().err
+
+
+def test_flapping_scenario_runs(tmp_path, capsys):
+    f = tmp_path / "s.yaml"
+    f.write_text(SCENARIO + "degraded_links: [{link: h0.nic0 - leaf.g0.r0, fraction: 0.25, period: 1 ms}]\n")
+    assert main(["cluster", str(f), "--json"]) == 0
+    import json
+    a = json.loads(capsys.readouterr().out)["jobs"][0]
+    assert a["alone_s"] > a["healthy_s"]

@@ -11,8 +11,8 @@ jobs share links max-min fairly.
 :func:`simulate_cluster` runs every job three ways, with the same straggler draws (one seeded
 generator per job, ``numpy.random.default_rng([seed, job])``):
 
-* ``healthy_s``: alone on the cluster, no stragglers, no degraded links;
-* ``alone_s``: alone, with its stragglers and the degraded links;
+* ``healthy_s``: alone on the cluster, no stragglers, no degraded or flapping links;
+* ``alone_s``: alone, with its stragglers and the degraded and flapping links;
 * ``shared_s``: all jobs together;
 
 ``slowdown = shared_s / alone_s`` is what sharing costs; ``alone_s / healthy_s`` what
@@ -23,6 +23,7 @@ the run (bytes moved / (capacity x run time)).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
@@ -35,7 +36,7 @@ from simulator.collectives.plans import Plan
 from simulator.core.errors import InputError
 from simulator.network.closed_form import CostModel
 from simulator.network.fairness import max_min_rates
-from simulator.training.cluster_engine import JobProgram, SharedRun, simulate_jobs
+from simulator.training.cluster_engine import Flap, JobProgram, SharedRun, simulate_jobs
 from simulator.training.ddp import DDPConfig, comm_jobs
 from simulator.training.ddp_engine import CommJob
 from simulator.training.placement import leaf_groups
@@ -213,6 +214,28 @@ def capacities(cluster: Router, params: Parameters,
     return cap
 
 
+@dataclass(frozen=True)
+class LinkFlap:
+    """Directed links (node pairs) at ``fraction`` of their bandwidth for ``duty`` of every
+    ``period_s`` seconds, starting degraded at time 0 (a flapping cable or port)."""
+
+    pairs: tuple[tuple[str, str], ...]
+    fraction: float
+    period_s: float
+    duty: float = 0.5
+
+    def on(self, cluster: Router) -> Flap:
+        if not (0 < self.fraction <= 1 and 0 < self.duty < 1 and 0 < self.period_s < math.inf):
+            raise InputError("a flapping link needs 0 < fraction <= 1, 0 < duty < 1 and a positive period",
+                             field="degraded_links", value=(self.fraction, self.duty, self.period_s))
+        for pair in self.pairs:
+            if pair not in cluster.link_id:
+                raise InputError("no such link in the topology", field="degraded_links",
+                                 value=f"{pair[0]} -> {pair[1]}")
+        return Flap(tuple(cluster.link_id[p] for p in self.pairs), self.fraction, self.period_s,
+                    self.period_s * self.duty)
+
+
 def _factors(stragglers: StragglerModel | None, seed: int, cluster: Router, hosts_of: Sequence[Sequence[int]]):
     """One fresh straggler source per job (a function per job), seeded by ``[seed, job]``."""
     if stragglers is None or not stragglers.active:
@@ -239,9 +262,10 @@ def simulate_cluster(G: nx.Graph, jobs: Sequence[Job], hosts_of: Sequence[Sequen
                      params: Parameters | None = None, *, iterations: int = 3,
                      stragglers: StragglerModel | None = None,
                      degraded: Mapping[tuple[str, str], float] | None = None,
-                     seed: int = 0, top_links: int = 3) -> ClusterResult:
+                     flapping: Sequence[LinkFlap] = (), seed: int = 0, top_links: int = 3) -> ClusterResult:
     """Simulate ``jobs`` (on servers ``hosts_of``) alone and together; see the module docstring.
-    ``degraded``: directed link (node, node) -> fraction of its bandwidth left."""
+    ``degraded``: directed link (node, node) -> fraction of its bandwidth left; ``flapping``:
+    links that are degraded part of the time (on top of ``degraded``)."""
     if iterations < 1:
         raise InputError("iterations must be at least 1", field="iterations", value=iterations)
     params = params or Parameters()
@@ -249,9 +273,10 @@ def simulate_cluster(G: nx.Graph, jobs: Sequence[Job], hosts_of: Sequence[Sequen
     programs = [program(G, cluster, params, j, h) for j, h in zip(jobs, hosts_of)]
     healthy_cap = capacities(cluster, params)
     cap = capacities(cluster, params, degraded)
-    imperfect = bool(degraded) or (stragglers is not None and stragglers.active)
+    flaps = [f.on(cluster) for f in flapping]
+    imperfect = bool(degraded) or bool(flaps) or (stragglers is not None and stragglers.active)
     recorded = [_recording(f) for f in _factors(stragglers, seed, cluster, hosts_of)]
-    shared = simulate_jobs(cap, programs, iterations, [r[0] for r in recorded])
+    shared = simulate_jobs(cap, programs, iterations, [r[0] for r in recorded], flaps)
     names = [p.name for p in programs]
     results = []
     for j, (job, hosts) in enumerate(zip(jobs, hosts_of)):
@@ -259,8 +284,8 @@ def simulate_cluster(G: nx.Graph, jobs: Sequence[Job], hosts_of: Sequence[Sequen
         healthy = simulate_jobs(healthy_cap, [programs[j]], counted).mean_iteration_s(0)
         alone = healthy
         if imperfect:
-            alone = simulate_jobs(cap, [programs[j]], counted,
-                                  [_factors(stragglers, seed, cluster, hosts_of)[j]]).mean_iteration_s(0)
+            alone = simulate_jobs(cap, [programs[j]], counted, [_factors(stragglers, seed, cluster, hosts_of)[j]],
+                                  flaps).mean_iteration_s(0)
         drawn = recorded[j][1][:counted]
         gpus = [g for g in cluster.gpus if cluster.host_of(g) in set(hosts)]
         expected = expected_max(stragglers, stragglers.scales(gpus)) if stragglers is not None else 1.0

@@ -46,6 +46,17 @@ class JobProgram:
 
 
 @dataclass(frozen=True)
+class Flap:
+    """Links (ids) that spend ``down_s`` of every ``period_s`` at ``fraction`` of their capacity,
+    starting degraded at time 0 (``0 < down_s < period_s``)."""
+
+    links: tuple[int, ...]
+    fraction: float
+    period_s: float
+    down_s: float
+
+
+@dataclass(frozen=True)
 class SharedRun:
     """Iteration end times per job (seconds; at least the asked number each), and the fabric's
     accounting over ``window_s``."""
@@ -79,13 +90,26 @@ def _iterate(env: simpy.Environment, port, prog: JobProgram, factor: Callable[[]
             done.succeed()
 
 
+def _flap(env: simpy.Environment, net: SharedFlowNetwork, flap: Flap, healthy: np.ndarray):
+    ids = np.asarray(flap.links, dtype=np.int64)
+    while True:
+        net.set_capacity(ids, healthy[ids] * flap.fraction)
+        yield env.timeout(flap.down_s)
+        net.set_capacity(ids, healthy[ids])
+        yield env.timeout(flap.period_s - flap.down_s)
+
+
 def simulate_jobs(capacity_Bps: np.ndarray, programs: Sequence[JobProgram], iterations: int,
-                  factors: Sequence[Callable[[], float]] | None = None) -> SharedRun:
+                  factors: Sequence[Callable[[], float]] | None = None, flaps: Sequence[Flap] = ()) -> SharedRun:
     """Run ``programs`` together from time 0 on one network of ``capacity_Bps`` (per directed
     link) until each has done ``iterations`` iterations. ``factors[j]()`` gives job j's compute
-    multiplier for its next iteration (default 1)."""
+    multiplier for its next iteration (default 1); ``flaps`` are links that go up and down."""
     env = simpy.Environment()
     net = SharedFlowNetwork(env, capacity_Bps, len(programs))
+    for flap in flaps:
+        if not 0 < flap.down_s < flap.period_s:
+            raise ValueError("a flapping link needs 0 < down_s < period_s")
+        env.process(_flap(env, net, flap, np.asarray(capacity_Bps, dtype=float)))
     ends: list[list[float]] = [[] for _ in programs]
     dones = [env.event() for _ in programs]
     for j, prog in enumerate(programs):

@@ -74,19 +74,22 @@ def test_one_peer_copy_by_hand(h200) -> None:
         1e9 / bw + m.router.wire_latency_s(route) + m.params["dp.copy_latency_s"])
 
 
-def test_gil_serialises_forward_launches(h200) -> None:
+def test_threads_contend_for_forward_launches(h200) -> None:
     w = toy(host_s=0.008)
-    free = simulate_dataparallel(CostModel(h200[4].router, Parameters().replace(dp__gil_fraction=0.0)), w)
-    gil = simulate_dataparallel(CostModel(h200[4].router, Parameters().replace(dp__gil_fraction=1.0)), w)
-    assert {x.name: x.gpu_s for x in free.phases}["forward"] == pytest.approx(0.010)
-    assert {x.name: x.gpu_s for x in gil.phases}["forward"] == pytest.approx(4 * 0.008)
+    free = simulate_dataparallel(CostModel(h200[4].router, Parameters().replace(dp__thread_contention=0.0)), w)
+    gil = simulate_dataparallel(CostModel(h200[4].router, Parameters().replace(dp__thread_contention=2.0)), w)
+    p = Parameters()
+    assert {x.name: x.host_s for x in free.phases}["forward"] == pytest.approx(0.008 + 4 * p["dp.thread_s"])
+    assert {x.name: x.host_s for x in gil.phases}["forward"] == pytest.approx(
+        0.008 + 3 * 2.0 * (0.008 + 0.010) + 4 * p["dp.thread_s"])
+    assert gil.iteration_s == pytest.approx(gil.host_path_s) and gil.limit.startswith("host-bound")
     assert gil.iteration_s > free.iteration_s
 
 
 @settings(max_examples=20, deadline=None)
-@given(gil=st.floats(0, 1), host=st.floats(0, 0.05), g=st.sampled_from([2, 4]))
+@given(gil=st.floats(0, 20), host=st.floats(0, 0.05), g=st.sampled_from([2, 4]))
 def test_never_faster_than_one_gpu(h200, gil: float, host: float, g: int) -> None:
-    m = CostModel(h200[g].router, Parameters().replace(dp__gil_fraction=gil))
+    m = CostModel(h200[g].router, Parameters().replace(dp__thread_contention=gil))
     r = simulate_dataparallel(m, toy(host_s=host))
     assert r.iteration_s >= r.single_gpu_iteration_s * (1 - 1e-12)
 
@@ -102,5 +105,6 @@ def test_zoo_workloads_know_what_they_move() -> None:
     assert f.output_bytes_per_sample == 512 * 50257 * 2
     r = DPFacts.from_workload(zoo_workload("resnet50", gpu="h100"), 20e-6)
     assert r.input_bytes_per_sample == 3 * 224 * 224 * 4 and r.forward_host_s == pytest.approx(161 * 20e-6)
+    assert DPFacts.from_workload(zoo_workload("resnet50", gpu="h100"), 40e-6).backward_host_s == pytest.approx(161 * 40e-6)
     with pytest.raises(InputError, match="input_bytes_per_sample"):
         DPFacts.from_workload(toy(input_bytes_per_sample=-1), 0.0)

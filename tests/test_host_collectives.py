@@ -54,7 +54,8 @@ def test_cuda_tensors_add_two_staging_copies(h200x2) -> None:
     cpu = HostCollectiveModel(h200x2, backend="gloo", tensors="cpu")
     cuda = HostCollectiveModel(h200x2, backend="gloo", tensors="cuda")
     S = 2**26
-    assert cuda.time_s("all_reduce", S) - cpu.time_s("all_reduce", S) == pytest.approx(2 * S / cuda.staging_Bps())
+    assert cuda.time_s("all_reduce", S) - cpu.time_s("all_reduce", S) == pytest.approx(
+        2 * S / cuda.staging_Bps() + Parameters()["gloo.staging_overhead_s"])
     assert cuda.timing("all_reduce", S).limit in (Limit.HOST, Limit.PCIE)
 
 
@@ -79,7 +80,7 @@ def test_across_servers_pays_the_network_and_one_tcp_stream() -> None:
     t = m.timing("all_reduce", 2**28)
     assert t.limit is Limit.NET and t.transport == "tcp"
     assert t.wire_s == pytest.approx(2 * 2**27 / p["gloo.tcp_stream_max_Bps"])
-    assert t.latency_s == pytest.approx(2 * p["gloo.step_latency_s.net"])
+    assert t.latency_s == pytest.approx(2 * p["gloo.step_latency_s.net"])     # log2(2) = 1
 
 
 def test_mpi_auto_is_the_faster_algorithm() -> None:

@@ -3,11 +3,13 @@
     python -m validation.accuracy                  # rewrites docs/accuracy.md, prints it
     python -m validation.accuracy --calibrations   # also refits simulator/collectives/calibrations/*.json
     python -m validation.accuracy --only nvls      # only section 5 (NVLS and B200), in seconds
+    python -m validation.accuracy --only dp        # only section 6 (DataParallel vs DDP, Gloo), in seconds
 
 Sections: (1) uncalibrated predictions (datasheet parameters) and NCCL's own cost model against the
 public nccl-tests outputs; (2) our 4x H200 measurements: measurement noise, calibrate on 2 GPUs and
 predict 4 GPUs, calibrate on both; (3) DDP iterations predicted from the collective calibration and
-single-GPU profiles; (5) NVLS and B200 datasets with and without NVLS (validation.accuracy_nvls).
+single-GPU profiles; (5) NVLS and B200 datasets with and without NVLS (validation.accuracy_nvls);
+(6) DataParallel vs DDP and Gloo all-reduce (validation.dp_accuracy).
 Every figure is computed here from committed data; nothing is typed in.
 """
 
@@ -256,9 +258,18 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m validation.accuracy", description=__doc__.splitlines()[0])
     p.add_argument("--out", default=str(DOC))
     p.add_argument("--calibrations", action="store_true", help="refit and rewrite simulator/collectives/calibrations/*.json")
-    p.add_argument("--only", choices=["nvls"], default=None,
-                   help="recompute one section and rewrite it in place (nvls: NVLS and B200 datasets, seconds)")
+    p.add_argument("--only", choices=["nvls", "dp"], default=None,
+                   help="recompute one section and rewrite it in place (nvls: NVLS and B200 datasets; dp: "
+                        "DataParallel vs DDP and Gloo; seconds)")
     a = p.parse_args(argv)
+    if a.only == "dp":
+        from validation import dp_accuracy
+        section = dp_accuracy.section(a.calibrations)
+        doc = Path(a.out)
+        doc.write_text(replace_section(doc.read_text() if doc.exists() else "", section, dp_accuracy.BEGIN,
+                                       dp_accuracy.END))
+        print("\n".join(section))
+        return 0
     if a.only == "nvls":
         section, _ = nvls_section()
         doc = Path(a.out)
@@ -275,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     ddp_lines, ddp = ddp_section(a.calibrations)
     lines += coll_lines + ddp_lines + targets_section(coll, ddp, public_fitted)
     lines += [""] + nvls_section()[0]
+    from validation import dp_accuracy
+    lines += [""] + dp_accuracy.section(a.calibrations)
     text = "\n".join(lines) + "\n"
     Path(a.out).write_text(text)
     print(text)

@@ -124,10 +124,11 @@ def evaluate(params: Parameters | None = None) -> tuple[list[str], dict]:
     return lines, figures
 
 
-def replace_section(doc: str, lines: list[str]) -> str:
-    """``doc`` with its NVLS section (between the markers) replaced, or appended when it has none."""
+def replace_section(doc: str, lines: list[str], begin: str = BEGIN, end: str = END) -> str:
+    """``doc`` with a section (between the markers ``begin`` and ``end``, by default the NVLS
+    section's) replaced, or appended when it has none."""
     block = "\n".join(lines)
-    if BEGIN in doc and END in doc:
-        head, rest = doc.split(BEGIN, 1)
-        return head + block + rest.split(END, 1)[1]
+    if begin in doc and end in doc:
+        head, rest = doc.split(begin, 1)
+        return head + block + rest.split(end, 1)[1]
     return doc.rstrip("\n") + "\n\n" + block + "\n"

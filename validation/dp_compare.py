@@ -31,8 +31,10 @@ from simulator.core.errors import InputError
 from simulator.training.workload import Workload, workload_from_dict
 
 TIMED = ("forward_s", "backward_s", "optimizer_s", "forward_host_s", "backward_host_s", "optimizer_host_s")
-HOST_KEYS = ("dp.gil_fraction", "dp.replicate_s_per_tensor", "dp.step_overhead_s")
+HOST_KEYS = ("dp.thread_contention", "dp.replicate_s_per_tensor", "dp.step_overhead_s")
 """The DataParallel parameters :func:`fit_host` moves (Python costs a profile cannot see)."""
+
+FIT_START = {"dp.thread_contention": 5.0}
 
 #: Topology preset for a GPU name in the records (first matching word).
 GPU_TOPOLOGY = (("h200", "hgx-h200"), ("h100", "dgx-h100"), ("a100", "dgx-a100"), ("b200", "hgx-b200"))
@@ -48,6 +50,17 @@ class DPModelData:
     dp_s: dict[int, tuple[float, ...]]     # GPUs -> each launch's median DataParallel iteration
     ddp_s: dict[int, tuple[float, ...]]    # ranks -> each launch's median DDP iteration
     phases: dict[int, dict[str, float]]    # GPUs -> median over launches of each breakdown phase (synced)
+    phases_host: dict[int, dict[str, float]]   # the same, host time until each step's call returned
+
+    def implied_contention(self, gpus: int) -> tuple[float, float]:
+        """``dp.thread_contention`` that this model's measured ``parallel_apply`` host time implies,
+        under the law used (extra per thread / (launch + GPU forward)) and under a law in launch
+        time alone (extra per thread / launch)."""
+        f = self.profile
+        ex = dict(f.extras)
+        host = float(ex.get("forward_host_s", 0.0))
+        extra = (self.phases_host[gpus]["parallel_apply"] - host) / (gpus - 1)
+        return extra / (host + f.forward_s), extra / host if host > 0 else float("nan")
 
     def dp_median(self, gpus: int) -> float:
         return statistics.median(self.dp_s[gpus])
@@ -92,18 +105,21 @@ def read_dp(paths: Iterable[str | Path]) -> list[DPModelData]:
         w = workload_from_dict(base, source=f"dp_profile {m}")
         dp: dict[int, list[float]] = {}
         ph: dict[int, list[dict[str, float]]] = {}
+        ph_host: dict[int, list[dict[str, float]]] = {}
         for r in recs:
             if r.get("kind") == "dp" and r["model"] == m:
                 dp.setdefault(int(r["gpus"]), []).append(float(r["median_s"]))
                 if "phase_s" in r:
                     ph.setdefault(int(r["gpus"]), []).append(r["phase_s"])
+                    ph_host.setdefault(int(r["gpus"]), []).append(r["phase_host_s"])
         ddp: dict[int, list[float]] = {}
         for r in recs:
             if r.get("kind") == "ddp" and r["model"] == m and float(r.get("bucket_cap_mb", 25)) == 25.0:
                 ddp.setdefault(int(r["world"]), []).append(float(r["median_s"]))
-        phases = {g: {k: statistics.median(float(x[k]) for x in v) for k in v[0]} for g, v in ph.items()}
+        def med(groups: dict[int, list[dict[str, float]]]) -> dict[int, dict[str, float]]:
+            return {g: {k: statistics.median(float(x[k]) for x in v) for k in v[0]} for g, v in groups.items()}
         out.append(DPModelData(m, str(profs[0].get("gpu") or ""), w, {g: tuple(v) for g, v in dp.items()},
-                               {g: tuple(v) for g, v in ddp.items()}, phases))
+                               {g: tuple(v) for g, v in ddp.items()}, med(ph), med(ph_host)))
     return out
 
 
@@ -142,7 +158,10 @@ def fit_host(data: Sequence[DPModelData], gpus: int, params: Parameters, keys: S
     if not used:
         raise InputError("no DataParallel measurement on that many GPUs", field="gpus", value=gpus)
     measured = np.array([d.dp_median(gpus) for d in used])
-    return fit_log(params, keys, lambda q: np.array([predict_dp(d, gpus, q).iteration_s for d in used]),
+    # Start where the host path paces the iteration: below that the time does not depend on the
+    # host keys (the GPU path is longer) and the fit would have no slope to follow.
+    start = params.with_values({k: max(params[k], v) for k, v in FIT_START.items() if k in keys})
+    return fit_log(start, keys, lambda q: np.array([predict_dp(d, gpus, q).iteration_s for d in used]),
                    measured, name=name)
 
 

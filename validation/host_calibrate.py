@@ -31,7 +31,7 @@ from simulator.collectives.params import Parameters, save_calibration
 from simulator.core.errors import InputError
 
 CPU_KEYS = ("gloo.call_overhead_s", "gloo.step_latency_s.loopback", "gloo.loopback_Bps", "gloo.reduce_Bps")
-CUDA_KEYS = ("gloo.staging_efficiency",)
+CUDA_KEYS = ("gloo.staging_efficiency", "gloo.staging_overhead_s")
 
 
 @dataclass(frozen=True)

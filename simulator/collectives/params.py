@@ -37,20 +37,22 @@ Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless 
   ``dp.copy_latency_s`` 10 us (launching peer copies); ``dp.replicate_s_per_module`` 8 us and
   ``dp.replicate_s_per_tensor`` 3 us per replica (``replicate`` copies each module's
   ``__dict__`` in Python and wires each parameter and buffer: a few microseconds of interpreter
-  work each); ``dp.gil_fraction`` 0.5 (the share of an eager op's host time spent in Python,
-  under the GIL: argument parsing and module calls; the dispatcher and the launch run without
-  it); ``dp.thread_s`` 50 us (starting and joining one ``parallel_apply`` thread);
+  work each); ``dp.thread_contention`` 1.0 (extra host time of the forward per additional
+  ``parallel_apply`` thread, as a multiple of one replica's launch plus GPU forward time: 1 means
+  the threads run their forwards one after the other, synchronously, behind Python's GIL;
+  measured DataParallel runs show about 4, see docs/accuracy.md); ``dp.thread_s`` 50 us (starting and joining one ``parallel_apply`` thread);
   ``dp.chunk_host_s`` 20 us (Python bookkeeping of one coalesced chunk); ``dp.launch_s_per_tensor``
-  20 us (host time to launch a forward or a backward, per parameter tensor, when the workload
-  gives no measured host times: ResNet-50 launches about 3 ms of forward for 161 tensors);
+  40 us (host time to launch a forward or a backward, per parameter tensor, when the workload
+  gives no measured host times: the DataParallel runner's single-GPU profiles on an H200 host
+  measured 33-52 us per tensor for the forward, 42-73 us for the backward, with bf16 autocast);
   ``dp.step_overhead_s`` 0 (calibrated).
 - ``gloo.*``: PyTorch's Gloo backend (simulator.network.host_collectives), host-based: every
   step is a TCP send/receive between processes through the kernel, reductions run on a CPU core.
-  ``gloo.call_overhead_s`` 30 us (ProcessGroupGloo hands each call to a worker thread and waits
-  on it: a 4 KiB all-reduce between two local processes takes tens of microseconds, not the
-  few of NCCL); ``gloo.step_latency_s.{loopback,net}`` 10 us / 25 us per algorithm step (one TCP
-  send and receive through the loopback device or across a NIC: system calls, wakeups, a round
-  trip); ``gloo.loopback_Bps`` 4 GB/s per connection (one TCP stream through the loopback
+  ``gloo.call_overhead_s`` 30 us (ProcessGroupGloo hands each call to a worker thread and is
+  woken when it is done: two thread wake-ups of 10-15 us on a server); ``gloo.step_latency_s.
+  {loopback,net}`` 40 us / 50 us per algorithm step on two processes (a TCP send and receive: two
+  system calls, the receiver's I/O thread woken by epoll, the waiting thread woken by it, about
+  twice the call's cost; across a NIC add the wire round trip), times log2 of the processes; ``gloo.loopback_Bps`` 4 GB/s per connection (one TCP stream through the loopback
   device copies every byte twice in the kernel; iperf-style single streams reach 3-5 GB/s on
   server CPUs); ``gloo.host_memory_Bps`` 40 GB/s shared by every connection of one host at a
   time (the kernel's copies of all local streams compete for the CPU's memory bandwidth and
@@ -59,7 +61,9 @@ Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless 
   ``gloo.net_efficiency`` 0.9 of the NIC shared by the host's connections;
   ``gloo.reduce_Bps`` 8 GB/s (bytes of the buffer summed per second by one CPU thread: two
   reads and a write per element, vectorised); ``gloo.staging_efficiency`` 0.8 of the PCIe
-  route's bandwidth for the copies of CUDA tensors to pinned host memory and back.
+  route's bandwidth for the copies of CUDA tensors to pinned host memory and back, and
+  ``gloo.staging_overhead_s`` 50 us per call for them (two copy launches and the stream
+  synchronisations around them, 10-15 us each).
 - ``mpi.*``: a generic host-based MPI (Open MPI/MPICH with shared memory inside a server and
   the NIC across servers): ``mpi.call_overhead_s`` 5 us, ``mpi.step_latency_s.{shm,net}``
   1 us / 3 us (shared-memory and RDMA-verbs message latencies), ``mpi.shm_Bps`` 10 GB/s per
@@ -130,21 +134,22 @@ def _defaults() -> dict[str, float]:
         "dp.copy_latency_s": 10 * _US,
         "dp.replicate_s_per_module": 8 * _US,
         "dp.replicate_s_per_tensor": 3 * _US,
-        "dp.gil_fraction": 0.5,
+        "dp.thread_contention": 1.0,
         "dp.thread_s": 50 * _US,
         "dp.chunk_host_s": 20 * _US,
-        "dp.launch_s_per_tensor": 20 * _US,
+        "dp.launch_s_per_tensor": 40 * _US,
         "dp.step_overhead_s": 0.0,
         # host-based backends (simulator.network.host_collectives); see the module docstring
         "gloo.call_overhead_s": 30 * _US,
-        "gloo.step_latency_s.loopback": 10 * _US,
-        "gloo.step_latency_s.net": 25 * _US,
+        "gloo.step_latency_s.loopback": 40 * _US,
+        "gloo.step_latency_s.net": 50 * _US,
         "gloo.loopback_Bps": 4e9,
         "gloo.host_memory_Bps": 40e9,
         "gloo.tcp_stream_max_Bps": 3e9,
         "gloo.net_efficiency": 0.9,
         "gloo.reduce_Bps": 8e9,
         "gloo.staging_efficiency": 0.8,
+        "gloo.staging_overhead_s": 50 * _US,
         "mpi.call_overhead_s": 5 * _US,
         "mpi.step_latency_s.shm": 1 * _US,
         "mpi.step_latency_s.net": 3 * _US,
@@ -167,6 +172,8 @@ def bounds(key: str) -> tuple[float, float]:
         return (1e-3, 1.0)
     if key == "ddp.compute_slowdown":
         return (0.0, 5.0)
+    if key == "dp.thread_contention":
+        return (0.0, 100.0)
     if key == "nvls_fill_rounds":
         return (0.0, 8.0)
     if "_s_per_byte" in key:

@@ -8,8 +8,9 @@ order, so processes of one server are neighbours.
 
 An algorithm is a list of *steps*; in a step every active rank sends ``m`` bytes to one partner
 at once (:class:`Step`). A step costs its latency (``*.step_latency_s.net`` if any of its
-transfers leaves its server, else the local one) plus ``m`` over the slowest transfer's
-bandwidth:
+transfers leaves its server, else the local one; times ``log2(n)``, since a step waits for the
+slowest of the n processes to be woken up and send, and the slowest of n grows with n, as
+NCCL's model's ``rank_overhead_s``) plus ``m`` over the slowest transfer's bandwidth:
 
 * inside a server (Gloo: TCP over loopback; MPI: shared memory): one connection's rate
   (``gloo.loopback_Bps``, ``mpi.shm_Bps``), shared with every other local transfer of the same
@@ -27,7 +28,8 @@ broadcast and reduce binomial trees (ceil(log2 n) steps of S); all_to_all n-1 pa
 exchanges of S/n; send_recv one step of S. Reductions add ``reduced bytes / *.reduce_Bps``.
 Every call adds ``*.call_overhead_s``. With CUDA tensors (Gloo's ``all_reduce`` and
 ``broadcast``), S is copied to the host and back over each GPU's PCIe route at
-``gloo.staging_efficiency`` of the max-min fair rate of all GPUs copying at once.
+``gloo.staging_efficiency`` of the max-min fair rate of all GPUs copying at once, after
+``gloo.staging_overhead_s`` per call (the copies' launches and stream synchronisations).
 
 MPI's ``auto`` picks the faster of ring and halving-doubling, as Open MPI's tuned decision
 does by size; Gloo's ``auto`` is ring, what PyTorch's ProcessGroupGloo runs. Protocol choices do
@@ -171,7 +173,9 @@ class HostCollectiveModel:
         wire = step.fraction * size_bytes / min(rates)
         lat = self._p("step_latency_s.net" if out else
                       ("step_latency_s.loopback" if self.backend == "gloo" else "step_latency_s.shm"))
-        return lat, wire, bool(out)
+        # A step ends when the last of its ranks has been woken up and has sent: the slowest of n
+        # processes' wake-ups grows with n (one more step latency per doubling of the ranks).
+        return lat * math.log2(max(2, self.ranks)), wire, bool(out)
 
     def staging_Bps(self) -> float:
         """Per-GPU rate of the copies of CUDA tensors to host memory, all GPUs at once (max-min
@@ -214,7 +218,8 @@ class HostCollectiveModel:
             l, w, crosses = self._step_time(step, size_bytes)
             lat, wire, net = lat + l, wire + w, net or crosses
             red += step.reduce_fraction * size_bytes / self._p("reduce_Bps")
-        staging = 2 * size_bytes / self.staging_Bps() if self.tensors == "cuda" and self.ranks > 1 else 0.0
+        staging = (self.params["gloo.staging_overhead_s"] + 2 * size_bytes / self.staging_Bps()
+                   if self.tensors == "cuda" and self.ranks > 1 else 0.0)
         call = self._p("call_overhead_s") if self.ranks > 1 else 0.0
         parts = {Limit.LATENCY: call + lat, Limit.PCIE: staging, Limit.HOST: red + (0.0 if net else wire)}
         if net:

@@ -11,11 +11,13 @@ one server; per iteration, with a per-GPU batch B on n GPUs (global batch n B on
    flattened into one buffer (a copy when it holds several tensors) and sent with an NCCL
    broadcast. On the host, ``replicate`` builds n module copies in Python (a cost per module and
    per tensor per replica: ``dp.replicate_s_per_module``, ``dp.replicate_s_per_tensor``).
-3. **parallel_apply**: one Python thread per GPU runs its replica's forward. The threads take
-   turns at the GIL, so each thread's kernel launches take ``forward_host_s * (1 + (n-1) *
-   dp.gil_fraction)`` (the Python share of a launch is serialised, the C++ dispatch is not);
-   a GPU's forward lasts the longer of its compute (``forward_s``) and its thread's launches.
-   Starting and joining the threads costs ``dp.thread_s`` each.
+3. **parallel_apply**: one Python thread per GPU runs its replica's forward. The threads
+   contend for the GIL (every op releases and retakes it), so the replicas' forwards take
+   ``forward_host_s + (n-1) * dp.thread_contention * (forward_host_s + forward_s)`` on the host:
+   each additional thread adds a multiple of one replica's launch *and* GPU time (a thread
+   waiting for the GIL waits, in effect, for the other's forward to progress; 1 would be the
+   threads running one after the other, synchronously; measured runs show about 4, see
+   docs/accuracy.md). Starting and joining the threads costs ``dp.thread_s`` each.
 4. **gather**: the outputs are copied to GPU 0 (peer copies into GPU 0 at once); the loss is
    computed there.
 5. **backward** on every GPU (``backward_s``, the autograd engine's per-device threads launch in
@@ -27,10 +29,10 @@ one server; per iteration, with a per-GPU batch B on n GPUs (global batch n B on
    (``comm.reduce_add_coalesced``), ``dp.chunk_host_s`` of Python per chunk.
 7. **optimizer** on GPU 0 only (``optimizer_s``, as on one GPU).
 
-The iteration is the longer of two paths (the host runs ahead of the GPUs when it can):
+The iteration is the longer of two paths, as in steady state the host runs ahead of the GPUs
+(nothing in a DataParallel step waits for the GPU) until one of them paces the other:
 
-* the GPU path, GPU 0's timeline: the sum of the phases above, with the forward stretched to the
-  slowest thread's launches;
+* the GPU path, GPU 0's timeline: the sum of the phases' GPU work above;
 * the host path: one Python process issues everything: replicate, the threads' launches,
   backward and optimizer launches, per-chunk work and ``dp.step_overhead_s``.
 
@@ -199,14 +201,14 @@ def simulate_dataparallel(model: CostModel, workload: Workload) -> DataParallelR
     grad_chunks = chunk_sizes(f.tensor_bytes[:f.param_tensors])
     tensors = len(f.tensor_bytes)
     replicate_host = n * (f.modules * p["dp.replicate_s_per_module"] + tensors * p["dp.replicate_s_per_tensor"])
-    launch_n = f.forward_host_s * (1 + (n - 1) * p["dp.gil_fraction"])
+    launch_n = f.forward_host_s + (n - 1) * p["dp.thread_contention"] * (f.forward_host_s + fwd)
     in_b, out_b, grad_b = (bs * x for x in (f.input_bytes_per_sample, f.output_bytes_per_sample,
                                             f.output_grad_bytes_per_sample))
     phases = (
         DPPhase("scatter", transfer_time_s(model, [(g0, g, in_b) for g in gpus]), 0.0, in_b * (n - 1)),
         DPPhase("replicate", _coalesced(model, "broadcast", chunks),
                 replicate_host + len(chunks) * p["dp.chunk_host_s"], sum(f.tensor_bytes)),
-        DPPhase("forward", max(fwd, launch_n), launch_n + n * p["dp.thread_s"]),
+        DPPhase("forward", fwd, launch_n + n * p["dp.thread_s"]),
         DPPhase("gather", transfer_time_s(model, [(g, g0, out_b) for g in gpus]), 0.0, out_b * (n - 1)),
         DPPhase("backward", bwd + transfer_time_s(model, [(g0, g, grad_b) for g in gpus]),
                 f.backward_host_s),

@@ -254,13 +254,15 @@ def simulate_iteration(model: CostModel, workload: Workload, config: DDPConfig =
     ``backend="gloo"``: its all-reduces are timed in closed form, whatever ``engine`` says."""
     if engine not in ENGINES:
         raise InputError("engine must be des or closed", field="engine", value=engine)
-    if getattr(model, "closed_form_only", False):
+    host_backend = getattr(model, "closed_form_only", False)
+    if host_backend:
         engine = "closed"
     p = model.params
     k = config.accumulation_steps
     fwd, bwd, opt = workload.forward_s, workload.backward_s, workload.optimizer_s
     overhead = p["ddp.iteration_overhead_s"]
-    slowdown = p["ddp.compute_slowdown"]
+    # NCCL's kernels take SMs from backward; Gloo and MPI reduce on the CPU and stage with the copy engines.
+    slowdown = 0.0 if host_backend else p["ddp.compute_slowdown"]
     n = model.ranks
     records: list[Record] = []
     t = 0.0

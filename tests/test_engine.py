@@ -154,3 +154,20 @@ def test_nic_speed_is_the_bottleneck_across_nodes():
     s = 1 << 30
     ratio = m200.time_s("all_reduce", s, "ring", "simple") / m400.time_s("all_reduce", s, "ring", "simple")
     assert 1.7 < ratio < 2.1
+
+
+def test_a_capacity_change_re_rates_running_transfers():
+    """The engine remembers max-min rates per set of running groups; a capacity change forgets them."""
+    env = simpy.Environment()
+    cap = np.array([10.0])
+    net = FlowNetwork(env, cap)
+    a = net.transfer((0,), 20.0)
+
+    def degrade():
+        yield env.timeout(1.0)
+        net.set_capacity(np.array([0]), 5.0)
+
+    env.process(degrade())
+    env.run(a)
+    assert a.value == pytest.approx(3.0)     # 10 B in 1 s, then 10 B at 5 B/s
+    assert cap[0] == 10.0                     # the caller's array is not changed

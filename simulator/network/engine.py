@@ -61,7 +61,7 @@ class FlowNetwork:
 
     def __init__(self, env: simpy.Environment, capacity_Bps: np.ndarray) -> None:
         self.env = env
-        self.capacity_Bps = np.asarray(capacity_Bps, dtype=float)
+        self.capacity_Bps = np.array(capacity_Bps, dtype=float)       # set_capacity changes it; never the caller's
         self._active: list[_Transfer] = []
         self._last = 0.0
         self._version = 0
@@ -103,6 +103,14 @@ class FlowNetwork:
             else:
                 new.append(_Transfer(uses, float(size_bytes), float(size_bytes), float(cap), ev))
         return events, new
+
+    def set_capacity(self, links: np.ndarray, capacity_Bps: np.ndarray | float) -> None:
+        """Change some links' capacity now (a link degrading or recovering); running transfers keep
+        what they moved so far and are re-rated (the remembered max-min rates no longer hold)."""
+        self._advance()
+        self.capacity_Bps[links] = capacity_Bps
+        self._rates.clear()
+        self._reschedule()
 
     # -- internals ----------------------------------------------------------
     def _advance(self) -> None:

@@ -9,7 +9,7 @@ sharing, same single clock ``env.now``) with the additions a multi-job simulatio
 * accounting: bytes each job moved over each directed link (``link_bytes[job, link]``), and how
   long each link was saturated while two or more jobs crossed it (``contended_s[link]``), which is
   what tells which links cause a job's slowdown;
-* links can change capacity while transfers run (:meth:`set_capacity`: a flapping link);
+* links can change capacity while transfers run (:meth:`FlowNetwork.set_capacity`: a flapping link);
 * transfers started at one instant are rated together: the max-min rates are recomputed once per
   instant (a zero-delay event) rather than once per transfer. Same rates, far fewer water-fillings
   when four 1024-GPU jobs each start a 16-channel collective.
@@ -54,7 +54,6 @@ class SharedFlowNetwork(FlowNetwork):
 
     def __init__(self, env: simpy.Environment, capacity_Bps: np.ndarray, jobs: int) -> None:
         super().__init__(env, capacity_Bps)
-        self.capacity_Bps = self.capacity_Bps.copy()        # set_capacity changes it; never the caller's
         n = len(self.capacity_Bps)
         self.link_bytes = np.zeros((jobs, n))
         self.contended_s = np.zeros(n)
@@ -66,13 +65,6 @@ class SharedFlowNetwork(FlowNetwork):
     def settle(self) -> None:
         """Bring the accounting up to ``env.now`` (at the end of a run)."""
         self._advance()
-
-    def set_capacity(self, links: np.ndarray, capacity_Bps: np.ndarray | float) -> None:
-        """Change some links' capacity now (a link degrading or recovering); running transfers keep
-        what they moved so far and are re-rated."""
-        self._advance()
-        self.capacity_Bps[links] = capacity_Bps
-        self._reschedule()
 
     def port(self, job: int) -> JobPort:
         return JobPort(self, job)

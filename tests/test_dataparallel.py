@@ -108,3 +108,19 @@ def test_zoo_workloads_know_what_they_move() -> None:
     assert DPFacts.from_workload(zoo_workload("resnet50", gpu="h100"), 40e-6).backward_host_s == pytest.approx(161 * 40e-6)
     with pytest.raises(InputError, match="input_bytes_per_sample"):
         DPFacts.from_workload(toy(input_bytes_per_sample=-1), 0.0)
+
+
+def test_study_strategy_and_backend_axes(tmp_path) -> None:
+    from gpunetsim.study import evaluate, load_study
+    f = tmp_path / "s.yaml"
+    f.write_text("model: resnet50\ntopology: hgx-h200\ngpus: 2\nnodes: [1, 2]\nengine: closed\n"
+                 "strategy: [ddp, dataparallel]\nbackend: [nccl, gloo]\n")
+    points = load_study(f).points
+    dp = [p for p in points if p.strategy == "dataparallel"]
+    assert len(points) == 2 * 2 + 1 and len(dp) == 1 and dp[0].nodes == 1 and dp[0].backend == ""
+    rows = {(p.strategy, p.backend, p.nodes): evaluate(p) for p in points}
+    assert rows[("ddp", "gloo", 1)]["iteration_s"] > rows[("ddp", "nccl", 1)]["iteration_s"]
+    assert rows[("dataparallel", "", 1)]["limit"] and rows[("dataparallel", "", 1)]["exposed_comm_s"] > 0
+    f.write_text("model: resnet50\nbackend: mpi\n")
+    with pytest.raises(InputError, match="backend"):
+        load_study(f)

@@ -67,3 +67,13 @@ def test_dataparallel_accuracy_on_committed_runs() -> None:
     errs = [abs(loo[d.model] / d.dp_median(2) - 1) for d in data]
     ratio = [abs((loo[d.model] / predict_ddp(d, 2, base)) / (d.dp_median(2) / d.ddp_median(2)) - 1) for d in data]
     assert np.median(errs) <= 0.15 and np.median(ratio) <= 0.15
+
+
+def test_mpi_fit_moves_mpi_keys_only() -> None:
+    truth = Parameters().with_values({"mpi.shm_Bps": 6e9, "mpi.call_overhead_s": 8e-6})
+    pred = HostPredictor("hgx-h200", "mpi")
+    pts = [HostPoint("all_reduce", 4, "cpu", s, 0.0, (0.0,)) for s in (4096, 2**20, 2**26)]
+    pts = [HostPoint(p.op, p.world, p.tensors, p.size_bytes, t, (t,)) for p, t in zip(pts, pred.predict(pts, truth))]
+    fitted = fit(pts, pred)
+    assert all(k.startswith("mpi.") for k in fitted.diff())
+    assert np.median(errors_pct(pts, pred.predict(pts, fitted))) < 3.0

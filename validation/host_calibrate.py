@@ -1,4 +1,4 @@
-"""Gloo (and MPI) collectives: read measurements, fit the ``gloo.*`` parameters, predict other runs.
+"""Gloo and MPI collectives: read measurements, fit the ``gloo.*`` (``mpi.*``) parameters, predict.
 
 ::
 
@@ -32,6 +32,9 @@ from simulator.core.errors import InputError
 
 CPU_KEYS = ("gloo.call_overhead_s", "gloo.step_latency_s.loopback", "gloo.loopback_Bps", "gloo.reduce_Bps")
 CUDA_KEYS = ("gloo.staging_efficiency", "gloo.staging_overhead_s")
+MPI_KEYS = ("mpi.call_overhead_s", "mpi.step_latency_s.shm", "mpi.shm_Bps", "mpi.reduce_Bps")
+"""What MPI's fit moves (CPU tensors on one server; ``mpi.step_latency_s.net`` and
+``mpi.net_efficiency`` need runs across servers and are left to ``keys``)."""
 
 
 @dataclass(frozen=True)
@@ -96,10 +99,11 @@ class HostPredictor:
 def fit(points: Sequence[HostPoint], predictor: HostPredictor, params: Parameters | None = None,
         name: str = "gloo-calibrated") -> Parameters:
     """Parameters fitted to ``points``: the CPU keys on CPU-tensor points, then the staging
-    efficiency on CUDA-tensor points (either set may be absent)."""
+    efficiency on CUDA-tensor points (either set may be absent); MPI's keys for an MPI predictor."""
     from validation.calibrate import fit_log
     params = params or Parameters()
-    for tensors, keys in (("cpu", CPU_KEYS), ("cuda", CUDA_KEYS)):
+    sets = (("cpu", MPI_KEYS),) if predictor.backend == "mpi" else (("cpu", CPU_KEYS), ("cuda", CUDA_KEYS))
+    for tensors, keys in sets:
         pts = [p for p in points if p.tensors == tensors]
         if pts:
             params = fit_log(params, keys, lambda q: predictor.predict(pts, q),
@@ -116,16 +120,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m validation.host_calibrate", description=__doc__.splitlines()[0])
     ap.add_argument("--measurements", nargs="+", required=True, help="JSONL files of the collectives runner")
     ap.add_argument("--topology", default="hgx-h200", help="server preset the processes ran on")
+    ap.add_argument("--backend", default="gloo", choices=["gloo", "mpi"],
+                    help="whose records to read and whose parameters to fit")
     ap.add_argument("--world", type=int, default=None, help="fit only this number of processes")
     ap.add_argument("--out", required=True, help="calibration JSON to write")
     a = ap.parse_args(argv)
     try:
-        pts = [p for p in read_points(a.measurements) if a.world is None or p.world == a.world]
+        pts = [p for p in read_points(a.measurements, a.backend) if a.world is None or p.world == a.world]
         if not pts:
-            raise InputError("no gloo collective in these files", field="measurements", value=a.measurements)
-        pred = HostPredictor(a.topology)
+            raise InputError(f"no {a.backend} collective in these files", field="measurements", value=a.measurements)
+        pred = HostPredictor(a.topology, a.backend)
         before = errors_pct(pts, pred.predict(pts, Parameters()))
-        params = fit(pts, pred)
+        params = fit(pts, pred, name=f"{a.backend}-calibrated")
         after = errors_pct(pts, pred.predict(pts, params))
         save_calibration(params, a.out, fitted_on=[str(m) for m in a.measurements], topology=a.topology,
                          points=len(pts), median_err_pct_before=float(np.median(before)),

@@ -59,6 +59,7 @@ class JobSpec(_Strict):
 
     name: str = Field(min_length=1)
     nodes: _Pos | None = None
+    start: float | str = 0.0                 # when its first iteration starts
     node_list: list[Annotated[int, Field(ge=0, strict=True)]] | None = None
     # DDP
     workload: str | None = None
@@ -223,6 +224,7 @@ def _job(spec: JobSpec, i: int, G: nx.Graph, src: str, base: Path):
     from simulator.training.cluster import CollectiveJob, DDPJob
     from simulator.training.ddp import DDPConfig
     where = f"jobs[{i}]"
+    start = checked(lambda: parse_time(spec.start, field="start"), src, f"{where}.start", spec.start)
     if spec.collective is not None:
         from simulator.core.vocabulary import PROTOS, check_op
         checked(lambda: check_op(spec.collective), src, f"{where}.collective", spec.collective)
@@ -239,7 +241,7 @@ def _job(spec: JobSpec, i: int, G: nx.Graph, src: str, base: Path):
             raise InputError(f"algorithm not available for {spec.collective} "
                              f"(available: {', '.join(ALGOS_FOR_OP[spec.collective])})", source=src,
                              field=f"{where}.algo", value=spec.algo)
-        return CollectiveJob(spec.name, spec.collective, size, spec.algo, spec.proto, compute)
+        return CollectiveJob(spec.name, spec.collective, size, spec.algo, spec.proto, compute, start)
     from gpunetsim.ddp_cli import load_any_workload
     wl = spec.workload or ""
     p = Path(wl).expanduser()
@@ -250,7 +252,7 @@ def _job(spec: JobSpec, i: int, G: nx.Graph, src: str, base: Path):
                 src, f"{where}.workload", spec.workload)
     config = checked(lambda: DDPConfig(spec.bucket_cap_mb, accumulation_steps=spec.accumulation_steps), src,
                      where, spec.bucket_cap_mb)
-    return DDPJob(spec.name, w, config)
+    return DDPJob(spec.name, w, config, start)
 
 
 def _link_ids(G: nx.Graph, text: str, src: str, field: str) -> list[tuple[str, str]]:

@@ -52,11 +52,13 @@ class DDPJob:
     name: str
     workload: Workload
     config: DDPConfig = DDPConfig()
+    start_s: float = 0.0
 
 
 @dataclass(frozen=True)
 class CollectiveJob:
-    """A job that repeats ``compute_s`` of compute then one collective of ``size_bytes``."""
+    """A job that repeats ``compute_s`` of compute then one collective of ``size_bytes``.
+    Both kinds start their first iteration at ``start_s``."""
 
     name: str
     op: str = "all_reduce"
@@ -64,6 +66,7 @@ class CollectiveJob:
     algo: str = "auto"
     proto: str = "auto"
     compute_s: float = 0.0
+    start_s: float = 0.0
 
 
 Job = DDPJob | CollectiveJob
@@ -152,13 +155,15 @@ def program(G: nx.Graph, cluster: Router, params: Parameters, job: Job, hosts: S
         w, k = job.workload, job.config.accumulation_steps
         comm = tuple(replace(c, plan=mapper.plan(c.plan)) for c in comm_jobs(model, w, job.config))
         return JobProgram(job.name, (k - 1) * (w.forward_s + w.backward_s) + w.forward_s, w.backward_s, comm,
-                          w.optimizer_s, params["ddp.iteration_overhead_s"], params["ddp.compute_slowdown"])
+                          w.optimizer_s, params["ddp.iteration_overhead_s"], params["ddp.compute_slowdown"],
+                          job.start_s)
     if model.ranks < 2:
         raise InputError("a collective job needs at least 2 GPUs", field=f"jobs.{job.name}.nodes", value=len(hosts))
     t, algo, proto = model.best(job.op, job.size_bytes, job.algo, job.proto)
     plan = mapper.plan(model.shape(job.op, algo, proto).plan)
     name = f"{job.op} {algo}/{proto}"
-    return JobProgram(job.name, job.compute_s, 0.0, (CommJob(0, 0.0, 0.0, job.size_bytes, plan, float(t), name),), 0.0)
+    return JobProgram(job.name, job.compute_s, 0.0, (CommJob(0, 0.0, 0.0, job.size_bytes, plan, float(t), name),), 0.0,
+                      start_s=job.start_s)
 
 
 def fair_share_times(capacity_Bps: np.ndarray, plans: Sequence[tuple[Plan, int]]) -> list[float]:

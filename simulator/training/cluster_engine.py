@@ -11,7 +11,8 @@ process as a single DDP job, :func:`simulator.training.ddp_engine.backward`), th
 compute (the optimizer) and ``overhead_s`` (host side, unscaled). A job that only repeats one
 collective has no backward and one bucket ready at once.
 
-Stragglers: every iteration draws the job's compute multiplier, the largest of its ranks'
+Jobs start at their ``start_s`` (default 0: identical jobs then run in lockstep, the worst case
+for sharing). Stragglers: every iteration draws the job's compute multiplier, the largest of its ranks'
 (a synchronous collective waits for the slowest rank), from the job's own seeded source; the
 iteration's compute (``pre_s``, backward, ``post_s``) is stretched by it.
 
@@ -43,6 +44,7 @@ class JobProgram:
     post_s: float
     overhead_s: float = 0.0
     compute_slowdown: float = 0.0
+    start_s: float = 0.0            # when its first iteration starts
 
 
 @dataclass(frozen=True)
@@ -62,17 +64,20 @@ class SharedRun:
     accounting over ``window_s``."""
 
     ends_s: tuple[tuple[float, ...], ...]
+    starts_s: tuple[float, ...]     # when each job started
     link_bytes: np.ndarray          # [job, link] bytes moved
     contended_s: np.ndarray         # [link] seconds saturated while two or more jobs crossed it
     window_s: float                 # when the last job finished its counted iterations
 
     def mean_iteration_s(self, job: int) -> float:
         e = self.ends_s[job]
-        return e[-1] / len(e) if e else 0.0
+        return (e[-1] - self.starts_s[job]) / len(e) if e else 0.0
 
 
 def _iterate(env: simpy.Environment, port, prog: JobProgram, factor: Callable[[], float],
              ends: list[float], need: int, done: simpy.Event):
+    if prog.start_s > 0:
+        yield env.timeout(prog.start_s)
     while True:
         m = factor()
         start = env.now
@@ -117,4 +122,5 @@ def simulate_jobs(capacity_Bps: np.ndarray, programs: Sequence[JobProgram], iter
         env.process(_iterate(env, net.port(j), prog, f, ends[j], iterations, dones[j]))
     env.run(simpy.AllOf(env, dones))
     net.settle()
-    return SharedRun(tuple(tuple(e) for e in ends), net.link_bytes, net.contended_s, env.now)
+    return SharedRun(tuple(tuple(e) for e in ends), tuple(p.start_s for p in programs), net.link_bytes,
+                     net.contended_s, env.now)

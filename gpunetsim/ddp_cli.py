@@ -95,6 +95,7 @@ def _ddp(args: argparse.Namespace) -> int:
     require_finite(result, "simulated iteration")
     for b in result["buckets"]:
         require_finite(b, "simulated bucket")
+    _warn_if_too_big(w, args.gpu, info.gpu_model)
     if args.trace:
         from gpunetsim.trace import write_chrome_trace
         meta = {"tool": "gpunetsim ddp", "workload": w.name, "topology": info.name,
@@ -166,6 +167,25 @@ def format_dataparallel(r, ddp, topology: str, params: str) -> str:
     lines.append(f"DDP, same GPUs: {ddp.iteration_s * us:.1f} us/iteration: DataParallel takes "
                  f"{r.iteration_s / ddp.iteration_s:.2f}x as long")
     return "\n".join(lines)
+
+
+def _warn_if_too_big(w, gpu_name: str | None, gpu_model: str) -> None:
+    """Warn (stderr) when the model states alone exceed the GPU's memory: DDP keeps a full replica of
+    weights, gradients and Adam's two moments on every GPU (16 bytes per parameter in fp32, before
+    activations); see `gpunetsim train --zero/--fsdp` for sharded alternatives."""
+    import sys
+    from simulator.core.vocabulary import DTYPE_BYTES
+    from simulator.training.gpus import get_gpu, gpu_for_model
+    try:
+        gpu = get_gpu(gpu_name or gpu_for_model(gpu_model))
+    except InputError:
+        return
+    n = sum(p.size_bytes / DTYPE_BYTES.get(p.dtype, 4) for p in w.params)
+    need = 16 * n
+    if need > gpu.memory_bytes:
+        print(f"gpunetsim: warning: {w.name} cannot fit: {n / 1e9:.2f} B parameters need {need / 2**30:.1f} GiB "
+              f"for weights, gradients and Adam states alone, {gpu.name} has {gpu.memory_bytes / 2**30:.0f} GiB "
+              f"(shard them: gpunetsim train --zero/--fsdp)", file=sys.stderr)
 
 
 def format_result(r, topology: str, params: str) -> str:

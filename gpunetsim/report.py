@@ -30,6 +30,10 @@ TITLES = {
     "buckets": "Bucket size sensitivity",
     "table": "What limits each configuration",
 }
+TRAIN_TITLES = {      # studies with a ``train`` block (gpunetsim.train_study)
+    "train": "LLM training: tokens/s and MFU vs number of GPUs",
+    "train_breakdown": "LLM training: iteration breakdown",
+}
 
 # Configuration columns that may tell two DDP series apart (total GPUs is the x axis).
 _SERIES_COLS = ("model", "batch_size", "strategy", "backend", "topology", "gpus", "fabric", "transport", "nic_bw", "nics",
@@ -99,6 +103,34 @@ def scaling_figures(ddp: Sequence[Row]) -> tuple[go.Figure, go.Figure]:
     thr.update_yaxes(type="log")      # models differ by orders of magnitude in samples/s
     eff.update_yaxes(range=[0, 105])
     return thr, eff
+
+
+_TRAIN_COLS = ("model", "tp", "pp", "global_batch", "micro_batch", "schedule", "virtual_stages", "recompute",
+               "sequence_parallel", "flash_attention", "zero", "fsdp", "dtype", "order", *_NET_COLS)
+
+
+def train_figures(train: Sequence[Row]) -> tuple[go.Figure, go.Figure]:
+    """LLM training: tokens/s (MFU on hover) vs total GPUs per configuration; stacked breakdown bars."""
+    cols = [c for c in _varying(train, _TRAIN_COLS) if c != "gpus"] or ["model"]
+    thr = go.Figure()
+    for name, rs in _groups(train, cols).items():
+        rs = sorted(rs, key=lambda r: int(r["total_gpus"]))  # type: ignore[call-overload]
+        thr.add_trace(go.Scatter(x=[r["total_gpus"] for r in rs], y=[r["tokens_per_s"] for r in rs], name=name,
+                                 mode="lines+markers", customdata=[100 * float(r["mfu"]) for r in rs],  # type: ignore[arg-type]
+                                 hovertemplate="%{x} GPUs: %{y:,.0f} tokens/s, MFU %{customdata:.1f}%"))
+    _layout(thr, TRAIN_TITLES["train"], "GPUs", "tokens/s (all GPUs)")
+    _gpu_ticks(thr, train)
+    labels = [f"{series_label(r, cols)} @ {r['total_gpus']} GPUs" for r in train]
+    parts = (("compute", "compute_s", "#4c78a8"), ("TP communication", "tp_comm_s", "#f58518"),
+             ("pipeline sends", "pp_comm_s", "#54a24b"), ("pipeline bubble", "pp_bubble_s", "#eeca3b"),
+             ("DP exposed", "dp_comm_exposed_s", "#e45756"), ("optimizer", "optimizer_s", "#72b7b2"))
+    bars = go.Figure()
+    for name, key, color in parts:
+        bars.add_trace(go.Bar(x=labels, y=[float(r.get(key) or 0.0) for r in train], name=name,  # type: ignore[arg-type]
+                              marker_color=color))
+    bars.update_layout(barmode="stack")
+    _layout(bars, TRAIN_TITLES["train_breakdown"], "configuration", "seconds per iteration")
+    return thr, bars
 
 
 def breakdown_figure(ddp: Sequence[Row]) -> go.Figure:
@@ -199,6 +231,12 @@ def build_report(rows: Sequence[Row], title: str = "gpunetsim study", subtitle: 
                  ("buckets", TITLES["buckets"], bucket_figure(ddp),
                   "" if len({r["bucket_cap_mb"] for r in ddp if r.get("bucket_cap_mb") is not None}) > 1 else
                   "Only one bucket_cap_mb in this study: add a list to see the trade-off.")]
+    train = [r for r in rows if r.get("kind") == "train"]
+    if train:
+        thr_t, bars_t = train_figures(train)
+        figs += [("train", TRAIN_TITLES["train"], thr_t, "gpunetsim train's model (docs/training.md); hover for MFU."),
+                 ("train-breakdown", TRAIN_TITLES["train_breakdown"], bars_t,
+                  "Of the pipeline stage that finishes last; the parts add up to the iteration.")]
     if coll:
         figs.append(("busbw", TITLES["busbw"], busbw_figure(coll),
                      "nccl-tests convention: busbw = algbw x bus factor (2(n-1)/n for all_reduce), GB/s = 1e9 B/s."))

@@ -41,6 +41,7 @@ from simulator.core.config import checked, validate
 from simulator.core import limits
 from simulator.core.errors import InputError
 from simulator.core.vocabulary import Limit
+from gpunetsim.train_study import TrainAxes, check_models, evaluate_train, train_settings
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +84,7 @@ class StudySpec(_Strict):
 
     name: str = "study"
     description: str = ""
-    model: list[str] = Field(min_length=1)
+    model: list[str] = []
     batch_size: list[_Pos | None] = [None]
     gpu: str | None = None
     topology: list[str] = ["dgx-h100"]
@@ -103,6 +104,7 @@ class StudySpec(_Strict):
     engine: list[Literal["des", "closed"]] = ["des"]
     calibration: str | None = None
     collectives: CollectivesSpec | None = None
+    train: TrainAxes | None = None
 
     @field_validator("model", "batch_size", "topology", "nodes", "gpus", "fabric", "transport",
                      "nic_bw", "nics", "oversubscription", "hosts_per_leaf", "algo", "bucket_cap_mb",
@@ -148,6 +150,7 @@ class Point:
     size_bytes: int = 0
     strategy: str = "ddp"
     backend: str = "nccl"
+    train: tuple[tuple[str, object], ...] = ()      # LLM-training settings of a 'train' point
 
     def columns(self) -> dict[str, object]:
         """The configuration columns of this point's row (paths shortened to file names)."""
@@ -215,6 +218,11 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
     import topologies
     from simulator.core.units import parse_bandwidth, parse_size
     base = base or Path.cwd()
+    if not spec.model and spec.train is None:
+        raise InputError("a study needs model (DDP workloads) or train (LLM training)", source=source,
+                         field="model")
+    if spec.train is not None:
+        check_models(spec.train, source)
     models = [_resolve(m, base, _is_zoo) for m in spec.model]
     topos = [_resolve(t, base, lambda t: t in topologies.SERVERS) for t in spec.topology]
     calib = None
@@ -257,6 +265,8 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
     count = math.prod(map(len, (models, spec.batch_size, spec.bucket_cap_mb, *network)))
     if spec.collectives is not None:
         count += math.prod(map(len, network)) * len(sizes)
+    settings = train_settings(spec.train) if spec.train is not None else []
+    count += math.prod(map(len, network)) * len(settings)
     limits.POINTS.check(count, source=source, field="points")
     points: list[Point] = []
     if "ddp" in spec.strategy:
@@ -291,9 +301,14 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
         for (be, t, g, fab, tr, bw, nics, ovs, hpl, algo, eng, n, size) in itertools.product(spec.backend, *cgrid):
             points.append(Point(len(points), "collective", t, n, g, fab, tr, bw, nics, ovs, hpl, algo, eng,
                                 calib, op=op, size_bytes=size, backend=be))
+    for st in settings:
+        for (t, g, fab, tr, bw, nics, ovs, hpl, algo, eng, n) in itertools.product(*network):
+            points.append(Point(len(points), "train", t, n, g, fab, tr, bw, nics, ovs, hpl, algo, eng, calib,
+                                model=str(dict(st)["model"]), gpu=spec.gpu, train=st))
     for key in sorted({_topo_key(p) for p in points}, key=repr):
         model = _check(lambda: _cost_model(*key), source, "topology", _short(key[0]))
-        if any(p.kind == "ddp" and _topo_key(p) == key and _is_zoo(p.model) for p in points):
+        if any(_topo_key(p) == key and (p.kind == "train" or (p.kind == "ddp" and _is_zoo(p.model)))
+               for p in points):
             try:
                 gpu_of(model, spec.gpu)
             except InputError as e:
@@ -411,6 +426,8 @@ def evaluate(point: Point) -> dict[str, object]:
         row.update(time_s=r.time_s, algbw_GBps=r.algbw_GBps, busbw_GBps=r.busbw_GBps, algo_used=r.algo,
                    proto_used=r.proto, limit=str(model.limit(point.op, point.size_bytes)))
         return row
+    if point.kind == "train":
+        return evaluate_train(point, model, row)
     from simulator.training.ddp import DDPConfig, simulate_iteration
     gpu = gpu_of(model, point.gpu)
     w = _workload(point.model, gpu, point.batch_size)

@@ -118,10 +118,15 @@ def print_table(study, rows: Sequence[dict]) -> None:
     from gpunetsim.report import _varying
     ddp = [r for r in rows if r["kind"] == "ddp"]
     coll = [r for r in rows if r["kind"] == "collective"]
+    train = [r for r in rows if r["kind"] == "train"]
     spec = study.spec
     print(f"# gpunetsim {study.name}: {spec.description or study.source}")
-    print(f"# {len(ddp)} DDP points, {len(coll)} collective points; engine={','.join(spec.engine)}, "
-          f"params={spec.calibration or 'datasheet'}")
+    print(f"# {len(ddp)} DDP points, {len(coll)} collective points"
+          + (f", {len(train)} LLM training points" if train else "")
+          + f"; engine={','.join(spec.engine)}, params={spec.calibration or 'datasheet'}")
+    if train:
+        from gpunetsim.train_study import print_train_table
+        print_train_table(train)
     if ddp:
         cols = [c for c in _varying(ddp, _COLS) if c != "gpus"]
         labels = [_label(r, cols) for r in ddp]

@@ -4,12 +4,14 @@
     python -m validation.accuracy --calibrations   # also refits simulator/collectives/calibrations/*.json
     python -m validation.accuracy --only nvls      # only section 5 (NVLS and B200), in seconds
     python -m validation.accuracy --only dp        # only section 6 (DataParallel vs DDP, Gloo), in seconds
+    python -m validation.accuracy --only llm       # only section 7 (LLM training, about 2 minutes)
 
 Sections: (1) uncalibrated predictions (datasheet parameters) and NCCL's own cost model against the
 public nccl-tests outputs; (2) our 4x H200 measurements: measurement noise, calibrate on 2 GPUs and
 predict 4 GPUs, calibrate on both; (3) DDP iterations predicted from the collective calibration and
 single-GPU profiles; (5) NVLS and B200 datasets with and without NVLS (validation.accuracy_nvls);
-(6) DataParallel vs DDP and Gloo all-reduce (validation.dp_accuracy).
+(6) DataParallel vs DDP and Gloo all-reduce (validation.dp_accuracy); (7) LLM training iterations and
+memory against the public Megatron runs (validation.llm_accuracy).
 Every figure is computed here from committed data; nothing is typed in.
 """
 
@@ -258,10 +260,18 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m validation.accuracy", description=__doc__.splitlines()[0])
     p.add_argument("--out", default=str(DOC))
     p.add_argument("--calibrations", action="store_true", help="refit and rewrite simulator/collectives/calibrations/*.json")
-    p.add_argument("--only", choices=["nvls", "dp"], default=None,
+    p.add_argument("--only", choices=["nvls", "dp", "llm"], default=None,
                    help="recompute one section and rewrite it in place (nvls: NVLS and B200 datasets; dp: "
-                        "DataParallel vs DDP and Gloo; seconds)")
+                        "DataParallel vs DDP and Gloo; seconds; llm: LLM training, minutes)")
     a = p.parse_args(argv)
+    if a.only == "llm":
+        from validation import llm_accuracy
+        section = llm_accuracy.llm_section()[0]
+        doc = Path(a.out)
+        doc.write_text(replace_section(doc.read_text() if doc.exists() else "", section, llm_accuracy.LLM_BEGIN,
+                                       llm_accuracy.LLM_END))
+        print("\n".join(section))
+        return 0
     if a.only == "dp":
         from validation import dp_accuracy
         section = dp_accuracy.section(a.calibrations)
@@ -288,6 +298,8 @@ def main(argv: list[str] | None = None) -> int:
     lines += [""] + nvls_section()[0]
     from validation import dp_accuracy
     lines += [""] + dp_accuracy.section(a.calibrations)
+    from validation import llm_accuracy
+    lines += [""] + llm_accuracy.llm_section()[0]
     text = "\n".join(lines) + "\n"
     Path(a.out).write_text(text)
     print(text)

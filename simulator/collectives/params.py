@@ -250,6 +250,20 @@ def load_calibration(path_or_name: str | Path | None) -> Parameters:
     """Datasheet defaults overridden by a calibration file (or a shipped calibration's name)."""
     if path_or_name is None:
         return Parameters()
+    data, src = read_calibration(path_or_name)
+    if not isinstance(data, dict) or not isinstance(data.get("params"), dict):
+        raise InputError("a calibration file is a JSON object with a 'params' object", source=src,
+                         field="params")
+    fmt = data.get("format", CALIBRATION_FORMAT)
+    if fmt != CALIBRATION_FORMAT:
+        raise InputError(f"unsupported format (expected {CALIBRATION_FORMAT!r})", source=src, field="format",
+                         value=fmt)
+    return Parameters().with_values(data["params"], name=str(data.get("name", Path(src).stem)), source=src)
+
+
+def read_calibration(path_or_name: str | Path) -> tuple[object, str]:
+    """(parsed JSON, path) of a calibration file or a shipped calibration's name; other models
+    (e.g. the LLM compute set under ``llm``) read their own objects from the same file."""
     p = Path(path_or_name)
     if not path_exists(p) and path_exists(SHIPPED_DIR / f"{path_or_name}.json"):
         p = SHIPPED_DIR / f"{path_or_name}.json"
@@ -258,15 +272,7 @@ def load_calibration(path_or_name: str | Path | None) -> Parameters:
         shipped = sorted(q.stem for q in SHIPPED_DIR.glob("*.json")) if SHIPPED_DIR.exists() else []
         raise InputError("calibration file not found" + (f"; shipped calibrations: {', '.join(shipped)}"
                                                           if shipped else ""), source=src)
-    data = parse_json(read_text(p, what="calibration file"), src)
-    if not isinstance(data, dict) or not isinstance(data.get("params"), dict):
-        raise InputError("a calibration file is a JSON object with a 'params' object", source=src,
-                         field="params")
-    fmt = data.get("format", CALIBRATION_FORMAT)
-    if fmt != CALIBRATION_FORMAT:
-        raise InputError(f"unsupported format (expected {CALIBRATION_FORMAT!r})", source=src, field="format",
-                         value=fmt)
-    return Parameters().with_values(data["params"], name=str(data.get("name", p.stem)), source=src)
+    return parse_json(read_text(p, what="calibration file"), src), src
 
 
 def save_calibration(params: Parameters, path: str | Path, **meta: object) -> None:

@@ -4,7 +4,8 @@ All throughput numbers are *dense* (no 2:4 structured sparsity), in TFLOP/s (1e1
 the datasheets print them; memory bandwidth is in bytes/s and capacity in bytes. A datasheet's
 "80GB" of HBM/GDDR is taken as 80 GiB (memory parts come in binary sizes; nvidia-smi shows
 81559 MiB usable on an H100 80GB). Where a datasheet gives only the sparse figure, the dense one
-is half of it; such entries say so.
+is half of it; such entries say so (FP8: H100/H200 3,958 -> 1,979 TF, HGX B200 9 PF / 8 GPUs
+-> 4.5 PF, L40S 1,466 -> 733 TF dense).
 
 These are peaks, not achievable rates: :mod:`simulator.training.workload` multiplies them by an efficiency.
 """
@@ -35,6 +36,7 @@ class GpuSpec:
     memory_bytes: int
     compute_capability: tuple[int, int]
     source: str = ""
+    fp8_tflops: float | None = None     # dense FP8 tensor rate; None where the GPU has none
 
     def peak_flops(self, dtype: str) -> float:
         """Peak FLOP/s for matmuls in ``dtype`` ("bf16", "fp16", "tf32" or "fp32").
@@ -69,19 +71,19 @@ GPUS: dict[str, GpuSpec] = {
         # NVIDIA H100 Tensor Core GPU datasheet (H100 SXM): 1,979 TF BF16 and 989 TF TF32 with
         # sparsity -> 989.5 / 494.5 dense; 67 TF FP32; 3.35 TB/s; 80 GB.
         GpuSpec("H100-SXM", 989.5, 989.5, 67.0, 494.5, 3.35e12, 80 * _GiB, (9, 0),
-                "NVIDIA H100 Tensor Core GPU datasheet, H100 SXM"),
+                "NVIDIA H100 Tensor Core GPU datasheet, H100 SXM", fp8_tflops=1979.0),
         # NVIDIA H200 Tensor Core GPU datasheet (H200 SXM): same compute as H100 SXM,
         # 141 GB HBM3e at 4.8 TB/s.
         GpuSpec("H200-SXM", 989.5, 989.5, 67.0, 494.5, 4.8e12, 141 * _GiB, (9, 0),
-                "NVIDIA H200 Tensor Core GPU datasheet, H200 SXM"),
+                "NVIDIA H200 Tensor Core GPU datasheet, H200 SXM", fp8_tflops=1979.0),
         # NVIDIA HGX B200 datasheet (per GPU = 1/8 of the HGX figures): 4.5 PF FP16/BF16 and
         # 2.25 PF TF32 with sparsity -> 2.25 / 1.125 PF dense; 75 TF FP32; 8 TB/s; 180 GB HBM3e.
         GpuSpec("B200", 2250.0, 2250.0, 75.0, 1125.0, 8e12, 180 * _GiB, (10, 0),
-                "NVIDIA HGX B200 datasheet (per-GPU share)"),
+                "NVIDIA HGX B200 datasheet (per-GPU share)", fp8_tflops=4500.0),
         # NVIDIA L40S datasheet: 362.05 TF BF16/FP16 and 183 TF TF32 dense (733 / 366 sparse),
         # 91.6 TF FP32, 48 GB GDDR6 at 864 GB/s.
         GpuSpec("L40S", 362.05, 362.05, 91.6, 183.0, 864e9, 48 * _GiB, (8, 9),
-                "NVIDIA L40S datasheet"),
+                "NVIDIA L40S datasheet", fp8_tflops=733.0),
         # NVIDIA Ada GPU architecture whitepaper (RTX 4090 column): 82.6 TF FP32; tensor rates
         # with FP32 accumulate (what AMP training uses): 165.2 TF FP16/BF16, 82.6 TF TF32;
         # 24 GB GDDR6X at 1,008 GB/s.

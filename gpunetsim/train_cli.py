@@ -1,0 +1,123 @@
+"""``gpunetsim train``: one LLM training iteration with tensor, pipeline and data parallelism
+(simulator.training.llm)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from gpunetsim.cli_args import add_topology_args, params_from_args, topology_from_args
+from simulator.core.errors import InputError
+
+_GiB = 2**30
+
+
+def register(sub) -> None:
+    p = sub.add_parser("train", help="simulate one LLM training iteration (TP x PP x DP, ZeRO/FSDP)",
+                       description="Simulate one Megatron-style LLM training iteration: tensor parallelism "
+                                   "(and sequence parallelism), a pipeline schedule over micro-batches, data "
+                                   "parallelism with DDP, ZeRO or FSDP, activation recomputation; prints the "
+                                   "iteration breakdown, MFU and memory per GPU.")
+    add_topology_args(p)
+    m = p.add_argument_group("model")
+    m.add_argument("--model", default=None, help="zoo model (gpt3-175b, megatron-22b, llama-3-70b, ...) or a "
+                                                 "YAML/JSON file with the --model-spec fields")
+    m.add_argument("--model-spec", default=None,
+                   help='"hidden=12288,layers=96,heads=96,seq=2048[,ffn=..,vocab=..,kv_heads=..,gated_mlp=true]"')
+    m.add_argument("--seq", type=int, default=None, help="sequence length (default: the model's)")
+    j = p.add_argument_group("parallelism")
+    j.add_argument("--tp", type=int, default=1, help="tensor-parallel size")
+    j.add_argument("--pp", type=int, default=1, help="pipeline stages")
+    j.add_argument("--dp", type=int, default=None, help="data-parallel size (default: GPUs / (tp x pp))")
+    j.add_argument("--global-batch", type=int, required=True, help="sequences per iteration")
+    j.add_argument("--micro-batch", type=int, default=1, help="sequences per micro-batch")
+    j.add_argument("--schedule", default="1f1b", choices=["1f1b", "interleaved"])
+    j.add_argument("--virtual-stages", type=int, default=None,
+                   help="model chunks per stage for --schedule interleaved (default 2)")
+    j.add_argument("--recompute", default="none", choices=["none", "selective", "full"])
+    j.add_argument("--sequence-parallel", action="store_true", help="Megatron sequence parallelism (needs --tp > 1)")
+    j.add_argument("--flash-attention", action="store_true", help="fused attention (no seq x seq scores stored)")
+    shard = j.add_mutually_exclusive_group()
+    shard.add_argument("--zero", type=int, default=0, choices=[0, 1, 2, 3], help="ZeRO stage (0: plain DDP)")
+    shard.add_argument("--fsdp", default=None, choices=["full", "grad-op", "hybrid"],
+                       help="PyTorch FSDP sharding strategy (FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD)")
+    j.add_argument("--order", default="tp-dp-pp",
+                   help="rank layout, innermost first (Megatron: tp-dp-pp; any permutation)")
+    p.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp8"])
+    p.add_argument("--gpu", default=None, help="GPU (default: the topology's), e.g. a100, h100, h200")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--trace", default=None, help="write a Perfetto/Chrome trace (JSON), one process per stage")
+    p.set_defaults(func=_train)
+
+
+def config_from_args(args: argparse.Namespace, gpus: int):
+    from simulator.training.llm.config import TrainConfig
+    dp = args.dp
+    if dp is None:
+        if args.tp < 1 or args.pp < 1 or gpus % (args.tp * args.pp):
+            raise InputError(f"the topology's {gpus} GPUs are not a multiple of --tp x --pp", field="--pp",
+                             value=args.pp)
+        dp = gpus // (args.tp * args.pp)
+    v = args.virtual_stages if args.virtual_stages is not None else (2 if args.schedule == "interleaved" else 1)
+    return TrainConfig(args.tp, args.pp, dp, args.global_batch, args.micro_batch, args.schedule, v, args.recompute,
+                       args.sequence_parallel, args.zero, args.fsdp, args.dtype, args.order, args.flash_attention)
+
+
+def _train(args: argparse.Namespace) -> int:
+    from simulator.training.gpus import get_gpu, gpu_for_model
+    from simulator.training.llm.compute import load_compute_params
+    from simulator.training.llm.iteration import simulate_train
+    from simulator.training.llm.model import resolve_model, with_seq
+    from topologies.routing import Router
+    model = with_seq(resolve_model(args.model, args.model_spec), args.seq)
+    G = topology_from_args(args)
+    router = Router(G)
+    config = config_from_args(args, len(router.gpus))
+    gpu = get_gpu(args.gpu or gpu_for_model(str(G.graph.get("gpu_model", ""))))
+    params = params_from_args(args)
+    compute = load_compute_params(args.calibration)
+    r = simulate_train(router, model, config, gpu, params, compute)
+    if args.trace:
+        from gpunetsim.trace import write_chrome_trace
+        meta = {"tool": "gpunetsim train", "model": model.name, "topology": G.graph.get("name"),
+                "gpus": r.gpus, **config.as_dict(), "iteration_s": r.iteration_s}
+        by_stage = {f"stage {s} (TP group of replica 0)": recs for s, recs in sorted(r.records.items())}
+        try:
+            write_chrome_trace(by_stage, args.trace, meta)
+        except OSError as e:
+            raise InputError(f"cannot write trace: {e.strerror}", source=args.trace) from None
+    if args.json:
+        print(json.dumps(r.as_dict()))
+        return 0
+    print(format_result(r, f"{G.graph.get('name')} x{args.nodes}", params.name, compute.name))
+    if args.trace:
+        print(f"trace written to {args.trace} (open in ui.perfetto.dev or chrome://tracing)")
+    return 0
+
+
+def format_result(r, topology: str, params: str, compute: str) -> str:
+    """The human-readable report: configuration, breakdown, throughput, memory."""
+    c = r.config
+    sched = c.schedule.value + (f" (v={c.chunks})" if c.chunks > 1 else "")
+    opts = [f"recompute {c.recompute.value}"] + (["SP"] if c.sequence_parallel else []) + \
+           (["flash"] if c.flash_attention else []) + [c.sharding, c.dtype]
+    m = r.memory
+    lines = [f"# gpunetsim train: {r.model} on {topology} ({r.gpus} GPUs, {r.gpu}), "
+             f"params={params}, compute={compute}",
+             f"# TP {c.tp} x PP {c.pp} x DP {c.dp}, {sched}, {c.microbatches} micro-batches of {c.micro_batch}, "
+             + ", ".join(opts),
+             f"iteration          {r.iteration_s:10.3f} s   (stage {r.critical_stage}, the last to finish)",
+             f"  compute          {r.compute_s:10.3f} s",
+             f"  TP communication {r.tp_comm_s:10.3f} s",
+             f"  pipeline sends   {r.pp_comm_s:10.3f} s",
+             f"  pipeline bubble  {r.pp_bubble_s:10.3f} s",
+             f"  DP exposed       {r.dp_comm_exposed_s:10.3f} s",
+             f"  optimizer        {r.optimizer_s:10.3f} s"]
+    if r.overhead_s:
+        lines.append(f"  overhead         {r.overhead_s:10.3f} s")
+    lines += [f"throughput         {r.tokens_per_s:10.0f} tokens/s, MFU {r.mfu * 100:.1f}% (HFU {r.hfu * 100:.1f}%)",
+              f"memory per GPU     stage {m.stage}: params {m.params / _GiB:.2f} GiB, grads {m.grads / _GiB:.2f} GiB, "
+              f"optimizer {m.optimizer / _GiB:.2f} GiB, activations {m.activations / _GiB:.2f} GiB",
+              f"                   total {m.total / _GiB:.2f} GiB of {m.capacity_bytes / _GiB:.0f} GiB: "
+              + ("fits" if m.fits else "DOES NOT FIT")]
+    return "\n".join(lines)

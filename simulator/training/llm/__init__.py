@@ -1,0 +1,2 @@
+"""LLM training parallelism: transformer models, compute, memory, pipeline schedules and the
+event-driven iteration (``gpunetsim train``)."""

@@ -1,0 +1,131 @@
+"""Seconds for the kernels of :mod:`.layer` on one GPU: a GEMM efficiency curve and a roofline.
+
+* A GEMM of ``F`` FLOPs with shape (m, n, k) runs at ``peak * gemm_efficiency * e(shape)``, where
+  ``e = d / (d + gemm_half_dim)`` and ``d = min(m, n, k)``: thin products (a head dimension of 64,
+  a hidden size split 8 ways) reuse less data per load and fill the tensor cores less. It never
+  runs faster than its operands can stream from memory (``bytes / (mem_bw * mem_efficiency)``).
+* A memory-bound kernel moves its bytes at ``mem_bw * mem_efficiency``.
+* Every kernel pays ``kernel_overhead_s`` (launch and tail).
+* The optimizer step streams ``optimizer_bytes_per_param`` bytes per local parameter (fp32
+  master weights, Adam moments, gradients read, 16-bit weights written).
+* The host (Python, the framework, kernel launches) needs ``host_block_s`` to issue one block's
+  forward, twice that for its backward (plus a forward when it is recomputed). Kernels queue
+  asynchronously, so a pass takes the longer of its GPU time and its host time: small models on
+  fast GPUs are host-bound. 0 in the default set (large models are GPU-bound).
+* ``iteration_overhead_s``: a fixed cost per iteration (data loading, logging, host syncs).
+
+Defaults are datasheet peaks times round efficiencies typical of published cuBLAS benchmarks
+(large fp16/bf16 GEMMs reach 70-85% of the dense peak, STREAM-like kernels ~80% of HBM
+bandwidth). :func:`load_compute_params` reads a calibration file's ``llm`` object, so the same
+``--calibration FILE`` that corrects the collectives can carry fitted compute parameters
+(``validation.llm_accuracy`` fits the A100 set shipped as ``a100-megatron``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+from simulator.core.errors import InputError
+from simulator.training.gpus import GpuSpec
+from simulator.training.llm.layer import FusedAttention, Gemm, Kernel, MemOp, Pass
+
+
+@dataclass(frozen=True)
+class ComputeParams:
+    """The per-GPU compute model's parameters (dimensionless, seconds, bytes)."""
+
+    gemm_efficiency: float = 0.8
+    gemm_half_dim: float = 32.0
+    mem_efficiency: float = 0.8
+    kernel_overhead_s: float = 4e-6
+    optimizer_bytes_per_param: float = 36.0
+    iteration_overhead_s: float = 0.0
+    host_block_s: float = 0.0
+    name: str = "datasheet"
+
+    def __post_init__(self) -> None:
+        for f, lo, hi in (("gemm_efficiency", 1e-3, 1.0), ("gemm_half_dim", 0.0, 1e5),
+                          ("mem_efficiency", 1e-3, 1.0), ("kernel_overhead_s", 0.0, 1e-2),
+                          ("optimizer_bytes_per_param", 0.0, 1e3), ("iteration_overhead_s", 0.0, 60.0),
+                          ("host_block_s", 0.0, 1.0)):
+            v = getattr(self, f)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
+                raise InputError(f"out of range [{lo:g}, {hi:g}]", field=f"llm.{f}", value=v)
+
+    def values(self) -> dict[str, float]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "name"}
+
+
+PARAM_NAMES = tuple(f.name for f in fields(ComputeParams) if f.name != "name")
+
+
+def load_compute_params(path_or_name: str | Path | None) -> ComputeParams:
+    """Defaults overridden by the ``llm`` object of a calibration file (or a shipped one's name);
+    a file without one gives the defaults."""
+    if path_or_name is None:
+        return ComputeParams()
+    from simulator.collectives.params import read_calibration
+    data, src = read_calibration(path_or_name)
+    llm = data.get("llm", {}) if isinstance(data, dict) else None
+    if not isinstance(llm, dict):
+        raise InputError("'llm' must be an object of compute parameters", source=src, field="llm")
+    for k in llm:
+        if k not in PARAM_NAMES:
+            raise InputError(f"unknown compute parameter (known: {', '.join(PARAM_NAMES)})", source=src,
+                             field=f"llm.{k}", value=k)
+    try:
+        return replace(ComputeParams(), name=str(data.get("name", Path(src).stem)), **llm)
+    except InputError as e:
+        raise e.within(src) from None
+
+
+@dataclass(frozen=True)
+class ComputeModel:
+    """Kernel times on one GPU in one dtype."""
+
+    gpu: GpuSpec
+    dtype: str
+    params: ComputeParams
+
+    @property
+    def peak_flops(self) -> float:
+        if self.dtype == "fp8":
+            if self.gpu.fp8_tflops is None:
+                raise InputError(f"{self.gpu.name} has no fp8 tensor cores", field="--dtype", value="fp8")
+            return self.gpu.fp8_tflops * 1e12
+        return self.gpu.peak_flops(self.dtype)
+
+    @property
+    def mem_Bps(self) -> float:
+        return self.gpu.mem_bw_Bps * self.params.mem_efficiency
+
+    def gemm_s(self, g: Gemm, elem_bytes: int) -> float:
+        p = self.params
+        d = min(g.m, g.n, g.k)
+        eff = p.gemm_efficiency * d / (d + p.gemm_half_dim)
+        compute = g.flops / (self.peak_flops * eff)
+        memory = g.batch * (g.m * g.k + g.k * g.n + g.m * g.n) * elem_bytes / self.mem_Bps
+        return max(compute, memory) + p.kernel_overhead_s
+
+    def kernel_s(self, k: Kernel, elem_bytes: int) -> float:
+        if isinstance(k, Gemm):
+            return self.gemm_s(k, elem_bytes)
+        if isinstance(k, FusedAttention):
+            p = self.params
+            eff = p.gemm_efficiency * k.head_dim / (k.head_dim + p.gemm_half_dim)
+            return k.flops / (self.peak_flops * eff) + p.kernel_overhead_s
+        assert isinstance(k, MemOp)
+        return k.size_bytes / self.mem_Bps + self.params.kernel_overhead_s
+
+    def pass_s(self, work: Pass, elem_bytes: int) -> float:
+        """Compute seconds of a pass (its TP collectives are timed on the network)."""
+        return sum(self.kernel_s(k, elem_bytes) for k in work.kernels)
+
+    def host_s(self, blocks: int, forward: bool, recompute_full: bool) -> float:
+        """Host time to issue ``blocks`` blocks' forward or backward (with recomputation)."""
+        passes = 1 if forward else (3 if recompute_full else 2)
+        return blocks * passes * self.params.host_block_s
+
+    def optimizer_s(self, local_params: float) -> float:
+        return local_params * self.params.optimizer_bytes_per_param / self.mem_Bps

@@ -1,0 +1,130 @@
+"""How one LLM training job is parallelised and run: a frozen, validated configuration.
+
+Names follow Megatron-LM: ``tp`` (tensor-parallel size), ``pp`` (pipeline stages), ``dp``
+(data-parallel replicas), ``global_batch`` and ``micro_batch`` in sequences; the number of
+micro-batches per iteration is ``global_batch / (micro_batch * dp)``. ``zero`` is the ZeRO stage
+of DeepSpeed / Megatron's distributed optimizer; ``fsdp`` is PyTorch FSDP's sharding strategy
+(``full`` = FULL_SHARD, ``grad-op`` = SHARD_GRAD_OP, ``hybrid`` = HYBRID_SHARD); both cannot be
+set. ``order`` is how ranks are laid out on the GPUs, innermost first (Megatron: ``tp-dp-pp``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from simulator.core.errors import InputError
+
+
+class Recompute(str, Enum):
+    NONE = "none"
+    SELECTIVE = "selective"     # the attention core (scores, softmax, dropout, weighted sum)
+    FULL = "full"               # the whole layer from its input
+
+
+class Schedule(str, Enum):
+    ONE_F_ONE_B = "1f1b"
+    INTERLEAVED = "interleaved"
+
+
+DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
+FSDP_STRATEGIES = ("full", "grad-op", "hybrid")
+ORDERS = ("tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-pp-tp", "pp-tp-dp", "pp-dp-tp")
+
+
+def _choice(value: object, allowed, field: str):
+    try:
+        return allowed(value) if isinstance(allowed, type) else value
+    except ValueError:
+        names = ", ".join(m.value for m in allowed)  # type: ignore[union-attr]
+        raise InputError(f"expected one of {names}", field=field, value=value) from None
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """One training job's parallelism, batch and memory-saving options."""
+
+    tp: int
+    pp: int
+    dp: int
+    global_batch: int
+    micro_batch: int = 1
+    schedule: Schedule = Schedule.ONE_F_ONE_B
+    virtual_stages: int = 1
+    recompute: Recompute = Recompute.NONE
+    sequence_parallel: bool = False
+    zero: int = 0
+    fsdp: str | None = None
+    dtype: str = "bf16"
+    order: str = "tp-dp-pp"
+    flash_attention: bool = False
+
+    def __post_init__(self) -> None:
+        for f in ("tp", "pp", "dp", "global_batch", "micro_batch", "virtual_stages"):
+            v = getattr(self, f)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise InputError("must be a positive integer", field="--" + f.replace("_", "-"), value=v)
+        object.__setattr__(self, "schedule", _choice(self.schedule, Schedule, "--schedule"))
+        object.__setattr__(self, "recompute", _choice(self.recompute, Recompute, "--recompute"))
+        if self.global_batch % (self.micro_batch * self.dp):
+            raise InputError(f"--global-batch must be a multiple of --micro-batch x --dp "
+                             f"({self.micro_batch} x {self.dp})", field="--global-batch", value=self.global_batch)
+        if self.zero not in (0, 1, 2, 3):
+            raise InputError("expected 0, 1, 2 or 3", field="--zero", value=self.zero)
+        if self.fsdp is not None and self.fsdp not in FSDP_STRATEGIES:
+            raise InputError(f"expected one of {', '.join(FSDP_STRATEGIES)}", field="--fsdp", value=self.fsdp)
+        if self.fsdp is not None and self.zero:
+            raise InputError("--zero and --fsdp are alternatives; give one", field="--fsdp", value=self.fsdp)
+        if self.dtype not in DTYPE_BYTES:
+            raise InputError(f"expected one of {', '.join(DTYPE_BYTES)}", field="--dtype", value=self.dtype)
+        if self.order not in ORDERS:
+            raise InputError(f"expected one of {', '.join(ORDERS)}", field="--order", value=self.order)
+        if self.schedule is Schedule.ONE_F_ONE_B and self.virtual_stages != 1:
+            raise InputError("--virtual-stages needs --schedule interleaved", field="--virtual-stages",
+                             value=self.virtual_stages)
+        if self.schedule is Schedule.INTERLEAVED:
+            if self.pp < 2:
+                raise InputError("the interleaved schedule needs --pp >= 2", field="--schedule", value="interleaved")
+            if self.microbatches % self.pp:
+                raise InputError(f"the interleaved schedule needs the number of micro-batches "
+                                 f"({self.microbatches}) to be a multiple of --pp", field="--global-batch",
+                                 value=self.global_batch)
+        if self.sequence_parallel and self.tp == 1:
+            raise InputError("--sequence-parallel needs --tp > 1", field="--sequence-parallel", value=True)
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp * self.dp
+
+    @property
+    def microbatches(self) -> int:
+        return self.global_batch // (self.micro_batch * self.dp)
+
+    @property
+    def chunks(self) -> int:
+        """Model chunks per stage (virtual pipeline stages)."""
+        return self.virtual_stages if self.schedule is Schedule.INTERLEAVED else 1
+
+    @property
+    def dtype_bytes(self) -> int:
+        return DTYPE_BYTES[self.dtype]
+
+    @property
+    def shard_params(self) -> bool:
+        """Parameters sharded over DP between uses (ZeRO-3, FSDP full/hybrid): gathered per pass."""
+        return self.zero == 3 or self.fsdp in ("full", "hybrid")
+
+    @property
+    def sharding(self) -> str:
+        """A label: ``ddp``, ``zero-1``.. or ``fsdp-full``.."""
+        if self.fsdp:
+            return f"fsdp-{self.fsdp}"
+        return f"zero-{self.zero}" if self.zero else "ddp"
+
+    def as_dict(self) -> dict:
+        return {"tp": self.tp, "pp": self.pp, "dp": self.dp, "global_batch": self.global_batch,
+                "micro_batch": self.micro_batch, "microbatches": self.microbatches,
+                "schedule": self.schedule.value, "virtual_stages": self.chunks,
+                "recompute": self.recompute.value, "sequence_parallel": self.sequence_parallel,
+                "sharding": self.sharding, "dtype": self.dtype, "order": self.order,
+                "flash_attention": self.flash_attention}

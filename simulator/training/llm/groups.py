@@ -1,0 +1,83 @@
+"""Collectives of a process group (a subset of the GPUs): plans and the algorithm choice.
+
+The collective planner (:class:`simulator.collectives.planner.Planner`) lays a collective out on
+any list of ranks; this module picks, for one group and size, the algorithm and protocol the
+closed form predicts fastest (the same alpha-beta shape the engine runs; NCCL's own tuner is
+built for the whole cluster's communicator, so a sub-group uses the fastest choice instead) and
+caches plans per group. A group's plan routes over the real links of its GPUs, so TP, DP and
+pipeline traffic of different groups contend where they share links.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from simulator.collectives.params import Parameters
+from simulator.collectives.planner import Planner
+from simulator.collectives.plans import Plan
+from simulator.core.errors import InputError
+from simulator.network.fairness import max_min_rates
+from topologies.routing import Router
+
+
+class GroupCollectives:
+    """Plans (and their alpha-beta shapes) for collectives on groups of one topology."""
+
+    def __init__(self, router: Router, params: Parameters) -> None:
+        self.router = router
+        self.params = params
+        self.planner = Planner(router, params)
+        self._shapes: dict[tuple, tuple[float, float, Plan]] = {}
+        self._choice: dict[tuple, tuple[str, str]] = {}
+        eff = {k: params.link_efficiency(k) for k in set(router.kind)}
+        self.capacity_Bps = router.capacity_Bps * np.array([eff[k] for k in router.kind])
+
+    def _rates(self, plan: Plan) -> np.ndarray:
+        """Max-min fair rate of each flow group of ``plan`` alone on the idle network."""
+        uses = [g.uses for g in plan.groups]
+        g_ = np.concatenate([np.full(len(u), i) for i, u in enumerate(uses)])
+        l_ = np.concatenate([u.links for u in uses])
+        c_ = np.concatenate([u.counts for u in uses])
+        local, inverse = np.unique(l_, return_inverse=True)       # only the links this plan crosses
+        caps = np.array([g.rate_cap_Bps for g in plan.groups])
+        return max_min_rates(g_, inverse, c_, self.capacity_Bps[local], caps)
+
+    def _shape(self, op: str, algo: str, proto: str, ranks: tuple[str, ...]) -> tuple[float, float, Plan]:
+        key = (op, algo, proto, ranks)
+        s = self._shapes.get(key)
+        if s is None:
+            plan = self.planner.plan(op, algo, proto, ranks)
+            rates = self._rates(plan) if plan.groups else np.zeros(0)
+            beta = max((g.bytes_per_byte / r if r > 0 else math.inf) for g, r in zip(plan.groups, rates)) \
+                if plan.groups else 0.0
+            s = self._shapes[key] = (plan.call_overhead_s + plan.latency_s, beta + plan.local_s_per_byte, plan)
+        return s
+
+    def plan(self, op: str, ranks: tuple[str, ...], size_bytes: float) -> Plan:
+        """The fastest plan for ``op`` of ``size_bytes`` on ``ranks`` (decided per power-of-two size)."""
+        bucket = int(math.log2(max(size_bytes, 1.0)))
+        key = (op, ranks, bucket)
+        choice = self._choice.get(key)
+        if choice is None:
+            best = (math.inf, "", "")
+            for a, p in self.planner.choices(op):
+                try:
+                    alpha, beta, _ = self._shape(op, a, p, ranks)
+                except InputError:          # not available on this group (e.g. NVLS across servers)
+                    continue
+                t = alpha + beta * size_bytes
+                if t < best[0]:
+                    best = (t, a, p)
+            choice = self._choice[key] = (best[1], best[2])
+        return self._shape(op, choice[0], choice[1], ranks)[2]
+
+    def time_s(self, plan: Plan, ranks: tuple[str, ...], size_bytes: float, count: int = 1) -> float:
+        """Closed-form seconds of ``count`` back-to-back collectives alone on an idle network."""
+        alpha, beta, _ = self._shape(plan.op, plan.algo, plan.proto, ranks)
+        return count * (alpha + beta * size_bytes)
+
+    def p2p_plan(self, src: str, dst: str) -> Plan:
+        """A send from ``src`` to ``dst`` (NCCL's send/recv, simple protocol): latency and route."""
+        return self._shape("send_recv", "direct", "simple", (src, dst))[2]

@@ -1,0 +1,246 @@
+"""One LLM training iteration on a topology: build the plain-data work, run it, sum it up.
+
+What is simulated as events (:mod:`.pipeline_engine` on the flow network) and what is a formula:
+
+* simulated: every pass of every micro-batch on every pipeline stage in schedule order; the TP
+  collectives of each pass on the TP group's links; the pipeline sends between stages on the real
+  routes of every TP rank and data-parallel replica (they send at the same moments); parameter
+  all-gathers and gradient reduce-scatters of ZeRO-3 / FSDP on the data-parallel groups, prefetched
+  one pass ahead; the end-of-iteration gradient reduction over every TP rank's data-parallel group
+  of every stage (all running at once, so groups sharing NICs or spine links slow each other); the
+  tied-embedding all-reduce between the first and last stage; the optimizer step.
+* formula: kernel times (:mod:`.compute`), memory (:mod:`.memory`).
+* symmetry: one pipeline (data-parallel replica 0) runs its passes; the other replicas are
+  identical, so their pipeline sends are added to the same transfers and their gradient
+  collectives are the same collectives (full groups on real routes). TP collectives of the other
+  replicas are not added (a TP group stays inside one server unless TP exceeds its GPUs).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+
+import networkx as nx
+
+from simulator.collectives.params import Parameters
+from simulator.core.errors import InputError
+from simulator.network.engine import Record
+from simulator.training.gpus import GpuSpec
+from simulator.training.llm.compute import ComputeModel, ComputeParams
+from simulator.training.llm.config import Recompute, TrainConfig
+from simulator.training.llm.groups import GroupCollectives
+from simulator.training.llm.layer import CommCall, block_work, check_divisible, embedding_work, output_work
+from simulator.training.llm.memory import GRAD_BYTES, PARAM_BYTES, Memory, dp_shard_sizes, memory_per_gpu, stage_layers
+from simulator.training.llm.flows import ComponentFlowNetwork
+from simulator.training.llm.links import compact
+from simulator.training.llm.model import TransformerSpec
+from simulator.training.llm.pipeline_engine import ChunkWork, CollJob, Link, StageWork, simulate_pipeline
+from simulator.training.llm.placement import Placement
+from simulator.training.llm.schedule import schedule
+from topologies.routing import Router
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """One iteration: the breakdown of the stage that finishes last, throughput, memory."""
+
+    model: str
+    gpus: int
+    config: TrainConfig
+    iteration_s: float
+    compute_s: float
+    tp_comm_s: float
+    pp_comm_s: float
+    pp_bubble_s: float
+    dp_comm_exposed_s: float
+    optimizer_s: float
+    overhead_s: float
+    mfu: float
+    hfu: float
+    tokens_per_s: float
+    memory: Memory
+    critical_stage: int
+    gpu: str
+    records: dict[int, list[Record]] = field(repr=False, compare=False, default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {"model": self.model, "gpus": self.gpus, "gpu": self.gpu, **self.config.as_dict(),
+                "iteration_s": self.iteration_s, "compute_s": self.compute_s, "tp_comm_s": self.tp_comm_s,
+                "pp_comm_s": self.pp_comm_s, "pp_bubble_s": self.pp_bubble_s,
+                "dp_comm_exposed_s": self.dp_comm_exposed_s, "optimizer_s": self.optimizer_s,
+                "overhead_s": self.overhead_s, "mfu": self.mfu, "hfu": self.hfu,
+                "tokens_per_s": self.tokens_per_s, "critical_stage": self.critical_stage,
+                "memory_bytes": self.memory.as_dict(), "memory_capacity_bytes": self.memory.capacity_bytes,
+                "fits": self.memory.fits}
+
+
+class _Builder:
+    def __init__(self, router: Router, params: Parameters, model: TransformerSpec, config: TrainConfig,
+                 cm: ComputeModel) -> None:
+        self.router, self.model, self.config, self.cm = router, model, config, cm
+        self.groups = GroupCollectives(router, params)
+        self.place = Placement.build(config, router.gpus, router.host_of)
+        self.B = config.dtype_bytes
+
+    def jobs(self, calls: tuple[CommCall, ...], ranks: tuple[str, ...]) -> tuple[CollJob, ...]:
+        merged: dict[tuple[str, float], int] = defaultdict(int)
+        for c in calls:
+            merged[(c.op, c.size_bytes)] += c.count
+        return tuple(CollJob(self.groups.plan(op, ranks, size), size, n, op.replace("_", "-"))
+                     for (op, size), n in merged.items())
+
+    def isolate(self, jobs: tuple[CollJob, ...], ranks: tuple[str, ...], busy: set[int]) -> tuple[CollJob, ...]:
+        """Jobs whose links are in no other traffic's ``busy`` set become closed-form timeouts."""
+        out = []
+        for j in jobs:
+            links = {l for g in j.plan.groups for r in g.routes for l in r}
+            if links.isdisjoint(busy):
+                j = replace(j, isolated_s=self.groups.time_s(j.plan, ranks, j.size_bytes, j.count))
+            out.append(j)
+        return tuple(out)
+
+    def link(self, s_from: int, s_to: int) -> Link:
+        c, pl = self.config, self.place
+        routes = tuple(self.router.route(pl.gpu(r, d, s_from), pl.gpu(r, d, s_to))
+                       for d in range(c.dp) for r in range(c.tp))
+        plan = self.groups.p2p_plan(pl.gpu(0, 0, s_from), pl.gpu(0, 0, s_to))
+        factor = plan.groups[0].bytes_per_byte if plan.groups else 1.0
+        return Link(tuple(r for r in routes if r), plan.call_overhead_s + plan.latency_s, factor)
+
+    def dp_groups(self, s: int) -> list[tuple[str, ...]]:
+        return [self.place.dp_group(r, s) for r in range(self.config.tp)]
+
+    def split_dp(self, group: tuple[str, ...]) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+        """HYBRID_SHARD: (shard groups inside servers, replica groups across them)."""
+        by_host: dict[int, list[str]] = defaultdict(list)
+        for g in group:
+            by_host[self.router.host_of(g)].append(g)
+        shards = [tuple(v) for v in by_host.values()]
+        width = min(len(v) for v in shards)
+        replicas = [tuple(v[i] for v in shards) for i in range(width)]
+        return shards, replicas
+
+
+def _links_of_other_traffic(stages: list[StageWork]) -> set[int]:
+    """Links crossed by anything but the TP collectives: pipeline sends and data-parallel jobs."""
+    busy: set[int] = set()
+    for st in stages:
+        for link in (st.to_next, st.to_prev):
+            if link:
+                busy.update(l for r in link.routes for l in r)
+        jobs = [j for ph in st.grad_sync for j in ph] + list(st.param_sync)
+        jobs += [j for ch in st.chunks for j in ch.gather_forward + ch.gather_backward + ch.scatter_backward]
+        for j in jobs:
+            busy.update(l for g in j.plan.groups for r in g.routes for l in r)
+    return busy
+
+
+def simulate_train(G_or_router: nx.Graph | Router, model: TransformerSpec, config: TrainConfig, gpu: GpuSpec,
+                   params: Parameters | None = None, compute: ComputeParams | None = None,
+                   record: bool = True) -> TrainResult:
+    """Simulate one iteration of ``model`` trained with ``config`` on the topology's GPUs."""
+    router = G_or_router if isinstance(G_or_router, Router) else Router(G_or_router)
+    params = params or Parameters()
+    cm = ComputeModel(gpu, config.dtype, compute or ComputeParams())
+    check_divisible(model, config)
+    if model.layers < config.pp * config.chunks:
+        raise InputError(f"{model.layers} layers cannot fill {config.pp} stages x {config.chunks} chunks",
+                         field="--pp", value=config.pp)
+    b = _Builder(router, params, model, config, cm)
+    c, B = config, config.dtype_bytes
+    block, emb, out = block_work(model, c), embedding_work(model, c), output_work(model, c)
+    V = c.pp * c.chunks
+    layers = stage_layers(model.layers, V)
+    hybrid = b.place.hybrid_shard_group() if c.fsdp == "hybrid" else 1
+    shard_p, shard_g, shard_o = dp_shard_sizes(c, hybrid)
+    send_bytes = c.micro_batch * model.seq * model.hidden * B / c.tp
+    sched = schedule(c.pp, c.microbatches, c.chunks)
+    stages: list[StageWork] = []
+    hw_flops = 0.0
+    for s in range(c.pp):
+        tp_ranks = b.place.tp_group(0, s)
+        chunks = []
+        stage_params = 0.0
+        for ch in range(c.chunks):
+            v = ch * c.pp + s
+            n = layers[v]
+            fwd, bwd = block.forward.times(n), block.backward.times(n)
+            cparams = n * model.layer_params() / c.tp
+            if v == 0:
+                fwd, bwd = emb.forward + fwd, bwd + emb.backward
+                cparams += model.embedding_params() / c.tp
+            if v == V - 1:
+                fwd, bwd = fwd + out.forward, out.backward + bwd
+                cparams += model.output_params() / c.tp
+            stage_params += cparams
+            hw_flops += (fwd.flops + bwd.flops) * c.microbatches
+            gather_f = gather_b = scatter_b = ()
+            if c.dp > 1 and (c.shard_params or c.fsdp == "grad-op"):
+                groups = b.dp_groups(s) if c.fsdp != "hybrid" else [g for grp in b.dp_groups(s) for g in b.split_dp(grp)[0]]
+                if len(groups[0]) > 1:
+                    pbytes, gbytes = cparams * PARAM_BYTES, cparams * GRAD_BYTES    # whole (gathered) buffers
+                    gather = tuple(CollJob(b.groups.plan("all_gather", g, pbytes), pbytes, 1, "all-gather")
+                                   for g in groups)
+                    gather_f = gather
+                    gather_b = gather if c.shard_params else ()
+                    scatter_b = tuple(CollJob(b.groups.plan("reduce_scatter", g, gbytes), gbytes, 1, "reduce-scatter")
+                                      for g in groups)
+            full = c.recompute is Recompute.FULL
+            fwd_s = max(cm.pass_s(fwd, B), cm.host_s(n, True, full))
+            bwd_s = max(cm.pass_s(bwd, B), cm.host_s(n, False, full))
+            chunks.append(ChunkWork(fwd_s, bwd_s, b.jobs(fwd.comm, tp_ranks),
+                                    b.jobs(bwd.comm, tp_ranks), send_bytes, gather_f, gather_b, scatter_b))
+        grad_sync: list[tuple[CollJob, ...]] = []
+        param_sync: tuple[CollJob, ...] = ()
+        if c.dp > 1:
+            groups = b.dp_groups(s)
+            gbytes = stage_params * GRAD_BYTES
+            if c.fsdp == "hybrid":
+                reps = [r for g in groups for r in b.split_dp(g)[1] if len(r) > 1]
+                if reps:
+                    size = gbytes / hybrid
+                    grad_sync.append(tuple(CollJob(b.groups.plan("all_reduce", r, size), size, 1,
+                                                   "all-reduce grads (replicas)") for r in reps))
+            elif not (c.shard_params or c.fsdp == "grad-op"):
+                if c.zero in (1, 2):
+                    grad_sync.append(tuple(CollJob(b.groups.plan("reduce_scatter", g, gbytes), gbytes, 1,
+                                                   "reduce-scatter grads") for g in groups))
+                    pbytes = stage_params * PARAM_BYTES
+                    param_sync = tuple(CollJob(b.groups.plan("all_gather", g, pbytes), pbytes, 1,
+                                               "all-gather params") for g in groups)
+                else:
+                    grad_sync.append(tuple(CollJob(b.groups.plan("all_reduce", g, gbytes), gbytes, 1,
+                                                   "all-reduce grads") for g in groups))
+        if c.pp > 1 and model.tied_embeddings and s in (0, c.pp - 1):
+            ebytes = model.vocab * model.hidden / c.tp * GRAD_BYTES
+            pairs = [(b.place.gpu(r, 0, 0), b.place.gpu(r, 0, c.pp - 1)) for r in range(c.tp)]
+            grad_sync.append(tuple(CollJob(b.groups.plan("all_reduce", p, ebytes), ebytes, 1,
+                                           "all-reduce tied embedding") for p in pairs))
+        to_next = b.link(s, (s + 1) % c.pp) if (c.pp > 1 and (s < c.pp - 1 or c.chunks > 1)) else None
+        to_prev = b.link(s, (s - 1) % c.pp) if (c.pp > 1 and (s > 0 or c.chunks > 1)) else None
+        stages.append(StageWork(tuple(chunks), sched[s], to_next, to_prev, tuple(grad_sync),
+                                cm.optimizer_s(stage_params / shard_o), param_sync))
+    busy = _links_of_other_traffic(stages)
+    for s, st in enumerate(stages):
+        tp_ranks = b.place.tp_group(0, s)
+        stages[s] = replace(st, chunks=tuple(replace(ch, forward_comm=b.isolate(ch.forward_comm, tp_ranks, busy),
+                                                     backward_comm=b.isolate(ch.backward_comm, tp_ranks, busy))
+                                             for ch in st.chunks))
+    stages, capacity = compact(stages, b.groups.capacity_Bps)
+    times, records = simulate_pipeline(lambda env: ComponentFlowNetwork(env, capacity), stages, c.pp, record)
+    crit = max(range(c.pp), key=lambda s: times[s].end_s)
+    t = times[crit]
+    overhead = cm.params.iteration_overhead_s
+    iteration = t.end_s + overhead
+    bubble = t.passes_end_s - t.compute_s - t.tp_comm_s - t.pp_comm_s - t.dp_wait_s
+    bubble = 0.0 if abs(bubble) < 1e-9 * t.end_s else bubble        # rounding of summed durations
+    dp_exposed = max(0.0, t.dp_wait_s + (t.grad_sync_end_s - t.passes_end_s) + (t.end_s - t.grad_sync_end_s - stages[crit].optimizer_s))
+    tokens = c.global_batch * model.seq
+    per_mb_model = model.layers * block.model_flops + out.model_flops
+    model_flops = per_mb_model * c.tp * c.global_batch / c.micro_batch
+    peak = cm.peak_flops * c.gpus
+    mem = memory_per_gpu(model, c, gpu.memory_bytes, hybrid)
+    return TrainResult(model.name, c.gpus, c, iteration, t.compute_s, t.tp_comm_s, t.pp_comm_s, bubble, dp_exposed,
+                       stages[crit].optimizer_s, overhead, model_flops / (iteration * peak),
+                       hw_flops * c.tp * c.dp / (iteration * peak), tokens / iteration, mem, crit, gpu.name, records)

@@ -1,0 +1,203 @@
+"""The work of one transformer block (and of the embedding and output layers) on one GPU.
+
+Plain data, no timing: the GEMMs with their shapes and FLOPs, the memory-bound kernels with the
+bytes they move, and the tensor-parallel collectives, for one micro-batch, forward and backward,
+under Megatron-LM's tensor parallelism (column-parallel QKV and first MLP matrix, row-parallel
+output projections) and optionally its sequence parallelism. :mod:`.compute` turns this into
+seconds.
+
+Conventions: ``T = micro_batch * seq`` tokens; with sequence parallelism the norms, dropouts and
+residual adds run on ``T / tp`` tokens, otherwise every TP rank repeats them on all ``T``. A
+collective's ``size_bytes`` follows nccl-tests (the whole buffer, ``T * hidden * dtype`` for the
+all-reduce, reduce-scatter and all-gather of Megatron's TP). Backward GEMMs are the data and
+weight gradients (two GEMMs of the forward's FLOPs each). Standard attention materialises the
+``seq x seq`` scores (Megatron's fused softmax); flash attention is one fused kernel that never
+writes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from simulator.core.errors import InputError
+from simulator.training.llm.config import Recompute, TrainConfig
+from simulator.training.llm.model import TransformerSpec
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """``batch`` products of an (m x k) by a (k x n) matrix."""
+
+    name: str
+    m: int
+    n: int
+    k: int
+    batch: int = 1
+
+    @property
+    def flops(self) -> float:
+        return 2.0 * self.batch * self.m * self.n * self.k
+
+    def grads(self) -> tuple["Gemm", "Gemm"]:
+        """Data gradient (m x n) @ (n x k) and weight gradient (k x m) @ (m x n)."""
+        return (Gemm(self.name + " dgrad", self.m, self.k, self.n, self.batch),
+                Gemm(self.name + " wgrad", self.k, self.n, self.m, self.batch))
+
+
+@dataclass(frozen=True)
+class MemOp:
+    """A memory-bound kernel moving ``size_bytes`` through HBM."""
+
+    name: str
+    size_bytes: float
+
+
+@dataclass(frozen=True)
+class FusedAttention:
+    """Flash attention: ``flops`` at GEMM-like efficiency, nothing materialised."""
+
+    name: str
+    flops: float
+    head_dim: int
+
+
+@dataclass(frozen=True)
+class CommCall:
+    """``count`` identical tensor-parallel collectives of ``size_bytes`` each (nccl-tests size)."""
+
+    op: str
+    size_bytes: float
+    count: int = 1
+
+
+Kernel = Gemm | MemOp | FusedAttention
+
+
+@dataclass(frozen=True)
+class Pass:
+    """The kernels and TP collectives of one forward or backward pass over some layers."""
+
+    kernels: tuple[Kernel, ...]
+    comm: tuple[CommCall, ...]
+
+    def __add__(self, other: "Pass") -> "Pass":
+        return Pass(self.kernels + other.kernels, self.comm + other.comm)
+
+    def times(self, n: int) -> "Pass":
+        return Pass(self.kernels * n, tuple(CommCall(c.op, c.size_bytes, c.count * n) for c in self.comm))
+
+    @property
+    def flops(self) -> float:
+        return sum(k.flops for k in self.kernels if not isinstance(k, MemOp))
+
+
+EMPTY = Pass((), ())
+
+
+@dataclass(frozen=True)
+class LayerWork:
+    """One block for one micro-batch: forward, backward (with any recomputation)."""
+
+    forward: Pass
+    backward: Pass
+    model_flops: float          # forward + backward FLOPs without recomputation (for MFU)
+
+
+def check_divisible(model: TransformerSpec, config: TrainConfig) -> None:
+    t = config.tp
+    if model.heads % t:
+        raise InputError(f"--tp must divide the number of attention heads ({model.heads})", field="--tp", value=t)
+    if model.ffn % t:
+        raise InputError(f"--tp must divide the feed-forward size ({model.ffn})", field="--tp", value=t)
+    if config.sequence_parallel and model.seq % t:
+        raise InputError(f"--sequence-parallel needs --tp to divide the sequence length ({model.seq})",
+                         field="--tp", value=t)
+
+
+def _tp_comm(config: TrainConfig, size: float, forward: bool) -> tuple[CommCall, ...]:
+    """Megatron's TP collectives of one block: two per direction (attention and MLP); with sequence
+    parallelism all-gathers before and reduce-scatters after, the backward re-gathering the inputs
+    for the weight gradients (Megatron keeps only the sequence shard)."""
+    if config.tp == 1:
+        return ()
+    if not config.sequence_parallel:
+        return (CommCall("all_reduce", size, 2),)
+    if forward:
+        return (CommCall("all_gather", size, 2), CommCall("reduce_scatter", size, 2))
+    return (CommCall("all_gather", size, 4), CommCall("reduce_scatter", size, 2))
+
+
+def block_work(model: TransformerSpec, config: TrainConfig) -> LayerWork:
+    """The work of one transformer block on one TP rank for one micro-batch."""
+    t, b, s, h = config.tp, config.micro_batch, model.seq, model.hidden
+    B = config.dtype_bytes
+    T = b * s
+    Tn = T // t if config.sequence_parallel else T          # tokens of the norms/dropouts/residuals
+    heads = model.heads // t
+    d = model.head_dim
+    up = model.ffn * (2 if model.gated_mlp else 1) // t
+    f = model.ffn // t
+    drop = 1 if model.bias else 0                          # GPT-style dropout masks (1 byte each)
+    norm = MemOp("norm", 2 * Tn * h * B)
+    residual = MemOp("dropout+residual", (3 * B + drop) * Tn * h)
+    qkv = Gemm("qkv", T, model.qkv_out // t, h)
+    proj = Gemm("proj", T, h, heads * d)
+    fc1 = Gemm("fc1", T, up, h)
+    fc2 = Gemm("fc2", T, h, f)
+    act = MemOp("activation", (up + f) * T * B)
+    if config.flash_attention:
+        core_f: tuple[Kernel, ...] = (FusedAttention("flash attention", 4.0 * b * heads * s * s * d / 2, d),)
+        core_b: tuple[Kernel, ...] = (FusedAttention("flash attention bwd", 2.5 * 4.0 * b * heads * s * s * d / 2, d),)
+    else:
+        scores = Gemm("scores", s, s, d, b * heads)
+        context = Gemm("context", s, d, s, b * heads)
+        sq = b * heads * s * s
+        softmax = MemOp("softmax+dropout", sq * (4 * B + drop))
+        core_f = (scores, softmax, context)
+        core_b = tuple(g for k in (context, scores) for g in k.grads()) + (MemOp("softmax+dropout bwd", sq * (5 * B + drop)),)
+    fwd_kernels = (norm, qkv) + core_f + (proj, residual, norm, fc1, act, fc2, residual)
+    fwd = Pass(fwd_kernels, _tp_comm(config, T * h * B, True))
+    grads = tuple(g for k in (fc2, fc1, proj, qkv) for g in k.grads())
+    mem_b = (MemOp("norm bwd", 2 * norm.size_bytes), MemOp("norm bwd", 2 * norm.size_bytes),
+             MemOp("residual bwd", 2 * residual.size_bytes), MemOp("residual bwd", 2 * residual.size_bytes),
+             MemOp("activation bwd", 1.5 * act.size_bytes))
+    bwd = Pass(grads + core_b + mem_b, _tp_comm(config, T * h * B, False))
+    if config.recompute is Recompute.FULL:
+        bwd = fwd + bwd
+    elif config.recompute is Recompute.SELECTIVE and not config.flash_attention:
+        bwd = Pass(core_f, ()) + bwd
+    model_flops = 3.0 * Pass(fwd_kernels, ()).flops
+    return LayerWork(fwd, bwd, model_flops)
+
+
+def embedding_work(model: TransformerSpec, config: TrainConfig) -> LayerWork:
+    """Token (and position) embedding lookup on the first stage; vocabulary-parallel over TP,
+    so the partial embeddings are all-reduced (reduce-scattered with sequence parallelism)."""
+    B = config.dtype_bytes
+    T = config.micro_batch * model.seq
+    lookup = MemOp("embedding", 3 * T * model.hidden * B)
+    comm: tuple[CommCall, ...] = ()
+    if config.tp > 1:
+        comm = (CommCall("reduce_scatter" if config.sequence_parallel else "all_reduce", T * model.hidden * B),)
+    return LayerWork(Pass((lookup,), comm), Pass((MemOp("embedding bwd", 2 * lookup.size_bytes),), ()), 0.0)
+
+
+def output_work(model: TransformerSpec, config: TrainConfig) -> LayerWork:
+    """Final norm, the vocabulary-parallel logits GEMM and cross-entropy (fp32) on the last stage."""
+    t, B = config.tp, config.dtype_bytes
+    T = config.micro_batch * model.seq
+    Tn = T // t if config.sequence_parallel else T
+    V = -(-model.vocab // t)
+    norm = MemOp("final norm", 2 * Tn * model.hidden * B)
+    logits = Gemm("logits", T, V, model.hidden)
+    xent = MemOp("cross-entropy", (B + 4 * 4) * T * V)
+    comm: tuple[CommCall, ...] = ()
+    if t > 1:
+        comm = ((CommCall("all_gather", T * model.hidden * B),) if config.sequence_parallel else ()) + \
+               (CommCall("all_reduce", T * 4, 3),)                # max, sum-exp, target logit
+    fwd = Pass((norm, logits, xent), comm)
+    bwd_comm = (CommCall("reduce_scatter" if config.sequence_parallel else "all_reduce", T * model.hidden * B),) \
+        if t > 1 else ()
+    bwd = Pass(logits.grads() + (MemOp("cross-entropy bwd", (4 + 2 * B) * T * V), MemOp("final norm bwd", 2 * norm.size_bytes)),
+               bwd_comm)
+    return LayerWork(fwd, bwd, 3.0 * logits.flops)

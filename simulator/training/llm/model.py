@@ -1,0 +1,215 @@
+"""Transformer model descriptions for LLM training: a zoo, a one-line spec, or a YAML/JSON file.
+
+A :class:`TransformerSpec` is the architecture only (no batch, no parallelism): hidden size,
+layers, attention heads (and key/value heads for grouped-query attention), sequence length,
+feed-forward size, vocabulary, and the block's flavour (GPT: biases, LayerNorm, GELU MLP, tied
+embeddings; LLaMA: no biases, RMSNorm, SwiGLU MLP with three matrices, untied output layer).
+
+Zoo sources (architecture tables of the papers / model cards):
+
+* ``gpt3-175b``: Brown et al. 2020, Table 2.1 (96 layers, d_model 12288, 96 heads), vocabulary
+  padded to 51200 as Megatron-LM does.
+* ``megatron-22b``, ``megatron-145b``, ``megatron-310b``, ``megatron-530b``, ``megatron-1t``:
+  Narayanan et al. 2021 Table 1 and Korthikanti et al. 2022 Table 3 (the Selene runs);
+  ``megatron-530b`` is MT-NLG (Smith et al. 2022).
+* ``llama-2-7b/13b/70b``: Touvron et al. 2023 (LLaMA 2) and the HuggingFace configs.
+* ``llama-3-8b/70b/405b``: Dubey et al. 2024 (The Llama 3 Herd of Models), Table 3.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+from simulator.core.errors import InputError
+
+
+@dataclass(frozen=True)
+class TransformerSpec:
+    """A decoder-only transformer. Sizes are counts (elements), not bytes."""
+
+    name: str
+    hidden: int
+    layers: int
+    heads: int
+    seq: int
+    ffn: int = 0              # 0: 4 * hidden
+    vocab: int = 51200
+    kv_heads: int = 0         # 0: heads (multi-head attention); fewer: grouped-query attention
+    gated_mlp: bool = False   # SwiGLU: three hidden x ffn matrices instead of two
+    bias: bool = True         # biases on the linear layers (GPT) or none (LLaMA)
+    tied_embeddings: bool = True
+
+    def __post_init__(self) -> None:
+        for f in ("hidden", "layers", "heads", "seq"):
+            v = getattr(self, f)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise InputError("must be a positive integer", field=f, value=v)
+        for f in ("ffn", "vocab", "kv_heads"):
+            v = getattr(self, f)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise InputError("must be a non-negative integer", field=f, value=v)
+        if self.hidden % self.heads:
+            raise InputError(f"hidden ({self.hidden}) must be a multiple of heads", field="heads",
+                             value=self.heads)
+        if self.ffn == 0:
+            object.__setattr__(self, "ffn", 4 * self.hidden)
+        if self.kv_heads == 0:
+            object.__setattr__(self, "kv_heads", self.heads)
+        if self.heads % self.kv_heads:
+            raise InputError(f"heads ({self.heads}) must be a multiple of kv_heads", field="kv_heads",
+                             value=self.kv_heads)
+
+    @property
+    def head_dim(self) -> int:
+        return self.hidden // self.heads
+
+    @property
+    def qkv_out(self) -> int:
+        """Output width of the fused QKV projection (queries plus keys and values)."""
+        return (self.heads + 2 * self.kv_heads) * self.head_dim
+
+    def layer_params(self) -> int:
+        """Parameters of one transformer block (weights, biases, two norms)."""
+        h, f = self.hidden, self.ffn
+        mlp_mats = 3 if self.gated_mlp else 2
+        weights = h * self.qkv_out + h * h + mlp_mats * h * f
+        biases = (self.qkv_out + h + (2 if self.gated_mlp else 1) * f + h) if self.bias else 0
+        norms = 2 * (2 * h if self.bias else h)          # LayerNorm weight+bias, RMSNorm weight
+        return weights + biases + norms
+
+    def embedding_params(self) -> int:
+        """Input embedding (tokens; GPT models also learned positions)."""
+        return self.vocab * self.hidden + (self.seq * self.hidden if self.bias else 0)
+
+    def output_params(self) -> int:
+        """Final norm plus the output projection when it is not tied to the input embedding."""
+        norm = 2 * self.hidden if self.bias else self.hidden
+        return norm + (0 if self.tied_embeddings else self.vocab * self.hidden)
+
+    def total_params(self) -> int:
+        return self.layers * self.layer_params() + self.embedding_params() + self.output_params()
+
+    def as_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def _gpt(name: str, hidden: int, layers: int, heads: int, seq: int = 2048) -> TransformerSpec:
+    return TransformerSpec(name, hidden, layers, heads, seq, vocab=51200)
+
+
+def _llama(name: str, hidden: int, layers: int, heads: int, kv: int, ffn: int, vocab: int,
+           seq: int) -> TransformerSpec:
+    return TransformerSpec(name, hidden, layers, heads, seq, ffn=ffn, vocab=vocab, kv_heads=kv,
+                           gated_mlp=True, bias=False, tied_embeddings=False)
+
+
+ZOO: dict[str, TransformerSpec] = {m.name: m for m in (
+    _gpt("gpt3-175b", 12288, 96, 96),
+    _gpt("megatron-22b", 6144, 48, 64),
+    _gpt("megatron-145b", 12288, 80, 96),
+    _gpt("megatron-310b", 16384, 96, 128),
+    _gpt("megatron-530b", 20480, 105, 128),
+    _gpt("megatron-1t", 25600, 128, 160),
+    _llama("llama-2-7b", 4096, 32, 32, 32, 11008, 32000, 4096),
+    _llama("llama-2-13b", 5120, 40, 40, 40, 13824, 32000, 4096),
+    _llama("llama-2-70b", 8192, 80, 64, 8, 28672, 32000, 4096),
+    _llama("llama-3-8b", 4096, 32, 32, 8, 14336, 128256, 8192),
+    _llama("llama-3-70b", 8192, 80, 64, 8, 28672, 128256, 8192),
+    _llama("llama-3-405b", 16384, 126, 128, 8, 53248, 128256, 8192),
+)}
+_ALIASES = {"gpt3": "gpt3-175b", "gpt-3": "gpt3-175b", "gpt-3-175b": "gpt3-175b", "turing-530b": "megatron-530b",
+            "mt-nlg-530b": "megatron-530b", "llama2-7b": "llama-2-7b", "llama2-13b": "llama-2-13b",
+            "llama2-70b": "llama-2-70b", "llama3-8b": "llama-3-8b", "llama3-70b": "llama-3-70b",
+            "llama3-405b": "llama-3-405b", "llama-3.1-405b": "llama-3-405b"}
+
+_SPEC_FIELDS = {"hidden": "hidden", "layers": "layers", "heads": "heads", "seq": "seq", "ffn": "ffn",
+                "vocab": "vocab", "kv_heads": "kv_heads", "gated_mlp": "gated_mlp", "bias": "bias",
+                "tied_embeddings": "tied_embeddings", "name": "name"}
+_BOOL = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+
+
+def model_names() -> list[str]:
+    return sorted(ZOO)
+
+
+def zoo_model(name: str) -> TransformerSpec:
+    key = name.strip().lower()
+    key = _ALIASES.get(key, key)
+    if key not in ZOO:
+        raise InputError(f"unknown model; zoo: {', '.join(model_names())} (or --model-spec, or a YAML file)",
+                         field="--model", value=name)
+    return ZOO[key]
+
+
+def _from_mapping(data: dict, source: str | None, field_prefix: str) -> TransformerSpec:
+    kwargs: dict = {}
+    for key, raw in data.items():
+        k = str(key).strip().replace("-", "_")
+        if k not in _SPEC_FIELDS:
+            raise InputError(f"unknown field (known: {', '.join(_SPEC_FIELDS)})", source=source,
+                             field=f"{field_prefix}{key}", value=raw)
+        if k == "name":
+            kwargs[k] = str(raw)
+        elif k in ("gated_mlp", "bias", "tied_embeddings"):
+            val = raw if isinstance(raw, bool) else _BOOL.get(str(raw).strip().lower())
+            if val is None:
+                raise InputError("expected true or false", source=source, field=f"{field_prefix}{key}", value=raw)
+            kwargs[k] = val
+        else:
+            try:
+                val = int(str(raw).strip()) if not isinstance(raw, bool) else None
+            except ValueError:
+                val = None
+            if val is None:
+                raise InputError("expected an integer", source=source, field=f"{field_prefix}{key}", value=raw)
+            kwargs[k] = val
+    missing = [f for f in ("hidden", "layers", "heads", "seq") if f not in kwargs]
+    if missing:
+        raise InputError(f"missing required field(s): {', '.join(missing)}", source=source,
+                         field=f"{field_prefix}{missing[0]}")
+    kwargs.setdefault("name", "custom")
+    try:
+        return TransformerSpec(**kwargs)
+    except InputError as e:
+        raise InputError(e.message, source=source, field=f"{field_prefix}{e.field}", value=e.value) from None
+
+
+def parse_model_spec(text: str) -> TransformerSpec:
+    """``"hidden=12288,layers=96,heads=96,seq=2048[,ffn=..,vocab=..,kv_heads=..]"``."""
+    data: dict = {}
+    for part in str(text).split(","):
+        if not part.strip():
+            continue
+        if "=" not in part:
+            raise InputError("expected key=value pairs separated by commas", field="--model-spec", value=part)
+        k, v = part.split("=", 1)
+        data[k.strip()] = v.strip()
+    return _from_mapping(data, None, "--model-spec: ")
+
+
+def load_model_file(path: str | Path) -> TransformerSpec:
+    """A YAML or JSON file with the :func:`parse_model_spec` fields (``name`` optional)."""
+    from simulator.core.inputs import read_structured
+    data = read_structured(path, what="model file")
+    if not isinstance(data, dict):
+        raise InputError("expected a mapping of model fields", source=str(path))
+    data = dict(data)
+    data.setdefault("name", Path(path).stem)
+    return _from_mapping(data, str(path), "")
+
+
+def resolve_model(model: str | None = None, spec: str | None = None) -> TransformerSpec:
+    """The CLI's model choice: exactly one of a zoo name / file (``--model``) and ``--model-spec``."""
+    if (model is None) == (spec is None):
+        raise InputError("give exactly one of --model and --model-spec", field="--model")
+    if spec is not None:
+        return parse_model_spec(spec)
+    p = Path(model)
+    if p.suffix.lower() in (".yaml", ".yml", ".json") or p.exists():
+        return load_model_file(p)
+    return zoo_model(model)
+
+
+def with_seq(spec: TransformerSpec, seq: int | None) -> TransformerSpec:
+    return spec if seq is None else replace(spec, seq=seq)

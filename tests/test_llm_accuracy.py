@@ -1,0 +1,38 @@
+"""Accuracy regression on the committed public LLM data (validation/data/public/llm/).
+
+The bounds sit just above today's figures in docs/accuracy.md section 7, so a change that makes
+the model worse fails here. A subset keeps it quick: the two smaller Selene models, one vTrain model
+size's 8-GPU runs (held out of the fit of the shipped a100-megatron set), all Selene memory points.
+"""
+
+import numpy as np
+import pytest
+
+from simulator.training.llm.compute import load_compute_params
+from validation.llm_compare import LLM_DATA, LlmPredictor, errors_pct, read_llm, spearman
+
+
+def test_selene_iteration_times_with_datasheet_compute():
+    _, runs, _ = read_llm(LLM_DATA / "megatron_selene_a100.jsonl")
+    small = [r for r in runs if r.config.gpus <= 64]
+    P = LlmPredictor()
+    e = errors_pct([P.iteration_s(r) for r in small], [r.iteration_s for r in small])
+    assert len(small) == 4 and np.median(e) < 8.0 and e.max() < 9.0
+
+
+def test_selene_memory_per_gpu():
+    _, _, mems = read_llm(LLM_DATA / "megatron_selene_a100.jsonl")
+    P = LlmPredictor()
+    for r in mems:
+        states, act = P.memory_GiB(r)
+        assert act == pytest.approx(r.activations_GiB, rel=1e-3)
+        assert (states + act) / (r.states_GiB + r.activations_GiB) == pytest.approx(1, abs=0.05)
+
+
+def test_vtrain_8gpu_held_out_runs_with_the_shipped_fit():
+    _, runs, _ = read_llm(LLM_DATA / "vtrain_single_a100.jsonl")
+    held = [r for r in runs if r.config.gpus == 8 and r.model.hidden == 2048 and r.model.layers == 12]
+    P = LlmPredictor(compute=load_compute_params("a100-megatron"))
+    pred, meas = [P.iteration_s(r) for r in held], [r.iteration_s for r in held]
+    assert len(held) == 90
+    assert np.median(errors_pct(pred, meas)) < 8.5 and spearman(pred, meas) > 0.95

@@ -1,0 +1,74 @@
+"""Pipeline schedules and their event-driven execution: the bubble comes out of the simulation."""
+
+import numpy as np
+import pytest
+import simpy
+
+from simulator.training.llm.flows import ComponentFlowNetwork
+from simulator.network.engine import FlowNetwork
+from simulator.training.llm.pipeline_engine import ChunkWork, Link, StageWork, simulate_pipeline
+from simulator.training.llm.schedule import schedule
+
+
+@pytest.mark.parametrize("p, m, v", [(1, 4, 1), (4, 8, 1), (4, 2, 1), (4, 8, 2), (2, 4, 3)])
+def test_every_pass_once_and_backward_after_forward(p, m, v):
+    for order in schedule(p, m, v):
+        seen = set()
+        for a in order:
+            key = (a.microbatch, a.chunk)
+            if a.forward:
+                assert key not in seen
+                seen.add(key)
+            else:
+                assert key in seen
+        assert sum(a.forward for a in order) == m * v == sum(not a.forward for a in order)
+
+
+def _stages(p, m, v, f, b):
+    chunk = ChunkWork(f / v, b / v, (), (), 0.0)
+    link = Link((), 0.0)
+    return [StageWork((chunk,) * v, order, link, link, (), 0.0, ()) for order in schedule(p, m, v)]
+
+
+def _net(env):
+    return ComponentFlowNetwork(env, np.ones(1))
+
+
+@pytest.mark.parametrize("p, m", [(1, 8), (4, 8), (4, 16), (8, 3)])
+def test_1f1b_takes_m_plus_p_minus_1_slots(p, m):
+    f, b = 1.0, 2.0
+    times, _ = simulate_pipeline(_net, _stages(p, m, 1, f, b), p)
+    assert max(t.end_s for t in times) == pytest.approx((m + p - 1) * (f + b))
+
+
+def test_interleaving_shrinks_the_bubble_by_v():
+    p, m, f, b = 4, 8, 1.0, 2.0
+    for v in (2, 4):
+        times, _ = simulate_pipeline(_net, _stages(p, m, v, f, b), p)
+        assert max(t.end_s for t in times) == pytest.approx(m * (f + b) + (p - 1) * (f + b) / v)
+
+
+def _transfers(net_cls, specs):
+    env = simpy.Environment()
+    net = net_cls(env, np.array([10.0, 10.0, 5.0, 20.0]))
+    done = {}
+
+    def go(i, routes, size, at):
+        yield env.timeout(at)
+        yield net.transfer_group(routes, size)
+        done[i] = env.now
+
+    for i, (routes, size, at) in enumerate(specs):
+        env.process(go(i, routes, size, at))
+    env.run()
+    return done
+
+
+def test_component_network_gives_the_engines_times():
+    specs = [(((0, 1),), 40.0, 0.0), (((1, 2),), 10.0, 0.5), (((3,),), 30.0, 0.2), (((0,), (3,)), 25.0, 1.0),
+             (((2,),), 5.0, 3.0)]
+    ref = _transfers(FlowNetwork, specs)
+    got = _transfers(ComponentFlowNetwork, specs)
+    assert got.keys() == ref.keys()
+    for k in ref:
+        assert got[k] == pytest.approx(ref[k])

@@ -1,0 +1,144 @@
+"""One LLM iteration on a topology, and the `gpunetsim train` command."""
+
+import json
+
+import pytest
+import topologies
+
+from gpunetsim.cli import main
+from simulator.core.errors import InputError
+from simulator.training.gpus import get_gpu
+from simulator.training.llm.config import TrainConfig
+from simulator.training.llm.iteration import simulate_train
+from simulator.training.llm.model import parse_model_spec
+from topologies.routing import Router
+
+SMALL = parse_model_spec("hidden=1024,layers=8,heads=16,seq=1024,vocab=32000")
+A100 = get_gpu("a100")
+
+
+@pytest.fixture(scope="module")
+def two_nodes():
+    return Router(topologies.build("dgx-a100", nodes=2))
+
+
+def _sim(router, **kw):
+    base = dict(tp=2, pp=2, dp=4, global_batch=32, micro_batch=2)
+    base.update(kw)
+    return simulate_train(router, SMALL, TrainConfig(**base), A100)
+
+
+def test_breakdown_adds_up(two_nodes):
+    r = _sim(two_nodes)
+    parts = r.compute_s + r.tp_comm_s + r.pp_comm_s + r.pp_bubble_s + r.dp_comm_exposed_s + r.optimizer_s
+    assert parts == pytest.approx(r.iteration_s)
+    assert r.tp_comm_s > 0 and r.pp_bubble_s > 0 and 0 < r.mfu <= r.hfu <= 1
+    assert _sim(two_nodes, recompute="full").hfu > _sim(two_nodes, recompute="full").mfu
+
+
+@pytest.mark.parametrize("kw", [dict(zero=1), dict(zero=2), dict(zero=3), dict(fsdp="full"), dict(fsdp="grad-op"),
+                                dict(fsdp="hybrid"), dict(schedule="interleaved", virtual_stages=2),
+                                dict(recompute="selective", sequence_parallel=True), dict(order="dp-tp-pp")])
+def test_every_option_runs_and_adds_up(two_nodes, kw):
+    r = _sim(two_nodes, **kw)
+    parts = r.compute_s + r.tp_comm_s + r.pp_comm_s + r.pp_bubble_s + r.dp_comm_exposed_s + r.optimizer_s
+    assert parts == pytest.approx(r.iteration_s) and r.iteration_s > 0
+
+
+def test_full_sharding_pays_for_gathers(two_nodes):
+    assert _sim(two_nodes, zero=3).dp_comm_exposed_s > 0
+    assert _sim(two_nodes, zero=3).memory.total < _sim(two_nodes, zero=1).memory.total
+
+
+def test_faster_nics_never_slow_data_parallel_down():
+    def it(bw):
+        G = topologies.build("dgx-a100", nodes=4, fabric=topologies.FabricSpec(nic_Bps=bw))
+        return simulate_train(G, SMALL, TrainConfig(8, 1, 4, 16, 1), A100).iteration_s
+    assert it(100e9) <= it(25e9) <= it(5e9)
+
+
+def test_interleaving_shortens_the_bubble(two_nodes):
+    plain = _sim(two_nodes, pp=4, dp=2, global_batch=32, micro_batch=1)
+    inter = _sim(two_nodes, pp=4, dp=2, global_batch=32, micro_batch=1, schedule="interleaved", virtual_stages=2)
+    assert inter.pp_bubble_s < plain.pp_bubble_s
+
+
+def test_same_inputs_same_outputs(two_nodes):
+    assert _sim(two_nodes).as_dict() == _sim(two_nodes).as_dict()
+
+
+@pytest.mark.parametrize("kw, field", [(dict(dp=2), "--dp"), (dict(tp=3, dp=1, global_batch=6, micro_batch=1), "--tp"),
+                                       (dict(global_batch=30), "--global-batch"), (dict(zero=3, fsdp="full"), "--fsdp")])
+def test_bad_configurations(two_nodes, kw, field):
+    with pytest.raises(InputError) as e:
+        _sim(two_nodes, **kw)
+    assert e.value.field == field
+
+
+CLI = ["train", "--topology", "dgx-a100", "--nodes", "2", "--model-spec", "hidden=1024,layers=8,heads=16,seq=1024",
+       "--tp", "8", "--pp", "2", "--global-batch", "8"]
+
+
+def test_cli_json(capsys):
+    assert main(CLI + ["--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    for k in ("iteration_s", "compute_s", "tp_comm_s", "pp_bubble_s", "dp_comm_exposed_s", "mfu", "tokens_per_s", "fits"):
+        assert k in d
+    assert set(d["memory_bytes"]) == {"params", "grads", "optimizer", "activations", "total"}
+    assert d["dp"] == 1
+
+
+def test_cli_trace_has_every_stage(tmp_path, capsys):
+    path = tmp_path / "t.json"
+    assert main(CLI + ["--trace", str(path)]) == 0
+    trace = json.loads(path.read_text())
+    names = {e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "process_name"}
+    threads = {e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "thread_name"}
+    assert len(names) == 2 and {"compute", "tp", "pp"} <= threads
+
+
+@pytest.mark.parametrize("extra, text", [(["--tp", "3"], "--tp"), (["--model", "gpt3-175b"], "--model"),
+                                         (["--dp", "3"], "--dp"), (["--dtype", "fp8"], "fp8")])
+def test_cli_errors_are_one_line(capsys, extra, text):
+    assert main(CLI + extra) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and text in err
+
+
+def test_ddp_warns_when_the_model_cannot_fit(capsys):
+    assert main(["ddp", "--topology", "dgx-a100", "--workload", "llama-7b"]) == 0
+    assert "cannot fit" in capsys.readouterr().err
+    assert main(["ddp", "--topology", "dgx-a100", "--workload", "gpt2"]) == 0
+    assert "cannot fit" not in capsys.readouterr().err
+
+
+def test_study_train_points(tmp_path):
+    from gpunetsim.study import evaluate, load_study
+    f = tmp_path / "s.yaml"
+    f.write_text("topology: dgx-a100\nnodes: [1, 2]\ntrain:\n  model: ['hidden=1024,layers=8,heads=16,seq=1024']\n"
+                 "  tp: 8\n  global_batch: 16\n  zero: [0, 1]\n")
+    study = load_study(f)
+    assert [p.kind for p in study.points] == ["train"] * 4
+    rows = [evaluate(p) for p in study.points]
+    assert [r["dp"] for r in rows] == [1, 2, 1, 2]
+    assert rows[1]["tokens_per_s"] > rows[0]["tokens_per_s"] and all(r["fits"] for r in rows)
+    assert rows[3]["memory_optimizer_bytes"] < rows[1]["memory_optimizer_bytes"]
+
+
+def test_study_train_bad_model_names_the_field(tmp_path):
+    from gpunetsim.study import load_study
+    f = tmp_path / "s.yaml"
+    f.write_text("train:\n  model: [gpt9]\n  global_batch: 8\n")
+    with pytest.raises(InputError) as e:
+        load_study(f)
+    assert "train.model[0]" in str(e.value)
+
+
+def test_study_report_draws_train_rows(tmp_path):
+    from gpunetsim.report import TRAIN_TITLES, build_report
+    from gpunetsim.study import evaluate, load_study
+    f = tmp_path / "s.yaml"
+    f.write_text("topology: dgx-a100\nnodes: [1, 2]\ntrain:\n  model: ['hidden=1024,layers=8,heads=16,seq=1024']\n"
+                 "  tp: 8\n  global_batch: 16\n")
+    html = build_report([evaluate(p) for p in load_study(f).points])
+    assert all(t in html for t in TRAIN_TITLES.values()) and html.count('class="plotly-graph-div"') == 2

@@ -31,11 +31,27 @@ FAILED = "failed.jsonl"
 CSV = "results.csv"
 REPORT = "report.html"
 
-_IDENTITY = tuple(f for f in point_fields() if f != "index")
+# A row's configuration columns, less those evaluation fills in (a default batch size becomes
+# the model's, the GPU the topology's): what matches a row of an earlier run to a point.
+_IDENTITY = tuple(f for f in point_fields() if f not in ("index", "batch_size", "gpu"))
 
 
 def _identity(columns: Row) -> tuple:
     return tuple(columns.get(k) for k in _IDENTITY)
+
+
+def _matching(points: Sequence[Point]):
+    """``row -> point`` for rows of an earlier run of these points (None when none matches)."""
+    by_identity: dict[tuple, list[Point]] = {}
+    for p in points:
+        by_identity.setdefault(_identity(p.columns()), []).append(p)
+
+    def match(row: Row) -> Point | None:
+        for p in by_identity.get(_identity(row), ()):
+            if p.batch_size is None or p.batch_size == row.get("batch_size"):
+                return p
+        return None
+    return match
 
 
 class StudyOutput:
@@ -55,10 +71,10 @@ class StudyOutput:
         """Clear the previous run's files (keeping its rows when ``resume``); the points still to run."""
         kept: dict[int, Row] = {}
         if resume:
-            by_identity = {_identity(p.columns()): p for p in points}
+            match = _matching(points)
             for _, row in read_jsonl(self.path(RESULTS), skip_bad=True, missing_ok=True):
-                p = by_identity.get(_identity(row))
-                if p is not None:
+                p = match(row)
+                if p is not None and p.index not in kept:
                     kept[p.index] = {**row, "index": p.index}
         for name in (REPORT, CSV, FAILED, RESULTS):
             remove_stale(self.path(name), field=name)

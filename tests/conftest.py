@@ -17,3 +17,24 @@ def line_topology(n: int, bw_Bps: float = 100e9, latency_s: float = 1e-6, kind: 
 @pytest.fixture
 def two_gpus():
     return line_topology(2)
+
+
+# ---------------------------------------------------------------- bad-input accounting (issue 12)
+_BAD_INPUTS: dict[str, int] = {}
+
+
+@pytest.fixture
+def bad_input():
+    """Count one bad input thrown at gpunetsim under ``kind`` (tests/test_bad_inputs.py); the
+    session summary prints the total. A test calls it only after checking the input was handled
+    cleanly (an InputError or one stderr line, exit 2), so the total counts clean handlings."""
+    def count(kind: str, n: int = 1) -> None:
+        _BAD_INPUTS[kind] = _BAD_INPUTS.get(kind, 0) + n
+    return count
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _BAD_INPUTS:
+        total = sum(_BAD_INPUTS.values())
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted(_BAD_INPUTS.items()))
+        terminalreporter.write_line(f"bad inputs thrown and handled cleanly: {total} ({kinds})")

@@ -347,7 +347,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    Path(a.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    from simulator.core.outputs import write_atomic
+    write_atomic(a.out, json.dumps(result, indent=1) + "\n", field="--out")
     log.info("%s: forward %.3f ms, backward %.3f ms, optimizer %.3f ms, %d params -> %s",
              result["name"], result["forward_s"] * 1e3, result["backward_s"] * 1e3,
              result["optimizer_s"] * 1e3, len(result["params"]), a.out)

@@ -131,11 +131,14 @@ def parse_yaml(text: str, source: str = "") -> Any:
     import yaml          # here, not at the top: runs that read no YAML file never import it
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)     # SafeLoader: PyYAML without libyaml
     try:
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        _check_nodes(node, source)
-        data = loader.construct_document(node)
+        if "&" in text:                  # anchors, hence maybe aliases: count before building
+            node = loader.get_single_node()
+            if node is None:
+                return None
+            _check_nodes(node, source)
+            data = loader.construct_document(node)
+        else:
+            data = loader.get_single_data()
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

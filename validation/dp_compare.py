@@ -18,7 +18,6 @@ iterations, so that a model left out is still a prediction (leave-one-model-out)
 
 from __future__ import annotations
 
-import json
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ import numpy as np
 
 from simulator.collectives.params import Parameters
 from simulator.core.errors import InputError
+from simulator.core.inputs import read_jsonl
 from simulator.training.workload import Workload, workload_from_dict
 
 TIMED = ("forward_s", "backward_s", "optimizer_s", "forward_host_s", "backward_host_s", "optimizer_host_s")
@@ -74,19 +74,7 @@ class DPModelData:
 
 
 def _records(paths: Iterable[str | Path]) -> list[dict]:
-    out = []
-    for path in paths:
-        try:
-            lines = Path(path).read_text(encoding="utf-8").splitlines()
-        except OSError as e:
-            raise InputError(f"cannot read records: {e.strerror}", source=str(path)) from None
-        for n, line in enumerate(lines, 1):
-            if line.strip():
-                try:
-                    out.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    raise InputError(f"invalid JSON: {e.msg}", source=f"{path}:{n}") from None
-    return out
+    return [r for path in paths for _, r in read_jsonl(path)]
 
 
 def read_dp(paths: Iterable[str | Path]) -> list[DPModelData]:

@@ -18,7 +18,6 @@ tensors (the other parameters held at the CPU fit), so that "calibrate on 2 proc
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from dataclasses import dataclass
@@ -28,7 +27,10 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from simulator.collectives.params import Parameters, save_calibration
+from simulator.core import limits
 from simulator.core.errors import InputError
+from simulator.core.inputs import read_jsonl
+from validation.fields import Fields
 
 CPU_KEYS = ("gloo.call_overhead_s", "gloo.step_latency_s.loopback", "gloo.loopback_Bps", "gloo.reduce_Bps")
 CUDA_KEYS = ("gloo.staging_efficiency", "gloo.staging_overhead_s")
@@ -58,21 +60,13 @@ def read_points(paths: Iterable[str | Path], backend: str = "gloo") -> list[Host
     """The measured points of ``backend`` in the JSONL files, one per (op, world, tensors, size)."""
     per: dict[tuple[str, int, str, int], list[float]] = {}
     for path in paths:
-        try:
-            lines = Path(path).read_text(encoding="utf-8").splitlines()
-        except OSError as e:
-            raise InputError(f"cannot read measurements: {e.strerror}", source=str(path)) from None
-        for n, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                r = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(f"invalid JSON: {e.msg}", source=f"{path}:{n}") from None
+        for n, r in read_jsonl(path):
             if r.get("kind") != "coll" or r.get("backend") != backend:
                 continue
-            key = (str(r["op"]), int(r["world"]), str(r.get("device", "cpu")), int(r["bytes"]))
-            per.setdefault(key, []).append(float(r["time_s"]))
+            f = Fields(r, str(path), f"line {n}", "coll")
+            key = (f.text("op"), f.whole("world", low=1, high=limits.GPUS.value), f.text("device", "cpu"),
+                   f.whole("bytes", high=limits.MAX_SIZE_BYTES))
+            per.setdefault(key, []).append(float(f.number("time_s", positive=True)))  # type: ignore[arg-type]
     return [HostPoint(op, w, t, b, statistics.median(v), tuple(v)) for (op, w, t, b), v in sorted(per.items())]
 
 

@@ -179,7 +179,6 @@ CLI_ERRORS = [
     "collective --topology pcie-gen4 --gpus 100000", "collective --topology pcie-gen4 --gpus 16",
     "collective --topology dgx-h100 --gpus 9", "collective --topology dgx-h100 --gpus 0",
     "collective -f 1.0000001", "collective -f 1.0001 -b 1 -e 1G",
-    "collective --nodes 2 --hosts-per-leaf 1000000000",
     "ddp --workload resnet50 --accumulation-steps 1000000000",
     "ddp --workload resnet50 --accumulation-steps 0",
     "ddp --workload resnet50 --batch-size 100000000000", "ddp --workload resnet50 --batch-size 0",

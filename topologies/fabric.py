@@ -70,7 +70,6 @@ class FabricSpec:
                            high=limits.MAX_OVERSUBSCRIPTION)
         if self.hosts_per_leaf < 1:
             raise InputError("hosts_per_leaf must be >= 1", field="hosts_per_leaf", value=self.hosts_per_leaf)
-        limits.GPUS.check(self.hosts_per_leaf, field="hosts_per_leaf", value=self.hosts_per_leaf)
 
 
 def cluster(preset: str, nodes: int = 1, *, gpus: int | None = None, p2p: bool | None = None,

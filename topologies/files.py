@@ -49,6 +49,8 @@ def _build(data: object, src: str) -> nx.Graph:
     for key in ("nodes", "links"):
         if not isinstance(data.get(key), list) or not data[key]:
             raise InputError("must be a non-empty list", source=src, field=key, value=data.get(key))
+    limits.GPUS.check(sum(1 for n in data["nodes"] if not isinstance(n, dict) or n.get("kind", "gpu") == "gpu"),
+                      source=src, field="nodes")
     G = nx.Graph()
     local_count: dict[tuple[int, str], int] = {}
     for i, n in enumerate(data["nodes"]):
@@ -102,7 +104,6 @@ def _build(data: object, src: str) -> nx.Graph:
     if isinstance(cc, bool) or not isinstance(cc, int) or not 10 <= cc <= 999:
         raise InputError("compute_capability is a whole number such as 90 (for 9.0)", source=src,
                          field="compute_capability", value=cc)
-    limits.GPUS.check(sum(1 for _, d in G.nodes(data=True) if d["kind"] == "gpu"), source=src, field="nodes")
     G.graph.update(name=str(data.get("name", Path(src).stem)), gpu_model=str(data.get("gpu_model", "GPU")),
                    p2p=p2p, compute_capability=cc, hosts=len(hosts),
                    gpus_per_host=per_host, datasheets="user topology file " + src)

@@ -17,6 +17,7 @@ run's; with ``--resume`` the previous ``results.jsonl`` is read first and the po
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import IO, Sequence
@@ -36,13 +37,14 @@ REPORT = "report.html"
 _IDENTITY = tuple(f for f in point_fields() if f not in ("index", "batch_size", "gpu"))
 
 
-def _identity(columns: Row) -> tuple:
-    return tuple(columns.get(k) for k in _IDENTITY)
+def _identity(columns: Row) -> str:
+    """The identity columns as one JSON text (hashable; tuples and lists alike, as after a round trip)."""
+    return json.dumps([columns.get(k) for k in _IDENTITY], sort_keys=True, default=str)
 
 
 def _matching(points: Sequence[Point]):
     """``row -> point`` for rows of an earlier run of these points (None when none matches)."""
-    by_identity: dict[tuple, list[Point]] = {}
+    by_identity: dict[str, list[Point]] = {}
     for p in points:
         by_identity.setdefault(_identity(p.columns()), []).append(p)
 
@@ -87,9 +89,12 @@ class StudyOutput:
     def add(self, outcome: PointOutcome, point: Point) -> None:
         """Record one finished point at once (flushed to disk)."""
         if outcome.row is not None:
-            self.rows[outcome.index] = outcome.row
+            line = jsonl_line(outcome.row)
+            # the row as results.jsonl holds it (tuples become lists), so that a resumed run's
+            # CSV and report are byte-for-byte those of a run without interruption
+            self.rows[outcome.index] = json.loads(line)
             assert self._results is not None
-            self._results.write(jsonl_line(outcome.row))
+            self._results.write(line)
             self._results.flush()
             return
         label = describe(point)

@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["CollectiveResult", "IterationResult", "StudyResult", "cluster", "collective", "ddp", "goodput", "run_study",
-           "topology"]
+__all__ = ["CollectiveResult", "DataParallelResult", "IterationResult", "StudyResult", "cluster", "collective", "ddp",
+           "dataparallel", "goodput", "run_study", "topology"]
 
 
 def __getattr__(name: str) -> Any:

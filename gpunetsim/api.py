@@ -27,10 +27,11 @@ from simulator.core.errors import InputError
 from simulator.core.units import parse_size
 from simulator.network.closed_form import CostModel
 from simulator.network.run import CollectiveResult, run_collective
+from simulator.training.dataparallel import DataParallelResult, simulate_dataparallel
 from simulator.training.ddp import DDPConfig, IterationResult, simulate_iteration
 
-__all__ = ["CollectiveResult", "IterationResult", "StudyResult", "cluster", "collective", "ddp", "goodput", "run_study",
-           "topology"]
+__all__ = ["CollectiveResult", "DataParallelResult", "IterationResult", "StudyResult", "cluster", "collective", "ddp",
+           "dataparallel", "goodput", "run_study", "topology"]
 
 
 def topology(topology: str = "dgx-h100", *, nodes: int = 1, gpus: int | None = None, no_p2p: bool = False,
@@ -74,20 +75,43 @@ def collective(topology: str = "dgx-h100", op: str = "all_reduce", size_bytes: i
 def ddp(topology: str = "dgx-h100", workload: str = "resnet50", *, gpu: str | None = None,
         batch_size: int | None = None, bucket_cap_mb: float = 25.0, first_bucket_mb: float | None = 1.0,
         compression: str | None = None, gradient_as_bucket_view: bool = False, accumulation_steps: int = 1,
-        engine: str = "des", calibration: str | Parameters | None = None,
+        engine: str = "des", calibration: str | Parameters | None = None, backend: str = "nccl",
         **topology_options: Any) -> IterationResult:
     """One PyTorch DDP iteration, as ``gpunetsim ddp`` prints it; ``workload`` is a zoo name or a
-    workload file; ``result.as_dict()`` has the fields of ``gpunetsim ddp --json``.
+    workload file; ``result.as_dict()`` has the fields of ``gpunetsim ddp --json``. ``backend``
+    ``"gloo"`` times the buckets' all-reduces as Gloo on CUDA tensors (closed form).
 
     >>> r = gpunetsim.ddp(topology="dgx-h100", nodes=4, workload="gpt2", bucket_cap_mb=50)
     >>> r.gpus, len(r.buckets) > 1, r.iteration_s > r.forward_s + r.backward_s
     (32, True, True)
+    >>> gpunetsim.ddp(topology="hgx-h200", gpus=4, backend="gloo").buckets[0].proto
+    'tcp'
+    """
+    from gpunetsim.ddp_cli import load_any_workload
+    model = _model(calibration, dict(topology=topology, **topology_options))
+    if backend != "nccl":
+        from simulator.network.host_collectives import collective_model
+        model = collective_model(model.router, model.params, backend, "cuda")
+    w = load_any_workload(workload, gpu, model.router.info.gpu_model, batch_size)
+    config = DDPConfig(bucket_cap_mb, first_bucket_mb, compression, gradient_as_bucket_view, accumulation_steps)
+    return simulate_iteration(model, w, config, engine)
+
+
+def dataparallel(topology: str = "dgx-h100", workload: str = "resnet50", *, gpu: str | None = None,
+                 batch_size: int | None = None, calibration: str | Parameters | None = None,
+                 **topology_options: Any) -> DataParallelResult:
+    """One ``torch.nn.DataParallel`` iteration on one server, as ``gpunetsim ddp --strategy
+    dataparallel`` prints it (phases on GPU 0 and on the host).
+
+    >>> r = gpunetsim.dataparallel(topology="hgx-h200", gpus=4, workload="resnet50",
+    ...                            calibration="h200-dataparallel")
+    >>> r.gpus, r.limit.startswith("host-bound"), r.iteration_s > r.single_gpu_iteration_s
+    (4, True, True)
     """
     from gpunetsim.ddp_cli import load_any_workload
     model = _model(calibration, dict(topology=topology, **topology_options))
     w = load_any_workload(workload, gpu, model.router.info.gpu_model, batch_size)
-    config = DDPConfig(bucket_cap_mb, first_bucket_mb, compression, gradient_as_bucket_view, accumulation_steps)
-    return simulate_iteration(model, w, config, engine)
+    return simulate_dataparallel(model, w)
 
 
 @dataclass(frozen=True)

@@ -54,12 +54,13 @@ class DPModelData:
 
     def implied_contention(self, gpus: int) -> tuple[float, float]:
         """``dp.thread_contention`` that this model's measured ``parallel_apply`` host time implies,
-        under the law used (extra per thread / (launch + GPU forward)) and under a law in launch
-        time alone (extra per thread / launch)."""
+        under the law used (extra per doubling of the threads / (launch + GPU forward)) and under a
+        law in launch time alone (extra per doubling / launch)."""
+        import math
         f = self.profile
         ex = dict(f.extras)
         host = float(ex.get("forward_host_s", 0.0))
-        extra = (self.phases_host[gpus]["parallel_apply"] - host) / (gpus - 1)
+        extra = (self.phases_host[gpus]["parallel_apply"] - host) / math.log2(gpus)
         return extra / (host + f.forward_s), extra / host if host > 0 else float("nan")
 
     def dp_median(self, gpus: int) -> float:
@@ -84,7 +85,10 @@ def read_dp(paths: Iterable[str | Path]) -> list[DPModelData]:
     out = []
     for m in models:
         profs = [r for r in recs if r.get("kind") == "dp_profile" and r["model"] == m]
-        base = dict(profs[0]["profile"])
+        # Ready times and byte counts from the launch with the median backward (its ready times
+        # then sit inside the median backward); timed fields are medians over launches.
+        by_bwd = sorted(profs, key=lambda r: float(r["profile"]["backward_s"]))
+        base = dict(by_bwd[(len(by_bwd) - 1) // 2]["profile"])
         for k in TIMED:
             vals = [float(r["profile"][k]) for r in profs if k in r["profile"]]
             if vals:
@@ -122,7 +126,8 @@ def topology_for(gpu: str) -> str:
 def _model(data: DPModelData, gpus: int, params: Parameters):
     import topologies
     from simulator.network.closed_form import CostModel
-    return CostModel(topologies.build(topology_for(data.gpu), gpus_per_node=gpus), params)
+    # The runs keep NVLink SHARP off (NCCL_NVLS_ENABLE=0, as every campaign launch).
+    return CostModel(topologies.build(topology_for(data.gpu), gpus_per_node=gpus, nvls=False), params)
 
 
 def predict_dp(data: DPModelData, gpus: int, params: Parameters):

@@ -37,10 +37,10 @@ Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless 
   ``dp.copy_latency_s`` 10 us (launching peer copies); ``dp.replicate_s_per_module`` 8 us and
   ``dp.replicate_s_per_tensor`` 3 us per replica (``replicate`` copies each module's
   ``__dict__`` in Python and wires each parameter and buffer: a few microseconds of interpreter
-  work each); ``dp.thread_contention`` 1.0 (extra host time of the forward per additional
-  ``parallel_apply`` thread, as a multiple of one replica's launch plus GPU forward time: 1 means
-  the threads run their forwards one after the other, synchronously, behind Python's GIL;
-  measured DataParallel runs show about 4, see docs/accuracy.md); ``dp.thread_s`` 50 us (starting and joining one ``parallel_apply`` thread);
+  work each); ``dp.thread_contention`` 1.0 (extra host time of the forward per doubling of the
+  ``parallel_apply`` threads, as a multiple of one replica's launch plus GPU forward time: 1 means
+  two threads run their forwards one after the other, synchronously, behind Python's GIL;
+  measured DataParallel runs show 4 to 7 depending on the host, see docs/accuracy.md); ``dp.thread_s`` 50 us (starting and joining one ``parallel_apply`` thread);
   ``dp.chunk_host_s`` 20 us (Python bookkeeping of one coalesced chunk); ``dp.launch_s_per_tensor``
   40 us (host time to launch a forward or a backward, per parameter tensor, when the workload
   gives no measured host times: the DataParallel runner's single-GPU profiles on an H200 host

@@ -13,11 +13,11 @@ one server; per iteration, with a per-GPU batch B on n GPUs (global batch n B on
    per tensor per replica: ``dp.replicate_s_per_module``, ``dp.replicate_s_per_tensor``).
 3. **parallel_apply**: one Python thread per GPU runs its replica's forward. The threads
    contend for the GIL (every op releases and retakes it), so the replicas' forwards take
-   ``forward_host_s + (n-1) * dp.thread_contention * (forward_host_s + forward_s)`` on the host:
-   each additional thread adds a multiple of one replica's launch *and* GPU time (a thread
-   waiting for the GIL waits, in effect, for the other's forward to progress; 1 would be the
-   threads running one after the other, synchronously; measured runs show about 4, see
-   docs/accuracy.md). Starting and joining the threads costs ``dp.thread_s`` each.
+   ``forward_host_s + log2(n) * dp.thread_contention * (forward_host_s + forward_s)`` on the host:
+   every doubling of the threads adds a multiple of one replica's launch *and* GPU time (a
+   thread waiting for the GIL waits, in effect, for the others' forwards to progress; measured
+   on H200 servers: 4 to 7 depending on the host, see docs/accuracy.md). Starting and joining
+   the threads costs ``dp.thread_s`` each.
 4. **gather**: the outputs are copied to GPU 0 (peer copies into GPU 0 at once); the loss is
    computed there.
 5. **backward** on every GPU (``backward_s``, the autograd engine's per-device threads launch in
@@ -51,6 +51,7 @@ Single server only: DataParallel is one process.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Sequence
 
@@ -201,7 +202,7 @@ def simulate_dataparallel(model: CostModel, workload: Workload) -> DataParallelR
     grad_chunks = chunk_sizes(f.tensor_bytes[:f.param_tensors])
     tensors = len(f.tensor_bytes)
     replicate_host = n * (f.modules * p["dp.replicate_s_per_module"] + tensors * p["dp.replicate_s_per_tensor"])
-    launch_n = f.forward_host_s + (n - 1) * p["dp.thread_contention"] * (f.forward_host_s + fwd)
+    launch_n = f.forward_host_s + math.log2(n) * p["dp.thread_contention"] * (f.forward_host_s + fwd)
     in_b, out_b, grad_b = (bs * x for x in (f.input_bytes_per_sample, f.output_bytes_per_sample,
                                             f.output_grad_bytes_per_sample))
     phases = (

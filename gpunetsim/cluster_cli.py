@@ -110,7 +110,8 @@ def format_cluster(sc, r, runs=()) -> str:
     if any(g is not None for g in runs):
         from simulator.core.units import format_duration as dur
         lines.append("")
-        lines.append(f"failures over {dur(sc.run_s)} of training (checkpoint every interval; effective = shared / goodput):")
+        lines.append(f"failures over {dur(sc.run_s)} of training "
+                     "(checkpoint every interval; effective = shared / goodput):")
         lines.append(f"{'job':<12} {'MTBF':>10} {'interval':>10} {'goodput':>8} {'failures':>9} {'effective(ms)':>13}")
         for j, g in zip(r.jobs, runs):
             lines.append(f"{j.name:<12} {dur(g.mtbf_s):>10} {dur(g.interval_s):>10} {g.goodput * 100:>7.2f}% "

@@ -322,3 +322,17 @@ def test_staggered_jobs_do_not_contend():
     lockstep = simulate_cluster(G, [jobs[0], CollectiveJob("b", size_bytes=GiB, algo="ring", compute_s=0.02)],
                                 hosts, iterations=3)
     assert lockstep.jobs[1].slowdown > 1.3
+
+
+@settings(max_examples=25, deadline=None)
+@given(policy=st.sampled_from(["packed", "spread", "random"]), seed=st.integers(0, 1000),
+       sizes=st.lists(st.integers(1, 4), min_size=1, max_size=4))
+def test_placement_gives_each_job_its_own_servers(policy, seed, sizes):
+    G = spine_cluster(nodes=16, hosts_per_leaf=4)
+    if sum(sizes) > 16:
+        return
+    out = place(G, sizes, policy, seed)
+    assert [len(h) for h in out] == sizes
+    flat = [h for hs in out for h in hs]
+    assert len(set(flat)) == len(flat) and set(flat) <= set(range(16))
+    assert out == place(G, sizes, policy, seed)

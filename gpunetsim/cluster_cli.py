@@ -147,6 +147,12 @@ def _stragglers(args: argparse.Namespace) -> int:
         raise InputError("every rank count must be at least 1", field="--ranks", value=args.ranks)
     if args.samples < 2:
         raise InputError("must be at least 2", field="--samples", value=args.samples)
+    from simulator.core import limits
+    limits.GPUS.check(max(ranks), field="--ranks", value=args.ranks)
+    if args.samples * max(ranks) > 10**8:           # Monte Carlo draws held in memory
+        raise InputError("--samples x the largest --ranks must be at most 100,000,000", field="--samples",
+                         value=args.samples)
+    limits.check_range(args.slow_factor, field="--slow-factor", low=0.0, high=1e6, low_open=True)
     if args.slow_gpus < 0 or args.slow_gpus > min(ranks):
         raise InputError(f"must be between 0 and the smallest rank count ({min(ranks)})", field="--slow-gpus",
                          value=args.slow_gpus)

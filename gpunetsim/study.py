@@ -262,9 +262,9 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
 
     network = (topos, spec.gpus, spec.fabric, spec.transport, spec.nic_bw, spec.nics, spec.oversubscription,
                spec.hosts_per_leaf, spec.algo, spec.engine, spec.nodes)
-    count = math.prod(map(len, (models, spec.batch_size, spec.bucket_cap_mb, *network)))
+    count = math.prod(map(len, (models, spec.batch_size, spec.strategy, spec.backend, spec.bucket_cap_mb, *network)))
     if spec.collectives is not None:
-        count += math.prod(map(len, network)) * len(sizes)
+        count += math.prod(map(len, network)) * len(spec.backend) * len(sizes)
     settings = train_settings(spec.train) if spec.train is not None else []
     count += math.prod(map(len, network)) * len(settings)
     limits.POINTS.check(count, source=source, field="points")

@@ -69,6 +69,9 @@ def _train(args: argparse.Namespace) -> int:
     from simulator.training.llm.iteration import simulate_train
     from simulator.training.llm.model import resolve_model, with_seq
     from topologies.routing import Router
+    if args.trace:
+        from simulator.core.outputs import check_writable
+        check_writable(args.trace, "--trace")
     model = with_seq(resolve_model(args.model, args.model_spec), args.seq)
     G = topology_from_args(args)
     router = Router(G)

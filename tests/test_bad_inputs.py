@@ -274,6 +274,15 @@ CLI_ERRORS = [
     "calibrate --measurements " + COLL2 + " --out {d}/c.json --keys ddp.compute_slowdown",
     "calibrate --measurements " + COLL2 + " --out {d}/c.json --gpus 4",
     "compare --measurements " + COLL2 + " --topology warp --html ''",
+    # the other commands
+    "train --model llama-2-7b --global-batch 1000000000000", "train --model llama-2-7b --global-batch 8 --tp 3",
+    "train --model llama-2-7b --global-batch 8 --micro-batch 0", "train --model llama-2-7b --global-batch 8 --nodes 1000000",
+    "train --model llama-2-7b --global-batch 8 --trace {d}/nofolder/t.json", "train --model-spec {d}/bomb.yaml --global-batch 8",
+    "stragglers --ranks 1000000000", "stragglers --ranks 8 --samples 1000000000000", "stragglers --ranks 8 --cv nan",
+    "stragglers --ranks 8 --slow-factor 1e308 --slow-gpus 1", "stragglers --ranks 8 --slow-factor nan --slow-gpus 1",
+    "goodput --gpus 8 --mtbf-gpu '1e308 s'", "goodput --gpus 8 --checkpoint nan", "goodput --gpus 8 --mtbf-gpu '0 s'",
+    "cluster {d}/bomb.yaml", "cluster {d}/deep.json", "cluster {d}/adir.yaml", "cluster {d}/missing.yaml",
+    "cluster {d}/notutf8.yaml",
     # flags argparse refuses
     "collective --gpus x", "collective --nodes 1.5", "collective --op warp", "collective --engine quantum",
     "collective --algo psychic", "collective --no-such-flag", "ddp", "ddp --workload resnet50 --batch-size x",

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from simulator.core.errors import InputError
+from simulator.core.limits import ACCUMULATION_STEPS
 
 
 class Recompute(str, Enum):
@@ -69,6 +70,8 @@ class TrainConfig:
         if self.global_batch % (self.micro_batch * self.dp):
             raise InputError(f"--global-batch must be a multiple of --micro-batch x --dp "
                              f"({self.micro_batch} x {self.dp})", field="--global-batch", value=self.global_batch)
+        ACCUMULATION_STEPS.check(self.global_batch // (self.micro_batch * self.dp), field="--global-batch",
+                                 value=self.global_batch)      # micro-batches per step (pipeline schedule length)
         if self.zero not in (0, 1, 2, 3):
             raise InputError("expected 0, 1, 2 or 3", field="--zero", value=self.zero)
         if self.fsdp is not None and self.fsdp not in FSDP_STRATEGIES:

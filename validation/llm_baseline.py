@@ -20,7 +20,7 @@ import sys
 from typing import Sequence
 
 from simulator.core.errors import InputError
-from validation.llm_records import (LayerProfile, LlmRun, compare_runs, error_summary,
+from validation.llm_records import (LayerProfile, LlmRun, compare_runs, error_table,
                                     read_llm_records)
 
 
@@ -52,15 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"{'configuration':<78} {'n':>2} {'measured ms':>11} {'range ms':>15} "
-          f"{'compute ms':>10} {'error':>7}")
-    for e in errors:
-        print(f"{e.point[:78]:<78} {e.launches:>2} {e.measured_s * 1e3:>11.2f} "
-              f"{e.low_s * 1e3:>7.2f}-{e.high_s * 1e3:<7.2f} {e.predicted_s * 1e3:>10.2f} "
-              f"{e.error_pct:>+6.1f}%")
-    for name, s in error_summary(errors).items():
-        print(f"{name}: n={s['n']:.0f} median |error| {s['median_abs_pct']:.1f}%, "
-              f"p90 {s['p90_abs_pct']:.1f}%, Spearman {s['spearman']:.2f}")
+    print("\n".join(error_table(errors, "compute ms")))
     if records.failures:
         print(f"{len(records.failures)} failed launches recorded (kind llm_failed)")
     return 0

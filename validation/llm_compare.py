@@ -22,6 +22,7 @@ from simulator.training.llm.config import TrainConfig
 from simulator.training.llm.memory import memory_per_gpu
 from simulator.training.llm.model import TransformerSpec
 from topologies.routing import Router
+from validation.llm_records import spearman  # noqa: F401 - one rank correlation for all LLM data
 
 LLM_DATA = Path(__file__).resolve().parent / "data" / "public" / "llm"
 _GiB = 2**30
@@ -108,10 +109,3 @@ class LlmPredictor:
 def errors_pct(pred: list[float], meas: list[float]) -> np.ndarray:
     return np.abs(np.asarray(pred) / np.asarray(meas) - 1) * 100
 
-
-def spearman(a: list[float], b: list[float]) -> float:
-    """Spearman rank correlation (average ranks for ties)."""
-    from scipy.stats import spearmanr
-    if len(a) < 3:
-        return float("nan")
-    return float(spearmanr(a, b).statistic)

@@ -334,3 +334,18 @@ def error_summary(errors: Sequence[RunError]) -> dict[str, dict[str, float]]:
                      "spearman": spearman([e.predicted_s for e in sel],
                                           [e.measured_s for e in sel])}
     return out
+
+
+def error_table(errors: Sequence[RunError], predicted: str = "predicted") -> list[str]:
+    """Printable lines: one per configuration (median and range over launches in ms, the
+    prediction, the signed error), then the :func:`error_summary` per runner."""
+    lines = [f"{'configuration':<70} {'n':>2} {'measured ms':>11} {'range ms':>15} "
+             f"{predicted:>10} {'error':>7}"]
+    for e in errors:
+        lines.append(f"{e.point[:70]:<70} {e.launches:>2} {e.measured_s * 1e3:>11.2f} "
+                     f"{e.low_s * 1e3:>7.2f}-{e.high_s * 1e3:<7.2f} {e.predicted_s * 1e3:>10.2f} "
+                     f"{e.error_pct:>+6.1f}%")
+    for name, s in error_summary(errors).items():
+        lines.append(f"{name}: n={s['n']:.0f} median |error| {s['median_abs_pct']:.1f}%, "
+                     f"p90 {s['p90_abs_pct']:.1f}%, Spearman {s['spearman']:.2f}")
+    return lines

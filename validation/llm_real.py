@@ -1,0 +1,243 @@
+"""Predict the LLM runners' real FSDP / TP / PP iterations with ``gpunetsim train``'s simulator,
+its compute calibrated on the same campaign's single-GPU profiles.
+
+::
+
+    python -m validation.llm_real validation/data/h200x2_2026-11-26c/llm_world2.jsonl \\
+        [--calibration h200-nvlink-2gpu]
+
+Steps:
+
+1. Compute: the compute model's parameters (:data:`FIT_KEYS` of
+   ``simulator.training.llm.compute.ComputeParams``) are fitted by least squares on log time
+   ratios to the *compute-only* measurements of the file: each spec's whole-model iteration on
+   one GPU (``llm_profile`` ``model_median_s``, simulated on a one-GPU server) and each TP
+   configuration's loop with the collectives stubbed (``llm_tp`` ``nocomm_median_s``: ``layers``
+   sharded blocks, forward and backward). The optimizer is not timed by the runners, so
+   ``optimizer_bytes_per_param`` is 0.
+2. Network: the collective calibration given (default: the shipped ``h200-nvlink-2gpu``).
+3. Each multi-GPU configuration (median over its launches) is simulated with
+   ``simulate_train`` on one server of the records' GPU with ``world`` GPUs; none of them is
+   fitted. FSDP's ``hybrid_shard`` with ``replicate = world`` keeps whole copies, so it is
+   predicted as DDP; with ``replicate = 1`` as ``--fsdp hybrid`` (which shards within the
+   server); other ``replicate`` values (shard groups smaller than the server) are listed as not
+   modelled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+import numpy as np
+
+from simulator.core.errors import InputError
+from validation.llm_records import (LayerProfile, LlmRecords, LlmRun, compare_runs,
+                                    error_table, group_runs, read_llm_records,
+                                    transformer_fields)
+
+FIT_KEYS = ("gemm_efficiency", "gemm_half_dim", "mem_efficiency", "kernel_overhead_s",
+            "host_block_s")
+_SCALE = np.array([1.0, 100.0, 1.0, 1e-5, 1e-3])
+_LO = np.array([0.1, 0.0, 0.1, 0.0, 0.0])
+_HI = np.array([1.0, 2000.0, 1.0, 1e-3, 0.02])
+PRESET_FOR_GPU = (("h200", "hgx-h200"), ("h100", "dgx-h100"), ("a100", "dgx-a100"),
+                  ("b200", "hgx-b200"))
+FSDP_NAMES = {"full_shard": "full", "shard_grad_op": "grad-op", "hybrid_shard": "hybrid"}
+
+
+def preset_for(gpu_name: str | None) -> tuple[str, str]:
+    """(topology preset, GPU catalog name) for a record's ``gpu`` (e.g. ``NVIDIA H200``)."""
+    text = (gpu_name or "").lower()
+    for key, preset in PRESET_FOR_GPU:
+        if key in text:
+            return preset, key
+    raise InputError("no server preset for this GPU", field="gpu", value=gpu_name)
+
+
+@dataclass(frozen=True)
+class ComputeTarget:
+    """A compute-only measurement: a whole model on one GPU, or ``layers`` TP-sharded blocks."""
+
+    label: str
+    spec: object  # GPTSpec
+    micro_batch: int
+    tp: int
+    sequence_parallel: bool
+    measured_s: float
+
+
+def compute_targets(records: LlmRecords) -> list[ComputeTarget]:
+    """The fit's targets: per spec, the median whole-model time over launches; per TP point, the
+    median no-communication time over launches."""
+    whole: dict[tuple, list[LayerProfile]] = {}
+    for p in records.profiles:
+        if p.tp == 1 and p.model_median_s is not None:
+            whole.setdefault((p.spec, p.micro_batch), []).append(p)
+    out = [ComputeTarget(f"model {spec.text} mb={mb}", spec, mb, 1, False,
+                         statistics.median(p.model_median_s for p in ps))  # type: ignore[misc]
+           for (spec, mb), ps in whole.items()]
+    for g in group_runs([r for r in records.runs if r.runner == "tp"]):
+        r = g.first
+        out.append(ComputeTarget(f"no-comm {g.point}", r.spec, r.micro_batch, r.tp,
+                                 r.sequence_parallel,
+                                 statistics.median(x.nocomm_median_s for x in g.runs)))  # type: ignore[misc]
+    return out
+
+
+class RealPredictor:
+    """Simulates the runners' configurations on one server of their GPU."""
+
+    def __init__(self, gpu_name: str | None, calibration: str | None, compute: object = None) -> None:
+        from simulator.collectives.params import load_calibration
+        from simulator.training.gpus import get_gpu
+        from simulator.training.llm.compute import ComputeParams
+
+        self.preset, key = preset_for(gpu_name)
+        self.gpu = get_gpu(key)
+        self.params = load_calibration(calibration)
+        self.compute = compute or ComputeParams(optimizer_bytes_per_param=0.0)
+        self._routers: dict[int, object] = {}
+        self._costs: dict[int, object] = {}
+
+    def with_compute(self, compute: object) -> "RealPredictor":
+        other = RealPredictor.__new__(RealPredictor)
+        other.__dict__.update(self.__dict__)
+        other.compute = compute
+        return other
+
+    def router(self, gpus: int) -> object:
+        from topologies.presets import server
+        from topologies.routing import Router
+
+        if gpus not in self._routers:
+            self._routers[gpus] = Router(server(self.preset, gpus=gpus))
+        return self._routers[gpus]
+
+    @staticmethod
+    def model(spec: object) -> object:
+        from simulator.training.llm.model import TransformerSpec
+
+        return TransformerSpec("runner-gpt", **transformer_fields(spec))  # type: ignore[arg-type]
+
+    def iteration_s(self, run: LlmRun, profile: LayerProfile | None = None) -> float:
+        from simulator.training.llm.config import TrainConfig
+        from simulator.training.llm.iteration import simulate_train
+
+        fsdp = None
+        if run.runner == "fsdp":
+            assert run.strategy is not None
+            fsdp = None if run.replicate == run.world else FSDP_NAMES[run.strategy]
+        config = TrainConfig(run.tp, run.pp, run.dp, run.global_batch, run.micro_batch,
+                             sequence_parallel=run.sequence_parallel, fsdp=fsdp, dtype="bf16",
+                             flash_attention=True)
+        if run.runner == "tp":  # blocks only, and the collectives the record lists
+            comm = sum(count * self.collective_s(op, size, run.tp)
+                       for op, size, count in run.collectives)
+            return self.blocks_s(run.spec, run.micro_batch, run.tp, run.sequence_parallel) + comm
+        r = simulate_train(self.router(run.world), self.model(run.spec), config, self.gpu, self.params,
+                           self.compute, record=False)
+        return float(r.iteration_s)
+
+    def blocks_s(self, spec: object, micro_batch: int, tp: int, sp: bool) -> float:
+        """Compute seconds of ``layers`` blocks forward and backward on one TP rank (each pass
+        the longer of its kernels and the host's issuing of them)."""
+        from simulator.training.llm.compute import ComputeModel
+        from simulator.training.llm.config import TrainConfig
+        from simulator.training.llm.layer import block_work
+
+        config = TrainConfig(tp, 1, 1, micro_batch, micro_batch, sequence_parallel=sp,
+                             dtype="bf16", flash_attention=True)
+        cm = ComputeModel(self.gpu, "bf16", self.compute)  # type: ignore[arg-type]
+        work = block_work(self.model(spec), config)  # type: ignore[arg-type]
+        one = sum(max(cm.pass_s(p, 2), cm.host_s(1, forward, False))
+                  for forward, p in ((True, work.forward), (False, work.backward)))
+        return spec.layers * one  # type: ignore[attr-defined]
+
+    def collective_s(self, op: str, size_bytes: float, gpus: int) -> float:
+        """Closed-form time of one collective over the first ``gpus`` GPUs of the server."""
+        from simulator.network.closed_form import CostModel
+
+        if gpus not in self._costs:
+            self._costs[gpus] = CostModel(self.router(gpus), self.params)  # type: ignore[arg-type]
+        return float(self._costs[gpus].time_s(op, size_bytes))
+
+    def compute_only_s(self, t: ComputeTarget) -> float:
+        from simulator.training.llm.config import TrainConfig
+        from simulator.training.llm.iteration import simulate_train
+
+        if t.tp > 1:
+            return self.blocks_s(t.spec, t.micro_batch, t.tp, t.sequence_parallel)
+        config = TrainConfig(1, 1, 1, t.micro_batch, t.micro_batch, dtype="bf16",
+                             flash_attention=True)
+        r = simulate_train(self.router(1), self.model(t.spec), config, self.gpu, self.params,
+                           self.compute, record=False)
+        return float(r.iteration_s)
+
+
+def fit_compute(pred: RealPredictor, targets: Sequence[ComputeTarget]) -> tuple[object, float]:
+    """Compute parameters fitted to ``targets`` (least squares on log ratios); with the median
+    |error| in % after the fit."""
+    from scipy.optimize import least_squares
+
+    base = pred.compute
+    meas = np.array([t.measured_s for t in targets])
+
+    def params(x: np.ndarray) -> object:
+        return replace(base, name="llm-real-fit",  # type: ignore[type-var]
+                       **{k: float(v) for k, v in zip(FIT_KEYS, x * _SCALE)})
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        p = pred.with_compute(params(x))
+        return np.log(np.array([p.compute_only_s(t) for t in targets]) / meas)
+
+    x0 = np.array([getattr(base, k) for k in FIT_KEYS]) / _SCALE
+    x0[4] = 0.2  # host_block_s start: 0.2 ms
+    sol = least_squares(residuals, np.clip(x0, _LO / _SCALE, _HI / _SCALE),
+                        bounds=(_LO / _SCALE, _HI / _SCALE), diff_step=0.05, max_nfev=80)
+    return params(sol.x), float(np.median(np.abs(np.exp(sol.fun) - 1) * 100))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m validation.llm_real",
+                                description="Predict the LLM runners' records with gpunetsim train.")
+    p.add_argument("files", nargs="+")
+    p.add_argument("--calibration", default="h200-nvlink-2gpu")
+    a = p.parse_args(argv)
+    try:
+        records = read_llm_records(a.files)
+        if not records.runs:
+            raise InputError("no llm_fsdp, llm_tp or llm_pp records", source=a.files[0])
+        base = RealPredictor(records.runs[0].gpu, a.calibration)
+        targets = compute_targets(records)
+        compute, fit_pct = fit_compute(base, targets)
+        pred = base.with_compute(compute)
+        kept, skipped = modelled(records)
+        errors = compare_runs(kept, pred.iteration_s)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"compute fitted on {len(targets)} single-GPU / no-communication measurements "
+          f"(median |error| {fit_pct:.1f}% after the fit): "
+          + ", ".join(f"{k}={getattr(compute, k):.4g}" for k in FIT_KEYS))
+    print(f"network: calibration {a.calibration}; server {pred.preset}")
+    print("\n".join(error_table(errors, "predicted")))
+    for point in sorted({r.point for r in skipped}):
+        print(f"not modelled: {point} (HYBRID_SHARD shard groups smaller than the server)")
+    return 0
+
+
+def modelled(records: LlmRecords) -> tuple[LlmRecords, list[LlmRun]]:
+    """The records without the runs ``gpunetsim train`` cannot describe (``hybrid_shard`` with
+    ``1 < replicate < world``: its HYBRID_SHARD shards within whole servers), and those runs."""
+    def ok(r: LlmRun) -> bool:
+        return not (r.runner == "fsdp" and r.replicate is not None and 1 < r.replicate < r.world)
+    return (replace(records, runs=tuple(r for r in records.runs if ok(r))),
+            [r for r in records.runs if not ok(r)])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

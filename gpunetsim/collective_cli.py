@@ -9,6 +9,7 @@ from gpunetsim.cli_args import (add_backend_args, add_topology_args, comm_model_
                                 topology_from_args)
 from simulator.collectives.algorithms import ALGOS
 from simulator.collectives.backends import ALGOS_FOR_HOST_OP
+from simulator.network.regret import REGRET_THRESHOLD_PCT, Regret
 from simulator.core.errors import InputError
 from simulator.core.limits import require_finite
 from simulator.core.vocabulary import ENGINES, OPS, PROTOS
@@ -64,13 +65,13 @@ def _collective(args: argparse.Namespace) -> int:
         print(f"# gpunetsim collective: {args.op} on {model.router.info.name} x{args.nodes} "
               f"({n} {'processes' if host else 'GPUs'}), engine={engine}{what}, params={model.params.name}")
         print(f"#{'size':>11} {'count':>12} {'type':>8} {'redop':>6} {'root':>5} {'time':>10} "
-              f"{'algbw':>8} {'busbw':>8}  {'algo':>6} {'proto':>6}")
+              f"{'algbw':>8} {'busbw':>8}  {'algo':>14} {'proto':>6}  tuner regret")
         print(f"#{'(B)':>11} {'(elements)':>12} {'':>8} {'':>6} {'':>5} {'(us)':>10} "
               f"{'(GB/s)':>8} {'(GB/s)':>8}")
     per_rank = args.op in GATHER_LIKE
     for size in sizes:
         r = (run_host_collective(model, args.op, size, args.algo, args.proto) if host
-             else run_collective(model, args.op, size, args.algo, args.proto, engine))
+             else run_collective(model, args.op, size, args.algo, args.proto, engine, regret=True))
         require_finite(r.as_dict(), "predicted collective")
         if args.json:
             print(json.dumps(r.as_dict()))
@@ -79,5 +80,12 @@ def _collective(args: argparse.Namespace) -> int:
         redop = "sum" if args.op in REDOP_OPS else "none"
         root = 0 if args.op in ROOTED_OPS else -1
         print(f"{size:>12} {count:>12} {args.dtype:>8} {redop:>6} {root:>5} {r.time_s * 1e6:>10.2f} "
-              f"{r.algbw_GBps:>8.2f} {r.busbw_GBps:>8.2f}  {r.algo:>6} {r.proto:>6}")
+              f"{r.algbw_GBps:>8.2f} {r.busbw_GBps:>8.2f}  {r.algo:>14} {r.proto:>6}  {_marker(r.regret)}".rstrip())
     return 0
+
+
+def _marker(regret: Regret | None) -> str:
+    """'*' and the faster choice where the tuner's pick is over REGRET_THRESHOLD_PCT slower, else blank."""
+    if regret is None or not regret.marked:
+        return ""
+    return f"* {regret.best_algo}/{regret.best_proto} {regret.regret_pct:+.0f}%"

@@ -122,3 +122,67 @@ def test_env_switches_nvls_off_in_comparisons():
                                                  ("ring,tree", "all_reduce", None)])
 def test_nccl_algo_env(value, op, expected):
     assert env_algo(value, op) == expected
+
+
+@pytest.mark.parametrize("preset, nodes", [("dgx-h100", 2), ("dgx-h100", 4), ("hgx-b200", 2)])
+def test_nvls_tree_discrete_event_agrees_with_closed_form(preset, nodes):
+    m = CostModel(topologies.build(preset, nodes=nodes))
+    shape = m.shape("all_reduce", "nvls_tree", "simple")
+    for size in (8, 1 << 20, 1 << 27, 1 << 31):
+        des, _ = simulate_plan(m.router, m.params, shape.plan, size)
+        assert des == pytest.approx(shape.time_s(size), rel=0.01), size
+
+
+def test_nvls_tree_latency_is_nvlink_step_plus_two_log_n_network_steps():
+    m = CostModel(topologies.build("dgx-h100", nodes=4))
+    plan = m.shape("all_reduce", "nvls_tree", "simple").plan
+    wire = max(w for _, w in m.planner._layouts[("all_reduce", "nvls_tree", tuple(m.router.gpus))].inter)
+    assert plan.latency_s == pytest.approx(25e-6 + 2 * 2 * (20.9e-6 + wire))
+
+
+def test_nvls_tree_needs_several_domains_and_nvls():
+    one = CostModel(topologies.build("dgx-h100"))
+    assert "nvls_tree" not in {a for a, _ in one.choices("all_reduce")}
+    with pytest.raises(InputError, match="several NVLink domains"):
+        one.shape("all_reduce", "nvls_tree", "simple")
+    off = CostModel(topologies.build("dgx-h100", nodes=2, nvls=False))
+    assert "nvls_tree" not in {a for a, _ in off.choices("all_reduce")}
+    two = CostModel(topologies.build("dgx-h100", nodes=2))
+    assert "nvls" not in {a for a, _ in two.choices("all_reduce")}     # NVLS alone needs CollNet across nodes
+
+
+def test_auto_picks_nvls_tree_for_large_all_reduce_on_two_dgx_h100():
+    """NCCL's model: 8 channels x min(40 x 0.85 x 7/8 x 2, 48 x 2, 57.7) = 461.6 GB/s bus -> 246 GB/s; 66.8 us."""
+    m = CostModel(topologies.build("dgx-h100", nodes=2))
+    assert m.nccl.table[("all_reduce", "nvls_tree", "simple")] == pytest.approx((66.8, 246.19), abs=0.01)
+    assert m.best("all_reduce", 1 << 30)[1] == "nvls_tree"
+    assert m.best("all_reduce", 1 << 16)[1] != "nvls_tree"
+
+
+def test_regret_finds_tree_where_nccl_keeps_ring():
+    """The issue's case: two DGX H100s, 200 Gb/s NICs, 32 MiB: NCCL picks Ring, Tree is faster."""
+    from simulator.network.regret import tuner_regret
+    m = CostModel(topologies.build("dgx-h100", nodes=2, nvls=False,
+                                   fabric=topologies.FabricSpec(nic_Bps=25e9)))
+    r = tuner_regret(m, "all_reduce", 32 << 20)
+    assert (r.chosen_algo, r.best_algo) == ("ring", "tree")
+    assert r.marked and r.regret_pct == pytest.approx(
+        (m.time_s("all_reduce", 32 << 20) / m.time_s("all_reduce", 32 << 20, "tree", "simple") - 1) * 100)
+
+
+def test_no_regret_when_nccl_picks_the_fastest():
+    from simulator.network.regret import tuner_regret
+    m = CostModel(topologies.build("dgx-h100"))
+    r = tuner_regret(m, "all_reduce", 1 << 30)
+    assert (r.best_algo, r.regret_pct, r.marked) == ("nvls", 0.0, False)
+    assert tuner_regret(m, "all_reduce", 1 << 30, "ring", "simple").regret_pct == 0.0   # one choice allowed
+
+
+def test_collective_json_carries_regret(capsys):
+    import json
+    from gpunetsim.cli import main
+    assert main(["collective", "--nodes", "2", "--nic-bw", "200 Gb/s", "--nvls", "off", "-b", "32M", "-e", "32M",
+                 "--json", "--engine", "closed"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert (row["algo"], row["best_algo"], row["best_proto"]) == ("ring", "tree", "simple")
+    assert row["regret_pct"] > 10

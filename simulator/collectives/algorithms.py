@@ -29,7 +29,7 @@ from simulator.core.vocabulary import OPS
 __all__ = ["ALGOS", "ALGOS_FOR_OP", "MAX_NVLS_ARITY", "NVLS_CHUNK_BYTES", "NVLS_CHUNK_STEPS", "OPS", "SIMPLE_ONLY",
            "check_known", "generation", "nvls_channels", "nvls_chunk_bytes", "param_defaults"]
 ALGOS_FOR_OP: dict[str, tuple[str, ...]] = {
-    "all_reduce": ("ring", "tree", "nvls"),
+    "all_reduce": ("ring", "tree", "nvls", "nvls_tree"),
     "reduce_scatter": ("ring", "nvls"),
     "all_gather": ("ring", "nvls"),
     "broadcast": ("ring",),

@@ -26,6 +26,7 @@ class LayoutGroup:
     label: str
     shm: bool
     socket: bool = False
+    in_network: bool = False       # the switch reduces / multicasts (NVLS, SHARP): its efficiency applies
 
     @cached_property
     def uses(self) -> LinkUses:
@@ -105,3 +106,10 @@ def channels(router: Router, per_host: dict[int, list[str]]) -> int:
         return 1
     nics = max(1, router.info.nics_per_host)
     return min(nics, min(len(g) for g in per_host.values())) if nics > 1 else 1
+
+
+def binary_tree(N: int, mirror: bool) -> list[tuple[int, int]]:
+    """(child, parent) edges of a balanced binary tree over N servers (heap layout);
+    the mirrored tree puts the other half of the servers inside (NCCL's double binary tree)."""
+    idx = list(range(N))[::-1] if mirror else list(range(N))
+    return [(idx[i], idx[(i - 1) // 2]) for i in range(1, N)]

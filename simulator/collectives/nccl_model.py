@@ -24,8 +24,8 @@ from topologies.routing import Router
 from simulator.collectives.algorithms import generation
 from simulator.collectives.availability import why_unavailable
 from simulator.collectives.nccl_constants import (BASE_LAT, HW_LAT, HW_LAT_NEWER, LL_MAX_BW, NVLS_EFFICIENCY,
-                                                   PER_CH_MAX_RING_LL128, PER_CH_MAX_TREE, PER_CH_MAX_TREE_LL128,
-                                                   SPEED_INTRA, TREE_CORRECTION)
+                                                   PER_CH_MAX_NVLS_TREE, PER_CH_MAX_RING_LL128, PER_CH_MAX_TREE,
+                                                   PER_CH_MAX_TREE_LL128, SPEED_INTER, SPEED_INTRA, TREE_CORRECTION)
 from simulator.core.vocabulary import PROTOS
 
 TUNED_OPS = ("all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce")
@@ -47,6 +47,7 @@ class NcclInputs:
     nvls_bw_intra_GBps: float = 0.0
     nvls_bw_inter_GBps: float = 0.0
     nvls_ag_rs: bool = False   # NVLS enabled for all_gather / reduce_scatter too
+    nvls_tree: bool = False    # NVLS-Tree enabled (NVLS across several domains)
 
     @classmethod
     def from_router(cls, router: Router) -> "NcclInputs":
@@ -73,16 +74,21 @@ class NcclInputs:
             bw_inter = min(bw_intra, nic / 1e9 / channels)
         cc = router.info.compute_capability
         nvls = why_unavailable(router, "all_reduce", "nvls") is None
+        tree = why_unavailable(router, "all_reduce", "nvls_tree") is None
         heads = len(gpus) // nodes
         nv_intra = nv_inter = 0.0
-        if nvls:
+        if nvls or tree:
             # NCCL's NVLS graph search: one channel per head GPU, at the highest per-channel speed the
-            # GPU's NVLink (0.8 x datasheet, as for the ring) carries for all of them.
+            # GPU's NVLink (0.8 x datasheet, as for the ring) carries for all of them; across domains,
+            # each head's NIC at the highest network speed it carries.
             speeds = SPEED_INTRA[generation(cc)]
             nv_intra = next((s for s in speeds if heads * s <= 0.8 * nvlink / 1e9 + 1e-9), speeds[-1])
             nv_inter = math.inf         # one domain: nothing between domains limits it
-        return cls(len(gpus), nodes, hw, channels, bw_intra, bw_inter, cc, nvls, heads if nvls else 0, nv_intra,
-                   nv_inter, nvls and why_unavailable(router, "all_gather", "nvls") is None)
+            if tree:
+                nic_GBps = nic / max(1, router.info.nics_per_host) / 1e9      # one head's NIC
+                nv_inter = next((s for s in SPEED_INTER[generation(cc)] if s <= nic_GBps + 1e-9), 0.12)
+        return cls(len(gpus), nodes, hw, channels, bw_intra, bw_inter, cc, nvls, heads if nvls or tree else 0,
+                   nv_intra, nv_inter, nvls and why_unavailable(router, "all_gather", "nvls") is None, tree)
 
 
 def _cc_index(cc: int) -> int:
@@ -139,6 +145,22 @@ class NcclModel:
                     self.table[(op, algo, proto)] = (lat, bus)
         if x.nvls and x.nvls_channels >= 2:
             self._add_nvls()
+        if x.nvls_tree and x.nvls_channels >= 2:
+            self._add_nvls_tree()
+
+    def _add_nvls_tree(self) -> None:
+        """NCCL's NVLS-Tree entry (all_reduce): per channel min(NVLS's intra-domain bandwidth, the head's
+        network bandwidth (doubled on 2 domains), perChMaxNVLSTreeBw); latency NVLS's NVLink step plus
+        2 log2(N) network steps."""
+        x = self.x
+        n, N, c = x.ranks, x.nodes, x.nvls_channels
+        gen = generation(x.comp_cap)
+        intra = x.nvls_bw_intra_GBps * NVLS_EFFICIENCY.get(gen, 0.0) * (c - 1) / c * 2.0
+        inter = x.nvls_bw_inter_GBps * (2.0 if N <= 2 else 1.0)
+        cap = PER_CH_MAX_NVLS_TREE[_cc_index(x.comp_cap)][0 if N == 1 else 1 if N == 2 else 2]
+        bus = c * min(intra, inter, cap) * n / (2 * (n - 1))
+        lat = HW_LAT_NEWER["nvlink"]["nvls_tree"] + 2 * int(math.log2(N)) * HW_LAT_NEWER["net"]["nvls_tree"]
+        self.table[("all_reduce", "nvls_tree", "simple")] = (lat, bus)
 
     def _add_nvls(self) -> None:
         """NCCL's NVLS entries (tuning.cc): bus bandwidth per channel = the NVLS graph's intra-domain

@@ -16,12 +16,22 @@ Chunks: NCCL shrinks the NVLS chunk from 128 KiB to 16 KiB for smaller collectiv
 (``simulator.collectives.algorithms.NVLS_CHUNK_STEPS``) and its pipeline drains ``nvls_fill_rounds``
 rounds of chunks (channels x heads of them) after the last one enters, which is why NVLS reaches
 its plateau only at gigabyte sizes.
+
+NVLS-Tree (all-reduce across NVLink domains): NVLS reduces inside each domain (S up, S/n down per
+GPU), each GPU then all-reduces its 1/n share with the same GPU of the other domains over its own
+NIC along NCCL's double binary tree (2 trees of S/(2n) each), and NVLS multicasts the result back
+(S/n up, S down). NCCL pipelines the three stages, so all run at once: the domain's NVLS group (the
+all-reduce's (n+1)/n each way) and one coupled group per tree and head. Latency: NVLS's NVLink
+step plus 2 log2(N) network steps (NCCL's NVLS-Tree latencies).
 """
 
 from __future__ import annotations
 
+import math
+
 from simulator.collectives.algorithms import NVLS_CHUNK_BYTES, NVLS_CHUNK_STEPS, nvls_channels
-from simulator.collectives.layout import Chunking, Layout, LayoutGroup
+from simulator.collectives.layout import Chunking, Layout, LayoutGroup, binary_tree, layout_group, merge
+from simulator.collectives.nccl_constants import NVLS_TREE_CHUNK_STEPS
 from simulator.core.errors import InputError
 from topologies.routing import Router
 
@@ -48,7 +58,7 @@ def domain_group(router: Router, op: str, ranks: list[str], payload_scale: float
             routes.append((up, down))
         else:
             routes += [(up,)] * up_k + [(down,)] * down_k
-    return LayoutGroup(tuple(routes), payload * payload_scale, label, False)
+    return LayoutGroup(tuple(routes), payload * payload_scale, label, False, in_network=True)
 
 
 def nvls_layout(router: Router, op: str, ranks: list[str], per_host: dict[int, list[str]]) -> Layout:
@@ -57,3 +67,25 @@ def nvls_layout(router: Router, op: str, ranks: list[str], per_host: dict[int, l
     ch = nvls_channels(cc, 1)
     chunking = Chunking(ch * len(ranks), NVLS_CHUNK_BYTES, NVLS_CHUNK_STEPS)
     return Layout((domain_group(router, op, ranks),), (("nvlink", 0.0),), (), 1, 0, chunking=chunking, channels=ch)
+
+
+def nvls_tree_layout(router: Router, op: str, ranks: list[str], per_host: dict[int, list[str]]) -> Layout:
+    """NVLS inside each domain (server), double binary trees across domains, one per head GPU."""
+    hosts = sorted(per_host)
+    N = len(hosts)
+    heads = min(len(per_host[h]) for h in hosts)
+    groups = [domain_group(router, op, per_host[h], label=f"nvls h{h}") for h in hosts]
+    acc: dict[str, set] = {"intra": set(), "inter": set()}
+    for k in range(heads):
+        rail = [per_host[h][k] for h in hosts]
+        for t, mirror in enumerate((False, True)):
+            hops = []
+            for child, parent in binary_tree(N, mirror):
+                hops += [(rail[child], rail[parent]), (rail[parent], rail[child])]
+            groups.append(layout_group(router, hops, 1.0 / (2 * heads), f"nvls_tree head{k} t{t}", acc))
+    cc = router.info.compute_capability
+    ch = nvls_channels(cc, N)
+    max_chunk = 65536 if N >= 4 else NVLS_CHUNK_BYTES          # NCCL_NVLSTREE_MAX_CHUNKSIZE default
+    chunking = Chunking(ch * heads, max_chunk, NVLS_TREE_CHUNK_STEPS)
+    return Layout(merge(groups), (("nvlink", 0.0),), tuple(sorted(acc["inter"])), 1, 2 * int(math.log2(N)),
+                  chunking=chunking, channels=ch)

@@ -34,15 +34,16 @@ from simulator.core.errors import InputError
 from simulator.core.vocabulary import PROTOS
 from simulator.collectives.algorithms import ALGOS_FOR_OP, SIMPLE_ONLY, check_known
 from simulator.collectives.availability import why_unavailable
-from simulator.collectives.layout import Chunking, Layout, LayoutGroup, channels, hosts, layout_group, merge
-from simulator.collectives.nvls import nvls_layout
+from simulator.collectives.layout import (Chunking, Layout, LayoutGroup, binary_tree, channels, hosts,
+                                          layout_group, merge)
+from simulator.collectives.nvls import nvls_layout, nvls_tree_layout
 from simulator.collectives.params import Parameters
 from topologies.routes import LinkUses
 from topologies.routing import Router
 
 __all__ = ["ALGOS_FOR_OP", "FlowGroup", "Plan", "build_plan", "layout"]
 
-NEWER_LAYOUTS = {"nvls": nvls_layout}
+NEWER_LAYOUTS = {"nvls": nvls_layout, "nvls_tree": nvls_tree_layout}
 """Layout builders of the algorithms newer than ring and tree (simulator.collectives.nvls, ...)."""
 
 
@@ -135,10 +136,11 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
     intra = max((params.hop_latency_s(c, a, proto) + w for c, w in lay.intra), default=0.0)
     inter = max((params.hop_latency_s(c, a, proto) + w for c, w in lay.inter), default=0.0)
     latency = max(intra, inter) if lay.worst_of_both else lay.steps_intra * intra + lay.steps_inter * inter
-    algo_eff = _algo_efficiency(router, algo, params)
+    switch_eff = _switch_efficiency(router, algo, params)
     groups = []
     for g in lay.groups:
-        eff = (params.proto_efficiency(a, proto) * params[f"op_efficiency.{op}"] * algo_eff
+        eff = (params.proto_efficiency(a, proto) * params[f"op_efficiency.{op}"]
+               * (switch_eff if g.in_network else 1.0)
                * (params["shm_efficiency"] if g.shm else 1.0))
         cap = params["socket_max_Bps"] if g.socket else math.inf
         groups.append(FlowGroup(g.routes, g.payload_per_byte / eff, g.label, eff, cap))
@@ -157,9 +159,9 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
                 params[f"op_local_s_per_byte.{op}"], chunking)
 
 
-def _algo_efficiency(router: Router, algo: str, params: Parameters) -> float:
-    """Extra bandwidth factor of the in-network algorithms: the NVSwitch's while it reduces and
-    multicasts (NCCL's nvlsEfficiency, per GPU generation), SHARP switches' (CollNet)."""
+def _switch_efficiency(router: Router, algo: str, params: Parameters) -> float:
+    """Extra bandwidth factor of the groups whose switch reduces (``in_network``): the NVSwitch's while
+    it reduces and multicasts (NCCL's nvlsEfficiency, per GPU generation), SHARP switches' (CollNet)."""
     if algo in ("nvls", "nvls_tree"):
         cc = router.info.compute_capability
         return params["nvls_efficiency.sm100" if cc >= 100 else "nvls_efficiency.sm90"]
@@ -192,13 +194,6 @@ def _ring(router, op, rk, per_host, acc):
     return merge(groups), nsteps - n_inter, n_inter, False
 
 
-def _binary_tree(N: int, mirror: bool) -> list[tuple[int, int]]:
-    """(child, parent) edges of a balanced binary tree over N servers (heap layout);
-    the mirrored tree puts the other half of the servers inside (NCCL's double binary tree)."""
-    idx = list(range(N))[::-1] if mirror else list(range(N))
-    return [(idx[i], idx[(i - 1) // 2]) for i in range(1, N)]
-
-
 def _tree(router, op, rk, per_host, acc):
     """Latency: 2 * ((ranks per server - 1) intra steps + floor(log2 N) inter steps), as NCCL."""
     n, N = len(rk), len(per_host)
@@ -217,7 +212,7 @@ def _tree(router, op, rk, per_host, acc):
         chain = layout_group(router, chain_hops, 0.0, "", acc) if chain_hops else None
         for t, mirror in enumerate((False, True)):     # both trees of a channel share its chains
             net_hops = []
-            for child, parent in _binary_tree(N, mirror):
+            for child, parent in binary_tree(N, mirror):
                 a, b = chains[hosts[child]][0], chains[hosts[parent]][0]
                 net_hops += [(a, b), (b, a)]
             parts = [g for g in (chain, layout_group(router, net_hops, 0.0, "", acc) if net_hops else None) if g]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from simulator.network.closed_form import CostModel
 from simulator.core.errors import InputError
 from simulator.network.engine import DesTimer
+from simulator.network.regret import Regret, tuner_regret
 from simulator.core.vocabulary import ENGINES, busbw_factor
 
 
@@ -21,6 +22,7 @@ class CollectiveResult:
     algo: str
     proto: str
     engine: str
+    regret: Regret | None = None     # the fastest enabled choice in gpunetsim's timing (tuner regret)
 
     @property
     def algbw_GBps(self) -> float:
@@ -31,9 +33,13 @@ class CollectiveResult:
         return self.algbw_GBps * busbw_factor(self.op, self.gpus)
 
     def as_dict(self) -> dict:
-        return {"op": self.op, "bytes": self.size_bytes, "gpus": self.gpus, "time_s": self.time_s,
-                "algbw_GBps": self.algbw_GBps, "busbw_GBps": self.busbw_GBps, "algo": self.algo,
-                "proto": self.proto, "engine": self.engine}
+        d = {"op": self.op, "bytes": self.size_bytes, "gpus": self.gpus, "time_s": self.time_s,
+             "algbw_GBps": self.algbw_GBps, "busbw_GBps": self.busbw_GBps, "algo": self.algo,
+             "proto": self.proto, "engine": self.engine}
+        if self.regret is not None:
+            d.update(best_algo=self.regret.best_algo, best_proto=self.regret.best_proto,
+                     regret_pct=self.regret.regret_pct)
+        return d
 
 
 def require_ranks(ranks: int) -> None:
@@ -45,11 +51,12 @@ def require_ranks(ranks: int) -> None:
 
 
 def run_collective(model: CostModel, op: str, size_bytes: int, algo: str = "auto", proto: str = "auto",
-                   engine: str = "des") -> CollectiveResult:
+                   engine: str = "des", regret: bool = False) -> CollectiveResult:
     """Choose algorithm/protocol as NCCL's tuner would, then time that plan.
 
     ``engine="des"`` runs the discrete-event simulation of the chosen plan (no closed-form time is
-    computed first); ``engine="closed"`` returns the alpha-beta prediction.
+    computed first); ``engine="closed"`` returns the alpha-beta prediction. ``regret``: also time every
+    other allowed choice (closed form) and report the fastest (simulator.network.regret).
     """
     if engine not in ENGINES:
         raise InputError("engine must be des or closed", field="engine", value=engine)
@@ -57,7 +64,8 @@ def run_collective(model: CostModel, op: str, size_bytes: int, algo: str = "auto
     a, p = model.choose(op, size_bytes, algo, proto)
     timer = DesTimer(model.router, model.params) if engine == "des" else model.timer
     t = timer.time(model.planner.plan(op, a, p), size_bytes)
-    return CollectiveResult(op, int(size_bytes), model.ranks, t, a, p, engine)
+    r = tuner_regret(model, op, size_bytes, algo, proto) if regret else None
+    return CollectiveResult(op, int(size_bytes), model.ranks, t, a, p, engine, r)
 
 
 def run_host_collective(model, op: str, size_bytes: int, algo: str = "auto",

@@ -60,7 +60,8 @@ def collective(topology: str = "dgx-h100", op: str = "all_reduce", size_bytes: i
                algo: str = "auto", proto: str = "auto", engine: str = "des",
                calibration: str | Parameters | None = None, **topology_options: Any) -> CollectiveResult:
     """One collective at one size, as ``gpunetsim collective`` prints it (nccl-tests' figures plus
-    the algorithm and protocol NCCL's tuner would pick). ``size_bytes`` may be a string ("64M").
+    the algorithm and protocol NCCL's tuner would pick, and ``regret``: the fastest enabled choice in
+    gpunetsim's timing). ``size_bytes`` may be a string ("64M").
 
     >>> r = gpunetsim.collective(topology="hgx-h200", gpus=4, op="all_gather", size_bytes="64M",
     ...                          calibration="h200-nvlink")
@@ -69,7 +70,7 @@ def collective(topology: str = "dgx-h100", op: str = "all_reduce", size_bytes: i
     """
     size = parse_size(size_bytes, field="size_bytes") if isinstance(size_bytes, str) else int(size_bytes)
     model = _model(calibration, dict(topology=topology, **topology_options))
-    return run_collective(model, op, size, algo, proto, engine)
+    return run_collective(model, op, size, algo, proto, engine, regret=True)
 
 
 def ddp(topology: str = "dgx-h100", workload: str = "resnet50", *, gpu: str | None = None,

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from gpunetsim.cli_args import (add_backend_args, add_topology_args, comm_model_from_args, params_from_args,
                                 topology_from_args)
 from simulator.collectives.algorithms import ALGOS
 from simulator.collectives.backends import ALGOS_FOR_HOST_OP
-from simulator.network.regret import REGRET_THRESHOLD_PCT, Regret
 from simulator.core.errors import InputError
 from simulator.core.limits import require_finite
 from simulator.core.vocabulary import ENGINES, OPS, PROTOS
+
+if TYPE_CHECKING:                     # registering the subcommand imports no simulator.network module
+    from simulator.network.regret import Regret
 
 
 def register(sub) -> None:
@@ -85,7 +88,7 @@ def _collective(args: argparse.Namespace) -> int:
 
 
 def _marker(regret: Regret | None) -> str:
-    """'*' and the faster choice where the tuner's pick is over REGRET_THRESHOLD_PCT slower, else blank."""
+    """'*' and the faster choice where the tuner's pick is over the threshold (10%) slower, else blank."""
     if regret is None or not regret.marked:
         return ""
     return f"* {regret.best_algo}/{regret.best_proto} {regret.regret_pct:+.0f}%"

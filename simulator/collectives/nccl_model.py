@@ -198,10 +198,11 @@ class NcclModel:
             lat *= 1.4 if self.x.comp_cap >= 80 else 1.9
         return (lat + size_bytes / (1000.0 * bw)) * 1e-6
 
-    def choose(self, op: str, size_bytes: float,
-               allowed: tuple[tuple[str, str], ...] = tuple((a, p) for a in ("tree", "ring") for p in PROTOS)
-               ) -> tuple[str, str]:
-        """The (algorithm, protocol) NCCL's tuner picks among the ``allowed`` pairs."""
+    def choose(self, op: str, size_bytes: float, allowed: tuple[tuple[str, str], ...] | None = None) -> tuple[str, str]:
+        """The (algorithm, protocol) NCCL's tuner picks among the ``allowed`` pairs (default: every entry
+        of its table for ``op``, i.e. every algorithm the topology enables)."""
+        if allowed is None:
+            allowed = tuple((a, p) for (o, a, p) in self.table if o == op) or (("ring", "simple"),)
         log_size = int(math.log2(size_bytes // 64)) if size_bytes >= 64 else -1
         best, choice = math.inf, allowed[0]
         for a, p in allowed:

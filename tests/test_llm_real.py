@@ -43,3 +43,11 @@ def test_cli_prints_every_configuration(capsys: Any) -> None:
     assert main([str(TWO)]) == 0
     out = capsys.readouterr().out
     assert out.count("\nfsdp ") == 8 and "pp: n=3" in out and "compute fitted on 6" in out
+
+
+def test_accuracy_section_lists_every_campaign_and_runner() -> None:
+    from validation.llm_real import CAMPAIGNS, real_section
+    lines, figs = real_section()
+    rows = [line for line in lines if line.startswith("| h200")]
+    assert len(rows) == 4 * len(CAMPAIGNS) and set(figs) == {c[0] for c in CAMPAIGNS}
+    assert all(figs[c]["pp"]["median_abs_pct"] <= 8 for c in figs)

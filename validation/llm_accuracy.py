@@ -25,6 +25,7 @@ import numpy as np
 from simulator.collectives.params import CALIBRATION_FORMAT, SHIPPED_DIR
 from simulator.training.llm.compute import ComputeParams, load_compute_params
 from validation.llm_compare import LLM_DATA, LlmPredictor, LlmRun, errors_pct, read_llm, spearman
+from validation.llm_real import real_section
 
 SELENE = LLM_DATA / "megatron_selene_a100.jsonl"
 VTRAIN = LLM_DATA / "vtrain_single_a100.jsonl"
@@ -158,8 +159,10 @@ def llm_section(number: int = 7) -> tuple[list[str], dict]:
     s8 = _stats(all8p, all8m)
     figs["vtrain8"] = s8
     figs["vtrain8_min_spearman"] = min(rhos)
+    real_lines, figs["own_runs"] = real_section()
     lines += ["", f"All 8-GPU runs: median {s8[0]:.1f}%, p90 {s8[1]:.1f}%, worst {s8[2]:.1f}%; lowest Spearman within a "
               f"model size {min(rhos):.3f}.", "",
+              *real_lines,
               "### Targets", "",
               f"- Selene iteration times, median <= {TARGET_MEDIAN:g}% without per-run tuning: datasheet "
               f"{s_sheet[0]:.1f}% ({_verdict(s_sheet[0] <= TARGET_MEDIAN)}), fitted set {s_cal[0]:.1f}% "

@@ -16,9 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any, Callable
 
 import topologies
 from gpunetsim.cli_args import on_off
@@ -29,6 +27,9 @@ from simulator.network.closed_form import CostModel
 from simulator.network.run import CollectiveResult, run_collective
 from simulator.training.dataparallel import DataParallelResult, simulate_dataparallel
 from simulator.training.ddp import DDPConfig, IterationResult, simulate_iteration
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = ["CollectiveResult", "DataParallelResult", "IterationResult", "StudyResult", "cluster", "collective", "ddp",
            "dataparallel", "goodput", "run_study", "topology"]
@@ -45,15 +46,24 @@ def topology(topology: str = "dgx-h100", *, nodes: int = 1, gpus: int | None = N
     >>> len(topologies.gpus(G))
     16
     """
+    return _described(topologies.build, topology, nodes, gpus, no_p2p, socket_transport, cpu_sockets, fabric,
+                      transport, nic_bw, nics, oversubscription, hosts_per_leaf, nvls)
+
+
+def _described(make: Callable, topology: str = "dgx-h100", nodes: int = 1, gpus: int | None = None,
+               no_p2p: bool = False, socket_transport: bool = False, cpu_sockets: int | None = None,
+               fabric: str = "rail", transport: str = "ib", nic_bw: str | None = None, nics: int | None = None,
+               oversubscription: float = 1.0, hosts_per_leaf: int = 32, nvls: str | bool | None = None):
+    """``make`` (topologies.build or topologies.prepare) applied to :func:`topology`'s arguments."""
     spec = topologies.FabricSpec.from_options(fabric, transport, nic_bw, nics, oversubscription, hosts_per_leaf)
-    return topologies.build(topology, nodes=nodes, gpus_per_node=gpus, p2p=False if no_p2p else None,
-                            fabric=spec, sockets=socket_transport, cpu_sockets=cpu_sockets,
-                            nvls=on_off(nvls) if isinstance(nvls, str) else nvls)
+    return make(topology, nodes=nodes, gpus_per_node=gpus, p2p=False if no_p2p else None,
+                fabric=spec, sockets=socket_transport, cpu_sockets=cpu_sockets,
+                nvls=on_off(nvls) if isinstance(nvls, str) else nvls)
 
 
 def _model(calibration: str | Parameters | None, topo: dict[str, Any]) -> CostModel:
     params = calibration if isinstance(calibration, Parameters) else load_calibration(calibration)
-    return CostModel(topology(**topo), params)
+    return CostModel(_described(topologies.prepare, **topo), params)      # presets: tables, no graph
 
 
 def collective(topology: str = "dgx-h100", op: str = "all_reduce", size_bytes: int | str = 2**30, *,

@@ -31,12 +31,13 @@ def add_topology_args(p: argparse.ArgumentParser) -> None:
 
 
 def topology_from_args(args: argparse.Namespace):
+    """What the flags describe, ready for a router: a preset's tables (no graph) or a file's graph."""
     import topologies
     fabric = topologies.FabricSpec.from_options(args.fabric, args.transport, args.nic_bw, args.nics,
                                                 args.oversubscription, args.hosts_per_leaf, nic_bw_field="--nic-bw")
-    return topologies.build(args.topology, nodes=args.nodes, gpus_per_node=args.gpus,
-                            p2p=False if args.no_p2p else None, fabric=fabric, sockets=args.socket_transport,
-                            cpu_sockets=args.cpu_sockets, nvls=on_off(getattr(args, "nvls", None)))
+    return topologies.prepare(args.topology, nodes=args.nodes, gpus_per_node=args.gpus,
+                              p2p=False if args.no_p2p else None, fabric=fabric, sockets=args.socket_transport,
+                              cpu_sockets=args.cpu_sockets, nvls=on_off(getattr(args, "nvls", None)))
 
 
 def on_off(value: str | None) -> bool | None:

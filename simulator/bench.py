@@ -12,13 +12,11 @@ user sees it (interpreter start-up and imports included), with its peak resident
   in-process cost (build + simulate; 1.0 is linear in the number of GPUs);
 * one DDP iteration of llama-7b with the discrete-event engine on 512 and 4096 GPUs
   (``gpunetsim ddp --workload llama-7b --engine des --nodes N``);
-* closed-form predictions per second (NCCL's algorithm/protocol choice, 64 GPUs, plans built);
-* one 3D-parallel LLM training iteration (``gpunetsim train``): GPT-3 175B, TP 8 x PP 16 x DP 32
-  on 4096 A100s (512 DGX A100), 1F1B over 48 micro-batches, SP + selective recomputation.
+* closed-form predictions per second (NCCL's algorithm/protocol choice, 64 GPUs, plans built).
 
 Targets (issue 13, on a 2-core machine): start-up <= 0.15 s; all-reduce <= 0.4 s at 4096 GPUs and
 <= 1.2 s at 16384 GPUs; growth exponent <= 1.1; DDP at 4096 GPUs <= 1.5 s; peak memory at 16384
-GPUs <= 200 MB; the 4096-GPU LLM iteration (issue 14) < 10 s. Timings on a shared machine are noisy: compare medians from one run of this script.
+GPUs <= 200 MB. Timings on a shared machine are noisy: compare medians from one run of this script.
 """
 
 from __future__ import annotations
@@ -36,10 +34,6 @@ from typing import Callable, Sequence
 SIZE = 1 << 30
 #: What the ``gpunetsim`` console script runs (without depending on where it is installed).
 _ENTRY = "import sys; from gpunetsim.cli import main; sys.exit(main())"
-
-
-TRAIN_4096 = ["train", "--topology", "dgx-a100", "--nodes", "512", "--model", "gpt3-175b", "--tp", "8", "--pp", "16",
-              "--global-batch", "1536", "--recompute", "selective", "--sequence-parallel", "--json"]
 
 
 @dataclass(frozen=True)
@@ -72,32 +66,32 @@ def median_process(args: Sequence[str], repeats: int) -> ProcessRun:
 
 def time_des(gpus: int) -> tuple[float, float, float]:
     """(build seconds, simulate seconds, simulated seconds) of a 1 GiB all-reduce on ``gpus`` GPUs,
-    in this process (imports excluded)."""
+    in this process (imports excluded); CPU seconds, which a busy machine disturbs less than wall time."""
     import topologies
     from simulator.network.closed_form import CostModel
     from simulator.network.engine import simulate_plan
-    t0 = time.perf_counter()
-    model = CostModel(topologies.build("dgx-h100", nodes=max(1, gpus // 8)))
-    _, algo, proto = model.best("all_reduce", SIZE)
-    plan = model.shape("all_reduce", algo, proto).plan
-    t1 = time.perf_counter()
+    t0 = time.process_time()
+    model = CostModel(topologies.prepare("dgx-h100", nodes=max(1, gpus // 8)))
+    algo, proto = model.choose("all_reduce", SIZE)
+    plan = model.planner.plan("all_reduce", algo, proto)
+    t1 = time.process_time()
     simulated, _ = simulate_plan(model.router, model.params, plan, SIZE)
-    t2 = time.perf_counter()
+    t2 = time.process_time()
     return t1 - t0, t2 - t1, simulated
 
 
 def closed_form_rate(n: int = 200_000) -> float:
-    """Closed-form predictions per second on 64 GPUs, plans built beforehand."""
+    """Closed-form predictions per CPU second on 64 GPUs, plans built beforehand."""
     import topologies
     from simulator.network.closed_form import CostModel
-    model = CostModel(topologies.build("dgx-h100", nodes=8))
+    model = CostModel(topologies.prepare("dgx-h100", nodes=8))
     ops = ("all_reduce", "all_gather", "reduce_scatter")
     for op in ops:
         model.best(op, 1 << 20)          # build the plans once
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for i in range(n):
         model.best(ops[i % 3], 1 << (i % 34))
-    return n / (time.perf_counter() - t0)
+    return n / (time.process_time() - t0)
 
 
 def _median_of(f: Callable[[], float], repeats: int) -> float:
@@ -114,19 +108,48 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--gpus", default="8,64,512,4096,16384", help="comma-separated GPU counts (multiples of 8)")
     p.add_argument("--ddp-gpus", default="512,4096", help="GPU counts of the DDP runs ('' for none)")
     p.add_argument("--repeats", type=int, default=3, help="runs per figure; the median is printed")
-    p.add_argument("--no-train", action="store_true", help="skip the 4096-GPU LLM training iteration")
+    p.add_argument("--markdown", default=None, metavar="PATH",
+                   help="also write the figures to this Markdown file (docs/speed.md)")
     a = p.parse_args(argv)
+    lines: list[str] = []
+
+    def out(line: str) -> None:
+        print(line, flush=True)
+        lines.append(line)
+
+    _run(a, out)
+    text = "\n".join(lines)
+    if a.markdown:
+        _write_markdown(a.markdown, text, argv if argv is not None else sys.argv[1:])
+    return 0
+
+
+def _write_markdown(path: str, text: str, argv: Sequence[str]) -> None:
+    import platform
+    from pathlib import Path
+    cmd = " ".join(["python -m simulator.bench", *argv])
+    Path(path).write_text(
+        "# Speed\n\n"
+        f"Written by `{cmd}` (simulator/bench.py, which says what each figure is) on "
+        f"{platform.machine()} with {os.cpu_count()} CPU cores, Python {platform.python_version()}, "
+        f"{time.strftime('%Y-%m-%d')}. Shared machines are noisy: compare medians from one run.\n\n"
+        "Targets (issue 13): start-up <= 0.15 s; 1 GiB all-reduce <= 0.4 s at 4096 GPUs and <= 1.2 s "
+        "at 16384 GPUs; growth exponent <= 1.1; DDP llama-7b at 4096 GPUs <= 1.5 s; peak memory at "
+        "16384 GPUs <= 200 MB.\n\n```\n" + text + "\n```\n", encoding="utf-8")
+
+
+def _run(a: argparse.Namespace, out: Callable[[str], None]) -> None:
     gpus = [int(x) for x in a.gpus.split(",") if x]
     ddp_gpus = [int(x) for x in a.ddp_gpus.split(",") if x]
     r = max(1, a.repeats)
-    print(f"# gpunetsim speed, median of {r} run(s); 'process' = a whole gpunetsim process (start-up "
-          f"included), 'build'/'simulate' = inside one process")
+    out(f"# gpunetsim speed, median of {r} run(s); 'process' = a whole gpunetsim process (start-up "
+        f"included; wall and CPU seconds), 'build'/'simulate' = CPU seconds inside one process")
     s = median_process(["collective"], r)
-    print(f"start-up: gpunetsim collective (8 GPUs, 25 sizes): {s.wall_s:.3f} s wall, {s.cpu_s:.3f} s CPU, "
+    out(f"start-up: gpunetsim collective (8 GPUs, 25 sizes): {s.wall_s:.3f} s wall, {s.cpu_s:.3f} s CPU, "
           f"{s.peak_MB:.0f} MB")
-    print()
-    print("1 GiB all-reduce, discrete-event engine (gpunetsim collective -b 1G -e 1G --nodes GPUS/8)")
-    print(f"{'GPUs':>6} {'process (s)':>12} {'CPU (s)':>8} {'peak (MB)':>10} {'build (s)':>10} "
+    out("")
+    out("1 GiB all-reduce, discrete-event engine (gpunetsim collective -b 1G -e 1G --nodes GPUS/8)")
+    out(f"{'GPUs':>6} {'process (s)':>12} {'CPU (s)':>8} {'peak (MB)':>10} {'build (s)':>10} "
           f"{'simulate (s)':>13} {'simulated (ms)':>15}")
     inproc: dict[int, float] = {}
     for g in gpus:
@@ -135,29 +158,23 @@ def main(argv: list[str] | None = None) -> int:
         b = statistics.median(x[0] for x in runs)
         sim = statistics.median(x[1] for x in runs)
         inproc[g] = statistics.median(x[0] + x[1] for x in runs)
-        print(f"{g:>6} {w.wall_s:>12.3f} {w.cpu_s:>8.3f} {w.peak_MB:>10.0f} {b:>10.3f} {sim:>13.3f} "
+        out(f"{g:>6} {w.wall_s:>12.3f} {w.cpu_s:>8.3f} {w.peak_MB:>10.0f} {b:>10.3f} {sim:>13.3f} "
               f"{runs[0][2] * 1e3:>15.3f}")
     if len(gpus) >= 2:
         n1, n2 = sorted(gpus)[-2:]
-        print(f"cost growth exponent {n1} -> {n2} GPUs (build + simulate): "
+        out(f"cost growth exponent {n1} -> {n2} GPUs (build + simulate): "
               f"{growth_exponent(n1, inproc[n1], n2, inproc[n2]):.2f}")
     if ddp_gpus:
-        print()
-        print("DDP iteration, llama-7b, discrete-event engine "
+        out("")
+        out("DDP iteration, llama-7b, discrete-event engine "
               "(gpunetsim ddp --workload llama-7b --engine des --nodes GPUS/8)")
-        print(f"{'GPUs':>6} {'process (s)':>12} {'CPU (s)':>8} {'peak (MB)':>10}")
+        out(f"{'GPUs':>6} {'process (s)':>12} {'CPU (s)':>8} {'peak (MB)':>10}")
         for g in ddp_gpus:
             w = median_process(["ddp", "--workload", "llama-7b", "--engine", "des", "--nodes", str(g // 8)], r)
-            print(f"{g:>6} {w.wall_s:>12.3f} {w.cpu_s:>8.3f} {w.peak_MB:>10.0f}")
-    if not a.no_train:
-        print()
-        w = median_process(TRAIN_4096, r)
-        print(f"LLM training iteration, gpt3-175b, TP 8 x PP 16 x DP 32 on 4096 GPUs (gpunetsim {' '.join(TRAIN_4096)}): "
-              f"{w.wall_s:.3f} s wall, {w.cpu_s:.3f} s CPU, {w.peak_MB:.0f} MB")
-    print()
+            out(f"{g:>6} {w.wall_s:>12.3f} {w.cpu_s:>8.3f} {w.peak_MB:>10.0f}")
+    out("")
     rate = _median_of(closed_form_rate, r)
-    print(f"closed form (NCCL's algorithm/protocol choice, 64 GPUs): {rate:,.0f} predictions/s")
-    return 0
+    out(f"closed form (NCCL's algorithm/protocol choice, 64 GPUs): {rate:,.0f} predictions per CPU second")
 
 
 if __name__ == "__main__":

@@ -1,21 +1,48 @@
-"""Topologies: networkx graphs of GPUs, switches, NICs and fabrics (see topologies.graph)."""
+"""Topologies: networkx graphs of GPUs, switches, NICs and fabrics (see topologies.graph).
+
+:func:`build` gives the graph of a preset cluster or a topology file. :func:`prepare` gives what a
+router is made from with the least work: for a preset, its tables (one server and index
+arithmetic, no graph, no networkx import; :mod:`topologies.preset_cluster`), else the file's graph.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from simulator.core.errors import InputError
 from simulator.core.inputs import path_exists
 from topologies.fabric import FabricSpec, cluster
-from topologies.files import load_topology
-from topologies.graph import ClusterInfo, cluster_info, first_gpus, gpus, nvls_capable, set_nvls, validate
+from topologies.graph import (ClusterInfo, cluster_info, first_gpus, gpus, nvls_capable, set_nvls,
+                              transport_attributes, validate)
+from topologies.preset_cluster import PresetCluster
 from topologies.presets import SERVERS, preset_names
-from topologies.routing import Router
+from topologies.routing import Router, router_for
 
-__all__ = ["FabricSpec", "Router", "SERVERS", "build", "cluster", "first_gpus", "gpus", "load_topology",
-           "nvls_capable", "preset_names", "validate"]
+if TYPE_CHECKING:
+    import networkx as nx
+
+__all__ = ["FabricSpec", "PresetCluster", "Router", "SERVERS", "build", "cluster", "first_gpus", "gpus",
+           "load_topology", "nvls_capable", "prepare", "preset_names", "router_for", "validate"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "load_topology":           # topology files: imported when one is read
+        from topologies.files import load_topology
+        return load_topology
+    raise AttributeError(f"module 'topologies' has no attribute {name!r}")
+
+
+def prepare(topology: str, *, nodes: int = 1, gpus_per_node: int | None = None, p2p: bool | None = None,
+            fabric: FabricSpec = FabricSpec(), sockets: bool = False, cpu_sockets: int | None = None,
+            nvls: bool | None = None) -> PresetCluster | nx.Graph:
+    """What :func:`build` describes (same arguments, same checks), as a :class:`PresetCluster` for a
+    preset (its graph is ``.to_graph()``) or as the graph of a topology file."""
+    if topology in SERVERS:
+        return PresetCluster(topology, nodes, gpus_per_node=gpus_per_node, p2p=p2p, fabric=fabric,
+                             socket_transport=sockets, cpu_sockets=cpu_sockets, nvls=nvls)
+    return build(topology, nodes=nodes, gpus_per_node=gpus_per_node, p2p=p2p, fabric=fabric, sockets=sockets,
+                 cpu_sockets=cpu_sockets, nvls=nvls)
 
 
 def build(topology: str, *, nodes: int = 1, gpus_per_node: int | None = None, p2p: bool | None = None,
@@ -30,39 +57,21 @@ def build(topology: str, *, nodes: int = 1, gpus_per_node: int | None = None, p2
     ``nvls``: NVLink SHARP; None = NCCL's default (on where the hardware has it), False =
     NCCL_NVLS_ENABLE=0, True = required (an InputError where the hardware cannot).
     """
-    if cpu_sockets is not None:
-        if topology not in SERVERS:
-            raise InputError("--cpu-sockets applies to presets only", field="cpu_sockets", value=cpu_sockets)
-        if cpu_sockets not in (1, 2):
-            raise InputError("a server has 1 or 2 CPU sockets", field="cpu_sockets", value=cpu_sockets)
-    G = _build(topology, nodes, gpus_per_node, p2p, fabric, cpu_sockets)
-    if sockets:
-        G.graph.update(socket_transport=True, p2p=False)
-    if nvls is not None or "nvls" not in G.graph:
-        set_nvls(G, nvls)
-    return G
-
-
-def _build(topology: str, nodes: int, gpus_per_node: int | None, p2p: bool | None,
-           fabric: FabricSpec, cpu_sockets: int | None = None) -> nx.Graph:
     if topology in SERVERS:
-        pcie_box = SERVERS[topology].nvlink_Bps is None
-        G = cluster(topology, nodes, gpus=gpus_per_node if pcie_box else None, p2p=p2p, fabric=fabric,
-                    sockets=cpu_sockets)
-        if gpus_per_node is not None and not pcie_box:
-            G = first_gpus(G, gpus_per_node)
-        return validate(G)
+        return PresetCluster(topology, nodes, gpus_per_node=gpus_per_node, p2p=p2p, fabric=fabric,
+                             socket_transport=sockets, cpu_sockets=cpu_sockets, nvls=nvls).to_graph()
+    if cpu_sockets is not None:
+        raise InputError("--cpu-sockets applies to presets only", field="cpu_sockets", value=cpu_sockets)
     if Path(topology).suffix.lower() in (".yaml", ".yml", ".json") or path_exists(topology):
+        from topologies.files import load_topology
         G = load_topology(topology)
         if nodes != 1:
-            from simulator.core.errors import InputError
             raise InputError("--nodes applies to presets only; describe every server in the file",
                              field="nodes", value=nodes)
         if gpus_per_node is not None:
             G = first_gpus(G, gpus_per_node)
         if p2p is not None:
             G.graph["p2p"] = p2p
-        return G
-    from simulator.core.errors import InputError
+        return transport_attributes(G, sockets, nvls)
     raise InputError(f"unknown topology: not a preset ({', '.join(preset_names())}) nor a .yaml/.json file",
                      field="topology", value=topology)

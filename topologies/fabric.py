@@ -16,14 +16,16 @@ comes on top (cost-model parameters).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import networkx as nx
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from simulator.core import limits
 from simulator.core.errors import InputError
 from simulator.core.units import parse_bandwidth
-from topologies.presets import SERVERS, server
+from topologies.presets import SERVERS, ServerSpec, server
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 TRANSPORTS = {
     "ib": {"switch_latency_s": 130e-9, "nic_latency_s": 0.6e-6},
@@ -72,9 +74,10 @@ class FabricSpec:
             raise InputError("hosts_per_leaf must be >= 1", field="hosts_per_leaf", value=self.hosts_per_leaf)
 
 
-def cluster(preset: str, nodes: int = 1, *, gpus: int | None = None, p2p: bool | None = None,
-            fabric: FabricSpec = FabricSpec(), sockets: int | None = None) -> nx.Graph:
-    """``nodes`` servers of ``preset`` joined by ``fabric`` (a single server needs no fabric)."""
+def cluster_spec(preset: str, nodes: int, fabric: FabricSpec, sockets: int | None = None,
+                 gpus: int | None = None) -> ServerSpec:
+    """The server of ``preset`` as ``nodes`` of them joined by ``fabric`` use it (arguments checked;
+    ``gpus``: the GPU count of a PCIe box, as :func:`cluster` takes it)."""
     if preset not in SERVERS:
         raise InputError(f"unknown topology preset; known: {', '.join(sorted(SERVERS))}",
                          field="topology", value=preset)
@@ -88,40 +91,76 @@ def cluster(preset: str, nodes: int = 1, *, gpus: int | None = None, p2p: bool |
     limits.GPUS.check(nodes * (gpus or spec.gpus), field="nodes",
                       value=f"{nodes} servers x {gpus or spec.gpus} GPUs")
     if sockets is not None:
-        from dataclasses import replace
         spec = replace(spec, sockets=sockets)
     if fabric.nic_Bps is not None or fabric.nics is not None:
-        from dataclasses import replace
         spec = replace(spec, nic_Bps=fabric.nic_Bps or spec.nic_Bps, nics=fabric.nics or spec.nics)
+    return spec
+
+
+def cluster_attributes(nodes: int, fabric: FabricSpec) -> dict[str, object]:
+    """Graph attributes a cluster adds to its servers' (topologies.graph)."""
+    return dict(hosts=nodes, fabric=fabric.fabric if nodes > 1 else "none", transport=fabric.transport,
+                oversubscription=fabric.oversubscription)
+
+
+def cluster(preset: str, nodes: int = 1, *, gpus: int | None = None, p2p: bool | None = None,
+            fabric: FabricSpec = FabricSpec(), sockets: int | None = None) -> nx.Graph:
+    """``nodes`` servers of ``preset`` joined by ``fabric`` (a single server needs no fabric)."""
+    import networkx as nx
+    spec = cluster_spec(preset, nodes, fabric, sockets, gpus)
     G = nx.Graph()
     for h in range(nodes):
         server(spec, host=h, gpus=gpus, p2p=p2p, G=G)
-    G.graph.update(hosts=nodes, fabric=fabric.fabric if nodes > 1 else "none",
-                   transport=fabric.transport, oversubscription=fabric.oversubscription)
+    G.graph.update(cluster_attributes(nodes, fabric))
     if nodes > 1:
         _join(G, spec.nics, spec.nic_Bps, nodes, fabric)
     return G
 
 
+@dataclass(frozen=True)
+class Leaves:
+    """The leaf and spine layer joining ``nodes`` servers: ``groups`` leaf groups of ``hosts_per_leaf``
+    servers, ``rails`` leaves per group (NIC k of a server is on rail k, or all on rail 0 in a
+    fat tree), one aggregated ``spine`` node when there is more than one leaf."""
+
+    groups: int
+    rails: int
+    hosts_per_leaf: int
+    spine: bool
+    nic_link_Bps: float                  # NIC <-> leaf
+    nic_link_latency_s: float
+    uplink_Bps: tuple[float, ...]        # leaf <-> spine, per group
+    uplink_latency_s: float
+
+    @classmethod
+    def of(cls, nics: int, nic_Bps: float, nodes: int, f: FabricSpec) -> "Leaves":
+        lat = TRANSPORTS[f.transport]
+        groups = -(-nodes // f.hosts_per_leaf)
+        rails = nics if f.fabric == "rail" else 1
+        hosts_in = [min(f.hosts_per_leaf, nodes - g * f.hosts_per_leaf) for g in range(groups)]
+        uplinks = tuple(hosts_in[g] * nic_Bps * (nics if f.fabric == "fat-tree" else 1) / f.oversubscription
+                        for g in range(groups))
+        return cls(groups, rails, f.hosts_per_leaf, groups > 1 or rails > 1, nic_Bps,
+                   lat["nic_latency_s"] + lat["switch_latency_s"], uplinks, lat["switch_latency_s"])
+
+    def rail(self, nic_local: int) -> int:
+        return nic_local if self.rails > 1 else 0
+
+    def leaf(self, host: int, rail: int) -> str:
+        return f"leaf.g{host // self.hosts_per_leaf}.r{rail}"
+
+
 def _join(G: nx.Graph, nics: int, nic_Bps: float, nodes: int, f: FabricSpec) -> None:
-    lat = TRANSPORTS[f.transport]
-    groups = -(-nodes // f.hosts_per_leaf)
-    rails = nics if f.fabric == "rail" else 1
-    hosts_in = [min(f.hosts_per_leaf, nodes - g * f.hosts_per_leaf) for g in range(groups)]
-    need_spine = groups > 1 or rails > 1
-    if need_spine:
+    L = Leaves.of(nics, nic_Bps, nodes, f)
+    if L.spine:
         G.add_node("spine", kind="spine", host=-1, local=-1)
-    for g in range(groups):
-        for r in range(rails):
+    for g in range(L.groups):
+        for r in range(L.rails):
             leaf = f"leaf.g{g}.r{r}"
             G.add_node(leaf, kind="leaf", host=-1, local=r)
-            if need_spine:
-                down = hosts_in[g] * nic_Bps * (nics if f.fabric == "fat-tree" else 1)
-                G.add_edge(leaf, "spine", kind="net", bw_Bps=down / f.oversubscription,
-                           latency_s=lat["switch_latency_s"])
+            if L.spine:
+                G.add_edge(leaf, "spine", kind="net", bw_Bps=L.uplink_Bps[g], latency_s=L.uplink_latency_s)
     for h in range(nodes):
-        g = h // f.hosts_per_leaf
         for k in range(nics):
-            leaf = f"leaf.g{g}.r{k if f.fabric == 'rail' else 0}"
-            G.add_edge(f"h{h}.nic{k}", leaf, kind="net", bw_Bps=nic_Bps,
-                       latency_s=lat["nic_latency_s"] + lat["switch_latency_s"])
+            G.add_edge(f"h{h}.nic{k}", L.leaf(h, L.rail(k)), kind="net", bw_Bps=nic_Bps,
+                       latency_s=L.nic_link_latency_s)

@@ -17,14 +17,16 @@ Top-level optional fields: ``name``, ``gpu_model``, ``p2p`` (default true), ``co
 from __future__ import annotations
 
 from pathlib import Path
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from simulator.core import limits
 from simulator.core.errors import InputError
 from simulator.core.inputs import read_structured
 from simulator.core.units import parse_bandwidth, parse_time
 from topologies.graph import NODE_KINDS, LINK_KINDS, validate
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 _TOP = {"name", "gpu_model", "p2p", "compute_capability", "nodes", "links", "description"}
 
@@ -51,6 +53,7 @@ def _build(data: object, src: str) -> nx.Graph:
             raise InputError("must be a non-empty list", source=src, field=key, value=data.get(key))
     limits.GPUS.check(sum(1 for n in data["nodes"] if not isinstance(n, dict) or n.get("kind", "gpu") == "gpu"),
                       source=src, field="nodes")
+    import networkx as nx
     G = nx.Graph()
     local_count: dict[tuple[int, str], int] = {}
     for i, n in enumerate(data["nodes"]):

@@ -35,11 +35,13 @@ Graph attributes (``G.graph``), every one that a builder sets; read them through
 
 from __future__ import annotations
 
-import networkx as nx
-
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping
 
 from simulator.core.errors import InputError
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 NODE_KINDS = ("gpu", "nvswitch", "pcie_switch", "cpu", "nic", "leaf", "spine")
 LINK_KINDS = ("nvlink", "pcie", "socket", "net")
@@ -82,6 +84,7 @@ def validate(G: nx.Graph, source: str | None = None) -> nx.Graph:
     g = gpus(G)
     if not g:
         raise InputError("the topology has no GPU", source=source, field="nodes")
+    import networkx as nx
     comp = nx.node_connected_component(G, g[0])
     for n in g[1:]:
         if n not in comp:
@@ -96,9 +99,7 @@ def first_gpus(G: nx.Graph, count: int) -> nx.Graph:
     NICs stay; a NIC whose GPU was dropped still serves the rail (NCCL's PXN reaches it over NVLink).
     """
     per_host = G.graph.get("gpus_per_host", len(gpus(G)))
-    if count < 1 or count > per_host:
-        raise InputError(f"--gpus must be between 1 and {per_host} for {G.graph.get('name', 'this topology')}",
-                         field="gpus", value=count)
+    check_gpus_per_host(count, per_host, G.graph.get("name", "this topology"))
     if count == per_host:
         return G
     drop = [n for n in gpus(G) if G.nodes[n].get("local", 0) >= count]
@@ -106,6 +107,12 @@ def first_gpus(G: nx.Graph, count: int) -> nx.Graph:
     H.remove_nodes_from(drop)
     H.graph = dict(G.graph, gpus_per_host=count)
     return H
+
+
+def check_gpus_per_host(count: int, per_host: int, name: str) -> None:
+    """``--gpus count`` must pick between 1 and all ``per_host`` GPUs of each server."""
+    if count < 1 or count > per_host:
+        raise InputError(f"--gpus must be between 1 and {per_host} for {name}", field="gpus", value=count)
 
 
 @dataclass(frozen=True)
@@ -132,25 +139,31 @@ class ClusterInfo:
 
 def cluster_info(G: nx.Graph) -> ClusterInfo:
     """The :class:`ClusterInfo` of ``G``; defaults for attributes a hand-written graph leaves out."""
-    a = G.graph
-    g = gpus(G)
-    host_of = nx.get_node_attributes(G, "host")
-    gpu_hosts = {host_of.get(n, 0) for n in g}
+    gpus_on: dict[int, int] = {}
+    for n in gpus(G):
+        h = G.nodes[n].get("host", 0)
+        gpus_on[h] = gpus_on.get(h, 0) + 1
     nics: dict[int, int] = {}
     for n, d in G.nodes(data=True):
         if d.get("kind") == "nic":
             nics[d.get("host", 0)] = nics.get(d.get("host", 0), 0) + 1
-    per_host = max((sum(1 for n in g if host_of.get(n, 0) == h) for h in gpu_hosts), default=0)
+    return info_from_attributes(G.graph, len(gpus_on), max(gpus_on.values(), default=0),
+                                max(nics.values(), default=0), _has_nvswitch(G))
+
+
+def info_from_attributes(a: Mapping[str, Any], hosts: int, gpus_per_host: int, nics_per_host: int,
+                         nvswitch: bool) -> ClusterInfo:
+    """The :class:`ClusterInfo` of graph attributes ``a``; the counts stand in for absent attributes."""
     return ClusterInfo(
         name=str(a.get("name", "topology")), gpu_model=str(a.get("gpu_model", "GPU")),
-        hosts=len(gpu_hosts), gpus_per_host=int(a.get("gpus_per_host", per_host)),
-        nics_per_host=int(a.get("nics_per_host", max(nics.values(), default=0))),
+        hosts=hosts, gpus_per_host=int(a.get("gpus_per_host", gpus_per_host)),
+        nics_per_host=int(a.get("nics_per_host", nics_per_host)),
         nic_Bps=a.get("nic_Bps"), p2p=bool(a.get("p2p", True)),
         socket_transport=bool(a.get("socket_transport", False)),
         fabric=str(a.get("fabric", "none")), transport=str(a.get("transport", "ib")),
         oversubscription=float(a.get("oversubscription", 1.0)),
         compute_capability=int(a.get("compute_capability", 90)), datasheets=str(a.get("datasheets", "")),
-        nvswitch=_has_nvswitch(G), nvls=nvls_enabled(G), collnet=bool(a.get("collnet", False)))
+        nvswitch=nvswitch, nvls=_nvls_enabled(a, nvswitch), collnet=bool(a.get("collnet", False)))
 
 
 def _has_nvswitch(G: nx.Graph) -> bool:
@@ -160,23 +173,45 @@ def _has_nvswitch(G: nx.Graph) -> bool:
 def nvls_capable(G: nx.Graph) -> bool:
     """NVLink SHARP needs NVSwitch gen3+ with multicast: an NVSwitch plane and compute capability 9.0+
     (H100, H200, B200, GB200)."""
-    return int(G.graph.get("compute_capability", 0)) >= 90 and _has_nvswitch(G)
+    return _nvls_capable(G.graph, _has_nvswitch(G))
+
+
+def _nvls_capable(a: Mapping[str, Any], nvswitch: bool) -> bool:
+    return int(a.get("compute_capability", 0)) >= 90 and nvswitch
 
 
 def nvls_enabled(G: nx.Graph) -> bool:
     """NVLS available to NCCL: capable hardware, not turned off (``nvls`` false), and GPU traffic not
     forced through host memory or sockets (peer-to-peer off)."""
-    a = G.graph
+    return _nvls_enabled(G.graph, _has_nvswitch(G))
+
+
+def _nvls_enabled(a: Mapping[str, Any], nvswitch: bool) -> bool:
     return (bool(a.get("nvls", True)) and bool(a.get("p2p", True)) and not a.get("socket_transport", False)
-            and nvls_capable(G))
+            and _nvls_capable(a, nvswitch))
+
+
+def nvls_attribute(a: Mapping[str, Any], nvswitch: bool, on: bool | None, source: str | None = None) -> bool:
+    """The ``nvls`` graph attribute for a request ``on`` (see :func:`set_nvls`)."""
+    if on and not _nvls_capable(a, nvswitch):
+        lacks = f"compute capability {a.get('compute_capability')}" if nvswitch else "no NVSwitch"
+        raise InputError(f"NVLS needs an NVSwitch plane (gen3+) and compute capability 9.0+; "
+                         f"{a.get('name', 'this topology')} has {lacks}", source=source, field="nvls", value="on")
+    return _nvls_capable(a, nvswitch) if on is None else bool(on)
 
 
 def set_nvls(G: nx.Graph, on: bool | None, source: str | None = None) -> nx.Graph:
     """``on``: None keeps NCCL's default (on where capable), False is NCCL_NVLS_ENABLE=0, True asks for it
     (an InputError where the hardware cannot)."""
-    if on and not nvls_capable(G):
-        lacks = f"compute capability {G.graph.get('compute_capability')}" if _has_nvswitch(G) else "no NVSwitch"
-        raise InputError(f"NVLS needs an NVSwitch plane (gen3+) and compute capability 9.0+; "
-                         f"{G.graph.get('name', 'this topology')} has {lacks}", source=source, field="nvls", value="on")
-    G.graph["nvls"] = nvls_capable(G) if on is None else bool(on)
+    G.graph["nvls"] = nvls_attribute(G.graph, _has_nvswitch(G), on, source)
+    return G
+
+
+def transport_attributes(G: nx.Graph, socket_transport: bool, nvls: bool | None) -> nx.Graph:
+    """Sets ``socket_transport`` (and peer-to-peer off) if asked, and ``nvls`` (see :func:`set_nvls`)
+    unless the graph has it and nothing is asked."""
+    if socket_transport:
+        G.graph.update(socket_transport=True, p2p=False)
+    if nvls is not None or "nvls" not in G.graph:
+        set_nvls(G, nvls)
     return G

@@ -24,10 +24,14 @@ parameters) already contain them; multi-node wire and switch latencies live in t
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from simulator.core.errors import InputError
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from topologies.smallgraph import SmallGraph
 
 GB = 1e9
 
@@ -75,10 +79,11 @@ def preset_names() -> list[str]:
 
 
 def server(spec: ServerSpec | str, *, host: int = 0, gpus: int | None = None,
-           p2p: bool | None = None, G: nx.Graph | None = None) -> nx.Graph:
+           p2p: bool | None = None, G: nx.Graph | SmallGraph | None = None) -> nx.Graph | SmallGraph:
     """One server as a graph (added to ``G`` if given), node names prefixed ``h{host}.``.
 
-    ``gpus`` overrides the GPU count for PCIe boxes; ``p2p`` overrides peer-to-peer.
+    ``gpus`` overrides the GPU count for PCIe boxes; ``p2p`` overrides peer-to-peer. ``G`` may be a
+    :class:`~topologies.smallgraph.SmallGraph` (preset clusters describe one server that way).
     """
     if isinstance(spec, str):
         if spec not in SERVERS:
@@ -88,7 +93,9 @@ def server(spec: ServerSpec | str, *, host: int = 0, gpus: int | None = None,
     n_gpus = spec.gpus if gpus is None else gpus
     if n_gpus < 1:
         raise InputError("a server needs at least one GPU", field="gpus", value=n_gpus)
-    G = nx.Graph() if G is None else G
+    if G is None:
+        import networkx as nx
+        G = nx.Graph()
     p = f"h{host}."
     n_switch = -(-n_gpus // spec.gpus_per_switch)
     for s in range(spec.sockets):

@@ -8,6 +8,7 @@ discrete-event engine and the closed form consume this; plans compute it once pe
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 from typing import Iterable
 
 import numpy as np
@@ -23,7 +24,7 @@ class LinkUses:
 
     @classmethod
     def of(cls, routes: Iterable[Iterable[int]]) -> "LinkUses":
-        flat = np.fromiter((l for r in routes for l in r), dtype=np.int64)
+        flat = np.fromiter(chain.from_iterable(routes), dtype=np.int64)
         links, counts = np.unique(flat, return_counts=True)
         return cls(links, counts.astype(float))
 

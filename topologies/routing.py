@@ -19,12 +19,29 @@ second.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING, Iterable
 
-import networkx as nx
 import numpy as np
 
 from simulator.core.errors import InputError
 from topologies.graph import ClusterInfo, cluster_info, gpus as gpu_nodes
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from topologies.preset_cluster import PresetCluster
+
+
+def router_for(topology: "nx.Graph | PresetCluster | Router") -> "Router":
+    """The router of a topology graph, of a preset cluster's tables (no graph built), or ``topology``
+    itself if it is a router already."""
+    if isinstance(topology, Router):
+        return topology
+    from topologies.preset_cluster import PresetCluster
+    if isinstance(topology, PresetCluster):
+        from topologies.preset_routing import PresetRouter
+        return PresetRouter(topology)
+    return Router(topology)
 
 
 class Router:
@@ -223,6 +240,24 @@ class Router:
             self._hop_cache[key] = h
         return h
 
+    def hop_group(self, pairs: Iterable[tuple[str, str]]) -> tuple[tuple[tuple[int, ...], ...], set[int]]:
+        """Routes of the GPU pairs ``pairs`` (in order) and the distinct kind ids of their hops
+        (``self.hop_kinds``): what a collective's flow group needs, in one call."""
+        hops = [self.hop(a, b) for a, b in pairs]
+        return tuple(h[0] for h in hops), {h[4] for h in hops}
+
+    def neighbors(self, node: str) -> list[tuple[str, int, int]]:
+        """``(neighbour, link node -> neighbour, link neighbour -> node)`` in the graph's adjacency order."""
+        return [(m, self.link_id[(node, m)], self.link_id[(m, node)]) for m in self.G[node]]
+
+    def node_kind(self, node: str) -> str:
+        """The node's class (topologies.graph.NODE_KINDS)."""
+        return self._kind[node]
+
+    def host_nodes(self, host: int, kind: str) -> list[str]:
+        """Nodes of class ``kind`` (topologies.graph.NODE_KINDS) in server ``host``, in graph order."""
+        return [n for n, k in self._kind.items() if k == kind and self._host[n] == host]
+
     def route_class(self, route: tuple[int, ...]) -> str:
         """Link class that sets a hop's protocol latency: socket (TCP transport) > net > shm (via CPU)
         > pcie > nvlink."""
@@ -277,6 +312,7 @@ class Router:
         return tuple(p)
 
     def _dijkstra(self, a: str, b: str, weight) -> list[str]:
+        import networkx as nx
         try:
             return nx.dijkstra_path(self.G, a, b, weight=weight)
         except nx.NetworkXNoPath:
@@ -284,6 +320,7 @@ class Router:
                              value=f"{a} -> {b}") from None
 
     def _nearest(self, a: str, kind: str, allowed) -> str:
+        import networkx as nx
         lengths = nx.single_source_shortest_path_length(self.G.subgraph(
             [n for n in self.G if allowed(n)]), a)
         cands = sorted((d, str(n)) for n, d in lengths.items() if self._kind[n] == kind)
@@ -314,6 +351,7 @@ class Router:
 
     def _fabric_path_uncached(self, a: str, b: str) -> tuple[str, ...]:
         """Switch path between two leaf switches (through the spine layer when different)."""
+        import networkx as nx
         try:
             return tuple(nx.shortest_path(self._fabric_graph, a, b))
         except nx.NetworkXNoPath:

@@ -70,26 +70,31 @@ class Layout:
 
 def layout_group(router: Router, pairs, payload: float, label: str, acc) -> LayoutGroup:
     """The group of GPU-to-GPU hops ``pairs``; records their hop classes in ``acc``."""
-    hop = router.hop
-    hops = [hop(a, b) for a, b in pairs]
-    kinds = [router.hop_kinds[k] for k in {h[4] for h in hops}]   # distinct (class, wire, crosses servers)
+    routes, kind_ids = router.hop_group(pairs)
+    kinds = [router.hop_kinds[k] for k in kind_ids]   # distinct (class, wire, crosses servers)
     for cls, wire, inter in kinds:
         acc["inter" if inter else "intra"].add((cls, wire))
     classes = {k[0] for k in kinds}
-    return LayoutGroup(tuple(h[0] for h in hops), payload, label, "shm" in classes, "socket" in classes)
+    return LayoutGroup(routes, payload, label, "shm" in classes, "socket" in classes)
 
 
 def merge(groups: list[LayoutGroup]) -> tuple[LayoutGroup, ...]:
-    """Merge groups with identical routes (same links): their bytes add, their rate is shared."""
-    merged: dict[tuple, LayoutGroup] = {}
+    """Merge groups with identical routes (same links): their bytes add, their rate is shared.
+    Order-free (the set of routes; their count keeps multiplicities apart); the sets are compared
+    only between groups whose count and smallest and largest route agree (cheap, and implied)."""
+    merged: list[LayoutGroup] = []
+    candidates: dict[tuple, list[int]] = {}
     for g in groups:
-        key = (len(g.routes), frozenset(g.routes))      # order-free; the length keeps multiplicities apart
-        if key in merged:
-            m = merged[key]
-            merged[key] = replace(m, payload_per_byte=m.payload_per_byte + g.payload_per_byte)
+        key = (len(g.routes), min(g.routes, default=()), max(g.routes, default=()))
+        same = candidates.setdefault(key, [])
+        for i in same:
+            if frozenset(merged[i].routes) == frozenset(g.routes):
+                merged[i] = replace(merged[i], payload_per_byte=merged[i].payload_per_byte + g.payload_per_byte)
+                break
         else:
-            merged[key] = g
-    return tuple(merged.values())
+            same.append(len(merged))
+            merged.append(g)
+    return tuple(merged)
 
 
 def hosts(router: Router, ranks: list[str]) -> dict[int, list[str]]:

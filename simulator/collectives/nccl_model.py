@@ -51,13 +51,14 @@ class NcclInputs:
 
     @classmethod
     def from_router(cls, router: Router) -> "NcclInputs":
-        G = router.G
         gpus = router.gpus
         hosts = {router.host_of(g) for g in gpus}
         nodes = len(hosts)
         first = gpus[0]
-        nvlink = sum(d["bw_Bps"] for _, _, d in G.edges(first, data=True) if d["kind"] == "nvlink")
-        pcie = max((d["bw_Bps"] for _, _, d in G.edges(first, data=True) if d["kind"] == "pcie"), default=0.0)
+        cap, kind = router.capacity_Bps, router.kind
+        ports = [out for _, out, _ in router.neighbors(first)]
+        nvlink = sum(float(cap[i]) for i in ports if kind[i] == "nvlink")
+        pcie = max((float(cap[i]) for i in ports if kind[i] == "pcie"), default=0.0)
         if nvlink > 0 and len(gpus) // nodes > 1:
             hw, channels, total = "nvlink", 12, 0.8 * nvlink
         else:
@@ -69,8 +70,8 @@ class NcclInputs:
         bw_intra = total / 1e9 / channels
         bw_inter = bw_intra
         if nodes > 1:
-            nic = sum(d["bw_Bps"] for n in G if G.nodes[n].get("kind") == "nic" and G.nodes[n].get("host") == router.host_of(first)
-                      for _, m, d in G.edges(n, data=True) if d["kind"] == "net")
+            nic = sum(float(cap[out]) for n in router.host_nodes(router.host_of(first), "nic")
+                      for _, out, _ in router.neighbors(n) if kind[out] == "net")
             bw_inter = min(bw_intra, nic / 1e9 / channels)
         cc = router.info.compute_capability
         nvls = why_unavailable(router, "all_reduce", "nvls") is None

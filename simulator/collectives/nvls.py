@@ -38,10 +38,9 @@ from topologies.routing import Router
 
 def switch_ports(router: Router, gpu: str) -> tuple[int, int]:
     """(GPU -> NVSwitch, NVSwitch -> GPU) link ids of ``gpu``'s NVLink port."""
-    G = router.G
-    for nb, d in G[gpu].items():
-        if d.get("kind") == "nvlink" and G.nodes[nb].get("kind") == "nvswitch":
-            return router.link_id[(gpu, nb)], router.link_id[(nb, gpu)]
+    for nb, out, back in router.neighbors(gpu):
+        if router.kind[out] == "nvlink" and router.node_kind(nb) == "nvswitch":
+            return out, back
     raise InputError(f"GPU {gpu!r} has no NVLink to an NVSwitch (NVLS needs one)", field="nodes", value=gpu)
 
 
@@ -63,7 +62,7 @@ def domain_group(router: Router, op: str, ranks: list[str], payload_scale: float
 
 def nvls_layout(router: Router, op: str, ranks: list[str], per_host: dict[int, list[str]]) -> Layout:
     """NVLS on one NVLink domain: one coupled group through the switch, one latency step."""
-    cc = int(router.G.graph.get("compute_capability", 90))
+    cc = router.info.compute_capability
     ch = nvls_channels(cc, 1)
     chunking = Chunking(ch * len(ranks), NVLS_CHUNK_BYTES, NVLS_CHUNK_STEPS)
     return Layout((domain_group(router, op, ranks),), (("nvlink", 0.0),), (), 1, 0, chunking=chunking, channels=ch)

@@ -217,7 +217,7 @@ def _tree(router, op, rk, per_host, acc):
                 net_hops += [(a, b), (b, a)]
             parts = [g for g in (chain, layout_group(router, net_hops, 0.0, "", acc) if net_hops else None) if g]
             if parts:
-                groups.append(LayoutGroup(tuple(r for g in parts for r in g.routes), 1.0 / (2 * C),
+                groups.append(LayoutGroup(sum((g.routes for g in parts), ()), 1.0 / (2 * C),
                                            f"tree ch{c} t{t}", any(g.shm for g in parts),
                                            any(g.socket for g in parts)))
     ppn = n // N

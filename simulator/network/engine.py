@@ -65,7 +65,7 @@ class FlowNetwork:
         self._active: list[_Transfer] = []
         self._last = 0.0
         self._version = 0
-        self._rates: dict[tuple, tuple[np.ndarray, list[LinkUses]]] = {}
+        self._rates: dict[tuple[tuple[LinkUses, float], ...], np.ndarray] = {}
         self.bytes_delivered = 0.0
 
     @classmethod
@@ -123,10 +123,10 @@ class FlowNetwork:
         self._last = self.env.now
 
     def _max_min(self) -> np.ndarray:
-        key = tuple((id(t.uses), t.cap) for t in self._active)
+        key = tuple((t.uses, t.cap) for t in self._active)     # LinkUses compare and hash by identity
         hit = self._rates.get(key)
         if hit is not None:
-            return hit[0]
+            return hit
         act = self._active
         ug = np.repeat(np.arange(len(act)), [len(t.uses) for t in act])
         ul = np.concatenate([t.uses.links for t in act])
@@ -134,7 +134,7 @@ class FlowNetwork:
         rates = max_min_rates(ug, ul, uc, self.capacity_Bps, np.array([t.cap for t in act]))
         if len(self._rates) >= _MEMO_ENTRIES:
             self._rates.clear()
-        self._rates[key] = (rates, [t.uses for t in act])   # holding the uses keeps their ids unique
+        self._rates[key] = rates
         return rates
 
     def _reschedule(self) -> None:

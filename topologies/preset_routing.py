@@ -1,0 +1,286 @@
+"""Routes of a preset cluster as arrays: one server's routes mapped to every server by index tables.
+
+:class:`PresetRouter` follows the rules of :mod:`topologies.routing` (same routes, same link ids as
+``Router(cluster.to_graph())``; the tests compare them pair by pair) without a graph of the
+cluster. A route between two GPUs is fixed by its *shape*: the two GPUs' places in their servers
+and whether the servers are the same, under one leaf, or joined through the spine. Each shape is
+routed once, inside server 0 (the template), as columns ``const + B * source server + B * destination
+server + 2 * rails * leaf group``; :meth:`PresetRouter.hop_group` then builds the routes of a whole
+flow group with a few numpy operations per shape, with no call per GPU pair.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from operator import itemgetter
+from typing import Iterable
+
+import numpy as np
+
+from simulator.core.errors import InputError
+from topologies.preset_cluster import PresetCluster
+from topologies.routing import Router
+from topologies.smallgraph import bfs_lengths, dijkstra_path
+
+_SAME_HOST, _SAME_LEAF, _VIA_SPINE = 0, 1, 2
+
+
+class _Shape:
+    """A route's link ids as ``const + hs * src + hd * dst + gs * src_group + gd * dst_group``
+    (per column), and its hop kind id."""
+
+    def __init__(self, const: list[int], src: list[int], dst: list[int], src_group: list[int],
+                 dst_group: list[int], kind_id: int) -> None:
+        self.const = np.array(const, dtype=np.int64)
+        self.src = np.array(src, dtype=np.int64)
+        self.dst = np.array(dst, dtype=np.int64)
+        self.src_group = np.array(src_group, dtype=np.int64)
+        self.dst_group = np.array(dst_group, dtype=np.int64)
+        self.kind_id = kind_id
+
+    def links(self, hs: np.ndarray, hd: np.ndarray, gs: np.ndarray, gd: np.ndarray) -> np.ndarray:
+        """Routes (one row each) of pairs from servers ``hs`` (leaf groups ``gs``) to ``hd`` (``gd``)."""
+        return (self.const + np.outer(hs, self.src) + np.outer(hd, self.dst)
+                + np.outer(gs, self.src_group) + np.outer(gd, self.dst_group))
+
+
+class PresetRouter(Router):
+    """Router of a :class:`~topologies.preset_cluster.PresetCluster` (the same interface as
+    :class:`~topologies.routing.Router`; ``G`` is built only when asked for)."""
+
+    def __init__(self, cluster: PresetCluster) -> None:          # noqa: D107 (no Router.__init__: no graph)
+        self.cluster = c = cluster
+        self.info = c.info
+        self.p2p = c.info.p2p
+        self.socket_transport = c.info.socket_transport
+        self.capacity_Bps = c.capacity_Bps
+        self.kind = c.kind
+        self.latency_s = c.latency_s
+        T = self._T = c.server
+        self._tgpus = sorted((n for n, d in T.nodes.items() if d.get("kind") == "gpu"),
+                             key=lambda n: (T.nodes[n]["local"], n))
+        self._P = len(self._tgpus)
+        self.gpus = [f"h{h}.{g[3:]}" for h in range(c.nodes) for g in self._tgpus]
+        self._rank = {g: i for i, g in enumerate(self.gpus)}
+        self._tid = {pair: i for i, pair in enumerate(c.server_links)}
+        B = c.block
+        to_cpu = np.array([i for i, (_, b) in enumerate(c.server_links) if T.nodes[b].get("kind") == "cpu"],
+                          dtype=np.int64)
+        self._to_cpu = set((to_cpu[None, :] + B * np.arange(c.nodes)[:, None]).ravel().tolist())
+        self._hop_kind_ids: dict[tuple[str, float, bool], int] = {}
+        self.hop_kinds: list[tuple[str, float, bool]] = []
+        self._shapes: dict[tuple[int, int, int], _Shape] = {}
+        self._tpaths: dict[tuple[str, str], tuple[int, ...]] = {}
+        nics = sorted((n for n, d in T.nodes.items() if d.get("kind") == "nic"), key=lambda n: (T.nodes[n]["local"], n))
+        self._tnics = nics
+        self._rail_nic = {T.nodes[n]["local"]: n for n in reversed(nics)}
+        self._has_nvswitch = any(d.get("kind") == "nvswitch" for d in T.nodes.values())
+
+    # ----------------------------------------------------------------- graph views
+    @cached_property
+    def G(self):                                    # noqa: N802 (Router's name)
+        """The cluster as a networkx graph, built on first use."""
+        return self.cluster.to_graph()
+
+    @cached_property
+    def link_names(self) -> list[tuple[str, str]]:
+        return self.cluster.link_names
+
+    @cached_property
+    def link_id(self) -> dict[tuple[str, str], int]:
+        return {pair: i for i, pair in enumerate(self.link_names)}
+
+    def host_of(self, node: str) -> int:
+        r = self._rank.get(node)
+        if r is not None:
+            return r // self._P
+        if node.startswith("h") and "." in node and node[1:node.index(".")].isdigit():
+            return int(node[1:node.index(".")])
+        return -1
+
+    def _server_node(self, node: str) -> tuple[str, int]:
+        """(server 0's name, server) of a server node; ("", -1) for a fabric switch."""
+        h = self.host_of(node)
+        return (f"h0.{node[node.index('.') + 1:]}", h) if h >= 0 else ("", -1)
+
+    def neighbors(self, node: str) -> list[tuple[str, int, int]]:
+        t, h = self._server_node(node)
+        if h < 0:
+            return super().neighbors(node)
+        B, tid = self.cluster.block, self._tid
+        return [(self.cluster.node_name(m, h), tid[(t, m)] + h * B, tid[(m, t)] + h * B) for m in self._T.adj[t]]
+
+    def node_kind(self, node: str) -> str:
+        t, h = self._server_node(node)
+        if h < 0:
+            return "spine" if node == "spine" else "leaf"
+        return self._T.nodes[t]["kind"]
+
+    def host_nodes(self, host: int, kind: str) -> list[str]:
+        return [f"h{host}.{n[3:]}" for n, d in self._T.nodes.items() if d.get("kind") == kind]
+
+    # ----------------------------------------------------------------- routes
+    def route(self, src: str, dst: str) -> tuple[int, ...]:
+        return self.hop_group(((src, dst),))[0][0]
+
+    def hop(self, src: str, dst: str) -> tuple[tuple[int, ...], str, float, bool, int]:
+        r = self.route(src, dst)
+        kid = self._shape(*self._unkey(int(self._shape_keys([src], [dst])[0][0]))).kind_id
+        return (r, *self.hop_kinds[kid], kid)
+
+    def hop_group(self, pairs: Iterable[tuple[str, str]]) -> tuple[tuple[tuple[int, ...], ...], set[int]]:
+        pairs = list(pairs)
+        if not pairs:
+            return (), set()
+        keys, hs, hd, gs, gd = self._shape_keys([a for a, _ in pairs], [b for _, b in pairs])
+        uniq, inverse = np.unique(keys, return_inverse=True)
+        inverse = inverse.ravel()
+        order = np.argsort(inverse, kind="stable")
+        bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1))
+        kinds = set()
+        routes: list[tuple[int, ...]] = []           # grouped by shape
+        for s, key in enumerate(uniq.tolist()):
+            shape = self._shape(*self._unkey(key))
+            kinds.add(shape.kind_id)
+            members = order[bounds[s]:bounds[s + 1]]
+            routes += map(tuple, shape.links(hs[members], hd[members], gs[members], gd[members]).tolist())
+        place = np.empty(len(order), dtype=np.int64)
+        place[order] = np.arange(len(order))
+        return (itemgetter(*place.tolist())(routes) if len(routes) > 1 else tuple(routes)), kinds
+
+    def _shape_keys(self, srcs: list[str], dsts: list[str]):
+        """Per pair: a shape key (source place, destination place, relation), servers, leaf groups."""
+        try:
+            si = np.fromiter(map(self._rank.__getitem__, srcs), dtype=np.int64, count=len(srcs))
+            di = np.fromiter(map(self._rank.__getitem__, dsts), dtype=np.int64, count=len(dsts))
+        except KeyError as e:
+            raise InputError("not a GPU of this topology", field="gpus", value=e.args[0]) from None
+        hs, hd = si // self._P, di // self._P
+        per_leaf = self.cluster.leaves.hosts_per_leaf if self.cluster.leaves is not None else 1
+        gs, gd = hs // per_leaf, hd // per_leaf
+        rel = np.where(hs == hd, _SAME_HOST, np.where(gs == gd, _SAME_LEAF, _VIA_SPINE))
+        return ((si % self._P) * self._P + di % self._P) * 3 + rel, hs, hd, gs, gd
+
+    def _unkey(self, key: int) -> tuple[int, int, int]:
+        places, rel = divmod(key, 3)
+        return places // self._P, places % self._P, rel
+
+    def _shape(self, ts: int, td: int, rel: int) -> _Shape:
+        key = (ts, td, rel)
+        shape = self._shapes.get(key)
+        if shape is None:
+            shape = self._shapes[key] = self._build_shape(self._tgpus[ts], self._tgpus[td], rel)
+        return shape
+
+    def _build_shape(self, src: str, dst: str, rel: int) -> _Shape:
+        """Route from ``src`` to ``dst`` (server 0's names) with the destination in the same server,
+        under the same leaf, or behind the spine; as columns of :class:`_Shape`."""
+        c = self.cluster
+        B = c.block
+        if rel == _SAME_HOST:
+            local = list(self._local_route(src, dst))
+            n = len(local)
+            shape = _Shape(local, [B] * n, [0] * n, [0] * n, [0] * n, -1)
+            example = tuple(local)
+        else:
+            if not self._tnics:
+                raise InputError(f"GPU {self.gpus[0]!r} has no NIC to reach GPU on another server", field="nodes",
+                                 value=self.gpus[0])
+            nic_d = self._nic_of_gpu(dst)
+            nic_s = self._rail_nic.get(self._T.nodes[nic_d]["local"]) or self._nic_of_gpu(src)
+            rail_s = c.leaves.rail(self._T.nodes[nic_s]["local"])
+            rail_d = c.leaves.rail(self._T.nodes[nic_d]["local"])
+            up = list(self._up_route(src, nic_s)) + [self._tid[(nic_s, f"rail{rail_s}")]]
+            down = [self._tid[(f"rail{rail_d}", nic_d)]] + list(self._local_route(nic_d, dst))
+            const, s_, d_, sg, dg = up[:], [B] * len(up), [0] * len(up), [0] * len(up), [0] * len(up)
+            if rel == _VIA_SPINE:
+                step = 2 * c.leaves.rails
+                const += [c.fabric_base + 2 * rail_s + 1, c.fabric_base + 2 * rail_d]
+                s_ += [0, 0]
+                d_ += [0, 0]
+                sg += [step, 0]
+                dg += [0, step]
+            const += down
+            s_ += [0] * len(down)
+            d_ += [B] * len(down)
+            sg += [0] * len(down)
+            dg += [0] * len(down)
+            shape = _Shape(const, s_, d_, sg, dg, -1)
+            # an example of this shape: server 0 to server 1 (same leaf) or to the first server of group 1
+            other = 1 if rel == _SAME_LEAF else c.leaves.hosts_per_leaf
+            one = np.array([0]), np.array([other])
+            example = tuple(shape.links(*one, one[0] // c.leaves.hosts_per_leaf,
+                                        one[1] // c.leaves.hosts_per_leaf)[0].tolist())
+        kind = (self.route_class(example), self.wire_latency_s(example), rel != _SAME_HOST)
+        shape.kind_id = self._hop_kind_ids.setdefault(kind, len(self._hop_kind_ids))
+        if shape.kind_id == len(self.hop_kinds):
+            self.hop_kinds.append(kind)
+        return shape
+
+    # ------------------------------------------------------- inside server 0 (the template)
+    def _local_route(self, a: str, b: str) -> tuple[int, ...]:
+        """Server 0's link ids from node ``a`` to node ``b``; cached."""
+        r = self._tpaths.get((a, b))
+        if r is None:
+            p = self._host_path(a, b) if a != b else (a,)
+            r = self._tpaths[(a, b)] = tuple(self._tid[(x, y)] for x, y in zip(p, p[1:]))
+        return r
+
+    def _host_path(self, a: str, b: str) -> tuple[str, ...]:
+        T = self._T
+        ends = {a, b}
+
+        def allowed(n: str) -> bool:
+            d = T.nodes[n]
+            return d.get("host") == 0 and (n in ends or d.get("kind") not in ("gpu", "nic"))
+
+        def weight(u: str, v: str, d: dict) -> float | None:
+            if not allowed(v) or not allowed(u):
+                return None
+            return 1.0 / d["bw_Bps"]
+
+        def path(x: str, y: str) -> list[str]:
+            p = dijkstra_path(T, x, y, weight)
+            if p is None:
+                raise InputError(f"no route from {x!r} to {y!r} inside its server", field="links",
+                                 value=f"{x} -> {y}")
+            return p
+
+        if T.nodes[a]["kind"] == "gpu" and T.nodes[b]["kind"] == "gpu" and not self.p2p:
+            lengths = bfs_lengths(T, a, allowed)
+            cands = sorted((d, n) for n, d in lengths.items() if T.nodes[n].get("kind") == "cpu")
+            if not cands:
+                raise InputError(f"{a!r} reaches no cpu node in its server", field="links", value=a)
+            cpu = cands[0][1]
+            return tuple(path(a, cpu) + path(cpu, b)[1:])
+        return tuple(path(a, b))
+
+    def _switches_of(self, n: str) -> list[str]:
+        return sorted(m for m in self._T.adj[n] if self._T.nodes[m].get("kind") == "pcie_switch")
+
+    def _on_switch(self, sw: str, kind: str) -> list[str]:
+        T = self._T
+        return sorted((m for m in T.adj[sw] if T.nodes[m].get("kind") == kind), key=lambda m: (T.nodes[m]["local"], m))
+
+    def _nic_of_gpu(self, gpu: str) -> str:
+        """The NIC a GPU uses: the one on its own PCIe switch, balanced by local index, else nearest."""
+        local = [n for sw in self._switches_of(gpu) for n in self._on_switch(sw, "nic")]
+        i = self._T.nodes[gpu]["local"]
+        if local:
+            return local[i % len(local)]
+        per = max(1, -(-self._P // len(self._tnics)))
+        return self._tnics[min(len(self._tnics) - 1, i // per)]
+
+    def _owner_of_nic(self, nic: str) -> str | None:
+        for sw in self._switches_of(nic):
+            for g in self._on_switch(sw, "gpu"):
+                if self._nic_of_gpu(g) == nic:
+                    return g
+        return None
+
+    def _up_route(self, src: str, nic: str) -> tuple[int, ...]:
+        """GPU to the NIC it sends through: over NVLink to the NIC's own GPU first (PXN) if needed."""
+        owner = self._owner_of_nic(nic)
+        if owner is not None and owner != src and self._has_nvswitch:
+            return self._local_route(src, owner) + self._local_route(owner, nic)
+        return self._local_route(src, nic)

@@ -338,8 +338,7 @@ def _cost_model(topology: str, nodes: int, gpus: int | None, fabric: str, transp
                 calibration: str | None) -> CostModel:
     import topologies
     spec = topologies.FabricSpec.from_options(fabric, transport, nic_bw, nics, oversubscription, hosts_per_leaf)
-    G = topologies.build(topology, nodes=nodes, gpus_per_node=gpus, fabric=spec)
-    return CostModel(G, _params(calibration))
+    return CostModel(topologies.prepare(topology, nodes=nodes, gpus_per_node=gpus, fabric=spec), _params(calibration))
 
 
 def _model_for(p: Point) -> CostModel:

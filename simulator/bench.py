@@ -142,35 +142,40 @@ def _run(a: argparse.Namespace, out: Callable[[str], None]) -> None:
     gpus = [int(x) for x in a.gpus.split(",") if x]
     ddp_gpus = [int(x) for x in a.ddp_gpus.split(",") if x]
     r = max(1, a.repeats)
+    # Whole processes first, while this one is small: a child's peak memory counts what it shares
+    # with its parent before it starts the new program.
+    start = median_process(["collective"], r)
+    procs = {g: median_process(["collective", "-b", "1G", "-e", "1G", "--nodes", str(max(1, g // 8))], r)
+             for g in gpus}
+    ddp = {g: median_process(["ddp", "--workload", "llama-7b", "--engine", "des", "--nodes", str(g // 8)], r)
+           for g in ddp_gpus}
     out(f"# gpunetsim speed, median of {r} run(s); 'process' = a whole gpunetsim process (start-up "
         f"included; wall and CPU seconds), 'build'/'simulate' = CPU seconds inside one process")
-    s = median_process(["collective"], r)
-    out(f"start-up: gpunetsim collective (8 GPUs, 25 sizes): {s.wall_s:.3f} s wall, {s.cpu_s:.3f} s CPU, "
-          f"{s.peak_MB:.0f} MB")
+    out(f"start-up: gpunetsim collective (8 GPUs, 25 sizes): {start.wall_s:.3f} s wall, {start.cpu_s:.3f} s CPU, "
+        f"{start.peak_MB:.0f} MB")
     out("")
     out("1 GiB all-reduce, discrete-event engine (gpunetsim collective -b 1G -e 1G --nodes GPUS/8)")
     out(f"{'GPUs':>6} {'process (s)':>12} {'CPU (s)':>8} {'peak (MB)':>10} {'build (s)':>10} "
-          f"{'simulate (s)':>13} {'simulated (ms)':>15}")
+        f"{'simulate (s)':>13} {'simulated (ms)':>15}")
     inproc: dict[int, float] = {}
     for g in gpus:
-        w = median_process(["collective", "-b", "1G", "-e", "1G", "--nodes", str(max(1, g // 8))], r)
+        w = procs[g]
         runs = [time_des(g) for _ in range(r)]
         b = statistics.median(x[0] for x in runs)
         sim = statistics.median(x[1] for x in runs)
         inproc[g] = statistics.median(x[0] + x[1] for x in runs)
         out(f"{g:>6} {w.wall_s:>12.3f} {w.cpu_s:>8.3f} {w.peak_MB:>10.0f} {b:>10.3f} {sim:>13.3f} "
-              f"{runs[0][2] * 1e3:>15.3f}")
+            f"{runs[0][2] * 1e3:>15.3f}")
     if len(gpus) >= 2:
         n1, n2 = sorted(gpus)[-2:]
         out(f"cost growth exponent {n1} -> {n2} GPUs (build + simulate): "
-              f"{growth_exponent(n1, inproc[n1], n2, inproc[n2]):.2f}")
-    if ddp_gpus:
+            f"{growth_exponent(n1, inproc[n1], n2, inproc[n2]):.2f}")
+    if ddp:
         out("")
         out("DDP iteration, llama-7b, discrete-event engine "
-              "(gpunetsim ddp --workload llama-7b --engine des --nodes GPUS/8)")
+            "(gpunetsim ddp --workload llama-7b --engine des --nodes GPUS/8)")
         out(f"{'GPUs':>6} {'process (s)':>12} {'CPU (s)':>8} {'peak (MB)':>10}")
-        for g in ddp_gpus:
-            w = median_process(["ddp", "--workload", "llama-7b", "--engine", "des", "--nodes", str(g // 8)], r)
+        for g, w in ddp.items():
             out(f"{g:>6} {w.wall_s:>12.3f} {w.cpu_s:>8.3f} {w.peak_MB:>10.0f}")
     out("")
     rate = _median_of(closed_form_rate, r)

@@ -70,6 +70,7 @@ def test_same_neighbourhoods(routers):
             for n in nodes:
                 assert fast.neighbors(n) == graph.neighbors(n) and fast.node_kind(n) == kind
     assert NcclInputs.from_router(fast) == NcclInputs.from_router(graph)
+    assert [fast.to_host_memory(g) for g in graph.gpus] == [graph.to_host_memory(g) for g in graph.gpus]
 
 
 def test_same_predictions_at_scale():

@@ -247,13 +247,27 @@ class PresetRouter(Router):
             return p
 
         if T.nodes[a]["kind"] == "gpu" and T.nodes[b]["kind"] == "gpu" and not self.p2p:
-            lengths = bfs_lengths(T, a, allowed)
-            cands = sorted((d, n) for n, d in lengths.items() if T.nodes[n].get("kind") == "cpu")
-            if not cands:
-                raise InputError(f"{a!r} reaches no cpu node in its server", field="links", value=a)
-            cpu = cands[0][1]
+            cpu = self._nearest_cpu(a, a)
             return tuple(path(a, cpu) + path(cpu, b)[1:])
         return tuple(path(a, b))
+
+    def _nearest_cpu(self, gpu: str, name: str) -> str:
+        """Server 0's CPU nearest to its GPU ``gpu`` (in hops, then by name) through switches only;
+        ``name`` is the GPU's own name for errors."""
+        T = self._T
+
+        def allowed(n: str) -> bool:
+            d = T.nodes[n]
+            return d.get("host") == 0 and (n == gpu or d.get("kind") not in ("gpu", "nic"))
+
+        cands = sorted((d, n) for n, d in bfs_lengths(T, gpu, allowed).items() if T.nodes[n].get("kind") == "cpu")
+        if not cands:
+            raise InputError(f"{name!r} reaches no cpu node in its server", field="links", value=name)
+        return cands[0][1]
+
+    def to_host_memory(self, gpu: str) -> tuple[int, ...]:
+        t, h = self._server_node(gpu)
+        return tuple(i + h * self.cluster.block for i in self._local_route(t, self._nearest_cpu(t, gpu)))
 
     def _switches_of(self, n: str) -> list[str]:
         return sorted(m for m in self._T.adj[n] if self._T.nodes[m].get("kind") == "pcie_switch")

@@ -60,7 +60,7 @@ INPUT_ITEMS = Limit("values in one input file after expanding YAML aliases", 1_0
                     "GPUNETSIM_MAX_INPUT_ITEMS")
 STRING_CHARS = Limit("characters in one string or line of an input file", 1_048_576,
                      "GPUNETSIM_MAX_STRING_CHARS")
-GPUS = Limit("GPUs in one topology", 8192, "GPUNETSIM_MAX_GPUS")
+GPUS = Limit("GPUs in one topology", 16384, "GPUNETSIM_MAX_GPUS")    # 16384: ~1 s, ~170 MB (docs/speed.md)
 NICS = Limit("NICs in one server", 64, "GPUNETSIM_MAX_NICS")
 SIZES = Limit("message sizes in one sweep", 4096, "GPUNETSIM_MAX_SIZES")
 POINTS = Limit("points in one study", 10_000, "GPUNETSIM_MAX_POINTS")

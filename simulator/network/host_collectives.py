@@ -40,8 +40,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
 
 from simulator.collectives.backends import (ALGOS_FOR_HOST_OP, HOST_BACKENDS, check_support)
@@ -49,7 +49,12 @@ from simulator.collectives.params import Parameters
 from simulator.core.errors import InputError
 from simulator.core.vocabulary import Limit, check_op
 from simulator.network.fairness import max_min_rates
-from topologies.routing import Router
+from topologies.routing import Router, router_for
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from topologies.preset_cluster import PresetCluster
 
 
 @dataclass(frozen=True)
@@ -132,12 +137,12 @@ class HostCollectiveModel:
 
     closed_form_only = True
 
-    def __init__(self, G_or_router: nx.Graph | Router, params: Parameters | None = None,
+    def __init__(self, G_or_router: nx.Graph | PresetCluster | Router, params: Parameters | None = None,
                  backend: str = "gloo", tensors: str = "cpu") -> None:
         if backend not in HOST_BACKENDS:
             raise InputError(f"host backends are {', '.join(HOST_BACKENDS)}", field="backend", value=backend)
         check_support(backend, tensors, "all_reduce" if tensors == "cuda" and backend == "gloo" else "send_recv")
-        self.router = G_or_router if isinstance(G_or_router, Router) else Router(G_or_router)
+        self.router = router_for(G_or_router)
         self.params = params or Parameters()
         self.backend, self.tensors = backend, tensors
         self._host = [self.router.host_of(g) for g in self.router.gpus]
@@ -244,7 +249,7 @@ class HostCollectiveModel:
         return self.timing(op, size_bytes, algo).limit
 
 
-def collective_model(G_or_router: nx.Graph | Router, params: Parameters | None = None,
+def collective_model(G_or_router: nx.Graph | PresetCluster | Router, params: Parameters | None = None,
                      backend: str = "nccl", tensors: str | None = None):
     """The cost model of ``backend`` with tensors on ``tensors`` (default: CUDA for NCCL, CPU
     for Gloo and MPI): a :class:`~simulator.network.closed_form.CostModel` for NCCL, else a

@@ -68,21 +68,21 @@ def _train(args: argparse.Namespace) -> int:
     from simulator.training.llm.compute import load_compute_params
     from simulator.training.llm.iteration import simulate_train
     from simulator.training.llm.model import resolve_model, with_seq
-    from topologies.routing import Router
+    from topologies.routing import router_for
     if args.trace:
         from simulator.core.outputs import check_writable
         check_writable(args.trace, "--trace")
     model = with_seq(resolve_model(args.model, args.model_spec), args.seq)
-    G = topology_from_args(args)
-    router = Router(G)
+    router = router_for(topology_from_args(args))
+    info = router.info
     config = config_from_args(args, len(router.gpus))
-    gpu = get_gpu(args.gpu or gpu_for_model(str(G.graph.get("gpu_model", ""))))
+    gpu = get_gpu(args.gpu or gpu_for_model(info.gpu_model))
     params = params_from_args(args)
     compute = load_compute_params(args.calibration)
     r = simulate_train(router, model, config, gpu, params, compute)
     if args.trace:
         from gpunetsim.trace import write_chrome_trace
-        meta = {"tool": "gpunetsim train", "model": model.name, "topology": G.graph.get("name"),
+        meta = {"tool": "gpunetsim train", "model": model.name, "topology": info.name,
                 "gpus": r.gpus, **config.as_dict(), "iteration_s": r.iteration_s}
         by_stage = {f"stage {s} (TP group of replica 0)": recs for s, recs in sorted(r.records.items())}
         try:
@@ -92,7 +92,7 @@ def _train(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(r.as_dict()))
         return 0
-    print(format_result(r, f"{G.graph.get('name')} x{args.nodes}", params.name, compute.name))
+    print(format_result(r, f"{info.name} x{args.nodes}", params.name, compute.name))
     if args.trace:
         print(f"trace written to {args.trace} (open in ui.perfetto.dev or chrome://tracing)")
     return 0

@@ -12,11 +12,14 @@ user sees it (interpreter start-up and imports included), with its peak resident
   in-process cost (build + simulate; 1.0 is linear in the number of GPUs);
 * one DDP iteration of llama-7b with the discrete-event engine on 512 and 4096 GPUs
   (``gpunetsim ddp --workload llama-7b --engine des --nodes N``);
-* closed-form predictions per second (NCCL's algorithm/protocol choice, 64 GPUs, plans built).
+* closed-form predictions per second (NCCL's algorithm/protocol choice, 64 GPUs, plans built);
+* one 3D-parallel LLM training iteration (``gpunetsim train``): GPT-3 175B, TP 8 x PP 16 x DP 32
+  on 4096 A100s (512 DGX A100), 1F1B over 48 micro-batches, SP + selective recomputation.
 
 Targets (issue 13, on a 2-core machine): start-up <= 0.15 s; all-reduce <= 0.4 s at 4096 GPUs and
 <= 1.2 s at 16384 GPUs; growth exponent <= 1.1; DDP at 4096 GPUs <= 1.5 s; peak memory at 16384
-GPUs <= 200 MB. Timings on a shared machine are noisy: compare medians from one run of this script.
+GPUs <= 200 MB; the 4096-GPU LLM iteration (issue 14) < 10 s. Timings on a shared machine are
+noisy: compare medians from one run of this script (it prints the load average).
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ from typing import Callable, Sequence
 SIZE = 1 << 30
 #: What the ``gpunetsim`` console script runs (without depending on where it is installed).
 _ENTRY = "import sys; from gpunetsim.cli import main; sys.exit(main())"
+TRAIN_4096 = ["train", "--topology", "dgx-a100", "--nodes", "512", "--model", "gpt3-175b", "--tp", "8", "--pp", "16",
+              "--global-batch", "1536", "--recompute", "selective", "--sequence-parallel", "--json"]
 
 
 @dataclass(frozen=True)
@@ -108,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--gpus", default="8,64,512,4096,16384", help="comma-separated GPU counts (multiples of 8)")
     p.add_argument("--ddp-gpus", default="512,4096", help="GPU counts of the DDP runs ('' for none)")
     p.add_argument("--repeats", type=int, default=3, help="runs per figure; the median is printed")
+    p.add_argument("--no-train", action="store_true", help="skip the 4096-GPU LLM training iteration")
     p.add_argument("--markdown", default=None, metavar="PATH",
                    help="also write the figures to this Markdown file (docs/speed.md)")
     a = p.parse_args(argv)
@@ -117,7 +123,11 @@ def main(argv: list[str] | None = None) -> int:
         print(line, flush=True)
         lines.append(line)
 
+    load = os.getloadavg()[0]
     _run(a, out)
+    load = max(load, os.getloadavg()[0])
+    out(f"load average (1 min, highest of start and end): {load:.1f} on {os.cpu_count()} cores"
+        + (": the machine was busy, wall times are inflated; compare CPU times" if load > (os.cpu_count() or 1) else ""))
     text = "\n".join(lines)
     if a.markdown:
         _write_markdown(a.markdown, text, argv if argv is not None else sys.argv[1:])
@@ -149,6 +159,7 @@ def _run(a: argparse.Namespace, out: Callable[[str], None]) -> None:
              for g in gpus}
     ddp = {g: median_process(["ddp", "--workload", "llama-7b", "--engine", "des", "--nodes", str(g // 8)], r)
            for g in ddp_gpus}
+    train = None if a.no_train else median_process(TRAIN_4096, r)
     out(f"# gpunetsim speed, median of {r} run(s); 'process' = a whole gpunetsim process (start-up "
         f"included; wall and CPU seconds), 'build'/'simulate' = CPU seconds inside one process")
     out(f"start-up: gpunetsim collective (8 GPUs, 25 sizes): {start.wall_s:.3f} s wall, {start.cpu_s:.3f} s CPU, "
@@ -177,6 +188,10 @@ def _run(a: argparse.Namespace, out: Callable[[str], None]) -> None:
         out(f"{'GPUs':>6} {'process (s)':>12} {'CPU (s)':>8} {'peak (MB)':>10}")
         for g, w in ddp.items():
             out(f"{g:>6} {w.wall_s:>12.3f} {w.cpu_s:>8.3f} {w.peak_MB:>10.0f}")
+    if train is not None:
+        out("")
+        out(f"LLM training iteration, gpt3-175b, TP 8 x PP 16 x DP 32 on 4096 GPUs (gpunetsim {' '.join(TRAIN_4096)}): "
+            f"{train.wall_s:.3f} s wall, {train.cpu_s:.3f} s CPU, {train.peak_MB:.0f} MB")
     out("")
     rate = _median_of(closed_form_rate, r)
     out(f"closed form (NCCL's algorithm/protocol choice, 64 GPUs): {rate:,.0f} predictions per CPU second")

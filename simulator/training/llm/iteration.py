@@ -20,8 +20,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from simulator.collectives.params import Parameters
 from simulator.core.errors import InputError
@@ -38,7 +37,12 @@ from simulator.training.llm.model import TransformerSpec
 from simulator.training.llm.pipeline_engine import ChunkWork, CollJob, Link, StageWork, simulate_pipeline
 from simulator.training.llm.placement import Placement
 from simulator.training.llm.schedule import schedule
-from topologies.routing import Router
+from topologies.routing import Router, router_for
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from topologies.preset_cluster import PresetCluster
 
 
 @dataclass(frozen=True)
@@ -136,11 +140,11 @@ def _links_of_other_traffic(stages: list[StageWork]) -> set[int]:
     return busy
 
 
-def simulate_train(G_or_router: nx.Graph | Router, model: TransformerSpec, config: TrainConfig, gpu: GpuSpec,
+def simulate_train(G_or_router: nx.Graph | PresetCluster | Router, model: TransformerSpec, config: TrainConfig, gpu: GpuSpec,
                    params: Parameters | None = None, compute: ComputeParams | None = None,
                    record: bool = True) -> TrainResult:
     """Simulate one iteration of ``model`` trained with ``config`` on the topology's GPUs."""
-    router = G_or_router if isinstance(G_or_router, Router) else Router(G_or_router)
+    router = router_for(G_or_router)
     params = params or Parameters()
     cm = ComputeModel(gpu, config.dtype, compute or ComputeParams())
     check_divisible(model, config)

@@ -52,9 +52,11 @@ class ProcessRun:
 
 
 def run_process(args: Sequence[str]) -> ProcessRun:
-    """Run ``gpunetsim ARGS`` in a fresh interpreter, output discarded; raises if it fails."""
+    """Run ``gpunetsim ARGS`` in a fresh interpreter, output discarded; raises if it fails (rerun the
+    command by hand to see why)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", _ENTRY, *args], stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen([sys.executable, "-c", _ENTRY, *args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)       # warnings (e.g. a model that cannot fit) are not timed
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)

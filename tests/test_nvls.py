@@ -186,3 +186,14 @@ def test_collective_json_carries_regret(capsys):
     row = json.loads(capsys.readouterr().out)
     assert (row["algo"], row["best_algo"], row["best_proto"]) == ("ring", "tree", "simple")
     assert row["regret_pct"] > 10
+
+
+def test_gb200_nvl72_is_one_nvlink_domain_and_partitions_use_nvls_tree():
+    """72 GPUs behind one NVSwitch plane (NCCL: one node), NVLS inside; NVL36x2 partitions join over IB."""
+    rack = CostModel(topologies.build("gb200-nvl72"))
+    assert rack.ranks == 72 and rack.router.info.hosts == 1 and rack.router.info.compute_capability == 100
+    assert rack.best("all_reduce", 1 << 30)[1] == "nvls"
+    assert rack.shape("all_reduce", "nvls", "simple").plan.channels == 24       # Blackwell, one NVLink domain
+    halves = CostModel(topologies.build("gb200-nvl72", gpus_per_node=36, nodes=2))
+    assert halves.ranks == 72 and halves.best("all_reduce", 1 << 30)[1] == "nvls_tree"
+    assert halves.shape("all_reduce", "nvls_tree", "simple").plan.channels == 32  # across NVLink domains

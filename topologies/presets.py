@@ -8,6 +8,12 @@ Datasheet sources (per direction unless noted):
   2 Xeon Platinum 8480C sockets.
 - HGX/DGX B200: DGX B200 datasheet: fifth-generation NVLink, 1.8 TB/s bidirectional per GPU
   (900 GB/s per direction) through 2 NVSwitch chips; 8 ConnectX-7 400 Gb/s NICs.
+- GB200 NVL72: NVIDIA GB200 NVL72 datasheet and DGX GB200 user guide: 72 B200 GPUs in one
+  NVLink domain (NVLink 5, 900 GB/s per direction per GPU) across 18 compute trays of 4 GPUs and
+  2 Grace CPUs (NVLink-C2C, taken as 450 GB/s per direction per GPU in place of PCIe), joined by 9
+  NVLink switch trays (one ``nvswitch`` node here); one ConnectX-7 400 Gb/s NIC per GPU. The whole
+  rack is one server for routing and for NCCL (multi-node NVLink: NCCL treats the NVLink domain as
+  one node); an NVL partition is ``--gpus K --nodes 72/K`` (e.g. NVL36x2: ``--gpus 36 --nodes 2``).
 - DGX A100: DGX A100 user guide / A100 SXM datasheet: 12 third-generation NVLinks per GPU,
   600 GB/s bidirectional = 300 GB/s per direction, 6 NVSwitch chips; PCIe Gen4 x16 (31.5 GB/s);
   8 ConnectX-6 200 Gb/s HDR NICs; 2 AMD EPYC 7742.
@@ -63,6 +69,12 @@ SERVERS: dict[str, ServerSpec] = {
     "hgx-b200": ServerSpec("hgx-b200", "B200 SXM", 8, 100, 900 * GB, 63 * GB, 50 * GB, 8, 2, 1,
                            datasheet="NVIDIA HGX B200 / DGX B200 datasheet (NVLink 5, 1.8 TB/s bidir); "
                                      "8x ConnectX-7 400 Gb/s"),
+    "gb200-nvl72": ServerSpec("gb200-nvl72", "B200 (GB200)", 72, 100, 900 * GB, 450 * GB, 50 * GB, 72, 36, 2,
+                              datasheet="NVIDIA GB200 NVL72 datasheet: 72 Blackwell GPUs in one NVLink domain "
+                                        "(fifth-generation NVLink, 1.8 TB/s bidir per GPU, 130 TB/s in all) through "
+                                        "9 NVLink switch trays; 18 compute trays of 2 GB200 superchips (1 Grace + 2 "
+                                        "B200, NVLink-C2C 900 GB/s bidir); 4x ConnectX-7 400 Gb/s per tray (one per "
+                                        "GPU)"),
     "dgx-a100": ServerSpec("dgx-a100", "A100 SXM", 8, 80, 300 * GB, 31.5 * GB, 25 * GB, 8, 2, 1,
                            datasheet="NVIDIA DGX A100 user guide; A100 SXM datasheet (NVLink 3, 600 GB/s bidir)"),
     "pcie-gen3": ServerSpec("pcie-gen3", "PCIe GPU", 8, 75, None, 15.75 * GB, 12.5 * GB, 1, 2, 2,

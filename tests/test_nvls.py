@@ -197,3 +197,38 @@ def test_gb200_nvl72_is_one_nvlink_domain_and_partitions_use_nvls_tree():
     halves = CostModel(topologies.build("gb200-nvl72", gpus_per_node=36, nodes=2))
     assert halves.ranks == 72 and halves.best("all_reduce", 1 << 30)[1] == "nvls_tree"
     assert halves.shape("all_reduce", "nvls_tree", "simple").plan.channels == 32  # across NVLink domains
+
+
+NVL4 = """name: two-trays-one-nvlink-domain
+compute_capability: 100
+gpus_per_nvlink_domain: {k}
+nodes:
+  - {{name: t0.gpu0, host: 0}}
+  - {{name: t0.gpu1, host: 0}}
+  - {{name: t1.gpu0, host: 1}}
+  - {{name: t1.gpu1, host: 1}}
+  - {{name: nvsw, kind: nvswitch, host: 0}}
+links:
+  - {{a: t0.gpu0, b: nvsw, kind: nvlink, bandwidth: "900 GB/s"}}
+  - {{a: t0.gpu1, b: nvsw, kind: nvlink, bandwidth: "900 GB/s"}}
+  - {{a: t1.gpu0, b: nvsw, kind: nvlink, bandwidth: "900 GB/s"}}
+  - {{a: t1.gpu1, b: nvsw, kind: nvlink, bandwidth: "900 GB/s"}}
+"""
+
+
+def test_topology_file_nvlink_domain_joins_trays_into_one_server(tmp_path):
+    f = tmp_path / "nvl4.yaml"
+    f.write_text(NVL4.format(k=4))
+    G = topologies.build(str(f))
+    assert G.graph["hosts"] == 1 and {d["host"] for _, d in G.nodes(data=True)} == {0}
+    assert sorted(d["tray"] for n, d in G.nodes(data=True) if d["kind"] == "gpu") == [0, 0, 1, 1]
+    m = CostModel(G)
+    assert "nvls" in {a for a, _ in m.choices("all_reduce")}
+
+
+@pytest.mark.parametrize("k, message", [(3, "would split"), (8, "last NVLink domain"), ("x", "whole number")])
+def test_topology_file_nvlink_domain_must_hold_whole_hosts(tmp_path, k, message):
+    f = tmp_path / "bad.yaml"
+    f.write_text(NVL4.format(k=k))
+    with pytest.raises(InputError, match=message):
+        topologies.build(str(f))

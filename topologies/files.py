@@ -11,7 +11,10 @@
 Node fields: ``name`` (required), ``kind`` (gpu, nvswitch, pcie_switch, cpu, nic, leaf, spine),
 ``host`` (server index, default 0). Link fields: ``a``, ``b``, ``kind`` (nvlink, pcie, socket, net),
 ``bandwidth`` (per direction, e.g. "400 Gb/s", "900 GB/s"), ``latency`` (e.g. "1.5 us", default 0).
-Top-level optional fields: ``name``, ``gpu_model``, ``p2p`` (default true), ``compute_capability``.
+Top-level optional fields: ``name``, ``gpu_model``, ``p2p`` (default true), ``compute_capability``,
+``gpus_per_nvlink_domain`` (multi-node NVLink, e.g. 72 for a GB200 NVL72: consecutive hosts whose
+GPUs add up to that many share one NVLink domain; each domain becomes one server for routing and
+for NCCL, as NCCL treats an NVLink domain as one node; a node's ``tray`` attribute keeps its host).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from topologies.graph import NODE_KINDS, LINK_KINDS, validate
 if TYPE_CHECKING:
     import networkx as nx
 
-_TOP = {"name", "gpu_model", "p2p", "compute_capability", "nodes", "links", "description"}
+_TOP = {"name", "gpu_model", "p2p", "compute_capability", "nodes", "links", "description", "gpus_per_nvlink_domain"}
 
 
 def load_topology(path: str | Path) -> nx.Graph:
@@ -56,6 +59,8 @@ def _build(data: object, src: str) -> nx.Graph:
     import networkx as nx
     G = nx.Graph()
     local_count: dict[tuple[int, str], int] = {}
+    specs: list[tuple[str, str, int]] = []
+    seen: set[str] = set()
     for i, n in enumerate(data["nodes"]):
         f = f"nodes[{i}]"
         if not isinstance(n, dict) or "name" not in n:
@@ -71,11 +76,16 @@ def _build(data: object, src: str) -> nx.Graph:
         host = n.get("host", 0)
         if not isinstance(host, int) or host < 0:
             raise InputError("host must be a non-negative integer", source=src, field=f"{f}.host", value=host)
-        if name in G:
+        if name in G or name in seen:
             raise InputError("duplicate node name", source=src, field=f"{f}.name", value=name)
-        local = local_count.get((host, kind), 0)
-        local_count[(host, kind)] = local + 1
-        G.add_node(name, kind=kind, host=host, local=local)
+        seen.add(name)
+        specs.append((name, kind, host))
+    domain = _nvlink_domains(data, specs, src)
+    for name, kind, host in specs:
+        h = domain.get(host, host)
+        local = local_count.get((h, kind), 0)
+        local_count[(h, kind)] = local + 1
+        G.add_node(name, kind=kind, host=h, local=local, tray=host)
     for i, ln in enumerate(data["links"]):
         f = f"links[{i}]"
         if not isinstance(ln, dict):
@@ -111,3 +121,34 @@ def _build(data: object, src: str) -> nx.Graph:
                    p2p=p2p, compute_capability=cc, hosts=len(hosts),
                    gpus_per_host=per_host, datasheets="user topology file " + src)
     return validate(G, source=src)
+
+
+def _nvlink_domains(data: dict, specs: list[tuple[str, str, int]], src: str) -> dict[int, int]:
+    """Host -> NVLink domain index when ``gpus_per_nvlink_domain`` is given (else no regrouping):
+    hosts in order, each domain filled with whole hosts up to exactly that many GPUs."""
+    k = data.get("gpus_per_nvlink_domain")
+    if k is None:
+        return {}
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InputError("gpus_per_nvlink_domain is a whole number of GPUs, e.g. 72", source=src,
+                         field="gpus_per_nvlink_domain", value=k)
+    gpus: dict[int, int] = {}
+    for _, kind, host in specs:
+        if kind == "gpu":
+            gpus[host] = gpus.get(host, 0) + 1
+    mapping, filled, d = {}, 0, 0
+    for host in sorted(gpus):
+        if filled + gpus[host] > k:
+            raise InputError(f"host {host}'s {gpus[host]} GPUs would split an NVLink domain of {k} GPUs "
+                             f"(domains hold whole hosts)", source=src, field="gpus_per_nvlink_domain", value=k)
+        mapping[host] = d
+        filled += gpus[host]
+        if filled == k:
+            d, filled = d + 1, 0
+    if filled:
+        raise InputError(f"the last NVLink domain has {filled} GPUs, not {k}", source=src,
+                         field="gpus_per_nvlink_domain", value=k)
+    for _, kind, host in specs:          # hosts without GPUs (switch trays) join the domain before them
+        if host not in mapping:
+            mapping[host] = max((mapping[h] for h in mapping if h < host), default=0)
+    return mapping

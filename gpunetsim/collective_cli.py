@@ -68,14 +68,16 @@ def _collective(args: argparse.Namespace) -> int:
         print(f"# gpunetsim collective: {args.op} on {model.router.info.name} x{args.nodes} "
               f"({n} {'processes' if host else 'GPUs'}), engine={engine}{what}, params={model.params.name}")
         print(f"#{'size':>11} {'count':>12} {'type':>8} {'redop':>6} {'root':>5} {'time':>10} "
-              f"{'algbw':>8} {'busbw':>8}  {'algo':>14} {'proto':>6}  tuner regret")
+              f"{'algbw':>8} {'busbw':>8}  {'algo':>14} {'proto':>6}  {'90% lo':>9} {'90% hi':>9}  tuner regret")
         print(f"#{'(B)':>11} {'(elements)':>12} {'':>8} {'':>6} {'':>5} {'(us)':>10} "
-              f"{'(GB/s)':>8} {'(GB/s)':>8}")
+              f"{'(GB/s)':>8} {'(GB/s)':>8}  {'':>14} {'':>6}  {'(us)':>9} {'(us)':>9}")
     per_rank = args.op in GATHER_LIKE
+    outside: set[str] = set()
     for size in sizes:
         r = (run_host_collective(model, args.op, size, args.algo, args.proto) if host
              else run_collective(model, args.op, size, args.algo, args.proto, engine, regret=True))
         require_finite(r.as_dict(), "predicted collective")
+        outside.update(r.extrapolated)
         if args.json:
             print(json.dumps(r.as_dict()))
             continue
@@ -83,7 +85,12 @@ def _collective(args: argparse.Namespace) -> int:
         redop = "sum" if args.op in REDOP_OPS else "none"
         root = 0 if args.op in ROOTED_OPS else -1
         print(f"{size:>12} {count:>12} {args.dtype:>8} {redop:>6} {root:>5} {r.time_s * 1e6:>10.2f} "
-              f"{r.algbw_GBps:>8.2f} {r.busbw_GBps:>8.2f}  {r.algo:>14} {r.proto:>6}  {_marker(r.regret)}".rstrip())
+              f"{r.algbw_GBps:>8.2f} {r.busbw_GBps:>8.2f}  {r.algo:>14} {r.proto:>6}  "
+              + (f"{r.time_lo_s * 1e6:>9.2f} {r.time_hi_s * 1e6:>9.2f}" if r.time_lo_s is not None
+                 else f"{'-':>9} {'-':>9}") + f"  {_marker(r.regret)}".rstrip())
+    if outside and not args.json:
+        print(f"# extrapolated beyond the calibration's data ({'; '.join(sorted(outside))}): "
+              "the interval includes the parameters it could not determine")
     return 0
 
 

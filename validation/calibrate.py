@@ -1,39 +1,96 @@
-"""Fit the parameter set to measured collective times (calibration).
+"""Fit the parameter set to measured collective times (calibration), saying what the data determine.
 
-Least squares (scipy) on log(predicted / measured) over every point, so a 10 us and a 10 ms point
-weigh the same. Only parameters that the data can move are fitted: a candidate key stays free when
-nudging it changes at least one prediction. Latencies are fitted in seconds, efficiencies as
-fractions, within the bounds of ``simulator.collectives.params.bounds``.
+The residual of a point is log(predicted / measured) over the point's own spread (from its
+repetitions' fastest and slowest, at least :data:`MODEL_SD`), so a 10 us and a 10 ms point weigh
+alike and a bimodal small-message point weighs less than a reproducible large one. The loss is
+Huber's (quadratic within :data:`HUBER_SCALE` spreads, linear beyond), so one wild point cannot pull
+the fit.
+
+Before fitting, the Jacobian of the log predictions says which candidate parameters the points
+determine (validation.identifiability): collinear and inert ones keep their prior (the datasheet
+value) and are reported as such, never invented. A fitted efficiency that wants to exceed 1, or a
+latency below its physical minimum (simulator.collectives.params.bounds), is refused: the key goes
+back to its prior and the refusal names it. The result carries the posterior covariance of every
+parameter the points touch (data plus prior), the residual spread and the domain of the data:
+the calibration's ``uncertainty`` block, from which every prediction's 90% interval is computed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
 from scipy.optimize import least_squares
 
-from simulator.collectives.params import DEFAULTS, Parameters, bounds
-from validation.compare import Comparison, Predictor, compare, summary
+from simulator.collectives.params import DEFAULTS, Parameters, bounds, out_of_range_message
+from simulator.collectives.uncertainty import LEVEL, Uncertainty
+from simulator.core.errors import InputError
+from validation.compare import Comparison, Predictor, choice_for, compare, summary
+from validation.identifiability import Verdict, data_sd, identifiable, posterior
 from validation.parsers import CollMeasurement
 
+SHARDED_OPS = ("all_reduce", "reduce_scatter", "all_gather", "all_to_all")
+"""Ops in which each rank owns a shard (S/n) it copies or reduces locally; broadcast, reduce and
+send/recv move the whole buffer along a chain or a pair, so their wire term alone sets the link
+efficiency that the sharded ops share."""
+
 CANDIDATES = (
-    ["call_overhead_s", "rank_overhead_s", "shm_efficiency", "ll_max_busbw_Bps", "socket_max_Bps"]
+    ["call_overhead_s", "rank_overhead_s", "shm_efficiency", "ll_max_busbw_Bps", "socket_max_Bps",
+     "nvls_efficiency.sm90", "nvls_efficiency.sm100", "collnet_efficiency", "nvls_fill_rounds"]
     + [k for k in DEFAULTS if k.startswith(("base_latency_s.", "proto_efficiency.", "link_efficiency."))]
     + [k for k in DEFAULTS if k.startswith(("op_efficiency.", "op_overhead_s.", "op_local_s_per_byte."))]
+    + [f"op_shard_s_per_byte.{op}" for op in SHARDED_OPS]
     + [k for k in DEFAULTS if k.startswith("hop_latency_s.")]
 )
+
+PRIOR_WEIGHT = 1.0
+"""Pull of the prior: a parameter moved by one prior standard deviation costs as much as one point
+off by its own spread. 0 = plain (robust) least squares."""
+MODEL_SD = 0.02
+"""Smallest spread credited to a point (log units): the model is not better than ~2% anywhere."""
+HUBER_SCALE = 2.0
+"""Residuals beyond 2 spreads count linearly."""
+MAX_ITERATIONS = 40
+"""Trust-region steps at most (the objective has kinks where a plan's slowest hop changes)."""
+
+
+def prior_sd(key: str) -> float:
+    """Prior standard deviation of a key, in its scaled units (see :func:`scale`)."""
+    if "efficiency" in key:
+        return 0.25
+    if key.endswith("_Bps"):
+        return 0.5
+    return 1.0
+
+
+def scale(key: str) -> float:
+    """A key's unit in the fitter: its default, or a typical size when the default is 0."""
+    d = DEFAULTS[key]
+    if d > 0:
+        return d
+    return 1e-12 if "_s_per_byte" in key else 10e-6
 
 
 @dataclass(frozen=True)
 class Fit:
     params: Parameters
-    keys: tuple[str, ...]
+    keys: tuple[str, ...]                 # the keys fitted (determined by the data)
     before: dict
     after: dict
     comparisons: tuple[Comparison, ...]
     skipped: int
+    verdicts: tuple[Verdict, ...] = ()    # one per candidate the points touch
+    refused: tuple[str, ...] = ()         # messages naming refused keys
+    uncertainty: Uncertainty | None = None
+    domain: dict = field(default_factory=dict)
+
+    def trusted_for(self) -> str:
+        """One line: the predictions this calibration was fitted for."""
+        d = self.domain
+        return (f"world sizes {', '.join(map(str, d.get('worlds', [])))}; hop classes "
+                f"{', '.join(d.get('hop_classes', [])) or '-'}; sizes {d.get('min_bytes')}-{d.get('max_bytes')} B; "
+                f"ops {', '.join(d.get('ops', []))}")
 
 
 def _predict_all(predictor: Predictor, points: Sequence[CollMeasurement]) -> np.ndarray:
@@ -44,34 +101,116 @@ def _predict_all(predictor: Predictor, points: Sequence[CollMeasurement]) -> np.
     return out
 
 
-def free_keys(predictor: Predictor, points: Sequence[CollMeasurement],
-              candidates: Sequence[str] = CANDIDATES) -> list[str]:
-    """Candidate keys whose change moves at least one prediction."""
-    base = _predict_all(predictor, points)
-    keep = []
-    for k in candidates:
-        v = predictor.params[k]
-        nudged = v * 1.25 if v > 0 else 1e-6
-        lo, hi = bounds(k)
-        nudged = min(max(nudged, lo), hi) if nudged != v else v * 0.8
-        trial = _predict_all(predictor.with_params(predictor.params.with_values({k: nudged})), points)
-        if np.nanmax(np.abs(trial / base - 1.0)) > 1e-6:
-            keep.append(k)
-    return keep
+class _Recording(dict):
+    """A parameter mapping that remembers which keys were read (to learn what a plan depends on)."""
+
+    def __init__(self, values) -> None:
+        super().__init__(values)
+        self.read: set[str] = set()
+
+    def __getitem__(self, key: str) -> float:
+        self.read.add(key)
+        return super().__getitem__(key)
 
 
-PRIOR_WEIGHT = 0.1
-"""Pull of the datasheet values: a parameter moved by 100% of its default costs as much as one point
-mispredicted by 10%. Parameters the data cannot pin down (e.g. per-hop latency from 2-GPU runs,
-where every ring has one hop) then stay near NCCL's values instead of drifting."""
+class Evaluator:
+    """Predictions of fixed points under many parameter sets, as Predictor.predict makes them.
+
+    NCCL's tuner does not look at our parameters, so each point's (algorithm, protocol) is found once;
+    operations NCCL does not tune take the fastest of their allowed pairs at every evaluation. A
+    parameter set then costs one alpha/beta per distinct plan, and a plan is re-timed only when a
+    parameter it reads changed (a finite-difference step on one key re-times a few plans)."""
+
+    def __init__(self, predictor: Predictor, points: Sequence[CollMeasurement]) -> None:
+        from simulator.collectives.nccl_model import TUNED_OPS
+        self.predictor = predictor
+        self.size = np.array([float(p.size_bytes) for p in points])
+        plans: dict[tuple, int] = {}
+        choices: list[list[int]] = []
+        for p in points:
+            m, algo, proto = predictor.setup(p)
+            allowed = m.choices(p.op, algo, proto)
+            if len(allowed) > 1 and m.select == "nccl" and p.op in TUNED_OPS:
+                allowed = [m.choose(p.op, p.size_bytes, algo, proto)]
+            mk = choice_for(p)[2:]
+            choices.append([plans.setdefault(((p.world, *mk), p.op, a, pr), len(plans)) for a, pr in allowed])
+        self.plans = list(plans)
+        width = max(len(c) for c in choices)
+        self.choice = np.array([c + [c[0]] * (width - len(c)) for c in choices])   # points x width
+        self.deps: list[tuple[str, ...]] = []
+        self._cache: dict[tuple, tuple[float, float]] = {}
+        for key, op, a, pr in self.plans:
+            rec = _Recording(predictor.params.values)
+            self._time_plan(predictor.params.__class__(rec, predictor.params.name), key, op, a, pr)
+            self.deps.append(tuple(sorted(rec.read)))
+
+    def _time_plan(self, params: Parameters, key, op, a, pr) -> tuple[float, float]:
+        from simulator.network.closed_form import ClosedFormTimer
+        planner = self.predictor.model(*key).planner.with_params(params)
+        s = ClosedFormTimer(planner.router, params).shape(planner.plan(op, a, pr))
+        return s.alpha_s, s.beta_s_per_byte
+
+    def __call__(self, params: Parameters) -> np.ndarray:
+        v = params.values
+        ab = np.empty((len(self.plans), 2))
+        for j, (plan, deps) in enumerate(zip(self.plans, self.deps)):
+            ck = (j, tuple(v[k] for k in deps))
+            hit = self._cache.get(ck)
+            if hit is None:
+                hit = self._cache[ck] = self._time_plan(params, *plan)
+            ab[j] = hit
+        t = ab[self.choice, 0] + self.size[:, None] * ab[self.choice, 1]
+        return t.min(axis=1)
 
 
-def _prior_ref(key: str) -> float:
-    """Scale of a parameter for the prior: its default, or a typical size when the default is 0."""
-    d = DEFAULTS[key]
-    if d > 0:
-        return d
-    return 1e-12 if "_s_per_byte" in key else 10e-6
+def point_sd(p: CollMeasurement) -> float:
+    """Spread of a point in log units: a quarter of its repetitions' log range, at least MODEL_SD."""
+    if p.min_s and p.max_s and p.max_s > p.min_s > 0:
+        return max(np.log(p.max_s / p.min_s) / 4.0, MODEL_SD)
+    return MODEL_SD
+
+
+def _jacobian(ev: Evaluator, params: Parameters, keys, x: np.ndarray, sc: np.ndarray,
+              base: np.ndarray) -> np.ndarray:
+    """d log(pred) / d x (scaled units), one-sided steps of 1% of each key's scale, inside bounds."""
+    J = np.zeros((len(base), len(keys)))
+    for j, k in enumerate(keys):
+        step = 0.01
+        hi = bounds(k)[1] / sc[j]
+        if x[j] + step > hi:
+            step = -step
+        trial = ev(params.nudged(k, (x[j] + step) * sc[j]))
+        J[:, j] = (np.log(trial) - np.log(base)) / step
+    J[~np.isfinite(J)] = 0.0
+    return J
+
+
+def domain_of(predictor: Predictor, comps: Sequence[Comparison]) -> dict:
+    """What the points cover: world sizes, link classes their plans cross, sizes, operations."""
+    from simulator.network.intervals import link_classes
+    classes: set[str] = set()
+    for c in comps:
+        m = predictor.setup(c.point)[0]
+        classes.update(link_classes(m, m.planner.plan(c.point.op, c.algo, c.proto)))
+    pts = [c.point for c in comps]
+    return {"worlds": sorted({p.world for p in pts}), "hop_classes": sorted(classes),
+            "min_bytes": min(p.size_bytes for p in pts), "max_bytes": max(p.size_bytes for p in pts),
+            "ops": sorted({p.op for p in pts})}
+
+
+def residual_quantiles(comps: Sequence[Comparison], predictor: Predictor, level: float = LEVEL) -> dict:
+    """Quantiles of log(measured / predicted) for latency- and bandwidth-bound points."""
+    lat, bw = [], []
+    for c in comps:
+        s = predictor.setup(c.point)[0].shape(c.point.op, c.algo, c.proto)
+        r = float(np.log(c.point.time_s / c.predicted_s))
+        (lat if s.alpha_s >= c.point.size_bytes * s.beta_s_per_byte else bw).append(r)
+    q = (0.5 - level / 2, 0.5, 0.5 + level / 2)
+    out = {}
+    for name, vals, other in (("latency", lat, bw), ("bandwidth", bw, lat)):
+        v = vals or other
+        out[name] = [float(x) for x in np.quantile(v, q)] if v else [0.0, 0.0, 0.0]
+    return out
 
 
 def fit_log(params: Parameters, keys: Sequence[str], predict: Callable[[Parameters], np.ndarray],
@@ -99,16 +238,149 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
               name: str = "calibrated", prior_weight: float = PRIOR_WEIGHT) -> Fit:
     """Fitted parameters for ``points`` (measured collectives) on ``predictor``'s topology.
 
-    Minimises sum(log(predicted/measured)^2) + prior_weight^2 * sum(((p - default) / scale)^2)."""
+    ``keys``: fit exactly these (no identifiability screening); default: every candidate the points
+    determine. Minimises sum(huber(log(pred/meas) / sd_i)) + prior_weight^2 * sum(((p - prior) / prior_sd)^2)."""
     usable, skipped = compare(points, predictor)
     pts = [c.point for c in usable]
     if not pts:
-        from simulator.core.errors import InputError
         raise InputError("no measurement the model can represent (check the op, world size and variant)",
                          field="measurements")
-    keys = list(keys) if keys is not None else free_keys(predictor, pts)
     measured = np.array([p.time_s for p in pts])
-    fitted = fit_log(predictor.params, keys, lambda q: _predict_all(predictor.with_params(q), pts), measured,
-                     prior_weight, name)
-    after, _ = compare(pts, predictor.with_params(fitted))
-    return Fit(fitted, tuple(keys), summary(usable), summary(after), tuple(after), len(skipped))
+    sd = np.array([point_sd(p) for p in pts])
+    base = np.array([c.predicted_s for c in usable])
+    cand = list(keys) if keys is not None else list(CANDIDATES)
+    sc_all = np.array([scale(k) for k in cand])
+    x_prior_all = np.array([predictor.params[k] for k in cand]) / sc_all
+    ev = Evaluator(predictor, pts)
+    J0 = _jacobian(ev, predictor.params, cand, x_prior_all, sc_all, base) / sd[:, None]
+    if keys is None:
+        verdicts = identifiable(J0, cand)
+        touched = [v.key for v in verdicts if v.reason != "moves no point"]
+        fit_keys = [v.key for v in verdicts if v.determined]
+    else:
+        verdicts = [Verdict(k, True, "asked for") for k in cand]
+        touched, fit_keys = list(cand), list(cand)
+    refused: list[str] = []
+    for _ in range(3):          # refit without refused or weakly determined keys
+        params, sol_x = _fit(ev, predictor.params, measured, sd, fit_keys, prior_weight)
+        pinned = _pinned(fit_keys, sol_x, predictor.params)
+        if pinned:
+            refused += [f"{k}: {out_of_range_message(k)}; kept at its prior {predictor.params[k]:.4g}"
+                        for k in pinned]
+            fit_keys = [k for k in fit_keys if k not in pinned]
+            continue
+        break
+    sc = np.array([scale(k) for k in fit_keys])
+    after, _ = compare(pts, predictor.with_params(params))
+    pred_after = np.array([c.predicted_s for c in after])
+    x_all = np.array([params[k] for k in touched]) / np.array([scale(k) for k in touched])
+    idx = [cand.index(k) for k in touched]
+    J1 = _jacobian(ev, params, touched, x_all, sc_all[idx], pred_after) / sd[:, None]
+    r = np.log(pred_after / measured) / sd
+    noise = max(1.4826 * float(np.median(np.abs(r - np.median(r)))), 1.0)
+    if keys is None and fit_keys:   # weakly determined: the data alone pin it down worse than its prior
+        weak = weak_keys(J1[:, [touched.index(k) for k in fit_keys]], fit_keys, noise)
+        if weak:
+            verdicts = [Verdict(v.key, False, f"weak: the data alone give +-{sdv:.2g} x its scale, "
+                                f"its prior +-{prior_sd(v.key):.2g}") if v.key in weak else v
+                        for v in verdicts for sdv in [weak.get(v.key, 0.0)]]
+            fit_keys = [k for k in fit_keys if k not in weak]
+            params, _ = _fit(ev, predictor.params, measured, sd, fit_keys, prior_weight)
+            after, _ = compare(pts, predictor.with_params(params))
+    if fit_keys:
+        spread = dict(zip(fit_keys, data_sd(J1[:, [touched.index(k) for k in fit_keys]], noise)))
+        verdicts = [Verdict(v.key, v.determined, f"{v.reason} (+-{spread[v.key]:.2g} x its scale)"
+                            if v.key in spread else v.reason, float(spread.get(v.key, np.nan)))
+                    for v in verdicts]
+    cov = posterior(J1, noise, np.array([prior_sd(k) for k in touched])) if touched else np.zeros((0, 0))
+    dom = domain_of(predictor, usable)
+    unc = Uncertainty(tuple(touched), np.array([scale(k) for k in touched]), cov,
+                      residual_quantiles(after, predictor.with_params(params)), dom)
+    params = params.with_values({}, name=name).with_uncertainty(unc.to_block())
+    verdicts = [v for v in verdicts if v.key in touched or keys is not None]
+    return Fit(params, tuple(fit_keys), summary(usable), summary(after), tuple(after), len(skipped),
+               tuple(verdicts), tuple(refused), unc, dom)
+
+
+LOG_FIT_PRIOR_WEIGHT = 0.1
+"""fit_log's pull of the defaults: a parameter moved by 100% of its scale costs as much as one point
+mispredicted by 10% (unweighted log residuals)."""
+
+
+def fit_log(params: Parameters, keys: Sequence[str], predict: Callable[[Parameters], np.ndarray],
+            measured: np.ndarray, prior_weight: float = LOG_FIT_PRIOR_WEIGHT, name: str = "calibrated") -> Parameters:
+    """``params`` with ``keys`` refitted: minimises sum(log(predict(p)/measured)^2) +
+    prior_weight^2 * sum(((p - default) / scale)^2) within the keys' bounds. ``predict`` maps a
+    parameter set to one predicted time per measurement (any model: DDP, DataParallel, Gloo, ...);
+    the collective fitter above adds identifiability, robust weights and uncertainty on top."""
+    keys = list(keys)
+    sc = np.array([scale(k) for k in keys])       # every unknown of order 1
+    lo = np.array([bounds(k)[0] for k in keys]) / sc
+    hi = np.array([bounds(k)[1] for k in keys]) / sc
+    # start off the bounds (a default of 0 sits on its lower bound, where trust regions stall)
+    x0 = np.clip(np.array([params[k] for k in keys]) / sc, lo + 0.05 * (hi - lo).clip(max=1), hi)
+    default = np.array([DEFAULTS[k] for k in keys])
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        pred = predict(params.with_values(dict(zip(keys, x * sc))))
+        return np.concatenate([np.log(pred / measured), prior_weight * (x * sc - default) / sc])
+
+    sol = least_squares(residuals, x0, bounds=(lo, hi), x_scale=1.0, diff_step=1e-3, max_nfev=200 * max(1, len(keys)))
+    return params.with_values(dict(zip(keys, sol.x * sc)), name=name)
+
+
+def weak_keys(J: np.ndarray, keys: list[str], noise: float) -> dict[str, float]:
+    """Keys the data determine worse than their prior (data-alone sd > prior sd), dropped one at a
+    time from the end of the preference order so that of two near-collinear keys the preferred stays."""
+    from validation.identifiability import priority
+    keep = list(range(len(keys)))
+    weak: dict[str, float] = {}
+    while keep:
+        sdv = data_sd(J[:, keep], noise)
+        bad = [(priority(keys[i]), n, s) for n, (i, s) in enumerate(zip(keep, sdv)) if s > prior_sd(keys[i])]
+        if not bad:
+            break
+        _, n, s = max(bad)
+        weak[keys[keep[n]]] = float(s)
+        keep.pop(n)
+    return weak
+
+
+def _fit(ev: Evaluator, start: Parameters, measured, sd, keys, prior_weight) -> tuple[Parameters, np.ndarray]:
+    if not keys:
+        return start, np.zeros(0)
+    sc = np.array([scale(k) for k in keys])
+    lo = np.array([bounds(k)[0] for k in keys]) / sc
+    hi = np.array([bounds(k)[1] for k in keys]) / sc
+    prior = np.array([DEFAULTS[k] for k in keys]) / sc
+    psd = np.array([prior_sd(k) for k in keys])
+    # start off the bounds (a default of 0 sits on its lower bound, where trust regions stall)
+    x0 = np.clip(np.array([start[k] for k in keys]) / sc, lo + 0.05 * (hi - lo).clip(max=1),
+                 hi - 1e-6 * (hi - lo))
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        pred = ev(start.with_values(dict(zip(keys, np.clip(x, lo, hi) * sc))))
+        return np.concatenate([np.log(pred / measured) / sd, prior_weight * (x - prior) / psd])
+
+    def jac(x: np.ndarray) -> np.ndarray:
+        base = ev(start.with_values(dict(zip(keys, x * sc))))
+        J = _jacobian(ev, start.with_values(dict(zip(keys, x * sc))), keys, x, sc, base) / sd[:, None]
+        return np.vstack([J, prior_weight * np.diag(1.0 / psd)])
+
+    sol = least_squares(residuals, x0, jac=jac, bounds=(lo, hi), loss="huber", f_scale=HUBER_SCALE,
+                        max_nfev=MAX_ITERATIONS, xtol=1e-6, ftol=1e-6)
+    x = np.clip(sol.x, lo, hi)
+    return start.with_values(dict(zip(keys, x * sc))), x
+
+
+def _pinned(keys, x, params: Parameters) -> list[str]:
+    """Keys the fit pushed onto a physical limit: efficiencies at 1, latencies at their minimum."""
+    out = []
+    for k, v in zip(keys, x):
+        lo, hi = bounds(k)
+        val = v * scale(k)
+        if "efficiency" in k and val >= hi * (1 - 1e-3):
+            out.append(k)
+        elif k.startswith(("base_latency_s.", "hop_latency_s.")) and val <= lo * (1 + 1e-3):
+            out.append(k)
+    return out

@@ -26,7 +26,8 @@ def register(sub) -> None:
     c.add_argument("--name", default=None, help="name stored in the calibration (default: file stem)")
     c.add_argument("--keys", default=None, help="comma-separated parameter keys to fit (default: all the data moves)")
     c.add_argument("--prior-weight", type=float, default=None,
-                   help="pull towards the datasheet values (default 0.1; 0 = plain least squares)")
+                   help="pull towards the prior (datasheet) values: 1 (default) makes a parameter moved by "
+                        "its prior spread cost as much as one point off by its own spread; 0 = none")
     c.set_defaults(func=_calibrate)
     m = sub.add_parser("compare", help="predicted vs measured, with errors and an HTML plot",
                        description="Predict every measured point and print the errors.")
@@ -172,15 +173,23 @@ def _calibrate(args: argparse.Namespace) -> int:
         predictor = Predictor(d.topo, params)
         fit = calibrate(d.coll, predictor, keys, name=name, prior_weight=w)
         print(f"# calibrate: {len(d.coll)} collective points ({fit.skipped} not representable), "
-              f"{len(fit.keys)} free parameters, prior weight {w}")
+              f"{len(fit.keys)} parameters determined by the data, prior weight {w}")
         print(f"before: {_fmt(fit.before)}")
         print(f"after:  {_fmt(fit.after)}")
-        print(f"{'parameter':<40} {'before':>12} {'fitted':>12}")
-        for k in fit.keys:
-            print(f"{k:<40} {params[k]:>12.4g} {fit.params[k]:>12.4g}")
+        print(f"{'parameter':<38} {'prior':>11} {'fitted':>11}  what the data say")
+        for v in fit.verdicts:
+            shown = fit.params[v.key] if v.determined else params[v.key]
+            print(f"{v.key:<38} {params[v.key]:>11.4g} {shown:>11.4g}  "
+                  f"{v.reason if v.determined else 'kept at prior: ' + v.reason}")
+        for r in fit.refused:
+            print(f"refused: {r}")
+        print(f"trusted for: {fit.trusted_for()}; elsewhere predictions extrapolate and their 90% "
+              "intervals widen by the parameters the data left at their prior")
         _print_collectives(fit.comparisons, "fitted us")
         params = fit.params
-        meta.update(points=len(d.coll), before=fit.before, after=fit.after)
+        meta.update(points=len(d.coll), before=fit.before, after=fit.after, trusted_for=fit.domain,
+                    parameters={v.key: {"determined": v.determined, "reason": v.reason} for v in fit.verdicts},
+                    refused=list(fit.refused))
     if d.ddp:
         pred = DdpPredictor(d.topo, params, d.workloads, args.compute)
         params, before, after = calibrate_ddp(d.ddp, pred, name=name)

@@ -135,25 +135,27 @@ class Predictor:
     def __init__(self, topo: Topo, params: Parameters) -> None:
         self.topo, self.params = topo, params
         self._models: dict[tuple, CostModel] = {}
-        self._routers: dict[tuple, object] = {}
+        self._planners: dict[tuple, object] = {}
 
     def model(self, world: int, p2p: bool | str | None, nvls: bool | None = None) -> CostModel:
         key = (world, p2p, nvls)
         m = self._models.get(key)
         if m is None:
-            r = self._routers.get(key)
-            m = CostModel(r if r is not None else self.topo.build(world, p2p, nvls), self.params)
-            self._routers[key] = m.router
+            base = self._planners.get(key)      # a planner of the same topology: routes and layouts kept
+            m = CostModel(base.with_params(self.params) if base is not None else self.topo.build(world, p2p, nvls),
+                          self.params)
+            self._planners[key] = m.planner
             self._models[key] = m
         return m
 
     def with_params(self, params: Parameters) -> "Predictor":
-        """Same topologies (routes kept), new parameters."""
+        """Same topologies (routes and plan layouts kept), new parameters."""
         p = Predictor(self.topo, params)
-        p._routers = self._routers
+        p._planners = self._planners
         return p
 
-    def predict(self, p: CollMeasurement) -> Comparison | None:
+    def setup(self, p: CollMeasurement) -> tuple[CostModel, str, str] | None:
+        """(model, algorithm, protocol asked for) of a measured point; None if not representable."""
         c = choice_for(p)
         if c is None or p.world < 2:
             return None
@@ -161,6 +163,13 @@ class Predictor:
         m = self.model(p.world, p2p, nvls)
         if algo not in ALGOS_FOR_OP[p.op]:       # NCCL_ALGO=Tree on an all_gather: NCCL's own choice
             algo = "auto"
+        return m, algo, proto
+
+    def predict(self, p: CollMeasurement) -> Comparison | None:
+        s = self.setup(p)
+        if s is None:
+            return None
+        m, algo, proto = s
         t, a, pr = m.best(p.op, p.size_bytes, algo, proto)
         nccl = m.nccl.time_s(p.op, p.size_bytes, a, pr) if a != "direct" else math.inf
         return Comparison(p, t, a, pr, nccl if math.isfinite(nccl) else None)

@@ -19,12 +19,17 @@ Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless 
   (``log2(n)`` times): a collective waits for its slowest rank's launch, and the slowest of n grows
   with n. 0 in the datasheet set; a 2-GPU run alone cannot tell it from ``call_overhead_s``.
 - ``op_efficiency.{op}``, ``op_overhead_s.{op}``: per-collective bandwidth factor and extra fixed
-  cost, 1 and 0 in the datasheet set. NCCL's model treats all collectives alike; measurements do not
+  cost relative to ``call_overhead_s`` (negative when an op launches faster than the others; the
+  per-call total never goes below 0), 1 and 0 in the datasheet set. NCCL's model treats all collectives alike; measurements do not
   (e.g. all_gather reaches a lower bus bandwidth than all_reduce on 2 H200s; send_recv launches two
   operations).
 - ``op_local_s_per_byte.{op}``: seconds per byte of the collective's size spent outside the network
   (copies and reductions in GPU memory); 0 in the datasheet set. Unlike the wire term it does not
-  shrink with (n-1)/n, which is why bus bandwidth grows from 2 to 4 GPUs on the same links.
+  shrink with (n-1)/n.
+- ``op_shard_s_per_byte.{op}``: seconds per byte of one rank's shard (S/n) spent outside the network
+  (each rank's copy or reduction of its own shard, which does not overlap the wire transfer); 0 in
+  the datasheet set. It shrinks as 1/n, which is why bus bandwidth grows from 2 to 4 GPUs on the
+  same links (all_gather on 4 H200s: 269 -> 325 GB/s).
 - ``nvls_efficiency.{sm90,sm100}``: fraction of the NVLink rate NVLS reaches while the switch
   reduces and multicasts (NCCL's ``nvlsEfficiency``, Hopper and Blackwell); ``collnet_efficiency``
   the same for SHARP switches; ``nvls_fill_rounds``: NVLS pipeline fill in rounds of chunks
@@ -77,6 +82,7 @@ Defaults are NCCL 2.2x's tuning constants (src/graph/tuning.cc) and datasheet ba
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -124,10 +130,14 @@ def _defaults() -> dict[str, float]:
         **{f"op_efficiency.{op}": 1.0 for op in OPS},
         **{f"op_overhead_s.{op}": 0.0 for op in OPS},
         **{f"op_local_s_per_byte.{op}": 0.0 for op in OPS},
+        **{f"op_shard_s_per_byte.{op}": 0.0 for op in OPS},
         # DDP iteration model (simulator.training.ddp)
         "ddp.bucket_overhead_s": 20 * _US,     # per bucket: launch + bookkeeping on the comm stream
         "ddp.bucket_copy_Bps": 1.0e12,         # copying gradients into the flat bucket (HBM, read+write)
-        "ddp.compute_slowdown": 0.0,           # fraction backward compute slows while a collective runs
+        # fraction backward compute slows while a collective runs: measured, not 0 (fitted to the DDP runs
+        # on 2 H200s, h200x4_2026-11-26b/ddp_world2.jsonl, with the collective calibration held:
+        # simulator/collectives/calibrations/h200-nvlink-ddp.json, python -m validation.accuracy --calibrations)
+        "ddp.compute_slowdown": 0.69,
         "ddp.iteration_overhead_s": 0.0,       # fixed per-iteration cost (data loader, host sync)
         # torch.nn.DataParallel (simulator.training.dataparallel)
         "dp.copy_Bps": 1.0e12,
@@ -164,12 +174,25 @@ def _defaults() -> dict[str, float]:
 
 DEFAULTS: Mapping[str, float] = MappingProxyType(_defaults())
 
-# Lower bounds that keep a parameter physical (used by validation and by the fitter).
+MIN_BASE_LATENCY_S = 1e-6
+"""No collective completes faster than a kernel launch on the GPU (~1 us)."""
+MIN_HOP_LATENCY_S = 1e-7
+"""No protocol step crosses a hop faster than ~100 ns (a flag write seen by the peer)."""
+
+
 def bounds(key: str) -> tuple[float, float]:
-    if key.startswith("op_efficiency."):
-        return (0.05, 2.0)              # relative to the other efficiencies
-    if "efficiency" in key or key == "shm_efficiency":
-        return (1e-3, 1.0)
+    """The physical range of a parameter (calibration files and the fitter both keep to it).
+
+    Efficiencies are at most 1: a fit that wants more than the wire carries has found a feature the
+    model lacks (e.g. NVLink SHARP), and is refused rather than absorbed."""
+    if "efficiency" in key:
+        return (0.05 if key.startswith("op_efficiency.") else 1e-3, 1.0)
+    if key.startswith("base_latency_s."):
+        return (MIN_BASE_LATENCY_S, 1.0)
+    if key.startswith("hop_latency_s."):
+        return (MIN_HOP_LATENCY_S, 1.0)
+    if key.startswith("op_overhead_s."):
+        return (-100e-6, 1.0)           # relative to call_overhead_s: an op may launch faster than the rest
     if key == "ddp.compute_slowdown":
         return (0.0, 5.0)
     if key == "dp.thread_contention":
@@ -183,12 +206,27 @@ def bounds(key: str) -> tuple[float, float]:
     return (0.0, 1.0)
 
 
+def out_of_range_message(key: str) -> str:
+    """Why a value of ``key`` outside :func:`bounds` is refused, in words a user can act on."""
+    lo, hi = bounds(key)
+    if "efficiency" in key:
+        return (f"an efficiency must lie in [{lo:g}, 1]; above 1 the data show a feature the model lacks "
+                "(e.g. NVLink SHARP or a faster link than the topology says), which a parameter must not absorb")
+    if key.startswith(("base_latency_s.", "hop_latency_s.")):
+        return (f"below the physical minimum {lo * 1e6:g} us (or above {hi:g} s): a fit that wants less "
+                "latency than a kernel launch or a flag write is absorbing another term")
+    return f"out of range [{lo:g}, {hi:g}]"
+
+
 @dataclass(frozen=True)
 class Parameters:
     """A complete parameter set: defaults overridden by calibration values."""
 
     values: Mapping[str, float] = field(default_factory=lambda: DEFAULTS)
     name: str = "datasheet"
+    uncertainty: Mapping | None = field(default=None, compare=False)
+    """The calibration's ``uncertainty`` block (simulator.collectives.uncertainty reads it), or None:
+    the datasheet's own, fitted to the spread of the public measurements."""
 
     def __getitem__(self, key: str) -> float:
         return self.values[key]
@@ -226,9 +264,17 @@ class Parameters:
                 raise InputError("parameter values must be numbers", source=source, field=f"params.{k}", value=v)
             lo, hi = bounds(k)
             if not lo <= float(v) <= hi:
-                raise InputError(f"out of range [{lo:g}, {hi:g}]", source=source, field=f"params.{k}", value=v)
+                raise InputError(out_of_range_message(k), source=source, field=f"params.{k}", value=v)
             merged[k] = float(v)
-        return Parameters(MappingProxyType(merged), name=name or self.name)
+        return Parameters(MappingProxyType(merged), name=name or self.name, uncertainty=self.uncertainty)
+
+    def nudged(self, key: str, value: float) -> "Parameters":
+        """A copy with one value changed and no range check (finite differences near a bound)."""
+        return Parameters(MappingProxyType({**self.values, key: float(value)}), self.name, self.uncertainty)
+
+    def with_uncertainty(self, uncertainty: Mapping | None) -> "Parameters":
+        """The same values with a calibration's uncertainty block (see simulator.collectives.uncertainty)."""
+        return Parameters(self.values, self.name, uncertainty)
 
     def diff(self) -> dict[str, float]:
         """The values that differ from the datasheet defaults."""
@@ -239,7 +285,8 @@ def ideal() -> Parameters:
     """No protocol or launch cost and full link bandwidth: time = wire latency + bytes / bandwidth."""
     zero = {k: 0.0 for k in DEFAULTS if "latency_s" in k}
     ones = {k: 1.0 for k in DEFAULTS if "efficiency" in k}
-    return Parameters().with_values({**zero, **ones, "ll_max_busbw_Bps": 1e15}, name="ideal")
+    # built directly: zero latency is below the physical minimum that calibration files must respect
+    return Parameters(MappingProxyType({**DEFAULTS, **zero, **ones, "ll_max_busbw_Bps": 1e15}), name="ideal")
 
 
 CALIBRATION_FORMAT = "gpunetsim-calibration/1"
@@ -258,7 +305,12 @@ def load_calibration(path_or_name: str | Path | None) -> Parameters:
     if fmt != CALIBRATION_FORMAT:
         raise InputError(f"unsupported format (expected {CALIBRATION_FORMAT!r})", source=src, field="format",
                          value=fmt)
-    return Parameters().with_values(data["params"], name=str(data.get("name", Path(src).stem)), source=src)
+    params = Parameters().with_values(data["params"], name=str(data.get("name", Path(src).stem)), source=src)
+    unc = data.get("uncertainty")
+    if unc is not None:
+        from simulator.collectives.uncertainty import check_block
+        params = params.with_uncertainty(check_block(unc, src))
+    return params
 
 
 def read_calibration(path_or_name: str | Path) -> tuple[object, str]:
@@ -278,4 +330,10 @@ def read_calibration(path_or_name: str | Path) -> tuple[object, str]:
 def save_calibration(params: Parameters, path: str | Path, **meta: object) -> None:
     """Write the values that differ from the defaults, plus free-form metadata (fit data, residuals)."""
     out = {"format": CALIBRATION_FORMAT, "name": params.name, **meta, "params": params.diff()}
-    write_atomic(path, json.dumps(out, indent=2, sort_keys=False) + "\n")
+    if params.uncertainty is not None and "uncertainty" not in out:
+        out["uncertainty"] = dict(params.uncertainty)
+    text = json.dumps(out, indent=2, sort_keys=False)
+    # lists of numbers (a covariance row, residual quantiles) on one line each
+    text = re.sub(r"\[\s*([-+0-9.eE]+(?:,\s*[-+0-9.eE]+)*)\s*\]",
+                  lambda m: "[" + ", ".join(x.strip() for x in m.group(1).split(",")) + "]", text)
+    write_atomic(path, text + "\n")

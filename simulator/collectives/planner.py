@@ -35,6 +35,12 @@ class Planner:
         self._plans: dict[tuple, Plan] = {}
         self._choices: dict[tuple[str, str, str], tuple[tuple[str, str], ...]] = {}
 
+    def with_params(self, params: Parameters) -> "Planner":
+        """A planner for other parameter values on the same routes (protocol-free layouts shared)."""
+        other = Planner(self.router, params)
+        other._layouts = self._layouts
+        return other
+
     @property
     def ranks(self) -> int:
         return len(self.router.gpus)

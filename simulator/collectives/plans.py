@@ -155,8 +155,9 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
     chunking = replace(lay.chunking, fill_rounds=params["nvls_fill_rounds"]) if lay.chunking else None
     return Plan(op, algo, proto, n, len(per_host), lay.channels or channels(router, per_host),
                 tuple(groups), params.base_latency_s(a, proto) + latency,
-                params["call_overhead_s"] + params[f"op_overhead_s.{op}"] + params["rank_overhead_s"] * math.log2(n),
-                params[f"op_local_s_per_byte.{op}"], chunking)
+                max(0.0, params["call_overhead_s"] + params[f"op_overhead_s.{op}"]
+                    + params["rank_overhead_s"] * math.log2(n)),
+                params[f"op_local_s_per_byte.{op}"] + params[f"op_shard_s_per_byte.{op}"] / n, chunking)
 
 
 def _switch_efficiency(router: Router, algo: str, params: Parameters) -> float:

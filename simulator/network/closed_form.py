@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -134,6 +135,12 @@ class CostModel:
         if s is None:
             s = self._shapes[key] = self.timer.shape(self.planner.plan(op, algo, proto))
         return s
+
+    @cached_property
+    def intervals(self):
+        """90% prediction intervals for this model's predictions (simulator.network.intervals)."""
+        from simulator.network.intervals import IntervalModel
+        return IntervalModel(self)
 
     def _price(self, op: str, algo: str, proto: str, size_bytes: float) -> float:
         return self.shape(op, algo, proto).time_s(size_bytes)

@@ -23,6 +23,9 @@ class CollectiveResult:
     proto: str
     engine: str
     regret: Regret | None = None     # the fastest enabled choice in gpunetsim's timing (tuner regret)
+    time_lo_s: float | None = None      # 90% prediction interval (simulator.network.intervals)
+    time_hi_s: float | None = None
+    extrapolated: tuple[str, ...] = ()  # why the prediction lies outside the calibration's domain
 
     @property
     def algbw_GBps(self) -> float:
@@ -35,7 +38,8 @@ class CollectiveResult:
     def as_dict(self) -> dict:
         d = {"op": self.op, "bytes": self.size_bytes, "gpus": self.gpus, "time_s": self.time_s,
              "algbw_GBps": self.algbw_GBps, "busbw_GBps": self.busbw_GBps, "algo": self.algo,
-             "proto": self.proto, "engine": self.engine}
+             "proto": self.proto, "engine": self.engine, "time_lo_s": self.time_lo_s,
+             "time_hi_s": self.time_hi_s, "extrapolated": list(self.extrapolated)}
         if self.regret is not None:
             d.update(best_algo=self.regret.best_algo, best_proto=self.regret.best_proto,
                      regret_pct=self.regret.regret_pct)
@@ -56,7 +60,8 @@ def run_collective(model: CostModel, op: str, size_bytes: int, algo: str = "auto
 
     ``engine="des"`` runs the discrete-event simulation of the chosen plan (no closed-form time is
     computed first); ``engine="closed"`` returns the alpha-beta prediction. ``regret``: also time every
-    other allowed choice (closed form) and report the fastest (simulator.network.regret).
+    other allowed choice (closed form) and report the fastest (simulator.network.regret). Either engine's
+    result carries a 90% interval from the parameters' uncertainty (``time_lo_s``, ``time_hi_s``).
     """
     if engine not in ENGINES:
         raise InputError("engine must be des or closed", field="engine", value=engine)
@@ -65,12 +70,14 @@ def run_collective(model: CostModel, op: str, size_bytes: int, algo: str = "auto
     timer = DesTimer(model.router, model.params) if engine == "des" else model.timer
     t = timer.time(model.planner.plan(op, a, p), size_bytes)
     r = tuner_regret(model, op, size_bytes, algo, proto) if regret else None
-    return CollectiveResult(op, int(size_bytes), model.ranks, t, a, p, engine, r)
+    iv = model.intervals.interval(op, a, p, size_bytes, t)
+    return CollectiveResult(op, int(size_bytes), model.ranks, t, a, p, engine, r, iv.lo_s, iv.hi_s, iv.outside)
 
 
 def run_host_collective(model, op: str, size_bytes: int, algo: str = "auto",
                         proto: str = "auto") -> CollectiveResult:
     """One Gloo or MPI collective (:class:`~simulator.network.host_collectives.HostCollectiveModel`),
-    in closed form; ``proto`` of the result is the transport (tcp, shm, net)."""
+    in closed form; ``proto`` of the result is the transport (tcp, shm, net). No interval: the
+    host models have no calibration uncertainty yet."""
     t, a, transport = model.best(op, size_bytes, algo, proto)
     return CollectiveResult(op, int(size_bytes), model.ranks, t, a, transport, "closed")

@@ -143,6 +143,8 @@ class IterationResult:
     engine: str = "des"
     accumulation_steps: int = 1
     iteration_overhead_s: float = 0.0
+    iteration_lo_s: float | None = None    # 90% interval (simulator.training.ddp_intervals)
+    iteration_hi_s: float | None = None
 
     def as_dict(self) -> dict:
         """JSON-ready summary (records left out; see :mod:`gpunetsim.trace`)."""

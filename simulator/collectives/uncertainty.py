@@ -1,0 +1,161 @@
+"""What a parameter set knows about its own error: the data behind every prediction interval.
+
+A calibration file carries an ``uncertainty`` block, written by ``gpunetsim calibrate``:
+
+- ``level``: the intervals' coverage (0.9: 90% of measurements should fall inside).
+- ``keys``, ``scale``: the parameters with an uncertainty and the SI unit of each one's column
+  (the fitter's scale: a latency of 10 us is 1.0).
+- ``cov``: their covariance in those units, the linearised posterior of the fit: the data's
+  information plus each parameter's prior. A parameter the data do not determine keeps its prior
+  variance, and so do the directions the data cannot tell apart (per-call cost against per-rank
+  cost on 2 GPUs): a prediction that leans on them (4 GPUs from a 2-GPU fit) gets a wide interval,
+  one that does not (2 GPUs again) a narrow one.
+- ``residual``: quantiles (lower, median, upper at the level) of log(measured / predicted) that the
+  parameters do not explain, for latency-bound and bandwidth-bound points. Prediction mixes them by
+  the share of the predicted time that is latency.
+- ``domain``: what the calibration was fitted on (world sizes, hop classes, sizes, operations);
+  predictions outside it are extrapolations, and say so.
+
+Without a calibration the datasheet's own block (``calibrations/uncertainty/datasheet.json``, fitted
+by ``python -m validation.accuracy --calibrations`` to the spread of the public nccl-tests corpus)
+applies.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from statistics import NormalDist
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from simulator.core.errors import InputError
+
+DATASHEET_FILE = Path(__file__).resolve().parent / "calibrations" / "uncertainty" / "datasheet.json"
+LEVEL = 0.9
+REGIMES = ("latency", "bandwidth")
+
+
+@dataclass(frozen=True)
+class Uncertainty:
+    """Parameter covariance, unexplained residual spread and trust domain of one parameter set."""
+
+    keys: tuple[str, ...]
+    scale: np.ndarray                               # SI unit of each key's column
+    cov: np.ndarray                                 # covariance, scaled units
+    residual: Mapping[str, tuple[float, float, float]]   # regime -> log quantiles (lo, median, hi)
+    domain: Mapping
+    level: float = LEVEL
+
+    @property
+    def z(self) -> float:
+        """Standard-normal quantile of the two-sided level (1.645 for 90%)."""
+        return NormalDist().inv_cdf(0.5 + self.level / 2)
+
+    def residual_at(self, latency_share: float) -> tuple[float, float, float]:
+        """Residual quantiles for a prediction whose time is ``latency_share`` latency."""
+        f = min(max(latency_share, 0.0), 1.0)
+        a, b = self.residual["latency"], self.residual["bandwidth"]
+        return tuple(f * x + (1 - f) * y for x, y in zip(a, b))   # type: ignore[return-value]
+
+    def bounds(self, time_s: float, latency_share: float, param_sd: float) -> tuple[float, float]:
+        """(low, high) seconds around ``time_s``: residual quantiles and the parameters' spread
+        (``param_sd``: standard deviation of log time), added in quadrature on either side."""
+        lo, mid, hi = self.residual_at(latency_share)
+        zs = self.z * param_sd
+        return (time_s * math.exp(mid - math.hypot(mid - lo, zs)),
+                time_s * math.exp(mid + math.hypot(hi - mid, zs)))
+
+    def outside(self, world: int, hop_classes: Sequence[str], size_bytes: float, op: str) -> list[str]:
+        """Why a prediction is an extrapolation from this calibration (empty: inside its domain)."""
+        d = self.domain
+        why = []
+        if d.get("worlds") and world not in d["worlds"]:
+            why.append(f"{world} GPUs (fitted on {', '.join(map(str, d['worlds']))})")
+        unseen = sorted(set(hop_classes) - set(d.get("hop_classes", hop_classes)))
+        if unseen:
+            why.append(f"hop class {', '.join(unseen)} not in the data")
+        if d.get("min_bytes") and not d["min_bytes"] <= size_bytes <= d["max_bytes"]:
+            why.append(f"size {int(size_bytes)} B outside {d['min_bytes']}-{d['max_bytes']} B")
+        if d.get("ops") and op not in d["ops"]:
+            why.append(f"{op} not in the data")
+        return why
+
+    def to_block(self) -> dict:
+        return {"level": self.level, "keys": list(self.keys), "scale": [float(x) for x in self.scale],
+                "cov": [[float(f"{x:.6g}") for x in row] for row in self.cov],
+                "residual": {r: [float(x) for x in self.residual[r]] for r in REGIMES},
+                "domain": dict(self.domain)}
+
+    @classmethod
+    def from_block(cls, block: Mapping) -> "Uncertainty":
+        keys = tuple(block.get("keys", ()))
+        cov = np.array(block.get("cov", []), dtype=float).reshape(len(keys), len(keys))
+        return cls(keys, np.array(block.get("scale", []), dtype=float), cov,
+                   {r: tuple(block["residual"][r]) for r in REGIMES}, dict(block.get("domain", {})),
+                   float(block.get("level", LEVEL)))
+
+
+def check_block(block: object, source: str | None = None) -> Mapping:
+    """The ``uncertainty`` block of a calibration file, checked (InputError naming the field)."""
+    def bad(msg: str, field: str, value: object = None) -> InputError:
+        return InputError(msg, source=source, field=f"uncertainty.{field}" if field else "uncertainty", value=value)
+    if not isinstance(block, Mapping):
+        raise bad("must be a JSON object", "", block)
+    keys = block.get("keys", [])
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+        raise bad("must be a list of parameter names", "keys", keys)
+    from simulator.collectives.params import DEFAULTS
+    for k in keys:
+        if k not in DEFAULTS:
+            raise bad("unknown parameter", "keys", k)
+    n = len(keys)
+    scale, cov = block.get("scale", []), block.get("cov", [])
+    try:
+        s = np.array(scale, dtype=float).reshape(-1)
+        c = np.array(cov, dtype=float)
+        c = c.reshape(0, 0) if c.size == 0 else c
+    except (TypeError, ValueError):
+        raise bad("scale and cov must hold numbers", "cov") from None
+    if s.shape != (n,) or not np.all(s > 0):
+        raise bad(f"needs {n} positive numbers, one per key", "scale", scale)
+    if c.shape != (n, n) or not np.all(np.isfinite(c)) or np.any(np.diag(c) < 0):
+        raise bad(f"needs a {n} x {n} covariance matrix with a non-negative diagonal", "cov")
+    res = block.get("residual")
+    if not isinstance(res, Mapping) or any(r not in res for r in REGIMES):
+        raise bad("needs 'latency' and 'bandwidth' quantiles [low, median, high]", "residual", res)
+    for r in REGIMES:
+        q = res[r]
+        if (not isinstance(q, list) or len(q) != 3 or not all(isinstance(x, (int, float)) for x in q)
+                or not q[0] <= q[1] <= q[2]):
+            raise bad("needs three increasing numbers [low, median, high] (log of measured/predicted)",
+                      f"residual.{r}", q)
+    level = block.get("level", LEVEL)
+    if not isinstance(level, (int, float)) or not 0 < level < 1:
+        raise bad("must lie between 0 and 1", "level", level)
+    if not isinstance(block.get("domain", {}), Mapping):
+        raise bad("must be a JSON object", "domain", block.get("domain"))
+    return block
+
+
+_BROAD = {"level": LEVEL, "keys": [], "scale": [], "cov": [],
+          "residual": {"latency": [-1.5, 0.0, 1.5], "bandwidth": [-0.5, 0.0, 0.5]}, "domain": {}}
+
+
+@lru_cache(maxsize=1)
+def datasheet() -> Uncertainty:
+    """The datasheet parameters' uncertainty (from the public corpus), or a broad one if missing."""
+    if DATASHEET_FILE.exists():
+        block = json.loads(DATASHEET_FILE.read_text())
+        return Uncertainty.from_block(check_block(block.get("uncertainty", block), str(DATASHEET_FILE)))
+    return Uncertainty.from_block(_BROAD)
+
+
+def of(params) -> Uncertainty:
+    """The uncertainty that goes with a parameter set (its calibration's, else the datasheet's)."""
+    block = getattr(params, "uncertainty", None)
+    return Uncertainty.from_block(block) if block is not None else datasheet()

@@ -1,0 +1,98 @@
+"""90% prediction intervals for collective times.
+
+A prediction is ``alpha + S * beta`` (simulator.network.closed_form). Its uncertainty has two parts
+(simulator.collectives.uncertainty): the parameters' covariance, carried to log time through the
+sensitivities d(alpha)/d(param) and d(beta)/d(param) of the plan that runs, and the residual spread
+the parameters do not explain (host noise, bimodal launches), which differs between latency- and
+bandwidth-bound sizes. Sensitivities are finite differences on the same routes (one re-planned
+plan per parameter, computed once per op/algorithm/protocol), so an interval costs a few
+arithmetic operations per size afterwards.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulator.collectives import uncertainty as unc_mod
+from simulator.collectives.params import bounds
+from simulator.network.closed_form import ClosedFormTimer, CostModel
+
+_STEP = 1e-2      # finite-difference step, in each key's scaled units (1% of its scale)
+
+
+@dataclass(frozen=True)
+class _Sensitivity:
+    alpha_s: float
+    beta_s_per_byte: float
+    d_alpha: np.ndarray       # seconds per scaled unit of each key
+    d_beta: np.ndarray        # seconds per byte per scaled unit
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A prediction's interval and whether it lies inside the calibration's domain."""
+
+    lo_s: float
+    hi_s: float
+    outside: tuple[str, ...] = ()     # why the prediction extrapolates (empty: inside the domain)
+
+
+class IntervalModel:
+    """Intervals for one cost model (topology + parameters), sensitivities cached per plan choice."""
+
+    def __init__(self, model: CostModel) -> None:
+        self.model = model
+        self.unc = unc_mod.of(model.params)
+        self._sens: dict[tuple[str, str, str], _Sensitivity] = {}
+        self._perturbed: list[tuple[object, ClosedFormTimer, float]] | None = None
+
+    def _perturbations(self):
+        """(planner, timer, step in scaled units) per key with an uncertainty."""
+        if self._perturbed is None:
+            out = []
+            p0 = self.model.params
+            for k, s in zip(self.unc.keys, self.unc.scale):
+                v = p0[k]
+                h = _STEP * s
+                hi = bounds(k)[1]
+                step = _STEP if v + h <= hi else -_STEP
+                p = p0.nudged(k, v + step * s)
+                out.append((self.model.planner.with_params(p), ClosedFormTimer(self.model.router, p), step))
+            self._perturbed = out
+        return self._perturbed
+
+    def sensitivity(self, op: str, algo: str, proto: str) -> _Sensitivity:
+        key = (op, algo, proto)
+        hit = self._sens.get(key)
+        if hit is None:
+            base = self.model.shape(op, algo, proto)
+            da, db = [], []
+            for planner, timer, step in self._perturbations():
+                s = timer.shape(planner.plan(op, algo, proto))
+                da.append((s.alpha_s - base.alpha_s) / step)
+                db.append((s.beta_s_per_byte - base.beta_s_per_byte) / step)
+            hit = self._sens[key] = _Sensitivity(base.alpha_s, base.beta_s_per_byte, np.array(da), np.array(db))
+        return hit
+
+    def interval(self, op: str, algo: str, proto: str, size_bytes: float, time_s: float | None = None) -> Interval:
+        """The interval of one call; ``time_s`` (e.g. a discrete-event time) defaults to the closed form's."""
+        s = self.sensitivity(op, algo, proto)
+        t_cf = s.alpha_s + size_bytes * s.beta_s_per_byte
+        t = t_cf if time_s is None else time_s
+        if not (t_cf > 0 and math.isfinite(t_cf)):
+            return Interval(t, t)
+        g = (s.d_alpha + size_bytes * s.d_beta) / t_cf
+        sd = math.sqrt(max(float(g @ self.unc.cov @ g), 0.0)) if len(g) else 0.0
+        lo, hi = self.unc.bounds(t, s.alpha_s / t_cf, sd)
+        plan = self.model.planner.plan(op, algo, proto)
+        outside = self.unc.outside(plan.ranks, link_classes(self.model, plan), size_bytes, op)
+        return Interval(lo, hi, tuple(outside))
+
+
+def link_classes(model: CostModel, plan) -> list[str]:
+    """The link classes (nvlink, pcie, net, ...) a plan's flows cross."""
+    kinds = model.router.kind
+    return sorted({str(kinds[int(link)]) for g in plan.groups for link in g.uses.links})

@@ -1,0 +1,146 @@
+"""Identifiability, refusals and 90% prediction intervals (issue 10)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from gpunetsim.cli import main
+from simulator.collectives.params import Parameters, load_calibration
+from simulator.collectives.uncertainty import Uncertainty, check_block
+from simulator.core.errors import InputError
+from simulator.network.closed_form import CostModel
+from simulator.network.run import run_collective
+from validation.calibrate import calibrate
+from validation.compare import Predictor, Topo
+from validation.identifiability import identifiable
+from validation.parsers import CollMeasurement, Dataset, write_jsonl
+
+import topologies
+
+TRUE = {"call_overhead_s": 20e-6, "rank_overhead_s": 5e-6, "link_efficiency.nvlink": 0.7}
+
+
+def points(params: Parameters, worlds=(2,)) -> list[CollMeasurement]:
+    pred = Predictor(Topo("hgx-h200"), params)
+    out = []
+    for world in worlds:
+        for op in ("all_reduce", "all_gather", "broadcast"):
+            for k in range(2, 31, 3):
+                p = CollMeasurement(op, world, 2**k * world, 1.0, None, None)
+                t = pred.predict(p).predicted_s
+                out.append(CollMeasurement(op, world, p.size_bytes, t, None, None, min_s=0.97 * t, max_s=1.05 * t))
+    return out
+
+
+@pytest.fixture(scope="module")
+def fit2():
+    return calibrate(points(Parameters().with_values(TRUE)), Predictor(Topo("hgx-h200"), Parameters()))
+
+
+def test_collinear_columns_are_left_at_their_prior():
+    J = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 1.0], [1.0, 1.0, 2.0]])
+    v = identifiable(J, ["rank_overhead_s", "call_overhead_s", "link_efficiency.nvlink"])
+    assert [x.determined for x in v] == [False, True, True]
+    assert "call_overhead_s" in v[0].reason
+
+
+def test_two_gpus_do_not_determine_per_rank_cost(fit2):
+    verdict = {v.key: v for v in fit2.verdicts}
+    assert verdict["call_overhead_s"].determined
+    assert not verdict["rank_overhead_s"].determined
+    assert fit2.params["rank_overhead_s"] == Parameters()["rank_overhead_s"]      # kept at its prior
+    assert fit2.domain["worlds"] == [2]
+
+
+def test_both_world_sizes_determine_per_rank_cost():
+    fit = calibrate(points(Parameters().with_values(TRUE), (2, 4)), Predictor(Topo("hgx-h200"), Parameters()))
+    verdict = {v.key: v for v in fit.verdicts}
+    assert verdict["rank_overhead_s"].determined
+    assert fit.params["rank_overhead_s"] == pytest.approx(5e-6, rel=0.2)
+
+
+def _interval(params: Parameters, gpus: int, size: int):
+    model = CostModel(topologies.build("hgx-h200", gpus_per_node=gpus), params)
+    return run_collective(model, "all_reduce", size, engine="closed")
+
+
+def test_interval_brackets_the_prediction_and_widens_when_extrapolating(fit2):
+    for gpus in (2, 4):
+        r = _interval(fit2.params, gpus, 1024)
+        assert r.time_lo_s < r.time_s < r.time_hi_s
+    at2, at4 = _interval(fit2.params, 2, 1024), _interval(fit2.params, 4, 1024)
+    assert (at4.time_hi_s - at4.time_lo_s) / at4.time_s > (at2.time_hi_s - at2.time_lo_s) / at2.time_s
+    assert at4.extrapolated and not at2.extrapolated
+
+
+def test_calibration_file_round_trips_its_uncertainty(fit2, tmp_path):
+    from simulator.collectives.params import save_calibration
+    path = tmp_path / "c.json"
+    save_calibration(fit2.params, path)
+    back = load_calibration(str(path))
+    assert back.uncertainty is not None
+    r1, r2 = _interval(fit2.params, 4, 1 << 20), _interval(back, 4, 1 << 20)
+    assert r1.time_lo_s == pytest.approx(r2.time_lo_s) and r1.time_hi_s == pytest.approx(r2.time_hi_s)
+
+
+@pytest.mark.parametrize("block, field", [
+    ({"keys": ["nope"], "scale": [1], "cov": [[1]], "residual": {"latency": [0, 0, 0], "bandwidth": [0, 0, 0]}},
+     "uncertainty.keys"),
+    ({"keys": [], "scale": [], "cov": [], "residual": {"latency": [1, 0, 0], "bandwidth": [0, 0, 0]}},
+     "uncertainty.residual.latency"),
+    ({"keys": ["call_overhead_s"], "scale": [1e-5], "cov": [[1, 2]],
+      "residual": {"latency": [0, 0, 0], "bandwidth": [0, 0, 0]}}, "uncertainty.cov"),
+])
+def test_bad_uncertainty_blocks_name_the_field(block, field):
+    with pytest.raises(InputError) as e:
+        check_block(block, "x.json")
+    assert e.value.field == field
+
+
+def test_efficiency_above_one_in_a_calibration_file_is_refused(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"params": {"op_efficiency.all_reduce": 1.14}}))
+    with pytest.raises(InputError) as e:
+        load_calibration(str(path))
+    assert e.value.field == "params.op_efficiency.all_reduce" and "feature the model lacks" in str(e.value)
+
+
+def test_latency_below_the_physical_minimum_is_refused(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"params": {"hop_latency_s.nvlink.ring.ll": 1e-9}}))
+    with pytest.raises(InputError, match="physical minimum"):
+        load_calibration(str(path))
+
+
+def test_fit_that_wants_an_efficiency_above_one_is_refused():
+    """Data 15% faster on the wire than NCCL's efficiencies allow: the fit refuses to go above 1."""
+    truth = Parameters().with_values({"link_efficiency.nvlink": 1.0, "proto_efficiency.ring.simple": 1.0})
+    fast = [CollMeasurement(p.op, p.world, p.size_bytes, p.time_s / 1.15, None, None)
+            for p in points(truth) if p.size_bytes >= 1 << 24]
+    fit = calibrate(fast, Predictor(Topo("hgx-h200"), Parameters()),
+                    keys=["link_efficiency.nvlink", "call_overhead_s"])
+    assert any(r.startswith("link_efficiency.nvlink") for r in fit.refused)
+    assert fit.params["link_efficiency.nvlink"] == Parameters()["link_efficiency.nvlink"]
+
+
+def test_collective_json_rows_carry_the_interval(capsys):
+    assert main(["collective", "--topology", "hgx-h200", "--gpus", "2", "-b", "1K", "-e", "1K", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out.strip().splitlines()[0])
+    assert row["time_lo_s"] < row["time_s"] < row["time_hi_s"]
+
+
+def test_uncertainty_mixes_latency_and_bandwidth_residuals():
+    u = Uncertainty((), np.zeros(0), np.zeros((0, 0)), {"latency": (-0.5, 0.0, 0.5), "bandwidth": (-0.1, 0.0, 0.1)},
+                    {})
+    lo, hi = u.bounds(1.0, 1.0, 0.0)
+    assert lo == pytest.approx(np.exp(-0.5)) and hi == pytest.approx(np.exp(0.5))
+    lo, hi = u.bounds(1.0, 0.0, 0.0)
+    assert hi == pytest.approx(np.exp(0.1))
+
+
+def test_ddp_json_carries_the_iteration_interval(capsys):
+    assert main(["ddp", "--topology", "hgx-h200", "--gpus", "4", "--workload", "resnet50", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["iteration_lo_s"] <= row["iteration_s"] <= row["iteration_hi_s"]
+    assert row["iteration_hi_s"] > row["iteration_lo_s"]

@@ -1,0 +1,156 @@
+"""Calibrate on some GPUs, predict others: pooled campaigns, intervals and NCCL's own baseline.
+
+Small messages are bimodal on shared hosts (the same point ranges e.g. 21-104 us over campaigns),
+so one campaign's median is a poor truth. A point measured in several campaigns is *pooled*: its
+time is the median of every repetition of every campaign, its range the fastest to slowest of
+them (:func:`pooled_points`). Predictions are scored against that, with their 90% intervals
+(simulator.network.intervals): coverage is the share of pooled medians inside the interval.
+
+The baseline is NCCL's own cost model (simulator.collectives.nccl_model) plus one per-call floor
+fitted on the same calibration points: what a user gets from NCCL's tuning table and one number.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from validation.compare import Comparison, Predictor
+from validation.parsers import CollMeasurement, read_jsonl
+
+BANDS = (("< 64 KiB", 0, 1 << 16), ("64 KiB - 16 MiB", 1 << 16, 1 << 24), (">= 16 MiB", 1 << 24, 1 << 62))
+
+
+def band_of(size_bytes: int) -> str:
+    return next(name for name, lo, hi in BANDS if lo <= size_bytes < hi)
+
+
+def _key(op: str, world: int, size: int, variant: str) -> tuple:
+    return (op, world, size, variant)
+
+
+def rep_times(path: str | Path) -> dict[tuple, list[float]]:
+    """Every repetition's time per (op, world, bytes, variant) of one of our campaign files (the
+    runner records them as ``rep_times_s``; the parsed points keep only median, min and max)."""
+    from simulator.core.inputs import read_jsonl as read_records
+    out: dict[tuple, list[float]] = {}
+    for _, r in read_records(path):
+        if r.get("kind") != "coll" or r.get("in_place"):
+            continue
+        reps = [float(x) for x in r.get("rep_times_s") or [] if x and x > 0]
+        if reps:
+            out.setdefault(_key(r["op"], int(r["world"]), int(r["bytes"]), r.get("variant", "default")),
+                           []).extend(reps)
+    return out
+
+
+@dataclass(frozen=True)
+class PooledPoint:
+    """A point measured in one or more campaigns: the pooled median and range, and each campaign's median."""
+
+    point: CollMeasurement            # time_s = pooled median of repetitions; min_s/max_s = pooled range
+    campaign_medians: tuple[float, ...]
+
+
+def pooled_points(paths: Sequence[str | Path], world: int | None = None) -> list[PooledPoint]:
+    """Points of several campaigns pooled by (op, world, bytes, variant); out-of-place only."""
+    reps: dict[tuple, list[float]] = {}
+    medians: dict[tuple, list[float]] = {}
+    first: dict[tuple, CollMeasurement] = {}
+    for path in paths:
+        ds = read_jsonl(path)
+        raw = rep_times(path)
+        for p in ds.points:
+            if p.in_place or (world is not None and p.world != world) or not math.isfinite(p.time_s):
+                continue
+            k = _key(p.op, p.world, p.size_bytes, p.variant)
+            first.setdefault(k, p)
+            reps.setdefault(k, []).extend(raw.get(k) or [p.time_s])
+            medians.setdefault(k, []).append(p.time_s)
+    out = []
+    for k, p in first.items():
+        r = np.array(reps[k])
+        out.append(PooledPoint(replace(p, time_s=float(np.median(r)), min_s=float(r.min()), max_s=float(r.max()),
+                                       source="pooled"), tuple(medians[k])))
+    return sorted(out, key=lambda q: (q.point.op, q.point.variant, q.point.size_bytes))
+
+
+def nccl_floor(points: Iterable[CollMeasurement], predictor: Predictor) -> float:
+    """The one per-call floor (seconds) that best fits NCCL's own model to ``points`` (least squares
+    on log time, over the points NCCL's model covers)."""
+    pairs = []
+    for p in points:
+        c = predictor.predict(p)
+        if c is not None and c.nccl_s:
+            pairs.append((c.nccl_s, p.time_s))
+    if not pairs:
+        return 0.0
+    nccl = np.array([a for a, _ in pairs])
+    meas = np.array([b for _, b in pairs])
+    grid = np.linspace(0.0, 100e-6, 2001)
+    cost = [float(np.sum(np.log((nccl + f) / meas) ** 2)) for f in grid]
+    return float(grid[int(np.argmin(cost))])
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One prediction against a pooled point, with its interval and the baseline."""
+
+    pooled: PooledPoint
+    comparison: Comparison
+    lo_s: float
+    hi_s: float
+    baseline_s: float | None
+
+    @property
+    def error(self) -> float:
+        return self.comparison.predicted_s / self.pooled.point.time_s - 1.0
+
+    @property
+    def inside_interval(self) -> bool:
+        return self.lo_s <= self.pooled.point.time_s <= self.hi_s
+
+    @property
+    def inside_range(self) -> bool:
+        p = self.pooled.point
+        return bool(p.min_s and p.max_s and p.min_s <= self.comparison.predicted_s <= p.max_s)
+
+    @property
+    def width(self) -> float:
+        """Interval width over the prediction."""
+        return (self.hi_s - self.lo_s) / self.comparison.predicted_s
+
+
+def score(pooled: Sequence[PooledPoint], predictor: Predictor, floor_s: float | None = None) -> list[Scored]:
+    """Predict every pooled point with its interval (and NCCL's model + ``floor_s`` when given)."""
+    out = []
+    for q in pooled:
+        c = predictor.predict(q.point)
+        if c is None:
+            continue
+        iv = predictor.setup(q.point)[0].intervals.interval(q.point.op, c.algo, c.proto,
+                                                                    q.point.size_bytes, c.predicted_s)
+        base = c.nccl_s + floor_s if (floor_s is not None and c.nccl_s) else None
+        out.append(Scored(q, c, iv.lo_s, iv.hi_s, base))
+    return out
+
+
+def stats(rows: Sequence[Scored]) -> dict:
+    """Median/p90 |error| (ours and baseline), share inside the campaigns' range, coverage, width."""
+    if not rows:
+        return {"points": 0}
+    e = np.abs([r.error for r in rows]) * 100
+    out = {"points": len(rows), "median_pct": float(np.median(e)), "p90_pct": float(np.percentile(e, 90)),
+           "inside_range_pct": float(np.mean([r.inside_range for r in rows]) * 100),
+           "coverage_pct": float(np.mean([r.inside_interval for r in rows]) * 100),
+           "median_width_pct": float(np.median([r.width for r in rows]) * 100)}
+    b = [r for r in rows if r.baseline_s]
+    if b:
+        out["baseline_points"] = len(b)
+        out["baseline_median_pct"] = float(np.median([abs(r.baseline_s / r.pooled.point.time_s - 1) for r in b]) * 100)
+        out["ours_on_baseline_points_pct"] = float(np.median([abs(r.error) for r in b]) * 100)
+    return out

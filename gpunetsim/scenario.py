@@ -14,6 +14,7 @@ A scenario file (YAML or JSON; sizes, times and bandwidths with units)::
       - {name: llm, workload: gpt2, nodes: 4, bucket_cap_mb: 25}        # a DDP job
       - {name: sweep, collective: all_reduce, size: 1 GiB, nodes: 4}     # a collective loop
       - {name: pinned, workload: resnet50, node_list: [6, 7]}             # explicit servers
+      - {name: lm, train: llama-3-8b, tp: 8, pp: 2, global_batch: 64, nodes: 4}  # an LLM job
     stragglers: {distribution: lognormal, cv: 0.05, slow_gpus: {h3.gpu2: 1.3}}
     degraded_links: [{link: "leaf.g0.r0 - spine", fraction: 0.5},        # "a -> b": one direction
                      {link: "h2.nic1 - leaf.g0.r1", fraction: 0.1, period: 20 ms, duty: 0.3}]  # flapping
@@ -73,23 +74,48 @@ class JobSpec(_Strict):
     algo: Literal["auto", "ring", "tree", "direct"] = "auto"
     proto: str = "auto"                      # auto or one of simulator.core.vocabulary.PROTOS
     compute: float | str = 0.0
+    # LLM training (gpunetsim train): a zoo model, a model file, or a spec "hidden=..,layers=..,heads=.."
+    train: str | None = None
+    seq: _Pos | None = None
+    tp: _Pos = 1
+    pp: _Pos = 1
+    dp: _Pos | None = None                   # default: the job's GPUs / (tp x pp)
+    global_batch: _Pos | None = None
+    micro_batch: _Pos = 1
+    schedule: Literal["1f1b", "interleaved"] = "1f1b"
+    virtual_stages: _Pos | None = None
+    recompute: Literal["none", "selective", "full"] = "none"
+    sequence_parallel: bool = False
+    flash_attention: bool = False
+    zero: Literal[0, 1, 2, 3] = 0
+    fsdp: Literal["full", "grad-op", "hybrid"] | None = None
+    dtype: Literal["bf16", "fp16", "fp8"] = "bf16"
+    order: str = "tp-dp-pp"
 
     @model_validator(mode="after")
     def _one_kind(self) -> "JobSpec":
-        if (self.workload is None) == (self.collective is None):
-            raise ValueError("give exactly one of workload (a DDP job) or collective (a collective loop)")
-        others = _COLLECTIVE_FIELDS if self.workload is not None else _DDP_FIELDS
+        kinds = [k for k in ("workload", "collective", "train") if getattr(self, k) is not None]
+        if len(kinds) != 1:
+            raise ValueError("give exactly one of workload (a DDP job), collective (a collective loop) or "
+                             "train (an LLM training job)")
+        kind = kinds[0]
+        others = set().union(*(f for k, f in _FIELDS_OF.items() if k != kind)) - _FIELDS_OF[kind]
         stray = sorted(self.model_fields_set & others)
         if stray:
-            kind = "a DDP job (workload)" if self.workload is not None else "a collective job"
-            raise ValueError(f"{', '.join(stray)} does not apply to {kind}")
+            raise ValueError(f"{', '.join(stray)} does not apply to {_KIND_NAME[kind]}")
+        if kind == "train" and self.global_batch is None:
+            raise ValueError("an LLM training job (train) needs global_batch")
         if (self.nodes is None) == (self.node_list is None):
             raise ValueError("give exactly one of nodes (a count) or node_list (server indices)")
         return self
 
 
-_DDP_FIELDS = {"gpu", "batch_size", "bucket_cap_mb", "accumulation_steps"}
-_COLLECTIVE_FIELDS = {"size", "algo", "proto", "compute"}
+_FIELDS_OF = {"workload": {"gpu", "batch_size", "bucket_cap_mb", "accumulation_steps"},
+              "collective": {"size", "algo", "proto", "compute"},
+              "train": {"gpu", "seq", "tp", "pp", "dp", "global_batch", "micro_batch", "schedule", "virtual_stages",
+                        "recompute", "sequence_parallel", "flash_attention", "zero", "fsdp", "dtype", "order"}}
+_KIND_NAME = {"workload": "a DDP job (workload)", "collective": "a collective job",
+              "train": "an LLM training job (train)"}
 
 
 class PlacementSpec(_Strict):
@@ -219,7 +245,7 @@ def _graph(spec: ScenarioSpec, src: str, base: Path) -> nx.Graph:
         raise InputError(e.message, source=e.source or src, field=e.field or "topology", value=e.value) from None
 
 
-def _job(spec: JobSpec, i: int, G: nx.Graph, src: str, base: Path):
+def _job(spec: JobSpec, i: int, G: nx.Graph, src: str, base: Path, calibration: str | None = None):
     from simulator.core.units import parse_size, parse_time
     from simulator.training.cluster import CollectiveJob, DDPJob
     from simulator.training.ddp import DDPConfig
@@ -242,6 +268,8 @@ def _job(spec: JobSpec, i: int, G: nx.Graph, src: str, base: Path):
                              f"(available: {', '.join(ALGOS_FOR_OP[spec.collective])})", source=src,
                              field=f"{where}.algo", value=spec.algo)
         return CollectiveJob(spec.name, spec.collective, size, spec.algo, spec.proto, compute, start)
+    if spec.train is not None:
+        return _train_job(spec, where, G, src, base, start, calibration)
     from gpunetsim.ddp_cli import load_any_workload
     wl = spec.workload or ""
     p = Path(wl).expanduser()
@@ -253,6 +281,45 @@ def _job(spec: JobSpec, i: int, G: nx.Graph, src: str, base: Path):
     config = checked(lambda: DDPConfig(spec.bucket_cap_mb, accumulation_steps=spec.accumulation_steps), src,
                      where, spec.bucket_cap_mb)
     return DDPJob(spec.name, w, config, start)
+
+
+def _train_job(spec: JobSpec, where: str, G: nx.Graph, src: str, base: Path, start: float,
+               calibration: str | None):
+    """An LLM training job; ``dp`` defaults to the job's GPUs / (tp x pp) (placement checks the total)."""
+    from simulator.training.cluster import TrainJob
+    from simulator.training.gpus import get_gpu, gpu_for_model
+    from simulator.training.llm.compute import load_compute_params
+    from simulator.training.llm.config import TrainConfig
+    from simulator.training.llm.model import parse_model_spec, resolve_model, with_seq
+    text = spec.train or ""
+    if "=" in text:
+        model = checked(lambda: parse_model_spec(text), src, f"{where}.train", text)
+    else:
+        p = Path(text).expanduser()
+        p = p if p.is_absolute() else base / p
+        name = str(p.resolve()) if p.exists() or p.suffix.lower() in (".json", ".yaml", ".yml") else text
+        model = checked(lambda: resolve_model(name), src, f"{where}.train", text)
+    model = with_seq(model, spec.seq)
+    dp = spec.dp
+    if dp is None:
+        per_host = sum(1 for _, d in G.nodes(data=True) if d.get("kind") == "gpu" and d.get("host") == 0)
+        gpus = per_host * (spec.nodes if spec.nodes is not None else len(spec.node_list or ()))
+        if gpus % (spec.tp * spec.pp):
+            raise InputError(f"the job's {gpus} GPUs are not a multiple of tp x pp = {spec.tp * spec.pp}",
+                             source=src, field=f"{where}.pp", value=spec.pp)
+        dp = gpus // (spec.tp * spec.pp)
+    v = spec.virtual_stages if spec.virtual_stages is not None else (2 if spec.schedule == "interleaved" else 1)
+    try:
+        config = TrainConfig(spec.tp, spec.pp, dp, spec.global_batch or 0, spec.micro_batch, spec.schedule, v,
+                             spec.recompute, spec.sequence_parallel, spec.zero, spec.fsdp, spec.dtype, spec.order,
+                             spec.flash_attention)
+    except InputError as e:          # TrainConfig names CLI options (--global-batch): name the file's field
+        field = (e.field or "train").lstrip("-").replace("-", "_")
+        raise InputError(e.message, source=src, field=f"{where}.{field}", value=e.value) from None
+    gpu = checked(lambda: get_gpu(spec.gpu or gpu_for_model(str(G.graph.get("gpu_model", "")))), src,
+                  f"{where}.gpu", spec.gpu)
+    compute = checked(lambda: load_compute_params(calibration), src, "calibration", calibration)
+    return TrainJob(spec.name, model, config, gpu, compute, start)
 
 
 def _link_ids(G: nx.Graph, text: str, src: str, field: str) -> list[tuple[str, str]]:
@@ -276,7 +343,7 @@ def scenario_from_spec(spec: ScenarioSpec, src: str = "<scenario>", base: Path |
     from simulator.training.stragglers import StragglerModel
     base = base or Path.cwd()
     G = _graph(spec, src, base)
-    jobs = tuple(_job(j, i, G, src, base) for i, j in enumerate(spec.jobs))
+    jobs = tuple(_job(j, i, G, src, base, spec.calibration) for i, j in enumerate(spec.jobs))
     placement = spec.placement if isinstance(spec.placement, PlacementSpec) else PlacementSpec(policy=spec.placement)
     requests = [j.nodes if j.nodes is not None else j.node_list for j in spec.jobs]
     try:
@@ -284,6 +351,12 @@ def scenario_from_spec(spec: ScenarioSpec, src: str = "<scenario>", base: Path |
     except InputError as e:
         raise InputError(e.message, source=src, field=e.field, value=e.value) from None
     gpus = {n for n, d in G.nodes(data=True) if d.get("kind") == "gpu"}
+    for i, (job, hs) in enumerate(zip(jobs, hosts)):
+        cfg = getattr(job, "config", None)
+        have = sum(1 for n in gpus if G.nodes[n].get("host") in set(hs))
+        if spec.jobs[i].train is not None and cfg.gpus != have:
+            raise InputError(f"tp x pp x dp = {cfg.tp} x {cfg.pp} x {cfg.dp} = {cfg.gpus} GPUs, but the job's "
+                             f"servers have {have}", source=src, field=f"jobs[{i}].dp", value=cfg.dp)
     for g in spec.stragglers.slow_gpus:
         if g not in gpus:
             raise InputError("no such GPU in the topology (GPUs are named like h0.gpu3)", source=src,

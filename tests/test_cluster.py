@@ -336,3 +336,61 @@ def test_placement_gives_each_job_its_own_servers(policy, seed, sizes):
     flat = [h for hs in out for h in hs]
     assert len(set(flat)) == len(flat) and set(flat) <= set(range(16))
     assert out == place(G, sizes, policy, seed)
+
+
+# ------------------------------------------------------------------------------ LLM training jobs (train:)
+def _llm_cluster():
+    import topologies
+    fabric = topologies.FabricSpec.from_options("rail", "ib", None, None, 4.0, 2)
+    return topologies.build("dgx-h100", nodes=4, fabric=fabric)
+
+
+def test_train_job_alone_matches_gpunetsim_train_and_slows_on_a_shared_spine():
+    from simulator.training.cluster import CollectiveJob, TrainJob, job_graph, simulate_cluster
+    from simulator.training.gpus import get_gpu
+    from simulator.training.llm.config import TrainConfig
+    from simulator.training.llm.iteration import simulate_train
+    from simulator.training.llm.model import parse_model_spec
+    G = _llm_cluster()                      # two leaf groups of two servers, 4:1 spine
+    model = parse_model_spec("hidden=4096,layers=8,heads=32,seq=2048")
+    job = TrainJob("llm", model, TrainConfig(tp=8, pp=1, dp=2, global_batch=8), get_gpu("h100"))
+    alone = simulate_train(job_graph(G, [0, 2]), model, job.config, job.gpu).iteration_s
+    res = simulate_cluster(G, [job], [[0, 2]], iterations=2)
+    assert res.jobs[0].shared_s == pytest.approx(alone, rel=0.01)
+    both = simulate_cluster(G, [job, CollectiveJob("ar", size_bytes=1 << 30, algo="ring")], [[0, 2], [1, 3]],
+                            iterations=2)
+    llm, ar = both.jobs
+    assert llm.alone_s == pytest.approx(alone, rel=0.01)
+    assert llm.slowdown > 1.05 and ar.slowdown > 1.05       # DP all-reduces share the spine uplinks
+    assert any("spine" in l.name and set(l.jobs) == {"llm", "ar"} for l in llm.links)
+
+
+def test_train_job_pipeline_sends_cross_the_shared_spine():
+    from simulator.training.cluster import CollectiveJob, TrainJob, simulate_cluster
+    from simulator.training.gpus import get_gpu
+    from simulator.training.llm.config import TrainConfig
+    from simulator.training.llm.model import parse_model_spec
+    model = parse_model_spec("hidden=4096,layers=8,heads=32,seq=2048")
+    job = TrainJob("llm", model, TrainConfig(tp=8, pp=2, dp=1, global_batch=8), get_gpu("h100"))
+    res = simulate_cluster(_llm_cluster(), [job, CollectiveJob("ar", size_bytes=1 << 30, algo="ring")],
+                           [[0, 2], [1, 3]], iterations=2)
+    assert res.jobs[0].slowdown > 1.01
+
+
+@pytest.mark.parametrize("job, field", [
+    ("{name: a, train: gpt3-175b, tp: 8, global_batch: 0, nodes: 1}", "jobs[0].global_batch"),
+    ("{name: a, train: gpt3-175b, tp: 8, dp: 3, global_batch: 6, nodes: 1}", "jobs[0].dp"),
+    ("{name: a, train: nosuch-model, global_batch: 8, nodes: 1}", "jobs[0].train"),
+    ("{name: a, train: gpt3-175b, global_batch: 8, micro_batch: 3, nodes: 1}", "jobs[0].global_batch"),
+    ("{name: a, train: gpt3-175b, tp: 3, global_batch: 8, nodes: 1}", "jobs[0].pp"),
+    ("{name: a, train: gpt3-175b, global_batch: 8, size: 1 GiB, nodes: 1}", "jobs[0]"),
+    ("{name: a, train: gpt3-175b, nodes: 1}", "jobs[0]"),
+    ("{name: a, train: 'hidden=-1,layers=2,heads=2', global_batch: 8, nodes: 1}", "jobs[0].train"),
+])
+def test_train_job_fields_are_validated(tmp_path, job, field):
+    from gpunetsim.scenario import load_scenario
+    p = tmp_path / "s.yaml"
+    p.write_text(f"name: x\ntopology: dgx-h100\njobs: [{job}]\n")
+    with pytest.raises(InputError) as e:
+        load_scenario(p)
+    assert e.value.field == field

@@ -1,7 +1,10 @@
 """Shared clusters: several training jobs placed on one fabric, each one's slowdown and its cause.
 
-A job is a DDP training configuration (:class:`DDPJob`) or a loop of one collective with optional
-compute between calls (:class:`CollectiveJob`, an nccl-tests-like load), placed on whole servers
+A job is a DDP training configuration (:class:`DDPJob`), a loop of one collective with optional
+compute between calls (:class:`CollectiveJob`, an nccl-tests-like load) or an LLM training job
+with tensor, pipeline and data parallelism (:class:`TrainJob`, :mod:`simulator.training.llm`:
+its whole iteration, every stage's passes, TP collectives, pipeline sends and data-parallel
+collectives, runs on the shared fabric), placed on whole servers
 (:mod:`simulator.training.placement`). Each job is planned on its own servers as if it were the
 only job (the cluster graph restricted to its servers and the fabric: NCCL's tuner sees only its
 own ranks), then its plans are mapped onto the whole cluster's link ids, so that the
@@ -39,6 +42,10 @@ from simulator.network.fairness import max_min_rates
 from simulator.training.cluster_engine import Flap, JobProgram, SharedRun, simulate_jobs
 from simulator.training.ddp import DDPConfig, comm_jobs
 from simulator.training.ddp_engine import CommJob
+from simulator.training.gpus import GpuSpec
+from simulator.training.llm.compute import ComputeParams
+from simulator.training.llm.config import TrainConfig
+from simulator.training.llm.model import TransformerSpec
 from simulator.training.placement import leaf_groups
 from simulator.training.stragglers import StragglerModel, expected_max
 from simulator.training.workload import Workload
@@ -69,7 +76,19 @@ class CollectiveJob:
     start_s: float = 0.0
 
 
-Job = DDPJob | CollectiveJob
+@dataclass(frozen=True)
+class TrainJob:
+    """An LLM training job (``gpunetsim train``): ``config.gpus`` must be the GPUs of its servers."""
+
+    name: str
+    model: TransformerSpec
+    config: TrainConfig
+    gpu: GpuSpec
+    compute: ComputeParams = ComputeParams()
+    start_s: float = 0.0
+
+
+Job = DDPJob | CollectiveJob | TrainJob
 
 
 @dataclass(frozen=True)
@@ -157,6 +176,8 @@ def program(G: nx.Graph, cluster: Router, params: Parameters, job: Job, hosts: S
         return JobProgram(job.name, (k - 1) * (w.forward_s + w.backward_s) + w.forward_s, w.backward_s, comm,
                           w.optimizer_s, params["ddp.iteration_overhead_s"], params["ddp.compute_slowdown"],
                           job.start_s)
+    if isinstance(job, TrainJob):
+        return _train_program(model, mapper.ids, job)
     if model.ranks < 2:
         raise InputError("a collective job needs at least 2 GPUs", field=f"jobs.{job.name}.nodes", value=len(hosts))
     t, algo, proto = model.best(job.op, job.size_bytes, job.algo, job.proto)
@@ -164,6 +185,32 @@ def program(G: nx.Graph, cluster: Router, params: Parameters, job: Job, hosts: S
     name = f"{job.op} {algo}/{proto}"
     return JobProgram(job.name, job.compute_s, 0.0, (CommJob(0, 0.0, 0.0, job.size_bytes, plan, float(t), name),), 0.0,
                       start_s=job.start_s)
+
+
+def _train_program(model: CostModel, ids: np.ndarray, job: TrainJob) -> JobProgram:
+    """An LLM job's iteration on the cluster's link ids. Its TP collectives that no other traffic
+    of the job crosses are closed-form timeouts (as in ``gpunetsim train``) only while their links
+    stay inside its servers; one that reaches a switch is simulated, since other jobs may cross it."""
+    from simulator.training.llm.iteration import train_work
+    from simulator.training.llm.links import LinkTable
+    router = model.router
+    if len(router.gpus) != job.config.gpus:
+        raise InputError(f"tp x pp x dp = {job.config.gpus} GPUs, but the job's servers have {len(router.gpus)}",
+                         field=f"jobs.{job.name}.dp", value=job.config.dp)
+    w = train_work(router, job.model, job.config, job.gpu, model.params, job.compute)
+    G = router.G
+    fabric = np.array([any(G.nodes[n].get("host", -1) < 0 for n in pair) for pair in router.link_names])
+
+    def exposed(j):
+        if j.isolated_s is None or not any(fabric[l] for g in j.plan.groups for r in g.routes for l in r):
+            return j
+        return replace(j, isolated_s=None)
+    stages = tuple(replace(st, chunks=tuple(replace(c, forward_comm=tuple(map(exposed, c.forward_comm)),
+                                                    backward_comm=tuple(map(exposed, c.backward_comm)))
+                                            for c in st.chunks)) for st in w.stages)
+    table = LinkTable.onto(ids)
+    return JobProgram(job.name, 0.0, 0.0, (), 0.0, w.overhead_s, start_s=job.start_s,
+                      pipeline=tuple(table.stage(st) for st in stages))
 
 
 def fair_share_times(capacity_Bps: np.ndarray, plans: Sequence[tuple[Plan, int]]) -> list[float]:

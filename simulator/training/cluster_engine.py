@@ -9,7 +9,10 @@ One job iterates forever: ``pre_s`` of compute (forward, and the ``no_sync`` mic
 gradient accumulation), then the synchronised backward with its bucket all-reduces (the same
 process as a single DDP job, :func:`simulator.training.ddp_engine.backward`), then ``post_s`` of
 compute (the optimizer) and ``overhead_s`` (host side, unscaled). A job that only repeats one
-collective has no backward and one bucket ready at once.
+collective has no backward and one bucket ready at once. An LLM training job (``pipeline``) runs
+its whole iteration instead: every pipeline stage's schedule on the shared fabric
+(:func:`simulator.training.llm.pipeline_engine.run_pipeline`: TP collectives, pipeline sends,
+data-parallel collectives), then ``overhead_s``.
 
 Jobs start at their ``start_s`` (default 0: identical jobs then run in lockstep, the worst case
 for sharing). Stragglers: every iteration draws the job's compute multiplier, the largest of its ranks'
@@ -31,6 +34,7 @@ import simpy
 
 from simulator.network.shared import SharedFlowNetwork
 from simulator.training.ddp_engine import CommJob, backward
+from simulator.training.llm.pipeline_engine import StageWork, run_pipeline
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,7 @@ class JobProgram:
     overhead_s: float = 0.0
     compute_slowdown: float = 0.0
     start_s: float = 0.0            # when its first iteration starts
+    pipeline: tuple = ()            # an LLM job: its stages (StageWork, cluster link ids), all else unused
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,8 @@ def _iterate(env: simpy.Environment, port, prog: JobProgram, factor: Callable[[]
     while True:
         m = factor()
         start = env.now
+        if prog.pipeline:
+            yield env.process(run_pipeline(env, port, _stretched(prog.pipeline, m), len(prog.pipeline)))
         if prog.pre_s > 0:
             yield env.timeout(prog.pre_s * m)
         if prog.comm or prog.backward_s > 0:
@@ -93,6 +100,15 @@ def _iterate(env: simpy.Environment, port, prog: JobProgram, factor: Callable[[]
         ends.append(env.now)
         if len(ends) == need:
             done.succeed()
+
+
+def _stretched(stages: tuple[StageWork, ...], m: float) -> tuple[StageWork, ...]:
+    """An LLM job's stages with every pass and the optimizer ``m`` times longer (a straggler draw)."""
+    if m == 1.0:
+        return stages
+    return tuple(replace(st, optimizer_s=st.optimizer_s * m,
+                         chunks=tuple(replace(c, forward_s=c.forward_s * m, backward_s=c.backward_s * m)
+                                      for c in st.chunks)) for st in stages)
 
 
 def _flap(env: simpy.Environment, net: SharedFlowNetwork, flap: Flap, healthy: np.ndarray):

@@ -140,11 +140,24 @@ def _links_of_other_traffic(stages: list[StageWork]) -> set[int]:
     return busy
 
 
-def simulate_train(G_or_router: nx.Graph | PresetCluster | Router, model: TransformerSpec, config: TrainConfig, gpu: GpuSpec,
-                   params: Parameters | None = None, compute: ComputeParams | None = None,
-                   record: bool = True) -> TrainResult:
-    """Simulate one iteration of ``model`` trained with ``config`` on the topology's GPUs."""
-    router = router_for(G_or_router)
+@dataclass(frozen=True)
+class TrainWork:
+    """One iteration as plain data: every stage's work on the router's link ids, and what the
+    summary needs."""
+
+    stages: tuple[StageWork, ...]
+    capacity_Bps: object               # per directed link of the router (numpy array)
+    overhead_s: float                  # host time per iteration after the last stage ends
+    hw_flops: float
+    hybrid: int
+    block_model_flops: float
+    out_model_flops: float
+    peak_flops: float
+
+
+def train_work(router: Router, model: TransformerSpec, config: TrainConfig, gpu: GpuSpec,
+               params: Parameters | None = None, compute: ComputeParams | None = None) -> TrainWork:
+    """Build one iteration of ``model`` trained with ``config`` (checked) on ``router``'s GPUs."""
     params = params or Parameters()
     cm = ComputeModel(gpu, config.dtype, compute or ComputeParams())
     check_divisible(model, config)
@@ -231,19 +244,30 @@ def simulate_train(G_or_router: nx.Graph | PresetCluster | Router, model: Transf
         stages[s] = replace(st, chunks=tuple(replace(ch, forward_comm=b.isolate(ch.forward_comm, tp_ranks, busy),
                                                      backward_comm=b.isolate(ch.backward_comm, tp_ranks, busy))
                                              for ch in st.chunks))
-    stages, capacity = compact(stages, b.groups.capacity_Bps)
+    return TrainWork(tuple(stages), b.groups.capacity_Bps, cm.params.iteration_overhead_s, hw_flops, hybrid,
+                     block.model_flops, out.model_flops, cm.peak_flops)
+
+
+def simulate_train(G_or_router: nx.Graph | PresetCluster | Router, model: TransformerSpec, config: TrainConfig, gpu: GpuSpec,
+                   params: Parameters | None = None, compute: ComputeParams | None = None,
+                   record: bool = True) -> TrainResult:
+    """Simulate one iteration of ``model`` trained with ``config`` on the topology's GPUs."""
+    router = router_for(G_or_router)
+    w = train_work(router, model, config, gpu, params, compute)
+    c, hw_flops, hybrid = config, w.hw_flops, w.hybrid
+    stages, capacity = compact(list(w.stages), w.capacity_Bps)
     times, records = simulate_pipeline(lambda env: ComponentFlowNetwork(env, capacity), stages, c.pp, record)
     crit = max(range(c.pp), key=lambda s: times[s].end_s)
     t = times[crit]
-    overhead = cm.params.iteration_overhead_s
+    overhead = w.overhead_s
     iteration = t.end_s + overhead
     bubble = t.passes_end_s - t.compute_s - t.tp_comm_s - t.pp_comm_s - t.dp_wait_s
     bubble = 0.0 if abs(bubble) < 1e-9 * t.end_s else bubble        # rounding of summed durations
     dp_exposed = max(0.0, t.dp_wait_s + (t.grad_sync_end_s - t.passes_end_s) + (t.end_s - t.grad_sync_end_s - stages[crit].optimizer_s))
     tokens = c.global_batch * model.seq
-    per_mb_model = model.layers * block.model_flops + out.model_flops
+    per_mb_model = model.layers * w.block_model_flops + w.out_model_flops
     model_flops = per_mb_model * c.tp * c.global_batch / c.micro_batch
-    peak = cm.peak_flops * c.gpus
+    peak = w.peak_flops * c.gpus
     mem = memory_per_gpu(model, c, gpu.memory_bytes, hybrid)
     return TrainResult(model.name, c.gpus, c, iteration, t.compute_s, t.tp_comm_s, t.pp_comm_s, bubble, dp_exposed,
                        stages[crit].optimizer_s, overhead, model_flops / (iteration * peak),

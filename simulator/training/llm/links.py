@@ -26,6 +26,14 @@ class LinkTable:
         self._ids: dict[int, int] = {}
         self._plans: dict[int, Plan] = {}
 
+    @classmethod
+    def onto(cls, ids: "np.ndarray | list[int]") -> "LinkTable":
+        """A table mapping link ``i`` to ``ids[i]`` (e.g. a job's own link ids onto a shared
+        cluster's) instead of renumbering densely."""
+        t = cls(np.zeros(0))
+        t._ids = {i: int(v) for i, v in enumerate(ids)}
+        return t
+
     def route(self, r: Route) -> Route:
         ids = self._ids
         return tuple(ids.setdefault(l, len(ids)) for l in r)

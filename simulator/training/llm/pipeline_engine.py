@@ -243,11 +243,20 @@ def simulate_pipeline(net_factory, stages: Sequence[StageWork], pp: int, record:
 
     ``net_factory(env)`` returns the flow network to run on (``transfer_group`` interface)."""
     env = simpy.Environment()
-    pipe = _Pipeline(env, net_factory(env), stages, pp, record)
-    for s in range(pp):
-        env.process(pipe.run_stage(s))
+    out: list = []
+    env.process(run_pipeline(env, net_factory(env), stages, pp, record, out))
     env.run()
-    missing = [s for s in range(pp) if s not in pipe.times]
-    if missing:
-        raise RuntimeError(f"pipeline deadlock: stages {missing} never finished (schedule inconsistent)")
-    return [pipe.times[s] for s in range(pp)], pipe.records
+    if not out:
+        raise RuntimeError("pipeline deadlock: a stage never finished (schedule inconsistent)")
+    return out[0]
+
+
+def run_pipeline(env: simpy.Environment, net, stages: Sequence[StageWork], pp: int, record: bool = False,
+                 out: list | None = None):
+    """A SimPy process: one iteration of every stage on ``net`` (anything with ``transfer_group``,
+    e.g. one job's port on a shared fabric), from ``env.now``; appends (per-stage times, records)
+    to ``out`` when every stage has finished."""
+    pipe = _Pipeline(env, net, stages, pp, record)
+    yield simpy.AllOf(env, [env.process(pipe.run_stage(s)) for s in range(pp)])
+    if out is not None:
+        out.append(([pipe.times[s] for s in range(pp)], pipe.records))

@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Callable, NoReturn, Sequence
 
-from gpunetsim import cluster_cli, collective_cli, ddp_cli, goodput_cli, study_cli, train_cli
+from gpunetsim import cluster_cli, collective_cli, ddp_cli, goodput_cli, search_cli, study_cli, train_cli
 # Subcommand modules written before cli_args existed import these three from here.
 from gpunetsim.cli_args import add_topology_args, params_from_args, topology_from_args  # noqa: F401
 from simulator.core.errors import InputError, shorten
@@ -22,7 +22,7 @@ EXIT_INTERNAL = 70                                # EX_SOFTWARE: a bug, never ba
 # ------------------------------------------------------------------- driver
 SUBCOMMANDS: tuple[Callable, ...] = (collective_cli.register, ddp_cli.register, train_cli.register,
                                      validation_cli.register, study_cli.register, cluster_cli.register,
-                                     goodput_cli.register)
+                                     goodput_cli.register, search_cli.register)
 """Each subcommand module's ``register(subparsers)``; they import their heavy modules when run."""
 
 

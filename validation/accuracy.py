@@ -6,6 +6,7 @@
     python -m validation.accuracy --only nvls      # only section 5 (NVLS and B200), in seconds
     python -m validation.accuracy --only dp        # only section 6 (DataParallel vs DDP, Gloo), in seconds
     python -m validation.accuracy --only llm       # only section 7 (LLM training, about 2 minutes)
+    python -m validation.accuracy --only search    # only section 8 (plan search vs vTrain's fastest, seconds)
 
 Sections (``SECTIONS``, each runnable alone): ``public`` uncalibrated predictions and NCCL's own cost
 model against the public nccl-tests outputs; ``campaign`` our 4x H200 measurements (noise, datasheet,
@@ -365,6 +366,11 @@ def _llm(a) -> tuple[list[str], dict]:
     return _marked(llm_accuracy.llm_section()[0])
 
 
+def _search(a) -> tuple[list[str], dict]:
+    from validation import search_check
+    return _marked(search_check.section()[0])
+
+
 SECTIONS = {
     "public": lambda a: public_section(Parameters(), a.calibrations),
     "campaign": lambda a: campaign_section(a.calibrations),
@@ -373,6 +379,7 @@ SECTIONS = {
     "nvls": lambda a: _marked(nvls_section()[0]),
     "dp": _dp,
     "llm": _llm,
+    "search": _search,
 }
 """Each section: args -> (markdown lines, figures). ``targets`` reads the figures of the others."""
 
@@ -392,6 +399,14 @@ def main(argv: list[str] | None = None) -> int:
         doc = Path(a.out)
         doc.write_text(replace_section(doc.read_text() if doc.exists() else "", section, llm_accuracy.LLM_BEGIN,
                                        llm_accuracy.LLM_END))
+        print("\n".join(section))
+        return 0
+    if a.only == "search":
+        from validation import search_check
+        section = search_check.section()[0]
+        doc = Path(a.out)
+        doc.write_text(replace_section(doc.read_text() if doc.exists() else "", section, search_check.BEGIN,
+                                       search_check.END))
         print("\n".join(section))
         return 0
     if a.only == "dp":

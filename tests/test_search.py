@@ -1,0 +1,130 @@
+"""Plan search (issue 16): the space, the bound, pruning that never changes the answer, the CLI."""
+
+import json
+
+import pytest
+
+from gpunetsim.cli import main
+from gpunetsim.search import ClusterSimulator, make_cluster, search
+from simulator.collectives.params import Parameters
+from simulator.core.errors import InputError
+from simulator.training.gpus import get_gpu
+from simulator.training.llm.compute import ComputeModel, ComputeParams
+from simulator.training.llm.config import Recompute, Schedule
+from simulator.training.llm.memory import memory_per_gpu
+from simulator.training.llm.model import TransformerSpec
+from simulator.training.llm.plan_bound import iteration_lower_bound_s
+from simulator.training.llm.search_space import SearchSpace, enumerate_plans
+
+TINY = TransformerSpec("tiny", hidden=1024, layers=8, heads=16, seq=1024)
+SMALL_SPACE = SearchSpace(micro_batches=(1, 2), recompute=(Recompute.NONE, Recompute.FULL),
+                          shardings=("ddp", "zero-1"))
+
+
+def test_every_plan_uses_all_gpus_and_divides_the_batch():
+    plans = list(enumerate_plans(TINY, 8, 16, SMALL_SPACE))
+    assert plans and len(set(plans)) == len(plans)
+    for c in plans:
+        assert c.gpus == 8 and c.global_batch % (c.micro_batch * c.dp) == 0
+        assert c.sequence_parallel == (c.tp > 1)
+        assert c.sharding == "ddp" or c.dp > 1
+        if c.schedule is Schedule.INTERLEAVED:
+            assert c.pp > 1 and c.microbatches % c.pp == 0
+
+
+def test_space_limits_are_respected():
+    space = SearchSpace(max_tp=2, max_pp=2, micro_batches=(1,), schedules=(Schedule.ONE_F_ONE_B,),
+                        recompute=(Recompute.NONE,), shardings=("ddp",))
+    shapes = {(c.tp, c.pp, c.dp) for c in enumerate_plans(TINY, 8, 16, space)}
+    assert shapes == {(1, 1, 8), (1, 2, 4), (2, 1, 4), (2, 2, 2)}
+
+
+def test_only_restricts_to_the_listed_plans():
+    space = SearchSpace(micro_batches=(1, 2), schedules=(Schedule.ONE_F_ONE_B,), recompute=(Recompute.FULL,),
+                        shardings=("ddp",), only=frozenset({(2, 2, 2, 1), (1, 1, 8, 2)}))
+    assert {(c.tp, c.pp, c.dp, c.micro_batch) for c in enumerate_plans(TINY, 8, 16, space)} == \
+        {(2, 2, 2, 1), (1, 1, 8, 2)}
+
+
+@pytest.mark.parametrize("field,kw", [("--max-tp", {"max_tp": 0}), ("--sharding", {"shardings": ("zero-9",)}),
+                                      ("--micro-batches", {"micro_batches": (0,)})])
+def test_bad_space_names_the_flag(field, kw):
+    with pytest.raises(InputError) as e:
+        SearchSpace(**kw)
+    assert e.value.field == field
+
+
+def test_lower_bound_never_exceeds_the_simulation():
+    cluster = make_cluster("dgx-a100", 8)
+    sim = ClusterSimulator(TINY, Parameters(), ComputeParams())
+    cm = ComputeModel(get_gpu(cluster.gpu), "bf16", ComputeParams())
+    plans = list(enumerate_plans(TINY, 8, 16, SMALL_SPACE))[::3]
+    assert len(plans) > 10
+    for c in plans:
+        assert iteration_lower_bound_s(TINY, c, cm) <= sim.simulate(cluster, c)["iteration_s"] * (1 + 1e-9)
+
+
+def test_pruned_search_returns_the_exhaustive_ranking():
+    cluster = make_cluster("dgx-a100", 8)
+    out = search(TINY, [cluster], 16, space=SMALL_SPACE, top=3)
+    sim = ClusterSimulator(TINY, Parameters(), ComputeParams())
+    fits = [c for c in enumerate_plans(TINY, 8, 16, SMALL_SPACE)
+            if memory_per_gpu(TINY, c, get_gpu(cluster.gpu).memory_bytes).fits]
+    exhaustive = sorted(sim.simulate(cluster, c)["iteration_s"] for c in fits)
+    assert [p.iteration_s for p in out.plans] == pytest.approx(exhaustive[:3])
+    assert out.pruned > 0 and out.simulated + out.pruned + out.no_fit == out.enumerated
+
+
+def test_plans_that_do_not_fit_are_never_simulated():
+    big = TransformerSpec("big", hidden=12288, layers=96, heads=96, seq=2048)
+    out = search(big, [make_cluster("dgx-a100", 8)], 8, space=SMALL_SPACE)
+    assert out.plans == [] and out.no_fit == out.enumerated > 0 and out.simulated == 0
+
+
+def test_cost_objective_prefers_the_cheaper_cluster_per_iteration():
+    clusters = [make_cluster("dgx-a100", 8, {"a100": 1.0}), make_cluster("dgx-a100", 16, {"a100": 1.0})]
+    out = search(TINY, clusters, 16, space=SMALL_SPACE, objective="cost", top=5)
+    costs = [p.result["iteration_s"] * p.cluster.gpus for p in out.plans]
+    assert costs == sorted(costs)
+    assert out.plans[0].cost == pytest.approx(out.plans[0].gpu_hours * 1.0)
+
+
+def test_cost_objective_needs_a_price():
+    with pytest.raises(InputError) as e:
+        search(TINY, [make_cluster("dgx-a100", 8)], 16, space=SMALL_SPACE, objective="cost")
+    assert e.value.field == "--price"
+
+
+def test_process_pool_gives_the_same_ranking():
+    from gpunetsim.search import worker_pool
+    cluster = make_cluster("dgx-a100", 8)
+    serial = search(TINY, [cluster], 16, space=SMALL_SPACE, top=4)
+    with worker_pool(2) as pool:
+        parallel = search(TINY, [cluster], 16, space=SMALL_SPACE, top=4, executor=pool)
+    assert [p.as_dict() for p in parallel.plans] == [p.as_dict() for p in serial.plans]
+    assert (parallel.simulated, parallel.pruned) == (serial.simulated, serial.pruned)
+
+
+def test_cli_json(capsys):
+    rc = main(["search", "--model-spec", "hidden=1024,layers=8,heads=16,seq=1024", "--topology", "dgx-a100",
+               "--gpus", "8", "--global-batch", "16", "--micro-batches", "1,2", "--recompute", "none",
+               "--sharding", "ddp", "--top", "2", "--json", "--price", "a100=1.5/h", "--tokens", "1e9"])
+    assert rc == 0
+    d = json.loads(capsys.readouterr().out)
+    assert len(d["plans"]) == 2 and d["plans"][0]["iteration_s"] <= d["plans"][1]["iteration_s"]
+    p = d["plans"][0]
+    assert p["limiter"] in ("compute", "TP comm", "PP sends", "bubble", "DP exposed")
+    assert p["cost"] == pytest.approx(p["gpu_hours"] * 1.5)
+    assert p["training_s"] == pytest.approx(1e9 / p["tokens_per_s"])
+
+
+@pytest.mark.parametrize("args,flag", [
+    (["--gpus", "12"], "--gpus"), (["--gpus", "8,x"], "--gpus"), (["--price", "h100=cheap"], "--price"),
+    (["--price", "nosuchgpu=1/h"], "--price"), (["--objective", "cost"], "--price"),
+    (["--micro-batches", "0"], "--micro-batches"), (["--recompute", "some"], "--recompute"),
+    (["--workers", "0"], "--workers"), (["--top", "0"], "--top"), (["--tokens", "-1"], "--tokens")])
+def test_cli_bad_input_names_the_flag(capsys, args, flag):
+    base = ["search", "--model", "llama-3-8b", "--gpus", "8", "--global-batch", "8"]
+    rc = main(base + args)
+    err = capsys.readouterr().err
+    assert rc == 2 and flag in err and len(err.strip().splitlines()) == 1

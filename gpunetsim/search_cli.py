@@ -109,7 +109,11 @@ def _search(args: argparse.Namespace) -> int:
     space = space_from_args(args)
     prices = parse_prices(args.price)
     gpus = _list(args.gpus, "--gpus", int)
-    clusters = [make_cluster(t, n, prices, args.nic_bw, args.oversubscription)
+    from simulator.core.units import parse_bandwidth
+    nic_Bps = parse_bandwidth(args.nic_bw, field="--nic-bw") if args.nic_bw else None
+    if not args.oversubscription >= 1.0:
+        raise InputError("must be at least 1", field="--oversubscription", value=args.oversubscription)
+    clusters = [make_cluster(t, n, prices, nic_Bps, args.oversubscription)
                 for t in (args.topology or ["dgx-h100"]) for n in gpus]
     params, compute = load_calibration(args.calibration), load_compute_params(args.calibration)
     if args.workers < 1:
@@ -124,8 +128,12 @@ def _search(args: argparse.Namespace) -> int:
             pool.shutdown(cancel_futures=True)
     wall = time.perf_counter() - t0
     if args.out:
+        from gpunetsim.search import ClusterSimulator
         from gpunetsim.search_report import write_search_report
-        path = write_search_report(out, model, clusters, args, params, compute)
+        from gpunetsim.search import sensitivity
+        rows = sensitivity(out.plans[0], ClusterSimulator(model, params, compute)) if out.plans else []
+        path = write_search_report(out, rows, args.out, f"gpunetsim search: {model.name}, global batch "
+                                                        f"{args.global_batch}")
     if args.json:
         print(json.dumps({"model": model.name, "objective": out.objective, "enumerated": out.enumerated,
                           "no_fit": out.no_fit, "pruned": out.pruned, "simulated": out.simulated,

@@ -128,3 +128,38 @@ def test_cli_bad_input_names_the_flag(capsys, args, flag):
     rc = main(base + args)
     err = capsys.readouterr().err
     assert rc == 2 and flag in err and len(err.strip().splitlines()) == 1
+
+
+def test_pareto_front_keeps_only_undominated_plans():
+    from gpunetsim.search_report import pareto
+    cluster = make_cluster("dgx-a100", 8)
+    out = search(TINY, [cluster], 16, space=SMALL_SPACE, top=50)
+    plans = out.simulated_plans
+    front = pareto(plans, lambda p: p.gpu_hours)
+    assert 0 < len(front) < len(plans)
+    for p in front:       # nothing beats a front plan on both axes
+        assert not any(q.training_s < p.training_s and q.gpu_hours < p.gpu_hours for q in plans)
+    for p in plans:       # every other plan is matched or beaten on both by a front plan
+        assert any(q.training_s <= p.training_s and q.gpu_hours <= p.gpu_hours for q in front)
+
+
+def test_sensitivity_keeps_the_plan_and_scales_dp():
+    from gpunetsim.search import sensitivity
+    cluster = make_cluster("dgx-a100", 16)
+    out = search(TINY, [cluster], 32, space=SMALL_SPACE, top=1)
+    rows = sensitivity(out.plans[0], ClusterSimulator(TINY, Parameters(), ComputeParams()))
+    nic = [r for r in rows if r["axis"] == "nic"]
+    assert [r["factor"] for r in nic] == [0.25, 0.5, 1.0, 2.0]
+    assert all(a["iteration_s"] >= b["iteration_s"] * (1 - 1e-9) for a, b in zip(nic, nic[1:]))
+    assert {r["gpus"] for r in rows if r["axis"] == "gpus"} <= {8, 16, 32, 64}
+
+
+def test_cli_out_writes_the_report(tmp_path, capsys):
+    rc = main(["search", "--model-spec", "hidden=1024,layers=8,heads=16,seq=1024", "--topology", "dgx-a100",
+               "--gpus", "8,16", "--global-batch", "32", "--micro-batches", "2", "--recompute", "none",
+               "--sharding", "ddp", "--schedules", "1f1b", "--top", "3", "--out", str(tmp_path / "r")])
+    assert rc == 0 and "report written to" in capsys.readouterr().out
+    page = (tmp_path / "r" / "search.html").read_text()
+    for key in ("pareto", "breakdown", "nic", "gpus"):
+        assert f'id="fig-{key}"' in page
+    assert len(json.loads((tmp_path / "r" / "plans.json").read_text())) >= 3

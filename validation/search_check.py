@@ -3,7 +3,7 @@
     python -m validation.search_check          # prints the table and the figure (about a minute)
 
 For every model size and global batch of vTrain's Megatron-DeepSpeed runs on 8 A100s
-(``validation/data/public/llm/vtrain_single_a100.jsonl``), ``gpunetsim.search`` searches the plans
+(``validation/data/public/llm/vtrain_single_a100.jsonl``), the plan search (``simulator.training.llm.plan_search``) searches the plans
 the data covers (its TP x PP x DP and micro-batch combinations, with the runs' full recomputation,
 1F1B, fp16, DDP) on one DGX A100 with the ``a100-megatron`` compute set (fitted on 2- and 4-GPU
 runs only, so every 8-GPU run is out of sample). The figure: the measured time of the search's top
@@ -37,7 +37,7 @@ def groups(runs: list[LlmRun], gpus: int = 8) -> dict[tuple[str, int], list[LlmR
 def pick_gap(group: list[LlmRun], compute=None, top: int = 3) -> tuple[LlmRun, LlmRun, float, float]:
     """(the search's top pick, the measured fastest, the pick's measured time over the fastest's - 1
     in %, the same for the measured best of the search's first ``top``)."""
-    from gpunetsim.search import make_cluster, search
+    from simulator.training.llm.plan_search import make_cluster, search
     compute = compute or load_compute_params("a100-megatron")
     c0 = group[0].config
     by_plan = {(r.config.tp, r.config.pp, r.config.dp, r.config.micro_batch): r for r in group}
@@ -71,7 +71,7 @@ def section() -> tuple[list[str], dict]:
             "exact": sum(g == 0 for g in gaps), "within_top3": sum(g <= TARGET_PCT for g in gaps3)}
     lines = [BEGIN, "## 8. Plan search: top pick vs measured fastest (vTrain, 8 A100s)", "",
              "Produced by `python -m validation.search_check`. For each model size and global batch of vTrain's "
-             "8-GPU Megatron-DeepSpeed runs, `gpunetsim.search` ranks the plans the data covers (TP x PP x DP x "
+             "8-GPU Megatron-DeepSpeed runs, the plan search (`gpunetsim search`) ranks the plans the data covers (TP x PP x DP x "
              "micro-batch; full recomputation, 1F1B, fp16, DDP as measured) on one `dgx-a100` with `--calibration "
              "a100-megatron` (fitted on 2- and 4-GPU runs: out of sample). 'gap' is the measured time of the "
              "search's top pick over the measured fastest run of the group.", "",

@@ -1,0 +1,101 @@
+"""HTML report of a plan search (with gpunetsim.report and gpunetsim.cluster_report, the only
+modules that import plotly): the Pareto front of training time vs cost over the clusters, the top
+plans' iteration breakdown, and the best plan's sensitivity to NIC bandwidth and GPU count."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Sequence
+
+import plotly.graph_objects as go
+
+from gpunetsim.report import html_page
+from simulator.training.llm.plan_search import PlanResult, SearchOutcome
+
+_TERMS = (("compute_s", "compute"), ("tp_comm_s", "TP comm"), ("pp_comm_s", "PP sends"),
+          ("pp_bubble_s", "bubble"), ("dp_comm_exposed_s", "DP exposed"), ("optimizer_s", "optimizer"),
+          ("overhead_s", "overhead"))
+
+
+def _plan_label(p: PlanResult) -> str:
+    c = p.config
+    return (f"{p.cluster.label}: {c.tp}x{c.pp}x{c.dp} mb{c.micro_batch} {c.schedule.value}"
+            f"{'/' + str(c.chunks) if c.chunks > 1 else ''} {c.recompute.value} {c.sharding}")
+
+
+def pareto(plans: Sequence[PlanResult], cost) -> list[PlanResult]:
+    """Plans no other plan beats on both training time and ``cost(plan)``, fastest first."""
+    front: list[PlanResult] = []
+    for p in sorted(plans, key=lambda p: (p.training_s, cost(p))):
+        if not front or cost(p) < cost(front[-1]):
+            front.append(p)
+    return front
+
+
+def pareto_figure(out: SearchOutcome) -> tuple[go.Figure, str]:
+    priced = all(p.cost is not None for p in out.simulated_plans)
+    cost = (lambda p: p.cost) if priced else (lambda p: p.gpu_hours)
+    ylabel = "cost (USD)" if priced else "GPU-hours"
+    fig = go.Figure()
+    by_cluster: dict[str, list[PlanResult]] = {}
+    for p in out.simulated_plans:
+        by_cluster.setdefault(p.cluster.label, []).append(p)
+    for label, ps in by_cluster.items():
+        fig.add_trace(go.Scatter(x=[p.training_s / 86400 for p in ps], y=[cost(p) for p in ps], mode="markers",
+                                 name=label, text=[_plan_label(p) for p in ps], opacity=0.6))
+    front = pareto(out.simulated_plans, cost)
+    fig.add_trace(go.Scatter(x=[p.training_s / 86400 for p in front], y=[cost(p) for p in front],
+                             mode="lines+markers", name="Pareto front", text=[_plan_label(p) for p in front],
+                             line={"color": "black"}))
+    fig.update_layout(xaxis_title="training time (days)", yaxis_title=ylabel, template="plotly_white")
+    note = (f"Every simulated plan ({out.simulated}); {out.no_fit} did not fit and {out.pruned} were skipped by "
+            f"the lower bound. {'Cost at --price.' if priced else 'No --price: GPU-hours stand for cost.'}")
+    return fig, note
+
+
+def breakdown_figure(plans: Sequence[PlanResult]) -> go.Figure:
+    labels = [f"#{i} {_plan_label(p)}" for i, p in enumerate(plans, 1)]
+    fig = go.Figure()
+    for key, name in _TERMS:
+        fig.add_trace(go.Bar(x=labels, y=[p.result[key] for p in plans], name=name))
+    fig.update_layout(barmode="stack", yaxis_title="seconds per iteration", template="plotly_white")
+    return fig
+
+
+def sensitivity_figure(rows: Sequence[dict], axis: str) -> go.Figure:
+    pts = [r for r in rows if r["axis"] == axis]
+    x = [r["nic_Bps"] / 1e9 if axis == "nic" else r["gpus"] for r in pts]
+    fig = go.Figure(go.Scatter(x=x, y=[r["tokens_per_s"] for r in pts], mode="lines+markers",
+                               text=[f"iteration {r['iteration_s']:.3f} s, MFU {r['mfu'] * 100:.1f}%"
+                                     + ("" if r["fits"] else ", does not fit") for r in pts]))
+    fig.update_layout(xaxis_title="NIC bandwidth (GB/s per NIC)" if axis == "nic" else "GPUs",
+                      yaxis_title="tokens/s", template="plotly_white")
+    if axis == "gpus":
+        fig.update_xaxes(type="log")
+    return fig
+
+
+def write_search_report(out: SearchOutcome, sensitivity: Sequence[dict], directory: str | Path,
+                        title: str) -> Path:
+    """``DIR/search.html`` and ``DIR/plans.json`` (every simulated plan); returns the HTML path."""
+    from simulator.core.outputs import write_atomic
+    d = Path(directory)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        from simulator.core.errors import InputError
+        raise InputError(f"cannot create the directory: {e.strerror}", field="--out", value=str(d)) from None
+    fig, note = pareto_figure(out)
+    sections = [("pareto", "Training time vs cost over the clusters", fig, note),
+                ("breakdown", "Top plans: iteration breakdown", breakdown_figure(out.plans[:10]),
+                 "The ranked plans' iteration split into compute, TP collectives, pipeline sends, bubble, "
+                 "exposed DP communication and optimizer.")]
+    if sensitivity:
+        best = _plan_label(out.plans[0])
+        sections += [("nic", "Best plan vs NIC bandwidth", sensitivity_figure(sensitivity, "nic"),
+                      f"{best}, NIC bandwidth scaled; same plan."),
+                     ("gpus", "Best plan vs GPU count", sensitivity_figure(sensitivity, "gpus"),
+                      f"{best}, DP scaled with the GPUs; same global batch.")]
+    write_atomic(d / "plans.json", json.dumps([p.as_dict() for p in out.simulated_plans], indent=1))
+    return write_atomic(d / "search.html", html_page(title, f"{out.enumerated} plans enumerated", sections))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 import time
 
 from simulator.core.errors import InputError
@@ -43,7 +44,9 @@ def register(sub) -> None:
     s.add_argument("--flash-attention", action="store_true", help="fused attention in every plan")
     s.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp8"])
     p.add_argument("--calibration", default=None, help="calibration JSON (or a shipped calibration's name)")
-    p.add_argument("--workers", type=int, default=1, help="local worker processes (default 1)")
+    run = p.add_mutually_exclusive_group()
+    run.add_argument("--workers", type=int, default=1, help="local worker processes (default 1)")
+    run.add_argument("--scheduler", default=None, help="Dask scheduler (tcp://HOST:8786): simulate on its workers")
     p.add_argument("--top", type=int, default=20, help="plans to print (default 20)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--out", default=None, help="write an HTML report (plotly) and plans.json into DIR")
@@ -119,14 +122,22 @@ def _search(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise InputError("must be a positive integer", field="--workers", value=args.workers)
     t0 = time.perf_counter()
-    pool = worker_pool(args.workers) if args.workers > 1 else None
+    client = None
+    if args.scheduler:
+        from gpunetsim.study_run import connect_dask
+        client = connect_dask(args.scheduler)
+        pool = client.get_executor()
+    else:
+        pool = worker_pool(args.workers) if args.workers > 1 else None
     try:
         out = search(model, clusters, args.global_batch, tokens=args.tokens, space=space, objective=args.objective,
                      top=args.top, params=params, compute=compute, executor=pool)
     finally:
-        if pool is not None:
+        if client is not None:
+            client.close()
+        elif pool is not None:
             pool.shutdown(cancel_futures=True)
-    wall = time.perf_counter() - t0
+    print(f"# search: {out.simulated} plans simulated in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     if args.out:
         from gpunetsim.search import ClusterSimulator
         from gpunetsim.search_report import write_search_report

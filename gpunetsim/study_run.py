@@ -124,9 +124,11 @@ def _stop_pool(ex: Any) -> None:
         p.join(timeout=5)
 
 
-def _run_dask(points: Sequence[Any], scheduler: str, done: Callable[[PointOutcome], None]) -> bool:
+def connect_dask(scheduler: str):
+    """A ``distributed.Client`` of the scheduler at ``tcp://HOST:8786``; InputError naming
+    ``--scheduler`` when dask.distributed is missing or the scheduler cannot be reached."""
     try:
-        from distributed import Client, as_completed
+        from distributed import Client
     except ImportError:
         raise InputError("--scheduler needs dask.distributed: pip install 'gpunetsim[dask]'",
                          field="--scheduler", value=scheduler) from None
@@ -134,9 +136,14 @@ def _run_dask(points: Sequence[Any], scheduler: str, done: Callable[[PointOutcom
         raise InputError("expected a scheduler address such as tcp://HOST:8786", field="--scheduler",
                          value=scheduler)
     try:
-        client = Client(scheduler, timeout="20s")
+        return Client(scheduler, timeout="20s")
     except (OSError, TimeoutError) as e:
         raise InputError(f"cannot reach the Dask scheduler ({e})", field="--scheduler", value=scheduler) from None
+
+
+def _run_dask(points: Sequence[Any], scheduler: str, done: Callable[[PointOutcome], None]) -> bool:
+    client = connect_dask(scheduler)
+    from distributed import as_completed
     futures: list[Any] = []
     try:
         import uuid

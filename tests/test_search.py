@@ -122,12 +122,12 @@ def test_cli_json(capsys):
     (["--gpus", "12"], "--gpus"), (["--gpus", "8,x"], "--gpus"), (["--price", "h100=cheap"], "--price"),
     (["--price", "nosuchgpu=1/h"], "--price"), (["--objective", "cost"], "--price"),
     (["--micro-batches", "0"], "--micro-batches"), (["--recompute", "some"], "--recompute"),
-    (["--workers", "0"], "--workers"), (["--top", "0"], "--top"), (["--tokens", "-1"], "--tokens")])
+    (["--workers", "0"], "--workers"), (["--scheduler", "nohost"], "--scheduler"), (["--top", "0"], "--top"), (["--tokens", "-1"], "--tokens")])
 def test_cli_bad_input_names_the_flag(capsys, args, flag):
     base = ["search", "--model", "llama-3-8b", "--gpus", "8", "--global-batch", "8"]
     rc = main(base + args)
     err = capsys.readouterr().err
-    assert rc == 2 and flag in err and len(err.strip().splitlines()) == 1
+    assert rc == 2 and flag in err and len(err.strip().splitlines()) == 1, err
 
 
 def test_pareto_front_keeps_only_undominated_plans():
@@ -163,3 +163,14 @@ def test_cli_out_writes_the_report(tmp_path, capsys):
     for key in ("pareto", "breakdown", "nic", "gpus"):
         assert f'id="fig-{key}"' in page
     assert len(json.loads((tmp_path / "r" / "plans.json").read_text())) >= 3
+
+
+def test_dask_executor_gives_the_same_ranking():
+    distributed = pytest.importorskip("dask.distributed")
+    cluster = make_cluster("dgx-a100", 8)
+    serial = search(TINY, [cluster], 16, space=SMALL_SPACE, top=4)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as lc, distributed.Client(lc) as client:
+        on_dask = search(TINY, [cluster], 16, space=SMALL_SPACE, top=4, executor=client.get_executor())
+    assert [p.as_dict() for p in on_dask.plans] == [p.as_dict() for p in serial.plans]
+    assert (on_dask.simulated, on_dask.pruned) == (serial.simulated, serial.pruned)

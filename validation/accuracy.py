@@ -6,7 +6,7 @@
     python -m validation.accuracy --only nvls      # only section 5 (NVLS and B200), in seconds
     python -m validation.accuracy --only dp        # only section 6 (DataParallel vs DDP, Gloo), in seconds
     python -m validation.accuracy --only llm       # only section 7 (LLM training, about 2 minutes)
-    python -m validation.accuracy --only search    # only section 8 (plan search vs vTrain's fastest, seconds)
+    python -m validation.accuracy --only search    # only section 9 (plan search vs vTrain's fastest, seconds)
 
 Sections (``SECTIONS``, each runnable alone): ``public`` uncalibrated predictions and NCCL's own cost
 model against the public nccl-tests outputs; ``campaign`` our 4x H200 measurements (noise, datasheet,

@@ -69,7 +69,7 @@ def section() -> tuple[list[str], dict]:
     within = sum(g <= TARGET_PCT for g in gaps)
     figs = {"groups": len(gaps), "within": within, "max_gap_pct": max(gaps),
             "exact": sum(g == 0 for g in gaps), "within_top3": sum(g <= TARGET_PCT for g in gaps3)}
-    lines = [BEGIN, "## 8. Plan search: top pick vs measured fastest (vTrain, 8 A100s)", "",
+    lines = [BEGIN, "## 9. Plan search: top pick vs measured fastest (vTrain, 8 A100s)", "",
              "Produced by `python -m validation.search_check`. For each model size and global batch of vTrain's "
              "8-GPU Megatron-DeepSpeed runs, the plan search (`gpunetsim search`) ranks the plans the data covers (TP x PP x DP x "
              "micro-batch; full recomputation, 1F1B, fp16, DDP as measured) on one `dgx-a100` with `--calibration "

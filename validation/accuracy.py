@@ -25,7 +25,7 @@ import glob
 from pathlib import Path
 
 from simulator.collectives.params import SHIPPED_DIR, Parameters, load_calibration, save_calibration
-from validation.accuracy_nvls import evaluate as nvls_section, replace_section
+from validation.accuracy_nvls import BEGIN as NVLS_BEGIN, END as NVLS_END, evaluate as nvls_section, replace_section
 from validation.calibrate import calibrate
 from validation.compare import Predictor, Topo, compare, dataset_points, noise_pct, summary, topo_from_hint
 from validation.ddp_compare import (DdpPredictor, aggregate, calibrate_ddp, compare_ddp, ddp_summary,
@@ -384,6 +384,30 @@ SECTIONS = {
 """Each section: args -> (markdown lines, figures). ``targets`` reads the figures of the others."""
 
 
+def _llm_in_place(a) -> tuple[list[str], str, str]:
+    from validation import llm_accuracy
+    return llm_accuracy.llm_section()[0], llm_accuracy.LLM_BEGIN, llm_accuracy.LLM_END
+
+
+def _search_in_place(a) -> tuple[list[str], str, str]:
+    from validation import search_check
+    return search_check.section()[0], search_check.BEGIN, search_check.END
+
+
+def _dp_in_place(a) -> tuple[list[str], str, str]:
+    from validation import dp_accuracy
+    return dp_accuracy.section(a.calibrations), dp_accuracy.BEGIN, dp_accuracy.END
+
+
+def _nvls_in_place(a) -> tuple[list[str], str, str]:
+    return nvls_section()[0], NVLS_BEGIN, NVLS_END
+
+
+IN_PLACE = {"llm": _llm_in_place, "search": _search_in_place, "dp": _dp_in_place, "nvls": _nvls_in_place}
+"""Sections that ``--only NAME`` rewrites in place in docs/accuracy.md, between their markers:
+args -> (markdown lines, begin marker, end marker)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m validation.accuracy", description=__doc__.splitlines()[0])
     p.add_argument("--out", default=str(DOC))
@@ -393,34 +417,10 @@ def main(argv: list[str] | None = None) -> int:
                         "and B200 datasets; dp: DataParallel vs DDP and Gloo; seconds; llm: LLM training, minutes); "
                         "the others are printed only")
     a = p.parse_args(argv)
-    if a.only == "llm":
-        from validation import llm_accuracy
-        section = llm_accuracy.llm_section()[0]
+    if a.only in IN_PLACE:
+        section, begin, end = IN_PLACE[a.only](a)
         doc = Path(a.out)
-        doc.write_text(replace_section(doc.read_text() if doc.exists() else "", section, llm_accuracy.LLM_BEGIN,
-                                       llm_accuracy.LLM_END))
-        print("\n".join(section))
-        return 0
-    if a.only == "search":
-        from validation import search_check
-        section = search_check.section()[0]
-        doc = Path(a.out)
-        doc.write_text(replace_section(doc.read_text() if doc.exists() else "", section, search_check.BEGIN,
-                                       search_check.END))
-        print("\n".join(section))
-        return 0
-    if a.only == "dp":
-        from validation import dp_accuracy
-        section = dp_accuracy.section(a.calibrations)
-        doc = Path(a.out)
-        doc.write_text(replace_section(doc.read_text() if doc.exists() else "", section, dp_accuracy.BEGIN,
-                                       dp_accuracy.END))
-        print("\n".join(section))
-        return 0
-    if a.only == "nvls":
-        section, _ = nvls_section()
-        doc = Path(a.out)
-        doc.write_text(replace_section(doc.read_text() if doc.exists() else "", section))
+        doc.write_text(replace_section(doc.read_text() if doc.exists() else "", section, begin, end))
         print("\n".join(section))
         return 0
     lines = ["# Accuracy", "",

@@ -29,7 +29,8 @@ from simulator.training.gpus import GpuSpec
 from simulator.training.llm.compute import ComputeModel, ComputeParams
 from simulator.training.llm.config import Recompute, TrainConfig
 from simulator.training.llm.groups import GroupCollectives
-from simulator.training.llm.layer import CommCall, block_work, check_divisible, embedding_work, output_work
+from simulator.training.llm.layer import (CommCall, block_work, check_divisible, chunk_work, embedding_work,
+                                         output_work)
 from simulator.training.llm.memory import GRAD_BYTES, PARAM_BYTES, Memory, dp_shard_sizes, memory_per_gpu, stage_layers
 from simulator.training.llm.flows import ComponentFlowNetwork
 from simulator.training.llm.links import compact
@@ -182,14 +183,7 @@ def train_work(router: Router, model: TransformerSpec, config: TrainConfig, gpu:
         for ch in range(c.chunks):
             v = ch * c.pp + s
             n = layers[v]
-            fwd, bwd = block.forward.times(n), block.backward.times(n)
-            cparams = n * model.layer_params() / c.tp
-            if v == 0:
-                fwd, bwd = emb.forward + fwd, bwd + emb.backward
-                cparams += model.embedding_params() / c.tp
-            if v == V - 1:
-                fwd, bwd = fwd + out.forward, out.backward + bwd
-                cparams += model.output_params() / c.tp
+            fwd, bwd, cparams = chunk_work(model, c, v, n, block, emb, out)
             stage_params += cparams
             hw_flops += (fwd.flops + bwd.flops) * c.microbatches
             gather_f = gather_b = scatter_b = ()

@@ -201,3 +201,18 @@ def output_work(model: TransformerSpec, config: TrainConfig) -> LayerWork:
     bwd = Pass(logits.grads() + (MemOp("cross-entropy bwd", (4 + 2 * B) * T * V), MemOp("final norm bwd", 2 * norm.size_bytes)),
                bwd_comm)
     return LayerWork(fwd, bwd, 3.0 * logits.flops)
+
+
+def chunk_work(model: TransformerSpec, config: TrainConfig, v: int, n: int, block: LayerWork, emb: LayerWork,
+               out: LayerWork) -> tuple[Pass, Pass, float]:
+    """(forward, backward, parameters one TP rank holds) of virtual stage ``v`` holding ``n`` blocks for one
+    micro-batch: the first virtual stage adds the embedding, the last the output layer."""
+    fwd, bwd = block.forward.times(n), block.backward.times(n)
+    params = n * model.layer_params() / config.tp
+    if v == 0:
+        fwd, bwd = emb.forward + fwd, bwd + emb.backward
+        params += model.embedding_params() / config.tp
+    if v == config.pp * config.chunks - 1:
+        fwd, bwd = fwd + out.forward, out.backward + bwd
+        params += model.output_params() / config.tp
+    return fwd, bwd, params

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from simulator.training.llm.compute import ComputeModel
 from simulator.training.llm.config import Recompute, TrainConfig
-from simulator.training.llm.layer import block_work, embedding_work, output_work
+from simulator.training.llm.layer import block_work, chunk_work, embedding_work, output_work
 from simulator.training.llm.memory import dp_shard_sizes, stage_layers
 from simulator.training.llm.model import TransformerSpec
 
@@ -33,14 +33,7 @@ def stage_pass_s(model: TransformerSpec, config: TrainConfig, cm: ComputeModel) 
     full = c.recompute is Recompute.FULL
     per_stage = [[0.0, 0.0, 0.0] for _ in range(c.pp)]
     for v, n in enumerate(layers):
-        fwd, bwd = block.forward.times(n), block.backward.times(n)
-        params = n * model.layer_params() / c.tp
-        if v == 0:
-            fwd, bwd = emb.forward + fwd, bwd + emb.backward
-            params += model.embedding_params() / c.tp
-        if v == V - 1:
-            fwd, bwd = fwd + out.forward, out.backward + bwd
-            params += model.output_params() / c.tp
+        fwd, bwd, params = chunk_work(model, c, v, n, block, emb, out)
         st = per_stage[v % c.pp]
         st[0] += max(cm.pass_s(fwd, B), cm.host_s(n, True, full))
         st[1] += max(cm.pass_s(bwd, B), cm.host_s(n, False, full))

@@ -213,27 +213,6 @@ def residual_quantiles(comps: Sequence[Comparison], predictor: Predictor, level:
     return out
 
 
-def fit_log(params: Parameters, keys: Sequence[str], predict: Callable[[Parameters], np.ndarray],
-            measured: np.ndarray, prior_weight: float = PRIOR_WEIGHT, name: str = "calibrated") -> Parameters:
-    """``params`` with ``keys`` refitted: minimises sum(log(predict(p)/measured)^2) +
-    prior_weight^2 * sum(((p - default) / scale)^2) within the keys' bounds. ``predict`` maps a
-    parameter set to one predicted time per measurement (any model: NCCL, DDP, Gloo, ...)."""
-    keys = list(keys)
-    scale = np.array([_prior_ref(k) for k in keys])       # every unknown of order 1
-    lo = np.array([bounds(k)[0] for k in keys]) / scale
-    hi = np.array([bounds(k)[1] for k in keys]) / scale
-    # start off the bounds (a default of 0 sits on its lower bound, where trust regions stall)
-    x0 = np.clip(np.array([params[k] for k in keys]) / scale, lo + 0.05 * (hi - lo).clip(max=1), hi)
-    default = np.array([DEFAULTS[k] for k in keys])
-
-    def residuals(x: np.ndarray) -> np.ndarray:
-        pred = predict(params.with_values(dict(zip(keys, x * scale))))
-        return np.concatenate([np.log(pred / measured), prior_weight * (x * scale - default) / scale])
-
-    sol = least_squares(residuals, x0, bounds=(lo, hi), x_scale=1.0, diff_step=1e-3, max_nfev=200 * max(1, len(keys)))
-    return params.with_values(dict(zip(keys, sol.x * scale)), name=name)
-
-
 def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Sequence[str] | None = None,
               name: str = "calibrated", prior_weight: float = PRIOR_WEIGHT) -> Fit:
     """Fitted parameters for ``points`` (measured collectives) on ``predictor``'s topology.

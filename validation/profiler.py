@@ -51,12 +51,12 @@ import json
 import logging
 import statistics
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 from simulator.core.errors import InputError
+from validation import timing
 from simulator.core.vocabulary import DTYPE_BYTES, canonical_dtype
 
 log = logging.getLogger("validation.profiler")
@@ -251,14 +251,10 @@ def profile_model(model_name: str, batch_size: int, iters: int = 20, warmup: int
     batch = work.make_batch(batch_size, dev, torch.Generator().manual_seed(seed))
 
     def stamp() -> Any:
-        if is_cuda:
-            ev = torch.cuda.Event(enable_timing=True)
-            ev.record()
-            return ev
-        return time.perf_counter()
+        return timing.stamp(is_cuda)
 
     def elapsed_s(a: Any, b: Any) -> float:
-        return a.elapsed_time(b) / 1e3 if is_cuda else b - a
+        return timing.elapsed_s(a, b, is_cuda)
 
     # Events are recorded as the steps are queued and read once at the end: the host runs ahead as
     # in real training, so the GPU is never idle between phases waiting for launches (a

@@ -15,10 +15,10 @@ its own GPU at once; the record keeps, per phase, the MAX over ranks of the per-
 from __future__ import annotations
 
 import statistics
-import time
 from typing import Any, Callable
 
 from validation.gpt_spec import GPTSpec
+from validation.timing import elapsed_s, stamp
 
 PHASES = ("embed", "block", "head")
 
@@ -31,29 +31,21 @@ def time_forward_backward(module: Any, forward: Callable[[Any], Any], make_input
     ``grad`` is the output gradient (``None`` for a scalar loss)."""
     import torch
 
-    def stamp() -> Any:
-        if is_cuda:
-            ev = torch.cuda.Event(enable_timing=True)
-            ev.record()
-            return ev
-        return time.perf_counter()
-
     marks = []
     for i in range(warmup + iters):
         module.zero_grad(set_to_none=True)
         x = make_input()
-        a = stamp()
+        a = stamp(is_cuda)
         y = forward(x)
-        b = stamp()
+        b = stamp(is_cuda)
         y.backward(grad)
-        c = stamp()
+        c = stamp(is_cuda)
         if i >= warmup:
             marks.append((a, b, c))
     if is_cuda:
         torch.cuda.synchronize()
-        return ([a.elapsed_time(b) / 1e3 for a, b, _ in marks],
-                [b.elapsed_time(c) / 1e3 for _, b, c in marks])
-    return [b - a for a, b, _ in marks], [c - b for _, b, c in marks]
+    return ([elapsed_s(a, b, is_cuda) for a, b, _ in marks],
+            [elapsed_s(b, c, is_cuda) for _, b, c in marks])
 
 
 def profile_layers(spec: GPTSpec, micro_batch: int, device: Any, dtype: Any, is_cuda: bool,

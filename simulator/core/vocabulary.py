@@ -80,7 +80,7 @@ DTYPE_ALIASES: dict[str, str] = {
     "char": "int8", "int": "int32", "half": "float16", "float": "float32", "double": "float64",
     "f8e4m3": "float8_e4m3", "fp8_e4m3": "float8_e4m3", "f8e5m2": "float8_e5m2", "fp8_e5m2": "float8_e5m2",
     # short names
-    "bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp64": "float64",
+    "bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp64": "float64", "fp8": "float8_e4m3",
     # PyTorch profiler (Kineto) names
     "c10::half": "float16", "c10::bfloat16": "bfloat16", "long int": "int64",
 }

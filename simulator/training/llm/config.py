@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from simulator.core.errors import InputError
+from simulator.core.vocabulary import dtype_bytes
 from simulator.core.limits import ACCUMULATION_STEPS
 
 
@@ -28,7 +29,8 @@ class Schedule(str, Enum):
     INTERLEAVED = "interleaved"
 
 
-DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
+DTYPE_BYTES = {name: dtype_bytes(name) for name in ("bf16", "fp16", "fp8")}
+"""The training dtypes ``--dtype`` takes, with their sizes from the vocabulary."""
 FSDP_STRATEGIES = ("full", "grad-op", "hybrid")
 ORDERS = ("tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-pp-tp", "pp-tp-dp", "pp-dp-tp")
 

@@ -1,0 +1,323 @@
+"""Default parameters fitted to the public nccl-tests corpus, by link class and fabric, judged leaving
+each dataset out.
+
+The uncalibrated model runs on NCCL's constants and datasheet bandwidths. Could the public corpus
+(``validation/data/public``: 25 clusters from 8 providers) give better defaults? Only a figure on data
+that was not fitted can say, so every dataset is predicted from a fit to the *other* datasets of its
+group (leave one dataset out), and a group's fit replaces the datasheet only where that held-out
+figure beats the datasheet's on the same points.
+
+Groups are link classes and fabrics, read from each dataset's header (its topology hint, NIC
+description and hardware line): one server over NVLink/NVSwitch (``nvlink``), one server over
+PCIe or host memory (``pcie``), servers over InfiniBand or RoCE verbs (``ib-roce``), servers over
+AWS EFA or GCP GPUDirect-TCPX/TCPXO (``efa-tcpx``: transports whose per-message cost is paid in the
+host or a NIC offload engine) and NCCL's TCP socket transport (``socket``). Each group fits only the
+few keys of its class (:data:`GROUPS`), so a slow cloud network never drags the NVLink efficiency
+down. The fit is the calibrator's own (validation.calibrate: robust Huber loss, priors at the
+datasheet values, bounds; an efficiency pushed to 1 or a latency to its physical minimum is
+refused, the key kept at its prior), on sizes from :data:`FIT_MIN_BYTES` up, every dataset
+weighing the same. Scores are at >= 16 MiB, the bandwidth regime.
+
+``python -m validation.accuracy --calibrations`` writes each adopted group's fit (on all its
+datasets) to ``simulator/collectives/calibrations/corpus-GROUP.json`` with its provenance; a group
+whose parameters apply to every cluster of a link class would replace the defaults in
+simulator.collectives.params, one whose parameters belong to a fabric the topology cannot name
+(EFA, TCPX) is a named calibration (``--calibration corpus-efa-tcpx``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from simulator.collectives.params import DEFAULTS, Parameters, out_of_range_message
+from validation.calibrate import Evaluator, _fit, _pinned
+from validation.compare import Predictor, choice_for, compare, topo_from_hint
+from validation.defaults import public_parts
+from validation.parsers import CollMeasurement, read_jsonl
+
+FIT_MIN_BYTES = 1 << 20
+"""Fitted on sizes from 1 MiB: the bandwidth regime and the ramp into it, where the class's keys act."""
+SCORE_MIN_BYTES = 1 << 24
+"""Scored at >= 16 MiB (the bandwidth regime of the issue's target)."""
+DATASET_SPREAD = 0.05
+"""A dataset's points are credited 5% spread (log units), scaled by sqrt(points / median points) so
+every dataset weighs the same whatever its number of sizes."""
+
+_NET = ("hop_latency_s.net.nvls_tree.simple", "hop_latency_s.net.ring.simple")
+
+
+@dataclass(frozen=True)
+class Group:
+    name: str
+    what: str
+    keys: tuple[str, ...]
+    link_class: bool      # True: the keys hold for every cluster of the class (defaults); False: a fabric's
+
+
+GROUPS = (
+    Group("nvlink", "one server, NVLink/NVSwitch", ("link_efficiency.nvlink", "nvls_efficiency.sm90",
+                                                    "nvls_efficiency.sm100"), True),
+    Group("pcie", "one server, PCIe (peer-to-peer or through host memory)", ("link_efficiency.pcie",
+                                                                              "shm_efficiency"), True),
+    Group("ib-roce", "servers over InfiniBand or RoCE verbs", _NET, False),
+    Group("efa-tcpx", "servers over AWS EFA or GCP GPUDirect-TCPX/TCPXO", _NET, False),
+    Group("socket", "NCCL's TCP socket transport", ("socket_max_Bps", "link_efficiency.socket"), True),
+)
+BY_NAME = {g.name: g for g in GROUPS}
+
+
+@dataclass(frozen=True)
+class Part:
+    """One dataset (or one machine's variants of a file) with its group and the points the model takes."""
+
+    label: str
+    group: str
+    predictor: Predictor
+    points: tuple[CollMeasurement, ...]
+
+
+def group_of(hint: Mapping, meta: Mapping, points: Sequence[CollMeasurement]) -> str:
+    """The group of a dataset from its header: the topology hint, NIC and hardware descriptions."""
+    if any(choice_for(p)[2] == "socket" for p in points):
+        return "socket"
+    if int(hint.get("nodes", 1)) == 1:
+        return "pcie" if hint.get("p2p") is False or str(hint.get("preset", "")).startswith("pcie") else "nvlink"
+    text = f"{hint.get('nic', '')} {meta.get('hardware', '')}".lower()
+    return "efa-tcpx" if ("efa" in text or "tcpx" in text) else "ib-roce"
+
+
+def corpus_parts(data_dir: Path, params: Parameters | None = None) -> list[Part]:
+    """Every public dataset as a Part (files whose variants ran on different machines split per variant)."""
+    from functools import lru_cache
+    params = params or Parameters()
+    meta = lru_cache(maxsize=None)(lambda f: read_jsonl(f).meta)
+    out = []
+    for label, f, hint, pts in public_parts(data_dir):
+        pred = Predictor(topo_from_hint(hint, f), params)
+        usable = tuple(c.point for c in compare(pts, pred)[0])
+        if usable:
+            out.append(Part(label, group_of(hint, meta(f), usable), pred, usable))
+    return out
+
+
+class _Stacked:
+    """Several datasets' evaluators as one: a parameter set -> every point's predicted time."""
+
+    def __init__(self, evaluators: Sequence[Evaluator]) -> None:
+        self.evaluators = list(evaluators)
+
+    def __call__(self, params: Parameters) -> np.ndarray:
+        return np.concatenate([e(params) for e in self.evaluators])
+
+
+@dataclass(frozen=True)
+class GroupFit:
+    params: Parameters
+    keys: tuple[str, ...]           # fitted (the rest of the group's keys were refused)
+    refused: tuple[str, ...]
+
+
+def fit(parts: Sequence[Part], keys: Sequence[str], start: Parameters | None = None) -> GroupFit:
+    """The group's keys fitted to ``parts`` pooled (sizes >= FIT_MIN_BYTES, datasets weighing alike)."""
+    start = start or Parameters()
+    evs, measured, counts = [], [], []
+    for part in parts:
+        pts = [p for p in part.points if p.size_bytes >= FIT_MIN_BYTES]
+        if pts:
+            evs.append(Evaluator(part.predictor.with_params(start), pts))
+            measured += [p.time_s for p in pts]
+            counts.append(len(pts))
+    if not evs:
+        return GroupFit(start, (), ())
+    mid = float(np.median(counts))
+    sd = np.concatenate([np.full(n, DATASET_SPREAD * np.sqrt(n / mid)) for n in counts])
+    ev, meas = _Stacked(evs), np.array(measured)
+    keys, refused = list(keys), []
+    for _ in range(len(keys) + 1):
+        params, x = _fit(ev, start, meas, sd, keys, 1.0)
+        pinned = _pinned(keys, x, start)
+        if not pinned:
+            break
+        refused += [f"{k}: {out_of_range_message(k)}" for k in pinned]
+        keys = [k for k in keys if k not in pinned]
+    return GroupFit(params, tuple(keys), tuple(refused))
+
+
+def errors(part: Part, params: Parameters, min_bytes: int = SCORE_MIN_BYTES) -> np.ndarray:
+    """predicted / measured - 1 (signed) of a part's points from ``min_bytes`` up under ``params``."""
+    comps, _ = compare([p for p in part.points if p.size_bytes >= min_bytes], part.predictor.with_params(params))
+    return np.array([c.error for c in comps])
+
+
+@dataclass(frozen=True)
+class Held:
+    """One dataset predicted by its group's fit to the other datasets of the group."""
+
+    part: Part
+    datasheet: np.ndarray           # |errors| at >= 16 MiB under the datasheet parameters
+    held_out: np.ndarray            # |errors| at >= 16 MiB under the fit that left this dataset out
+    ratio: float | None             # median measured / predicted at >= 16 MiB under the datasheet
+
+
+@dataclass(frozen=True)
+class GroupResult:
+    group: Group
+    held: tuple[Held, ...]
+    whole: GroupFit                 # the fit on every dataset of the group (what is shipped if adopted)
+
+    def pooled(self, which: str) -> float | None:
+        e = [getattr(h, which) for h in self.held if len(h.datasheet)]
+        return float(np.median(np.concatenate(e)) * 100) if e else None
+
+    @property
+    def adopted(self) -> bool:
+        """The fit replaces the datasheet when, leaving each dataset out, it predicts the group better."""
+        a, b = self.pooled("held_out"), self.pooled("datasheet")
+        return a is not None and b is not None and a < b and bool(self.whole.keys)
+
+
+def leave_one_dataset_out(parts: Sequence[Part]) -> list[GroupResult]:
+    """Per group: every dataset predicted from a fit to the others of its group, and the whole-group fit."""
+    out = []
+    datasheet = Parameters()
+    for g in GROUPS:
+        members = [p for p in parts if p.group == g.name]
+        if not members:
+            continue
+        held = []
+        for i, part in enumerate(members):
+            rest = members[:i] + members[i + 1:]
+            loo = fit(rest, g.keys).params if rest else datasheet
+            e0 = errors(part, datasheet)
+            held.append(Held(part, np.abs(e0), np.abs(errors(part, loo)),
+                             float(np.median(1 / (1 + e0))) if len(e0) else None))
+        out.append(GroupResult(g, tuple(held), fit(members, g.keys)))
+    return out
+
+
+def uncalibrated_errors(results: Sequence[GroupResult], adopted_only: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """(datasheet, held-out) errors at >= 16 MiB over the corpus; a group not adopted keeps the datasheet."""
+    ds, ho = [], []
+    for r in results:
+        for h in r.held:
+            ds.append(h.datasheet)
+            ho.append(h.held_out if (r.adopted or not adopted_only) else h.datasheet)
+    return np.concatenate(ds), np.concatenate(ho)
+
+
+COMMAND = "python -m validation.accuracy --calibrations"
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1f}"
+
+
+def _value(key: str, v: float) -> str:
+    return f"{v * 1e6:.1f} us" if key.endswith("_s") or "latency_s" in key else \
+        f"{v / 1e9:.1f} GB/s" if key.endswith("_Bps") else f"{v:.3f}"
+
+
+def _band_ratios(parts: Sequence[Part]) -> tuple[str, str]:
+    """Ranges over datasets of the median measured/predicted (datasheet) at 16-256 MiB and from 1 GiB."""
+    def rng(lo: int, hi: int) -> str:
+        meds = []
+        for part in parts:
+            comps, _ = compare([p for p in part.points if lo <= p.size_bytes < hi], part.predictor)
+            if comps:
+                meds.append(float(np.median([c.point.time_s / c.predicted_s for c in comps])))
+        return f"{min(meds):.2f}-{max(meds):.2f}" if meds else "-"
+    return rng(1 << 24, 1 << 28), rng(1 << 30, 1 << 62)
+
+
+def calibration_path(group: str, shipped_dir: Path) -> Path:
+    return shipped_dir / f"corpus-{group}.json"
+
+
+def section(data_dir: Path, shipped_dir: Path, write_calibrations: bool = False) -> tuple[list[str], dict]:
+    """Markdown lines of the accuracy report's section 1b and its figures; with ``write_calibrations``
+    each adopted group's whole fit goes to ``calibrations/corpus-GROUP.json``."""
+    parts = corpus_parts(data_dir)
+    results = leave_one_dataset_out(parts)
+    ds, ho = uncalibrated_errors(results)
+    per_ds = [(float(np.median(h.datasheet)), float(np.median(h.held_out if r.adopted else h.datasheet)))
+              for r in results for h in r.held if len(h.datasheet)]
+    figures = {"corpus_datasheet_big": float(np.median(ds) * 100), "corpus_lodo_big": float(np.median(ho) * 100),
+               "corpus_lodo_dataset_median": float(np.median([b for _, b in per_ds]) * 100),
+               "corpus_datasheet_dataset_median": float(np.median([a for a, _ in per_ds]) * 100),
+               "corpus_adopted": [r.group.name for r in results if r.adopted]}
+    lines = ["", "## 1b. Defaults fitted to the corpus, each dataset left out", "",
+             "Could the public corpus give better uncalibrated defaults? Each dataset is predicted from a fit to "
+             "the *other* datasets of its group (leave one dataset out; `validation/corpus.py`), and a group's "
+             "fit replaces the datasheet only where that held-out figure beats the datasheet on the same points. "
+             "Groups are link classes and fabrics read from each file's header; each fits only its class's keys "
+             f"(robust fit of `validation.calibrate`, priors at the datasheet values, sizes >= "
+             f"{FIT_MIN_BYTES >> 20} MiB, datasets weighing alike; an efficiency pushed to 1 is refused). Errors "
+             "at >= 16 MiB, pooled over points.", "",
+             "| group | keys fitted | datasets | points | datasheet median err % | held-out fit median err % "
+             "| adopted | fit on all its datasets | refused |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        n = sum(len(h.datasheet) for h in r.held)
+        fitted = ", ".join(f"`{k}` {_value(k, r.whole.params[k])}" for k in r.whole.keys) or "-"
+        lines.append(f"| {r.group.name} ({r.group.what}) | {', '.join('`' + k + '`' for k in r.group.keys)} | "
+                     f"{len(r.held)} | {n} | {_pct(r.pooled('datasheet'))} | {_pct(r.pooled('held_out'))} | "
+                     f"{'yes' if r.adopted else 'no'} | {fitted} | {'; '.join(r.whole.refused) or '-'} |")
+    lines += ["", "| dataset | group | points >= 16 MiB | measured / predicted (datasheet, median) | datasheet "
+              "median err % | held-out fit median err % |", "|---|---|---|---|---|---|"]
+    for r in results:
+        for h in r.held:
+            if len(h.datasheet):
+                lines.append(f"| {h.part.label} | {r.group.name} | {len(h.datasheet)} | {h.ratio:.2f} | "
+                             f"{np.median(h.datasheet) * 100:.1f} | {np.median(h.held_out) * 100:.1f} |")
+    over = {r.group.name: (sum(int(np.sum(h.datasheet > 0.05)) for h in r.held),
+                           sum(len(h.datasheet) for h in r.held)) for r in results}
+    ratios = {r.group.name: [h.ratio for h in r.held if h.ratio is not None] for r in results}
+    spread = ", ".join(f"{g} {min(v):.2f}-{max(v):.2f}" for g, v in ratios.items() if len(v) > 1)
+    adopted = [r for r in results if r.adopted]
+    mid, top = _band_ratios([h.part for r in results if r.group.name == "efa-tcpx" for h in r.held])
+    lines += ["", f"**Result.** Uncalibrated at >= 16 MiB over the corpus ({len(ds)} points): datasheet "
+              f"{figures['corpus_datasheet_big']:.1f}% median error; with the adopted corpus fits, each dataset "
+              f"predicted by a fit that never saw it, {figures['corpus_lodo_big']:.1f}% (median of the per-dataset "
+              f"medians: {figures['corpus_datasheet_dataset_median']:.1f}% -> "
+              f"{figures['corpus_lodo_dataset_median']:.1f}%). Adopted: "
+              + (", ".join(f"`{r.group.name}`" for r in adopted) or "none")
+              + ". Points above 5% error under the datasheet, per group: "
+              + ", ".join(f"{g} {a} of {b}" for g, (a, b) in over.items()) + ".", "",
+              "**Why the figure stays high.** Clusters of one group disagree with each other by more than any "
+              f"shared parameter can absorb: measured/predicted medians per dataset span {spread}. A fit to some "
+              "of them pulls the others away (the link-class groups' held-out errors are worse than the "
+              "datasheet, so their defaults stay). The EFA/TCPX group's fit is a per-step network latency far "
+              f"above NCCL's {_value('x_s', DEFAULTS['hop_latency_s.net.nvls_tree.simple'])} (the group's "
+              f"per-dataset medians of measured/predicted span {mid} at 16-256 MiB and {top} from 1 GiB: the model "
+              "falls short most where messages are many and short): the model lacks a per-fabric message cost (EFA's SRD and TCPX's offload paths versus "
+              "verbs), which the topology cannot name yet, so it ships as a named calibration, not as a default. "
+              "Other missing features the rows point at: NCCL's algorithm choice on 2-node A100 clusters of "
+              "newer NCCL (p4de exceeds the ring's NIC bound: a tree), PCIe clusters without peer-to-peer "
+              "that run faster (2080 Ti) and slower (RTX 4090, two container runtimes on one host "
+              "differing) than host-memory copies predict, and a socket run whose header calls its configuration "
+              "suspect."]
+    for r in adopted:
+        lines.append(f"- `--calibration corpus-{r.group.name}`: {r.group.what}; "
+                     + ", ".join(f"`{k}` = {_value(k, r.whole.params[k])}" for k in r.whole.keys)
+                     + f" (held out: {_pct(r.pooled('datasheet'))}% -> {_pct(r.pooled('held_out'))}% on the group's "
+                     "points).")
+        if write_calibrations:
+            from simulator.collectives.params import save_calibration
+            members = [h.part for h in r.held]
+            save_calibration(
+                r.whole.params.with_values({}, name=f"corpus-{r.group.name}"),
+                calibration_path(r.group.name, shipped_dir),
+                note=f"defaults for {r.group.what}, fitted to the public corpus by validation/corpus.py",
+                command=COMMAND, group=r.group.name,
+                fitted_on=sorted({h.part.label for h in r.held}),
+                fit_min_bytes=FIT_MIN_BYTES,
+                leave_one_dataset_out={"datasheet_median_pct": r.pooled("datasheet"),
+                                       "held_out_median_pct": r.pooled("held_out"),
+                                       "points": sum(len(h.datasheet) for h in r.held)},
+                trusted_for={"worlds": sorted({p.world for m in members for p in m.points}),
+                             "ops": sorted({p.op for m in members for p in m.points})},
+                refused=list(r.whole.refused))
+    return lines, figures

@@ -41,6 +41,8 @@ def register(sub) -> None:
     shard.add_argument("--zero", type=int, default=0, choices=[0, 1, 2, 3], help="ZeRO stage (0: plain DDP)")
     shard.add_argument("--fsdp", default=None, choices=["full", "grad-op", "hybrid"],
                        help="PyTorch FSDP sharding strategy (FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD)")
+    j.add_argument("--fsdp-shard", type=int, default=None,
+                   help="--fsdp hybrid: ranks per shard group (default: the data-parallel peers of one server)")
     j.add_argument("--order", default="tp-dp-pp",
                    help="rank layout, innermost first (Megatron: tp-dp-pp; any permutation)")
     p.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp8"])
@@ -60,7 +62,8 @@ def config_from_args(args: argparse.Namespace, gpus: int):
         dp = gpus // (args.tp * args.pp)
     v = args.virtual_stages if args.virtual_stages is not None else (2 if args.schedule == "interleaved" else 1)
     return TrainConfig(args.tp, args.pp, dp, args.global_batch, args.micro_batch, args.schedule, v, args.recompute,
-                       args.sequence_parallel, args.zero, args.fsdp, args.dtype, args.order, args.flash_attention)
+                       args.sequence_parallel, args.zero, args.fsdp, args.dtype, args.order, args.flash_attention,
+                       args.fsdp_shard)
 
 
 def _train(args: argparse.Namespace) -> int:

@@ -36,7 +36,7 @@ from typing import Sequence
 import numpy as np
 
 from simulator.core.errors import InputError
-from validation.llm_records import (LayerProfile, LlmRecords, LlmRun, RunError, compare_runs,
+from validation.llm_records import (LayerProfile, LlmRecords, LlmRun, RunError, RunGroup, compare_runs,
                                     error_summary, error_table, group_runs, read_llm_records,
                                     transformer_fields)
 
@@ -128,20 +128,36 @@ class RealPredictor:
         from simulator.training.llm.config import TrainConfig
         from simulator.training.llm.iteration import simulate_train
 
-        fsdp = None
-        if run.runner == "fsdp":
-            assert run.strategy is not None
-            fsdp = None if run.replicate == run.world else FSDP_NAMES[run.strategy]
-        config = TrainConfig(run.tp, run.pp, run.dp, run.global_batch, run.micro_batch,
-                             sequence_parallel=run.sequence_parallel, fsdp=fsdp, dtype="bf16",
-                             flash_attention=True)
         if run.runner == "tp":  # blocks only, and the collectives the record lists
             comm = sum(count * self.collective_s(op, size, run.tp)
                        for op, size, count in run.collectives)
             return self.blocks_s(run.spec, run.micro_batch, run.tp, run.sequence_parallel) + comm
-        r = simulate_train(self.router(run.world), self.model(run.spec), config, self.gpu, self.params,
+        config, gpus = self.config(run)
+        r = simulate_train(self.router(gpus), self.model(run.spec), config, self.gpu, self.params,
                            self.compute, record=False)
         return float(r.iteration_s)
+
+    @staticmethod
+    def config(run: LlmRun) -> tuple[object, int]:
+        """(``TrainConfig``, GPUs to simulate) of a run. FSDP's ``hybrid_shard`` shards within
+        groups of ``world / replicate`` ranks (``--fsdp-shard``); with ``replicate = world`` the
+        shard group has one rank, and FSDP1 then switches to NO_SHARD over that one-rank group
+        (``_init_core_state``), so gradients are never reduced across ranks: each rank trains
+        alone, predicted as FSDP on one GPU (hooks, no collectives)."""
+        from simulator.training.llm.config import TrainConfig
+
+        fsdp, shard, dp, batch = None, None, run.dp, run.global_batch
+        if run.runner == "fsdp":
+            assert run.strategy is not None and run.replicate is not None
+            fsdp = FSDP_NAMES[run.strategy]
+            if run.strategy == "hybrid_shard":
+                shard = run.world // run.replicate
+                if shard == 1:
+                    fsdp, shard, dp, batch = "full", None, 1, run.micro_batch
+        config = TrainConfig(run.tp, run.pp, dp, batch, run.micro_batch,
+                             sequence_parallel=run.sequence_parallel, fsdp=fsdp, dtype="bf16",
+                             flash_attention=True, fsdp_shard=shard)
+        return config, config.gpus
 
     def blocks_s(self, spec: object, micro_batch: int, tp: int, sp: bool) -> float:
         """Compute seconds of ``layers`` blocks forward and backward on one TP rank (each pass
@@ -202,31 +218,74 @@ def fit_compute(pred: RealPredictor, targets: Sequence[ComputeTarget]) -> tuple[
     return params(sol.x), float(np.median(np.abs(np.exp(sol.fun) - 1) * 100))
 
 
+FSDP_HOST_KEYS = ("fsdp_unit_host_s", "fsdp_gather_host_s")
+"""FSDP1's host work (``ComputeParams``), fitted on one campaign's FSDP runs and carried to another."""
+
+
+def fit_fsdp_host(pred: RealPredictor, records: LlmRecords) -> tuple[dict[str, float], float]:
+    """FSDP's host parameters fitted to the FSDP configurations of ``records`` (least squares on
+    log ratios, compute and network as ``pred`` has them); with the median |error| in % after
+    the fit. They are identified by runs that differ in their all-gathers per unit: one-rank
+    (NO_SHARD) runs have none, SHARD_GRAD_OP one and FULL_SHARD two."""
+    from scipy.optimize import least_squares
+
+    groups = group_runs([r for r in records.runs if r.runner == "fsdp"])
+    if not groups:
+        raise InputError("no FSDP runs to fit FSDP's host work on", field="llm_fsdp")
+    meas = np.array([g.median_s for g in groups])
+
+    def values(x: np.ndarray) -> dict[str, float]:
+        return {k: float(v) * 1e-3 for k, v in zip(FSDP_HOST_KEYS, x)}
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        p = pred.with_compute(replace(pred.compute, **values(x)))  # type: ignore[type-var]
+        return np.log(np.array([p.iteration_s(g.first) for g in groups]) / meas)
+
+    sol = least_squares(residuals, np.array([0.3, 0.3]), bounds=([0.0, 0.0], [5.0, 5.0]),
+                        diff_step=0.05, max_nfev=60)
+    return values(sol.x), float(np.median(np.abs(np.exp(sol.fun) - 1) * 100))
+
+
 @dataclass(frozen=True)
 class RealPrediction:
-    """One file predicted: the per-configuration errors, what was left out, the fitted compute."""
+    """One file predicted: the per-configuration errors and the compute parameters used."""
 
     errors: tuple[RunError, ...]
-    skipped: tuple[str, ...]
     compute: object
     fit_pct: float
     targets: int
     preset: str
 
 
-def predict_files(paths: Sequence[str | Path], calibration: str) -> RealPrediction:
-    """Fit the compute on the files' compute-only measurements and predict every configuration."""
-    records = read_llm_records(paths)
+def fitted_predictor(records: LlmRecords, calibration: str) -> tuple[RealPredictor, float, int]:
+    """A predictor with the compute fitted on ``records``' compute-only measurements; with the fit's
+    median |error| in % and the number of targets."""
     if not records.runs:
-        raise InputError("no llm_fsdp, llm_tp or llm_pp records", source=str(paths[0]))
+        raise InputError("no llm_fsdp, llm_tp or llm_pp records", field="kind")
     base = RealPredictor(records.runs[0].gpu, calibration)
     targets = compute_targets(records)
     compute, fit_pct = fit_compute(base, targets)
-    pred = base.with_compute(compute)
-    kept, skipped = modelled(records)
-    return RealPrediction(tuple(compare_runs(kept, pred.iteration_s)),
-                          tuple(sorted({r.point for r in skipped})), compute, fit_pct,
-                          len(targets), pred.preset)
+    return base.with_compute(compute), fit_pct, len(targets)
+
+
+def fsdp_host_from(paths: Sequence[str | Path], calibration: str) -> tuple[dict[str, float], float]:
+    """FSDP's host parameters fitted on another campaign's files (its own compute fit and
+    collective calibration); with the median |error| in % of that fit."""
+    records = read_llm_records(paths)
+    pred, _, _ = fitted_predictor(records, calibration)
+    return fit_fsdp_host(pred, records)
+
+
+def predict_files(paths: Sequence[str | Path], calibration: str,
+                  fsdp_host: dict[str, float] | None = None) -> RealPrediction:
+    """Fit the compute on the files' compute-only measurements and predict every configuration,
+    FSDP's host work from ``fsdp_host`` (fitted elsewhere; none without it)."""
+    records = read_llm_records(paths)
+    pred, fit_pct, targets = fitted_predictor(records, calibration)
+    if fsdp_host:
+        pred = pred.with_compute(replace(pred.compute, **fsdp_host))  # type: ignore[type-var]
+    return RealPrediction(tuple(compare_runs(records, pred.iteration_s)), pred.compute, fit_pct, targets,
+                          pred.preset)
 
 
 CAMPAIGNS = (("h200x2_2026-11-26c", "llm_world2.jsonl", "h200-nvlink-2gpu"),
@@ -238,16 +297,25 @@ TARGET_MEDIAN_PCT = 8.0
 def real_section() -> tuple[list[str], dict[str, dict[str, dict[str, float]]]]:
     """Markdown lines for docs/accuracy.md (the LLM section) and the figures per campaign."""
     data = Path(__file__).resolve().parent / "data"
+    files = [(folder, data / folder / name, calibration) for folder, name, calibration in CAMPAIGNS]
+    hosts = [fsdp_host_from([path], calibration) for _, path, calibration in files]
     lines = ["### Own runs: FSDP, tensor parallelism and 1F1B pipelines on 2 and 4 H200", "",
              "The LLM runners' measurements (docs/validation-runners.md), each configuration the median of "
-             "3 launches, predicted by `python -m validation.llm_real FILE --calibration NAME`: compute "
-             f"fitted on the campaign's single-GPU / no-communication measurements ({', '.join(FIT_KEYS)}), "
-             "collectives from the shipped calibration named; no multi-GPU run is fitted.", "",
-             "| campaign | calibration | runner | configurations | median err % | p90 err % | Spearman |",
-             "|---|---|---|---|---|---|---|"]
+             "3 launches, predicted by `python -m validation.llm_real FILE --calibration NAME --fsdp-host-from "
+             "OTHER`: compute fitted on the campaign's single-GPU / no-communication measurements "
+             f"({', '.join(FIT_KEYS)}), collectives from the shipped calibration named, FSDP1's host work "
+             f"({', '.join(FSDP_HOST_KEYS)}) fitted on the *other* campaign's FSDP runs (2 GPUs predict 4, "
+             "4 predict 2); no run is fitted on itself.", "",
+             "| campaign | FSDP host work fitted on | FSDP host work (ms per unit pass, per all-gather) | "
+             "fit median err % |", "|---|---|---|---|"]
+    for (folder, _, _), (host, pct) in zip(files, hosts):
+        lines.append(f"| {folder} | itself (used for the other) | "
+                     + ", ".join(f"{host[k] * 1e3:.3f}" for k in FSDP_HOST_KEYS) + f" | {pct:.1f} |")
+    lines += ["", "| campaign | calibration | runner | configurations | median err % | p90 err % | Spearman |",
+              "|---|---|---|---|---|---|---|"]
     figs: dict[str, dict[str, dict[str, float]]] = {}
-    for folder, name, calibration in CAMPAIGNS:
-        result = predict_files([data / folder / name], calibration)
+    for i, (folder, path, calibration) in enumerate(files):
+        result = predict_files([path], calibration, hosts[1 - i][0])
         summary = error_summary(result.errors)
         figs[folder] = summary
         for runner in ("pp", "tp", "fsdp", "all"):
@@ -260,8 +328,8 @@ def real_section() -> tuple[list[str], dict[str, dict[str, dict[str, float]]]]:
     lines += ["", f"Target, median <= {TARGET_MEDIAN_PCT:g}% from profiles and the collective calibration: "
               + "; ".join(f"{f}: " + ", ".join(f"{r} {'met' if ok else '**missed**'}"
                                                for r, ok in m.items()) for f, m in met.items())
-              + ". The FSDP gaps (fp32 vs bf16 gradient bytes, whole-stage gathers, FSDP1's host work) are "
-              "named in docs/validation-runners.md.", ""]
+              + ". FSDP is simulated unit by unit (docs/training.md); `hybrid_shard` with `replicate = world` "
+              "runs FSDP1's NO_SHARD on one-rank groups (no gradient reduction; docs/validation-runners.md).", ""]
     return lines, figs
 
 
@@ -270,9 +338,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 description="Predict the LLM runners' records with gpunetsim train.")
     p.add_argument("files", nargs="+")
     p.add_argument("--calibration", default="h200-nvlink-2gpu")
+    p.add_argument("--fsdp-host-from", nargs="+", default=None, metavar="FILE",
+                   help="fit FSDP1's host work on these (another campaign's) files; without it: none")
+    p.add_argument("--fsdp-host-calibration", default=None,
+                   help="collective calibration for the --fsdp-host-from files (default: --calibration)")
     a = p.parse_args(argv)
     try:
-        result = predict_files(a.files, a.calibration)
+        host = None
+        if a.fsdp_host_from:
+            host, pct = fsdp_host_from(a.fsdp_host_from, a.fsdp_host_calibration or a.calibration)
+            print(f"FSDP host work fitted on {', '.join(a.fsdp_host_from)} (median |error| {pct:.1f}% there): "
+                  + ", ".join(f"{k}={v:.4g}" for k, v in host.items()))
+        else:
+            print("FSDP host work: none (give --fsdp-host-from FILE to fit it on another campaign)")
+        result = predict_files(a.files, a.calibration, host)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -281,18 +360,7 @@ def main(argv: Sequence[str] | None = None) -> int:
           + ", ".join(f"{k}={getattr(result.compute, k):.4g}" for k in FIT_KEYS))
     print(f"network: calibration {a.calibration}; server {result.preset}")
     print("\n".join(error_table(result.errors, "predicted")))
-    for point in result.skipped:
-        print(f"not modelled: {point} (HYBRID_SHARD shard groups smaller than the server)")
     return 0
-
-
-def modelled(records: LlmRecords) -> tuple[LlmRecords, list[LlmRun]]:
-    """The records without the runs ``gpunetsim train`` cannot describe (``hybrid_shard`` with
-    ``1 < replicate < world``: its HYBRID_SHARD shards within whole servers), and those runs."""
-    def ok(r: LlmRun) -> bool:
-        return not (r.runner == "fsdp" and r.replicate is not None and 1 < r.replicate < r.world)
-    return (replace(records, runs=tuple(r for r in records.runs if ok(r))),
-            [r for r in records.runs if not ok(r)])
 
 
 if __name__ == "__main__":

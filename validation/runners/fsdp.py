@@ -18,7 +18,9 @@ parameters themselves are bf16 on CUDA, so all-gathers and reduce-scatters move 
 CPU). ``hybrid_shard`` uses a 2-D device mesh ``(replicate, world / replicate)``: shards within
 groups of ``world / replicate`` ranks, all-reduces across the ``replicate`` groups (on 2 GPUs,
 ``replicate=1`` shards over both GPUs and its all-reduce group has one rank;
-``replicate=2`` keeps whole copies and all-reduces gradients, like DDP).
+``replicate=2`` leaves shard groups of one rank, which FSDP1 turns into ``NO_SHARD`` over that
+one-rank group: no gradient is reduced across ranks, so the point measures FSDP's own per-unit
+work without communication, not DDP).
 
 An iteration is ``zero_grad(set_to_none=True)``, forward of one micro-batch per rank (token ids
 as inputs and labels) and backward; the optimizer step is not timed (it is local compute that

@@ -13,6 +13,11 @@
   asynchronously, so a pass takes the longer of its GPU time and its host time: small models on
   fast GPUs are host-bound. 0 in the default set (large models are GPU-bound).
 * ``iteration_overhead_s``: a fixed cost per iteration (data loading, logging, host syncs).
+* PyTorch FSDP's own host work (:mod:`.fsdp_engine`): ``fsdp_unit_host_s`` per FSDP unit and pass
+  (its pre- and post-forward or pre- and post-backward hooks, the gradient reduction call) and
+  ``fsdp_gather_host_s`` per all-gather a unit issues (allocating the unsharded flat parameter, the
+  collective call, pointing the module's parameters at it, freeing it after use). 0 in the default
+  set; ``python -m validation.llm_real`` fits them on measured FSDP runs.
 
 Defaults are datasheet peaks times round efficiencies typical of published cuBLAS benchmarks
 (large fp16/bf16 GEMMs reach 70-85% of the dense peak, STREAM-like kernels ~80% of HBM
@@ -42,13 +47,16 @@ class ComputeParams:
     optimizer_bytes_per_param: float = 36.0
     iteration_overhead_s: float = 0.0
     host_block_s: float = 0.0
+    fsdp_unit_host_s: float = 0.0
+    fsdp_gather_host_s: float = 0.0
     name: str = "datasheet"
 
     def __post_init__(self) -> None:
         for f, lo, hi in (("gemm_efficiency", 1e-3, 1.0), ("gemm_half_dim", 0.0, 1e5),
                           ("mem_efficiency", 1e-3, 1.0), ("kernel_overhead_s", 0.0, 1e-2),
                           ("optimizer_bytes_per_param", 0.0, 1e3), ("iteration_overhead_s", 0.0, 60.0),
-                          ("host_block_s", 0.0, 1.0)):
+                          ("host_block_s", 0.0, 1.0), ("fsdp_unit_host_s", 0.0, 1.0),
+                          ("fsdp_gather_host_s", 0.0, 1.0)):
             v = getattr(self, f)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
                 raise InputError(f"out of range [{lo:g}, {hi:g}]", field=f"llm.{f}", value=v)

@@ -5,7 +5,8 @@ Names follow Megatron-LM: ``tp`` (tensor-parallel size), ``pp`` (pipeline stages
 micro-batches per iteration is ``global_batch / (micro_batch * dp)``. ``zero`` is the ZeRO stage
 of DeepSpeed / Megatron's distributed optimizer; ``fsdp`` is PyTorch FSDP's sharding strategy
 (``full`` = FULL_SHARD, ``grad-op`` = SHARD_GRAD_OP, ``hybrid`` = HYBRID_SHARD); both cannot be
-set. ``order`` is how ranks are laid out on the GPUs, innermost first (Megatron: ``tp-dp-pp``).
+set. ``fsdp_shard`` is HYBRID_SHARD's shard group size (data-parallel ranks that shard among themselves;
+default: the data-parallel peers inside one server). ``order`` is how ranks are laid out on the GPUs, innermost first (Megatron: ``tp-dp-pp``).
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class TrainConfig:
     dtype: str = "bf16"
     order: str = "tp-dp-pp"
     flash_attention: bool = False
+    fsdp_shard: int | None = None
 
     def __post_init__(self) -> None:
         for f in ("tp", "pp", "dp", "global_batch", "micro_batch", "virtual_stages"):
@@ -80,6 +82,12 @@ class TrainConfig:
             raise InputError(f"expected one of {', '.join(FSDP_STRATEGIES)}", field="--fsdp", value=self.fsdp)
         if self.fsdp is not None and self.zero:
             raise InputError("--zero and --fsdp are alternatives; give one", field="--fsdp", value=self.fsdp)
+        if self.fsdp_shard is not None:
+            if self.fsdp != "hybrid":
+                raise InputError("--fsdp-shard needs --fsdp hybrid", field="--fsdp-shard", value=self.fsdp_shard)
+            v = self.fsdp_shard
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1 or self.dp % v:
+                raise InputError(f"must be a positive divisor of --dp ({self.dp})", field="--fsdp-shard", value=v)
         if self.dtype not in DTYPE_BYTES:
             raise InputError(f"expected one of {', '.join(DTYPE_BYTES)}", field="--dtype", value=self.dtype)
         if self.order not in ORDERS:
@@ -132,4 +140,5 @@ class TrainConfig:
                 "schedule": self.schedule.value, "virtual_stages": self.chunks,
                 "recompute": self.recompute.value, "sequence_parallel": self.sequence_parallel,
                 "sharding": self.sharding, "dtype": self.dtype, "order": self.order,
-                "flash_attention": self.flash_attention}
+                "flash_attention": self.flash_attention,
+                **({"fsdp_shard": self.fsdp_shard} if self.fsdp_shard is not None else {})}

@@ -4,9 +4,11 @@ What is simulated as events (:mod:`.pipeline_engine` on the flow network) and wh
 
 * simulated: every pass of every micro-batch on every pipeline stage in schedule order; the TP
   collectives of each pass on the TP group's links; the pipeline sends between stages on the real
-  routes of every TP rank and data-parallel replica (they send at the same moments); parameter
-  all-gathers and gradient reduce-scatters of ZeRO-3 / FSDP on the data-parallel groups, prefetched
-  one pass ahead; the end-of-iteration gradient reduction over every TP rank's data-parallel group
+  routes of every TP rank and data-parallel replica (they send at the same moments); ZeRO-3's
+  parameter all-gathers and gradient reduce-scatters of a chunk on the data-parallel groups,
+  prefetched one pass ahead; FSDP unit by unit (:mod:`.fsdp_engine`: the host thread with its
+  hooks and rate limiter, the compute stream, one NCCL stream for all-gathers and
+  reduce-scatters, HYBRID_SHARD's replica all-reduces on another); the end-of-iteration gradient reduction over every TP rank's data-parallel group
   of every stage (all running at once, so groups sharing NICs or spine links slow each other); the
   tied-embedding all-reduce between the first and last stage; the optimizer step.
 * formula: kernel times (:mod:`.compute`), memory (:mod:`.memory`).
@@ -29,8 +31,9 @@ from simulator.training.gpus import GpuSpec
 from simulator.training.llm.compute import ComputeModel, ComputeParams
 from simulator.training.llm.config import Recompute, TrainConfig
 from simulator.training.llm.groups import GroupCollectives
-from simulator.training.llm.layer import (CommCall, block_work, check_divisible, chunk_work, embedding_work,
-                                         output_work)
+from simulator.training.llm.fsdp_engine import FsdpUnit
+from simulator.training.llm.layer import (EMPTY, CommCall, LayerWork, MemOp, Pass, block_work, check_divisible,
+                                         chunk_work, embedding_work, output_work)
 from simulator.training.llm.memory import GRAD_BYTES, PARAM_BYTES, Memory, dp_shard_sizes, memory_per_gpu, stage_layers
 from simulator.training.llm.flows import ComponentFlowNetwork
 from simulator.training.llm.links import compact
@@ -117,7 +120,12 @@ class _Builder:
         return [self.place.dp_group(r, s) for r in range(self.config.tp)]
 
     def split_dp(self, group: tuple[str, ...]) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
-        """HYBRID_SHARD: (shard groups inside servers, replica groups across them)."""
+        """HYBRID_SHARD: (shard groups, replica groups across them); shard groups of ``fsdp_shard``
+        consecutive ranks (FSDP's device mesh), or the ranks of each server."""
+        k = self.config.fsdp_shard
+        if k is not None:
+            shards = [group[i:i + k] for i in range(0, len(group), k)]
+            return shards, [tuple(v[i] for v in shards) for i in range(k)]
         by_host: dict[int, list[str]] = defaultdict(list)
         for g in group:
             by_host[self.router.host_of(g)].append(g)
@@ -125,6 +133,69 @@ class _Builder:
         width = min(len(v) for v in shards)
         replicas = [tuple(v[i] for v in shards) for i in range(width)]
         return shards, replicas
+
+    def fsdp_units(self, s: int, v: int, n: int, block: LayerWork, emb: LayerWork, out: LayerWork,
+                   chunk_params: float) -> tuple[FsdpUnit, ...]:
+        """Virtual stage ``v`` (on stage ``s``, ``n`` blocks) as FSDP units: the root (embedding
+        and output layer, when the chunk has them) and one unit per block. Parameters are gathered
+        and gradients reduced in 16 bits (``PARAM_BYTES``: FSDP without a MixedPrecision
+        ``reduce_dtype`` reduces in the parameters' dtype); each unit's backward adds FSDP1's flat
+        gradient copy and its pre-division by the data-parallel size."""
+        c, cm, p = self.config, self.cm, self.cm.params
+        full = c.recompute is Recompute.FULL
+        groups = self.dp_groups(s)
+        if c.fsdp == "hybrid":
+            split = [self.split_dp(g) for g in groups]
+            shards = [x for sh, _ in split for x in sh]
+            replicas = [r for _, reps in split for r in reps if len(r) > 1]
+        else:
+            shards, replicas = groups, []
+        sharded = len(shards[0]) > 1
+        pre, post = _divide_factors(c.dp)
+
+        def unit(name: str, params: float, fwd: Pass, bwd: Pass, blocks: int, regather: bool) -> FsdpUnit:
+            pbytes = params * PARAM_BYTES
+            gather = tuple(CollJob(self.groups.plan("all_gather", g, pbytes), pbytes, 1, "all-gather")
+                           for g in shards) if sharded else ()
+            scatter = tuple(CollJob(self.groups.plan("reduce_scatter", g, pbytes), pbytes, 1, "reduce-scatter")
+                            for g in shards) if sharded else ()
+            shard_bytes = pbytes / len(shards[0])
+            reduce = tuple(CollJob(self.groups.plan("all_reduce", r, shard_bytes), shard_bytes, 1, "all-reduce")
+                           for r in replicas)
+            grad_ops = [MemOp("fsdp flat gradient", 2 * pbytes)]
+            if pre > 1:
+                grad_ops.append(MemOp("fsdp pre-divide", 2 * pbytes))
+            if post > 1:
+                grad_ops.append(MemOp("fsdp post-divide", 2 * shard_bytes))
+            grads_s = sum(cm.kernel_s(k, PARAM_BYTES) for k in grad_ops)
+            return FsdpUnit(name, cm.pass_s(fwd, self.B), cm.pass_s(bwd, self.B) + grads_s,
+                            cm.host_s(blocks, True, full) + p.fsdp_unit_host_s + (p.fsdp_gather_host_s if gather else 0.0),
+                            cm.host_s(blocks, False, full) + p.fsdp_unit_host_s
+                            + (p.fsdp_gather_host_s if gather and regather else 0.0),
+                            gather, regather and bool(gather), scatter, reduce)
+
+        regather = c.fsdp != "grad-op"
+        units = [unit(f"block {i}", self.model.layer_params() / c.tp, block.forward, block.backward, 1, regather)
+                 for i in range(n)]
+        root = chunk_params - n * self.model.layer_params() / c.tp
+        if root > 0:
+            first = v == 0
+            last = v == c.pp * c.chunks - 1
+            units.insert(0, unit("root", root, emb.forward if first else EMPTY, emb.backward if first else EMPTY,
+                                 0, False))
+            if last:
+                units.append(FsdpUnit("output layer", cm.pass_s(out.forward, self.B), cm.pass_s(out.backward, self.B),
+                                      0.0, 0.0))
+        return tuple(units)
+
+
+def _divide_factors(world: int) -> tuple[float, float]:
+    """FSDP's gradient pre- and post-division factors for ``world`` data-parallel ranks
+    (``DefaultState._get_gradient_predivide_factor``: powers of two up to about sqrt(world))."""
+    factor = 1
+    while world % factor == 0 and world / factor > factor:
+        factor *= 2
+    return float(factor), world / factor
 
 
 def _links_of_other_traffic(stages: list[StageWork]) -> set[int]:
@@ -136,6 +207,7 @@ def _links_of_other_traffic(stages: list[StageWork]) -> set[int]:
                 busy.update(l for r in link.routes for l in r)
         jobs = [j for ph in st.grad_sync for j in ph] + list(st.param_sync)
         jobs += [j for ch in st.chunks for j in ch.gather_forward + ch.gather_backward + ch.scatter_backward]
+        jobs += [j for ch in st.chunks for u in ch.units for j in u.gather + u.scatter + u.reduce]
         for j in jobs:
             busy.update(l for g in j.plan.groups for r in g.routes for l in r)
     return busy
@@ -187,33 +259,30 @@ def train_work(router: Router, model: TransformerSpec, config: TrainConfig, gpu:
             stage_params += cparams
             hw_flops += (fwd.flops + bwd.flops) * c.microbatches
             gather_f = gather_b = scatter_b = ()
-            if c.dp > 1 and (c.shard_params or c.fsdp == "grad-op"):
-                groups = b.dp_groups(s) if c.fsdp != "hybrid" else [g for grp in b.dp_groups(s) for g in b.split_dp(grp)[0]]
+            units: tuple[FsdpUnit, ...] = ()
+            if c.fsdp:
+                units = b.fsdp_units(s, v, n, block, emb, out, cparams)
+            elif c.dp > 1 and c.shard_params:                  # ZeRO-3: a chunk's parameters at once
+                groups = b.dp_groups(s)
                 if len(groups[0]) > 1:
                     pbytes, gbytes = cparams * PARAM_BYTES, cparams * GRAD_BYTES    # whole (gathered) buffers
-                    gather = tuple(CollJob(b.groups.plan("all_gather", g, pbytes), pbytes, 1, "all-gather")
-                                   for g in groups)
-                    gather_f = gather
-                    gather_b = gather if c.shard_params else ()
+                    gather_f = gather_b = tuple(CollJob(b.groups.plan("all_gather", g, pbytes), pbytes, 1,
+                                                        "all-gather") for g in groups)
                     scatter_b = tuple(CollJob(b.groups.plan("reduce_scatter", g, gbytes), gbytes, 1, "reduce-scatter")
                                       for g in groups)
             full = c.recompute is Recompute.FULL
             fwd_s = max(cm.pass_s(fwd, B), cm.host_s(n, True, full))
             bwd_s = max(cm.pass_s(bwd, B), cm.host_s(n, False, full))
             chunks.append(ChunkWork(fwd_s, bwd_s, b.jobs(fwd.comm, tp_ranks),
-                                    b.jobs(bwd.comm, tp_ranks), send_bytes, gather_f, gather_b, scatter_b))
+                                    b.jobs(bwd.comm, tp_ranks), send_bytes, gather_f, gather_b, scatter_b, units))
         grad_sync: list[tuple[CollJob, ...]] = []
         param_sync: tuple[CollJob, ...] = ()
         if c.dp > 1:
             groups = b.dp_groups(s)
             gbytes = stage_params * GRAD_BYTES
-            if c.fsdp == "hybrid":
-                reps = [r for g in groups for r in b.split_dp(g)[1] if len(r) > 1]
-                if reps:
-                    size = gbytes / hybrid
-                    grad_sync.append(tuple(CollJob(b.groups.plan("all_reduce", r, size), size, 1,
-                                                   "all-reduce grads (replicas)") for r in reps))
-            elif not (c.shard_params or c.fsdp == "grad-op"):
+            if c.fsdp:
+                pass                                    # reduced unit by unit (fsdp_units)
+            elif not c.shard_params:
                 if c.zero in (1, 2):
                     grad_sync.append(tuple(CollJob(b.groups.plan("reduce_scatter", g, gbytes), gbytes, 1,
                                                    "reduce-scatter grads") for g in groups))

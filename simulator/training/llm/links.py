@@ -57,7 +57,10 @@ class LinkTable:
     def stage(self, st: StageWork) -> StageWork:
         chunks = tuple(ChunkWork(c.forward_s, c.backward_s, self.jobs(c.forward_comm), self.jobs(c.backward_comm),
                                  c.send_bytes, self.jobs(c.gather_forward), self.jobs(c.gather_backward),
-                                 self.jobs(c.scatter_backward)) for c in st.chunks)
+                                 self.jobs(c.scatter_backward),
+                                 tuple(replace(u, gather=self.jobs(u.gather), scatter=self.jobs(u.scatter),
+                                               reduce=self.jobs(u.reduce)) for u in c.units))
+                       for c in st.chunks)
         return replace(st, chunks=chunks, to_next=self.link(st.to_next), to_prev=self.link(st.to_prev),
                        grad_sync=tuple(self.jobs(ph) for ph in st.grad_sync), param_sync=self.jobs(st.param_sync))
 

@@ -8,9 +8,10 @@ One SimPy process per pipeline stage walks its schedule (:mod:`.schedule`). A pa
 input (the previous virtual stage's activations, or the next one's gradients), computes, runs its
 tensor-parallel collectives on the TP group's links (blocking, as Megatron's are), then sends its
 output to the neighbouring stage and waits for the send to finish (Megatron's batched isend/irecv
-are waited on before the next pass). With parameter sharding (ZeRO-3, FSDP) a pass first waits for
-its parameters' all-gather, prefetched one pass ahead on the data-parallel stream, and a backward
-pass hands its gradients to a reduce-scatter that runs in the background. After its last pass a
+are waited on before the next pass). With ZeRO-3 a pass first waits for its parameters' all-gather,
+prefetched one pass ahead on the data-parallel stream, and a backward pass hands its gradients to a
+reduce-scatter that runs in the background. Under FSDP a pass runs unit by unit, with the host
+thread, compute stream and communication streams of :mod:`.fsdp_engine`. After its last pass a
 stage reduces its gradients over the data-parallel groups, steps the optimizer and (ZeRO-1/2)
 all-gathers the updated parameters.
 
@@ -29,20 +30,10 @@ from typing import Sequence
 
 import simpy
 
-from simulator.collectives.plans import Plan
 from simulator.network.engine import Record
+from simulator.training.llm.collective_job import CollJob, run_concurrent as _concurrent, run_job as _collective
+from simulator.training.llm.fsdp_engine import FsdpStreams, FsdpUnit
 from simulator.training.llm.schedule import Action
-
-
-@dataclass(frozen=True)
-class CollJob:
-    """``count`` back-to-back collectives of ``size_bytes`` each (nccl-tests size) with ``plan``."""
-
-    plan: Plan
-    size_bytes: float
-    count: int
-    name: str
-    isolated_s: float | None = None   # set when no other traffic shares its links: its closed-form time
 
 
 @dataclass(frozen=True)
@@ -57,6 +48,7 @@ class ChunkWork:
     gather_forward: tuple[CollJob, ...] = ()   # parameter all-gathers (one per TP rank's DP group)
     gather_backward: tuple[CollJob, ...] = ()
     scatter_backward: tuple[CollJob, ...] = ()  # gradient reduce-scatters after a backward pass
+    units: tuple[FsdpUnit, ...] = ()           # FSDP: the pass unit by unit (:mod:`.fsdp_engine`) instead
 
 
 @dataclass(frozen=True)
@@ -89,25 +81,6 @@ class StageTimes:
     passes_end_s: float       # end of the last pass
     grad_sync_end_s: float
     end_s: float              # after the optimizer and any parameter all-gather
-
-
-def _collective(env: simpy.Environment, net, job: CollJob):
-    if job.isolated_s is not None:       # nothing else crosses its links: the network would give this
-        yield env.timeout(job.isolated_s)
-        return
-    plan = job.plan
-    yield env.timeout(job.count * (plan.call_overhead_s + plan.latency_s))
-    size = job.count * job.size_bytes
-    events = [net.transfer_group(g.routes, g.bytes_per_byte * size, g.rate_cap_Bps) for g in plan.groups]
-    if events:
-        yield simpy.AllOf(env, events)
-    if plan.local_s_per_byte > 0:
-        yield env.timeout(plan.local_s_per_byte * size)
-
-
-def _concurrent(env: simpy.Environment, net, jobs: Sequence[CollJob]):
-    if jobs:
-        yield simpy.AllOf(env, [env.process(_collective(env, net, j)) for j in jobs])
 
 
 class _Pipeline:
@@ -155,6 +128,7 @@ class _Pipeline:
         has_gathers = any(c.gather_forward or c.gather_backward for c in work.chunks)
         if has_scatter:
             env.process(self._dp_stream(s, scatter_queue, scatter_done))
+        fsdp = FsdpStreams(env, self.net, rec, self.record) if any(c.units for c in work.chunks) else None
 
         def gather_jobs(i: int) -> tuple[CollJob, ...]:
             a = work.order[i]
@@ -173,20 +147,27 @@ class _Pipeline:
             fwd = a.forward
             if (v > 0) if fwd else (v < vstages - 1):
                 yield self._input(fwd, a.microbatch, v)
-            if has_gathers:
-                start_gather(i)
-                if i in gathers:
-                    t0 = env.now
-                    yield gathers.pop(i)
-                    dp_wait += env.now - t0
-                start_gather(i + 1)                     # prefetch the next pass's parameters
-            t0 = env.now
-            dt = chunk.forward_s if fwd else chunk.backward_s
-            yield env.timeout(dt)
-            if record:
-                rec.append(Record("compute", a.label, t0, env.now))
-            compute += dt
+            nxt = v + 1 if fwd else v - 1
             jobs = chunk.forward_comm if fwd else chunk.backward_comm
+            if chunk.units:
+                assert fsdp is not None
+                yield from (fsdp.forward if fwd else fsdp.backward)(chunk.units, a.label)
+                if jobs or 0 <= nxt < vstages:          # TP collectives and sends need the pass done
+                    yield fsdp.gpu_done
+            else:
+                if has_gathers:
+                    start_gather(i)
+                    if i in gathers:
+                        t0 = env.now
+                        yield gathers.pop(i)
+                        dp_wait += env.now - t0
+                    start_gather(i + 1)                     # prefetch the next pass's parameters
+                t0 = env.now
+                dt = chunk.forward_s if fwd else chunk.backward_s
+                yield env.timeout(dt)
+                if record:
+                    rec.append(Record("compute", a.label, t0, env.now))
+                compute += dt
             if jobs:
                 t0 = env.now
                 for j in jobs:
@@ -200,7 +181,6 @@ class _Pipeline:
             if not fwd and chunk.scatter_backward:
                 scatter_queue.append((chunk.scatter_backward, f"reduce-scatter grads {a.label}"))
                 self._kick(s)
-            nxt = v + 1 if fwd else v - 1
             if 0 <= nxt < vstages:
                 link = work.to_next if fwd else work.to_prev
                 assert link is not None
@@ -211,7 +191,13 @@ class _Pipeline:
                     rec.append(Record("pp", f"send {a.label}", t0, env.now, chunk.send_bytes))
                 pp_s += env.now - t0
                 self._input(fwd, a.microbatch, nxt).succeed()
+        if fsdp is not None:
+            yield fsdp.gpu_done
+            compute += fsdp.compute_s
+            dp_wait += fsdp.gather_wait_s
         passes_end = env.now
+        if fsdp is not None:
+            yield from fsdp.drain()
         if has_scatter:
             scatter_queue.append(None)
             self._kick(s)

@@ -51,7 +51,10 @@ class Placement:
         return tuple(self.gpu(tp, d, pp) for d in range(self.config.dp))
 
     def hybrid_shard_group(self) -> int:
-        """HYBRID_SHARD's shard group: the data-parallel peers of one server (at least 1)."""
+        """HYBRID_SHARD's shard group: ``--fsdp-shard`` ranks, or the data-parallel peers of one server
+        (at least 1)."""
+        if self.config.fsdp_shard is not None:
+            return self.config.fsdp_shard
         group = self.dp_group(0, 0)
         first = self.hosts[self.gpus.index(group[0])]
         return max(1, sum(1 for g in group if self.hosts[self.gpus.index(g)] == first))

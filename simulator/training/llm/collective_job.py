@@ -1,0 +1,44 @@
+"""A collective as a unit of work of the LLM engines: its plan, size and count (plain data), and
+the SimPy process that runs it on the flow network (or as its closed-form time when nothing else
+crosses its links)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import simpy
+
+from simulator.collectives.plans import Plan
+
+
+@dataclass(frozen=True)
+class CollJob:
+    """``count`` back-to-back collectives of ``size_bytes`` each (nccl-tests size) with ``plan``."""
+
+    plan: Plan
+    size_bytes: float
+    count: int
+    name: str
+    isolated_s: float | None = None   # set when no other traffic shares its links: its closed-form time
+
+
+def run_job(env: simpy.Environment, net, job: CollJob):
+    """A SimPy process body: ``job`` on ``net`` (anything with ``transfer_group``)."""
+    if job.isolated_s is not None:       # nothing else crosses its links: the network would give this
+        yield env.timeout(job.isolated_s)
+        return
+    plan = job.plan
+    yield env.timeout(job.count * (plan.call_overhead_s + plan.latency_s))
+    size = job.count * job.size_bytes
+    events = [net.transfer_group(g.routes, g.bytes_per_byte * size, g.rate_cap_Bps) for g in plan.groups]
+    if events:
+        yield simpy.AllOf(env, events)
+    if plan.local_s_per_byte > 0:
+        yield env.timeout(plan.local_s_per_byte * size)
+
+
+def run_concurrent(env: simpy.Environment, net, jobs: Sequence[CollJob]):
+    """A SimPy process body: ``jobs`` started together, done when all are."""
+    if jobs:
+        yield simpy.AllOf(env, [env.process(run_job(env, net, j)) for j in jobs])

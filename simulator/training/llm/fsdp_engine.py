@@ -1,0 +1,170 @@
+"""PyTorch FSDP (FSDP1, ``FullyShardedDataParallel``) unit by unit: one stage's host thread, its
+compute stream and its communication streams as SimPy processes.
+
+A pass under FSDP is a sequence of units (:class:`FsdpUnit`, built by :mod:`.iteration`): the
+root unit (the stage's embedding and output layer, gathered once at the start of the forward)
+and one unit per transformer block (``ModuleWrapPolicy`` on the block class). What happens, as in
+``torch.distributed.fsdp`` (``_runtime_utils.py``):
+
+* **Host.** The host thread issues each unit's kernels and runs FSDP's hooks; it never waits for
+  the GPU except in the rate limiter (``limit_all_gathers=True``): before issuing an all-gather it
+  waits for the GPU to finish with the oldest of two gathered units not yet freed
+  (``_FreeEventQueue``, at most two in flight). So a host slower than the GPU shows (small models:
+  the host issues, the GPU waits), and a GPU slower than the host lets the host run at most two
+  units ahead.
+* **Compute stream.** A unit's kernels start when the previous unit's are done, its parameters'
+  all-gather has finished and the host has begun issuing them; they end no earlier than the host
+  finishes issuing them.
+* **Communication stream.** All-gathers and reduce-scatters go through one process group, so one
+  NCCL stream: first in, first out. A forward issues its unit's all-gather when the host reaches
+  the unit (no forward prefetch, FSDP's default); a backward (``BACKWARD_PRE``) issues the
+  current unit's all-gather if it was not prefetched and then prefetches the next unit's, before
+  the current unit's kernels; after a unit's backward the reduce-scatter of its gradients is
+  queued, to start when those kernels are done. FULL_SHARD and HYBRID_SHARD gather every unit but
+  the root again for backward; SHARD_GRAD_OP keeps them from the forward.
+* **Replica stream** (HYBRID_SHARD): the all-reduce of each reduced shard across the replicas,
+  on its own process group and stream, after the unit's reduce-scatter.
+
+The stage's iteration ends when the compute stream and both communication streams are done
+(FSDP's final backward callback waits for them).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import simpy
+
+from simulator.network.engine import Record
+from simulator.training.llm.collective_job import CollJob, run_concurrent
+
+MAX_INFLIGHT_GATHERS = 2
+"""FSDP1's rate limiter: all-gathered units not yet freed before the host waits (``limit_all_gathers``)."""
+
+
+@dataclass(frozen=True)
+class FsdpUnit:
+    """A piece of one pass under FSDP: its kernels' seconds, the host's seconds to issue them (its
+    hooks included), and the collectives of its parameters and gradients (one job per TP rank's
+    data-parallel group). The root unit is two pieces: the first (embedding) carries its gather and
+    reduce-scatter, the last (output layer) none."""
+
+    name: str
+    forward_s: float
+    backward_s: float
+    host_forward_s: float
+    host_backward_s: float
+    gather: tuple[CollJob, ...] = ()      # all-gather of its parameters before its forward
+    regather: bool = False               # gathered again before its backward (freed after forward)
+    scatter: tuple[CollJob, ...] = ()     # reduce-scatter of its gradients after its backward
+    reduce: tuple[CollJob, ...] = ()      # HYBRID_SHARD: all-reduce of the shard across replicas
+
+
+class FsdpStreams:
+    """One stage's host, compute stream and communication streams across its passes."""
+
+    def __init__(self, env: simpy.Environment, net, records: list[Record], record: bool) -> None:
+        self.env, self.net, self.rec, self.record = env, net, records, record
+        self.gpu_done = self._done()       # the compute stream's last kernel
+        self.comm_done = self._done()      # the NCCL stream's last collective
+        self.replica_done = self._done()   # the replica all-reduces' stream
+        self.freed: deque[simpy.Event] = deque()
+        self.gpu_end_s = 0.0
+        self.compute_s = 0.0               # compute stream busy (kernels, or waiting for the host)
+        self.gather_wait_s = 0.0           # compute stream waiting for parameter all-gathers
+
+    def _done(self) -> simpy.Event:
+        ev = self.env.event()
+        ev.succeed()
+        return ev
+
+    def _limit(self):
+        if len(self.freed) >= MAX_INFLIGHT_GATHERS:
+            yield self.freed.popleft()
+
+    def _collectives(self, prev: simpy.Event, ready: simpy.Event | None, jobs: tuple[CollJob, ...], name: str,
+                     done: simpy.Event):
+        yield prev
+        if ready is not None:
+            yield ready
+        t0 = self.env.now
+        yield from run_concurrent(self.env, self.net, jobs)
+        self.rec.append(Record("dp", name, t0, self.env.now, sum(j.size_bytes for j in jobs)))
+        done.succeed()
+
+    def _comm(self, jobs: tuple[CollJob, ...], name: str, ready: simpy.Event | None = None,
+              replica: bool = False) -> simpy.Event:
+        done = self.env.event()
+        prev = self.replica_done if replica else self.comm_done
+        self.env.process(self._collectives(prev, ready, jobs, name, done))
+        if replica:
+            self.replica_done = done
+        else:
+            self.comm_done = done
+        return done
+
+    def _kernels(self, prev: simpy.Event, gathered: simpy.Event | None, gpu_s: float, host_end_s: float,
+                 label: str, done: simpy.Event, first: bool):
+        env = self.env
+        yield prev
+        if not first:                      # inside a pass the stream idled only for the host
+            self.compute_s += max(0.0, env.now - self.gpu_end_s)
+        if gathered is not None:
+            t0 = env.now
+            yield gathered
+            self.gather_wait_s += env.now - t0
+        t0 = env.now
+        yield env.timeout(max(gpu_s, host_end_s - env.now))
+        self.compute_s += env.now - t0
+        self.gpu_end_s = env.now
+        if self.record:
+            self.rec.append(Record("compute", label, t0, env.now))
+        done.succeed()
+
+    def _issue(self, gathered: simpy.Event | None, gpu_s: float, host_s: float, label: str, first: bool):
+        """The host issues ``host_s`` worth of kernels taking ``gpu_s`` on the GPU."""
+        done = self.env.event()
+        self.env.process(self._kernels(self.gpu_done, gathered, gpu_s, self.env.now + host_s, label, done, first))
+        self.gpu_done = done
+        yield self.env.timeout(host_s)
+        return done
+
+    def forward(self, units: tuple[FsdpUnit, ...], label: str):
+        """The host's forward pass over ``units``; returns when the host has issued it all."""
+        for i, u in enumerate(units):
+            gathered = None
+            if u.gather:
+                yield from self._limit()
+                gathered = self._comm(u.gather, f"all-gather {u.name} {label}")
+            done = yield from self._issue(gathered, u.forward_s, u.host_forward_s, f"{label} {u.name}", i == 0)
+            if u.gather and u.regather:
+                self.freed.append(done)
+
+    def backward(self, units: tuple[FsdpUnit, ...], label: str):
+        """The host's backward pass (``units`` in forward order); returns when the host is done."""
+        order = units[::-1]
+        gathers: dict[int, simpy.Event] = {}
+        for j, u in enumerate(order):
+            if u.regather:
+                if j not in gathers:
+                    yield from self._limit()
+                    gathers[j] = self._comm(u.gather, f"all-gather {u.name} {label}")
+                nxt = next((k for k in range(j + 1, len(order)) if order[k].regather), None)
+                if nxt is not None and nxt not in gathers:          # BACKWARD_PRE prefetch
+                    yield from self._limit()
+                    gathers[nxt] = self._comm(order[nxt].gather, f"all-gather {order[nxt].name} {label}")
+            done = yield from self._issue(gathers.get(j), u.backward_s, u.host_backward_s, f"{label} {u.name}",
+                                             j == 0)
+            if u.scatter:
+                scattered = self._comm(u.scatter, f"reduce-scatter {u.name} {label}", ready=done)
+                if u.reduce:
+                    self._comm(u.reduce, f"all-reduce replicas {u.name} {label}", ready=scattered, replica=True)
+            elif u.reduce:
+                self._comm(u.reduce, f"all-reduce replicas {u.name} {label}", ready=done, replica=True)
+            if u.gather:
+                self.freed.append(done)
+
+    def drain(self):
+        """Wait for the compute stream and both communication streams."""
+        yield simpy.AllOf(self.env, [self.gpu_done, self.comm_done, self.replica_done])

@@ -1,0 +1,129 @@
+"""FSDP unit by unit (simulator/training/llm/fsdp_engine.py): host, compute stream, NCCL stream."""
+
+import pytest
+import simpy
+
+from simulator.collectives.plans import Plan
+from simulator.core.errors import InputError
+from simulator.training.gpus import get_gpu
+from simulator.training.llm.collective_job import CollJob
+from simulator.training.llm.compute import ComputeParams
+from simulator.training.llm.config import TrainConfig
+from simulator.training.llm.fsdp_engine import FsdpStreams, FsdpUnit
+from simulator.training.llm.iteration import _divide_factors, simulate_train, train_work
+from simulator.training.llm.memory import PARAM_BYTES
+from simulator.training.llm.model import parse_model_spec
+from topologies.presets import server
+from topologies.routing import Router
+
+SMALL = parse_model_spec("hidden=1024,layers=4,heads=16,seq=1024,vocab=32000")
+H200 = get_gpu("h200")
+_PLAN = Plan("all_gather", "ring", "simple", 2, 1, 1, (), 0.0, 0.0)
+
+
+def _job(seconds: float) -> tuple[CollJob, ...]:
+    return (CollJob(_PLAN, 1.0, 1, "x", isolated_s=seconds),)
+
+
+def _run(units, passes=("forward", "backward")):
+    """One stage's passes over ``units``; (end time, records)."""
+    env = simpy.Environment()
+    rec: list = []
+    streams = FsdpStreams(env, None, rec, True)
+
+    def stage():
+        for p in passes:
+            yield from getattr(streams, p)(units, p)
+        yield from streams.drain()
+
+    env.process(stage())
+    env.run()
+    return env.now, rec, streams
+
+
+def test_host_bound_units_take_the_host_time():
+    units = tuple(FsdpUnit(f"b{i}", 1.0, 2.0, 3.0, 5.0) for i in range(3))
+    end, _, streams = _run(units)
+    assert end == pytest.approx(3 * 3.0 + 3 * 5.0)          # the GPU waits for the host
+    assert streams.compute_s == pytest.approx(end)                # waiting for the host counts as compute
+
+
+def test_gpu_bound_units_take_the_gpu_time_and_gathers_overlap():
+    gather = _job(0.5)
+    units = tuple(FsdpUnit(f"b{i}", 1.0, 2.0, 0.1, 0.1, gather, True, _job(0.5)) for i in range(3))
+    end, rec, _ = _run(units)
+    # forward: first gather exposed, the others hidden behind 1 s of compute each; backward: the
+    # prefetched gathers and reduce-scatters (1 s per unit) hide behind 2 s of compute; the last
+    # reduce-scatter is exposed
+    assert end == pytest.approx(0.5 + 3 * 1.0 + 3 * 2.0 + 0.5, abs=0.2)
+    names = [r.name for r in rec if r.track == "dp"]
+    assert sum(n.startswith("all-gather") for n in names) == 6 and sum(n.startswith("reduce-scatter") for n in names) == 3
+
+
+def test_one_nccl_stream_runs_collectives_in_issue_order():
+    units = tuple(FsdpUnit(f"b{i}", 0.1, 0.1, 0.0, 0.0, _job(1.0), True, _job(1.0)) for i in range(2))
+    _, rec, _ = _run(units)
+    dp = sorted((r for r in rec if r.track == "dp"), key=lambda r: r.start_s)
+    for a, b in zip(dp, dp[1:]):
+        assert b.start_s >= a.end_s - 1e-12                      # never two at once
+
+
+def test_rate_limiter_keeps_the_host_two_units_ahead():
+    units = tuple(FsdpUnit(f"b{i}", 1.0, 1.0, 0.0, 0.0, _job(0.0), True) for i in range(6))
+    env = simpy.Environment()
+    streams = FsdpStreams(env, None, [], False)
+    host_done = []
+
+    def stage():
+        yield from streams.forward(units, "f")
+        host_done.append(env.now)
+
+    env.process(stage())
+    env.run()
+    assert host_done[0] == pytest.approx(4.0)                 # unit i is issued once unit i - 2 is done
+
+
+def test_shard_grad_op_gathers_once_full_shard_twice():
+    router = Router(server("hgx-h200", gpus=4))
+
+    def colls(fsdp):
+        w = train_work(router, SMALL, TrainConfig(1, 1, 4, 4, fsdp=fsdp), H200)
+        units = w.stages[0].chunks[0].units
+        return units, sum(len(u.gather) * (1 + u.regather) for u in units)
+    full, n_full = colls("full")
+    grad_op, n_grad_op = colls("grad-op")
+    assert [u.name for u in full] == ["root", "block 0", "block 1", "block 2", "block 3", "output layer"]
+    assert n_full == 1 + 2 * 4 and n_grad_op == 1 + 4               # the root is not gathered again
+    assert full[1].gather[0].size_bytes == SMALL.layer_params() * PARAM_BYTES
+    assert full[1].scatter[0].size_bytes == SMALL.layer_params() * PARAM_BYTES   # 16-bit gradients
+
+
+def test_hybrid_shard_groups_and_replica_all_reduce():
+    router = Router(server("hgx-h200", gpus=4))
+    w = train_work(router, SMALL, TrainConfig(1, 1, 4, 4, fsdp="hybrid", fsdp_shard=2), H200)
+    block = w.stages[0].chunks[0].units[1]
+    assert len(block.gather) == 2 and len(block.reduce) == 2
+    assert block.reduce[0].size_bytes == pytest.approx(SMALL.layer_params() * PARAM_BYTES / 2)
+    one = train_work(router, SMALL, TrainConfig(1, 1, 4, 4, fsdp="hybrid"), H200).stages[0].chunks[0].units[1]
+    assert len(one.gather) == 1 and not one.reduce                 # one server: shards over all four
+
+
+def test_fsdp_host_work_adds_to_a_host_bound_iteration():
+    router = Router(server("hgx-h200", gpus=2))
+    cfg = TrainConfig(1, 1, 2, 2, fsdp="full")
+    host = ComputeParams(host_block_s=1e-3)
+    base = simulate_train(router, SMALL, cfg, H200, compute=host).iteration_s
+    more = simulate_train(router, SMALL, cfg, H200,
+                          compute=ComputeParams(host_block_s=1e-3, fsdp_unit_host_s=1e-3)).iteration_s
+    assert more - base == pytest.approx(2 * 5 * 1e-3, rel=0.05)   # 5 units, forward and backward
+
+
+@pytest.mark.parametrize("world, pre, post", [(1, 1, 1), (2, 2, 1), (4, 2, 2), (8, 4, 2), (16, 4, 4)])
+def test_gradient_divide_factors_match_fsdp(world, pre, post):
+    assert _divide_factors(world) == (pre, post)
+
+
+@pytest.mark.parametrize("kw", [dict(fsdp_shard=2), dict(fsdp="hybrid", fsdp_shard=3), dict(fsdp="hybrid", fsdp_shard=0)])
+def test_fsdp_shard_is_checked(kw):
+    with pytest.raises(InputError, match="--fsdp-shard"):
+        TrainConfig(1, 1, 4, 4, **kw)

@@ -80,7 +80,7 @@ def test_across_servers_pays_the_network_and_one_tcp_stream() -> None:
     t = m.timing("all_reduce", 2**28)
     assert t.limit is Limit.NET and t.transport == "tcp"
     assert t.wire_s == pytest.approx(2 * 2**27 / p["gloo.tcp_stream_max_Bps"])
-    assert t.latency_s == pytest.approx(2 * p["gloo.step_latency_s.net"])     # log2(2) = 1
+    assert t.latency_s == pytest.approx(2 * p["gloo.step_latency_s.net"])     # slowest_of(2) = 1
 
 
 def test_mpi_auto_is_the_faster_algorithm() -> None:
@@ -116,3 +116,18 @@ def test_ddp_on_gloo_is_closed_form_and_slower() -> None:
     gloo = simulate_iteration(HostCollectiveModel(G, backend="gloo", tensors="cuda"), w, engine="des")
     assert gloo.engine == "closed" and gloo.iteration_s > nccl.iteration_s
     assert gloo.buckets and all(b.proto == "tcp" for b in gloo.buckets)
+
+
+def test_step_latency_grows_as_the_last_of_n_wakeups() -> None:
+    """A step on n processes waits for the last of n wake-ups: H(n)/H(2) times a step on two
+    (1, 25/18, 761/420 for 2, 4, 8), growing with n but slower than log2(n)."""
+    from simulator.network.host_collectives import slowest_of
+    assert slowest_of(1) == slowest_of(2) == 1.0
+    assert slowest_of(4) == pytest.approx(25 / 18)
+    assert slowest_of(8) == pytest.approx(761 / 420)
+    p = Parameters()
+    lat = {n: HostCollectiveModel(topologies.build("hgx-h200", gpus_per_node=n), p, "gloo", "cpu")
+           .timing("all_reduce", 4096).latency_s for n in (2, 4, 8)}
+    step = p["gloo.step_latency_s.loopback"]
+    for n in (2, 4, 8):      # ring: 2(n-1) steps
+        assert lat[n] == pytest.approx(2 * (n - 1) * step * slowest_of(n))

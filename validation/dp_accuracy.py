@@ -179,11 +179,15 @@ def gloo_lines(folders: list[Path]) -> tuple[list[str], dict[str, float], Parame
     lines = ["Gloo all_reduce, float32, 4 KiB-256 MiB, one launch per variant (`cpu-L0`, `cuda-L0`, ...). "
              f"Calibrated on `{fit_f.name}`'s 2-process runs (`python -m validation.host_calibrate`: CPU tensors, "
              "then the staging copies on CUDA tensors); everything else is predicted: 4 processes, and the other "
-             "machine. Processes are on one server, so every step is TCP through the loopback device. Two "
-             "choices were made after seeing 4-process runs, so this is not a blind prediction of their shape: a "
-             "step's latency grows with log2 of the processes (the slowest wake-up of n), and the default split "
-             "between per-call and per-step latency (30 us / 40 us), which a 2-process fit cannot separate and so "
-             "keeps near.", "",
+             "machine. Processes are on one server, so every step is TCP through the loopback device. PyTorch's "
+             "ProcessGroupGloo calls `gloo::allreduce` with no algorithm set, which runs Gloo's ring (reduce-scatter "
+             "then all-gather over 1 MiB segments, two in flight; CUDA tensors are first copied to pinned host "
+             "memory, then the same ring), so ring is what is modelled; halving-doubling and bcube are never picked "
+             "by PyTorch. Two choices were made after seeing 4-process runs, so this is not a blind prediction "
+             "of their shape: a step on n processes costs H(n)/H(2) times a step on two (the expected last of n "
+             "memoryless wake-ups; an earlier log2(n) law, with the same parameters, predicted the 4-process "
+             "latency regime 15-35% too slow), and the default split between per-call and per-step latency "
+             "(30 us / 40 us), which a 2-process fit cannot separate and so keeps near.", "",
              "| dataset | tensors | processes | role | median err % | >= 16 MiB % | < 16 MiB % | worst % | "
              "median launch range % |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -262,8 +266,8 @@ def _section(write_calibration: bool) -> list[str]:
     if "cpu4" in gs:
         lines.append(f"- Gloo all-reduce on CPU tensors, calibrated on 2 processes, predicted on 4 (both machines): median "
                      f"{gs['cpu4']:.1f}% over 4 KiB-256 MiB (target {TARGET_GLOO:g}%: {verdict(gs['cpu4'], TARGET_GLOO)}); "
-                     f"{gs['cpu4_bw']:.1f}% at 16 MiB and above, {gs['cpu4_lat']:.1f}% below. A latency plus "
-                     "bytes-over-bandwidth line cannot follow Gloo between 1 and 16 MiB, where the buffers fit in the "
-                     "CPU caches and copies run faster than at 256 MiB (the 2-process fit itself is off most there), "
-                     "and the 4-process latency per step is not known from 2 processes.")
+                     f"{gs['cpu4_bw']:.1f}% at 16 MiB and above, {gs['cpu4_lat']:.1f}% below. The worst points are 4 and "
+                     "16 MiB on 4 processes (predicted 20-35% slow): there the four processes' buffers still fit "
+                     "in the CPU caches and copies run faster than at 64-256 MiB, which a latency plus "
+                     "bytes-over-bandwidth line fitted on 2 processes does not know.")
     return lines

@@ -57,7 +57,8 @@ Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless 
   woken when it is done: two thread wake-ups of 10-15 us on a server); ``gloo.step_latency_s.
   {loopback,net}`` 40 us / 50 us per algorithm step on two processes (a TCP send and receive: two
   system calls, the receiver's I/O thread woken by epoll, the waiting thread woken by it, about
-  twice the call's cost; across a NIC add the wire round trip), times log2 of the processes; ``gloo.loopback_Bps`` 4 GB/s per connection (one TCP stream through the loopback
+  twice the call's cost; across a NIC add the wire round trip), times H(n)/H(2) for n processes (the
+  expected last of n memoryless wake-ups, simulator.network.host_collectives.slowest_of); ``gloo.loopback_Bps`` 4 GB/s per connection (one TCP stream through the loopback
   device copies every byte twice in the kernel; iperf-style single streams reach 3-5 GB/s on
   server CPUs); ``gloo.host_memory_Bps`` 40 GB/s shared by every connection of one host at a
   time (the kernel's copies of all local streams compete for the CPU's memory bandwidth and

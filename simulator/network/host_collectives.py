@@ -8,9 +8,13 @@ order, so processes of one server are neighbours.
 
 An algorithm is a list of *steps*; in a step every active rank sends ``m`` bytes to one partner
 at once (:class:`Step`). A step costs its latency (``*.step_latency_s.net`` if any of its
-transfers leaves its server, else the local one; times ``log2(n)``, since a step waits for the
-slowest of the n processes to be woken up and send, and the slowest of n grows with n, as
-NCCL's model's ``rank_overhead_s``) plus ``m`` over the slowest transfer's bandwidth:
+transfers leaves its server, else the local one, as measured on two processes) scaled by
+:func:`slowest_of` ``(n)``, plus ``m`` over the slowest transfer's bandwidth. The scaling: a
+step ends when the last of the n processes has been woken up (a blocked receive is woken by the
+transport's I/O thread, which epoll woke) and has sent; if each wake-up is a memoryless delay of
+mean d, the last of n arrives after ``d * H(n)`` on average (H the harmonic number, the expected
+maximum of n exponential delays), so a step on n processes costs ``H(n) / H(2)`` times a step on
+two (1, 1.39, 1.81 for 2, 4, 8 processes):
 
 * inside a server (Gloo: TCP over loopback; MPI: shared memory): one connection's rate
   (``gloo.loopback_Bps``, ``mpi.shm_Bps``), shared with every other local transfer of the same
@@ -79,6 +83,17 @@ class HostTime:
     algo: str
     transport: str
     limit: Limit
+
+
+def harmonic(n: int) -> float:
+    """H(n) = 1 + 1/2 + ... + 1/n: the expected maximum of n independent exponential delays of mean 1."""
+    return float(sum(1.0 / k for k in range(1, n + 1)))
+
+
+def slowest_of(n: int) -> float:
+    """How much longer the last of ``n`` processes' wake-ups takes, on average, than the last of
+    two (memoryless wake-up delays): ``H(n) / H(2)``; 1 for two processes or fewer."""
+    return harmonic(max(2, n)) / harmonic(2)
 
 
 def _ring(n: int, steps: int, frac: float, reduce_steps: int = 0) -> list[Step]:
@@ -178,9 +193,8 @@ class HostCollectiveModel:
         wire = step.fraction * size_bytes / min(rates)
         lat = self._p("step_latency_s.net" if out else
                       ("step_latency_s.loopback" if self.backend == "gloo" else "step_latency_s.shm"))
-        # A step ends when the last of its ranks has been woken up and has sent: the slowest of n
-        # processes' wake-ups grows with n (one more step latency per doubling of the ranks).
-        return lat * math.log2(max(2, self.ranks)), wire, bool(out)
+        # A step ends when the last of its ranks has been woken up and has sent (slowest_of).
+        return lat * slowest_of(self.ranks), wire, bool(out)
 
     def staging_Bps(self) -> float:
         """Per-GPU rate of the copies of CUDA tensors to host memory, all GPUs at once (max-min

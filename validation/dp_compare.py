@@ -30,7 +30,8 @@ from simulator.core.errors import InputError
 from simulator.core.inputs import read_jsonl
 from simulator.training.workload import Workload, workload_from_dict
 
-TIMED = ("forward_s", "backward_s", "optimizer_s", "forward_host_s", "backward_host_s", "optimizer_host_s")
+TIMED = ("forward_s", "backward_s", "optimizer_s", "forward_host_s", "backward_host_s", "optimizer_host_s",
+         "forward_fresh_thread_host_s", "forward_warm_thread_host_s")
 HOST_KEYS = ("dp.thread_contention", "dp.replicate_s_per_tensor", "dp.step_overhead_s")
 """The DataParallel parameters :func:`fit_host` moves (Python costs a profile cannot see)."""
 
@@ -51,6 +52,8 @@ class DPModelData:
     ddp_s: dict[int, tuple[float, ...]]    # ranks -> each launch's median DDP iteration
     phases: dict[int, dict[str, float]]    # GPUs -> median over launches of each breakdown phase (synced)
     phases_host: dict[int, dict[str, float]]   # the same, host time until each step's call returned
+    persistent_host: dict[int, float] | None = None   # GPUs -> median host time of the replicas' forwards
+                                                      # on persistent threads (runs that measured it)
 
     def implied_contention(self, gpus: int) -> tuple[float, float]:
         """``dp.thread_contention`` that this model's measured ``parallel_apply`` host time implies,
@@ -98,9 +101,12 @@ def read_dp(paths: Iterable[str | Path]) -> list[DPModelData]:
         dp: dict[int, list[float]] = {}
         ph: dict[int, list[dict[str, float]]] = {}
         ph_host: dict[int, list[dict[str, float]]] = {}
+        persistent: dict[int, list[float]] = {}
         for r in recs:
             if r.get("kind") == "dp" and r["model"] == m:
                 dp.setdefault(int(r["gpus"]), []).append(float(r["median_s"]))
+                if "persistent_apply_host_s" in r:
+                    persistent.setdefault(int(r["gpus"]), []).append(float(r["persistent_apply_host_s"]))
                 if "phase_s" in r:
                     ph.setdefault(int(r["gpus"]), []).append(r["phase_s"])
                     ph_host.setdefault(int(r["gpus"]), []).append(r["phase_host_s"])
@@ -111,7 +117,8 @@ def read_dp(paths: Iterable[str | Path]) -> list[DPModelData]:
         def med(groups: dict[int, list[dict[str, float]]]) -> dict[int, dict[str, float]]:
             return {g: {k: statistics.median(float(x[k]) for x in v) for k in v[0]} for g, v in groups.items()}
         out.append(DPModelData(m, str(profs[0].get("gpu") or ""), w, {g: tuple(v) for g, v in dp.items()},
-                               {g: tuple(v) for g, v in ddp.items()}, med(ph), med(ph_host)))
+                               {g: tuple(v) for g, v in ddp.items()}, med(ph), med(ph_host),
+                               {g: statistics.median(v) for g, v in persistent.items()} or None))
     return out
 
 

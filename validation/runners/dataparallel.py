@@ -17,14 +17,21 @@ One launch, per model (same per-GPU batch size everywhere; the DataParallel batc
      a workload file's content) plus what DataParallel moves and launches: input and output
      bytes per sample (and the output bytes whose gradient is scattered back), parameter and buffer bytes and tensor counts, and the *host* time to
      launch forward, backward and the optimizer step (``perf_counter`` around each phase started
-     on an idle GPU, so the host never waits for the GPU: pure launch cost);
+     on an idle GPU, so the host never waits for the GPU: pure launch cost), and the forward's
+     launch time from a fresh thread and from a persistent one (``forward_fresh_thread_host_s``,
+     ``forward_warm_thread_host_s``, :mod:`validation.runners.thread_forward`): what each of
+     ``parallel_apply``'s new threads pays for PyTorch's thread-local caches, and the number of
+     operators the forward calls from Python (``forward_ops``: GIL hand-offs per replica);
    * ``kind:"dp"``: ``nn.DataParallel(model, device_ids=[0..g-1])`` for every ``g`` from 1 to
      the number of ranks: iteration times (forward, loss on GPU 0, backward, SGD step on GPU 0),
      each timed with CUDA events on GPU 0's stream (as the DDP runner does), after ``--warmup``;
    * with ``g > 1`` also ``phase_s``: one instrumented iteration per repetition, synchronised
      between DataParallel's own steps (scatter, replicate, parallel_apply, gather, loss,
      backward, optimizer), host time of each (``phase_host_s``) and GPU-inclusive time
-     (``phase_s``), medians over ``--breakdown-reps``; for explaining where the time goes.
+     (``phase_s``), medians over ``--breakdown-reps``; for explaining where the time goes; and
+     ``persistent_apply_host_s``/``persistent_apply_s``: the same replicas' forwards on persistent
+     threads, one per GPU, reused across calls (warm thread-local caches; what remains above one
+     replica's launch is GIL contention).
 
 bf16 autocast on CUDA (fp32 on CPU), SGD with momentum, synthetic data, as the DDP runner.
 Loss: the workload's own loss; a loss returned per replica (token models) is averaged, as
@@ -199,6 +206,9 @@ def model_facts(setup: _Setup, batch_size: int) -> dict[str, Any]:
     del out, inner
     params = [p for p in setup.model.parameters() if p.requires_grad]
     buffers = list(setup.model.buffers())
+    from validation.runners.thread_forward import thread_launch_s
+    threads = thread_launch_s(lambda: setup.loss(setup.model, batch), 3, setup.sync)
+    threads["forward_ops"] = count_ops(lambda: setup.loss(setup.model, batch))
     host = {"forward": [], "backward": [], "optimizer": []}
     for i in range(6):
         setup.opt.zero_grad(set_to_none=True)
@@ -227,7 +237,17 @@ def model_facts(setup: _Setup, batch_size: int) -> dict[str, Any]:
             "buffer_bytes": sum(b.numel() * b.element_size() for b in buffers),
             "buffer_tensors": len(buffers),
             "modules": sum(1 for _ in setup.model.modules()),
-            **{f"{k}_host_s": statistics.median(v) for k, v in host.items()}}
+            **{f"{k}_host_s": statistics.median(v) for k, v in host.items()}, **threads}
+
+
+def count_ops(fn: Any) -> int:
+    """Operators ``fn`` calls from Python (top-level ``aten::`` ops in a CPU profile): each one
+    releases and retakes the GIL, so this is how many times a replica thread of
+    ``parallel_apply`` competes for it per forward."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        fn()
+    return sum(1 for e in prof.events() if e.name.startswith("aten::") and e.cpu_parent is None)
 
 
 def measure_dp(setup: _Setup, gpus: int, batch_size: int, s: DPSettings) -> dict[str, Any]:
@@ -246,7 +266,43 @@ def measure_dp(setup: _Setup, gpus: int, batch_size: int, s: DPSettings) -> dict
         except Exception as exc:  # noqa: BLE001 - the iteration times above still count
             log.error("breakdown failed: %s", exc)
             out["breakdown_error"] = f"{type(exc).__name__}: {exc}"[:2000]
+        try:
+            out.update(persistent_breakdown(setup, dp, batch, s.breakdown_reps))
+        except Exception as exc:  # noqa: BLE001 - the iteration times above still count
+            log.error("persistent-thread forward failed: %s", exc)
+            out["persistent_error"] = f"{type(exc).__name__}: {exc}"[:2000]
     return out
+
+
+def persistent_breakdown(setup: _Setup, dp: Any, batch: Any, reps: int) -> dict[str, float]:
+    """The replicas' forwards on persistent threads (one per GPU, warmed by one call first), timed
+    as the breakdown's ``parallel_apply``: host seconds until the last replica returned
+    (``persistent_apply_host_s``) and until its GPU work ended (``persistent_apply_s``)."""
+    from validation.runners.thread_forward import WorkerPool, persistent_apply
+    module, ids = dp.module, dp.device_ids
+    kwargs = dict(batch) if "input_ids" in batch else {}
+    args = () if kwargs else (batch["x"],)
+    pool = WorkerPool(len(ids))
+    host, full = [], []
+    try:
+        for rep in range(reps + 1):
+            setup.opt.zero_grad(set_to_none=True)
+            with setup.autocast():
+                inputs, kw = dp.scatter(args, kwargs, ids)
+                replicas = dp.replicate(module, ids[:len(inputs)])
+                enabled = setup.torch.is_autocast_enabled("cuda")
+            setup.sync()
+            t0 = time.perf_counter()
+            outs = persistent_apply(pool, replicas, inputs, kw, ids[:len(inputs)], enabled)
+            t1 = time.perf_counter()
+            setup.sync()
+            if rep:           # the first call warms the threads' caches
+                host.append(t1 - t0)
+                full.append(time.perf_counter() - t0)
+            del replicas, outs
+    finally:
+        pool.close()
+    return {"persistent_apply_host_s": statistics.median(host), "persistent_apply_s": statistics.median(full)}
 
 
 def breakdown(setup: _Setup, dp: Any, batch: Any, reps: int) -> dict[str, Any]:

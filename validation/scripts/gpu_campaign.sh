@@ -13,6 +13,10 @@
 #           dp      torch DataParallel vs DDP on all GPUs (3 separate launches, each with the single-GPU
 #                   profile and DataParallel on 1..G GPUs), then gloo all_reduce on CPU tensors (2 and 4
 #                   processes) and CUDA tensors (G processes), 3 launches each, interleaved; about 5 minutes
+#           dpdiag  DataParallel only, all GPUs, 3 launches (no Gloo): the dp phase's records plus, per model, the
+#                   forward's launch time from a fresh and from a persistent thread (1 GPU) and the replicas'
+#                   forwards on persistent threads (2..G GPUs), which separate parallel_apply's per-thread
+#                   cold caches from GIL contention; about 3.5 minutes on 4 GPUs (3 launches of at most 100 s)
 # NVLink multicast stays off (shared hosts): NCCL_NVLS_ENABLE=0 and friends are exported here and by the runners.
 set -uo pipefail
 phase=$1; out=$2
@@ -63,6 +67,11 @@ case "$phase" in
     $PY -m validation.runners.dp_sweep --nproc "$G" --models resnet50,bert-base,gpt2,mlp --launches 3 \
         --iters 15 --warmup 5 --breakdown-reps 3 --launch-timeout-s 120 --out "$out/dp_world$G.jsonl"
     for i in 0 1 2; do gloo "$i"; done
+    ;;
+  dpdiag)
+    G=$($PY -c "import torch; print(torch.cuda.device_count())")
+    $PY -m validation.runners.dp_sweep --nproc "$G" --models resnet50,bert-base,gpt2,mlp --launches 3 \
+        --iters 10 --warmup 3 --breakdown-reps 3 --launch-timeout-s 100 --out "$out/dp_world$G.jsonl"
     ;;
   rerun2) rerun 2 ;;
   rerun4) rerun 4 ;;

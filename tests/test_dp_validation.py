@@ -117,3 +117,20 @@ def test_gloo_cpu_four_processes_predicted_from_two() -> None:
         pytest.skip("no Gloo dataset committed")
     _, summary, _ = gloo_lines(folders)
     assert summary["cpu4"] <= 15.0 and summary["cpu4_bw"] <= 10.0
+
+
+def test_gloo_other_process_counts_are_scored(tmp_path: Path) -> None:
+    """Gloo runs on process counts other than 2 and 4 (gpu_campaign.sh gloo38) get their own figure."""
+    import json
+
+    from validation.dp_accuracy import datasets, gloo_lines
+    folders = [f for f in datasets() if list(f.glob("gloo_world2.jsonl"))]
+    if not folders:
+        pytest.skip("no Gloo dataset committed")
+    recs = [json.loads(x) for x in (folders[0] / "gloo_world4.jsonl").read_text().splitlines()]
+    extra = tmp_path / "zz_later"
+    extra.mkdir()
+    (extra / "gloo_world3.jsonl").write_text("".join(json.dumps({**r, "world": 3}) + "\n" for r in recs))
+    lines, summary, _ = gloo_lines([folders[0], extra])
+    assert "cpu_other" in summary and summary["cpu_other"] >= 0
+    assert any(line.startswith("| zz_later | cpu | 3 | predicted") for line in lines)

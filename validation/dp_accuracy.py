@@ -117,7 +117,6 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
                       + "; per launch time alone: " + ", ".join(f"{m} {b:.1f}" for m, _, b in implied)
                       + "; fitted `dp.thread_contention` (all models, 2 GPUs) "
                       + f"{fits[f]['dp.thread_contention']:.2f}."]
-    lines += _thread_lines(sets)
     lines += ["", "The contention law (`dp.thread_contention` times log2 of the threads times the replica's launch "
                   "plus GPU forward time, simulator.training.dataparallel) was chosen after seeing these runs: the "
                   "coefficient is nearly the same for the models whose iteration the host paces, while the MLP's "
@@ -130,15 +129,17 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
                   "source shows: `parallel_apply` starts a new Python thread per replica on every call, and the "
                   "cuDNN v8 convolution execution-plan cache (`Conv_v8.cpp`, `thread_local BenchmarkCache`) and "
                   "the cuDNN attention graph cache (`MHA.cpp`) are thread-local, so every replica thread of every "
-                  "iteration rebuilds the plan of every convolution it runs (heuristics query and plan "
+                  "iteration rebuilds the plan of every distinct convolution (shapes, strides, dtype) it runs (heuristics query and plan "
                   "finalisation, with the GIL released, in parallel across threads), while single-GPU runs and the "
                   "autograd engine's long-lived backward threads keep theirs. That is a per-thread cost which does "
                   "not grow with the number of GPUs, the likely reason ResNet-50 (53 convolutions) stays flat from "
                   "2 to 4 GPUs while the law above, multiplying by log2 of the threads, over-predicts it; the "
-                  "transformers' growth with the number of threads is GIL serialisation. The runner now measures "
+                  "transformers' growth with the number of threads (about 35 ms per added GPU on the 4x H200 "
+                  "server) is most likely GIL hand-offs between the threads. The runner now measures "
                   "both parts (a forward launched from a fresh vs a persistent thread on one GPU, and the replicas' "
                   "forwards on persistent threads; `gpu_campaign.sh dpdiag`), tabled below when a dataset has "
                   "them."]
+    lines += _thread_lines(sets)
     last_f, last = sets[-1]
     fitted = fits[last_f]
     ins = [100 * abs(predict_dp(d, 2, fitted).iteration_s / d.dp_median(2) - 1) for d in last if 2 in d.dp_s]
@@ -252,6 +253,8 @@ def gloo_lines(folders: list[Path]) -> tuple[list[str], dict[str, float], Parame
                 out.setdefault("cpu4", []).extend(e)          # type: ignore[union-attr]
                 out.setdefault("cpu4_bw", []).extend(big)     # type: ignore[union-attr]
                 out.setdefault("cpu4_lat", []).extend(small)  # type: ignore[union-attr]
+            if not fitted_here and tensors == "cpu" and world not in (2, 4):
+                out.setdefault("cpu_other", []).extend(e)   # type: ignore[union-attr]
             if not fitted_here and tensors == "cpu" and world == 4 and f == fit_f:
                 p = pred.predict(group, fitted)
                 detail += [f"| {pt.size_bytes} | {pt.time_s * 1e6:.1f} | {pt.spread_pct:.1f} | {t * 1e6:.1f} | "
@@ -315,4 +318,7 @@ def _section(write_calibration: bool) -> list[str]:
                      "16 MiB on 4 processes (predicted 20-35% slow): there the four processes' buffers still fit "
                      "in the CPU caches and copies run faster than at 64-256 MiB, which a latency plus "
                      "bytes-over-bandwidth line fitted on 2 processes does not know.")
+    if "cpu_other" in gs:
+        lines.append(f"- Gloo all-reduce on CPU tensors on process counts other than 2 and 4 (measured after the "
+                     f"step-latency law was chosen, so a blind test of it): median {gs['cpu_other']:.1f}%.")
     return lines

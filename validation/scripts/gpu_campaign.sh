@@ -17,6 +17,8 @@
 #                   forward's launch time from a fresh and from a persistent thread (1 GPU) and the replicas'
 #                   forwards on persistent threads (2..G GPUs), which separate parallel_apply's per-thread
 #                   cold caches from GIL contention; about 3.5 minutes on 4 GPUs (3 launches of at most 100 s)
+#           gloo38  Gloo all_reduce on CPU tensors with 2, 3 and 8 processes (no GPU needed), 2 launches each,
+#                   interleaved: process counts never measured before, to test the step-latency law; about 2 minutes
 # NVLink multicast stays off (shared hosts): NCCL_NVLS_ENABLE=0 and friends are exported here and by the runners.
 set -uo pipefail
 phase=$1; out=$2
@@ -72,6 +74,16 @@ case "$phase" in
     G=$($PY -c "import torch; print(torch.cuda.device_count())")
     $PY -m validation.runners.dp_sweep --nproc "$G" --models resnet50,bert-base,gpt2,mlp --launches 3 \
         --iters 10 --warmup 3 --breakdown-reps 3 --launch-timeout-s 100 --out "$out/dp_world$G.jsonl"
+    ;;
+  gloo38)
+    for i in 0 1; do
+      for n in 2 3 8; do
+        $PY -m validation.runners.sweep --nproc "$n" --variants "cpu-L$i" --extra-variant "cpu-L$i:" \
+            --backend gloo --device cpu --ops all_reduce --min-bytes 4K --max-bytes 256M --factor 4 \
+            --reps 3 --warmup 1 --timeout-s 60 --launch-timeout-s 60 --max-failed-launches 1 \
+            --out "$out/gloo_world$n.jsonl"
+      done
+    done
     ;;
   rerun2) rerun 2 ;;
   rerun4) rerun 4 ;;

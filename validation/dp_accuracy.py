@@ -315,9 +315,9 @@ def _section(write_calibration: bool) -> list[str]:
         lines.append(f"- Gloo all-reduce on CPU tensors, calibrated on 2 processes, predicted on 4 (both machines): median "
                      f"{gs['cpu4']:.1f}% over 4 KiB-256 MiB (target {TARGET_GLOO:g}%: {verdict(gs['cpu4'], TARGET_GLOO)}); "
                      f"{gs['cpu4_bw']:.1f}% at 16 MiB and above, {gs['cpu4_lat']:.1f}% below. The worst points are 4 and "
-                     "16 MiB on 4 processes (predicted 20-35% slow): there the four processes' buffers still fit "
-                     "in the CPU caches and copies run faster than at 64-256 MiB, which a latency plus "
-                     "bytes-over-bandwidth line fitted on 2 processes does not know.")
+                     "16 MiB on 4 processes (predicted 20-35% slow, on both machines): per byte, 4 processes move "
+                     "these sizes faster than 2 do, which a latency plus bytes-over-bandwidth line fitted on 2 "
+                     "processes cannot know (CPU-cache effects are the likely cause, not measured).")
     if "cpu_other" in gs:
         lines.append(f"- Gloo all-reduce on CPU tensors on process counts other than 2 and 4 (measured after the "
                      f"step-latency law was chosen, so a blind test of it): median {gs['cpu_other']:.1f}%.")

@@ -118,6 +118,17 @@ def test_fsdp_host_work_adds_to_a_host_bound_iteration():
     assert more - base == pytest.approx(2 * 5 * 1e-3, rel=0.05)   # 5 units, forward and backward
 
 
+def test_collective_calls_add_host_time_to_a_host_bound_pass():
+    router = Router(server("hgx-h200", gpus=2))
+    cfg = TrainConfig(2, 1, 1, 1)                     # TP 2: 2 all-reduces per block and direction
+    slow_host = ComputeParams(host_block_s=5e-3)
+    base = simulate_train(router, SMALL, cfg, H200, compute=slow_host).iteration_s
+    calls = simulate_train(router, SMALL, cfg, H200,
+                           compute=ComputeParams(host_block_s=5e-3, host_collective_s=1e-4)).iteration_s
+    # 4 per block, the embedding's all-reduce, the output layer's 3 forward and 1 backward
+    assert calls - base == pytest.approx((4 * 4 + 1 + 3 + 1) * 1e-4, rel=0.01)
+
+
 @pytest.mark.parametrize("world, pre, post", [(1, 1, 1), (2, 2, 1), (4, 2, 2), (8, 4, 2), (16, 4, 4)])
 def test_gradient_divide_factors_match_fsdp(world, pre, post):
     assert _divide_factors(world) == (pre, post)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from simulator.core.errors import InputError
-from validation.llm_real import (RealPredictor, compute_targets, fit_compute, fsdp_host_from, main,
+from validation.llm_real import (RealPredictor, compute_targets, fit_compute, host_work_from, main,
                                  predict_files, preset_for)
 from validation.llm_records import compare_runs, error_summary, read_llm_records
 
@@ -41,27 +41,28 @@ def test_cli_prints_every_configuration(capsys: Any) -> None:
     assert main([str(TWO)]) == 0
     out = capsys.readouterr().out
     assert out.count("\nfsdp ") == 8 and "pp: n=3" in out and "compute fitted on 6" in out
-    assert "FSDP host work: none" in out
+    assert "host work: none" in out
 
 
 @pytest.fixture(scope="module")
-def fsdp_hosts() -> dict[Path, tuple[dict[str, float], float]]:
-    return {TWO: fsdp_host_from([TWO], "h200-nvlink-2gpu"), FOUR: fsdp_host_from([FOUR], "h200-nvlink")}
+def hosts() -> dict[Path, tuple[dict[str, float], float]]:
+    return {TWO: host_work_from([TWO], "h200-nvlink-2gpu"), FOUR: host_work_from([FOUR], "h200-nvlink")}
 
 
-def test_fsdp_host_work_is_the_same_on_both_machines(fsdp_hosts: dict) -> None:
-    (two, two_pct), (four, four_pct) = fsdp_hosts[TWO], fsdp_hosts[FOUR]
+def test_host_work_is_alike_on_both_machines(hosts: dict) -> None:
+    (two, two_pct), (four, four_pct) = hosts[TWO], hosts[FOUR]
     assert two_pct < 5 and four_pct < 8
-    for k in two:
+    for k in ("fsdp_unit_host_s", "fsdp_gather_host_s"):
         assert 0.1e-3 < two[k] < 1e-3 and abs(two[k] / four[k] - 1) < 0.4
+    assert 10e-6 < four["host_collective_s"] < two["host_collective_s"] < 0.2e-3     # 36 and 59 us
 
 
 @pytest.mark.parametrize("path, calibration, other", [(TWO, "h200-nvlink-2gpu", FOUR), (FOUR, "h200-nvlink", TWO)])
-def test_fsdp_runs_predicted_with_host_work_from_the_other_campaign(path: Path, calibration: str, other: Path,
-                                                                    fsdp_hosts: dict) -> None:
-    result = predict_files([path], calibration, fsdp_hosts[other][0])
-    fsdp = error_summary(result.errors)["fsdp"]
-    assert fsdp["n"] == 8 and fsdp["median_abs_pct"] <= 8 and fsdp["spearman"] >= 0.8
+def test_fsdp_and_tp_runs_predicted_with_host_work_from_the_other_campaign(path: Path, calibration: str,
+                                                                           other: Path, hosts: dict) -> None:
+    summary = error_summary(predict_files([path], calibration, hosts[other][0]).errors)
+    assert summary["fsdp"]["n"] == 8 and summary["fsdp"]["median_abs_pct"] <= 8 and summary["fsdp"]["spearman"] >= 0.8
+    assert summary["tp"]["median_abs_pct"] <= 8 and summary["tp"]["spearman"] >= 0.9
 
 
 def test_hybrid_shard_over_one_rank_is_predicted_as_one_gpu() -> None:
@@ -79,4 +80,4 @@ def test_accuracy_section_lists_every_campaign_and_runner() -> None:
     lines, figs = real_section()
     rows = [line for line in lines if line.startswith("| h200")]
     assert len(rows) == 5 * len(CAMPAIGNS) and set(figs) == {c[0] for c in CAMPAIGNS}  # + the FSDP host fits
-    assert all(figs[c][r]["median_abs_pct"] <= 8 for c in figs for r in ("pp", "fsdp"))
+    assert all(figs[c][r]["median_abs_pct"] <= 8 for c in figs for r in ("pp", "tp", "fsdp"))

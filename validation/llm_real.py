@@ -131,7 +131,8 @@ class RealPredictor:
         if run.runner == "tp":  # blocks only, and the collectives the record lists
             comm = sum(count * self.collective_s(op, size, run.tp)
                        for op, size, count in run.collectives)
-            return self.blocks_s(run.spec, run.micro_batch, run.tp, run.sequence_parallel) + comm
+            calls = sum(count for _, _, count in run.collectives)
+            return self.blocks_s(run.spec, run.micro_batch, run.tp, run.sequence_parallel, calls) + comm
         config, gpus = self.config(run)
         r = simulate_train(self.router(gpus), self.model(run.spec), config, self.gpu, self.params,
                            self.compute, record=False)
@@ -159,9 +160,10 @@ class RealPredictor:
                              flash_attention=True, fsdp_shard=shard)
         return config, config.gpus
 
-    def blocks_s(self, spec: object, micro_batch: int, tp: int, sp: bool) -> float:
+    def blocks_s(self, spec: object, micro_batch: int, tp: int, sp: bool, calls: float = 0.0) -> float:
         """Compute seconds of ``layers`` blocks forward and backward on one TP rank (each pass
-        the longer of its kernels and the host's issuing of them)."""
+        the longer of its kernels and the host's issuing of them and of its share of ``calls``
+        collective calls)."""
         from simulator.training.llm.compute import ComputeModel
         from simulator.training.llm.config import TrainConfig
         from simulator.training.llm.layer import block_work
@@ -170,7 +172,9 @@ class RealPredictor:
                              dtype="bf16", flash_attention=True)
         cm = ComputeModel(self.gpu, "bf16", self.compute)  # type: ignore[arg-type]
         work = block_work(self.model(spec), config)  # type: ignore[arg-type]
-        one = sum(max(cm.pass_s(p, 2), cm.host_s(1, forward, False))
+        per_block = work.forward.calls + work.backward.calls
+        share = calls / (spec.layers * per_block) if per_block else 0.0  # type: ignore[attr-defined]
+        one = sum(max(cm.pass_s(p, 2), cm.host_s(1, forward, False, p.calls * share))
                   for forward, p in ((True, work.forward), (False, work.backward)))
         return spec.layers * one  # type: ignore[attr-defined]
 
@@ -218,31 +222,33 @@ def fit_compute(pred: RealPredictor, targets: Sequence[ComputeTarget]) -> tuple[
     return params(sol.x), float(np.median(np.abs(np.exp(sol.fun) - 1) * 100))
 
 
-FSDP_HOST_KEYS = ("fsdp_unit_host_s", "fsdp_gather_host_s")
-"""FSDP1's host work (``ComputeParams``), fitted on one campaign's FSDP runs and carried to another."""
+HOST_KEYS = ("fsdp_unit_host_s", "fsdp_gather_host_s", "host_collective_s")
+"""The host work of the framework (``ComputeParams``): FSDP1's per unit pass and per all-gather,
+and per collective call; fitted on one campaign's FSDP and TP runs and carried to another."""
+_HOST_X0_MS = np.array([0.3, 0.3, 0.05])
 
 
-def fit_fsdp_host(pred: RealPredictor, records: LlmRecords) -> tuple[dict[str, float], float]:
-    """FSDP's host parameters fitted to the FSDP configurations of ``records`` (least squares on
-    log ratios, compute and network as ``pred`` has them); with the median |error| in % after
-    the fit. They are identified by runs that differ in their all-gathers per unit: one-rank
-    (NO_SHARD) runs have none, SHARD_GRAD_OP one and FULL_SHARD two."""
+def fit_host_work(pred: RealPredictor, records: LlmRecords) -> tuple[dict[str, float], float]:
+    """The host parameters fitted to the FSDP and TP configurations of ``records`` (least squares
+    on log ratios, compute and network as ``pred`` has them); with the median |error| in % after
+    the fit. The runs separate them: FSDP runs on one-rank groups (NO_SHARD) issue no all-gather,
+    SHARD_GRAD_OP one per unit and FULL_SHARD two; TP runs issue only collective calls."""
     from scipy.optimize import least_squares
 
-    groups = group_runs([r for r in records.runs if r.runner == "fsdp"])
-    if not groups:
-        raise InputError("no FSDP runs to fit FSDP's host work on", field="llm_fsdp")
+    groups = group_runs([r for r in records.runs if r.runner in ("fsdp", "tp")])
+    if not any(g.first.runner == "fsdp" for g in groups) or not any(g.first.runner == "tp" for g in groups):
+        raise InputError("fitting the host work needs FSDP and TP runs", field="kind")
     meas = np.array([g.median_s for g in groups])
 
     def values(x: np.ndarray) -> dict[str, float]:
-        return {k: float(v) * 1e-3 for k, v in zip(FSDP_HOST_KEYS, x)}
+        return {k: float(v) * 1e-3 for k, v in zip(HOST_KEYS, x)}
 
     def residuals(x: np.ndarray) -> np.ndarray:
         p = pred.with_compute(replace(pred.compute, **values(x)))  # type: ignore[type-var]
         return np.log(np.array([p.iteration_s(g.first) for g in groups]) / meas)
 
-    sol = least_squares(residuals, np.array([0.3, 0.3]), bounds=([0.0, 0.0], [5.0, 5.0]),
-                        diff_step=0.05, max_nfev=60)
+    sol = least_squares(residuals, _HOST_X0_MS, bounds=(np.zeros(3), np.full(3, 5.0)),
+                        diff_step=0.05, max_nfev=80)
     return values(sol.x), float(np.median(np.abs(np.exp(sol.fun) - 1) * 100))
 
 
@@ -268,22 +274,22 @@ def fitted_predictor(records: LlmRecords, calibration: str) -> tuple[RealPredict
     return base.with_compute(compute), fit_pct, len(targets)
 
 
-def fsdp_host_from(paths: Sequence[str | Path], calibration: str) -> tuple[dict[str, float], float]:
-    """FSDP's host parameters fitted on another campaign's files (its own compute fit and
-    collective calibration); with the median |error| in % of that fit."""
+def host_work_from(paths: Sequence[str | Path], calibration: str) -> tuple[dict[str, float], float]:
+    """The host parameters (:data:`HOST_KEYS`) fitted on another campaign's files (its own
+    compute fit and collective calibration); with the median |error| in % of that fit."""
     records = read_llm_records(paths)
     pred, _, _ = fitted_predictor(records, calibration)
-    return fit_fsdp_host(pred, records)
+    return fit_host_work(pred, records)
 
 
 def predict_files(paths: Sequence[str | Path], calibration: str,
-                  fsdp_host: dict[str, float] | None = None) -> RealPrediction:
+                  host_work: dict[str, float] | None = None) -> RealPrediction:
     """Fit the compute on the files' compute-only measurements and predict every configuration,
-    FSDP's host work from ``fsdp_host`` (fitted elsewhere; none without it)."""
+    the framework's host work from ``host_work`` (fitted elsewhere; none without it)."""
     records = read_llm_records(paths)
     pred, fit_pct, targets = fitted_predictor(records, calibration)
-    if fsdp_host:
-        pred = pred.with_compute(replace(pred.compute, **fsdp_host))  # type: ignore[type-var]
+    if host_work:
+        pred = pred.with_compute(replace(pred.compute, **host_work))  # type: ignore[type-var]
     return RealPrediction(tuple(compare_runs(records, pred.iteration_s)), pred.compute, fit_pct, targets,
                           pred.preset)
 
@@ -298,19 +304,20 @@ def real_section() -> tuple[list[str], dict[str, dict[str, dict[str, float]]]]:
     """Markdown lines for docs/accuracy.md (the LLM section) and the figures per campaign."""
     data = Path(__file__).resolve().parent / "data"
     files = [(folder, data / folder / name, calibration) for folder, name, calibration in CAMPAIGNS]
-    hosts = [fsdp_host_from([path], calibration) for _, path, calibration in files]
+    hosts = [host_work_from([path], calibration) for _, path, calibration in files]
     lines = ["### Own runs: FSDP, tensor parallelism and 1F1B pipelines on 2 and 4 H200", "",
              "The LLM runners' measurements (docs/validation-runners.md), each configuration the median of "
-             "3 launches, predicted by `python -m validation.llm_real FILE --calibration NAME --fsdp-host-from "
+             "3 launches, predicted by `python -m validation.llm_real FILE --calibration NAME --host-from "
              "OTHER`: compute fitted on the campaign's single-GPU / no-communication measurements "
-             f"({', '.join(FIT_KEYS)}), collectives from the shipped calibration named, FSDP1's host work "
-             f"({', '.join(FSDP_HOST_KEYS)}) fitted on the *other* campaign's FSDP runs (2 GPUs predict 4, "
+             f"({', '.join(FIT_KEYS)}), collectives from the shipped calibration named, the framework's "
+             f"host work ({', '.join(HOST_KEYS)}: FSDP1's per unit pass and per all-gather, and per "
+             "collective call) fitted on the *other* campaign's FSDP and TP runs (2 GPUs predict 4, "
              "4 predict 2); no run is fitted on itself.", "",
-             "| campaign | FSDP host work fitted on | FSDP host work (ms per unit pass, per all-gather) | "
+             "| campaign | host work fitted on | ms per FSDP unit pass, per all-gather, per collective call | "
              "fit median err % |", "|---|---|---|---|"]
     for (folder, _, _), (host, pct) in zip(files, hosts):
         lines.append(f"| {folder} | itself (used for the other) | "
-                     + ", ".join(f"{host[k] * 1e3:.3f}" for k in FSDP_HOST_KEYS) + f" | {pct:.1f} |")
+                     + ", ".join(f"{host[k] * 1e3:.3f}" for k in HOST_KEYS) + f" | {pct:.1f} |")
     lines += ["", "| campaign | calibration | runner | configurations | median err % | p90 err % | Spearman |",
               "|---|---|---|---|---|---|---|"]
     figs: dict[str, dict[str, dict[str, float]]] = {}
@@ -338,19 +345,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 description="Predict the LLM runners' records with gpunetsim train.")
     p.add_argument("files", nargs="+")
     p.add_argument("--calibration", default="h200-nvlink-2gpu")
-    p.add_argument("--fsdp-host-from", nargs="+", default=None, metavar="FILE",
-                   help="fit FSDP1's host work on these (another campaign's) files; without it: none")
-    p.add_argument("--fsdp-host-calibration", default=None,
-                   help="collective calibration for the --fsdp-host-from files (default: --calibration)")
+    p.add_argument("--host-from", nargs="+", default=None, metavar="FILE",
+                   help="fit the host work (FSDP1's hooks and gathers, collective calls) on these (another "
+                        "campaign's) files; without it: none")
+    p.add_argument("--host-calibration", default=None,
+                   help="collective calibration for the --host-from files (default: --calibration)")
     a = p.parse_args(argv)
     try:
         host = None
-        if a.fsdp_host_from:
-            host, pct = fsdp_host_from(a.fsdp_host_from, a.fsdp_host_calibration or a.calibration)
-            print(f"FSDP host work fitted on {', '.join(a.fsdp_host_from)} (median |error| {pct:.1f}% there): "
+        if a.host_from:
+            host, pct = host_work_from(a.host_from, a.host_calibration or a.calibration)
+            print(f"host work fitted on {', '.join(a.host_from)} (median |error| {pct:.1f}% there): "
                   + ", ".join(f"{k}={v:.4g}" for k, v in host.items()))
         else:
-            print("FSDP host work: none (give --fsdp-host-from FILE to fit it on another campaign)")
+            print("host work: none (give --host-from FILE to fit it on another campaign)")
         result = predict_files(a.files, a.calibration, host)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)

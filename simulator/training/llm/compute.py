@@ -13,6 +13,9 @@
   asynchronously, so a pass takes the longer of its GPU time and its host time: small models on
   fast GPUs are host-bound. 0 in the default set (large models are GPU-bound).
 * ``iteration_overhead_s``: a fixed cost per iteration (data loading, logging, host syncs).
+* ``host_collective_s``: host seconds per collective call a pass issues (its TP all-reduces,
+  all-gathers, reduce-scatters: the framework's call into the communication library), added to
+  the pass's host time. 0 in the default set.
 * PyTorch FSDP's own host work (:mod:`.fsdp_engine`): ``fsdp_unit_host_s`` per FSDP unit and pass
   (its pre- and post-forward or pre- and post-backward hooks, the gradient reduction call) and
   ``fsdp_gather_host_s`` per all-gather a unit issues (allocating the unsharded flat parameter, the
@@ -49,6 +52,7 @@ class ComputeParams:
     host_block_s: float = 0.0
     fsdp_unit_host_s: float = 0.0
     fsdp_gather_host_s: float = 0.0
+    host_collective_s: float = 0.0
     name: str = "datasheet"
 
     def __post_init__(self) -> None:
@@ -56,7 +60,7 @@ class ComputeParams:
                           ("mem_efficiency", 1e-3, 1.0), ("kernel_overhead_s", 0.0, 1e-2),
                           ("optimizer_bytes_per_param", 0.0, 1e3), ("iteration_overhead_s", 0.0, 60.0),
                           ("host_block_s", 0.0, 1.0), ("fsdp_unit_host_s", 0.0, 1.0),
-                          ("fsdp_gather_host_s", 0.0, 1.0)):
+                          ("fsdp_gather_host_s", 0.0, 1.0), ("host_collective_s", 0.0, 0.1)):
             v = getattr(self, f)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
                 raise InputError(f"out of range [{lo:g}, {hi:g}]", field=f"llm.{f}", value=v)
@@ -130,10 +134,11 @@ class ComputeModel:
         """Compute seconds of a pass (its TP collectives are timed on the network)."""
         return sum(self.kernel_s(k, elem_bytes) for k in work.kernels)
 
-    def host_s(self, blocks: int, forward: bool, recompute_full: bool) -> float:
-        """Host time to issue ``blocks`` blocks' forward or backward (with recomputation)."""
+    def host_s(self, blocks: int, forward: bool, recompute_full: bool, calls: float = 0) -> float:
+        """Host time to issue ``blocks`` blocks' forward or backward (with recomputation) and
+        ``calls`` collective calls."""
         passes = 1 if forward else (3 if recompute_full else 2)
-        return blocks * passes * self.params.host_block_s
+        return blocks * passes * self.params.host_block_s + calls * self.params.host_collective_s
 
     def optimizer_s(self, local_params: float) -> float:
         return local_params * self.params.optimizer_bytes_per_param / self.mem_Bps

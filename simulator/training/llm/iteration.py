@@ -169,8 +169,9 @@ class _Builder:
                 grad_ops.append(MemOp("fsdp post-divide", 2 * shard_bytes))
             grads_s = sum(cm.kernel_s(k, PARAM_BYTES) for k in grad_ops)
             return FsdpUnit(name, cm.pass_s(fwd, self.B), cm.pass_s(bwd, self.B) + grads_s,
-                            cm.host_s(blocks, True, full) + p.fsdp_unit_host_s + (p.fsdp_gather_host_s if gather else 0.0),
-                            cm.host_s(blocks, False, full) + p.fsdp_unit_host_s
+                            cm.host_s(blocks, True, full, fwd.calls) + p.fsdp_unit_host_s
+                            + (p.fsdp_gather_host_s if gather else 0.0),
+                            cm.host_s(blocks, False, full, bwd.calls) + p.fsdp_unit_host_s
                             + (p.fsdp_gather_host_s if gather and regather else 0.0),
                             gather, regather and bool(gather), scatter, reduce)
 
@@ -185,7 +186,8 @@ class _Builder:
                                  0, False))
             if last:
                 units.append(FsdpUnit("output layer", cm.pass_s(out.forward, self.B), cm.pass_s(out.backward, self.B),
-                                      0.0, 0.0))
+                                      cm.host_s(0, True, full, out.forward.calls),
+                                      cm.host_s(0, False, full, out.backward.calls)))
         return tuple(units)
 
 
@@ -271,8 +273,8 @@ def train_work(router: Router, model: TransformerSpec, config: TrainConfig, gpu:
                     scatter_b = tuple(CollJob(b.groups.plan("reduce_scatter", g, gbytes), gbytes, 1, "reduce-scatter")
                                       for g in groups)
             full = c.recompute is Recompute.FULL
-            fwd_s = max(cm.pass_s(fwd, B), cm.host_s(n, True, full))
-            bwd_s = max(cm.pass_s(bwd, B), cm.host_s(n, False, full))
+            fwd_s = max(cm.pass_s(fwd, B), cm.host_s(n, True, full, fwd.calls))
+            bwd_s = max(cm.pass_s(bwd, B), cm.host_s(n, False, full, bwd.calls))
             chunks.append(ChunkWork(fwd_s, bwd_s, b.jobs(fwd.comm, tp_ranks),
                                     b.jobs(bwd.comm, tp_ranks), send_bytes, gather_f, gather_b, scatter_b, units))
         grad_sync: list[tuple[CollJob, ...]] = []

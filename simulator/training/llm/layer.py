@@ -90,6 +90,11 @@ class Pass:
     def flops(self) -> float:
         return sum(k.flops for k in self.kernels if not isinstance(k, MemOp))
 
+    @property
+    def calls(self) -> int:
+        """Collective calls the host issues for this pass."""
+        return sum(c.count for c in self.comm)
+
 
 EMPTY = Pass((), ())
 

@@ -81,3 +81,12 @@ def test_accuracy_section_lists_every_campaign_and_runner() -> None:
     rows = [line for line in lines if line.startswith("| h200")]
     assert len(rows) == 5 * len(CAMPAIGNS) and set(figs) == {c[0] for c in CAMPAIGNS}  # + the FSDP host fits
     assert all(figs[c][r]["median_abs_pct"] <= 8 for c in figs for r in ("pp", "tp", "fsdp"))
+
+
+def test_no_shard_is_hybrid_over_one_rank_shards_and_unknown_strategies_fail() -> None:
+    from dataclasses import replace
+    run = next(r for r in read_llm_records(FOUR).runs if r.strategy == "full_shard")
+    config, gpus = RealPredictor.config(replace(run, strategy="no_shard", replicate=4))
+    assert gpus == 4 and config.fsdp == "hybrid" and config.fsdp_shard == 1
+    with pytest.raises(InputError, match="strategy"):
+        RealPredictor.config(replace(run, strategy="zero3"))

@@ -236,3 +236,12 @@ def test_llm_sweep_excludes_failing_point_and_exits_nonzero(tmp_path: Path) -> N
         got = [r["point"] for r in recs if r["kind"] in ("llm_tp", "llm_profile")
                and r["launch_index"] == index]
         assert len(got) == 3 and bad not in got and len(set(got)) == 3  # relaunched past it
+
+
+def test_fsdp_no_shard_is_one_point_with_whole_copies() -> None:
+    s = fsdp.parse_settings(["--specs", TINY_SPECS.split(";")[0], "--strategies", "no_shard,hybrid_shard",
+                             "--replicate", "1,4", "--out", "x.jsonl"])
+    labels = fsdp.plan_labels(s, 4)
+    assert [x.split()[1:3] for x in labels[1:]] == [["no_shard", "replicate=4"], ["hybrid_shard", "replicate=1"],
+                                                    ["hybrid_shard", "replicate=4"]]
+    assert "no_shard" not in fsdp.build_parser().get_default("strategies")   # not in the default campaign

@@ -47,7 +47,8 @@ _LO = np.array([0.1, 0.0, 0.1, 0.0, 0.0])
 _HI = np.array([1.0, 2000.0, 1.0, 1e-3, 0.02])
 PRESET_FOR_GPU = (("h200", "hgx-h200"), ("h100", "dgx-h100"), ("a100", "dgx-a100"),
                   ("b200", "hgx-b200"))
-FSDP_NAMES = {"full_shard": "full", "shard_grad_op": "grad-op", "hybrid_shard": "hybrid"}
+FSDP_NAMES = {"full_shard": "full", "shard_grad_op": "grad-op", "hybrid_shard": "hybrid", "no_shard": "hybrid"}
+"""Runner strategies -> ``--fsdp`` (``no_shard``: HYBRID_SHARD with shard groups of one rank)."""
 
 
 def preset_for(gpu_name: str | None) -> tuple[str, str]:
@@ -149,9 +150,14 @@ class RealPredictor:
 
         fsdp, shard, dp, batch = None, None, run.dp, run.global_batch
         if run.runner == "fsdp":
-            assert run.strategy is not None and run.replicate is not None
+            assert run.replicate is not None
+            if run.strategy not in FSDP_NAMES:
+                raise InputError(f"unknown FSDP strategy (known: {', '.join(FSDP_NAMES)})", field="strategy",
+                                 value=run.strategy)
             fsdp = FSDP_NAMES[run.strategy]
-            if run.strategy == "hybrid_shard":
+            if run.strategy == "no_shard":
+                shard = 1                    # whole copies, each unit's gradients all-reduced
+            elif run.strategy == "hybrid_shard":
                 shard = run.world // run.replicate
                 if shard == 1:
                     fsdp, shard, dp, batch = "full", None, 1, run.micro_batch

@@ -22,6 +22,11 @@ groups of ``world / replicate`` ranks, all-reduces across the ``replicate`` grou
 one-rank group: no gradient is reduced across ranks, so the point measures FSDP's own per-unit
 work without communication, not DDP).
 
+``no_shard`` (not in the default ``--strategies``) keeps whole copies on every rank and
+all-reduces each unit's gradients over all ranks (``NO_SHARD``; recorded with ``replicate = world``,
+``shard = 1``): the data-parallel case that ``hybrid_shard`` with ``replicate = world`` does not
+measure.
+
 An iteration is ``zero_grad(set_to_none=True)``, forward of one micro-batch per rank (token ids
 as inputs and labels) and backward; the optimizer step is not timed (it is local compute that
 does not depend on the network). Each rank times every iteration (CUDA events); the record
@@ -44,7 +49,7 @@ from validation.runners.llm_session import (CommonSettings, Point, Session, add_
                                             summarize)
 
 STRATEGIES = {"full_shard": "FULL_SHARD", "shard_grad_op": "SHARD_GRAD_OP",
-              "hybrid_shard": "HYBRID_SHARD"}
+              "hybrid_shard": "HYBRID_SHARD", "no_shard": "NO_SHARD"}
 """Strategy names on the command line -> ``torch.distributed.fsdp.ShardingStrategy`` members."""
 
 
@@ -58,7 +63,7 @@ class FsdpSettings:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m validation.runners.fsdp",
                                 description="Time FSDP iterations of a GPT; run under torchrun.")
-    p.add_argument("--strategies", default=",".join(STRATEGIES))
+    p.add_argument("--strategies", default="full_shard,shard_grad_op,hybrid_shard")
     p.add_argument("--replicate", default="1",
                    help="hybrid_shard: comma-separated numbers of replicas (mesh rows)")
     add_common_arguments(p)
@@ -83,7 +88,8 @@ def plan_points(s: FsdpSettings, world: int) -> list[Point]:
     for spec in s.common.specs:
         out.append(Point(profile_label(spec, mb), "profile", spec))
         for strategy in s.strategies:
-            reps = [r for r in s.replicate if world % r == 0] if strategy == "hybrid_shard" else [1]
+            reps = [r for r in s.replicate if world % r == 0] if strategy == "hybrid_shard" else \
+                [world if strategy == "no_shard" else 1]
             out += [Point(f"fsdp {strategy} replicate={r} mb={mb} {spec.text}", "fsdp", spec,
                           (strategy, r)) for r in reps]
     return out

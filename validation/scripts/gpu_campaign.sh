@@ -10,6 +10,9 @@
 #                   (with and without sequence parallelism) and a 1F1B pipeline on 2 or 4 GPUs, with the
 #                   single-GPU layer profiles that predict them (3 launches each, at most 290 s of launches),
 #                   after one 50 s pass of bf16 collectives at their message sizes (1 MiB - 1 GiB); <= 6 min in all
+#           fsdp2, fsdp4   FSDP NO_SHARD (whole copies, each unit's gradients all-reduced over all GPUs: the
+#                   data-parallel case llm's hybrid_shard replicate=world does not measure) beside FULL_SHARD
+#                   again, with the layer profiles, on 2 or 4 GPUs; 3 launches, at most 240 s of launches
 #           dp      torch DataParallel vs DDP on all GPUs (3 separate launches, each with the single-GPU
 #                   profile and DataParallel on 1..G GPUs), then gloo all_reduce on CPU tensors (2 and 4
 #                   processes) and CUDA tensors (G processes), 3 launches each, interleaved; about 5 minutes
@@ -49,6 +52,12 @@ llm() {   # nproc
       --budget-s 290 --launch-timeout-s 150 --out "$out/llm_world$1.jsonl" \
     || echo "llm sweep on $1 GPUs: points missing (see llm_failed records)"
 }
+fsdp() {   # nproc
+  $PY -m validation.runners.llm_sweep --nproc "$1" --preset gpu --runners fsdp \
+      --runner-args "fsdp=--strategies no_shard,full_shard" --launches 3 --budget-s 240 \
+      --launch-timeout-s 120 --out "$out/fsdp_world$1.jsonl" \
+    || echo "fsdp sweep on $1 GPUs: points missing (see llm_failed records)"
+}
 gloo() {   # launch index: gloo all_reduce, CPU tensors on 2 and 4 processes, CUDA tensors on every GPU
   local i=$1 spec n dev
   for spec in 2:cpu 4:cpu "$G:cuda"; do
@@ -64,6 +73,8 @@ gloo() {   # launch index: gloo all_reduce, CPU tensors on 2 and 4 processes, CU
 case "$phase" in
   llm2) llm 2 ;;
   llm4) llm 4 ;;
+  fsdp2) fsdp 2 ;;
+  fsdp4) fsdp 4 ;;
   dp)
     G=$($PY -c "import torch; print(torch.cuda.device_count())")
     $PY -m validation.runners.dp_sweep --nproc "$G" --models resnet50,bert-base,gpt2,mlp --launches 3 \

@@ -20,6 +20,14 @@ def _imported_after(argv: list[str]) -> set[str]:
     return set(out.stdout.split())
 
 
+def test_plain_8_gpu_collective_imports_no_numpy():
+    """A collective on one server stays in plain Python (simulator.core.arrays): numpy's import would
+    be a third of its start-up."""
+    for argv in (["collective"], ["collective", "--op", "all_gather", "--engine", "closed"],
+                 ["collective", "--topology", "pcie-gen4", "--no-p2p", "--algo", "tree"]):
+        assert "numpy" not in _imported_after(argv), argv
+
+
 @pytest.mark.parametrize("argv", [
     ["collective"],
     ["collective", "--engine", "closed", "--nodes", "2"],

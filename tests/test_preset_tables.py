@@ -46,7 +46,7 @@ def test_same_link_table(routers):
     fast, graph = routers
     assert fast.link_names == graph.link_names
     assert fast.kind == graph.kind
-    assert (fast.capacity_Bps == graph.capacity_Bps).all() and (fast.latency_s == graph.latency_s).all()
+    assert fast.capacity_Bps == graph.capacity_Bps and fast.latency_s == graph.latency_s
     assert fast.gpus == graph.gpus and fast.info == graph.info
 
 

@@ -20,8 +20,6 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from simulator.core.errors import InputError
 from topologies.fabric import FabricSpec, Leaves, cluster, cluster_attributes, cluster_spec
 from topologies.graph import (ClusterInfo, check_gpus_per_host, first_gpus, info_from_attributes, nvls_attribute,
@@ -84,10 +82,10 @@ class PresetCluster:
         L = self.leaves
         up = list(L.uplink_Bps) if L is not None and L.spine else []
         fabric_cap = [bw for bw in up for _ in range(L.rails) for _ in (0, 1)] if up else []
-        self.capacity_Bps = np.concatenate([np.tile(np.array([float(d["bw_Bps"]) for _, _, d in links]), nodes),
-                                            np.array(fabric_cap, dtype=float)])
-        self.latency_s = np.concatenate([np.tile(np.array([float(d.get("latency_s", 0.0)) for _, _, d in links]),
-                                                 nodes), np.full(len(fabric_cap), L.uplink_latency_s if up else 0.0)])
+        self.capacity_Bps: list[float] = ([float(d["bw_Bps"]) for _, _, d in links] * nodes
+                                          + [float(bw) for bw in fabric_cap])
+        self.latency_s: list[float] = ([float(d.get("latency_s", 0.0)) for _, _, d in links] * nodes
+                                       + [float(L.uplink_latency_s) if up else 0.0] * len(fabric_cap))
         self.kind: list[str] = [d["kind"] for _, _, d in links] * nodes + ["net"] * len(fabric_cap)
 
     # -------------------------------------------------------------------- numbering

@@ -6,23 +6,29 @@ cluster. A route between two GPUs is fixed by its *shape*: the two GPUs' places 
 and whether the servers are the same, under one leaf, or joined through the spine. Each shape is
 routed once, inside server 0 (the template), as columns ``const + B * source server + B * destination
 server + 2 * rails * leaf group``; :meth:`PresetRouter.hop_group` then builds the routes of a whole
-flow group with a few numpy operations per shape, with no call per GPU pair.
+flow group with a few numpy operations per shape, with no call per GPU pair (small groups: one
+short loop per pair, no numpy; simulator.core.arrays).
 """
 
 from __future__ import annotations
 
 from functools import cached_property
 from operator import itemgetter
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-import numpy as np
-
+from simulator.core.arrays import use_arrays
 from simulator.core.errors import InputError
 from topologies.preset_cluster import PresetCluster
 from topologies.routing import Router
 from topologies.smallgraph import bfs_lengths, dijkstra_path
 
+if TYPE_CHECKING:
+    import numpy as np
+
 _SAME_HOST, _SAME_LEAF, _VIA_SPINE = 0, 1, 2
+#: Items one GPU pair stands for when choosing plain Python or arrays (simulator.core.arrays): the
+#: array path builds its routes with a few operations per shape instead of a loop per pair.
+ROUTE_ITEMS = 16
 
 
 class _Shape:
@@ -31,17 +37,34 @@ class _Shape:
 
     def __init__(self, const: list[int], src: list[int], dst: list[int], src_group: list[int],
                  dst_group: list[int], kind_id: int) -> None:
-        self.const = np.array(const, dtype=np.int64)
-        self.src = np.array(src, dtype=np.int64)
-        self.dst = np.array(dst, dtype=np.int64)
-        self.src_group = np.array(src_group, dtype=np.int64)
-        self.dst_group = np.array(dst_group, dtype=np.int64)
+        self.columns = tuple(zip(const, src, dst, src_group, dst_group))
         self.kind_id = kind_id
+        self._arrays = None
+        # runs of consecutive columns with the same coefficients: one offset per run
+        runs: list[tuple[tuple[int, int, int, int], list[int]]] = []
+        for c, *coef in self.columns:
+            if runs and runs[-1][0] == tuple(coef):
+                runs[-1][1].append(c)
+            else:
+                runs.append((tuple(coef), [c]))
+        self._runs = tuple((coef, tuple(consts)) for coef, consts in runs)
+
+    def route(self, hs: int, hd: int, gs: int, gd: int) -> tuple[int, ...]:
+        """The route of one pair from server ``hs`` (leaf group ``gs``) to ``hd`` (``gd``)."""
+        out: tuple[int, ...] = ()
+        for (s, d, sg, dg), consts in self._runs:
+            offset = hs * s + hd * d + gs * sg + gd * dg
+            out += tuple(map(offset.__add__, consts)) if offset else consts
+        return out
 
     def links(self, hs: np.ndarray, hd: np.ndarray, gs: np.ndarray, gd: np.ndarray) -> np.ndarray:
         """Routes (one row each) of pairs from servers ``hs`` (leaf groups ``gs``) to ``hd`` (``gd``)."""
-        return (self.const + np.outer(hs, self.src) + np.outer(hd, self.dst)
-                + np.outer(gs, self.src_group) + np.outer(gd, self.dst_group))
+        import numpy as np
+        if self._arrays is None:
+            self._arrays = np.array(self.columns, dtype=np.int64).reshape(-1, 5).T
+        const, src, dst, src_group, dst_group = self._arrays
+        return (const + np.outer(hs, src) + np.outer(hd, dst)
+                + np.outer(gs, src_group) + np.outer(gd, dst_group))
 
 
 class PresetRouter(Router):
@@ -64,9 +87,8 @@ class PresetRouter(Router):
         self._rank = {g: i for i, g in enumerate(self.gpus)}
         self._tid = {pair: i for i, pair in enumerate(c.server_links)}
         B = c.block
-        to_cpu = np.array([i for i, (_, b) in enumerate(c.server_links) if T.nodes[b].get("kind") == "cpu"],
-                          dtype=np.int64)
-        self._to_cpu = set((to_cpu[None, :] + B * np.arange(c.nodes)[:, None]).ravel().tolist())
+        to_cpu = [i for i, (_, b) in enumerate(c.server_links) if T.nodes[b].get("kind") == "cpu"]
+        self._to_cpu = {i + B * h for h in range(c.nodes) for i in to_cpu}
         self._hop_kind_ids: dict[tuple[str, float, bool], int] = {}
         self.hop_kinds: list[tuple[str, float, bool]] = []
         self._shapes: dict[tuple[int, int, int], _Shape] = {}
@@ -124,14 +146,27 @@ class PresetRouter(Router):
         return self.hop_group(((src, dst),))[0][0]
 
     def hop(self, src: str, dst: str) -> tuple[tuple[int, ...], str, float, bool, int]:
-        r = self.route(src, dst)
-        kid = self._shape(*self._unkey(int(self._shape_keys([src], [dst])[0][0]))).kind_id
-        return (r, *self.hop_kinds[kid], kid)
+        key, hs, hd, gs, gd = self._shape_key(src, dst)
+        shape = self._shape(*self._unkey(key))
+        return (shape.route(hs, hd, gs, gd), *self.hop_kinds[shape.kind_id], shape.kind_id)
 
     def hop_group(self, pairs: Iterable[tuple[str, str]]) -> tuple[tuple[tuple[int, ...], ...], set[int]]:
         pairs = list(pairs)
-        if not pairs:
-            return (), set()
+        if use_arrays(ROUTE_ITEMS * len(pairs)):
+            return self._hop_group_arrays(pairs)
+        keyed = [self._shape_key(a, b) for a, b in pairs]
+        for key in sorted({k[0] for k in keyed}):        # shapes made in the order the array path makes them
+            self._shape(*self._unkey(key))
+        routes, kinds = [], set()
+        for key, hs, hd, gs, gd in keyed:
+            shape = self._shape(*self._unkey(key))
+            kinds.add(shape.kind_id)
+            routes.append(shape.route(hs, hd, gs, gd))
+        return tuple(routes), kinds
+
+    def _hop_group_arrays(self, pairs: list[tuple[str, str]]) -> tuple[tuple[tuple[int, ...], ...], set[int]]:
+        """:meth:`hop_group` with a few numpy operations per shape (no call per GPU pair)."""
+        import numpy as np
         keys, hs, hd, gs, gd = self._shape_keys([a for a, _ in pairs], [b for _, b in pairs])
         uniq, inverse = np.unique(keys, return_inverse=True)
         inverse = inverse.ravel()
@@ -148,8 +183,22 @@ class PresetRouter(Router):
         place[order] = np.arange(len(order))
         return (itemgetter(*place.tolist())(routes) if len(routes) > 1 else tuple(routes)), kinds
 
+    def _shape_key(self, src: str, dst: str) -> tuple[int, int, int, int, int]:
+        """One pair's shape key (source place, destination place, relation), servers and leaf groups."""
+        try:
+            si, di = self._rank[src], self._rank[dst]
+        except KeyError as e:
+            raise InputError("not a GPU of this topology", field="gpus", value=e.args[0]) from None
+        P = self._P
+        hs, hd = si // P, di // P
+        per_leaf = self.cluster.leaves.hosts_per_leaf if self.cluster.leaves is not None else 1
+        gs, gd = hs // per_leaf, hd // per_leaf
+        rel = _SAME_HOST if hs == hd else _SAME_LEAF if gs == gd else _VIA_SPINE
+        return ((si % P) * P + di % P) * 3 + rel, hs, hd, gs, gd
+
     def _shape_keys(self, srcs: list[str], dsts: list[str]):
-        """Per pair: a shape key (source place, destination place, relation), servers, leaf groups."""
+        """:meth:`_shape_key` of many pairs, as arrays."""
+        import numpy as np
         try:
             si = np.fromiter(map(self._rank.__getitem__, srcs), dtype=np.int64, count=len(srcs))
             di = np.fromiter(map(self._rank.__getitem__, dsts), dtype=np.int64, count=len(dsts))
@@ -208,9 +257,7 @@ class PresetRouter(Router):
             shape = _Shape(const, s_, d_, sg, dg, -1)
             # an example of this shape: server 0 to server 1 (same leaf) or to the first server of group 1
             other = 1 if rel == _SAME_LEAF else c.leaves.hosts_per_leaf
-            one = np.array([0]), np.array([other])
-            example = tuple(shape.links(*one, one[0] // c.leaves.hosts_per_leaf,
-                                        one[1] // c.leaves.hosts_per_leaf)[0].tolist())
+            example = shape.route(0, other, 0, other // c.leaves.hosts_per_leaf)
         kind = (self.route_class(example), self.wire_latency_s(example), rel != _SAME_HOST)
         shape.kind_id = self._hop_kind_ids.setdefault(kind, len(self._hop_kind_ids))
         if shape.kind_id == len(self.hop_kinds):

@@ -3,30 +3,71 @@
 A flow group moves all of its routes at one common rate, so the load it puts on the network is
 fully described by its distinct link ids and the number of its routes crossing each. Both the
 discrete-event engine and the closed form consume this; plans compute it once per layout.
+Small groups are counted in plain Python, large ones with numpy (simulator.core.arrays); either
+form is made from the other on first ask.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
 from itertools import chain
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-import numpy as np
+from simulator.core.arrays import use_arrays
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
-@dataclass(frozen=True, eq=False)
 class LinkUses:
-    """``links``: distinct directed link ids, ascending (int64); ``counts``: how many routes cross
-    each (float, so it can weight rates directly)."""
+    """Distinct directed link ids, ascending, and how many routes cross each (float, so it can weight
+    rates directly): ``link_ids``/``link_counts`` as tuples, ``links``/``counts`` as numpy arrays
+    (int64, float). Compared and hashed by identity."""
 
-    links: np.ndarray
-    counts: np.ndarray
+    __slots__ = ("_ids", "_counts", "_links", "_weights")
+
+    def __init__(self, link_ids: tuple[int, ...] | None = None, link_counts: tuple[float, ...] | None = None,
+                 links: np.ndarray | None = None, counts: np.ndarray | None = None) -> None:
+        self._ids, self._counts, self._links, self._weights = link_ids, link_counts, links, counts
 
     @classmethod
-    def of(cls, routes: Iterable[Iterable[int]]) -> "LinkUses":
-        flat = np.fromiter(chain.from_iterable(routes), dtype=np.int64)
+    def of(cls, routes: Iterable[Iterable[int]]) -> LinkUses:
+        routes = routes if isinstance(routes, (tuple, list)) else tuple(routes)
+        n = sum(map(len, routes))
+        if not use_arrays(n):
+            seen = Counter(chain.from_iterable(routes))
+            ids = tuple(sorted(seen))
+            return cls(ids, tuple(float(seen[i]) for i in ids))
+        import numpy as np
+        flat = np.fromiter(chain.from_iterable(routes), dtype=np.int64, count=n)
         links, counts = np.unique(flat, return_counts=True)
-        return cls(links, counts.astype(float))
+        return cls(links=links, counts=counts.astype(float))
+
+    @property
+    def link_ids(self) -> tuple[int, ...]:
+        if self._ids is None:
+            self._ids = tuple(self._links.tolist())
+        return self._ids
+
+    @property
+    def link_counts(self) -> tuple[float, ...]:
+        if self._counts is None:
+            self._counts = tuple(self._weights.tolist())
+        return self._counts
+
+    @property
+    def links(self) -> np.ndarray:
+        if self._links is None:
+            import numpy as np
+            self._links = np.array(self._ids, dtype=np.int64)
+        return self._links
+
+    @property
+    def counts(self) -> np.ndarray:
+        if self._weights is None:
+            import numpy as np
+            self._weights = np.array(self._counts, dtype=float)
+        return self._weights
 
     def __len__(self) -> int:
-        return len(self.links)
+        return len(self._ids) if self._ids is not None else len(self._links)

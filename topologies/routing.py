@@ -10,8 +10,8 @@ Rules (what NCCL does on such machines):
 - A GPU-to-GPU route that climbs to a CPU (across PCIe switches or sockets) is classed ``shm``:
   NCCL's default P2P level stops at PCIe switches (PXB), so such pairs go through host memory.
 
-A route is a tuple of integer link ids; ``Router.capacity_Bps[id]`` and ``Router.kind[id]`` give
-each directed link's bandwidth and class. One builder makes every route from cached segments;
+A route is a tuple of integer link ids; ``Router.capacity_Bps[id]``, ``Router.latency_s[id]`` and
+``Router.kind[id]`` give each directed link's bandwidth, wire latency and class (plain lists). One builder makes every route from cached segments;
 servers built from the same preset share one template so a 4096-GPU cluster routes in well under a
 second.
 """
@@ -20,8 +20,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterable
-
-import numpy as np
 
 from simulator.core.errors import InputError
 from topologies.graph import ClusterInfo, cluster_info, gpus as gpu_nodes
@@ -62,9 +60,9 @@ class Router:
                 kind.append(d["kind"])
                 lat.append(float(d.get("latency_s", 0.0)))
         self.link_id = ids
-        self.capacity_Bps = np.array(cap, dtype=float)
+        self.capacity_Bps: list[float] = cap
         self.kind: list[str] = kind
-        self.latency_s = np.array(lat, dtype=float)
+        self.latency_s: list[float] = lat
         self.link_names = [None] * len(cap)
         for (a, b), i in ids.items():
             self.link_names[i] = (a, b)

@@ -89,8 +89,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping, Sequence
 
-import numpy as np
-
 from simulator.collectives.algorithms import param_defaults as newer_algorithm_defaults
 from simulator.collectives.nccl_constants import BASE_LAT, HW_LAT
 from simulator.core.errors import InputError
@@ -244,10 +242,10 @@ class Parameters:
     def link_efficiency(self, link_class: str) -> float:
         return self.values[f"link_efficiency.{link_class}"]
 
-    def achievable_Bps(self, capacity_Bps: np.ndarray, link_classes: Sequence[str]) -> np.ndarray:
+    def achievable_Bps(self, capacity_Bps: Sequence[float], link_classes: Sequence[str]) -> list[float]:
         """Each link's datasheet bandwidth times its class's efficiency (bytes/s)."""
         eff = {k: self.link_efficiency(k) for k in set(link_classes)}
-        return capacity_Bps * np.fromiter((eff[k] for k in link_classes), float, len(link_classes))
+        return [float(c) * eff[k] for c, k in zip(capacity_Bps, link_classes)]
 
     def replace(self, name: str | None = None, **updates: float) -> "Parameters":
         """A copy with some values changed; keys may use '__' for '.' (``ddp__compute_slowdown``)."""

@@ -29,11 +29,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from statistics import NormalDist
-from typing import Mapping, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from simulator.core.errors import InputError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 DATASHEET_FILE = Path(__file__).resolve().parent / "calibrations" / "uncertainty" / "datasheet.json"
 LEVEL = 0.9
@@ -45,8 +46,8 @@ class Uncertainty:
     """Parameter covariance, unexplained residual spread and trust domain of one parameter set."""
 
     keys: tuple[str, ...]
-    scale: np.ndarray                               # SI unit of each key's column
-    cov: np.ndarray                                 # covariance, scaled units
+    scale: np.ndarray | tuple[()]                   # SI unit of each key's column (() without keys)
+    cov: np.ndarray | tuple[()]                     # covariance, scaled units
     residual: Mapping[str, tuple[float, float, float]]   # regime -> log quantiles (lo, median, hi)
     domain: Mapping
     level: float = LEVEL
@@ -94,10 +95,13 @@ class Uncertainty:
     @classmethod
     def from_block(cls, block: Mapping) -> "Uncertainty":
         keys = tuple(block.get("keys", ()))
+        residual = {r: tuple(block["residual"][r]) for r in REGIMES}
+        domain, level = dict(block.get("domain", {})), float(block.get("level", LEVEL))
+        if not keys:                 # residual spread only (the datasheet's): no arrays, no numpy
+            return cls(keys, (), (), residual, domain, level)
+        import numpy as np
         cov = np.array(block.get("cov", []), dtype=float).reshape(len(keys), len(keys))
-        return cls(keys, np.array(block.get("scale", []), dtype=float), cov,
-                   {r: tuple(block["residual"][r]) for r in REGIMES}, dict(block.get("domain", {})),
-                   float(block.get("level", LEVEL)))
+        return cls(keys, np.array(block.get("scale", []), dtype=float), cov, residual, domain, level)
 
 
 def check_block(block: object, source: str | None = None) -> Mapping:
@@ -115,16 +119,8 @@ def check_block(block: object, source: str | None = None) -> Mapping:
             raise bad("unknown parameter", "keys", k)
     n = len(keys)
     scale, cov = block.get("scale", []), block.get("cov", [])
-    try:
-        s = np.array(scale, dtype=float).reshape(-1)
-        c = np.array(cov, dtype=float)
-        c = c.reshape(0, 0) if c.size == 0 else c
-    except (TypeError, ValueError):
-        raise bad("scale and cov must hold numbers", "cov") from None
-    if s.shape != (n,) or not np.all(s > 0):
-        raise bad(f"needs {n} positive numbers, one per key", "scale", scale)
-    if c.shape != (n, n) or not np.all(np.isfinite(c)) or np.any(np.diag(c) < 0):
-        raise bad(f"needs a {n} x {n} covariance matrix with a non-negative diagonal", "cov")
+    if n or not (scale == [] and cov == []):      # numbers to check (none: a residual-only block)
+        _check_covariance(n, scale, cov, bad)
     res = block.get("residual")
     if not isinstance(res, Mapping) or any(r not in res for r in REGIMES):
         raise bad("needs 'latency' and 'bandwidth' quantiles [low, median, high]", "residual", res)
@@ -140,6 +136,21 @@ def check_block(block: object, source: str | None = None) -> Mapping:
     if not isinstance(block.get("domain", {}), Mapping):
         raise bad("must be a JSON object", "domain", block.get("domain"))
     return block
+
+
+def _check_covariance(n: int, scale: object, cov: object, bad) -> None:
+    """``scale``: n positive numbers; ``cov``: an n x n finite matrix with a non-negative diagonal."""
+    import numpy as np
+    try:
+        s = np.array(scale, dtype=float).reshape(-1)
+        c = np.array(cov, dtype=float)
+        c = c.reshape(0, 0) if c.size == 0 else c
+    except (TypeError, ValueError):
+        raise bad("scale and cov must hold numbers", "cov") from None
+    if s.shape != (n,) or not np.all(s > 0):
+        raise bad(f"needs {n} positive numbers, one per key", "scale", scale)
+    if c.shape != (n, n) or not np.all(np.isfinite(c)) or np.any(np.diag(c) < 0):
+        raise bad(f"needs a {n} x {n} covariance matrix with a non-negative diagonal", "cov")
 
 
 _BROAD = {"level": LEVEL, "keys": [], "scale": [], "cov": [],

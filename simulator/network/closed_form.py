@@ -16,18 +16,19 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from simulator.collectives.params import Parameters
 from simulator.collectives.planner import Planner
 from simulator.collectives.plans import Plan
 from simulator.collectives.tuner import Tuner
+from simulator.core.arrays import use_arrays
 from simulator.core.vocabulary import Limit
-from simulator.network.fairness import max_min_rates
+from simulator.network.fairness import LinkCapacity, group_rates
 from topologies.routing import Router
 
 if TYPE_CHECKING:
     import networkx as nx
+
+    from topologies.routes import LinkUses
 
 
 @dataclass(frozen=True)
@@ -47,22 +48,42 @@ class Shape:
         return t
 
 
-def _rates_and_bottleneck(router: Router, params: Parameters, plan: Plan) -> tuple[np.ndarray, Limit]:
-    cap = params.achievable_Bps(router.capacity_Bps, router.kind)
+def _rates_and_bottleneck(router: Router, plan: Plan, capacity: LinkCapacity) -> tuple[list[float], Limit]:
+    """Max-min rates of the plan's groups on an idle network, and the class of the link that limits
+    the slowest group (the first of its most utilised links), or the protocol's own ceiling."""
     if not plan.groups:
-        return np.zeros(0), Limit.NONE
-    g_ = np.repeat(np.arange(len(plan.groups)), [len(g.uses) for g in plan.groups])
-    l_ = np.concatenate([g.uses.links for g in plan.groups])
-    c_ = np.concatenate([g.uses.counts for g in plan.groups])
-    caps = np.array([g.rate_cap_Bps for g in plan.groups])
-    rates = max_min_rates(g_, l_, c_, cap, caps)
-    load = np.bincount(l_, weights=c_ * rates[g_], minlength=len(cap))
-    slowest = int(np.argmax([g.bytes_per_byte / r if r > 0 else np.inf for g, r in zip(plan.groups, rates)]))
-    mine = l_[g_ == slowest]
-    util = load[mine] / cap[mine]
-    if len(mine) == 0 or util.max() < 0.999:
+        return [], Limit.NONE
+    uses = [g.uses for g in plan.groups]
+    rates = group_rates(uses, [g.rate_cap_Bps for g in plan.groups], capacity)
+    slow = [g.bytes_per_byte / r if r > 0 else math.inf for g, r in zip(plan.groups, rates)]
+    slowest = slow.index(max(slow))
+    if use_arrays(sum(map(len, uses))):
+        util = _utilisation_arrays(uses, rates, capacity, slowest)
+    else:
+        mine = uses[slowest].link_ids
+        load = dict.fromkeys(mine, 0.0)
+        for u, r in zip(uses, rates):          # the same sums, in the same order, as np.bincount
+            for l, c in zip(u.link_ids, u.link_counts):
+                if l in load:
+                    load[l] += c * r
+        util = [(load[l] / capacity[l], l) for l in mine]
+    if not util or max(x for x, _ in util) < 0.999:
         return rates, Limit.PROTOCOL         # limited by the protocol's own ceiling (e.g. LL), not a link
-    return rates, Limit(router.kind[int(mine[int(np.argmax(util))])])
+    top = max(x for x, _ in util)
+    return rates, Limit(router.kind[next(l for x, l in util if x == top)])
+
+
+def _utilisation_arrays(uses: list[LinkUses], rates: list[float], capacity: LinkCapacity,
+                        slowest: int) -> list[tuple[float, int]]:
+    """(utilisation, link) of group ``slowest``'s links under every group's load, with numpy."""
+    import numpy as np
+    cap = capacity.array()
+    g_ = np.repeat(np.arange(len(uses)), [len(u) for u in uses])
+    l_ = np.concatenate([u.links for u in uses])
+    c_ = np.concatenate([u.counts for u in uses])
+    load = np.bincount(l_, weights=c_ * np.array(rates)[g_], minlength=len(cap))
+    mine = uses[slowest].links
+    return list(zip((load[mine] / cap[mine]).tolist(), mine.tolist()))
 
 
 class ClosedFormTimer:
@@ -73,10 +94,15 @@ class ClosedFormTimer:
         self.params = params
         self._shapes: dict[int, tuple[Plan, Shape]] = {}
 
+    @cached_property
+    def capacity(self) -> LinkCapacity:
+        """Usable capacity per directed link (the same for every plan)."""
+        return LinkCapacity(self.params.achievable_Bps(self.router.capacity_Bps, self.router.kind))
+
     def shape(self, plan: Plan) -> Shape:
         hit = self._shapes.get(id(plan))
         if hit is None or hit[0] is not plan:
-            rates, neck = _rates_and_bottleneck(self.router, self.params, plan)
+            rates, neck = _rates_and_bottleneck(self.router, plan, self.capacity)
             beta = max((g.bytes_per_byte / r if r > 0 else math.inf) for g, r in zip(plan.groups, rates)) \
                 if plan.groups else 0.0
             hit = self._shapes[id(plan)] = (plan, Shape(plan.call_overhead_s + plan.latency_s,

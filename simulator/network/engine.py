@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Sequence
 
-import numpy as np
 import simpy
 
-from simulator.network.fairness import max_min_rates
+from simulator.network.fairness import LinkCapacity, group_rates
 from simulator.collectives.params import Parameters
 from simulator.collectives.plans import Plan
 from topologies.routes import LinkUses
@@ -59,18 +59,23 @@ class FlowNetwork:
     runs the same all-reduce plan for hundreds of buckets solves each set once.
     """
 
-    def __init__(self, env: simpy.Environment, capacity_Bps: np.ndarray) -> None:
+    def __init__(self, env: simpy.Environment, capacity_Bps: Sequence[float]) -> None:
         self.env = env
-        self.capacity_Bps = np.array(capacity_Bps, dtype=float)       # set_capacity changes it; never the caller's
+        self.capacity = LinkCapacity(capacity_Bps)       # a copy: set_capacity changes it, never the caller's
         self._active: list[_Transfer] = []
         self._last = 0.0
         self._version = 0
-        self._rates: dict[tuple[tuple[LinkUses, float], ...], np.ndarray] = {}
+        self._rates: dict[tuple[tuple[LinkUses, float], ...], list[float]] = {}
         self.bytes_delivered = 0.0
 
     @classmethod
     def for_router(cls, env: simpy.Environment, router: Router, params: Parameters) -> "FlowNetwork":
         return cls(env, params.achievable_Bps(router.capacity_Bps, router.kind))
+
+    @property
+    def capacity_Bps(self) -> list[float]:
+        """Usable capacity per directed link now (bytes/s)."""
+        return self.capacity.values
 
     # -- the interface ----------------------------------------------------
     def transfer(self, route: tuple[int, ...], size_bytes: float) -> simpy.Event:
@@ -104,11 +109,11 @@ class FlowNetwork:
                 new.append(_Transfer(uses, float(size_bytes), float(size_bytes), float(cap), ev))
         return events, new
 
-    def set_capacity(self, links: np.ndarray, capacity_Bps: np.ndarray | float) -> None:
+    def set_capacity(self, links: Sequence[int], capacity_Bps: Sequence[float] | float) -> None:
         """Change some links' capacity now (a link degrading or recovering); running transfers keep
         what they moved so far and are re-rated (the remembered max-min rates no longer hold)."""
         self._advance()
-        self.capacity_Bps[links] = capacity_Bps
+        self.capacity.set(links, capacity_Bps)
         self._rates.clear()
         self._reschedule()
 
@@ -122,16 +127,13 @@ class FlowNetwork:
                 self.bytes_delivered += moved * len(t.uses)
         self._last = self.env.now
 
-    def _max_min(self) -> np.ndarray:
+    def _max_min(self) -> list[float]:
         key = tuple((t.uses, t.cap) for t in self._active)     # LinkUses compare and hash by identity
         hit = self._rates.get(key)
         if hit is not None:
             return hit
         act = self._active
-        ug = np.repeat(np.arange(len(act)), [len(t.uses) for t in act])
-        ul = np.concatenate([t.uses.links for t in act])
-        uc = np.concatenate([t.uses.counts for t in act])
-        rates = max_min_rates(ug, ul, uc, self.capacity_Bps, np.array([t.cap for t in act]))
+        rates = group_rates([t.uses for t in act], [t.cap for t in act], self.capacity)
         if len(self._rates) >= _MEMO_ENTRIES:
             self._rates.clear()
         self._rates[key] = rates
@@ -147,7 +149,7 @@ class FlowNetwork:
         if not self._active:
             return
         for t, r in zip(self._active, self._max_min()):
-            t.rate = float(r)
+            t.rate = r
         finish = min(t.remaining / t.rate if t.rate > 0 else math.inf for t in self._active)
         if finish == math.inf:
             raise RuntimeError("a transfer has zero rate: a link of zero capacity lies on its route")
@@ -181,10 +183,13 @@ def run_plan(env: simpy.Environment, net: FlowNetwork, plan: Plan, size_bytes: i
     return env.now - start
 
 
-def simulate_plan(router: Router, params: Parameters, plan: Plan, size_bytes: int) -> tuple[float, list[Record]]:
-    """Run one collective alone on an idle network; (seconds, records)."""
+def simulate_plan(router: Router, params: Parameters, plan: Plan, size_bytes: int,
+                  capacity_Bps: Sequence[float] | None = None) -> tuple[float, list[Record]]:
+    """Run one collective alone on an idle network; (seconds, records). ``capacity_Bps``: the usable
+    capacity per link if already known (else from ``router`` and ``params``)."""
     env = simpy.Environment()
-    net = FlowNetwork.for_router(env, router, params)
+    net = (FlowNetwork(env, capacity_Bps) if capacity_Bps is not None
+           else FlowNetwork.for_router(env, router, params))
     records: list[Record] = []
     proc = env.process(run_plan(env, net, plan, size_bytes, records))
     env.run(proc)
@@ -199,5 +204,10 @@ class DesTimer:
         self.router = router
         self.params = params
 
+    @cached_property
+    def capacity_Bps(self) -> list[float]:
+        """Usable capacity per directed link (computed once: the same for every plan)."""
+        return self.params.achievable_Bps(self.router.capacity_Bps, self.router.kind)
+
     def time(self, plan: Plan, size_bytes: float) -> float:
-        return simulate_plan(self.router, self.params, plan, int(size_bytes))[0]
+        return simulate_plan(self.router, self.params, plan, int(size_bytes), self.capacity_Bps)[0]

@@ -3,11 +3,104 @@
 Each group moves all of its flows at one common rate r_g. A group loads link l with
 ``count[g, l] * r_g`` (a group may cross a link more than once). Rates grow together until a link
 saturates or a group reaches its own cap; the groups on that link freeze, and the rest keep growing.
+
+:func:`max_min_rates` fills with numpy arrays; :func:`group_rates` takes flow groups' link uses and
+fills in plain Python when they are few (simulator.core.arrays), with the same arithmetic in the
+same order, so both give the same numbers to the last bit (tests/test_engine.py compares them).
 """
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING, Sequence
+
+from simulator.core.arrays import use_arrays
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from topologies.routes import LinkUses
+
+
+class LinkCapacity:
+    """Usable capacity per directed link (bytes/s) as a list, and as a numpy array once a large
+    computation asks for one (kept until the capacity changes)."""
+
+    def __init__(self, capacity_Bps: Sequence[float]) -> None:
+        self.values: list[float] = (capacity_Bps.tolist() if hasattr(capacity_Bps, "tolist")   # an array
+                                    else list(capacity_Bps))
+        self._array: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, link: int) -> float:
+        return self.values[link]
+
+    def array(self) -> np.ndarray:
+        if self._array is None:
+            import numpy as np
+            self._array = np.array(self.values, dtype=float)
+        return self._array
+
+    def set(self, links: Sequence[int], capacity_Bps: Sequence[float] | float) -> None:
+        """Change some links' capacity (one value for all, or one per link)."""
+        links = [int(i) for i in links]
+        new = [float(capacity_Bps)] * len(links) if isinstance(capacity_Bps, (int, float)) \
+            else [float(c) for c in capacity_Bps]
+        for i, c in zip(links, new):
+            self.values[i] = c
+        self._array = None
+
+
+def group_rates(uses: Sequence[LinkUses], group_cap_Bps: Sequence[float], capacity: LinkCapacity) -> list[float]:
+    """Max-min fair rates (bytes/s) of flow groups given by their link uses, one per group."""
+    n_uses = sum(map(len, uses))
+    if not use_arrays(n_uses):
+        return _sparse_rates([(u.link_ids, u.link_counts) for u in uses], group_cap_Bps, capacity.values)
+    import numpy as np
+    ug = np.repeat(np.arange(len(uses)), [len(u) for u in uses])
+    ul = np.concatenate([u.links for u in uses]) if uses else np.zeros(0, dtype=np.int64)
+    uc = np.concatenate([u.counts for u in uses]) if uses else np.zeros(0)
+    return max_min_rates(ug, ul, uc, capacity.array(), np.array(group_cap_Bps, dtype=float)).tolist()
+
+
+def _sparse_rates(groups: Sequence[tuple[Sequence[int], Sequence[float]]], group_cap_Bps: Sequence[float],
+                  capacity_Bps: Sequence[float]) -> list[float]:
+    """:func:`max_min_rates` in plain Python over the links in use only (the others never load)."""
+    caps = [float(c) for c in group_cap_Bps]
+    rate = [0.0] * len(groups)
+    active = [bool(links) for links, _ in groups]
+    for g, (links, _) in enumerate(groups):
+        if not links:
+            rate[g] = caps[g]
+    residual = {l: float(capacity_Bps[l]) for links, _ in groups for l in links}
+    while any(active):
+        demand: dict[int, float] = {}
+        for g, (links, counts) in enumerate(groups):
+            if active[g]:
+                for l, c in zip(links, counts):
+                    demand[l] = demand.get(l, 0.0) + c
+        loaded = {l: d for l, d in demand.items() if d > 0}
+        link_dt = {l: residual[l] / d for l, d in loaded.items()}
+        dt = max(0.0, min(min(link_dt.values(), default=float("inf")),
+                          min((caps[g] - rate[g] for g in range(len(groups)) if active[g]), default=float("inf"))))
+        for g in range(len(groups)):
+            if active[g]:
+                rate[g] += dt
+        for l, d in demand.items():
+            residual[l] -= dt * d
+        saturated = {l for l in loaded if residual[l] <= 1e-9 * max(capacity_Bps[l], 1.0)}
+        frozen = [active[g] and not saturated.isdisjoint(groups[g][0]) for g in range(len(groups))]
+        for g in range(len(groups)):
+            c = caps[g]
+            if active[g] and c != float("inf") and c - rate[g] <= 1e-12 * c:
+                frozen[g] = True
+        if not any(frozen):          # numerical safety: freeze the tightest link's groups
+            low = min(link_dt.values()) * (1 + 1e-12)
+            tight = {l for l, t in link_dt.items() if t <= low}
+            frozen = [active[g] and not tight.isdisjoint(groups[g][0]) for g in range(len(groups))]
+        active = [a and not f for a, f in zip(active, frozen)]
+    return rate
 
 
 def max_min_rates(use_group: np.ndarray, use_link: np.ndarray, use_count: np.ndarray,
@@ -17,6 +110,7 @@ def max_min_rates(use_group: np.ndarray, use_link: np.ndarray, use_count: np.nda
     ``use_group[k], use_link[k], use_count[k]``: group ``use_group[k]`` crosses link ``use_link[k]``
     ``use_count[k]`` times. Groups crossing no link get their cap (infinite if uncapped).
     """
+    import numpy as np
     n_groups = len(group_cap_Bps)
     rate = np.zeros(n_groups)
     active = np.ones(n_groups, dtype=bool)

@@ -46,8 +46,6 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from simulator.collectives.backends import (ALGOS_FOR_HOST_OP, HOST_BACKENDS, check_support)
 from simulator.collectives.params import Parameters
 from simulator.core.errors import InputError
@@ -200,6 +198,7 @@ class HostCollectiveModel:
         """Per-GPU rate of the copies of CUDA tensors to host memory, all GPUs at once (max-min
         fair over each GPU's PCIe route to its nearest CPU)."""
         if self._staging_Bps is None:
+            import numpy as np
             r = self.router
             routes = [r.to_host_memory(g) for g in r.gpus]
             links = [np.asarray(x, dtype=np.int64) for x in routes]

@@ -14,8 +14,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from simulator.collectives import uncertainty as unc_mod
 from simulator.collectives.params import bounds
 from simulator.network.closed_form import ClosedFormTimer, CostModel
@@ -27,8 +25,8 @@ _STEP = 1e-2      # finite-difference step, in each key's scaled units (1% of it
 class _Sensitivity:
     alpha_s: float
     beta_s_per_byte: float
-    d_alpha: np.ndarray       # seconds per scaled unit of each key
-    d_beta: np.ndarray        # seconds per byte per scaled unit
+    d_alpha: tuple[float, ...]     # seconds per scaled unit of each key
+    d_beta: tuple[float, ...]      # seconds per byte per scaled unit
 
 
 @dataclass(frozen=True)
@@ -74,7 +72,7 @@ class IntervalModel:
                 s = timer.shape(planner.plan(op, algo, proto))
                 da.append((s.alpha_s - base.alpha_s) / step)
                 db.append((s.beta_s_per_byte - base.beta_s_per_byte) / step)
-            hit = self._sens[key] = _Sensitivity(base.alpha_s, base.beta_s_per_byte, np.array(da), np.array(db))
+            hit = self._sens[key] = _Sensitivity(base.alpha_s, base.beta_s_per_byte, tuple(da), tuple(db))
         return hit
 
     def interval(self, op: str, algo: str, proto: str, size_bytes: float, time_s: float | None = None) -> Interval:
@@ -84,15 +82,20 @@ class IntervalModel:
         t = t_cf if time_s is None else time_s
         if not (t_cf > 0 and math.isfinite(t_cf)):
             return Interval(t, t)
-        g = (s.d_alpha + size_bytes * s.d_beta) / t_cf
-        sd = math.sqrt(max(float(g @ self.unc.cov @ g), 0.0)) if len(g) else 0.0
+        sd = self._param_sd(s, size_bytes, t_cf) if s.d_alpha else 0.0
         lo, hi = self.unc.bounds(t, s.alpha_s / t_cf, sd)
         plan = self.model.planner.plan(op, algo, proto)
         outside = self.unc.outside(plan.ranks, link_classes(self.model, plan), size_bytes, op)
         return Interval(lo, hi, tuple(outside))
 
+    def _param_sd(self, s: _Sensitivity, size_bytes: float, t_cf: float) -> float:
+        """Standard deviation of log time from the parameters' covariance (keys with an uncertainty)."""
+        import numpy as np
+        g = (np.array(s.d_alpha) + size_bytes * np.array(s.d_beta)) / t_cf
+        return math.sqrt(max(float(g @ self.unc.cov @ g), 0.0))
+
 
 def link_classes(model: CostModel, plan) -> list[str]:
     """The link classes (nvlink, pcie, net, ...) a plan's flows cross."""
     kinds = model.router.kind
-    return sorted({str(kinds[int(link)]) for g in plan.groups for link in g.uses.links})
+    return sorted({str(kinds[link]) for g in plan.groups for link in g.uses.link_ids})

@@ -52,7 +52,7 @@ class JobPort:
 class SharedFlowNetwork(FlowNetwork):
     """Flow network of directed links shared max-min fairly by ``jobs`` jobs, with accounting."""
 
-    def __init__(self, env: simpy.Environment, capacity_Bps: np.ndarray, jobs: int) -> None:
+    def __init__(self, env: simpy.Environment, capacity_Bps: Sequence[float], jobs: int) -> None:
         super().__init__(env, capacity_Bps)
         n = len(self.capacity_Bps)
         self.link_bytes = np.zeros((jobs, n))
@@ -120,4 +120,4 @@ class SharedFlowNetwork(FlowNetwork):
         owner = np.concatenate([np.full(len(t.uses), self._owner[id(t)]) for t in self._active])
         pairs = np.unique(owner * n + links)                # distinct (job, link)
         jobs_on = np.bincount(pairs % n, minlength=n)
-        self._contended = (jobs_on >= 2) & (load >= SATURATED * self.capacity_Bps)
+        self._contended = (jobs_on >= 2) & (load >= SATURATED * self.capacity.array())

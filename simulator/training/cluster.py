@@ -255,7 +255,7 @@ def capacities(cluster: Router, params: Parameters,
                degraded: Mapping[tuple[str, str], float] | None = None) -> np.ndarray:
     """Usable capacity per directed link (datasheet x link efficiency x fraction left, for the
     degraded links: directed (node, node) pairs)."""
-    cap = params.achievable_Bps(cluster.capacity_Bps, cluster.kind)
+    cap = np.array(params.achievable_Bps(cluster.capacity_Bps, cluster.kind))
     for pair, fraction in (degraded or {}).items():
         if pair not in cluster.link_id:
             raise InputError("no such link in the topology", field="degraded_links", value=f"{pair[0]} -> {pair[1]}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from functools import cached_property
 from operator import itemgetter
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from simulator.core.arrays import use_arrays
 from simulator.core.errors import InputError
@@ -93,6 +93,8 @@ class PresetRouter(Router):
         self.hop_kinds: list[tuple[str, float, bool]] = []
         self._shapes: dict[tuple[int, int, int], _Shape] = {}
         self._tpaths: dict[tuple[str, str], tuple[int, ...]] = {}
+        self._per_host: dict[tuple[str, ...], dict[int, list[str]]] = {}
+        self._tadj: dict[str, list[tuple[str, int, int]]] = {}
         nics = sorted((n for n, d in T.nodes.items() if d.get("kind") == "nic"), key=lambda n: (T.nodes[n]["local"], n))
         self._tnics = nics
         self._rail_nic = {T.nodes[n]["local"]: n for n in reversed(nics)}
@@ -129,8 +131,12 @@ class PresetRouter(Router):
         t, h = self._server_node(node)
         if h < 0:
             return super().neighbors(node)
-        B, tid = self.cluster.block, self._tid
-        return [(self.cluster.node_name(m, h), tid[(t, m)] + h * B, tid[(m, t)] + h * B) for m in self._T.adj[t]]
+        adj = self._tadj.get(t)
+        if adj is None:
+            tid = self._tid
+            adj = self._tadj[t] = [(m, tid[(t, m)], tid[(m, t)]) for m in self._T.adj[t]]
+        off = h * self.cluster.block
+        return [(self.cluster.node_name(m, h), out + off, back + off) for m, out, back in adj]
 
     def node_kind(self, node: str) -> str:
         t, h = self._server_node(node)
@@ -167,14 +173,14 @@ class PresetRouter(Router):
     def _hop_group_arrays(self, pairs: list[tuple[str, str]]) -> tuple[tuple[tuple[int, ...], ...], set[int]]:
         """:meth:`hop_group` with a few numpy operations per shape (no call per GPU pair)."""
         import numpy as np
-        keys, hs, hd, gs, gd = self._shape_keys([a for a, _ in pairs], [b for _, b in pairs])
-        uniq, inverse = np.unique(keys, return_inverse=True)
-        inverse = inverse.ravel()
-        order = np.argsort(inverse, kind="stable")
-        bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1))
+        srcs, dsts = zip(*pairs)
+        keys, hs, hd, gs, gd = self._shape_keys(srcs, dsts)
+        order = np.argsort(keys, kind="stable")            # pairs grouped by shape, in pair order
+        ordered = keys[order]
+        bounds = np.concatenate(([0], np.flatnonzero(ordered[1:] != ordered[:-1]) + 1, [len(keys)]))
         kinds = set()
         routes: list[tuple[int, ...]] = []           # grouped by shape
-        for s, key in enumerate(uniq.tolist()):
+        for s, key in enumerate(ordered[bounds[:-1]].tolist()):
             shape = self._shape(*self._unkey(key))
             kinds.add(shape.kind_id)
             members = order[bounds[s]:bounds[s + 1]]
@@ -196,7 +202,7 @@ class PresetRouter(Router):
         rel = _SAME_HOST if hs == hd else _SAME_LEAF if gs == gd else _VIA_SPINE
         return ((si % P) * P + di % P) * 3 + rel, hs, hd, gs, gd
 
-    def _shape_keys(self, srcs: list[str], dsts: list[str]):
+    def _shape_keys(self, srcs: Sequence[str], dsts: Sequence[str]):
         """:meth:`_shape_key` of many pairs, as arrays."""
         import numpy as np
         try:

@@ -19,7 +19,7 @@ second.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from simulator.core.errors import InputError
 from topologies.graph import ClusterInfo, cluster_info, gpus as gpu_nodes
@@ -103,6 +103,7 @@ class Router:
         self._leaf = {n: next((m for m in G[n] if self._kind[m] == "leaf"), None)
                       for n, k in self._kind.items() if k == "nic"}
         self._route_cache: dict[tuple[str, str], tuple[int, ...]] = {}
+        self._per_host: dict[tuple[str, ...], dict[int, list[str]]] = {}
         self._hop_cache: dict[tuple[str, str], tuple[tuple[int, ...], str, float, bool, int]] = {}
         self._hop_kind_ids: dict[tuple[str, float, bool], int] = {}
         self.hop_kinds: list[tuple[str, float, bool]] = []
@@ -134,6 +135,17 @@ class Router:
         if r is None:
             r = self._route_cache[key] = self._route(src, dst)
         return r
+
+    def ranks_per_host(self, ranks: Sequence[str]) -> dict[int, list[str]]:
+        """``ranks`` grouped by server, in rank order; cached per rank list (read it, never change it)."""
+        key = tuple(ranks)
+        per = self._per_host.get(key)
+        if per is None:
+            per = {}
+            for r in key:
+                per.setdefault(self.host_of(r), []).append(r)
+            self._per_host[key] = per
+        return per
 
     def path(self, src: str, dst: str) -> list[str]:
         """Node names from ``src`` to ``dst`` along :meth:`route`."""

@@ -67,7 +67,8 @@ def _load(args: argparse.Namespace) -> _Loaded:
     world = None
     if args.topology:       # nccl-tests text without rank lines: the topology says how many ranks
         import topologies
-        world = len(topologies.gpus(topologies.build(args.topology, nodes=args.nodes, gpus_per_node=args.gpus)))
+        world = len(topologies.router_for(topologies.prepare(args.topology, nodes=args.nodes,
+                                                             gpus_per_node=args.gpus)).gpus)
     for f in args.measurements:
         ds = load_measurements(f, default_world=world) if Path(f).exists() or not has_ddp_records(f) else None
         if ds is None or (not ds.points and has_ddp_records(f)):

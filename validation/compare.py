@@ -67,7 +67,8 @@ class Topo:
     p2p: bool | None = None
 
     def build(self, world: int, p2p: bool | str | None = None, nvls: bool | None = None):
-        """``p2p``: None (the topology's own), False (through host memory), "socket" (TCP transport).
+        """What a cost model is made from (topologies.prepare: a preset's tables, no graph).
+        ``p2p``: None (the topology's own), False (through host memory), "socket" (TCP transport).
         ``nvls``: None (NCCL's default: on where the hardware has it), False (NCCL_NVLS_ENABLE=0)."""
         per = self.gpus_per_node
         if self.nodes == 1:
@@ -76,7 +77,7 @@ class Topo:
             per = max(1, world // self.nodes)
         fabric = topologies.FabricSpec(nic_Bps=self.nic_Bps)
         sockets = p2p == "socket"
-        return topologies.build(self.preset, nodes=self.nodes, gpus_per_node=per,
+        return topologies.prepare(self.preset, nodes=self.nodes, gpus_per_node=per,
                                 p2p=False if sockets else (self.p2p if p2p is None else p2p), fabric=fabric,
                                 sockets=sockets, nvls=nvls)
 

@@ -134,7 +134,7 @@ def _model(data: DPModelData, gpus: int, params: Parameters):
     import topologies
     from simulator.network.closed_form import CostModel
     # The runs keep NVLink SHARP off (NCCL_NVLS_ENABLE=0, as every campaign launch).
-    return CostModel(topologies.build(topology_for(data.gpu), gpus_per_node=gpus, nvls=False), params)
+    return CostModel(topologies.prepare(topology_for(data.gpu), gpus_per_node=gpus, nvls=False), params)
 
 
 def predict_dp(data: DPModelData, gpus: int, params: Parameters):

@@ -84,8 +84,8 @@ class HostPredictor:
         for i, p in enumerate(points):
             key = (p.world, p.tensors)
             if key not in models:
-                G = topologies.build(self.topology, gpus_per_node=p.world)
-                models[key] = HostCollectiveModel(G, params, self.backend, p.tensors)
+                cluster = topologies.prepare(self.topology, gpus_per_node=p.world)
+                models[key] = HostCollectiveModel(cluster, params, self.backend, p.tensors)
             out[i] = models[key].time_s(p.op, p.size_bytes)
         return out
 

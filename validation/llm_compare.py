@@ -21,7 +21,7 @@ from simulator.training.llm.compute import ComputeParams
 from simulator.training.llm.config import TrainConfig
 from simulator.training.llm.memory import memory_per_gpu
 from simulator.training.llm.model import TransformerSpec
-from topologies.routing import Router
+from topologies.routing import Router, router_for
 from validation.llm_records import spearman  # noqa: F401 - one rank correlation for all LLM data
 
 LLM_DATA = Path(__file__).resolve().parent / "data" / "public" / "llm"
@@ -92,7 +92,7 @@ class LlmPredictor:
         nodes = max(1, math.ceil(gpus / per_node))
         key = (nodes, min(gpus, per_node))
         if key not in self._routers:
-            self._routers[key] = Router(topologies.build(self.preset, nodes=nodes, gpus_per_node=key[1]))
+            self._routers[key] = router_for(topologies.prepare(self.preset, nodes=nodes, gpus_per_node=key[1]))
         return self._routers[key]
 
     def iteration_s(self, run: LlmRun) -> float:

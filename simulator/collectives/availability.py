@@ -15,11 +15,8 @@ from topologies.routing import Router
 
 def _domains(router: Router, ranks: list[str]) -> tuple[int, int]:
     """(servers, fewest ranks on one server) of ``ranks``."""
-    per: dict[int, int] = {}
-    for r in ranks:
-        h = router.host_of(r)
-        per[h] = per.get(h, 0) + 1
-    return len(per), min(per.values())
+    per = router.ranks_per_host(ranks)
+    return len(per), min(map(len, per.values()))
 
 
 def why_unavailable(router: Router, op: str, algo: str, ranks: list[str] | None = None) -> str | None:

@@ -98,11 +98,8 @@ def merge(groups: list[LayoutGroup]) -> tuple[LayoutGroup, ...]:
 
 
 def hosts(router: Router, ranks: list[str]) -> dict[int, list[str]]:
-    """Ranks per server, in rank order."""
-    per: dict[int, list[str]] = {}
-    for r in ranks:
-        per.setdefault(router.host_of(r), []).append(r)
-    return per
+    """Ranks per server, in rank order (the router's, cached: read it, never change it)."""
+    return router.ranks_per_host(ranks)
 
 
 def channels(router: Router, per_host: dict[int, list[str]]) -> int:

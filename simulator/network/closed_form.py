@@ -20,15 +20,12 @@ from simulator.collectives.params import Parameters
 from simulator.collectives.planner import Planner
 from simulator.collectives.plans import Plan
 from simulator.collectives.tuner import Tuner
-from simulator.core.arrays import use_arrays
 from simulator.core.vocabulary import Limit
-from simulator.network.fairness import LinkCapacity, group_rates
+from simulator.network.fairness import FlowGroups, LinkCapacity
 from topologies.routing import Router
 
 if TYPE_CHECKING:
     import networkx as nx
-
-    from topologies.routes import LinkUses
 
 
 @dataclass(frozen=True)
@@ -48,51 +45,16 @@ class Shape:
         return t
 
 
-def _rates_and_bottleneck(router: Router, plan: Plan, capacity: LinkCapacity) -> tuple[list[float], Limit]:
-    """Max-min rates of the plan's groups on an idle network, and the class of the link that limits
-    the slowest group (the first of its most utilised links), or the protocol's own ceiling."""
-    if not plan.groups:
-        return [], Limit.NONE
-    uses = [g.uses for g in plan.groups]
-    rates = group_rates(uses, [g.rate_cap_Bps for g in plan.groups], capacity)
-    slow = [g.bytes_per_byte / r if r > 0 else math.inf for g, r in zip(plan.groups, rates)]
-    slowest = slow.index(max(slow))
-    if use_arrays(sum(map(len, uses))):
-        util = _utilisation_arrays(uses, rates, capacity, slowest)
-    else:
-        mine = uses[slowest].link_ids
-        load = dict.fromkeys(mine, 0.0)
-        for u, r in zip(uses, rates):          # the same sums, in the same order, as np.bincount
-            for l, c in zip(u.link_ids, u.link_counts):
-                if l in load:
-                    load[l] += c * r
-        util = [(load[l] / capacity[l], l) for l in mine]
-    if not util or max(x for x, _ in util) < 0.999:
-        return rates, Limit.PROTOCOL         # limited by the protocol's own ceiling (e.g. LL), not a link
-    top = max(x for x, _ in util)
-    return rates, Limit(router.kind[next(l for x, l in util if x == top)])
-
-
-def _utilisation_arrays(uses: list[LinkUses], rates: list[float], capacity: LinkCapacity,
-                        slowest: int) -> list[tuple[float, int]]:
-    """(utilisation, link) of group ``slowest``'s links under every group's load, with numpy."""
-    import numpy as np
-    cap = capacity.array()
-    g_ = np.repeat(np.arange(len(uses)), [len(u) for u in uses])
-    l_ = np.concatenate([u.links for u in uses])
-    c_ = np.concatenate([u.counts for u in uses])
-    load = np.bincount(l_, weights=c_ * np.array(rates)[g_], minlength=len(cap))
-    mine = uses[slowest].links
-    return list(zip((load[mine] / cap[mine]).tolist(), mine.tolist()))
-
-
 class ClosedFormTimer:
-    """Alpha-beta of plans on an idle network; one shape per plan, cached here."""
+    """Alpha-beta of plans on an idle network; one shape per plan, cached here. Plans that differ
+    only in protocol share their link uses and, unless their rate caps differ, their max-min rates,
+    which are remembered per (link uses, caps)."""
 
     def __init__(self, router: Router, params: Parameters) -> None:
         self.router = router
         self.params = params
         self._shapes: dict[int, tuple[Plan, Shape]] = {}
+        self._rates: dict[tuple, tuple[list[float], dict[int, tuple[float, int]]]] = {}
 
     @cached_property
     def capacity(self) -> LinkCapacity:
@@ -102,12 +64,33 @@ class ClosedFormTimer:
     def shape(self, plan: Plan) -> Shape:
         hit = self._shapes.get(id(plan))
         if hit is None or hit[0] is not plan:
-            rates, neck = _rates_and_bottleneck(self.router, plan, self.capacity)
+            rates, neck = self._rates_and_bottleneck(plan)
             beta = max((g.bytes_per_byte / r if r > 0 else math.inf) for g, r in zip(plan.groups, rates)) \
                 if plan.groups else 0.0
             hit = self._shapes[id(plan)] = (plan, Shape(plan.call_overhead_s + plan.latency_s,
                                                         beta + plan.local_s_per_byte, plan, neck, beta))
         return hit[1]
+
+    def _rates_and_bottleneck(self, plan: Plan) -> tuple[list[float], Limit]:
+        """Max-min rates of the plan's groups on an idle network, and the class of the link that limits
+        the slowest group (the first of its most utilised links), or the protocol's own ceiling."""
+        if not plan.groups:
+            return [], Limit.NONE
+        key = (tuple(g.uses for g in plan.groups), tuple(g.rate_cap_Bps for g in plan.groups))  # uses: by identity
+        groups = None
+        hit = self._rates.get(key)
+        if hit is None:
+            groups = FlowGroups(key[0])
+            hit = self._rates[key] = (groups.rates(key[1], self.capacity), {})
+        rates, busiest = hit
+        slow = [g.bytes_per_byte / r if r > 0 else math.inf for g, r in zip(plan.groups, rates)]
+        slowest = slow.index(max(slow))
+        if slowest not in busiest:        # (the arrays of a large plan are not kept: memory at scale)
+            busiest[slowest] = (groups or FlowGroups(key[0])).busiest_link(slowest, rates, self.capacity)
+        util, link = busiest[slowest]
+        if link < 0 or util < 0.999:
+            return rates, Limit.PROTOCOL         # limited by the protocol's own ceiling (e.g. LL), not a link
+        return rates, Limit(self.router.kind[link])
 
     def time(self, plan: Plan, size_bytes: float) -> float:
         """Seconds of one call of ``plan`` at ``size_bytes``."""
@@ -161,6 +144,13 @@ class CostModel:
         if s is None:
             s = self._shapes[key] = self.timer.shape(self.planner.plan(op, algo, proto))
         return s
+
+    @cached_property
+    def des(self):
+        """The discrete-event timer of this model's plans (simulator.network.engine.DesTimer), on the
+        same usable capacities as the closed form."""
+        from simulator.network.engine import DesTimer
+        return DesTimer(self.router, self.params, self.timer.capacity)
 
     @cached_property
     def intervals(self):

@@ -200,14 +200,17 @@ class DesTimer:
     """Times plans by running each alone on an idle network in the discrete-event engine: the
     same ``time(plan, size_bytes)`` interface as the closed form's timer, so each checks the other."""
 
-    def __init__(self, router: Router, params: Parameters) -> None:
+    def __init__(self, router: Router, params: Parameters, capacity: LinkCapacity | None = None) -> None:
+        """``capacity``: the usable capacity per link if known already (e.g. the closed form's)."""
         self.router = router
         self.params = params
+        if capacity is not None:
+            self.__dict__["capacity"] = capacity
 
     @cached_property
-    def capacity_Bps(self) -> list[float]:
+    def capacity(self) -> LinkCapacity:
         """Usable capacity per directed link (computed once: the same for every plan)."""
-        return self.params.achievable_Bps(self.router.capacity_Bps, self.router.kind)
+        return LinkCapacity(self.params.achievable_Bps(self.router.capacity_Bps, self.router.kind))
 
     def time(self, plan: Plan, size_bytes: float) -> float:
-        return simulate_plan(self.router, self.params, plan, int(size_bytes), self.capacity_Bps)[0]
+        return simulate_plan(self.router, self.params, plan, int(size_bytes), self.capacity.values)[0]

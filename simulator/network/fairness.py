@@ -4,9 +4,10 @@ Each group moves all of its flows at one common rate r_g. A group loads link l w
 ``count[g, l] * r_g`` (a group may cross a link more than once). Rates grow together until a link
 saturates or a group reaches its own cap; the groups on that link freeze, and the rest keep growing.
 
-:func:`max_min_rates` fills with numpy arrays; :func:`group_rates` takes flow groups' link uses and
-fills in plain Python when they are few (simulator.core.arrays), with the same arithmetic in the
-same order, so both give the same numbers to the last bit (tests/test_engine.py compares them).
+:func:`max_min_rates` fills with numpy arrays; :class:`FlowGroups` (and :func:`group_rates`) take
+flow groups' link uses and fill in plain Python when they are few (simulator.core.arrays), with the
+same arithmetic in the same order, so both give the same numbers to the last bit
+(tests/test_arrays.py compares them).
 """
 
 from __future__ import annotations
@@ -52,16 +53,64 @@ class LinkCapacity:
         self._array = None
 
 
+class FlowGroups:
+    """The link uses of several flow groups taken together (one per group): what their max-min fair
+    rates and the links' loads are computed from, in plain Python or, when there are many uses,
+    with numpy arrays made once (simulator.core.arrays)."""
+
+    def __init__(self, uses: Sequence[LinkUses]) -> None:
+        self.uses = list(uses)
+        self.arrays = use_arrays(sum(map(len, self.uses)))
+        self._flat: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def _concatenated(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(group, link, count) of every use, as arrays."""
+        if self._flat is None:
+            import numpy as np
+            u = self.uses
+            self._flat = (np.repeat(np.arange(len(u)), [len(x) for x in u]),
+                          np.concatenate([x.links for x in u]) if u else np.zeros(0, dtype=np.int64),
+                          np.concatenate([x.counts for x in u]) if u else np.zeros(0))
+        return self._flat
+
+    def rates(self, group_cap_Bps: Sequence[float], capacity: LinkCapacity) -> list[float]:
+        """Max-min fair rates (bytes/s), one per group."""
+        if not self.arrays:
+            return _sparse_rates([(u.link_ids, u.link_counts) for u in self.uses], group_cap_Bps, capacity.values)
+        import numpy as np
+        ug, ul, uc = self._concatenated()
+        return max_min_rates(ug, ul, uc, capacity.array(), np.array(group_cap_Bps, dtype=float)).tolist()
+
+    def busiest_link(self, group: int, rates: Sequence[float], capacity: LinkCapacity) -> tuple[float, int]:
+        """(utilisation, link) of the most utilised of ``group``'s links (the first of them on a tie)
+        when every group runs at ``rates``; (0, -1) for a group on no link."""
+        if not self.arrays:
+            mine = self.uses[group].link_ids
+            load = dict.fromkeys(mine, 0.0)
+            for u, r in zip(self.uses, rates):      # the same sums, in the same order, as np.bincount
+                for l, c in zip(u.link_ids, u.link_counts):
+                    if l in load:
+                        load[l] += c * r
+            util = [load[l] / capacity[l] for l in mine]
+            if not util:
+                return 0.0, -1
+            top = max(util)
+            return top, mine[util.index(top)]
+        import numpy as np
+        ug, ul, uc = self._concatenated()
+        cap = capacity.array()
+        load = np.bincount(ul, weights=uc * np.array(rates)[ug], minlength=len(cap))
+        mine = self.uses[group].links
+        if not len(mine):
+            return 0.0, -1
+        util = load[mine] / cap[mine]
+        i = int(np.argmax(util))
+        return float(util[i]), int(mine[i])
+
+
 def group_rates(uses: Sequence[LinkUses], group_cap_Bps: Sequence[float], capacity: LinkCapacity) -> list[float]:
     """Max-min fair rates (bytes/s) of flow groups given by their link uses, one per group."""
-    n_uses = sum(map(len, uses))
-    if not use_arrays(n_uses):
-        return _sparse_rates([(u.link_ids, u.link_counts) for u in uses], group_cap_Bps, capacity.values)
-    import numpy as np
-    ug = np.repeat(np.arange(len(uses)), [len(u) for u in uses])
-    ul = np.concatenate([u.links for u in uses]) if uses else np.zeros(0, dtype=np.int64)
-    uc = np.concatenate([u.counts for u in uses]) if uses else np.zeros(0)
-    return max_min_rates(ug, ul, uc, capacity.array(), np.array(group_cap_Bps, dtype=float)).tolist()
+    return FlowGroups(uses).rates(group_cap_Bps, capacity)
 
 
 def _sparse_rates(groups: Sequence[tuple[Sequence[int], Sequence[float]]], group_cap_Bps: Sequence[float],

@@ -45,6 +45,7 @@ class IntervalModel:
         self.model = model
         self.unc = unc_mod.of(model.params)
         self._sens: dict[tuple[str, str, str], _Sensitivity] = {}
+        self._classes: dict[tuple[str, str, str], list[str]] = {}
         self._perturbed: list[tuple[object, ClosedFormTimer, float]] | None = None
 
     def _perturbations(self):
@@ -85,7 +86,10 @@ class IntervalModel:
         sd = self._param_sd(s, size_bytes, t_cf) if s.d_alpha else 0.0
         lo, hi = self.unc.bounds(t, s.alpha_s / t_cf, sd)
         plan = self.model.planner.plan(op, algo, proto)
-        outside = self.unc.outside(plan.ranks, link_classes(self.model, plan), size_bytes, op)
+        classes = self._classes.get((op, algo, proto))
+        if classes is None:
+            classes = self._classes[(op, algo, proto)] = link_classes(self.model, plan)
+        outside = self.unc.outside(plan.ranks, classes, size_bytes, op)
         return Interval(lo, hi, tuple(outside))
 
     def _param_sd(self, s: _Sensitivity, size_bytes: float, t_cf: float) -> float:
@@ -97,5 +101,7 @@ class IntervalModel:
 
 def link_classes(model: CostModel, plan) -> list[str]:
     """The link classes (nvlink, pcie, net, ...) a plan's flows cross."""
-    kinds = model.router.kind
-    return sorted({str(kinds[link]) for g in plan.groups for link in g.uses.link_ids})
+    kinds: set[str] = set()
+    for g in plan.groups:
+        kinds.update(map(model.router.kind.__getitem__, g.uses.link_ids))
+    return sorted(map(str, kinds))

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 from simulator.network.closed_form import CostModel
 from simulator.core.errors import InputError
-from simulator.network.engine import DesTimer
 from simulator.network.regret import Regret, tuner_regret
 from simulator.core.vocabulary import ENGINES, busbw_factor
 
@@ -67,7 +66,7 @@ def run_collective(model: CostModel, op: str, size_bytes: int, algo: str = "auto
         raise InputError("engine must be des or closed", field="engine", value=engine)
     require_ranks(model.ranks)
     a, p = model.choose(op, size_bytes, algo, proto)
-    timer = DesTimer(model.router, model.params) if engine == "des" else model.timer
+    timer = model.des if engine == "des" else model.timer
     t = timer.time(model.planner.plan(op, a, p), size_bytes)
     r = tuner_regret(model, op, size_bytes, algo, proto) if regret else None
     iv = model.intervals.interval(op, a, p, size_bytes, t)

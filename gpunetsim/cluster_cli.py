@@ -64,7 +64,7 @@ def goodputs(sc, result) -> list:
         return [None for _ in result.jobs]
     from simulator.training.cluster import job_components
     from simulator.training.goodput import expected_run
-    return [expected_run(job_components(sc.graph, j.hosts), sc.failures, sc.run_s) for j in result.jobs]
+    return [expected_run(job_components(sc.router, j.hosts), sc.failures, sc.run_s) for j in result.jobs]
 
 
 def host_ranges(hosts) -> str:
@@ -84,8 +84,8 @@ def host_ranges(hosts) -> str:
 
 def format_cluster(sc, r, runs=()) -> str:
     """The table: one line per job (times in ms), then each job's contended links."""
-    G = sc.graph
-    lines = [f"# gpunetsim cluster: {sc.name} on {G.graph.get('name')} x{G.graph.get('hosts', 1)} "
+    a = sc.attributes
+    lines = [f"# gpunetsim cluster: {sc.name} on {a.get('name')} x{a.get('hosts', 1)} "
              f"({sc.gpus} GPUs), placement={sc.placement}, {r.iterations} iterations, seed={sc.seed}",
              f"{'job':<12} {'GPUs':>5} {'servers':<14} {'healthy(ms)':>11} {'alone(ms)':>10} {'shared(ms)':>10} "
              f"{'slowdown':>8} {'stragglers':>10} {'E[max]':>6}"]

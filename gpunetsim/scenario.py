@@ -31,15 +31,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal, Mapping
 
-import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from simulator.core.config import checked, validate
 from simulator.core.errors import InputError
+from topologies.preset_cluster import PresetCluster
+from topologies.routing import Router, router_for
 
 if TYPE_CHECKING:
+    import networkx as nx
+
     from simulator.collectives.params import Parameters
     from simulator.training.cluster import ClusterResult, Job, LinkFlap
     from simulator.training.goodput import FailureSpec
@@ -184,7 +187,8 @@ class Scenario:
 
     name: str
     source: str
-    graph: nx.Graph
+    topology: PresetCluster | nx.Graph      # topologies.prepare: a preset's tables or a file's graph
+    router: Router
     jobs: tuple[Job, ...]
     hosts: tuple[tuple[int, ...], ...]
     params: Parameters
@@ -199,7 +203,17 @@ class Scenario:
 
     @property
     def gpus(self) -> int:
-        return sum(1 for _, d in self.graph.nodes(data=True) if d.get("kind") == "gpu")
+        return len(self.router.gpus)
+
+    @property
+    def attributes(self) -> Mapping:
+        """The topology's attributes (topologies.graph: name, hosts, gpu_model, ...)."""
+        return attributes(self.topology)
+
+
+def attributes(topology: PresetCluster | nx.Graph) -> Mapping:
+    """The graph attributes of a topology: a graph's own, or those a preset's graph would have."""
+    return topology.attributes if isinstance(topology, PresetCluster) else topology.graph
 
 
 def resolve(path_or_name: str) -> Path:
@@ -230,7 +244,7 @@ def load_scenario(path_or_name: str | Path, placement: str | None = None) -> Sce
     return scenario_from_spec(spec, src, path.resolve().parent)
 
 
-def _graph(spec: ScenarioSpec, src: str, base: Path) -> nx.Graph:
+def _topology(spec: ScenarioSpec, src: str, base: Path) -> PresetCluster | nx.Graph:
     import topologies
     topo = spec.topology
     if topo not in topologies.SERVERS:
@@ -240,12 +254,13 @@ def _graph(spec: ScenarioSpec, src: str, base: Path) -> nx.Graph:
                                                                 spec.oversubscription, spec.hosts_per_leaf),
                      src, "nic_bw", spec.nic_bw)
     try:
-        return topologies.build(topo, nodes=spec.nodes, gpus_per_node=spec.gpus, fabric=fabric)
+        return topologies.prepare(topo, nodes=spec.nodes, gpus_per_node=spec.gpus, fabric=fabric)
     except InputError as e:
         raise InputError(e.message, source=e.source or src, field=e.field or "topology", value=e.value) from None
 
 
-def _job(spec: JobSpec, i: int, G: nx.Graph, src: str, base: Path, calibration: str | None = None):
+def _job(spec: JobSpec, i: int, router: Router, attrs: Mapping, src: str, base: Path,
+         calibration: str | None = None):
     from simulator.core.units import parse_size, parse_time
     from simulator.training.cluster import CollectiveJob, DDPJob
     from simulator.training.ddp import DDPConfig
@@ -269,21 +284,21 @@ def _job(spec: JobSpec, i: int, G: nx.Graph, src: str, base: Path, calibration: 
                              field=f"{where}.algo", value=spec.algo)
         return CollectiveJob(spec.name, spec.collective, size, spec.algo, spec.proto, compute, start)
     if spec.train is not None:
-        return _train_job(spec, where, G, src, base, start, calibration)
+        return _train_job(spec, where, router, attrs, src, base, start, calibration)
     from gpunetsim.ddp_cli import load_any_workload
     wl = spec.workload or ""
     p = Path(wl).expanduser()
     p = p if p.is_absolute() else base / p
     if p.exists() or p.suffix.lower() in (".json", ".yaml", ".yml"):     # a file, relative to the scenario
         wl = str(p.resolve())
-    w = checked(lambda: load_any_workload(wl, spec.gpu, str(G.graph.get("gpu_model", "")), spec.batch_size),
+    w = checked(lambda: load_any_workload(wl, spec.gpu, str(attrs.get("gpu_model", "")), spec.batch_size),
                 src, f"{where}.workload", spec.workload)
     config = checked(lambda: DDPConfig(spec.bucket_cap_mb, accumulation_steps=spec.accumulation_steps), src,
                      where, spec.bucket_cap_mb)
     return DDPJob(spec.name, w, config, start)
 
 
-def _train_job(spec: JobSpec, where: str, G: nx.Graph, src: str, base: Path, start: float,
+def _train_job(spec: JobSpec, where: str, router: Router, attrs: Mapping, src: str, base: Path, start: float,
                calibration: str | None):
     """An LLM training job; ``dp`` defaults to the job's GPUs / (tp x pp) (placement checks the total)."""
     from simulator.training.cluster import TrainJob
@@ -302,7 +317,7 @@ def _train_job(spec: JobSpec, where: str, G: nx.Graph, src: str, base: Path, sta
     model = with_seq(model, spec.seq)
     dp = spec.dp
     if dp is None:
-        per_host = sum(1 for _, d in G.nodes(data=True) if d.get("kind") == "gpu" and d.get("host") == 0)
+        per_host = len(router.ranks_per_host(router.gpus).get(0, ()))
         gpus = per_host * (spec.nodes if spec.nodes is not None else len(spec.node_list or ()))
         if gpus % (spec.tp * spec.pp):
             raise InputError(f"the job's {gpus} GPUs are not a multiple of tp x pp = {spec.tp * spec.pp}",
@@ -316,13 +331,13 @@ def _train_job(spec: JobSpec, where: str, G: nx.Graph, src: str, base: Path, sta
     except InputError as e:          # TrainConfig names CLI options (--global-batch): name the file's field
         field = (e.field or "train").lstrip("-").replace("-", "_")
         raise InputError(e.message, source=src, field=f"{where}.{field}", value=e.value) from None
-    gpu = checked(lambda: get_gpu(spec.gpu or gpu_for_model(str(G.graph.get("gpu_model", "")))), src,
+    gpu = checked(lambda: get_gpu(spec.gpu or gpu_for_model(str(attrs.get("gpu_model", "")))), src,
                   f"{where}.gpu", spec.gpu)
     compute = checked(lambda: load_compute_params(calibration), src, "calibration", calibration)
     return TrainJob(spec.name, model, config, gpu, compute, start)
 
 
-def _link_ids(G: nx.Graph, text: str, src: str, field: str) -> list[tuple[str, str]]:
+def _link_ids(router: Router, text: str, src: str, field: str) -> list[tuple[str, str]]:
     """``"a - b"`` (both directions) or ``"a -> b"`` (one) as directed (a, b) node pairs."""
     one_way = "->" in text
     parts = [s.strip() for s in text.split("->" if one_way else " - ")]
@@ -330,8 +345,9 @@ def _link_ids(G: nx.Graph, text: str, src: str, field: str) -> list[tuple[str, s
         raise InputError("write a link as 'A - B' (both directions) or 'A -> B' (one direction)", source=src,
                          field=field, value=text)
     a, b = parts
-    if not G.has_edge(a, b):
-        missing = next((n for n in (a, b) if n not in G), None)
+    if (a, b) not in router.link_id:
+        nodes = {x for x, _ in router.link_names}
+        missing = next((n for n in (a, b) if n not in nodes), None)
         why = f"no node {missing!r} in the topology" if missing else f"no link joins {a!r} and {b!r}"
         raise InputError(why, source=src, field=field, value=text)
     return [(a, b)] if one_way else [(a, b), (b, a)]
@@ -342,18 +358,20 @@ def scenario_from_spec(spec: ScenarioSpec, src: str = "<scenario>", base: Path |
     from simulator.training.placement import place
     from simulator.training.stragglers import StragglerModel
     base = base or Path.cwd()
-    G = _graph(spec, src, base)
-    jobs = tuple(_job(j, i, G, src, base, spec.calibration) for i, j in enumerate(spec.jobs))
+    topology = _topology(spec, src, base)
+    router = router_for(topology)
+    attrs = attributes(topology)
+    jobs = tuple(_job(j, i, router, attrs, src, base, spec.calibration) for i, j in enumerate(spec.jobs))
     placement = spec.placement if isinstance(spec.placement, PlacementSpec) else PlacementSpec(policy=spec.placement)
     requests = [j.nodes if j.nodes is not None else j.node_list for j in spec.jobs]
     try:
-        hosts = tuple(place(G, requests, placement.policy, placement.seed))  # type: ignore[arg-type]
+        hosts = tuple(place(router, requests, placement.policy, placement.seed))  # type: ignore[arg-type]
     except InputError as e:
         raise InputError(e.message, source=src, field=e.field, value=e.value) from None
-    gpus = {n for n, d in G.nodes(data=True) if d.get("kind") == "gpu"}
+    gpus = set(router.gpus)
     for i, (job, hs) in enumerate(zip(jobs, hosts)):
         cfg = getattr(job, "config", None)
-        have = sum(1 for n in gpus if G.nodes[n].get("host") in set(hs))
+        have = sum(1 for n in gpus if router.host_of(n) in set(hs))
         if spec.jobs[i].train is not None and cfg.gpus != have:
             raise InputError(f"tp x pp x dp = {cfg.tp} x {cfg.pp} x {cfg.dp} = {cfg.gpus} GPUs, but the job's "
                              f"servers have {have}", source=src, field=f"jobs[{i}].dp", value=cfg.dp)
@@ -369,7 +387,7 @@ def scenario_from_spec(spec: ScenarioSpec, src: str = "<scenario>", base: Path |
     degraded: dict[tuple[str, str], float] = {}
     flapping: list[LinkFlap] = []
     for i, d in enumerate(spec.degraded_links):
-        pairs = _link_ids(G, d.link, src, f"degraded_links[{i}].link")
+        pairs = _link_ids(router, d.link, src, f"degraded_links[{i}].link")
         if d.period is None:
             for pair in pairs:
                 degraded[pair] = degraded.get(pair, 1.0) * d.fraction
@@ -386,13 +404,13 @@ def scenario_from_spec(spec: ScenarioSpec, src: str = "<scenario>", base: Path |
         except InputError as e:
             raise InputError(e.message, source=src, field=f"failures.{e.field}", value=e.value) from None
     run_s = checked(lambda: parse_time(spec.run, field="run", allow_zero=False), src, "run", spec.run)
-    return Scenario(spec.name, src, G, jobs, hosts, params, placement.policy, spec.iterations, spec.seed,
+    return Scenario(spec.name, src, topology, router, jobs, hosts, params, placement.policy, spec.iterations, spec.seed,
                     stragglers, degraded, failures, run_s, tuple(flapping))
 
 
 def run_scenario(sc: Scenario, top_links: int = 3) -> ClusterResult:
     """Simulate a scenario: :class:`simulator.training.cluster.ClusterResult`."""
     from simulator.training.cluster import simulate_cluster
-    return simulate_cluster(sc.graph, sc.jobs, sc.hosts, sc.params, iterations=sc.iterations,
+    return simulate_cluster(sc.router, sc.jobs, sc.hosts, sc.params, iterations=sc.iterations,
                             stragglers=sc.stragglers, degraded=sc.degraded, flapping=sc.flapping, seed=sc.seed,
                             top_links=top_links)

@@ -73,7 +73,7 @@ def test_two_identical_allreduce_jobs_share_the_spine_fairly():
     jobs = [CollectiveJob("a", size_bytes=GiB, algo="ring"), CollectiveJob("b", size_bytes=GiB, algo="ring")]
     r = simulate_cluster(G, jobs, hosts, iterations=2)
     cluster, params = Router(G), Parameters()
-    progs = [program(G, cluster, params, j, h) for j, h in zip(jobs, hosts)]
+    progs = [program(cluster, params, j, h) for j, h in zip(jobs, hosts)]
     plan = progs[0].comm[0].plan
     alpha = plan.call_overhead_s + plan.latency_s
     alone = r.jobs[0].alone_s
@@ -282,7 +282,7 @@ def test_a_flapping_link_costs_the_harmonic_mean():
     healthy = run()
     static = run(degraded={p: 0.25 for p in pairs})
     flap = run(flapping=[LinkFlap(pairs, 0.25, 1e-4, 0.5)])
-    plan = program(G, Router(G), Parameters(), jobs[0], (0, 1)).comm[0].plan
+    plan = program(Router(G), Parameters(), jobs[0], (0, 1)).comm[0].plan
     alpha = plan.call_overhead_s + plan.latency_s
     b_h, b_s = healthy - alpha, static - alpha
     assert healthy < flap < static

@@ -12,12 +12,14 @@ short loop per pair, no numpy; simulator.core.arrays).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cached_property
 from operator import itemgetter
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from simulator.core.arrays import use_arrays
 from simulator.core.errors import InputError
+from topologies.graph import ClusterInfo
 from topologies.preset_cluster import PresetCluster
 from topologies.routing import Router
 from topologies.smallgraph import bfs_lengths, dijkstra_path
@@ -99,6 +101,10 @@ class PresetRouter(Router):
         self._tnics = nics
         self._rail_nic = {T.nodes[n]["local"]: n for n in reversed(nics)}
         self._has_nvswitch = any(d.get("kind") == "nvswitch" for d in T.nodes.values())
+
+    def _info_of(self, hosts: set[int]) -> ClusterInfo:
+        """Identical servers: the cluster's :class:`ClusterInfo` with ``hosts`` counting the servers."""
+        return replace(self.info, hosts=len(hosts & set(range(self.cluster.nodes))))
 
     # ----------------------------------------------------------------- graph views
     @cached_property

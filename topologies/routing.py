@@ -18,11 +18,12 @@ second.
 
 from __future__ import annotations
 
+import copy
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from simulator.core.errors import InputError
-from topologies.graph import ClusterInfo, cluster_info, gpus as gpu_nodes
+from topologies.graph import ClusterInfo, cluster_info, gpus as gpu_nodes, info_from_attributes
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -135,6 +136,32 @@ class Router:
         if r is None:
             r = self._route_cache[key] = self._route(src, dst)
         return r
+
+    def for_hosts(self, hosts: Iterable[int]) -> "Router":
+        """This router as one job on servers ``hosts`` sees the cluster: their GPUs only (in order),
+        ``info.hosts`` counting those servers, the same routes and link ids (a route between two of
+        them never leaves their servers and the fabric), caches shared with this router."""
+        keep = set(hosts)
+        view = copy.copy(self)
+        view.gpus = [g for g in self.gpus if self.host_of(g) in keep]
+        view.info = self._info_of(keep)
+        return view
+
+    def _info_of(self, hosts: set[int]) -> ClusterInfo:
+        """The :class:`ClusterInfo` of the graph restricted to ``hosts`` and the fabric."""
+        gpus_on: dict[int, int] = {}
+        nics_on: dict[int, int] = {}
+        nvswitch = False
+        for n, k in self._kind.items():
+            h = self._host[n]
+            if h in hosts:
+                if k == "gpu":
+                    gpus_on[h] = gpus_on.get(h, 0) + 1
+                elif k == "nic":
+                    nics_on[h] = nics_on.get(h, 0) + 1
+            nvswitch = nvswitch or (k == "nvswitch" and (h in hosts or h < 0))     # fabric switches stay
+        return info_from_attributes(self.G.graph, len(gpus_on), max(gpus_on.values(), default=0),
+                                    max(nics_on.values(), default=0), nvswitch)
 
     def ranks_per_host(self, ranks: Sequence[str]) -> dict[int, list[str]]:
         """``ranks`` grouped by server, in rank order; cached per rank list (read it, never change it)."""

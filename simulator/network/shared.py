@@ -117,7 +117,10 @@ class SharedFlowNetwork(FlowNetwork):
         n = len(self.capacity_Bps)
         links = np.concatenate([t.uses.links for t in self._active])
         load = np.bincount(links, weights=np.concatenate([t.rate * t.uses.counts for t in self._active]), minlength=n)
-        owner = np.concatenate([np.full(len(t.uses), self._owner[id(t)]) for t in self._active])
-        pairs = np.unique(owner * n + links)                # distinct (job, link)
-        jobs_on = np.bincount(pairs % n, minlength=n)
+        by_job: dict[int, list[np.ndarray]] = {}
+        for t in self._active:
+            by_job.setdefault(self._owner[id(t)], []).append(t.uses.links)
+        jobs_on = np.zeros(n, dtype=np.int64)              # distinct jobs crossing each link
+        for job_links in by_job.values():
+            jobs_on += np.bincount(np.concatenate(job_links), minlength=n) > 0
         self._contended = (jobs_on >= 2) & (load >= SATURATED * self.capacity.array())

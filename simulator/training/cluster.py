@@ -6,10 +6,10 @@ with tensor, pipeline and data parallelism (:class:`TrainJob`, :mod:`simulator.t
 its whole iteration, every stage's passes, TP collectives, pipeline sends and data-parallel
 collectives, runs on the shared fabric), placed on whole servers
 (:mod:`simulator.training.placement`). Each job is planned on its own servers as if it were the
-only job (the cluster graph restricted to its servers and the fabric: NCCL's tuner sees only its
-own ranks), then its plans are mapped onto the whole cluster's link ids, so that the
-discrete-event run (:mod:`simulator.training.cluster_engine`) makes collectives of different
-jobs share links max-min fairly.
+only job (the cluster's router restricted to its servers, :meth:`topologies.routing.Router.for_hosts`:
+NCCL's tuner sees only its own ranks, routes keep the whole cluster's link ids; a preset cluster is
+its tables, no graph), so that the discrete-event run (:mod:`simulator.training.cluster_engine`)
+makes collectives of different jobs share links max-min fairly.
 
 :func:`simulate_cluster` runs every job three ways, with the same straggler draws (one seeded
 generator per job, ``numpy.random.default_rng([seed, job])``):
@@ -28,10 +28,9 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field, replace
-from typing import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Mapping, Sequence
 
-import networkx as nx
 import numpy as np
 
 from simulator.collectives.params import Parameters
@@ -49,7 +48,12 @@ from simulator.training.llm.model import TransformerSpec
 from simulator.training.placement import leaf_groups
 from simulator.training.stragglers import StragglerModel, expected_max
 from simulator.training.workload import Workload
-from topologies.routing import Router
+from topologies.routing import Router, router_for
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from topologies.preset_cluster import PresetCluster
 
 
 @dataclass(frozen=True)
@@ -141,7 +145,9 @@ class ClusterResult:
 
 # ------------------------------------------------------------------------------ planning
 def job_graph(G: nx.Graph, hosts: Sequence[int]) -> nx.Graph:
-    """The cluster restricted to ``hosts`` and the fabric switches (what one job's NCCL sees)."""
+    """The cluster restricted to ``hosts`` and the fabric switches (what one job's NCCL sees), as a
+    graph; jobs are planned on ``Router.for_hosts``, which gives the same routes without one (tests
+    compare the two)."""
     keep = set(hosts)
     nodes = [n for n, d in G.nodes(data=True) if d.get("host", -1) in keep or d.get("host", -1) < 0]
     H = G.subgraph(nodes).copy()
@@ -149,57 +155,39 @@ def job_graph(G: nx.Graph, hosts: Sequence[int]) -> nx.Graph:
     return H
 
 
-@dataclass
-class _Mapper:
-    """Maps plans from a job's own router onto the cluster router's link ids (cached per plan)."""
-
-    ids: np.ndarray
-    done: dict = field(default_factory=dict)
-
-    def plan(self, plan: Plan) -> Plan:
-        hit = self.done.get(id(plan))
-        if hit is None or hit[0] is not plan:
-            ids = self.ids
-            groups = tuple(replace(g, routes=tuple(tuple(int(ids[i]) for i in r) for r in g.routes))
-                           for g in plan.groups)
-            hit = self.done[id(plan)] = (plan, replace(plan, groups=groups))
-        return hit[1]
-
-
-def program(G: nx.Graph, cluster: Router, params: Parameters, job: Job, hosts: Sequence[int]) -> JobProgram:
-    """One job's iteration as plain data on ``cluster``'s link ids."""
-    model = CostModel(job_graph(G, hosts), params)
-    mapper = _Mapper(np.array([cluster.link_id[n] for n in model.router.link_names], dtype=np.int64))
+def program(cluster: Router, params: Parameters, job: Job, hosts: Sequence[int]) -> JobProgram:
+    """One job's iteration as plain data on ``cluster``'s link ids, planned on the job's own view
+    of the cluster (:meth:`Router.for_hosts`: its servers' GPUs; the routes and link ids are the
+    cluster's, so its plans need no mapping)."""
+    model = CostModel(cluster.for_hosts(hosts), params)
     if isinstance(job, DDPJob):
         w, k = job.workload, job.config.accumulation_steps
-        comm = tuple(replace(c, plan=mapper.plan(c.plan)) for c in comm_jobs(model, w, job.config))
+        comm = tuple(comm_jobs(model, w, job.config))
         return JobProgram(job.name, (k - 1) * (w.forward_s + w.backward_s) + w.forward_s, w.backward_s, comm,
                           w.optimizer_s, params["ddp.iteration_overhead_s"], params["ddp.compute_slowdown"],
                           job.start_s)
     if isinstance(job, TrainJob):
-        return _train_program(model, mapper.ids, job)
+        return _train_program(model, job)
     if model.ranks < 2:
         raise InputError("a collective job needs at least 2 GPUs", field=f"jobs.{job.name}.nodes", value=len(hosts))
     t, algo, proto = model.best(job.op, job.size_bytes, job.algo, job.proto)
-    plan = mapper.plan(model.shape(job.op, algo, proto).plan)
+    plan = model.shape(job.op, algo, proto).plan
     name = f"{job.op} {algo}/{proto}"
     return JobProgram(job.name, job.compute_s, 0.0, (CommJob(0, 0.0, 0.0, job.size_bytes, plan, float(t), name),), 0.0,
                       start_s=job.start_s)
 
 
-def _train_program(model: CostModel, ids: np.ndarray, job: TrainJob) -> JobProgram:
+def _train_program(model: CostModel, job: TrainJob) -> JobProgram:
     """An LLM job's iteration on the cluster's link ids. Its TP collectives that no other traffic
     of the job crosses are closed-form timeouts (as in ``gpunetsim train``) only while their links
     stay inside its servers; one that reaches a switch is simulated, since other jobs may cross it."""
     from simulator.training.llm.iteration import train_work
-    from simulator.training.llm.links import LinkTable
     router = model.router
     if len(router.gpus) != job.config.gpus:
         raise InputError(f"tp x pp x dp = {job.config.gpus} GPUs, but the job's servers have {len(router.gpus)}",
                          field=f"jobs.{job.name}.dp", value=job.config.dp)
     w = train_work(router, job.model, job.config, job.gpu, model.params, job.compute)
-    G = router.G
-    fabric = np.array([any(G.nodes[n].get("host", -1) < 0 for n in pair) for pair in router.link_names])
+    fabric = [router.host_of(a) < 0 or router.host_of(b) < 0 for a, b in router.link_names]   # touches a switch
 
     def exposed(j):
         if j.isolated_s is None or not any(fabric[l] for g in j.plan.groups for r in g.routes for l in r):
@@ -208,9 +196,7 @@ def _train_program(model: CostModel, ids: np.ndarray, job: TrainJob) -> JobProgr
     stages = tuple(replace(st, chunks=tuple(replace(c, forward_comm=tuple(map(exposed, c.forward_comm)),
                                                     backward_comm=tuple(map(exposed, c.backward_comm)))
                                             for c in st.chunks)) for st in w.stages)
-    table = LinkTable.onto(ids)
-    return JobProgram(job.name, 0.0, 0.0, (), 0.0, w.overhead_s, start_s=job.start_s,
-                      pipeline=tuple(table.stage(st) for st in stages))
+    return JobProgram(job.name, 0.0, 0.0, (), 0.0, w.overhead_s, start_s=job.start_s, pipeline=stages)
 
 
 def fair_share_times(capacity_Bps: np.ndarray, plans: Sequence[tuple[Plan, int]]) -> list[float]:
@@ -235,19 +221,20 @@ def fair_share_times(capacity_Bps: np.ndarray, plans: Sequence[tuple[Plan, int]]
     return out
 
 
-def job_components(G: nx.Graph, hosts: Sequence[int]):
+def job_components(topology: nx.Graph | PresetCluster | Router, hosts: Sequence[int]):
     """What can fail under a job on ``hosts``: its GPUs, servers, NICs and the fabric switches its
     NICs reach (their leaves, and the spine when its servers span several leaf groups):
     :class:`simulator.training.goodput.Components`."""
     from simulator.training.goodput import Components
+    router = router_for(topology)
     keep = set(hosts)
-    kinds = [d.get("kind") for _, d in G.nodes(data=True) if d.get("host", -1) in keep]
-    leaves = {m for n, d in G.nodes(data=True) if d.get("kind") == "nic" and d.get("host", -1) in keep
-              for m in G[n] if G.nodes[m].get("kind") == "leaf"}
-    groups = leaf_groups(G)
+    gpus = sum(1 for g in router.gpus if router.host_of(g) in keep)
+    nics = [n for h in sorted(keep) for n in router.host_nodes(h, "nic")]
+    leaves = {m for n in nics for m, _, _ in router.neighbors(n) if router.node_kind(m) == "leaf"}
+    groups = leaf_groups(router)
     spans = len({groups[h] for h in keep if h in groups}) > 1
-    spine = {m for l in leaves for m in G[l] if G.nodes[m].get("kind") == "spine"} if spans else set()
-    return Components(kinds.count("gpu"), len(keep), kinds.count("nic"), len(leaves) + len(spine))
+    spine = {b for a, b in router.link_names if a in leaves and router.node_kind(b) == "spine"} if spans else set()
+    return Components(gpus, len(keep), len(nics), len(leaves) + len(spine))
 
 
 # ------------------------------------------------------------------------------ running
@@ -310,7 +297,8 @@ def _recording(f):
     return g, seen
 
 
-def simulate_cluster(G: nx.Graph, jobs: Sequence[Job], hosts_of: Sequence[Sequence[int]],
+def simulate_cluster(topology: nx.Graph | PresetCluster | Router, jobs: Sequence[Job],
+                     hosts_of: Sequence[Sequence[int]],
                      params: Parameters | None = None, *, iterations: int = 3,
                      stragglers: StragglerModel | None = None,
                      degraded: Mapping[tuple[str, str], float] | None = None,
@@ -321,8 +309,8 @@ def simulate_cluster(G: nx.Graph, jobs: Sequence[Job], hosts_of: Sequence[Sequen
     if iterations < 1:
         raise InputError("iterations must be at least 1", field="iterations", value=iterations)
     params = params or Parameters()
-    cluster = Router(G)
-    programs = [program(G, cluster, params, j, h) for j, h in zip(jobs, hosts_of)]
+    cluster = router_for(topology)
+    programs = [program(cluster, params, j, h) for j, h in zip(jobs, hosts_of)]
     healthy_cap = capacities(cluster, params)
     cap = capacities(cluster, params, degraded)
     flaps = [f.on(cluster) for f in flapping]

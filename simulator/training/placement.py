@@ -15,37 +15,46 @@ Jobs with an explicit node list are placed first; the policy fills the others fr
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-import networkx as nx
 import numpy as np
 
 from simulator.core.errors import InputError
+from topologies.routing import Router, router_for
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from topologies.preset_cluster import PresetCluster
 
 POLICIES = ("packed", "spread", "random")
 
 
-def servers(G: nx.Graph) -> list[int]:
+def servers(topology: nx.Graph | PresetCluster | Router) -> list[int]:
     """Host indices of the servers holding GPUs, ascending."""
-    return sorted({d.get("host", 0) for _, d in G.nodes(data=True) if d.get("kind") == "gpu"})
+    router = router_for(topology)
+    return sorted({router.host_of(g) for g in router.gpus})
 
 
-def leaf_groups(G: nx.Graph) -> dict[int, int]:
+def leaf_groups(topology: nx.Graph | PresetCluster | Router) -> dict[int, int]:
     """Host -> index of its leaf group (hosts whose NICs reach the same leaf switches share one)."""
+    router = router_for(topology)
     leaves_of: dict[int, set[str]] = {}
-    for n, d in G.nodes(data=True):
-        if d.get("kind") == "nic":
-            leaves_of.setdefault(d.get("host", 0), set()).update(
-                str(m) for m in G[n] if G.nodes[m].get("kind") == "leaf")
+    names = router.link_names
+    for i, kind in enumerate(router.kind):       # NIC -> leaf links (of class net)
+        if kind == "net":
+            a, b = names[i]
+            if router.node_kind(b) == "leaf" and router.node_kind(a) == "nic":
+                leaves_of.setdefault(router.host_of(a), set()).add(str(b))
     ids: dict[tuple[str, ...], int] = {}
-    return {h: ids.setdefault(tuple(sorted(leaves_of.get(h, ()))), len(ids)) for h in servers(G)}
+    return {h: ids.setdefault(tuple(sorted(leaves_of.get(h, ()))), len(ids)) for h in servers(router)}
 
 
-def _order(G: nx.Graph, free: list[int], policy: str, seed: int | None) -> list[int]:
+def _order(router: Router, free: list[int], policy: str, seed: int | None) -> list[int]:
     if policy == "packed":
         return sorted(free)
     if policy == "spread":
-        group = leaf_groups(G)
+        group = leaf_groups(router)
         rank: dict[int, int] = {}
         seen: dict[int, int] = {}
         for h in sorted(free):
@@ -59,12 +68,13 @@ def _order(G: nx.Graph, free: list[int], policy: str, seed: int | None) -> list[
                      field="placement.policy", value=policy)
 
 
-def place(G: nx.Graph, requests: Sequence[int | Sequence[int]], policy: str = "packed",
+def place(topology: nx.Graph | PresetCluster | Router, requests: Sequence[int | Sequence[int]], policy: str = "packed",
           seed: int | None = None) -> list[tuple[int, ...]]:
     """Servers for each job: ``requests[j]`` is a number of servers or an explicit list of host
     indices. Returns one sorted tuple of hosts per job; raises InputError naming the job when
     servers are unknown, shared by two jobs, or too few."""
-    all_hosts = servers(G)
+    router = router_for(topology)
+    all_hosts = servers(router)
     known = set(all_hosts)
     taken: dict[int, int] = {}
     out: list[tuple[int, ...] | None] = [None] * len(requests)
@@ -83,7 +93,7 @@ def place(G: nx.Graph, requests: Sequence[int | Sequence[int]], policy: str = "p
                                  value=h)
             taken[h] = j
         out[j] = hosts
-    free = _order(G, [h for h in all_hosts if h not in taken], policy, seed)
+    free = _order(router, [h for h in all_hosts if h not in taken], policy, seed)
     for j, req in enumerate(requests):
         if out[j] is not None:
             continue

@@ -6,33 +6,58 @@ import argparse
 import logging
 import os
 import sys
-from typing import Callable, NoReturn, Sequence
+from typing import NoReturn, Sequence
 
-from gpunetsim import cluster_cli, collective_cli, ddp_cli, goodput_cli, search_cli, study_cli, train_cli
 # Subcommand modules written before cli_args existed import these three from here.
 from gpunetsim.cli_args import add_topology_args, params_from_args, topology_from_args  # noqa: F401
+from gpunetsim.study_cli import EXIT_INTERRUPTED  # noqa: F401 (128 + SIGINT, as shells report Ctrl-C)
 from simulator.core.errors import InputError, shorten
-from validation import cli as validation_cli
 
 EXIT_INPUT = 2
-EXIT_INTERRUPTED = study_cli.EXIT_INTERRUPTED     # 128 + SIGINT, as shells report Ctrl-C
 EXIT_INTERNAL = 70                                # EX_SOFTWARE: a bug, never bad input
 
 
 # ------------------------------------------------------------------- driver
-SUBCOMMANDS: tuple[Callable, ...] = (collective_cli.register, ddp_cli.register, train_cli.register,
-                                     validation_cli.register, study_cli.register, cluster_cli.register,
-                                     goodput_cli.register, search_cli.register)
-"""Each subcommand module's ``register(subparsers)``; they import their heavy modules when run."""
+def _register(sub, module: str) -> None:
+    """Import one subcommand module (named as in :data:`SUBCOMMANDS`) and register its commands."""
+    if module == "collective":
+        from gpunetsim import collective_cli as m
+    elif module == "ddp":
+        from gpunetsim import ddp_cli as m
+    elif module == "train":
+        from gpunetsim import train_cli as m
+    elif module == "validation":
+        from validation import cli as m
+    elif module == "study":
+        from gpunetsim import study_cli as m
+    elif module == "cluster":
+        from gpunetsim import cluster_cli as m
+    elif module == "goodput":
+        from gpunetsim import goodput_cli as m
+    else:
+        from gpunetsim import search_cli as m
+    m.register(sub)
 
 
-def build_parser() -> argparse.ArgumentParser:
+SUBCOMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("collective", ("collective",)), ("ddp", ("ddp",)), ("train", ("train",)),
+    ("validation", ("calibrate", "compare")), ("study", ("sweep", "plan")), ("cluster", ("cluster", "stragglers")),
+    ("goodput", ("goodput",)), ("search", ("search",)))
+"""(module, its commands) per subcommand module, in --help order; a module is imported only to
+register its commands, and only its own are registered when the command line names one of them
+(a plain run imports nothing of the others: start-up time)."""
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand, or only of ``command``'s module when it names one."""
     parser = OneLineParser(prog="gpunetsim",
                                      description="Simulate multi-GPU training networks: NCCL collectives "
                                                  "and PyTorch DDP iterations.")
     sub = parser.add_subparsers(dest="command")
-    for reg in SUBCOMMANDS:
-        reg(sub)
+    known = any(command in names for _, names in SUBCOMMANDS)
+    for module, names in SUBCOMMANDS:
+        if not known or command in names:
+            _register(sub, module)
     return parser
 
 
@@ -63,16 +88,13 @@ def _log_warnings() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # No command does linear algebra worth threads; OpenBLAS would start one per core when numpy is
+    # first imported (lazily, by the commands that need arrays), costing more CPU than it saves.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     _log_warnings()
-    parser = build_parser()
     as_program = argv is None
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv:
-        if "plan" in parser._subparsers._group_actions[0].choices:   # the default study (gpunetsim plan)
-            argv = ["plan"]
-        else:
-            parser.print_help()
-            return 0
+    argv = list(sys.argv[1:] if argv is None else argv) or ["plan"]    # the default study (gpunetsim plan)
+    parser = build_parser(argv[0])
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:                  # --help (0) or a usage error (2, one line printed)

@@ -97,6 +97,7 @@ class PresetRouter(Router):
         self._tpaths: dict[tuple[str, str], tuple[int, ...]] = {}
         self._per_host: dict[tuple[str, ...], dict[int, list[str]]] = {}
         self._tadj: dict[str, list[tuple[str, int, int]]] = {}
+        self._tkind = {n: d["kind"] for n, d in T.nodes.items()}
         nics = sorted((n for n, d in T.nodes.items() if d.get("kind") == "nic"), key=lambda n: (T.nodes[n]["local"], n))
         self._tnics = nics
         self._rail_nic = {T.nodes[n]["local"]: n for n in reversed(nics)}
@@ -124,14 +125,15 @@ class PresetRouter(Router):
         r = self._rank.get(node)
         if r is not None:
             return r // self._P
-        if node.startswith("h") and "." in node and node[1:node.index(".")].isdigit():
-            return int(node[1:node.index(".")])
+        dot = node.find(".")
+        if dot > 1 and node[0] == "h" and node[1:dot].isdigit():
+            return int(node[1:dot])
         return -1
 
     def _server_node(self, node: str) -> tuple[str, int]:
         """(server 0's name, server) of a server node; ("", -1) for a fabric switch."""
         h = self.host_of(node)
-        return (f"h0.{node[node.index('.') + 1:]}", h) if h >= 0 else ("", -1)
+        return ("h0." + node[node.index(".") + 1:], h) if h >= 0 else ("", -1)
 
     def neighbors(self, node: str) -> list[tuple[str, int, int]]:
         t, h = self._server_node(node)
@@ -148,7 +150,7 @@ class PresetRouter(Router):
         t, h = self._server_node(node)
         if h < 0:
             return "spine" if node == "spine" else "leaf"
-        return self._T.nodes[t]["kind"]
+        return self._tkind[t]
 
     def host_nodes(self, host: int, kind: str) -> list[str]:
         return [f"h{host}.{n[3:]}" for n, d in self._T.nodes.items() if d.get("kind") == kind]

@@ -40,6 +40,10 @@ class LinkUses:
             return cls(ids, tuple(float(seen[i]) for i in ids))
         import numpy as np
         flat = np.fromiter(chain.from_iterable(routes), dtype=np.int64, count=n)
+        if n and int(flat.max()) < 64 * n:    # ids dense enough for one counting pass (no sort)
+            per_link = np.bincount(flat)
+            links = np.flatnonzero(per_link)
+            return cls(links=links, counts=per_link[links].astype(float))
         links, counts = np.unique(flat, return_counts=True)
         return cls(links=links, counts=counts.astype(float))
 

@@ -2,7 +2,8 @@
 
 The source of every speed figure in the docs. Each figure is the median of ``--repeats`` runs
 (default 3); "whole process" figures time a fresh ``gpunetsim`` process from start to exit, as a
-user sees it (interpreter start-up and imports included), with its peak resident memory:
+user sees it (interpreter start-up and imports included, bytecode caches written by one untimed
+run first), with its peak resident memory:
 
 * start-up: ``gpunetsim collective`` on one 8-GPU DGX-H100 (the default 8 B..128 MiB sweep);
 * a 1 GiB all-reduce with the discrete-event engine on 8..16384 GPUs of DGX-H100 servers
@@ -53,10 +54,12 @@ class ProcessRun:
 
 def run_process(args: Sequence[str]) -> ProcessRun:
     """Run ``gpunetsim ARGS`` in a fresh interpreter, output discarded; raises if it fails (rerun the
-    command by hand to see why)."""
+    command by hand to see why). Python may write and read its bytecode caches, as in an installed
+    package (PYTHONDONTWRITEBYTECODE is dropped: without caches every module is compiled again)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", _ENTRY, *args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)       # warnings (e.g. a model that cannot fit) are not timed
+                            stderr=subprocess.DEVNULL, env=env)   # warnings (e.g. a model that cannot fit) not timed
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -67,6 +70,8 @@ def run_process(args: Sequence[str]) -> ProcessRun:
 
 
 def median_process(args: Sequence[str], repeats: int) -> ProcessRun:
+    """Median of ``repeats`` runs after one untimed run (which writes the bytecode caches)."""
+    run_process(args)
     runs = [run_process(args) for _ in range(repeats)]
     return ProcessRun(*(statistics.median(getattr(r, f) for r in runs) for f in ("wall_s", "cpu_s", "peak_MB")))
 

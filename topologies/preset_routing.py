@@ -96,7 +96,7 @@ class PresetRouter(Router):
         self._shapes: dict[tuple[int, int, int], _Shape] = {}
         self._tpaths: dict[tuple[str, str], tuple[int, ...]] = {}
         self._per_host: dict[tuple[str, ...], dict[int, list[str]]] = {}
-        self._tadj: dict[str, list[tuple[str, int, int]]] = {}
+        self._tadj: dict[str, list[tuple[str | None, str, int, int]]] = {}
         self._tkind = {n: d["kind"] for n, d in T.nodes.items()}
         nics = sorted((n for n, d in T.nodes.items() if d.get("kind") == "nic"), key=lambda n: (T.nodes[n]["local"], n))
         self._tnics = nics
@@ -142,9 +142,11 @@ class PresetRouter(Router):
         adj = self._tadj.get(t)
         if adj is None:
             tid = self._tid
-            adj = self._tadj[t] = [(m, tid[(t, m)], tid[(m, t)]) for m in self._T.adj[t]]
-        off = h * self.cluster.block
-        return [(self.cluster.node_name(m, h), out + off, back + off) for m, out, back in adj]
+            adj = self._tadj[t] = [(None if m.startswith("rail") else m[3:], m, tid[(t, m)], tid[(m, t)])
+                                   for m in self._T.adj[t]]
+        off, pre = h * self.cluster.block, f"h{h}."
+        return [(pre + own if own is not None else self.cluster.node_name(m, h), out + off, back + off)
+                for own, m, out, back in adj]
 
     def node_kind(self, node: str) -> str:
         t, h = self._server_node(node)
@@ -192,7 +194,8 @@ class PresetRouter(Router):
             shape = self._shape(*self._unkey(key))
             kinds.add(shape.kind_id)
             members = order[bounds[s]:bounds[s + 1]]
-            routes += map(tuple, shape.links(hs[members], hd[members], gs[members], gd[members]).tolist())
+            rows = shape.links(hs[members], hd[members], gs[members], gd[members])
+            routes += zip(*rows.T.tolist()) if rows.shape[1] else [()] * len(members)   # tuples, no lists
         place = np.empty(len(order), dtype=np.int64)
         place[order] = np.arange(len(order))
         return (itemgetter(*place.tolist())(routes) if len(routes) > 1 else tuple(routes)), kinds

@@ -73,5 +73,11 @@ class LinkUses:
             self._weights = np.array(self._counts, dtype=float)
         return self._weights
 
+    def span(self) -> tuple[int, int]:
+        """(smallest, largest) link id; (-1, -1) for no link."""
+        if self._ids is not None:
+            return (self._ids[0], self._ids[-1]) if self._ids else (-1, -1)
+        return (int(self._links[0]), int(self._links[-1])) if len(self._links) else (-1, -1)
+
     def __len__(self) -> int:
         return len(self._ids) if self._ids is not None else len(self._links)

@@ -81,15 +81,18 @@ def layout_group(router: Router, pairs, payload: float, label: str, acc) -> Layo
 def merge(groups: list[LayoutGroup]) -> tuple[LayoutGroup, ...]:
     """Merge groups with identical routes (same links): their bytes add, their rate is shared.
     Order-free (the set of routes; their count keeps multiplicities apart); the sets are compared
-    only between groups whose count and smallest and largest route agree (cheap, and implied)."""
+    only between groups whose count of routes and distinct links, and smallest and largest link,
+    agree (implied by equal sets, and cheap: the link uses are needed for the plans anyway)."""
     merged: list[LayoutGroup] = []
     candidates: dict[tuple, list[int]] = {}
     for g in groups:
-        key = (len(g.routes), min(g.routes, default=()), max(g.routes, default=()))
+        key = (len(g.routes), len(g.uses), g.uses.span())
         same = candidates.setdefault(key, [])
         for i in same:
             if frozenset(merged[i].routes) == frozenset(g.routes):
+                uses = merged[i].uses
                 merged[i] = replace(merged[i], payload_per_byte=merged[i].payload_per_byte + g.payload_per_byte)
+                merged[i].__dict__["uses"] = uses          # the same routes: seed the cached property
                 break
         else:
             same.append(len(merged))

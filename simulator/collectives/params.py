@@ -85,6 +85,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from operator import mul
 from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping, Sequence
@@ -245,7 +246,7 @@ class Parameters:
     def achievable_Bps(self, capacity_Bps: Sequence[float], link_classes: Sequence[str]) -> list[float]:
         """Each link's datasheet bandwidth times its class's efficiency (bytes/s)."""
         eff = {k: self.link_efficiency(k) for k in set(link_classes)}
-        return [float(c) * eff[k] for c, k in zip(capacity_Bps, link_classes)]
+        return list(map(mul, map(float, capacity_Bps), map(eff.__getitem__, link_classes)))
 
     def replace(self, name: str | None = None, **updates: float) -> "Parameters":
         """A copy with some values changed; keys may use '__' for '.' (``ddp__compute_slowdown``)."""

@@ -107,6 +107,13 @@ class PresetRouter(Router):
         """Identical servers: the cluster's :class:`ClusterInfo` with ``hosts`` counting the servers."""
         return replace(self.info, hosts=len(hosts & set(range(self.cluster.nodes))))
 
+    @cached_property
+    def _link_objects(self) -> np.ndarray:
+        """Every link id as one shared Python int (an object array): large groups' routes refer to
+        these instead of holding an int object per entry (most of a 16384-GPU plan's memory)."""
+        import numpy as np
+        return np.array(range(len(self.capacity_Bps)), dtype=object)
+
     # ----------------------------------------------------------------- graph views
     @cached_property
     def G(self):                                    # noqa: N802 (Router's name)
@@ -188,13 +195,14 @@ class PresetRouter(Router):
         order = np.argsort(keys, kind="stable")            # pairs grouped by shape, in pair order
         ordered = keys[order]
         bounds = np.concatenate(([0], np.flatnonzero(ordered[1:] != ordered[:-1]) + 1, [len(keys)]))
+        ids = self._link_objects
         kinds = set()
         routes: list[tuple[int, ...]] = []           # grouped by shape
         for s, key in enumerate(ordered[bounds[:-1]].tolist()):
             shape = self._shape(*self._unkey(key))
             kinds.add(shape.kind_id)
             members = order[bounds[s]:bounds[s + 1]]
-            rows = shape.links(hs[members], hd[members], gs[members], gd[members])
+            rows = ids[shape.links(hs[members], hd[members], gs[members], gd[members])]   # shared int objects
             routes += zip(*rows.T.tolist()) if rows.shape[1] else [()] * len(members)   # tuples, no lists
         place = np.empty(len(order), dtype=np.int64)
         place[order] = np.arange(len(order))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from itertools import chain
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from simulator.core.arrays import use_arrays
 
@@ -46,6 +46,10 @@ class LinkUses:
             return cls(links=links, counts=per_link[links].astype(float))
         links, counts = np.unique(flat, return_counts=True)
         return cls(links=links, counts=counts.astype(float))
+
+    def ids_once(self) -> Sequence[int]:
+        """The link ids, for one pass: the tuple if held, else a list that is not kept (memory)."""
+        return self._ids if self._ids is not None else self._links.tolist()
 
     @property
     def link_ids(self) -> tuple[int, ...]:

@@ -85,7 +85,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from operator import mul
 from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping, Sequence
@@ -246,7 +245,11 @@ class Parameters:
     def achievable_Bps(self, capacity_Bps: Sequence[float], link_classes: Sequence[str]) -> list[float]:
         """Each link's datasheet bandwidth times its class's efficiency (bytes/s)."""
         eff = {k: self.link_efficiency(k) for k in set(link_classes)}
-        return list(map(mul, map(float, capacity_Bps), map(eff.__getitem__, link_classes)))
+        # one float object per distinct (bandwidth, class): a 16384-GPU table has 10^5 links, a few values
+        usable: dict[tuple[float, str], float] = {}
+        for pair in set(zip(capacity_Bps, link_classes)):
+            usable[pair] = float(pair[0]) * eff[pair[1]]
+        return list(map(usable.__getitem__, zip(capacity_Bps, link_classes)))
 
     def replace(self, name: str | None = None, **updates: float) -> "Parameters":
         """A copy with some values changed; keys may use '__' for '.' (``ddp__compute_slowdown``)."""

@@ -103,5 +103,5 @@ def link_classes(model: CostModel, plan) -> list[str]:
     """The link classes (nvlink, pcie, net, ...) a plan's flows cross."""
     kinds: set[str] = set()
     for g in plan.groups:
-        kinds.update(map(model.router.kind.__getitem__, g.uses.link_ids))
+        kinds.update(map(model.router.kind.__getitem__, g.uses.ids_once()))
     return sorted(map(str, kinds))

@@ -80,6 +80,8 @@ def test_link_uses_forms_agree(monkeypatch):
     assert plain.link_counts == big.link_counts == (2.0, 1.0, 1.0, 1.0, 2.0, 1.0, 1.0)
     assert plain.links.tolist() == big.links.tolist() and plain.counts.tolist() == big.counts.tolist()
     assert len(plain) == len(big) == 7
+    assert plain.span() == big.span() == (1, 9) and LinkUses.of([()]).span() == (-1, -1)
+    assert list(plain.ids_once()) == list(big.ids_once()) == [1, 2, 3, 4, 5, 6, 9]
 
 
 def test_group_rates_of_no_group_and_of_a_linkless_capped_group():

@@ -89,3 +89,21 @@ def test_tables_refuse_what_the_graph_refuses(kw, field):
         with pytest.raises(InputError) as e:
             make("dgx-h100", **kw)
         assert e.value.field == field
+
+
+@pytest.mark.parametrize("preset, nodes, kw, hosts", [
+    ("dgx-h100", 4, dict(fabric=FabricSpec(hosts_per_leaf=2, oversubscription=2)), (0, 2)),
+    ("pcie-gen4", 3, dict(gpus_per_node=4), (1, 2)),
+])
+def test_a_jobs_view_routes_as_its_own_subgraph(preset, nodes, kw, hosts):
+    """Router.for_hosts (how shared clusters plan each job, no graph) sees what the router of the
+    cluster's graph restricted to the job's servers sees: GPUs, info, routes (by node names)."""
+    from simulator.training.cluster import job_graph
+    view = router_for(topologies.prepare(preset, nodes=nodes, **kw)).for_hosts(hosts)
+    own = Router(job_graph(topologies.build(preset, nodes=nodes, **kw), hosts))
+    assert view.gpus == own.gpus and view.info == own.info
+    assert NcclInputs.from_router(view) == NcclInputs.from_router(own)
+    for a, b in itertools.product(own.gpus, repeat=2):
+        assert view.path(a, b) == own.path(a, b)
+    graph_view = Router(topologies.build(preset, nodes=nodes, **kw)).for_hosts(hosts)
+    assert graph_view.gpus == own.gpus and graph_view.info == own.info

@@ -62,11 +62,13 @@ def test_ddp_with_measured_compute_baseline(ddp):
 
 def test_two_gpu_calibration_predicts_four_gpus_in_the_bandwidth_regime():
     """Shipped 2-GPU calibration (fitted on the pooled 2-GPU campaigns only) against the pooled
-    4-GPU campaigns, >= 16 MiB: docs/accuracy.md section 3 (2.3% median, 90% coverage when written)."""
+    4-GPU campaigns, >= 16 MiB: docs/accuracy.md section 3 (2.3% median, 86% coverage of intervals 27%
+    wide when written: the calibration's residual quantiles of that size band, not of all sizes)."""
     from validation import transfer
     pooled = [q for q in transfer.pooled_points([data_path(f"{CAMPAIGN}/coll_world4.jsonl"),
                                                  data_path(f"{CAMPAIGN}/coll_world4_r15.jsonl")])
               if q.point.size_bytes >= 1 << 24]
     rows = transfer.score(pooled, Predictor(TOPO, load_calibration("h200-nvlink-2gpu")))
     s = transfer.stats(rows)
-    assert s["points"] == 98 and s["median_pct"] < 3.0 and s["coverage_pct"] > 85
+    assert s["points"] == 98 and s["median_pct"] < 3.0 and s["coverage_pct"] > 80
+    assert s["median_width_pct"] < 30

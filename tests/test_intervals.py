@@ -21,12 +21,12 @@ import topologies
 TRUE = {"call_overhead_s": 20e-6, "rank_overhead_s": 5e-6, "link_efficiency.nvlink": 0.7}
 
 
-def points(params: Parameters, worlds=(2,)) -> list[CollMeasurement]:
+def points(params: Parameters, worlds=(2,), step: int = 3) -> list[CollMeasurement]:
     pred = Predictor(Topo("hgx-h200"), params)
     out = []
     for world in worlds:
         for op in ("all_reduce", "all_gather", "broadcast"):
-            for k in range(2, 31, 3):
+            for k in range(2, 31, step):
                 p = CollMeasurement(op, world, 2**k * world, 1.0, None, None)
                 t = pred.predict(p).predicted_s
                 out.append(CollMeasurement(op, world, p.size_bytes, t, None, None, min_s=0.97 * t, max_s=1.05 * t))
@@ -91,6 +91,13 @@ def test_calibration_file_round_trips_its_uncertainty(fit2, tmp_path):
      "uncertainty.residual.latency"),
     ({"keys": ["call_overhead_s"], "scale": [1e-5], "cov": [[1, 2]],
       "residual": {"latency": [0, 0, 0], "bandwidth": [0, 0, 0]}}, "uncertainty.cov"),
+    ({"keys": [], "scale": [], "cov": [], "residual": {"latency": [0, 0, 0], "bandwidth": [0, 0, 0],
+                                                       "by_size": {"edges_bytes": [65536], "q": [[0, 0, 0]]}}},
+     "uncertainty.residual.by_size"),
+    ({"keys": [], "scale": [], "cov": [], "residual": {"latency": [0, 0, 0], "bandwidth": [0, 0, 0],
+                                                       "by_size": {"edges_bytes": [65536],
+                                                                   "q": [[0, 0, 0], [0.1, 0, 0]]}}},
+     "uncertainty.residual.by_size.q[1]"),
 ])
 def test_bad_uncertainty_blocks_name_the_field(block, field):
     with pytest.raises(InputError) as e:
@@ -144,3 +151,35 @@ def test_ddp_json_carries_the_iteration_interval(capsys):
     row = json.loads(capsys.readouterr().out)
     assert row["iteration_lo_s"] <= row["iteration_s"] <= row["iteration_hi_s"]
     assert row["iteration_hi_s"] > row["iteration_lo_s"]
+
+
+def test_size_band_residuals_replace_the_regime_mix():
+    u = Uncertainty.from_block({"keys": [], "scale": [], "cov": [],
+                                "residual": {"latency": [-0.5, 0.0, 0.5], "bandwidth": [-0.3, 0.0, 0.3],
+                                             "by_size": {"edges_bytes": [65536, 16777216],
+                                                         "q": [[-0.4, 0.1, 0.6], [-0.2, 0.0, 0.2],
+                                                               [-0.03, 0.0, 0.02]]}}})
+    assert u.bounds(1.0, 1.0, 0.0, size_bytes=4) == pytest.approx((np.exp(-0.4), np.exp(0.6)))
+    assert u.bounds(1.0, 0.5, 0.0, size_bytes=1 << 20) == pytest.approx((np.exp(-0.2), np.exp(0.2)))
+    assert u.bounds(1.0, 0.0, 0.0, size_bytes=1 << 30) == pytest.approx((np.exp(-0.03), np.exp(0.02)))
+    assert u.bounds(1.0, 0.0, 0.0) == pytest.approx((np.exp(-0.3), np.exp(0.3)))      # size unknown: regimes
+    back = Uncertainty.from_block(check_block(u.to_block()))
+    assert back.size_edges_bytes == u.size_edges_bytes and back.size_residual == u.size_residual
+
+
+def test_calibration_intervals_are_narrow_where_runs_reproduce():
+    """Residuals of a few percent at large sizes and tens of percent at small ones: the fit's intervals
+    follow the size band (a latency share alone would give large sizes the small sizes' spread)."""
+    truth = Parameters().with_values(TRUE)
+    rng = np.random.default_rng(7)
+    noisy = []
+    for p in points(truth, step=1):
+        sd = 0.3 if p.size_bytes < 1 << 16 else 0.1 if p.size_bytes < 1 << 24 else 0.01
+        t = p.time_s * float(np.exp(rng.normal(0.0, sd)))
+        noisy.append(CollMeasurement(p.op, p.world, p.size_bytes, t, None, None,     # repetitions spread as
+                                     min_s=t * np.exp(-2 * sd), max_s=t * np.exp(2 * sd)))  # the noise
+    fit = calibrate(noisy, Predictor(Topo("hgx-h200"), Parameters()))
+    assert fit.uncertainty.size_edges_bytes == (1 << 16, 1 << 24)
+    small, big = _interval(fit.params, 2, 1024), _interval(fit.params, 2, 1 << 30)
+    width = lambda r: (r.time_hi_s - r.time_lo_s) / r.time_s
+    assert width(big) < 0.15 < width(small)

@@ -198,18 +198,30 @@ def domain_of(predictor: Predictor, comps: Sequence[Comparison]) -> dict:
             "ops": sorted({p.op for p in pts})}
 
 
+SIZE_EDGES_BYTES = (1 << 16, 1 << 24)
+"""Size bands of the residual quantiles (< 64 KiB, 64 KiB - 16 MiB, >= 16 MiB: the report's bands)."""
+MIN_BAND_POINTS = 10
+"""Fewer points than this in any band: no per-band quantiles, the latency/bandwidth mix applies."""
+
+
 def residual_quantiles(comps: Sequence[Comparison], predictor: Predictor, level: float = LEVEL) -> dict:
-    """Quantiles of log(measured / predicted) for latency- and bandwidth-bound points."""
+    """Quantiles of log(measured / predicted) for latency- and bandwidth-bound points, and per size
+    band (``by_size``) when every band has MIN_BAND_POINTS points."""
     lat, bw = [], []
+    bands: list[list[float]] = [[] for _ in range(len(SIZE_EDGES_BYTES) + 1)]
     for c in comps:
         s = predictor.setup(c.point)[0].shape(c.point.op, c.algo, c.proto)
         r = float(np.log(c.point.time_s / c.predicted_s))
         (lat if s.alpha_s >= c.point.size_bytes * s.beta_s_per_byte else bw).append(r)
+        bands[sum(c.point.size_bytes >= e for e in SIZE_EDGES_BYTES)].append(r)
     q = (0.5 - level / 2, 0.5, 0.5 + level / 2)
-    out = {}
+    out: dict = {}
     for name, vals, other in (("latency", lat, bw), ("bandwidth", bw, lat)):
         v = vals or other
         out[name] = [float(x) for x in np.quantile(v, q)] if v else [0.0, 0.0, 0.0]
+    if all(len(b) >= MIN_BAND_POINTS for b in bands):
+        out["by_size"] = {"edges_bytes": list(SIZE_EDGES_BYTES),
+                          "q": [[float(x) for x in np.quantile(b, q)] for b in bands]}
     return out
 
 
@@ -273,8 +285,9 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
                     for v in verdicts]
     cov = posterior(J1, noise, np.array([prior_sd(k) for k in touched])) if touched else np.zeros((0, 0))
     dom = domain_of(predictor, usable)
-    unc = Uncertainty(tuple(touched), np.array([scale(k) for k in touched]), cov,
-                      residual_quantiles(after, predictor.with_params(params)), dom)
+    unc = Uncertainty.from_block({"keys": list(touched), "scale": [scale(k) for k in touched], "cov": cov,
+                                  "residual": residual_quantiles(after, predictor.with_params(params)),
+                                  "domain": dom})
     params = params.with_values({}, name=name).with_uncertainty(unc.to_block())
     verdicts = [v for v in verdicts if v.key in touched or keys is not None]
     return Fit(params, tuple(fit_keys), summary(usable), summary(after), tuple(after), len(skipped),

@@ -23,6 +23,7 @@ import numpy as np
 
 from simulator.collectives.params import Parameters
 from simulator.collectives.uncertainty import LEVEL
+from validation.calibrate import SIZE_EDGES_BYTES
 from validation.compare import Predictor, compare, dataset_points, topo_from_hint
 from validation.parsers import CollMeasurement, read_jsonl
 
@@ -80,21 +81,30 @@ def uncertainty_block(res: Sequence[Residuals], level: float = LEVEL) -> dict:
             "domain": {}}
 
 
+def band_of(size_bytes: np.ndarray) -> np.ndarray:
+    """Index of each size's band (SIZE_EDGES_BYTES: < 64 KiB, 64 KiB - 16 MiB, >= 16 MiB)."""
+    return np.searchsorted(np.array(SIZE_EDGES_BYTES), size_bytes, side="right")
+
+
 def _equalised(x: np.ndarray, n: int = 64) -> np.ndarray:
     """``n`` values with the same distribution as ``x`` (its quantiles), so datasets weigh alike."""
     return np.quantile(x, np.linspace(0, 1, n)) if len(x) else np.zeros(0)
 
 
+def leave_one_out_intervals(res: Sequence[Residuals], level: float = LEVEL) -> dict[str, tuple[np.ndarray, ...]]:
+    """Per dataset: (size_bytes, inside the interval, interval width over the prediction) of each
+    point, the regimes' quantiles computed from the other datasets only."""
+    out = {}
+    for i, r in enumerate(res):
+        q = uncertainty_block([x for j, x in enumerate(res) if j != i], level)["residual"]
+        lo = np.where(r.latency_bound, q["latency"][0], q["bandwidth"][0])
+        hi = np.where(r.latency_bound, q["latency"][2], q["bandwidth"][2])
+        out[r.name] = (r.size_bytes, (lo <= r.log_ratio) & (r.log_ratio <= hi), np.exp(hi) - np.exp(lo))
+    return out
+
+
 def leave_one_out_coverage(res: Sequence[Residuals], level: float = LEVEL) -> dict[str, tuple[float, float]]:
     """Per dataset: (share of its points inside the interval, median interval width over the
     prediction), with the quantiles computed from the other datasets only."""
-    out = {}
-    for i, r in enumerate(res):
-        block = uncertainty_block([q for j, q in enumerate(res) if j != i], level)["residual"]
-        inside, width = [], []
-        for x, lat in zip(r.log_ratio, r.latency_bound):
-            lo, _, hi = block["latency" if lat else "bandwidth"]
-            inside.append(lo <= x <= hi)
-            width.append(np.exp(hi) - np.exp(lo))
-        out[r.name] = (float(np.mean(inside) * 100), float(np.median(width) * 100))
-    return out
+    return {name: (float(np.mean(inside) * 100), float(np.median(width) * 100))
+            for name, (_, inside, width) in leave_one_out_intervals(res, level).items()}

@@ -12,7 +12,12 @@ A calibration file carries an ``uncertainty`` block, written by ``gpunetsim cali
   one that does not (2 GPUs again) a narrow one.
 - ``residual``: quantiles (lower, median, upper at the level) of log(measured / predicted) that the
   parameters do not explain, for latency-bound and bandwidth-bound points. Prediction mixes them by
-  the share of the predicted time that is latency.
+  the share of the predicted time that is latency. Optional ``residual.by_size``
+  (``{"edges_bytes": [65536, 16777216], "q": [[lo, median, hi], ...]}``, one row per size band, one
+  more than the edges) gives the quantiles per size band instead, which the prediction then uses:
+  a calibration's residuals are bimodal host noise of tens of microseconds at small sizes and a few
+  percent where the runs reproduce to ~1%, and a latency share alone (which grows with the ranks for
+  the same size) mixes the two.
 - ``domain``: what the calibration was fitted on (world sizes, hop classes, sizes, operations);
   predictions outside it are extrapolations, and say so.
 
@@ -51,6 +56,8 @@ class Uncertainty:
     residual: Mapping[str, tuple[float, float, float]]   # regime -> log quantiles (lo, median, hi)
     domain: Mapping
     level: float = LEVEL
+    size_edges_bytes: tuple[float, ...] = ()                 # size bands' upper edges (by_size)
+    size_residual: tuple[tuple[float, float, float], ...] = ()   # quantiles per size band
 
     @property
     def z(self) -> float:
@@ -63,10 +70,20 @@ class Uncertainty:
         a, b = self.residual["latency"], self.residual["bandwidth"]
         return tuple(f * x + (1 - f) * y for x, y in zip(a, b))   # type: ignore[return-value]
 
-    def bounds(self, time_s: float, latency_share: float, param_sd: float) -> tuple[float, float]:
-        """(low, high) seconds around ``time_s``: residual quantiles and the parameters' spread
-        (``param_sd``: standard deviation of log time), added in quadrature on either side."""
-        lo, mid, hi = self.residual_at(latency_share)
+    def residual_for(self, latency_share: float, size_bytes: float | None = None) -> tuple[float, float, float]:
+        """Residual quantiles of one prediction: its size band's when the block has them, else the
+        latency/bandwidth mix (:meth:`residual_at`)."""
+        if self.size_residual and size_bytes is not None:
+            band = sum(size_bytes >= e for e in self.size_edges_bytes)
+            return self.size_residual[band]
+        return self.residual_at(latency_share)
+
+    def bounds(self, time_s: float, latency_share: float, param_sd: float,
+               size_bytes: float | None = None) -> tuple[float, float]:
+        """(low, high) seconds around ``time_s``: residual quantiles (of the size band, when known)
+        and the parameters' spread (``param_sd``: standard deviation of log time), added in
+        quadrature on either side."""
+        lo, mid, hi = self.residual_for(latency_share, size_bytes)
         zs = self.z * param_sd
         return (time_s * math.exp(mid - math.hypot(mid - lo, zs)),
                 time_s * math.exp(mid + math.hypot(hi - mid, zs)))
@@ -89,7 +106,10 @@ class Uncertainty:
     def to_block(self) -> dict:
         return {"level": self.level, "keys": list(self.keys), "scale": [float(x) for x in self.scale],
                 "cov": [[float(f"{x:.6g}") for x in row] for row in self.cov],
-                "residual": {r: [float(x) for x in self.residual[r]] for r in REGIMES},
+                "residual": {**{r: [float(x) for x in self.residual[r]] for r in REGIMES},
+                             **({"by_size": {"edges_bytes": [int(e) for e in self.size_edges_bytes],
+                                             "q": [[float(x) for x in q] for q in self.size_residual]}}
+                                if self.size_residual else {})},
                 "domain": dict(self.domain)}
 
     @classmethod
@@ -97,11 +117,14 @@ class Uncertainty:
         keys = tuple(block.get("keys", ()))
         residual = {r: tuple(block["residual"][r]) for r in REGIMES}
         domain, level = dict(block.get("domain", {})), float(block.get("level", LEVEL))
+        by_size = block["residual"].get("by_size") or {}
+        bands = (tuple(float(e) for e in by_size.get("edges_bytes", ())),
+                 tuple(tuple(q) for q in by_size.get("q", ())))
         if not keys:                 # residual spread only (the datasheet's): no arrays, no numpy
-            return cls(keys, (), (), residual, domain, level)
+            return cls(keys, (), (), residual, domain, level, *bands)
         import numpy as np
         cov = np.array(block.get("cov", []), dtype=float).reshape(len(keys), len(keys))
-        return cls(keys, np.array(block.get("scale", []), dtype=float), cov, residual, domain, level)
+        return cls(keys, np.array(block.get("scale", []), dtype=float), cov, residual, domain, level, *bands)
 
 
 def check_block(block: object, source: str | None = None) -> Mapping:
@@ -124,12 +147,22 @@ def check_block(block: object, source: str | None = None) -> Mapping:
     res = block.get("residual")
     if not isinstance(res, Mapping) or any(r not in res for r in REGIMES):
         raise bad("needs 'latency' and 'bandwidth' quantiles [low, median, high]", "residual", res)
-    for r in REGIMES:
-        q = res[r]
+    def quantiles(q: object, field: str) -> None:
         if (not isinstance(q, list) or len(q) != 3 or not all(isinstance(x, (int, float)) for x in q)
                 or not q[0] <= q[1] <= q[2]):
-            raise bad("needs three increasing numbers [low, median, high] (log of measured/predicted)",
-                      f"residual.{r}", q)
+            raise bad("needs three increasing numbers [low, median, high] (log of measured/predicted)", field, q)
+    for r in REGIMES:
+        quantiles(res[r], f"residual.{r}")
+    by_size = res.get("by_size")
+    if by_size is not None:
+        edges = by_size.get("edges_bytes") if isinstance(by_size, Mapping) else None
+        rows = by_size.get("q") if isinstance(by_size, Mapping) else None
+        if (not isinstance(edges, list) or not all(isinstance(e, (int, float)) and e > 0 for e in edges)
+                or sorted(edges) != edges or not isinstance(rows, list) or len(rows) != len(edges) + 1):
+            raise bad("needs increasing positive 'edges_bytes' and one quantile row more than edges in 'q'",
+                      "residual.by_size", by_size)
+        for i, q in enumerate(rows):
+            quantiles(q, f"residual.by_size.q[{i}]")
     level = block.get("level", LEVEL)
     if not isinstance(level, (int, float)) or not 0 < level < 1:
         raise bad("must lie between 0 and 1", "level", level)

@@ -84,7 +84,7 @@ class IntervalModel:
         if not (t_cf > 0 and math.isfinite(t_cf)):
             return Interval(t, t)
         sd = self._param_sd(s, size_bytes, t_cf) if s.d_alpha else 0.0
-        lo, hi = self.unc.bounds(t, s.alpha_s / t_cf, sd)
+        lo, hi = self.unc.bounds(t, s.alpha_s / t_cf, sd, size_bytes)
         plan = self.model.planner.plan(op, algo, proto)
         classes = self._classes.get((op, algo, proto))
         if classes is None:

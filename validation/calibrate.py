@@ -276,7 +276,10 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
                                 f"its prior +-{prior_sd(v.key):.2g}") if v.key in weak else v
                         for v in verdicts for sdv in [weak.get(v.key, 0.0)]]
             fit_keys = [k for k in fit_keys if k not in weak]
-            params, _ = _fit(ev, predictor.params, measured, sd, fit_keys, prior_weight)
+            # from the fit so far, the weak keys back at their prior (a restart from the prior can
+            # stop at the iteration cap far from the optimum the first fit had found)
+            restart = params.with_values({k: predictor.params[k] for k in weak})
+            params, _ = _fit(ev, restart, measured, sd, fit_keys, prior_weight)
             after, _ = compare(pts, predictor.with_params(params))
     if fit_keys:
         spread = dict(zip(fit_keys, data_sd(J1[:, [touched.index(k) for k in fit_keys]], noise)))

@@ -233,6 +233,26 @@ def _band_ratios(parts: Sequence[Part]) -> tuple[str, str]:
     return rng(1 << 24, 1 << 28), rng(1 << 30, 1 << 62)
 
 
+def _beyond_ring(parts: Sequence[Part]) -> list[str]:
+    """Multi-server datasets whose measured all_reduce bus bandwidth exceeds what a ring can get through
+    the servers' NICs, at sizes where the model runs a ring: NCCL ran something else (a tree)."""
+    from topologies.presets import SERVERS
+    from simulator.core.vocabulary import busbw_factor
+    out = []
+    for part in parts:
+        topo = part.predictor.topo
+        if topo.nodes < 2 or topo.preset not in SERVERS:
+            continue
+        nic_Bps = (topo.nic_Bps or SERVERS[topo.preset].nic_Bps) * SERVERS[topo.preset].nics
+        ratios = [p.size_bytes / p.time_s * busbw_factor(p.op, p.world) / nic_Bps
+                  for p, c in ((p, part.predictor.predict(p)) for p in part.points
+                               if p.op == "all_reduce" and p.size_bytes >= SCORE_MIN_BYTES)
+                  if c is not None and c.algo == "ring"]
+        if ratios and max(ratios) > 1.0:
+            out.append(f"{part.label} (bus bandwidth up to {max(ratios):.2f}x its servers' NIC bandwidth)")
+    return out
+
+
 def calibration_path(group: str, shipped_dir: Path) -> Path:
     return shipped_dir / f"corpus-{group}.json"
 
@@ -294,8 +314,9 @@ def section(data_dir: Path, shipped_dir: Path, write_calibrations: bool = False)
               f"per-dataset medians of measured/predicted span {mid} at 16-256 MiB and {top} from 1 GiB: the model "
               "falls short most where messages are many and short): the model lacks a per-fabric message cost (EFA's SRD and TCPX's offload paths versus "
               "verbs), which the topology cannot name yet, so it ships as a named calibration, not as a default. "
-              "Other missing features the rows point at: NCCL's algorithm choice on 2-node A100 clusters of "
-              "newer NCCL (p4de exceeds the ring's NIC bound: a tree), PCIe clusters without peer-to-peer "
+              "Other missing features the rows point at: NCCL's algorithm choice where a ring cannot explain "
+              "the measurement (" + ("; ".join(_beyond_ring(parts)) or "none") + ", where the model runs a ring: "
+              "NCCL ran a tree), PCIe clusters without peer-to-peer "
               "that run faster (2080 Ti) and slower (RTX 4090, two container runtimes on one host "
               "differing) than host-memory copies predict, and a socket run whose header calls its configuration "
               "suspect."]

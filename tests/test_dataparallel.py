@@ -10,8 +10,8 @@ import topologies
 from simulator.collectives.params import Parameters
 from simulator.core.errors import InputError
 from simulator.network.closed_form import CostModel
-from simulator.training.dataparallel import (COALESCE_BYTES, DPFacts, chunk_sizes, simulate_dataparallel,
-                                             transfer_time_s)
+from simulator.training.dataparallel import (COALESCE_BYTES, DPFacts, chunk_sizes, parallel_apply_s,
+                                             simulate_dataparallel, transfer_time_s)
 from simulator.training.workload import ParamGrad, Workload
 from simulator.training.zoo import zoo_workload
 
@@ -75,23 +75,71 @@ def test_one_peer_copy_by_hand(h200) -> None:
 
 
 def test_threads_contend_for_forward_launches(h200) -> None:
-    w = toy(host_s=0.008)
-    free = simulate_dataparallel(CostModel(h200[4].router, Parameters().replace(dp__thread_contention=0.0)), w)
-    gil = simulate_dataparallel(CostModel(h200[4].router, Parameters().replace(dp__thread_contention=2.0)), w)
+    w = toy(host_s=0.008, forward_ops=200)
+    base = Parameters().replace(dp__fresh_thread_s=0.0)       # no fresh-thread cost: the queue alone
+    free = simulate_dataparallel(CostModel(h200[4].router, base.replace(dp__lock_handoff_s=0.0)), w)
+    gil = simulate_dataparallel(CostModel(h200[4].router, base.replace(dp__lock_handoff_s=100e-6)), w)
     p = Parameters()
+    # no hand-off cost: the four threads overlap; only their staggered starts and one join show
     assert {x.name: x.host_s for x in free.phases}["forward"] == pytest.approx(0.008 + 4 * p["dp.thread_s"])
-    assert {x.name: x.host_s for x in gil.phases}["forward"] == pytest.approx(
-        0.008 + 2 * 2.0 * (0.008 + 0.010) + 4 * p["dp.thread_s"])     # log2(4) doublings
+    assert {x.name: x.host_s for x in gil.phases}["forward"] > 0.008 + 4 * p["dp.thread_s"]
     assert gil.iteration_s == pytest.approx(gil.host_path_s) and gil.limit.startswith("host-bound")
     assert gil.iteration_s > free.iteration_s
 
 
+@pytest.mark.parametrize("threads, share, expected", [
+    (1, 0.5, 0.030 + 0.006),              # one thread: cold start + launch, no hand-off
+    (3, 0.0, 2 * 0.001 + 0.030 + 0.006),  # cold starts in parallel; last thread started 2 ms late
+    (3, 1.0, 3 * 0.030 + 0.006),          # cold starts one after the other under the lock
+])
+def test_parallel_apply_by_hand(threads: int, share: float, expected: float) -> None:
+    """Hand-computed cases with no hand-off cost (lock taken back for free)."""
+    start = 0.001 if share == 0.0 else 0.0
+    assert parallel_apply_s(threads, 0.006, 10, 0.030, share, 0.0, start) == pytest.approx(expected)
+
+
+def test_hand_offs_queue_as_threads_are_added() -> None:
+    """Launch only (no cold start), 100 operators of 50 us each, 20 us per hand-off: two threads
+    alternate (each operator pays one hand-off, the lock is busy 40 of every 70 us); from four
+    threads on the lock saturates and the time grows with their number."""
+    t = [parallel_apply_s(n, 0.005, 100, 0.0, 0.0, 20e-6, 0.0) for n in (1, 2, 4, 8)]
+    assert t[0] == pytest.approx(0.005)
+    assert t[1] == pytest.approx(0.005 + 100 * 20e-6, rel=0.05)
+    assert t[1] < t[2] < t[3]
+    assert t[3] == pytest.approx(8 * 100 * 20e-6, rel=0.05)      # saturated: every hand-off in a row
+
+
+def test_fresh_thread_cost_and_its_share_come_from_the_profile() -> None:
+    w = toy(host_s=0.008, forward_fresh_thread_host_s=0.05, forward_warm_thread_host_s=0.01, forward_ops=50,
+            forward_fresh_pair_host_s=0.08, forward_warm_pair_host_s=0.015)
+    f = DPFacts.from_workload(w, 40e-6)
+    assert f.cold_s == pytest.approx(0.04) and f.forward_ops == 50
+    assert f.cold_lock_share == pytest.approx(0.065 / 0.04 - 1)
+    unmeasured = DPFacts.from_workload(toy(host_s=0.008), 40e-6)
+    assert unmeasured.cold_s is None and unmeasured.cold_lock_share is None
+
+
+def test_unmeasured_fresh_thread_cost_is_the_parameter(h200) -> None:
+    """A workload without the thread diagnostics (the zoo's) pays ``dp.fresh_thread_s`` per thread."""
+    p = Parameters().replace(dp__lock_handoff_s=0.0, dp__cold_lock_share=0.0, dp__fresh_thread_s=0.03)
+    r = simulate_dataparallel(CostModel(h200[2].router, p), toy(host_s=0.008))
+    assert {x.name: x.host_s for x in r.phases}["forward"] == pytest.approx(0.03 + 0.008 + 2 * p["dp.thread_s"])
+
+
 @settings(max_examples=20, deadline=None)
-@given(gil=st.floats(0, 20), host=st.floats(0, 0.05), g=st.sampled_from([2, 4]))
-def test_never_faster_than_one_gpu(h200, gil: float, host: float, g: int) -> None:
-    m = CostModel(h200[g].router, Parameters().replace(dp__thread_contention=gil))
-    r = simulate_dataparallel(m, toy(host_s=host))
+@given(handoff=st.floats(0, 2e-4), share=st.floats(0, 1), host=st.floats(0, 0.05), g=st.sampled_from([2, 4]))
+def test_never_faster_than_one_gpu(h200, handoff: float, share: float, host: float, g: int) -> None:
+    m = CostModel(h200[g].router, Parameters().replace(dp__lock_handoff_s=handoff, dp__cold_lock_share=share))
+    r = simulate_dataparallel(m, toy(host_s=host, forward_fresh_thread_host_s=2 * host,
+                                     forward_warm_thread_host_s=host, forward_ops=30))
     assert r.iteration_s >= r.single_gpu_iteration_s * (1 - 1e-12)
+
+
+@settings(max_examples=20, deadline=None)
+@given(handoff=st.floats(0, 2e-4), share=st.floats(0, 1), cold=st.floats(0, 0.05))
+def test_more_threads_never_finish_sooner(handoff: float, share: float, cold: float) -> None:
+    t = [parallel_apply_s(n, 0.005, 40, cold, share, handoff, 50e-6) for n in (1, 2, 3, 4)]
+    assert all(b >= a * (1 - 1e-12) for a, b in zip(t, t[1:]))
 
 
 def test_single_server_only() -> None:

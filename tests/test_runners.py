@@ -187,6 +187,7 @@ def test_dp_sweep_records_ddp_profile_and_dataparallel_per_launch(tmp_path: Path
             assert prof["input_bytes_per_sample"] > 0 and prof["forward_host_s"] > 0
             assert prof["forward_fresh_thread_host_s"] > 0 and prof["forward_warm_thread_host_s"] > 0
             assert prof["forward_ops"] > 4      # at least the layers' matmuls and the loss
+            assert prof["forward_fresh_pair_host_s"] > 0 and prof["forward_warm_pair_host_s"] > 0
     from simulator.training.workload import workload_from_dict
     w = workload_from_dict(next(r for r in recs if r["kind"] == "dp_profile")["profile"])
     assert dict(w.extras)["param_tensors"] == len(w.params)

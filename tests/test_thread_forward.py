@@ -6,7 +6,8 @@ import threading
 
 import pytest
 
-from validation.runners.thread_forward import WorkerPool, in_fresh_thread, persistent_apply, thread_launch_s
+from validation.runners.thread_forward import (WorkerPool, in_fresh_thread, persistent_apply, thread_launch_s,
+                                               thread_pair_launch_s)
 
 
 def test_pool_threads_persist_and_fresh_threads_do_not() -> None:
@@ -68,3 +69,26 @@ def test_persistent_apply_matches_the_replicas_forwards_on_cpu() -> None:
     for m, x, o in zip(mods, xs, outs):
         assert torch.equal(o, m(x))
         assert o.requires_grad      # grad mode carried into the threads, as parallel_apply does
+
+
+@pytest.mark.parametrize("locked", [False, True])
+def test_thread_pair_launch_s_tells_parallel_from_queued_cold_starts(locked: bool) -> None:
+    """A cold start that sleeps with no lock held overlaps between two fresh threads; one under a
+    shared lock queues, so the fresh pair takes about two cold starts."""
+    import time
+    local, lock = threading.local(), threading.Lock()
+
+    def fn() -> None:
+        if not getattr(local, "warm", False):
+            if locked:
+                with lock:
+                    time.sleep(0.03)
+            else:
+                time.sleep(0.03)
+            local.warm = True
+    t = thread_pair_launch_s(fn, 3, lambda: None)
+    assert t["forward_warm_pair_host_s"] < 0.01
+    if locked:
+        assert t["forward_fresh_pair_host_s"] >= 0.06
+    else:
+        assert 0.03 <= t["forward_fresh_pair_host_s"] < 0.055

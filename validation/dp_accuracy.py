@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from simulator.collectives.params import Parameters, load_calibration
-from validation.dp_compare import HOST_KEYS, fit_host, leave_one_out, predict_ddp, predict_dp, read_dp, topology_for
+from validation.dp_compare import HOST_KEYS, borrow_diagnostics, fit_host, predict_ddp, predict_dp, read_dp
 from validation.host_calibrate import HostPredictor, errors_pct, fit, read_points
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -53,6 +53,9 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
     sets = [(f, d) for f, d in sets if d]
     if not sets:
         return ["No DataParallel records committed."], {}, base
+    donors = [d for _, data in sets for d in data]
+    sets = [(f, borrow_diagnostics(data, donors)) for f, data in sets]
+    sets = [(f, data) for f, data in sets if any(2 in d.dp_s for d in data)]   # 1-GPU diagnostics only: donors
     lines = ["Per model, the profile is the single-GPU run of each launch (median over launches; gradient "
              "ready times from the launch with the median backward); the measured iteration is the median "
              "over launches of each launch's median (launch range: (slowest - fastest) / median). Predictions "
@@ -69,6 +72,7 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     errs: dict[int, list[float]] = {}
     fit2: dict[int, list[float]] = {}
+    fit2_by: dict[str, list[float]] = {}
     cross: list[float] = []
     ds_errs, ratios, spreads = [], [], []
     fits = {f: fit_host(d, 2, base) for f, d in sets}
@@ -89,6 +93,7 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
                        _ms(lo), _pct(e_lo)]
                 if g > 2:     # the machine's own 2-GPU fit (every model), predicting more GPUs
                     fit2.setdefault(g, []).append(100 * abs(predict_dp(d, g, fits[f]).iteration_s / meas - 1))
+                    fit2_by.setdefault(f"dp_fit2_{f.name}_{g}", []).append(fit2[g][-1])
                 if other is not None:
                     cross.append(100 * abs(predict_dp(d, g, other).iteration_s / meas - 1))
                     row.append(_pct(cross[-1]))
@@ -109,36 +114,25 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
         lines += ["", f"On one GPU (DataParallel calls the module directly) the profile predicts the measured "
                       f"iteration to a median {_med(e1):.1f}% (worst {max(e1):.1f}%): the floor of what any "
                       "multi-GPU figure above can reach."]
-    for f, data in sets:
-        if all(2 in d.phases_host for d in data):
-            implied = [(d.model, *d.implied_contention(2)) for d in data]
-            lines += ["", f"`{f.name}`: extra host time of `parallel_apply` on 2 GPUs over the single-GPU launch, "
-                          "per (launch + GPU forward) time: " + ", ".join(f"{m} {a:.1f}" for m, a, _ in implied)
-                      + "; per launch time alone: " + ", ".join(f"{m} {b:.1f}" for m, _, b in implied)
-                      + "; fitted `dp.thread_contention` (all models, 2 GPUs) "
-                      + f"{fits[f]['dp.thread_contention']:.2f}."]
-    lines += ["", "The contention law (`dp.thread_contention` times log2 of the threads times the replica's launch "
-                  "plus GPU forward time, simulator.training.dataparallel) was chosen after seeing these runs: the "
-                  "coefficient is nearly the same for the models whose iteration the host paces, while the MLP's "
-                  "iteration is paced by its GPU path (replicate and reduce of its large parameters), so its lower "
-                  "value does not move its prediction; a law in launch time alone makes the MLP host-bound and "
-                  "wrong; and the 2-to-4-GPU growth of BERT and GPT-2 follows log2 of the threads, not their "
-                  "number. So leave-one-out tests the law's coefficient, not its form. The coefficient differs "
-                  "between the two machines (a property of the host, as the other-machine column shows). Why a "
-                  "waiting thread pays for the others' GPU time is not established by these runs. What PyTorch's "
-                  "source shows: `parallel_apply` starts a new Python thread per replica on every call, and the "
-                  "cuDNN v8 convolution execution-plan cache (`Conv_v8.cpp`, `thread_local BenchmarkCache`) and "
-                  "the cuDNN attention graph cache (`MHA.cpp`) are thread-local, so every replica thread of every "
-                  "iteration rebuilds the plan of every distinct convolution (shapes, strides, dtype) it runs (heuristics query and plan "
-                  "finalisation, with the GIL released, in parallel across threads), while single-GPU runs and the "
-                  "autograd engine's long-lived backward threads keep theirs. That is a per-thread cost which does "
-                  "not grow with the number of GPUs, the likely reason ResNet-50 (53 convolutions) stays flat from "
-                  "2 to 4 GPUs while the law above, multiplying by log2 of the threads, over-predicts it; the "
-                  "transformers' growth with the number of threads (about 35 ms per added GPU on the 4x H200 "
-                  "server) is most likely GIL hand-offs between the threads. The runner now measures "
-                  "both parts (a forward launched from a fresh vs a persistent thread on one GPU, and the replicas' "
-                  "forwards on persistent threads; `gpu_campaign.sh dpdiag`), tabled below when a dataset has "
-                  "them."]
+    lines += ["", "The forward law (simulator.training.dataparallel, `parallel_apply_s`): `parallel_apply` starts a "
+                  "new Python thread per GPU on every iteration, simulated as events: each thread pays its "
+                  "*fresh-thread cost* (measured on one GPU: a forward launched from a new thread minus one from a "
+                  "thread that already ran it, `forward_fresh_thread_host_s - forward_warm_thread_host_s`; "
+                  "PyTorch's thread-local caches, e.g. the cuDNN v8 convolution plans of `Conv_v8.cpp` and the cuDNN "
+                  "attention graphs of `MHA.cpp`, rebuilt by each new thread), a share `dp.cold_lock_share` of it "
+                  "under the host lock and the rest in parallel, so it does not grow with the number of GPUs unless "
+                  "it holds the lock; then it launches its forward (`forward_host_s`) as `forward_ops` operators, "
+                  "each releasing the GIL for its C++ work and retaking it, which costs `dp.lock_handoff_s` when "
+                  "another thread held it last: the *host-lock queue*, which grows with the threads. Per-model "
+                  "inputs come from the single-GPU profile and its thread diagnostics only; the two keys are global "
+                  "and fitted on 2-GPU runs (with `dp.replicate_s_per_tensor` and `dp.step_overhead_s`). Campaigns "
+                  "measured before the runner recorded the diagnostics (" + (", ".join(
+                      f"`{f.name}`" for f, data in sets if any(d.diagnostics_from for d in data)) or "none")
+              + ") take them from the same model and batch size in " + (", ".join(sorted(
+                  {f"`{d.diagnostics_from}`" for _, data in sets for d in data if d.diagnostics_from})) or "-")
+              + " (same GPU, torch and batch; another launch of the machine type)."]
+    lines += _queue_lines(sets)
+    lines += _share_preview(sets, base)
     lines += _thread_lines(sets)
     last_f, last = sets[-1]
     fitted = fits[last_f]
@@ -150,16 +144,108 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
     summary = {f"dp_loo_{g}": _med(v) for g, v in errs.items()}
     summary.update({f"dp_loo_max_{g}": max(v) for g, v in errs.items()})
     summary.update({f"dp_fit2_{g}": _med(v) for g, v in fit2.items()})
+    summary.update({k: _med(v) for k, v in fit2_by.items()})
     summary.update(dp_datasheet=_med(ds_errs), ratio=_med(ratios), ratio_max=max(ratios) if ratios else float("nan"),
                    launch_range=_med(spreads), cross=_med(cross))
     return lines, summary, fitted
+
+
+def _queue_lines(sets) -> list[str]:
+    """Both halves of the law against the diagnostics: the host-lock queue alone (persistent
+    threads: no fresh-thread cost), ``dp.lock_handoff_s`` fitted on the 2-GPU runs, predicting 3
+    and 4; and the share of the fresh-thread cost that queued on 2 GPUs, per model (not an input)."""
+    from scipy.optimize import minimize_scalar
+
+    from simulator.training.dataparallel import parallel_apply_s
+    out: list[str] = []
+    for f, data in sets:
+        rows = [d for d in data if d.persistent_host and d.has_diagnostics and "forward_ops" not in d.borrowed]
+        if not rows:
+            continue
+        p0 = Parameters()
+
+        def warm(d, g: int, handoff: float) -> float:
+            ex = dict(d.profile.extras)
+            return parallel_apply_s(g, float(ex["forward_warm_thread_host_s"]), int(ex["forward_ops"]), 0.0, 0.0,
+                                    handoff, p0["dp.thread_s"]) + p0["dp.thread_s"]
+        h = minimize_scalar(lambda x: sum(np.log(warm(d, 2, x) / d.persistent_host[2]) ** 2 for d in rows),
+                            bounds=(0.0, 1e-3), method="bounded").x
+        gs = sorted({g for d in rows for g in d.persistent_host})
+        out += ["", f"`{f.name}`, the host-lock queue alone: the replicas' forwards on persistent threads (warm caches, "
+                    f"no fresh-thread cost), measured vs simulated with `dp.lock_handoff_s` = {h * 1e6:.1f} us fitted on "
+                    "the 2-GPU runs (every model), ms; and the share of the fresh-thread cost that queued with 2 "
+                    "threads, ((fresh - persistent `parallel_apply` on 2 GPUs) / fresh-thread cost - 1; a check, not "
+                    "an input):", "",
+                "| model | operators | " + " | ".join(f"{g} GPUs meas. / sim. (err %)" for g in gs)
+                + " | fresh-thread cost (ms) | queued share on 2 GPUs |",
+                "|---|---|" + "---|" * len(gs) + "---|---|"]
+        errs: dict[int, list[float]] = {}
+        for d in rows:
+            ex = dict(d.profile.extras)
+            cells = [str(ex["forward_ops"])]
+            for g in gs:
+                m, sim = d.persistent_host[g], warm(d, g, h)
+                errs.setdefault(g, []).append(100 * abs(sim / m - 1))
+                cells.append(f"{_ms(m)} / {_ms(sim)} ({100 * (sim / m - 1):+.0f})")
+            cold = float(ex["forward_fresh_thread_host_s"]) - float(ex["forward_warm_thread_host_s"])
+            q = queued_share(d)
+            cells += [_ms(cold), "" if q is None else f"{q:.2f}"]
+            out.append("| " + " | ".join([d.model, *cells]) + " |")
+        out += ["", "Median error of the queue alone: " + ", ".join(
+            f"{g} GPUs {_med(v):.1f}%" for g, v in sorted(errs.items()) if g > 2) + " (fitted on 2)."]
+    return out
+
+
+def queued_share(d) -> float | None:
+    """The share of ``d``'s fresh-thread cost that queued between 2 threads in its 2-GPU runs:
+    (``parallel_apply`` with fresh threads - with persistent threads) / fresh-thread cost - 1."""
+    ex = dict(d.profile.extras)
+    if not d.persistent_host or 2 not in d.persistent_host or "forward_ops" in d.borrowed or not d.has_diagnostics:
+        return None
+    cold = float(ex["forward_fresh_thread_host_s"]) - float(ex["forward_warm_thread_host_s"])
+    return (d.phases_host[2]["parallel_apply"] - d.persistent_host[2]) / cold - 1 if cold > 0 else None
+
+
+def _share_preview(sets, base: Parameters) -> list[str]:
+    """What the law gives once the two-thread diagnostic measures each model's queued share, if it
+    measures what the 2-GPU runs imply: per-model information from 2 GPUs, so not a prediction."""
+    from dataclasses import replace
+    shares = {d.model: min(1.0, max(0.0, q)) for _, data in sets for d in data if (q := queued_share(d)) is not None}
+    if not shares:
+        return []
+    out: dict[int, list[float]] = {}
+    for _, data in sets:
+        injected = []
+        for d in data:
+            ex = dict(d.profile.extras)
+            if d.model not in shares or not d.has_diagnostics or "forward_fresh_pair_host_s" in ex:
+                injected.append(d)
+                continue
+            cold = float(ex["forward_fresh_thread_host_s"]) - float(ex["forward_warm_thread_host_s"])
+            ex |= {"forward_warm_pair_host_s": 0.0, "forward_fresh_pair_host_s": cold * (1 + shares[d.model])}
+            injected.append(replace(d, profile=replace(d.profile, extras=tuple(ex.items()))))
+        if not any(3 in d.dp_s or 4 in d.dp_s for d in injected):
+            continue
+        fitted = fit_host(injected, 2, base)
+        for d in injected:
+            for g in (3, 4):
+                if g in d.dp_s:
+                    out.setdefault(g, []).append(100 * abs(predict_dp(d, g, fitted).iteration_s / d.dp_median(g) - 1))
+    return ["", "Not a prediction, a preview: the same law with each model's queued share set to what its 2-GPU runs "
+                "imply (" + ", ".join(f"{m} {v:.2f}" for m, v in sorted(shares.items())) + ", clipped to 0-1), as "
+                "the single-GPU two-thread diagnostic (`gpu_campaign.sh dppair`, not yet run) would measure it if "
+                "it sees the same queue; host keys fitted on each machine's 2-GPU runs: median "
+                + ", ".join(f"{_med(v):.1f}% on {g} GPUs" for g, v in sorted(out.items()))
+                + ". The MLP stays under-predicted on 3 and 4 GPUs for another reason: its iteration is not paced "
+                  "by the forward, and its measured backward (with the reduce onto GPU 0) and replicate grow with "
+                  "the GPUs faster than predicted."]
 
 
 def _thread_lines(sets) -> list[str]:
     """Fresh vs persistent threads, for datasets whose runner measured them (``dpdiag``)."""
     out: list[str] = []
     for f, data in sets:
-        rows = [d for d in data if "forward_fresh_thread_host_s" in dict(d.profile.extras)]
+        rows = [d for d in data if d.has_diagnostics and "forward_ops" not in d.borrowed]
         if not rows:
             continue
         gs = sorted({g for d in rows for g in (d.persistent_host or {})})
@@ -255,11 +341,34 @@ def gloo_lines(folders: list[Path]) -> tuple[list[str], dict[str, float], Parame
                 out.setdefault("cpu4_lat", []).extend(small)  # type: ignore[union-attr]
             if not fitted_here and tensors == "cpu" and world not in (2, 4):
                 out.setdefault("cpu_other", []).extend(e)   # type: ignore[union-attr]
+                out.setdefault(f"cpu_w{world}", []).extend(e)   # type: ignore[union-attr]
+                out.setdefault(f"cpu_w{world}_bw", []).extend(big)   # type: ignore[union-attr]
+                out.setdefault(f"cpu_w{world}_lat", []).extend(small)   # type: ignore[union-attr]
             if not fitted_here and tensors == "cpu" and world == 4 and f == fit_f:
                 p = pred.predict(group, fitted)
                 detail += [f"| {pt.size_bytes} | {pt.time_s * 1e6:.1f} | {pt.spread_pct:.1f} | {t * 1e6:.1f} | "
                            f"{x:.1f} |" for pt, t, x in zip(group, p, e)]
+    own: list[str] = []
+    for f, pts in per:           # the same machine and session: fit on its own 2 processes, predict the rest
+        cpu = [p for p in pts if p.tensors == "cpu"]
+        others = sorted({p.world for p in cpu} - {2, 4})
+        if f == fit_f or not others or not any(p.world == 2 for p in cpu):
+            continue
+        local = fit([p for p in cpu if p.world == 2], pred)
+        for w in others:
+            group = [p for p in cpu if p.world == w]
+            e = errors_pct(group, pred.predict(group, local))
+            big = [x for pt, x in zip(group, e) if pt.size_bytes >= 16 * 2**20]
+            small = [x for pt, x in zip(group, e) if pt.size_bytes < 16 * 2**20]
+            out[f"own_w{w}"] = e                # type: ignore[assignment]
+            own.append(f"| {f.name} | {w} | {np.median(e):.1f} | {np.median(big):.1f} | {np.median(small):.1f} | "
+                       f"{max(e):.1f} |")
     summary = {k: float(np.median(v)) for k, v in out.items()}   # type: ignore[arg-type]
+    if own:
+        lines += ["", "The step-latency law's blind test on one machine: fitted on that campaign's own 2-process runs "
+                      "(CPU tensors), predicting its other process counts (measured in the same session, interleaved "
+                      "2, 3, 8, 2, 3, 8; % errors):", "",
+                  "| dataset | processes | median | >= 16 MiB | < 16 MiB | worst |", "|---|---|---|---|---|---|", *own]
     lines += ["", f"Per size, CPU tensors on 4 processes of `{fit_f.name}` (predicted):", "",
               "| size (B) | measured (us) | launch range % | predicted (us) | err % |", "|---|---|---|---|---|", *detail]
     lines += ["", "Fitted: " + ", ".join(f"`{k}` = {v:.3g}" for k, v in sorted(fitted.diff().items())) + "."]
@@ -305,7 +414,9 @@ def _section(write_calibration: bool) -> list[str]:
         if "dp_fit2_4" in ds:
             lines.append(f"- The same with the host parameters fitted on every model's 2-GPU runs of the same machine "
                          f"(fit on 2 GPUs, predict 4): median {ds['dp_fit2_4']:.1f}% on 4 GPUs, "
-                         f"{ds.get('dp_fit2_3', float('nan')):.1f}% on 3.")
+                         f"{ds.get('dp_fit2_3', float('nan')):.1f}% on 3 (per campaign: " + "; ".join(
+                             f"`{k[8:-2]}` {ds[k]:.1f}% on {k[-1]}" for k in sorted(ds) if k.startswith("dp_fit2_h"))
+                         + ").")
         lines.append(f"- With datasheet host parameters: median {ds['dp_datasheet']:.1f}%; with the host parameters of "
                      f"the other machine: {ds['cross']:.1f}%. Launches themselves spread by a median "
                      f"{ds['launch_range']:.1f}%.")
@@ -319,6 +430,14 @@ def _section(write_calibration: bool) -> list[str]:
                      "these sizes faster than 2 do, which a latency plus bytes-over-bandwidth line fitted on 2 "
                      "processes cannot know (CPU-cache effects are the likely cause, not measured).")
     if "cpu_other" in gs:
-        lines.append(f"- Gloo all-reduce on CPU tensors on process counts other than 2 and 4 (measured after the "
-                     f"step-latency law was chosen, so a blind test of it): median {gs['cpu_other']:.1f}%.")
+        worlds = sorted(int(k[5:]) for k in gs if k.startswith("cpu_w") and k[5:].isdigit())
+        lines.append("- Blind test of the step-latency law (a step on n processes costs H(n)/H(2) times a step on two, "
+                     "parameters fitted on 2 processes only; these process counts were measured after the law was "
+                     "chosen): " + "; ".join(f"{w} processes median {gs[f'cpu_w{w}']:.1f}% ({gs[f'cpu_w{w}_bw']:.1f}% "
+                                             f">= 16 MiB, {gs[f'cpu_w{w}_lat']:.1f}% below)" for w in worlds)
+                     + f"; all together {gs['cpu_other']:.1f}% (target {TARGET_GLOO:g}%, set for 4 processes: "
+                     f"{verdict(gs['cpu_other'], TARGET_GLOO)})" + ("; fitted on the same campaign's 2-process runs "
+                     "instead: " + ", ".join(f"{w} processes {gs[f'own_w{w}']:.1f}%" for w in worlds
+                                              if f"own_w{w}" in gs) if any(f"own_w{w}" in gs for w in worlds) else "")
+                     + ".")
     return lines

@@ -31,11 +31,18 @@ from simulator.core.inputs import read_jsonl
 from simulator.training.workload import Workload, workload_from_dict
 
 TIMED = ("forward_s", "backward_s", "optimizer_s", "forward_host_s", "backward_host_s", "optimizer_host_s",
-         "forward_fresh_thread_host_s", "forward_warm_thread_host_s")
-HOST_KEYS = ("dp.thread_contention", "dp.replicate_s_per_tensor", "dp.step_overhead_s")
-"""The DataParallel parameters :func:`fit_host` moves (Python costs a profile cannot see)."""
+         "forward_fresh_thread_host_s", "forward_warm_thread_host_s", "forward_fresh_pair_host_s",
+         "forward_warm_pair_host_s")
+HOST_KEYS = ("dp.lock_handoff_s", "dp.cold_lock_share", "dp.replicate_s_per_tensor", "dp.step_overhead_s")
+"""The DataParallel parameters :func:`fit_host` moves (Python costs a profile cannot see); every
+per-model input (launch times, operators, fresh-thread cost) comes from the single-GPU profile."""
 
-FIT_START = {"dp.thread_contention": 5.0}
+DIAGNOSTICS = ("forward_fresh_thread_host_s", "forward_warm_thread_host_s", "forward_ops")
+"""The single-GPU thread diagnostics of a profile (``gpu_campaign.sh dpdiag``)."""
+PAIR_DIAGNOSTICS = ("forward_fresh_pair_host_s", "forward_warm_pair_host_s")
+"""Two threads launching at once on one GPU (``gpu_campaign.sh dppair``): the cold cost's queued share."""
+
+FIT_START = {"dp.lock_handoff_s": 40e-6}
 
 #: Topology preset for a GPU name in the records (first matching word).
 GPU_TOPOLOGY = (("h200", "hgx-h200"), ("h100", "dgx-h100"), ("a100", "dgx-a100"), ("b200", "hgx-b200"))
@@ -54,17 +61,13 @@ class DPModelData:
     phases_host: dict[int, dict[str, float]]   # the same, host time until each step's call returned
     persistent_host: dict[int, float] | None = None   # GPUs -> median host time of the replicas' forwards
                                                       # on persistent threads (runs that measured it)
+    source: str = ""                                  # the dataset it was read from
+    diagnostics_from: str = ""                        # where borrowed thread diagnostics came from
+    borrowed: tuple[str, ...] = ()                    # the profile keys borrowed
 
-    def implied_contention(self, gpus: int) -> tuple[float, float]:
-        """``dp.thread_contention`` that this model's measured ``parallel_apply`` host time implies,
-        under the law used (extra per doubling of the threads / (launch + GPU forward)) and under a
-        law in launch time alone (extra per doubling / launch)."""
-        import math
-        f = self.profile
-        ex = dict(f.extras)
-        host = float(ex.get("forward_host_s", 0.0))
-        extra = (self.phases_host[gpus]["parallel_apply"] - host) / math.log2(gpus)
-        return extra / (host + f.forward_s), extra / host if host > 0 else float("nan")
+    @property
+    def has_diagnostics(self) -> bool:
+        return all(k in dict(self.profile.extras) for k in DIAGNOSTICS)
 
     def dp_median(self, gpus: int) -> float:
         return statistics.median(self.dp_s[gpus])
@@ -83,7 +86,8 @@ def _records(paths: Iterable[str | Path]) -> list[dict]:
 
 def read_dp(paths: Iterable[str | Path]) -> list[DPModelData]:
     """Per model: the median profile and the measured iterations of every launch."""
-    recs = _records(paths)
+    paths_l = list(paths)
+    recs = _records(paths_l)
     models = sorted({r["model"] for r in recs if r.get("kind") == "dp_profile"})
     out = []
     for m in models:
@@ -118,7 +122,33 @@ def read_dp(paths: Iterable[str | Path]) -> list[DPModelData]:
             return {g: {k: statistics.median(float(x[k]) for x in v) for k in v[0]} for g, v in groups.items()}
         out.append(DPModelData(m, str(profs[0].get("gpu") or ""), w, {g: tuple(v) for g, v in dp.items()},
                                {g: tuple(v) for g, v in ddp.items()}, med(ph), med(ph_host),
-                               {g: statistics.median(v) for g, v in persistent.items()} or None))
+                               {g: statistics.median(v) for g, v in persistent.items()} or None,
+                               Path(str(paths_l[0])).parent.name if paths_l else ""))
+    return out
+
+
+def borrow_diagnostics(data: Sequence[DPModelData], donors: Sequence[DPModelData]) -> list[DPModelData]:
+    """``data`` with the single-GPU thread diagnostics a profile lacks (campaigns measured before
+    the runner recorded them) taken from ``donors`` of the same model and batch size: the
+    fresh/warm triple from the first donor that has it, the two-thread pair likewise."""
+    from dataclasses import replace
+    out = []
+    for d in data:
+        ex = dict(d.profile.extras)
+        sources, keys_in = [], []
+        for keys in (DIAGNOSTICS, PAIR_DIAGNOSTICS):
+            if all(k in ex for k in keys):
+                continue
+            donor = next((o for o in donors if o.model == d.model and o.profile.batch_size == d.profile.batch_size
+                          and all(k in dict(o.profile.extras) for k in keys)), None)
+            if donor is not None:
+                ex |= {k: dict(donor.profile.extras)[k] for k in keys}
+                sources.append(donor.source)
+                keys_in += keys
+        if sources:
+            d = replace(d, profile=replace(d.profile, extras=tuple(ex.items())),
+                        diagnostics_from=", ".join(dict.fromkeys(sources)), borrowed=tuple(keys_in))
+        out.append(d)
     return out
 
 
@@ -177,5 +207,5 @@ def leave_one_out(data: Sequence[DPModelData], gpus: int, params: Parameters) ->
     return out
 
 
-__all__ = ["DPModelData", "HOST_KEYS", "fit_host", "leave_one_out", "predict_ddp", "predict_dp", "read_dp",
+__all__ = ["DIAGNOSTICS", "PAIR_DIAGNOSTICS", "DPModelData", "HOST_KEYS", "borrow_diagnostics", "fit_host", "leave_one_out", "predict_ddp", "predict_dp", "read_dp",
            "topology_for"]

@@ -42,10 +42,17 @@ Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless 
   ``dp.copy_latency_s`` 10 us (launching peer copies); ``dp.replicate_s_per_module`` 8 us and
   ``dp.replicate_s_per_tensor`` 3 us per replica (``replicate`` copies each module's
   ``__dict__`` in Python and wires each parameter and buffer: a few microseconds of interpreter
-  work each); ``dp.thread_contention`` 1.0 (extra host time of the forward per doubling of the
-  ``parallel_apply`` threads, as a multiple of one replica's launch plus GPU forward time: 1 means
-  two threads run their forwards one after the other, synchronously, behind Python's GIL;
-  measured DataParallel runs show 4 to 7 depending on the host, see docs/accuracy.md); ``dp.thread_s`` 50 us (starting and joining one ``parallel_apply`` thread);
+  work each); ``dp.lock_handoff_s`` 20 us (taking the GIL back
+  from another ``parallel_apply`` thread after an operator; paid once per operator per contended
+  acquisition, so the forwards' launches queue behind each other as threads are added);
+  ``dp.cold_lock_share`` 0.5 (the share of a fresh thread's cold cost, measured on one GPU as a
+  forward launched from a new thread minus one from a warm thread, that holds the GIL: 0 when
+  every replica thread rebuilds its caches in parallel, 1 when they do it one after the other;
+  both fitted on 2-GPU runs, see docs/accuracy.md; a profile with the two-thread diagnostic
+  gives its own share); ``dp.fresh_thread_s`` 50 ms (a fresh thread's cold cost for workloads
+  that did not measure it, e.g. the zoo's: measured on one H200 with torch 2.11 and bf16 autocast,
+  48 ms for bert-base, 50 ms for gpt2, 71 ms for resnet50, 0.4 ms for a 4-layer MLP,
+  validation/data/h200x4_2026-11-26e); ``dp.thread_s`` 50 us (starting and joining one ``parallel_apply`` thread);
   ``dp.chunk_host_s`` 20 us (Python bookkeeping of one coalesced chunk); ``dp.launch_s_per_tensor``
   40 us (host time to launch a forward or a backward, per parameter tensor, when the workload
   gives no measured host times: the DataParallel runner's single-GPU profiles on an H200 host
@@ -143,7 +150,9 @@ def _defaults() -> dict[str, float]:
         "dp.copy_latency_s": 10 * _US,
         "dp.replicate_s_per_module": 8 * _US,
         "dp.replicate_s_per_tensor": 3 * _US,
-        "dp.thread_contention": 1.0,
+        "dp.lock_handoff_s": 20 * _US,         # taking the GIL from another thread (per operator)
+        "dp.cold_lock_share": 0.5,             # share of a fresh thread's cold cost under the GIL
+        "dp.fresh_thread_s": 50e-3,            # a fresh thread's cold cost when the workload has not measured it
         "dp.thread_s": 50 * _US,
         "dp.chunk_host_s": 20 * _US,
         "dp.launch_s_per_tensor": 40 * _US,
@@ -194,8 +203,10 @@ def bounds(key: str) -> tuple[float, float]:
         return (-100e-6, 1.0)           # relative to call_overhead_s: an op may launch faster than the rest
     if key == "ddp.compute_slowdown":
         return (0.0, 5.0)
-    if key == "dp.thread_contention":
-        return (0.0, 100.0)
+    if key == "dp.lock_handoff_s":
+        return (0.0, 1e-3)
+    if key == "dp.fresh_thread_s":
+        return (0.0, 10.0)
     if key == "nvls_fill_rounds":
         return (0.0, 8.0)
     if "_s_per_byte" in key:

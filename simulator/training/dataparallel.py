@@ -11,13 +11,22 @@ one server; per iteration, with a per-GPU batch B on n GPUs (global batch n B on
    flattened into one buffer (a copy when it holds several tensors) and sent with an NCCL
    broadcast. On the host, ``replicate`` builds n module copies in Python (a cost per module and
    per tensor per replica: ``dp.replicate_s_per_module``, ``dp.replicate_s_per_tensor``).
-3. **parallel_apply**: one Python thread per GPU runs its replica's forward. The threads
-   contend for the GIL (every op releases and retakes it), so the replicas' forwards take
-   ``forward_host_s + log2(n) * dp.thread_contention * (forward_host_s + forward_s)`` on the host:
-   every doubling of the threads adds a multiple of one replica's launch *and* GPU time (a
-   thread waiting for the GIL waits, in effect, for the others' forwards to progress; measured
-   on H200 servers: 4 to 7 depending on the host, see docs/accuracy.md). Starting and joining
-   the threads costs ``dp.thread_s`` each.
+3. **parallel_apply**: one *new* Python thread per GPU runs its replica's forward, on every
+   iteration (:func:`parallel_apply_s` simulates them as events). Two costs, told apart by the
+   runner's single-GPU diagnostics (``validation.runners.thread_forward``):
+
+   * a per-fresh-thread cost ``cold_s`` = ``forward_fresh_thread_host_s`` -
+     ``forward_warm_thread_host_s`` (PyTorch's thread-local caches, e.g. cuDNN execution plans
+     and attention graphs, rebuilt by every new thread): every thread pays it whatever the number
+     of GPUs; a share of it runs under the host lock, the rest in parallel: measured on one GPU
+     by two threads launching at once (``forward_fresh_pair_host_s`` - ``forward_warm_pair_host_s``
+     = ``cold_s`` x (1 + share)), else ``dp.cold_lock_share``;
+   * host-lock queuing: each of the forward's ``forward_ops`` operators releases the GIL for its
+     C++ work and retakes it; taking it from *another* thread costs ``dp.lock_handoff_s`` during
+     which nobody else runs Python, so the hand-offs queue and grow with the number of threads.
+
+   Starting each thread costs the main thread ``dp.thread_s``; the phase ends when the last
+   thread has launched its forward (joined).
 4. **gather**: the outputs are copied to GPU 0 (peer copies into GPU 0 at once); the loss is
    computed there.
 5. **backward** on every GPU (``backward_s``, the autograd engine's per-device threads launch in
@@ -42,7 +51,10 @@ Copies between GPUs are point-to-point flows on the topology's routes, shared ma
 What DataParallel moves and launches comes from the workload's optional fields (the
 DataParallel runner's profile writes them; the zoo sets the byte counts): ``input_bytes_per_sample``,
 ``output_bytes_per_sample``, ``output_grad_bytes_per_sample``, ``buffer_bytes``,
-``buffer_tensors``, ``modules``, ``forward_host_s``, ``backward_host_s``, ``optimizer_host_s``.
+``buffer_tensors``, ``modules``, ``forward_host_s``, ``backward_host_s``, ``optimizer_host_s``,
+``forward_fresh_thread_host_s``, ``forward_warm_thread_host_s``, ``forward_ops``,
+``forward_fresh_pair_host_s``, ``forward_warm_pair_host_s`` (without the fresh/warm pair the
+cold cost is ``dp.fresh_thread_s``; without ``forward_ops``, one operator per parameter tensor).
 Host launch times a workload does not give are estimated at ``dp.launch_s_per_tensor`` per
 parameter tensor for forward and for backward (zero for the fused optimizer step).
 
@@ -51,7 +63,7 @@ Single server only: DataParallel is one process.
 
 from __future__ import annotations
 
-import math
+import heapq
 from dataclasses import asdict, dataclass
 from typing import Sequence
 
@@ -81,6 +93,9 @@ class DPFacts:
     forward_host_s: float
     backward_host_s: float
     optimizer_host_s: float
+    cold_s: float | None = None         # per fresh thread: fresh-thread minus warm-thread launch (None: not measured)
+    forward_ops: int = 1
+    cold_lock_share: float | None = None   # measured on one GPU with two threads (None: not measured)
 
     @classmethod
     def from_workload(cls, w: Workload, launch_s_per_tensor: float) -> "DPFacts":
@@ -96,10 +111,17 @@ class DPFacts:
         buffer_bytes = int(num("buffer_bytes", 0))
         per_buffer = [buffer_bytes // buffers] * buffers if buffers else ([buffer_bytes] if buffer_bytes else [])
         out = num("output_bytes_per_sample", 0.0)
+        fresh, warm = ex.get("forward_fresh_thread_host_s"), ex.get("forward_warm_thread_host_s")
+        cold = max(0.0, num("forward_fresh_thread_host_s", 0.0) - num("forward_warm_thread_host_s", 0.0)) \
+            if fresh is not None and warm is not None else None
+        pair = (num("forward_fresh_pair_host_s", 0.0) - num("forward_warm_pair_host_s", 0.0)) \
+            if "forward_fresh_pair_host_s" in ex and "forward_warm_pair_host_s" in ex else None
+        share = min(1.0, max(0.0, pair / cold - 1.0)) if pair is not None and cold else None
         return cls(num("input_bytes_per_sample", 0.0), out, num("output_grad_bytes_per_sample", out),
                    tuple(p.size_bytes for p in w.params) + tuple(per_buffer), n,
                    int(num("modules", n)), num("forward_host_s", n * launch_s_per_tensor),
-                   num("backward_host_s", n * launch_s_per_tensor), num("optimizer_host_s", 0.0))
+                   num("backward_host_s", n * launch_s_per_tensor), num("optimizer_host_s", 0.0), cold,
+                   max(1, int(num("forward_ops", n))), share)
 
 
 @dataclass(frozen=True)
@@ -180,6 +202,52 @@ def _coalesced(model: CostModel, op: str, chunks: Sequence[tuple[int, int]]) -> 
                      for size, count in chunks))
 
 
+def parallel_apply_s(threads: int, launch_s: float, ops: int, cold_s: float, cold_lock_share: float,
+                     handoff_s: float, start_s: float) -> float:
+    """Host seconds from ``parallel_apply``'s call until its last replica thread has launched its
+    forward, simulated as events (one clock, a FIFO host lock).
+
+    Thread i starts at ``i * start_s`` (the main thread starts them one by one); it pays its
+    fresh-thread cost ``cold_s`` (the share ``cold_lock_share`` holding the lock, the rest free),
+    then ``ops`` times: ``launch_s / ops`` of operator work with the lock released, then retakes
+    the lock, which costs ``handoff_s`` when another thread held it last. One thread alone takes
+    ``cold_s + launch_s``; hand-offs only happen between threads, so the queue grows with them."""
+    segments = ([(False, cold_s * (1 - cold_lock_share)), (True, cold_s * cold_lock_share)] if cold_s > 0 else []) \
+        + [(False, launch_s / ops), (True, 0.0)] * ops
+    events: list[tuple[float, int, int]] = [(i * start_s, i, i) for i in range(threads)]   # (time, seq, thread)
+    heapq.heapify(events)
+    step = [0] * threads
+    seq, holder, last, waiting, end = threads, -1, -1, [], 0.0
+
+    def grant(t: float, i: int) -> None:
+        nonlocal seq, holder, last
+        hold = segments[step[i]][1] + (handoff_s if last not in (-1, i) else 0.0)
+        holder, last = i, i
+        step[i] += 1
+        heapq.heappush(events, (t + hold, -1 - seq, i))   # negative seq: a release
+        seq += 1
+
+    while events:
+        t, tag, i = heapq.heappop(events)
+        if tag < 0:                                         # thread i releases the lock
+            holder = -1
+            if waiting:
+                grant(t, waiting.pop(0))
+        if step[i] == len(segments):
+            end = max(end, t)
+            continue
+        locked, d = segments[step[i]]
+        if not locked:
+            step[i] += 1
+            heapq.heappush(events, (t + d, seq, i))
+            seq += 1
+        elif holder == -1:
+            grant(t, i)
+        else:
+            waiting.append(i)
+    return end
+
+
 def simulate_dataparallel(model: CostModel, workload: Workload) -> DataParallelResult:
     """One ``nn.DataParallel`` iteration of ``workload`` (per-GPU batch) on every GPU of ``model``'s
     topology, which must be one server."""
@@ -202,14 +270,17 @@ def simulate_dataparallel(model: CostModel, workload: Workload) -> DataParallelR
     grad_chunks = chunk_sizes(f.tensor_bytes[:f.param_tensors])
     tensors = len(f.tensor_bytes)
     replicate_host = n * (f.modules * p["dp.replicate_s_per_module"] + tensors * p["dp.replicate_s_per_tensor"])
-    launch_n = f.forward_host_s + math.log2(n) * p["dp.thread_contention"] * (f.forward_host_s + fwd)
+    share = p["dp.cold_lock_share"] if f.cold_lock_share is None else f.cold_lock_share
+    cold = p["dp.fresh_thread_s"] if f.cold_s is None else f.cold_s
+    apply_s = parallel_apply_s(n, f.forward_host_s, f.forward_ops, cold, share,
+                               p["dp.lock_handoff_s"], p["dp.thread_s"])
     in_b, out_b, grad_b = (bs * x for x in (f.input_bytes_per_sample, f.output_bytes_per_sample,
                                             f.output_grad_bytes_per_sample))
     phases = (
         DPPhase("scatter", transfer_time_s(model, [(g0, g, in_b) for g in gpus]), 0.0, in_b * (n - 1)),
         DPPhase("replicate", _coalesced(model, "broadcast", chunks),
                 replicate_host + len(chunks) * p["dp.chunk_host_s"], sum(f.tensor_bytes)),
-        DPPhase("forward", fwd, launch_n + n * p["dp.thread_s"]),
+        DPPhase("forward", fwd, apply_s + p["dp.thread_s"]),
         DPPhase("gather", transfer_time_s(model, [(g, g0, out_b) for g in gpus]), 0.0, out_b * (n - 1)),
         DPPhase("backward", bwd + transfer_time_s(model, [(g0, g, grad_b) for g in gpus]),
                 f.backward_host_s),

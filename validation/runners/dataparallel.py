@@ -21,7 +21,10 @@ One launch, per model (same per-GPU batch size everywhere; the DataParallel batc
      launch time from a fresh thread and from a persistent one (``forward_fresh_thread_host_s``,
      ``forward_warm_thread_host_s``, :mod:`validation.runners.thread_forward`): what each of
      ``parallel_apply``'s new threads pays for PyTorch's thread-local caches, and the number of
-     operators the forward calls from Python (``forward_ops``: GIL hand-offs per replica);
+     operators the forward calls from Python (``forward_ops``: GIL hand-offs per replica), and
+     the same launch from two threads at once, fresh and persistent
+     (``forward_fresh_pair_host_s``, ``forward_warm_pair_host_s``): how much of the fresh-thread
+     cost queues between threads;
    * ``kind:"dp"``: ``nn.DataParallel(model, device_ids=[0..g-1])`` for every ``g`` from 1 to
      the number of ranks: iteration times (forward, loss on GPU 0, backward, SGD step on GPU 0),
      each timed with CUDA events on GPU 0's stream (as the DDP runner does), after ``--warmup``;
@@ -206,8 +209,9 @@ def model_facts(setup: _Setup, batch_size: int) -> dict[str, Any]:
     del out, inner
     params = [p for p in setup.model.parameters() if p.requires_grad]
     buffers = list(setup.model.buffers())
-    from validation.runners.thread_forward import thread_launch_s
+    from validation.runners.thread_forward import thread_launch_s, thread_pair_launch_s
     threads = thread_launch_s(lambda: setup.loss(setup.model, batch), 3, setup.sync)
+    threads |= thread_pair_launch_s(lambda: setup.loss(setup.model, batch), 3, setup.sync)
     threads["forward_ops"] = count_ops(lambda: setup.loss(setup.model, batch))
     host = {"forward": [], "backward": [], "optimizer": []}
     for i in range(6):

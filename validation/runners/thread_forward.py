@@ -15,6 +15,11 @@ Two measurements tell the two apart (the DataParallel runner records both):
 * :func:`thread_launch_s` (one GPU): the host time to launch one forward from a fresh thread
   and from a thread that has already run one. Their difference is the per-thread cold-start
   cost, paid by every replica thread in parallel; it does not grow with the number of GPUs.
+* :func:`thread_pair_launch_s` (one GPU): the same with *two* threads launching at once, fresh
+  and persistent. Whether the per-thread cold-start cost runs in parallel across threads (work
+  with the GIL released, e.g. cuDNN plan building) or one thread after the other (under the GIL
+  or another process-wide lock) is a property of the host side, so one GPU shows it:
+  ``(fresh pair - warm pair) / (fresh - warm) - 1`` is the share of it that queues.
 * :class:`WorkerPool` + :func:`persistent_apply` (n GPUs): ``parallel_apply``'s work with one
   persistent thread per device, reused across calls (warm caches), so what is left above one
   replica's launch time is GIL contention between the n threads.
@@ -123,6 +128,51 @@ def thread_launch_s(fn: Callable[[], Any], reps: int, sync: Callable[[], None]) 
             "forward_warm_thread_host_s": statistics.median(warm)}
 
 
+def _fresh_pair(fn: Callable[[], Any]) -> float:
+    """Host seconds until both of two new threads, started together, have run ``fn``."""
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            fn()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
+            errors.append(exc)
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - t0
+    if errors:
+        raise errors[0]
+    return elapsed
+
+
+def thread_pair_launch_s(fn: Callable[[], Any], reps: int, sync: Callable[[], None]) -> dict[str, float]:
+    """Median host time until *two* threads launching ``fn`` at once are done: both fresh
+    (``forward_fresh_pair_host_s``) and both persistent, warmed by one call first
+    (``forward_warm_pair_host_s``), each pair started on an idle device."""
+    fresh, warm = [], []
+    for _ in range(reps):
+        sync()
+        fresh.append(_fresh_pair(fn))
+        sync()
+    pool = WorkerPool(2)
+    try:
+        pool.run([fn, fn])
+        for _ in range(reps):
+            sync()
+            t0 = time.perf_counter()
+            pool.run([fn, fn])
+            warm.append(time.perf_counter() - t0)
+            sync()
+    finally:
+        pool.close()
+    return {"forward_fresh_pair_host_s": statistics.median(fresh),
+            "forward_warm_pair_host_s": statistics.median(warm)}
+
+
 def persistent_apply(pool: WorkerPool, modules: Sequence[Any], inputs: Sequence[Any], kwargs: Sequence[dict],
                      devices: Sequence[int | None], autocast: bool) -> list[Any]:
     """``parallel_apply``'s work on ``pool``'s persistent threads: replica i's forward on thread i,
@@ -147,4 +197,4 @@ def persistent_apply(pool: WorkerPool, modules: Sequence[Any], inputs: Sequence[
     return [r for _, r in pool.run([job(m, i, k, d) for m, i, k, d in zip(modules, inputs, kwargs, devices)])]
 
 
-__all__ = ["WorkerPool", "in_fresh_thread", "persistent_apply", "thread_launch_s"]
+__all__ = ["WorkerPool", "in_fresh_thread", "persistent_apply", "thread_launch_s", "thread_pair_launch_s"]

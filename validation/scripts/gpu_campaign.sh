@@ -20,6 +20,9 @@
 #                   forward's launch time from a fresh and from a persistent thread (1 GPU) and the replicas'
 #                   forwards on persistent threads (2..G GPUs), which separate parallel_apply's per-thread
 #                   cold caches from GIL contention; about 3.5 minutes on 4 GPUs (3 launches of at most 100 s)
+#           dppair  DataParallel's single-GPU profiles only (one process, GPU 0), 3 launches: the thread diagnostics
+#                   with two threads launching at once (forward_fresh_pair_host_s, forward_warm_pair_host_s), the
+#                   share of the fresh-thread cost that queues between threads; about 1.5 minutes
 #           gloo38  Gloo all_reduce on CPU tensors with 2, 3 and 8 processes (no GPU needed), 2 launches each,
 #                   interleaved: process counts never measured before, to test the step-latency law; about 2 minutes
 # NVLink multicast stays off (shared hosts): NCCL_NVLS_ENABLE=0 and friends are exported here and by the runners.
@@ -85,6 +88,10 @@ case "$phase" in
     G=$($PY -c "import torch; print(torch.cuda.device_count())")
     $PY -m validation.runners.dp_sweep --nproc "$G" --models resnet50,bert-base,gpt2,mlp --launches 3 \
         --iters 10 --warmup 3 --breakdown-reps 3 --launch-timeout-s 100 --out "$out/dp_world$G.jsonl"
+    ;;
+  dppair)
+    $PY -m validation.runners.dp_sweep --nproc 1 --models resnet50,bert-base,gpt2,mlp --launches 3 \
+        --iters 10 --warmup 3 --breakdown-reps 0 --launch-timeout-s 90 --out "$out/dp_world1.jsonl"
     ;;
   gloo38)
     for i in 0 1; do

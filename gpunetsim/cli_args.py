@@ -24,6 +24,12 @@ def add_topology_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--nvls", default=None, choices=["on", "off"],
                    help="NVLink SHARP (NVSwitch reduction): on by default where the hardware has it "
                         "(NVSwitch gen3+, H100/H200/B200); off = NCCL_NVLS_ENABLE=0")
+    g.add_argument("--sharp", action="store_true",
+                   help="the fabric's InfiniBand switches reduce in the network (SHARP with NCCL's plugin): "
+                        "makes --collnet on the default (presets)")
+    g.add_argument("--collnet", default=None, choices=["on", "off"],
+                   help="NCCL's CollNet (NCCL_COLLNET_ENABLE): CollNet Direct/Chain and NVLS across servers "
+                        "with the switches reducing; default: on where the fabric has SHARP (--sharp)")
     g.add_argument("--hosts-per-leaf", type=int, default=32,
                    help="servers under one leaf switch per rail; more servers than this span several "
                         "leaf groups joined through the spine")
@@ -34,10 +40,12 @@ def topology_from_args(args: argparse.Namespace):
     """What the flags describe, ready for a router: a preset's tables (no graph) or a file's graph."""
     import topologies
     fabric = topologies.FabricSpec.from_options(args.fabric, args.transport, args.nic_bw, args.nics,
-                                                args.oversubscription, args.hosts_per_leaf, nic_bw_field="--nic-bw")
+                                                args.oversubscription, args.hosts_per_leaf, nic_bw_field="--nic-bw",
+                                                sharp=getattr(args, "sharp", False))
     return topologies.prepare(args.topology, nodes=args.nodes, gpus_per_node=args.gpus,
                               p2p=False if args.no_p2p else None, fabric=fabric, sockets=args.socket_transport,
-                              cpu_sockets=args.cpu_sockets, nvls=on_off(getattr(args, "nvls", None)))
+                              cpu_sockets=args.cpu_sockets, nvls=on_off(getattr(args, "nvls", None)),
+                              collnet=on_off(getattr(args, "collnet", None)))
 
 
 def on_off(value: str | None) -> bool | None:

@@ -60,6 +60,7 @@ def _collective(args: argparse.Namespace) -> int:
         model.algos(args.op, args.algo)           # support matrix and algorithm checked before any output
         engine = "closed"
     else:
+        model.choices(args.op, args.algo, args.proto)     # an algorithm the topology cannot run: before any output
         engine = args.engine
     n = model.ranks
     require_ranks(n)

@@ -82,13 +82,37 @@ def test_nvls_runs_simple_only():
 
 
 @pytest.mark.parametrize("preset, gpus, expected", [
-    # stas00/ml-engineering, 8 GiB all_reduce, NCCL 2.27.7: "algo NCCL picks" per GPU count
+    # stas00/ml-engineering, 8 GiB all_reduce, NCCL 2.27.7: "algo NCCL picks" per GPU count (6 B200s: NCCL
+    # 2.27.7 picked NVLS, 2.28's table keeps Ring, see below)
     ("hgx-h200", 4, "ring"), ("hgx-h200", 5, "nvls"), ("hgx-h200", 6, "nvls"), ("hgx-h200", 7, "nvls"),
     ("hgx-h200", 8, "nvls"), ("hgx-b200", 4, "ring"), ("hgx-b200", 5, "ring"), ("hgx-b200", 7, "nvls"),
     ("hgx-b200", 8, "nvls")])
 def test_auto_picks_what_nccl_picked(preset, gpus, expected):
     m = CostModel(topologies.build(preset, gpus_per_node=gpus))
     assert m.best("all_reduce", 8 << 30)[1] == expected
+
+
+@pytest.mark.parametrize("preset, gpus, expected", [
+    ("hgx-h200", 4, "ring"), ("hgx-h200", 5, "nvls"), ("hgx-h200", 6, "nvls"), ("hgx-h200", 7, "nvls"),
+    ("hgx-h200", 8, "nvls"), ("hgx-b200", 4, "ring"), ("hgx-b200", 5, "ring"), ("hgx-b200", 6, "nvls"),
+    ("hgx-b200", 7, "nvls"), ("hgx-b200", 8, "nvls")])
+def test_nccl_2_27_tuner_picks_every_published_row(preset, gpus, expected):
+    """The published runs used NCCL 2.27.7, whose NVLS entry is the graph's bandwidth x 5/6 (2.28 added
+    nvlsEfficiency and x n/(2(n-1))): with it every row, 6 B200s included, is NCCL's pick."""
+    from simulator.collectives.nccl_model import NcclModel
+    m = CostModel(topologies.build(preset, gpus_per_node=gpus))
+    assert NcclModel(m.nccl.x, (2, 27)).choose("all_reduce", 8 << 30, tuple(m.choices("all_reduce")))[0] == expected
+
+
+def test_nccl_2_28_keeps_ring_on_6_b200():
+    """NCCL 2.28's table on 6 B200s: Ring 12 x 60 x 6/10 = 432 GB/s against NVLS 6 heads x 90 GB/s
+    (7 x 90 <= 720 on each GPU's NVLink) x 0.74 x 5/6 x 2 x 6/10 = 399.6: Ring. NVLS on 8 B200s: 9 x 80 <= 720,
+    8 x 80 x 0.74 x 7/8 x 2 x 8/14 = 473.6 GB/s."""
+    t = CostModel(topologies.build("hgx-b200", gpus_per_node=6)).nccl.table
+    assert t[("all_reduce", "ring", "simple")][1] == pytest.approx(432.0)
+    assert t[("all_reduce", "nvls", "simple")][1] == pytest.approx(399.6)
+    assert CostModel(topologies.build("hgx-b200")).nccl.table[("all_reduce", "nvls", "simple")] == pytest.approx(
+        (25.0, 473.6))
 
 
 def test_auto_on_8_h200_switches_from_ring_ll_to_nvls_at_2_mib():

@@ -43,16 +43,17 @@ class FabricSpec:
     nics: int | None = None
     oversubscription: float = 1.0
     hosts_per_leaf: int = 32
+    sharp: bool = False              # the switches reduce in the network (InfiniBand SHARP): CollNet possible
 
     @classmethod
     def from_options(cls, fabric: str = "rail", transport: str = "ib", nic_bw: str | None = None,
                      nics: int | None = None, oversubscription: float = 1.0, hosts_per_leaf: int = 32,
-                     nic_bw_field: str = "nic_bw") -> "FabricSpec":
+                     nic_bw_field: str = "nic_bw", sharp: bool = False) -> "FabricSpec":
         """The one place a fabric is made from user strings (CLI flags, study fields):
         ``nic_bw`` like "400 Gb/s" (None keeps the preset's); ``nic_bw_field`` names it in errors."""
         return cls(fabric=fabric, transport=transport,
                    nic_Bps=parse_bandwidth(nic_bw, field=nic_bw_field) if nic_bw else None, nics=nics,
-                   oversubscription=oversubscription, hosts_per_leaf=hosts_per_leaf)
+                   oversubscription=oversubscription, hosts_per_leaf=hosts_per_leaf, sharp=sharp)
 
     def check(self) -> None:
         if self.fabric not in ("rail", "fat-tree"):
@@ -70,6 +71,9 @@ class FabricSpec:
                              value=self.oversubscription)
         limits.check_range(self.oversubscription, field="oversubscription", low=1.0,
                            high=limits.MAX_OVERSUBSCRIPTION)
+        if self.sharp and self.transport != "ib":
+            raise InputError("SHARP (in-network reduction) is an InfiniBand switch feature; --transport roce "
+                             "has none", field="sharp", value=self.transport)
         if self.hosts_per_leaf < 1:
             raise InputError("hosts_per_leaf must be >= 1", field="hosts_per_leaf", value=self.hosts_per_leaf)
 
@@ -100,7 +104,7 @@ def cluster_spec(preset: str, nodes: int, fabric: FabricSpec, sockets: int | Non
 def cluster_attributes(nodes: int, fabric: FabricSpec) -> dict[str, object]:
     """Graph attributes a cluster adds to its servers' (topologies.graph)."""
     return dict(hosts=nodes, fabric=fabric.fabric if nodes > 1 else "none", transport=fabric.transport,
-                oversubscription=fabric.oversubscription)
+                oversubscription=fabric.oversubscription, sharp=fabric.sharp)
 
 
 def cluster(preset: str, nodes: int = 1, *, gpus: int | None = None, p2p: bool | None = None,

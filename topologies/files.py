@@ -14,7 +14,9 @@ Node fields: ``name`` (required), ``kind`` (gpu, nvswitch, pcie_switch, cpu, nic
 Top-level optional fields: ``name``, ``gpu_model``, ``p2p`` (default true), ``compute_capability``,
 ``gpus_per_nvlink_domain`` (multi-node NVLink, e.g. 72 for a GB200 NVL72: consecutive hosts whose
 GPUs add up to that many share one NVLink domain; each domain becomes one server for routing and
-for NCCL, as NCCL treats an NVLink domain as one node; a node's ``tray`` attribute keeps its host).
+for NCCL, as NCCL treats an NVLink domain as one node; a node's ``tray`` attribute keeps its host),
+``sharp`` (default false: true says the fabric's InfiniBand switches reduce in the network, SHARP,
+which turns NCCL's CollNet on unless ``--collnet off``).
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from topologies.graph import NODE_KINDS, LINK_KINDS, validate
 if TYPE_CHECKING:
     import networkx as nx
 
-_TOP = {"name", "gpu_model", "p2p", "compute_capability", "nodes", "links", "description", "gpus_per_nvlink_domain"}
+_TOP = {"name", "gpu_model", "p2p", "compute_capability", "nodes", "links", "description", "gpus_per_nvlink_domain",
+        "sharp"}
 
 
 def load_topology(path: str | Path) -> nx.Graph:
@@ -117,8 +120,12 @@ def _build(data: object, src: str) -> nx.Graph:
     if isinstance(cc, bool) or not isinstance(cc, int) or not 10 <= cc <= 999:
         raise InputError("compute_capability is a whole number such as 90 (for 9.0)", source=src,
                          field="compute_capability", value=cc)
+    sharp = data.get("sharp", False)
+    if not isinstance(sharp, bool):
+        raise InputError("sharp must be true or false (the switches reduce in the network: InfiniBand SHARP)",
+                         source=src, field="sharp", value=sharp)
     G.graph.update(name=str(data.get("name", Path(src).stem)), gpu_model=str(data.get("gpu_model", "GPU")),
-                   p2p=p2p, compute_capability=cc, hosts=len(hosts),
+                   p2p=p2p, compute_capability=cc, hosts=len(hosts), sharp=sharp,
                    gpus_per_host=per_host, datasheets="user topology file " + src)
     return validate(G, source=src)
 

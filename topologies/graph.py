@@ -30,7 +30,9 @@ Graph attributes (``G.graph``), every one that a builder sets; read them through
     datasheets          str, where the numbers come from
     nvls                bool, NVLink SHARP allowed (default: where the hardware has it, see ``nvls_capable``;
                         False = NCCL_NVLS_ENABLE=0)
-    collnet             bool, the fabric's switches reduce in the network (SHARP; default false)
+    sharp               bool, the fabric's InfiniBand switches reduce in the network (SHARP, with NCCL's SHARP
+                        plugin set up; default false; topology files: ``sharp: true``; presets: ``--sharp``)
+    collnet             bool, NCCL's CollNet on (NCCL_COLLNET_ENABLE=1; default: ``sharp``; see ``set_collnet``)
 """
 
 from __future__ import annotations
@@ -134,7 +136,8 @@ class ClusterInfo:
     datasheets: str
     nvswitch: bool = False          # an NVSwitch plane joins the GPUs of a server
     nvls: bool = False              # NVLS usable: capable hardware, allowed, GPU traffic not through the host
-    collnet: bool = False
+    collnet: bool = False           # CollNet on: SHARP switches and NCCL_COLLNET_ENABLE=1
+    sharp: bool = False             # the fabric's switches can reduce (SHARP)
 
 
 def cluster_info(G: nx.Graph) -> ClusterInfo:
@@ -163,7 +166,8 @@ def info_from_attributes(a: Mapping[str, Any], hosts: int, gpus_per_host: int, n
         fabric=str(a.get("fabric", "none")), transport=str(a.get("transport", "ib")),
         oversubscription=float(a.get("oversubscription", 1.0)),
         compute_capability=int(a.get("compute_capability", 90)), datasheets=str(a.get("datasheets", "")),
-        nvswitch=nvswitch, nvls=_nvls_enabled(a, nvswitch), collnet=bool(a.get("collnet", False)))
+        nvswitch=nvswitch, nvls=_nvls_enabled(a, nvswitch), collnet=bool(a.get("collnet", a.get("sharp", False))),
+        sharp=bool(a.get("sharp", False)))
 
 
 def _has_nvswitch(G: nx.Graph) -> bool:
@@ -207,11 +211,32 @@ def set_nvls(G: nx.Graph, on: bool | None, source: str | None = None) -> nx.Grap
     return G
 
 
-def transport_attributes(G: nx.Graph, socket_transport: bool, nvls: bool | None) -> nx.Graph:
-    """Sets ``socket_transport`` (and peer-to-peer off) if asked, and ``nvls`` (see :func:`set_nvls`)
-    unless the graph has it and nothing is asked."""
+def collnet_attribute(a: Mapping[str, Any], on: bool | None, source: str | None = None) -> bool:
+    """The ``collnet`` graph attribute for a request ``on``: None = the fabric's default (on where its
+    switches reduce, ``sharp``), False = NCCL_COLLNET_ENABLE=0, True = NCCL_COLLNET_ENABLE=1 (an
+    InputError where the fabric's switches cannot reduce)."""
+    sharp = bool(a.get("sharp", False))
+    if on and not sharp:
+        raise InputError("CollNet needs switches that reduce in the network (SHARP): say so with --sharp "
+                         "(presets, InfiniBand) or 'sharp: true' in a topology file", source=source,
+                         field="collnet", value="on")
+    return sharp if on is None else bool(on)
+
+
+def set_collnet(G: nx.Graph, on: bool | None, source: str | None = None) -> nx.Graph:
+    """Sets ``collnet`` (see :func:`collnet_attribute`)."""
+    G.graph["collnet"] = collnet_attribute(G.graph, on, source)
+    return G
+
+
+def transport_attributes(G: nx.Graph, socket_transport: bool, nvls: bool | None,
+                         collnet: bool | None = None) -> nx.Graph:
+    """Sets ``socket_transport`` (and peer-to-peer off) if asked, ``nvls`` (see :func:`set_nvls`) and
+    ``collnet`` (see :func:`set_collnet`) unless the graph has them and nothing is asked."""
     if socket_transport:
         G.graph.update(socket_transport=True, p2p=False)
     if nvls is not None or "nvls" not in G.graph:
         set_nvls(G, nvls)
+    if collnet is not None or "collnet" not in G.graph:
+        set_collnet(G, collnet)
     return G

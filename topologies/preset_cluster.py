@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 from simulator.core.errors import InputError
 from topologies.fabric import FabricSpec, Leaves, cluster, cluster_attributes, cluster_spec
-from topologies.graph import (ClusterInfo, check_gpus_per_host, first_gpus, info_from_attributes, nvls_attribute,
-                              transport_attributes, validate)
+from topologies.graph import (ClusterInfo, check_gpus_per_host, collnet_attribute, first_gpus, info_from_attributes,
+                              nvls_attribute, transport_attributes, validate)
 from topologies.presets import SERVERS, server
 from topologies.smallgraph import SmallGraph
 
@@ -40,14 +40,14 @@ class PresetCluster:
 
     def __init__(self, preset: str, nodes: int = 1, *, gpus_per_node: int | None = None,
                  p2p: bool | None = None, fabric: FabricSpec = FabricSpec(), socket_transport: bool = False,
-                 cpu_sockets: int | None = None, nvls: bool | None = None) -> None:
+                 cpu_sockets: int | None = None, nvls: bool | None = None, collnet: bool | None = None) -> None:
         if cpu_sockets is not None and cpu_sockets not in (1, 2):
             raise InputError("a server has 1 or 2 CPU sockets", field="cpu_sockets", value=cpu_sockets)
         pcie_box = preset in SERVERS and SERVERS[preset].nvlink_Bps is None
         spec = cluster_spec(preset, nodes, fabric, cpu_sockets, gpus_per_node if pcie_box else None)
         self.preset, self.nodes, self.fabric = preset, nodes, fabric
         self._args = dict(gpus_per_node=gpus_per_node, p2p=p2p, socket_transport=socket_transport,
-                          cpu_sockets=cpu_sockets, nvls=nvls)
+                          cpu_sockets=cpu_sockets, nvls=nvls, collnet=collnet)
         T = SmallGraph()
         server(spec, host=0, gpus=gpus_per_node if pcie_box else None, p2p=p2p, G=T)
         attrs = dict(T.graph, **cluster_attributes(nodes, fabric))
@@ -60,6 +60,7 @@ class PresetCluster:
             attrs.update(socket_transport=True, p2p=False)
         nvswitch = any(d["kind"] == "nvswitch" for d in T.nodes.values())
         attrs["nvls"] = nvls_attribute(attrs, nvswitch, nvls)
+        attrs["collnet"] = collnet_attribute(attrs, collnet)
         self.leaves = Leaves.of(spec.nics, spec.nic_Bps, nodes, fabric) if nodes > 1 else None
         if self.leaves is not None:
             for r in sorted({self.leaves.rail(k) for k in range(spec.nics)}):
@@ -128,7 +129,7 @@ class PresetCluster:
                     fabric=self.fabric, sockets=a["cpu_sockets"])
         if a["gpus_per_node"] is not None and not pcie_box:
             G = first_gpus(G, a["gpus_per_node"])
-        return transport_attributes(validate(G), a["socket_transport"], a["nvls"])
+        return transport_attributes(validate(G), a["socket_transport"], a["nvls"], a["collnet"])
 
 
 def preset_cluster(topology: str, **kwargs) -> PresetCluster:

@@ -31,8 +31,18 @@ class LinkUses:
         self._ids, self._counts, self._links, self._weights = link_ids, link_counts, links, counts
 
     @classmethod
-    def of(cls, routes: Iterable[Iterable[int]]) -> LinkUses:
+    def of(cls, routes: Iterable[Iterable[int]], weights: Iterable[float] | None = None) -> LinkUses:
+        """``weights``: one per route, how many flows it stands for (default 1 each): a route of
+        weight w moves w times the group's bytes at w times its rate (PAT's steps of different sizes
+        that finish together)."""
         routes = routes if isinstance(routes, (tuple, list)) else tuple(routes)
+        if weights is not None:
+            total: dict[int, float] = {}
+            for r, w in zip(routes, weights):
+                for link in r:
+                    total[link] = total.get(link, 0.0) + w
+            ids = tuple(sorted(total))
+            return cls(ids, tuple(total[i] for i in ids))
         n = sum(map(len, routes))
         if not use_arrays(n):
             seen = Counter(chain.from_iterable(routes))

@@ -8,7 +8,9 @@ NCCL's own constants for the algorithms beyond ring and tree (NCCL 2.28, ``src/g
   all_gather. On by default where the hardware has it (``NCCL_NVLS_ENABLE=0`` turns it off).
 - ``nvls_tree``: NVLS inside each NVLink domain, a tree between domains (all_reduce, several domains).
 - ``collnet_direct``, ``collnet_chain``: in-network reduction by SHARP-capable InfiniBand switches
-  (all_reduce, several servers); only where the fabric says its switches can (``collnet``).
+  (all_reduce, several servers); only with ``--collnet on`` (NCCL_COLLNET_ENABLE=1), which the fabric
+  allows where it says its switches can (``sharp``). With CollNet on, ``nvls`` also runs across
+  servers (NVLS inside each, SHARP between them), as NCCL's does.
 - ``pat``: Parallel Aggregated Trees (NCCL 2.23+), all_gather / reduce_scatter with one GPU per
   server, several servers.
 - ``direct``: gpunetsim's name for all_to_all and send_recv (point-to-point, no algorithm choice).
@@ -20,18 +22,19 @@ topology allows for an operation; ``auto`` chooses among them.
 
 from __future__ import annotations
 
-from simulator.collectives.nccl_constants import (BASE_LAT_NEWER, HW_LAT_NEWER, MAX_NVLS_ARITY, NVLS_CHANNELS_SM100,
-                                                   NVLS_CHANNELS_SM100_NVL, NVLS_CHANNELS_SM90, NVLS_CHUNK_BYTES,
-                                                   NVLS_CHUNK_STEPS, NVLS_EFFICIENCY, PAT_BW_FACTOR)
+from simulator.collectives.nccl_constants import (BASE_LAT_NEWER, COLLNET_HOPPER_FACTOR, HW_LAT_NEWER, MAX_NVLS_ARITY,
+                                                   NVLS_CHANNELS_SM100, NVLS_CHANNELS_SM100_NVL, NVLS_CHANNELS_SM90,
+                                                   NVLS_CHUNK_BYTES, NVLS_CHUNK_STEPS, NVLS_EFFICIENCY, PAT_BW_FACTOR,
+                                                   PAT_LOG_LATENCY_DIVISOR)
 from simulator.core.errors import InputError
 from simulator.core.vocabulary import OPS
 
 __all__ = ["ALGOS", "ALGOS_FOR_OP", "MAX_NVLS_ARITY", "NVLS_CHUNK_BYTES", "NVLS_CHUNK_STEPS", "OPS", "SIMPLE_ONLY",
            "check_known", "generation", "nvls_channels", "nvls_chunk_bytes", "param_defaults"]
 ALGOS_FOR_OP: dict[str, tuple[str, ...]] = {
-    "all_reduce": ("ring", "tree", "nvls", "nvls_tree"),
-    "reduce_scatter": ("ring", "nvls"),
-    "all_gather": ("ring", "nvls"),
+    "all_reduce": ("ring", "tree", "nvls", "nvls_tree", "collnet_direct", "collnet_chain"),
+    "reduce_scatter": ("ring", "nvls", "pat"),
+    "all_gather": ("ring", "nvls", "pat"),
     "broadcast": ("ring",),
     "reduce": ("ring",),
     "all_to_all": ("direct",),
@@ -74,9 +77,11 @@ def param_defaults() -> dict[str, float]:
         for c in ("nvlink", "pcie", "shm", "net", "socket"):
             src = {"shm": "pcie", "socket": "net"}.get(c, c)
             d[f"hop_latency_s.{c}.{a}.simple"] = HW_LAT_NEWER[src][a] * 1e-6
+    for c in ("net", "socket"):     # PAT's log2(nodes) steps cost NCCL's network latency / 3.5 each
+        d[f"hop_latency_s.{c}.pat.simple"] = HW_LAT_NEWER["net"]["pat"] / PAT_LOG_LATENCY_DIVISOR * 1e-6
     d["nvls_efficiency.sm90"] = NVLS_EFFICIENCY[90]
     d["nvls_efficiency.sm100"] = NVLS_EFFICIENCY[100]
-    d["collnet_efficiency"] = 0.9
+    d["collnet_efficiency"] = COLLNET_HOPPER_FACTOR
     d["nvls_fill_rounds"] = NVLS_FILL_ROUNDS
     return d
 

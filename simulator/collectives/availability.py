@@ -2,52 +2,66 @@
 
 NCCL's rules (tuning.cc, nvls.cc): NVLS needs NVLS hardware inside one NVLink domain (and at most
 NCCL_MAX_NVLS_ARITY ranks for all_gather / reduce_scatter); NVLS-Tree needs NVLS and several domains;
-CollNet needs SHARP-capable switches (``G.graph["collnet"]``) and several servers, CollNet Direct an
-NVSwitch as well; PAT needs one GPU per server on several servers. ``auto`` chooses among the
+CollNet needs CollNet on (``G.graph["collnet"]``: NCCL_COLLNET_ENABLE=1 on SHARP-capable switches) and
+several servers, CollNet Direct an NVSwitch and at most 8 GPUs per server as well; with CollNet on,
+NVLS all_reduce runs across servers too (SHARP between them); PAT needs one GPU per server on several
+servers. ``auto`` chooses among the
 available ones.
 """
 
 from __future__ import annotations
 
 from simulator.collectives.algorithms import ALGOS_FOR_OP, MAX_NVLS_ARITY
+from simulator.collectives.nccl_constants import MAX_DIRECT_ARITY
 from topologies.routing import Router
 
 
-def _domains(router: Router, ranks: list[str]) -> tuple[int, int]:
-    """(servers, fewest ranks on one server) of ``ranks``."""
+def _domains(router: Router, ranks: list[str]) -> tuple[int, int, int]:
+    """(servers, fewest ranks on one server, most ranks on one server) of ``ranks``."""
     per = router.ranks_per_host(ranks)
-    return len(per), min(map(len, per.values()))
+    sizes = list(map(len, per.values()))
+    return len(per), min(sizes), max(sizes)
 
 
 def why_unavailable(router: Router, op: str, algo: str, ranks: list[str] | None = None) -> str | None:
     """None if ``algo`` can run ``op`` on ``ranks`` (default: every GPU), else the reason."""
     if algo not in ALGOS_FOR_OP.get(op, ()):
         return f"{op} has no {algo} algorithm"
-    rk = list(ranks) if ranks is not None else list(router.gpus)
     info = router.info
-    nodes, ppn = _domains(router, rk)
+    if algo in ("ring", "tree", "direct"):
+        return None
+    if algo in ("collnet_direct", "collnet_chain") and not info.collnet:
+        return ("CollNet is off (NCCL_COLLNET_ENABLE=0): --collnet on, on a fabric whose switches "
+                "reduce (--sharp, or sharp: true in a topology file)")
+    rk = list(ranks) if ranks is not None else router.gpus
+    nodes, _, max_ppn = _domains(router, rk)
     why = None
     if algo in ("nvls", "nvls_tree"):
         if not (info.nvswitch and info.compute_capability >= 90):
             why = "NVLS needs an NVSwitch plane (gen3+) and compute capability 9.0+"
         elif not info.nvls:
             why = "NVLS is off (--nvls off / NCCL_NVLS_ENABLE=0, or GPU traffic through the host)"
-        elif algo == "nvls" and nodes > 1:
-            why = "NVLS runs inside one NVLink domain; across domains NCCL runs nvls_tree"
+        elif algo == "nvls" and nodes > 1 and not (info.collnet and op == "all_reduce"):
+            why = ("NVLS runs inside one NVLink domain; across domains NCCL runs nvls_tree "
+                   "(or all_reduce NVLS with SHARP between servers: --collnet on)")
         elif algo == "nvls_tree" and nodes == 1:
             why = "NVLS-Tree needs several NVLink domains (servers)"
         elif algo == "nvls" and op != "all_reduce" and len(rk) > MAX_NVLS_ARITY:
             why = f"NVLS all_gather/reduce_scatter takes at most {MAX_NVLS_ARITY} GPUs"
     elif algo in ("collnet_direct", "collnet_chain"):
-        if not info.collnet:
-            why = "the fabric's switches do not reduce (SHARP): --collnet on"
-        elif nodes == 1:
+        if nodes == 1:
             why = "CollNet needs several servers"
         elif algo == "collnet_direct" and not info.nvswitch:
             why = "CollNet Direct needs an NVSwitch inside the server"
+        elif algo == "collnet_direct" and max_ppn > MAX_DIRECT_ARITY + 1:
+            why = (f"CollNet Direct takes at most {MAX_DIRECT_ARITY + 1} GPUs per server; this topology has "
+                   f"{max_ppn} (--gpus)")
     elif algo == "pat":
-        if nodes == 1 or ppn != 1 or nodes != len(rk):
-            why = "PAT runs with one GPU per server on several servers"
+        if nodes == 1:
+            why = "PAT needs several servers (one GPU on each)"
+        elif max_ppn != 1:
+            why = (f"PAT runs with one GPU per server (NCCL 2.23+, its tuner's rule); this topology has "
+                   f"{max_ppn} GPUs per server (--gpus 1 runs one per server)")
     return why
 
 

@@ -26,13 +26,14 @@ class LayoutGroup:
     label: str
     shm: bool
     socket: bool = False
-    in_network: bool = False       # the switch reduces / multicasts (NVLS, SHARP): its efficiency applies
+    in_network: str = ""           # the switch that reduces / multicasts: "nvswitch" (NVLS), "sharp" (CollNet)
+    weights: tuple[float, ...] | None = None   # flows per route (default 1 each; see LinkUses.of)
 
     @cached_property
     def uses(self) -> LinkUses:
         """Distinct links of ``routes`` and how often each is crossed; shared by the plans of every
         protocol built on this layout."""
-        return LinkUses.of(self.routes)
+        return LinkUses.of(self.routes, self.weights)
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class Layout:
     worst_of_both: bool = False             # one step whose latency is the worst hop of either kind
     chunking: Chunking | None = None        # fill_rounds is set from the parameters by build_plan
     channels: int | None = None             # channel count to report (default: the ring/tree rule)
+    extra_latency_s: float = 0.0            # fixed latency besides the steps (NCCL's per-rank terms)
 
 
 def layout_group(router: Router, pairs, payload: float, label: str, acc) -> LayoutGroup:
@@ -86,6 +88,9 @@ def merge(groups: list[LayoutGroup]) -> tuple[LayoutGroup, ...]:
     merged: list[LayoutGroup] = []
     candidates: dict[tuple, list[int]] = {}
     for g in groups:
+        if g.weights is not None:            # weighted routes: kept apart
+            merged.append(g)
+            continue
         key = (len(g.routes), len(g.uses), g.uses.span())
         same = candidates.setdefault(key, [])
         for i in same:

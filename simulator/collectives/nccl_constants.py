@@ -36,7 +36,11 @@ while the NVSwitch reduces and multicasts."""
 # perChMaxNVLSTreeBws [Volta, Ampere, Hopper, Blackwell][N1, N2, N4] (GB/s)
 PER_CH_MAX_NVLS_TREE = ((26.5, 18.5, 10.0), (24.0, 23.6, 17.8), (0.0, 57.7, 45.5), (0.0, 96.0, 80.0))
 PAT_BW_FACTOR = 0.75                 # NCCL: PAT's bus bandwidth x 0.75
+PAT_LOG_LATENCY_DIVISOR = 3.5        # NCCL: PAT latency = 8 + log2(nodes) x (network latency / 3.5) + ...
+PAT_RANK_LATENCY_US = 2.8            # ... + ranks x 2.8 us ("still a linear part")
 COLLNET_HOPPER_FACTOR = 0.85         # NCCL: CollNet Direct all_reduce on compute capability 9.0+
+COLLNET_ARITY_LATENCY_US = 0.4       # NCCL: CollNet Direct, per local rank beyond the first, twice
+MAX_DIRECT_ARITY = 7                 # NCCL_MAX_DIRECT_ARITY: CollNet Direct runs on at most 8 GPUs per server
 
 # --- NVLS runtime constants (src/transport/nvls.cc, src/enqueue.cc) ----------------------------
 NVLS_CHANNELS_SM90 = 16              # NVLS_NCHANNELS_SM90

@@ -23,12 +23,42 @@ from topologies.routing import Router
 
 from simulator.collectives.algorithms import generation
 from simulator.collectives.availability import why_unavailable
-from simulator.collectives.nccl_constants import (BASE_LAT, HW_LAT, HW_LAT_NEWER, LL_MAX_BW, NVLS_EFFICIENCY,
-                                                   PER_CH_MAX_NVLS_TREE, PER_CH_MAX_RING_LL128, PER_CH_MAX_TREE,
-                                                   PER_CH_MAX_TREE_LL128, SPEED_INTER, SPEED_INTRA, TREE_CORRECTION)
+from simulator.collectives.nccl_constants import (BASE_LAT, BASE_LAT_NEWER, COLLNET_ARITY_LATENCY_US,
+                                                   COLLNET_HOPPER_FACTOR, HW_LAT, HW_LAT_NEWER, LL_MAX_BW,
+                                                   NVLS_EFFICIENCY, PAT_BW_FACTOR, PAT_LOG_LATENCY_DIVISOR,
+                                                   PAT_RANK_LATENCY_US, PER_CH_MAX_NVLS_TREE, PER_CH_MAX_RING_LL128,
+                                                   PER_CH_MAX_TREE, PER_CH_MAX_TREE_LL128, SPEED_INTER, SPEED_INTRA,
+                                                   TREE_CORRECTION)
 from simulator.core.vocabulary import PROTOS
 
 TUNED_OPS = ("all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce")
+TUNER_VERSION = (2, 28)
+"""The NCCL whose tuner ``auto`` follows. ``NcclModel(..., version=(2, 27))`` gives the NVLS and NVLS-Tree
+bandwidth entries of NCCL before 2.28 (no nvlsEfficiency: the graph's bandwidth x 5/6), which is what
+picked the algorithms of the published NCCL 2.27.7 runs (tests/test_nvls.py)."""
+
+
+@dataclass(frozen=True)
+class CollnetGraphs:
+    """NCCL's CollNet graphs: channels and per-channel bandwidths (GB/s) of the Direct and Chain searches."""
+
+    direct: bool            # CollNet Direct enabled (NVSwitch, at most 8 GPUs per server)
+    direct_channels: int    # one per head (NIC)
+    direct_bw_intra_GBps: float
+    chain_channels: int     # the ring's channels
+    chain_bw_intra_GBps: float
+
+
+def _tree_speed(speeds: tuple[float, ...], nic_GBps: float, intra_fits) -> tuple[float, float]:
+    """(bwInter, bwIntra) of a tree-like NCCL graph search (trees, CollNet): the highest network speed
+    ``nic_GBps`` carries, then bwIntra raised along the speed list to at most twice bwInter while the
+    server's links carry it (``intra_fits(speed)``; search.cc's second pass)."""
+    i = next((k for k, v in enumerate(speeds) if v <= nic_GBps + 1e-9), len(speeds) - 1)
+    inter = intra = speeds[i]
+    while i > 0 and speeds[i - 1] <= 2 * inter + 1e-9 and intra_fits(speeds[i - 1]):
+        i -= 1
+        intra = speeds[i]
+    return inter, intra
 
 
 @dataclass(frozen=True)
@@ -48,6 +78,8 @@ class NcclInputs:
     nvls_bw_inter_GBps: float = 0.0
     nvls_ag_rs: bool = False   # NVLS enabled for all_gather / reduce_scatter too
     nvls_tree: bool = False    # NVLS-Tree enabled (NVLS across several domains)
+    collnet: CollnetGraphs | None = None   # CollNet on (NCCL_COLLNET_ENABLE=1, SHARP switches), several servers
+    pat: bool = False          # PAT enabled (one GPU per server, several servers)
 
     @classmethod
     def from_router(cls, router: Router) -> "NcclInputs":
@@ -83,13 +115,31 @@ class NcclInputs:
             # GPU's NVLink (0.8 x datasheet, as for the ring) carries for all of them; across domains,
             # each head's NIC at the highest network speed it carries.
             speeds = SPEED_INTRA[generation(cc)]
-            nv_intra = next((s for s in speeds if heads * s <= 0.8 * nvlink / 1e9 + 1e-9), speeds[-1])
+            nv_intra = next((s for s in speeds if (heads + 1) * s <= 0.8 * nvlink / 1e9 + 1e-9), speeds[-1])
             nv_inter = math.inf         # one domain: nothing between domains limits it
             if tree:
                 nic_GBps = nic / max(1, router.info.nics_per_host) / 1e9      # one head's NIC
                 nv_inter = next((s for s in SPEED_INTER[generation(cc)] if s <= nic_GBps + 1e-9), 0.12)
+        collnet = None
+        if why_unavailable(router, "all_reduce", "collnet_chain") is None:
+            speeds = SPEED_INTER[generation(cc)]
+            nics = max(1, router.info.nics_per_host)
+            one_nic = nic / nics / 1e9
+            gpu_GBps = (0.8 * nvlink if nvlink > 0 else 0.8 * pcie) / 1e9
+            direct = why_unavailable(router, "all_reduce", "collnet_direct") is None
+            d_ch = min(nics, heads)
+            # Direct: a head's NVLink carries its own channels and 1/(ppn-1) of every other channel
+            own = -(-d_ch // heads)
+            d_load = own + (d_ch - own) / max(1, heads - 1)
+            _, d_intra = _tree_speed(speeds, one_nic, lambda s: d_load * s <= gpu_GBps + 1e-9)
+            # Chain: the ring's channels, over the NICs; each GPU's link carries every channel's chain
+            c_per_nic = -(-channels // nics)
+            _, c_intra = _tree_speed(speeds, one_nic / c_per_nic, lambda s: channels * s <= gpu_GBps + 1e-9)
+            collnet = CollnetGraphs(direct, d_ch, d_intra, channels, c_intra)
+        pat = why_unavailable(router, "all_gather", "pat") is None
         return cls(len(gpus), nodes, hw, channels, bw_intra, bw_inter, cc, nvls, heads if nvls or tree else 0,
-                   nv_intra, nv_inter, nvls and why_unavailable(router, "all_gather", "nvls") is None, tree)
+                   nv_intra, nv_inter, nvls and why_unavailable(router, "all_gather", "nvls") is None, tree,
+                   collnet, pat)
 
 
 def _cc_index(cc: int) -> int:
@@ -99,8 +149,9 @@ def _cc_index(cc: int) -> int:
 class NcclModel:
     """NCCL's latency (us) / bandwidth (GB/s) table and its per-call time estimate."""
 
-    def __init__(self, inputs: NcclInputs) -> None:
+    def __init__(self, inputs: NcclInputs, version: tuple[int, int] = TUNER_VERSION) -> None:
         self.x = inputs
+        self.version = version
         self.table: dict[tuple[str, str, str], tuple[float, float]] = {}
         x = inputs
         n, N = x.ranks, x.nodes
@@ -148,6 +199,47 @@ class NcclModel:
             self._add_nvls()
         if x.nvls_tree and x.nvls_channels >= 2:
             self._add_nvls_tree()
+        if x.collnet is not None:
+            self._add_collnet()
+        if x.pat:
+            self._add_pat()
+
+    def _add_collnet(self) -> None:
+        """NCCL's CollNet entries (all_reduce, Simple): bus bandwidth = channels x the CollNet graph's
+        bwIntra; Direct divided by the GPU/NIC factor (ppn/channels, softened halfway to 1) and x 0.85
+        from Hopper on; x 0.5 to algorithm bandwidth. Latency: Direct 2 (min(1, ppn-1) NVLink steps +
+        0.4 us per extra GPU) + one network step, Chain 2 (ppn-1) in-server steps + one network step
+        (the network step is Tree's when ppn = 1). (With CollNet on, NVLS also runs across servers:
+        its entry is :meth:`_add_nvls`'s, with the network's latency and the head's network speed.)"""
+        x, cg = self.x, self.x.collnet
+        n, N = x.ranks, x.nodes
+        ppn = n // N
+        hw = "nvlink" if x.intra_hw == "nvlink" else "pcie"
+        inter = {a: HW_LAT["net"]["tree"][2] if ppn == 1 else HW_LAT_NEWER["net"][a]
+                 for a in ("collnet_direct", "collnet_chain")}
+        if cg.direct:
+            factor = ppn / cg.direct_channels
+            factor -= (factor - 1) / 2
+            bus = cg.direct_channels * cg.direct_bw_intra_GBps / factor
+            if x.comp_cap >= 90:
+                bus *= COLLNET_HOPPER_FACTOR
+            lat = (2 * (min(1, ppn - 1) * HW_LAT_NEWER[hw]["collnet_direct"] + (ppn - 1) * COLLNET_ARITY_LATENCY_US)
+                   + inter["collnet_direct"])
+            self.table[("all_reduce", "collnet_direct", "simple")] = (lat, bus * 0.5)
+        bus = cg.chain_channels * cg.chain_bw_intra_GBps
+        lat = 2 * (ppn - 1) * HW_LAT_NEWER[hw]["collnet_chain"] + inter["collnet_chain"]
+        self.table[("all_reduce", "collnet_chain", "simple")] = (lat, bus * 0.5)
+
+    def _add_pat(self) -> None:
+        """NCCL's PAT entries (all_gather, reduce_scatter; Simple; one GPU per server): bus bandwidth =
+        the ring graph's channels x bandwidth x 0.75, not converted to algorithm bandwidth; latency
+        8 + log2(nodes) x (Tree's network latency / 3.5) + ranks x 2.8 us."""
+        x = self.x
+        bw = x.bw_intra_GBps if x.nodes <= 2 else x.bw_inter_GBps
+        lat = (BASE_LAT_NEWER["pat"] + int(math.log2(x.nodes)) * HW_LAT["net"]["tree"][2] / PAT_LOG_LATENCY_DIVISOR
+               + x.ranks * PAT_RANK_LATENCY_US)
+        for op in ("all_gather", "reduce_scatter"):
+            self.table[(op, "pat", "simple")] = (lat, x.channels * bw * PAT_BW_FACTOR)
 
     def _add_nvls_tree(self) -> None:
         """NCCL's NVLS-Tree entry (all_reduce): per channel min(NVLS's intra-domain bandwidth, the head's
@@ -156,10 +248,13 @@ class NcclModel:
         x = self.x
         n, N, c = x.ranks, x.nodes, x.nvls_channels
         gen = generation(x.comp_cap)
-        intra = x.nvls_bw_intra_GBps * NVLS_EFFICIENCY.get(gen, 0.0) * (c - 1) / c * 2.0
-        inter = x.nvls_bw_inter_GBps * (2.0 if N <= 2 else 1.0)
-        cap = PER_CH_MAX_NVLS_TREE[_cc_index(x.comp_cap)][0 if N == 1 else 1 if N == 2 else 2]
-        bus = c * min(intra, inter, cap) * n / (2 * (n - 1))
+        if self.version < (2, 28):     # min(bwIntra, bwInter (halved beyond 2 domains)) x 5/6
+            bus = c * min(x.nvls_bw_intra_GBps, x.nvls_bw_inter_GBps / (1.0 if N <= 2 else 2.0)) * 5 / 6
+        else:
+            intra = x.nvls_bw_intra_GBps * NVLS_EFFICIENCY.get(gen, 0.0) * (c - 1) / c * 2.0
+            inter = x.nvls_bw_inter_GBps * (2.0 if N <= 2 else 1.0)
+            cap = PER_CH_MAX_NVLS_TREE[_cc_index(x.comp_cap)][0 if N == 1 else 1 if N == 2 else 2]
+            bus = c * min(intra, inter, cap) * n / (2 * (n - 1))
         lat = HW_LAT_NEWER["nvlink"]["nvls_tree"] + 2 * int(math.log2(N)) * HW_LAT_NEWER["net"]["nvls_tree"]
         self.table[("all_reduce", "nvls_tree", "simple")] = (lat, bus)
 
@@ -174,13 +269,20 @@ class NcclModel:
         for op in ("all_reduce", "reduce_scatter", "all_gather"):
             if op != "all_reduce" and not x.nvls_ag_rs:
                 continue
+            if self.version < (2, 28):     # before 2.28: the graph's bandwidth, x 5/6 for all_reduce
+                if op == "all_reduce":
+                    bus = c * min(x.nvls_bw_intra_GBps, x.nvls_bw_inter_GBps) * 5 / 6
+                else:
+                    bus = c * min(x.nvls_bw_intra_GBps * (ppn - 1) / ppn, x.nvls_bw_inter_GBps * 0.9)
+                self.table[(op, "nvls", "simple")] = (HW_LAT_NEWER["nvlink"]["nvls"] + (
+                    HW_LAT_NEWER["net"]["nvls"] if N > 1 else 0.0), bus)
+                continue
             intra = x.nvls_bw_intra_GBps * eff * (c - 1) / c * (2.0 if op == "all_reduce" else (ppn - 1) / ppn)
             bus = c * min(intra, x.nvls_bw_inter_GBps)
             if op == "all_reduce":
                 bus *= n / (2 * (n - 1))
             lat = HW_LAT_NEWER["nvlink"]["nvls"] + (HW_LAT_NEWER["net"]["nvls"] if N > 1 else 0.0)
             self.table[(op, "nvls", "simple")] = (lat, bus)
-
 
     def time_s(self, op: str, size_bytes: float, algo: str, proto: str) -> float:
         """NCCL's estimate (ncclTopoGetAlgoTime) for one call, seconds; inf when not available."""

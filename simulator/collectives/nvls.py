@@ -57,7 +57,7 @@ def domain_group(router: Router, op: str, ranks: list[str], payload_scale: float
             routes.append((up, down))
         else:
             routes += [(up,)] * up_k + [(down,)] * down_k
-    return LayoutGroup(tuple(routes), payload * payload_scale, label, False, in_network=True)
+    return LayoutGroup(tuple(routes), payload * payload_scale, label, False, in_network="nvswitch")
 
 
 def nvls_layout(router: Router, op: str, ranks: list[str], per_host: dict[int, list[str]]) -> Layout:

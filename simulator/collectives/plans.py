@@ -36,6 +36,7 @@ from simulator.collectives.algorithms import ALGOS_FOR_OP, SIMPLE_ONLY, check_kn
 from simulator.collectives.availability import why_unavailable
 from simulator.collectives.layout import (Chunking, Layout, LayoutGroup, binary_tree, channels, hosts,
                                           layout_group, merge)
+from simulator.collectives.innet import collnet_chain_layout, collnet_direct_layout, nvls_sharp_layout, pat_layout
 from simulator.collectives.nvls import nvls_layout, nvls_tree_layout
 from simulator.collectives.params import Parameters
 from topologies.routes import LinkUses
@@ -43,8 +44,9 @@ from topologies.routing import Router
 
 __all__ = ["ALGOS_FOR_OP", "FlowGroup", "Plan", "build_plan", "layout"]
 
-NEWER_LAYOUTS = {"nvls": nvls_layout, "nvls_tree": nvls_tree_layout}
-"""Layout builders of the algorithms newer than ring and tree (simulator.collectives.nvls, ...)."""
+NEWER_LAYOUTS = {"nvls": nvls_layout, "nvls_tree": nvls_tree_layout, "collnet_direct": collnet_direct_layout,
+                 "collnet_chain": collnet_chain_layout, "pat": pat_layout}
+"""Layout builders of the algorithms newer than ring and tree (simulator.collectives.nvls, .innet)."""
 
 
 @dataclass(frozen=True)
@@ -56,12 +58,13 @@ class FlowGroup:
     label: str = ""
     efficiency: float = 1.0          # payload / wire bytes (protocol, host-memory copies)
     rate_cap_Bps: float = math.inf   # wire-rate ceiling of each flow of the group
+    weights: tuple[float, ...] | None = None   # flows each route stands for (PAT's steps; default 1)
 
     @cached_property
     def uses(self) -> LinkUses:
         """Distinct links of ``routes`` and how often each is crossed; computed once (plans built
         here share their layout's, so the three protocols of one layout compute it once)."""
-        return LinkUses.of(self.routes)
+        return LinkUses.of(self.routes, self.weights)
 
     def _sharing_uses(self, uses: LinkUses) -> "FlowGroup":
         self.__dict__["uses"] = uses          # seeds the cached property; ``replace`` copies drop it
@@ -100,6 +103,8 @@ def layout(router: Router, op: str, algo: str, rk: Sequence[str]) -> Layout:
     """The protocol-free part of a plan: its flow groups (routes) and latency steps."""
     rk = list(rk)
     per_host = hosts(router, rk)
+    if algo == "nvls" and len(per_host) > 1:
+        return nvls_sharp_layout(router, op, rk, per_host)
     if algo in NEWER_LAYOUTS:
         return NEWER_LAYOUTS[algo](router, op, rk, per_host)
     acc = {"intra": set(), "inter": set()}
@@ -136,14 +141,14 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
     intra = max((params.hop_latency_s(c, a, proto) + w for c, w in lay.intra), default=0.0)
     inter = max((params.hop_latency_s(c, a, proto) + w for c, w in lay.inter), default=0.0)
     latency = max(intra, inter) if lay.worst_of_both else lay.steps_intra * intra + lay.steps_inter * inter
-    switch_eff = _switch_efficiency(router, algo, params)
+    latency += lay.extra_latency_s
     groups = []
     for g in lay.groups:
         eff = (params.proto_efficiency(a, proto) * params[f"op_efficiency.{op}"]
-               * (switch_eff if g.in_network else 1.0)
+               * _switch_efficiency(router, g.in_network, params)
                * (params["shm_efficiency"] if g.shm else 1.0))
         cap = params["socket_max_Bps"] if g.socket else math.inf
-        groups.append(FlowGroup(g.routes, g.payload_per_byte / eff, g.label, eff, cap))
+        groups.append(FlowGroup(g.routes, g.payload_per_byte / eff, g.label, eff, cap, g.weights))
     if proto == "ll" and algo != "direct":
         # NCCL caps LL's bus bandwidth (llMaxBw); a tree's algorithm bandwidth is half its bus bandwidth.
         scale = params["ll_max_busbw_Bps"] * (0.5 if algo == "tree" else 1.0)
@@ -160,13 +165,14 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
                 params[f"op_local_s_per_byte.{op}"] + params[f"op_shard_s_per_byte.{op}"] / n, chunking)
 
 
-def _switch_efficiency(router: Router, algo: str, params: Parameters) -> float:
-    """Extra bandwidth factor of the groups whose switch reduces (``in_network``): the NVSwitch's while
-    it reduces and multicasts (NCCL's nvlsEfficiency, per GPU generation), SHARP switches' (CollNet)."""
-    if algo in ("nvls", "nvls_tree"):
+def _switch_efficiency(router: Router, switch: str, params: Parameters) -> float:
+    """Extra bandwidth factor of a group whose switch reduces (``LayoutGroup.in_network``): the
+    NVSwitch's while it reduces and multicasts (NCCL's nvlsEfficiency, per GPU generation), the SHARP
+    switches' (CollNet: NCCL's 0.85 for CollNet on Hopper and later)."""
+    if switch == "nvswitch":
         cc = router.info.compute_capability
         return params["nvls_efficiency.sm100" if cc >= 100 else "nvls_efficiency.sm90"]
-    if algo in ("collnet_direct", "collnet_chain"):
+    if switch == "sharp":
         return params["collnet_efficiency"]
     return 1.0
 

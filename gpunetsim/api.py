@@ -38,27 +38,32 @@ __all__ = ["CollectiveResult", "DataParallelResult", "IterationResult", "StudyRe
 def topology(topology: str = "dgx-h100", *, nodes: int = 1, gpus: int | None = None, no_p2p: bool = False,
              socket_transport: bool = False, cpu_sockets: int | None = None, fabric: str = "rail",
              transport: str = "ib", nic_bw: str | None = None, nics: int | None = None,
-             oversubscription: float = 1.0, hosts_per_leaf: int = 32, nvls: str | bool | None = None) -> nx.Graph:
+             oversubscription: float = 1.0, hosts_per_leaf: int = 32, nvls: str | bool | None = None,
+             sharp: bool = False, collnet: str | bool | None = None) -> nx.Graph:
     """The topology graph the other functions build from these arguments (the CLI's topology flags;
-    ``nvls`` is ``--nvls``: "on"/"off" or a bool, None = on where the hardware has it).
+    ``nvls`` is ``--nvls``: "on"/"off" or a bool, None = on where the hardware has it; ``sharp`` is
+    ``--sharp`` and ``collnet`` ``--collnet``, None = on where the fabric has SHARP).
 
     >>> G = gpunetsim.topology("dgx-h100", nodes=2, nic_bw="200 Gb/s")
     >>> len(topologies.gpus(G))
     16
     """
     return _described(topologies.build, topology, nodes, gpus, no_p2p, socket_transport, cpu_sockets, fabric,
-                      transport, nic_bw, nics, oversubscription, hosts_per_leaf, nvls)
+                      transport, nic_bw, nics, oversubscription, hosts_per_leaf, nvls, sharp, collnet)
 
 
 def _described(make: Callable, topology: str = "dgx-h100", nodes: int = 1, gpus: int | None = None,
                no_p2p: bool = False, socket_transport: bool = False, cpu_sockets: int | None = None,
                fabric: str = "rail", transport: str = "ib", nic_bw: str | None = None, nics: int | None = None,
-               oversubscription: float = 1.0, hosts_per_leaf: int = 32, nvls: str | bool | None = None):
+               oversubscription: float = 1.0, hosts_per_leaf: int = 32, nvls: str | bool | None = None,
+               sharp: bool = False, collnet: str | bool | None = None):
     """``make`` (topologies.build or topologies.prepare) applied to :func:`topology`'s arguments."""
-    spec = topologies.FabricSpec.from_options(fabric, transport, nic_bw, nics, oversubscription, hosts_per_leaf)
+    spec = topologies.FabricSpec.from_options(fabric, transport, nic_bw, nics, oversubscription, hosts_per_leaf,
+                                              sharp=sharp)
     return make(topology, nodes=nodes, gpus_per_node=gpus, p2p=False if no_p2p else None,
                 fabric=spec, sockets=socket_transport, cpu_sockets=cpu_sockets,
-                nvls=on_off(nvls) if isinstance(nvls, str) else nvls)
+                nvls=on_off(nvls) if isinstance(nvls, str) else nvls,
+                collnet=on_off(collnet) if isinstance(collnet, str) else collnet)
 
 
 def _model(calibration: str | Parameters | None, topo: dict[str, Any]) -> CostModel:
@@ -77,6 +82,8 @@ def collective(topology: str = "dgx-h100", op: str = "all_reduce", size_bytes: i
     ...                          calibration="h200-nvlink")
     >>> r.gpus, r.algo
     (4, 'ring')
+    >>> gpunetsim.collective(nodes=4, sharp=True, nvls="off", size_bytes="1M").algo
+    'collnet_direct'
     """
     size = parse_size(size_bytes, field="size_bytes") if isinstance(size_bytes, str) else int(size_bytes)
     model = _model(calibration, dict(topology=topology, **topology_options))

@@ -225,3 +225,13 @@ def test_cli_rejects_pat_on_eight_gpus_per_server_before_any_output(capsys):
     assert out == "" and "algo" in err and "--gpus 1" in err and len(err.strip().splitlines()) == 1
     assert main(["collective", "--nodes", "4", "--collnet", "on", "-b", "1M", "-e", "1M"]) == 2
     assert "collnet" in capsys.readouterr().err
+
+
+def test_accuracy_scan_finds_collnet_and_pat_headers(tmp_path):
+    import json
+    from validation.accuracy_innet import scan_headers
+    metas = {"a": {"env": {"NCCL_COLLNET_ENABLE": "1"}}, "b": {"env": {"NCCL_ALGO": "PAT"}},
+             "c": {"env": {"NCCL_ALGO": "Ring"}, "measured_algo": "NVLS (patched NCCL)"}, "d": {"env": {}}}
+    for name, extra in metas.items():
+        (tmp_path / f"{name}.jsonl").write_text(json.dumps({"kind": "meta", "name": name, **extra}) + "\n")
+    assert scan_headers(tmp_path) == (4, ["a", "b"])

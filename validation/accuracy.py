@@ -7,6 +7,7 @@
     python -m validation.accuracy --only dp        # only section 6 (DataParallel vs DDP, Gloo), in seconds
     python -m validation.accuracy --only llm       # only section 7 (LLM training, about 2 minutes)
     python -m validation.accuracy --only search    # only section 9 (plan search vs vTrain's fastest, seconds)
+    python -m validation.accuracy --only innet     # only section 10 (CollNet/SHARP and PAT vs NCCL's model)
 
 Sections (``SECTIONS``, each runnable alone): ``public`` uncalibrated predictions and NCCL's own cost
 model against the public nccl-tests outputs; ``corpus`` defaults fitted to that corpus by link class and
@@ -32,6 +33,7 @@ import glob
 from pathlib import Path
 
 from simulator.collectives.params import SHIPPED_DIR, Parameters, load_calibration, save_calibration
+from validation.accuracy_innet import BEGIN as INNET_BEGIN, END as INNET_END, evaluate as innet_section
 from validation.accuracy_nvls import BEGIN as NVLS_BEGIN, END as NVLS_END, evaluate as nvls_section, replace_section
 from validation.calibrate import calibrate
 from validation.compare import Predictor, Topo, compare, dataset_points, noise_pct, summary, topo_from_hint
@@ -412,6 +414,7 @@ SECTIONS = {
     "dp": _dp,
     "llm": _llm,
     "search": _search,
+    "innet": lambda a: _marked(innet_section()[0]),
 }
 """Each section: args -> (markdown lines, figures). ``targets`` reads the figures of the others."""
 
@@ -435,7 +438,12 @@ def _nvls_in_place(a) -> tuple[list[str], str, str]:
     return nvls_section()[0], NVLS_BEGIN, NVLS_END
 
 
-IN_PLACE = {"llm": _llm_in_place, "search": _search_in_place, "dp": _dp_in_place, "nvls": _nvls_in_place}
+def _innet_in_place(a) -> tuple[list[str], str, str]:
+    return innet_section()[0], INNET_BEGIN, INNET_END
+
+
+IN_PLACE = {"llm": _llm_in_place, "search": _search_in_place, "dp": _dp_in_place, "nvls": _nvls_in_place,
+            "innet": _innet_in_place}
 """Sections that ``--only NAME`` rewrites in place in docs/accuracy.md, between their markers:
 args -> (markdown lines, begin marker, end marker)."""
 
@@ -445,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=str(DOC))
     p.add_argument("--calibrations", action="store_true", help="refit and rewrite simulator/collectives/calibrations/*.json")
     p.add_argument("--only", choices=[*SECTIONS, "targets"], default=None,
-                   help="one section: nvls, dp and llm are rewritten in place in docs/accuracy.md (nvls: NVLS "
+                   help="one section: nvls, dp, llm, search and innet are rewritten in place in docs/accuracy.md (nvls: NVLS "
                         "and B200 datasets; dp: DataParallel vs DDP and Gloo; seconds; llm: LLM training, minutes); "
                         "the others are printed only")
     a = p.parse_args(argv)

@@ -191,18 +191,19 @@ nodes:
   - {{name: a.nic0, kind: nic, host: 0}}
   - {{name: b.gpu0, host: 1}}
   - {{name: b.nic0, kind: nic, host: 1}}
-  - {{name: leaf0, kind: leaf}}
+  - {{name: sw0, kind: {switch}}}
 links:
   - {{a: a.gpu0, b: a.nic0, kind: pcie, bandwidth: "64 GB/s"}}
   - {{a: b.gpu0, b: b.nic0, kind: pcie, bandwidth: "64 GB/s"}}
-  - {{a: a.nic0, b: leaf0, kind: net, bandwidth: "400 Gb/s"}}
-  - {{a: b.nic0, b: leaf0, kind: net, bandwidth: "400 Gb/s"}}
+  - {{a: a.nic0, b: sw0, kind: net, bandwidth: "400 Gb/s"}}
+  - {{a: b.nic0, b: sw0, kind: net, bandwidth: "400 Gb/s"}}
 """
 
 
 def test_topology_file_sharp_field(tmp_path):
+    switch = "leaf"
     f = tmp_path / "sharp.yaml"
-    f.write_text(FILE.format(sharp="sharp: true"))
+    f.write_text(FILE.format(sharp="sharp: true", switch=switch))
     m = CostModel(topologies.build(str(f)))
     assert {"collnet_chain"} <= {a for a, _ in m.choices("all_reduce")}
     assert "pat" in {a for a, _ in m.choices("all_gather")}
@@ -212,7 +213,7 @@ def test_topology_file_sharp_field(tmp_path):
         plan.call_overhead_s + plan.latency_s + (1 << 30) / (50e9 * 0.92 * 0.85), rel=1e-6)
     assert "collnet_chain" not in {a for a, _ in CostModel(topologies.build(str(f), collnet=False)).choices(
         "all_reduce")}
-    f.write_text(FILE.format(sharp="sharp: yes please"))
+    f.write_text(FILE.format(sharp="sharp: yes please", switch=switch))
     with pytest.raises(InputError, match="true or false") as e:
         topologies.build(str(f))
     assert e.value.field == "sharp"

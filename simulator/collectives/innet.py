@@ -23,7 +23,9 @@ pace of its slowest port), the switch's efficiency (``collnet_efficiency``) on i
   step k exchanges min(2^k, N - 2^k) blocks of S/N with the rank 2^k away. NCCL runs the steps'
   trees in parallel, aggregated: one coupled group whose route of step k stands for that many
   blocks (a weighted route), so every step finishes together and each NIC carries (N-1)/N x S.
-  Latency (NCCL): 8 us + log2(N) x (network latency / 3.5) + N x 2.8 us.
+  Latency (NCCL): 8 us + log2(N) x (network latency / 3.5) + N x 2.8 us. (The weights live in the
+  plan's ``FlowGroup.uses``; the LLM training engines, which rebuild uses from routes, count PAT's
+  steps equally.)
 """
 
 from __future__ import annotations
@@ -64,11 +66,11 @@ def sharp_group(router: Router, heads: list[str], payload: float, label: str, ac
         cls, wire, inter = router.hop_kinds[k]
         acc["inter" if inter else "intra"].add((cls, wire))
     up: dict[int, None] = {}
-    top = "spine" if spans else "leaf"
+    top = ("spine",) if spans else ("leaf", "spine")      # one leaf for all heads: the first switch
     for r in routes:
         for link in r:
             up[link] = None
-            if router.node_kind(router.link_names[link][1]) == top:
+            if router.node_kind(router.link_names[link][1]) in top:
                 break
     links = list(up)
     return LayoutGroup(tuple((l,) for l in links) + tuple((reverse(l),) for l in links), payload, label,

@@ -320,6 +320,10 @@ def transfer_section(write_calibrations: bool) -> tuple[list[str], dict]:
         lines.append(f"| {name} | {st['points']} | {st['median_pct']:.1f} | {st['p90_pct']:.1f} | "
                      f"{st['inside_range_pct']:.0f} | {st['coverage_pct']:.0f} | {st['median_width_pct']:.0f} | "
                      f"{_f(st.get('baseline_median_pct'))} | {_f(st.get('ours_on_baseline_points_pct'))} |")
+    from validation import accuracy_p2p
+    p2p_lines, p2p_figures = accuracy_p2p.section()
+    lines += p2p_lines
+    figures.update(p2p_figures)
     if write_calibrations:
         save_calibration(fit.params, CAL / "h200-nvlink-2gpu.json", fitted_on=[_rel(p) for p in CAMPAIGNS_2],
                          statistic="median of pooled repetitions", topology=TOPO.__dict__, after=fit.after,

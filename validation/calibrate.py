@@ -35,11 +35,17 @@ SHARDED_OPS = ("all_reduce", "reduce_scatter", "all_gather", "all_to_all")
 send/recv move the whole buffer along a chain or a pair, so their wire term alone sets the link
 efficiency that the sharded ops share."""
 
+NO_LOCAL_WORK = ("op_local_s_per_byte.send_recv",)
+"""A send/recv has no copy or reduction outside its pipeline: the receiving CTA's copy out of the
+peer's buffer is part of each p2p channel's rate (``p2p_channel_Bps``), so a separate per-byte term
+would only be collinear with it."""
+
 CANDIDATES = (
-    ["call_overhead_s", "rank_overhead_s", "shm_efficiency", "ll_max_busbw_Bps", "socket_max_Bps",
+    ["call_overhead_s", "rank_overhead_s", "shm_efficiency", "ll_max_busbw_Bps", "socket_max_Bps", "p2p_channel_Bps",
      "nvls_efficiency.sm90", "nvls_efficiency.sm100", "collnet_efficiency", "nvls_fill_rounds"]
     + [k for k in DEFAULTS if k.startswith(("base_latency_s.", "proto_efficiency.", "link_efficiency."))]
-    + [k for k in DEFAULTS if k.startswith(("op_efficiency.", "op_overhead_s.", "op_local_s_per_byte."))]
+    + [k for k in DEFAULTS if k.startswith(("op_efficiency.", "op_overhead_s.", "op_local_s_per_byte."))
+       and k not in NO_LOCAL_WORK]
     + [f"op_shard_s_per_byte.{op}" for op in SHARDED_OPS]
     + [k for k in DEFAULTS if k.startswith("hop_latency_s.")]
 )
@@ -133,21 +139,24 @@ class Evaluator:
             if len(allowed) > 1 and m.select == "nccl" and p.op in TUNED_OPS:
                 allowed = [m.choose(p.op, p.size_bytes, algo, proto)]
             mk = choice_for(p)[2:]
-            choices.append([plans.setdefault(((p.world, *mk), p.op, a, pr), len(plans)) for a, pr in allowed])
+            # a p2p plan's beta depends on NCCL's channel count at this size (not on the parameters)
+            choices.append([plans.setdefault(((p.world, *mk), p.op, a, pr,
+                                              m.planner.plan(p.op, a, pr).channels_at(p.size_bytes)), len(plans))
+                            for a, pr in allowed])
         self.plans = list(plans)
         width = max(len(c) for c in choices)
         self.choice = np.array([c + [c[0]] * (width - len(c)) for c in choices])   # points x width
         self.deps: list[tuple[str, ...]] = []
         self._cache: dict[tuple, tuple[float, float]] = {}
-        for key, op, a, pr in self.plans:
+        for key, op, a, pr, ch in self.plans:
             rec = _Recording(predictor.params.values)
-            self._time_plan(predictor.params.__class__(rec, predictor.params.name), key, op, a, pr)
+            self._time_plan(predictor.params.__class__(rec, predictor.params.name), key, op, a, pr, ch)
             self.deps.append(tuple(sorted(rec.read)))
 
-    def _time_plan(self, params: Parameters, key, op, a, pr) -> tuple[float, float]:
+    def _time_plan(self, params: Parameters, key, op, a, pr, channels=None) -> tuple[float, float]:
         from simulator.network.closed_form import ClosedFormTimer
         planner = self.predictor.model(*key).planner.with_params(params)
-        s = ClosedFormTimer(planner.router, params).shape(planner.plan(op, a, pr))
+        s = ClosedFormTimer(planner.router, params).shape(planner.plan(op, a, pr), channels)
         return s.alpha_s, s.beta_s_per_byte
 
     def __call__(self, params: Parameters) -> np.ndarray:
@@ -210,7 +219,7 @@ def residual_quantiles(comps: Sequence[Comparison], predictor: Predictor, level:
     lat, bw = [], []
     bands: list[list[float]] = [[] for _ in range(len(SIZE_EDGES_BYTES) + 1)]
     for c in comps:
-        s = predictor.setup(c.point)[0].shape(c.point.op, c.algo, c.proto)
+        s = predictor.setup(c.point)[0].shape(c.point.op, c.algo, c.proto).sized(c.point.size_bytes)
         r = float(np.log(c.point.time_s / c.predicted_s))
         (lat if s.alpha_s >= c.point.size_bytes * s.beta_s_per_byte else bw).append(r)
         bands[sum(c.point.size_bytes >= e for e in SIZE_EDGES_BYTES)].append(r)

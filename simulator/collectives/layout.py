@@ -28,6 +28,7 @@ class LayoutGroup:
     socket: bool = False
     in_network: str = ""           # the switch that reduces / multicasts: "nvswitch" (NVLS), "sharp" (CollNet)
     weights: tuple[float, ...] | None = None   # flows per route (default 1 each; see LinkUses.of)
+    inter: bool = False            # some hop crosses servers (the network)
 
     @cached_property
     def uses(self) -> LinkUses:
@@ -77,7 +78,8 @@ def layout_group(router: Router, pairs, payload: float, label: str, acc) -> Layo
     for cls, wire, inter in kinds:
         acc["inter" if inter else "intra"].add((cls, wire))
     classes = {k[0] for k in kinds}
-    return LayoutGroup(routes, payload, label, "shm" in classes, "socket" in classes)
+    return LayoutGroup(routes, payload, label, "shm" in classes, "socket" in classes,
+                       inter=any(k[2] for k in kinds))
 
 
 def merge(groups: list[LayoutGroup]) -> tuple[LayoutGroup, ...]:

@@ -12,6 +12,12 @@ Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless 
 - ``ll_max_busbw_Bps``: ceiling on the LL protocol's bus bandwidth (NCCL's ``llMaxBw``, Hopper).
 - ``link_efficiency.{nvlink,pcie,socket,net}``: achievable fraction of a link's datasheet bandwidth.
 - ``shm_efficiency``: extra factor on routes through host memory (two copies instead of one).
+- ``p2p_channel_Bps``: payload rate of one NCCL p2p channel (one CTA copying a peer's part and
+  receiving another's) between GPUs of one server; a send/recv or all-to-all flow gets NCCL's channel
+  count for its size and rank count (simulator.collectives.p2p) times this. 20 GB/s: measured on 4
+  H100s (NCCL 2.28, validation/data/h100x4_2026-11-26_p2p: 8 channels carry 166 GB/s, 16 carry 305 GB/s of a 128-256 MiB
+  send/recv); Hopper's SM copy rate, unmeasured on other GPU generations. Across servers and
+  through host memory no per-channel ceiling is modelled (the CTA copies into a local buffer).
 - ``socket_max_Bps``: bandwidth of one hop through the socket transport (TCP through the kernel).
 - ``call_overhead_s``: per-call cost outside NCCL's model (framework launch, e.g. PyTorch's
   ``dist.all_reduce`` adds tens of microseconds); 0 in the datasheet set.
@@ -130,6 +136,7 @@ def _defaults() -> dict[str, float]:
         "link_efficiency.socket": 0.8,
         "link_efficiency.net": 0.92,
         "shm_efficiency": 0.5,
+        "p2p_channel_Bps": 20e9,               # one p2p channel (CTA) on one server; see the docstring
         "socket_max_Bps": 5e9,                 # per hop through NCCL's socket transport (TCP)
         "call_overhead_s": 0.0,
         "rank_overhead_s": 0.0,                # extra per-call cost per doubling of the ranks

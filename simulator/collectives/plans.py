@@ -16,7 +16,10 @@ NCCL's algorithms, in flow terms (n ranks, N servers, C channels, S = nccl-tests
   reduce up and broadcast down are pipelined, so both directions of both trees run at once. Each
   of the 2 trees of each channel carries S/(2C).
 - direct: all_to_all sends S/n from every rank to every other rank at once; send_recv sends S
-  from each rank to the next (nccl-tests' sendrecv pattern).
+  from each rank to the next (nccl-tests' sendrecv pattern). Each peer's bytes are spread over
+  NCCL's p2p channels (simulator.collectives.p2p), whose count depends on the size and shrinks as
+  ranks grow; a flow between GPUs of one server moves at most ``channels x p2p_channel_Bps``
+  (``Plan.rate_caps``), so a direct plan's rate depends on the size it is run at.
 
 Channels whose flows follow exactly the same links are merged into one group (a ring inside one
 server has a single channel): this keeps a 4096-GPU all-reduce to a handful of groups.
@@ -38,6 +41,7 @@ from simulator.collectives.layout import (Chunking, Layout, LayoutGroup, binary_
                                           layout_group, merge)
 from simulator.collectives.innet import collnet_chain_layout, collnet_direct_layout, nvls_sharp_layout, pat_layout
 from simulator.collectives.nvls import nvls_layout, nvls_tree_layout
+from simulator.collectives.p2p import P2pChannels, p2p_channels
 from simulator.collectives.params import Parameters
 from topologies.routes import LinkUses
 from topologies.routing import Router
@@ -59,6 +63,7 @@ class FlowGroup:
     efficiency: float = 1.0          # payload / wire bytes (protocol, host-memory copies)
     rate_cap_Bps: float = math.inf   # wire-rate ceiling of each flow of the group
     weights: tuple[float, ...] | None = None   # flows each route stands for (PAT's steps; default 1)
+    channel_Bps: float = math.inf    # wire rate of one p2p channel of each flow (direct plans on one server)
 
     @cached_property
     def uses(self) -> LinkUses:
@@ -84,10 +89,25 @@ class Plan:
     call_overhead_s: float
     local_s_per_byte: float = 0.0   # per byte of S outside the network (local copies, reductions)
     chunking: Chunking | None = None    # pipelined chunks (NVLS): the engines add chunking.pad_bytes(S)
+    p2p: P2pChannels | None = None      # NCCL's p2p channels by size (direct plans)
 
     def pad_bytes(self, size_bytes: float) -> float:
         """Extra bytes of S the flows carry for the pipeline's fill (0 for most algorithms)."""
         return self.chunking.pad_bytes(size_bytes) if self.chunking is not None else 0.0
+
+    def channels_at(self, size_bytes: float) -> int | None:
+        """NCCL's p2p channels per peer of a call of ``size_bytes`` (None: not a p2p plan)."""
+        return self.p2p.count(size_bytes) if self.p2p is not None else None
+
+    def caps_for(self, channels: int | None) -> tuple[float, ...]:
+        """Each group's wire-rate ceiling when every peer's bytes use ``channels`` p2p channels."""
+        if channels is None:
+            return tuple(g.rate_cap_Bps for g in self.groups)
+        return tuple(min(g.rate_cap_Bps, channels * g.channel_Bps) for g in self.groups)
+
+    def rate_caps(self, size_bytes: float) -> tuple[float, ...]:
+        """Each group's wire-rate ceiling in a call of ``size_bytes`` (what the engines pass on)."""
+        return self.caps_for(self.channels_at(size_bytes))
 
 
 def _ring_order(channel: int, per_host: dict[int, list[str]]) -> list[str]:
@@ -148,7 +168,10 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
                * _switch_efficiency(router, g.in_network, params)
                * (params["shm_efficiency"] if g.shm else 1.0))
         cap = params["socket_max_Bps"] if g.socket else math.inf
-        groups.append(FlowGroup(g.routes, g.payload_per_byte / eff, g.label, eff, cap, g.weights))
+        # one server, GPU to GPU: the sending CTAs copy straight into the peer, at p2p_channel_Bps each
+        ch = params["p2p_channel_Bps"] / eff if algo == "direct" and not (g.inter or g.shm or g.socket) \
+            else math.inf
+        groups.append(FlowGroup(g.routes, g.payload_per_byte / eff, g.label, eff, cap, g.weights, channel_Bps=ch))
     if proto == "ll" and algo != "direct":
         # NCCL caps LL's bus bandwidth (llMaxBw); a tree's algorithm bandwidth is half its bus bandwidth.
         scale = params["ll_max_busbw_Bps"] * (0.5 if algo == "tree" else 1.0)
@@ -158,11 +181,14 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
     groups = [g._sharing_uses(lg.uses) for g, lg in zip(groups, lay.groups)]
     per_host = hosts(router, rk)
     chunking = replace(lay.chunking, fill_rounds=params["nvls_fill_rounds"]) if lay.chunking else None
+    p2p = None
+    if algo == "direct" and any(g.channel_Bps < math.inf for g in groups):
+        p2p = p2p_channels(router, rk, 1.0 if op == "send_recv" else 1.0 / n)
     return Plan(op, algo, proto, n, len(per_host), lay.channels or channels(router, per_host),
                 tuple(groups), params.base_latency_s(a, proto) + latency,
                 max(0.0, params["call_overhead_s"] + params[f"op_overhead_s.{op}"]
                     + params["rank_overhead_s"] * math.log2(n)),
-                params[f"op_local_s_per_byte.{op}"] + params[f"op_shard_s_per_byte.{op}"] / n, chunking)
+                params[f"op_local_s_per_byte.{op}"] + params[f"op_shard_s_per_byte.{op}"] / n, chunking, p2p)
 
 
 def _switch_efficiency(router: Router, switch: str, params: Parameters) -> float:

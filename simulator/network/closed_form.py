@@ -12,9 +12,9 @@ together for the callers that want "the time of all_reduce at 64 MiB, as NCCL wo
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from simulator.collectives.params import Parameters
 from simulator.collectives.planner import Planner
@@ -30,15 +30,29 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Shape:
-    """alpha/beta of one collective: time(S) = alpha_s + S * beta_s_per_byte."""
+    """alpha/beta of one collective: time(S) = alpha_s + S * beta_s_per_byte.
+
+    A p2p plan's beta depends on the size through NCCL's channel count (simulator.collectives.p2p):
+    its shape is the one without a channel ceiling, and ``sized(S)`` (which ``time_s`` uses) is the
+    shape at the channel count of ``S``; ``channels`` is that count (None: no p2p channels)."""
 
     alpha_s: float
     beta_s_per_byte: float
     plan: Plan
     bottleneck: Limit = Limit.NONE   # link class that saturates first, or the protocol's ceiling
     wire_s_per_byte: float = 0.0     # the network part of beta (what the pipeline fill's bytes cost)
+    channels: int | None = None
+    at_channels: Callable[[int], "Shape"] | None = field(default=None, compare=False, repr=False)
+
+    def sized(self, size_bytes: float) -> "Shape":
+        """The shape that holds at ``size_bytes`` (itself unless the plan's channels vary with size)."""
+        if self.at_channels is None:
+            return self
+        return self.at_channels(self.plan.channels_at(size_bytes))
 
     def time_s(self, size_bytes: float) -> float:
+        if self.at_channels is not None:
+            return self.sized(size_bytes).time_s(size_bytes)
         t = self.alpha_s + size_bytes * self.beta_s_per_byte
         if self.plan.chunking is not None:
             t += self.plan.chunking.pad_bytes(size_bytes) * self.wire_s_per_byte
@@ -53,7 +67,7 @@ class ClosedFormTimer:
     def __init__(self, router: Router, params: Parameters) -> None:
         self.router = router
         self.params = params
-        self._shapes: dict[int, tuple[Plan, Shape]] = {}
+        self._shapes: dict[tuple[int, int | None], tuple[Plan, Shape]] = {}
         self._rates: dict[tuple, tuple[list[float], dict[int, tuple[float, int]]]] = {}
 
     @cached_property
@@ -61,22 +75,27 @@ class ClosedFormTimer:
         """Usable capacity per directed link (the same for every plan)."""
         return LinkCapacity(self.params.achievable_Bps(self.router.capacity_Bps, self.router.kind))
 
-    def shape(self, plan: Plan) -> Shape:
-        hit = self._shapes.get(id(plan))
+    def shape(self, plan: Plan, channels: int | None = None) -> Shape:
+        """The plan's alpha-beta; for a p2p plan, without a channel ceiling unless ``channels`` says
+        how many p2p channels each peer's bytes use (``Shape.sized`` picks them by size)."""
+        key = (id(plan), channels)
+        hit = self._shapes.get(key)
         if hit is None or hit[0] is not plan:
-            rates, neck = self._rates_and_bottleneck(plan)
+            rates, neck = self._rates_and_bottleneck(plan, channels)
             beta = max((g.bytes_per_byte / r if r > 0 else math.inf) for g, r in zip(plan.groups, rates)) \
                 if plan.groups else 0.0
-            hit = self._shapes[id(plan)] = (plan, Shape(plan.call_overhead_s + plan.latency_s,
-                                                        beta + plan.local_s_per_byte, plan, neck, beta))
+            sized = (lambda c, p=plan: self.shape(p, c)) if plan.p2p is not None and channels is None else None
+            hit = self._shapes[key] = (plan, Shape(plan.call_overhead_s + plan.latency_s,
+                                                   beta + plan.local_s_per_byte, plan, neck, beta, channels, sized))
         return hit[1]
 
-    def _rates_and_bottleneck(self, plan: Plan) -> tuple[list[float], Limit]:
-        """Max-min rates of the plan's groups on an idle network, and the class of the link that limits
-        the slowest group (the first of its most utilised links), or the protocol's own ceiling."""
+    def _rates_and_bottleneck(self, plan: Plan, channels: int | None = None) -> tuple[list[float], Limit]:
+        """Max-min rates of the plan's groups on an idle network (a p2p plan's groups capped at
+        ``channels`` p2p channels), and the class of the link that limits the slowest group (the first
+        of its most utilised links), or the protocol's or the p2p channels' own ceiling."""
         if not plan.groups:
             return [], Limit.NONE
-        key = (tuple(g.uses for g in plan.groups), tuple(g.rate_cap_Bps for g in plan.groups))  # uses: by identity
+        key = (tuple(g.uses for g in plan.groups), plan.caps_for(channels))  # uses: by identity
         groups = None
         hit = self._rates.get(key)
         if hit is None:
@@ -89,6 +108,9 @@ class ClosedFormTimer:
             busiest[slowest] = (groups or FlowGroups(key[0])).busiest_link(slowest, rates, self.capacity)
         util, link = busiest[slowest]
         if link < 0 or util < 0.999:
+            cap = key[1][slowest]
+            if channels is not None and rates[slowest] >= 0.999 * cap and cap < plan.groups[slowest].rate_cap_Bps:
+                return rates, Limit.CHANNELS     # NCCL's p2p channels (CTAs) carry less than the links
             return rates, Limit.PROTOCOL         # limited by the protocol's own ceiling (e.g. LL), not a link
         return rates, Limit(self.router.kind[link])
 
@@ -168,7 +190,7 @@ class CostModel:
     def limit(self, op: str, size_bytes: float, algo: str = "auto", proto: str = "auto") -> Limit:
         """What limits this collective at this size: latency when the alpha term dominates, else the
         saturated link class or the protocol's ceiling."""
-        s = self.shape(op, *self.choose(op, size_bytes, algo, proto))
+        s = self.shape(op, *self.choose(op, size_bytes, algo, proto)).sized(size_bytes)
         return Limit.LATENCY if s.alpha_s >= size_bytes * s.beta_s_per_byte else s.bottleneck
 
     def time_s(self, op: str, size_bytes: float, algo: str = "auto", proto: str = "auto") -> float:

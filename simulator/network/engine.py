@@ -173,7 +173,8 @@ def run_plan(env: simpy.Environment, net: FlowNetwork, plan: Plan, size_bytes: i
     start = env.now
     yield env.timeout(plan.call_overhead_s + plan.latency_s)
     carried = size_bytes + plan.pad_bytes(size_bytes)       # + the pipeline fill (NVLS), else 0
-    events = net.start([(g.uses, g.bytes_per_byte * carried, g.rate_cap_Bps) for g in plan.groups])
+    caps = plan.rate_caps(size_bytes)                       # p2p plans: NCCL's channels at this size
+    events = net.start([(g.uses, g.bytes_per_byte * carried, c) for g, c in zip(plan.groups, caps)])
     if events:
         yield simpy.AllOf(env, events)
     if plan.local_s_per_byte > 0:

@@ -44,7 +44,7 @@ class IntervalModel:
     def __init__(self, model: CostModel) -> None:
         self.model = model
         self.unc = unc_mod.of(model.params)
-        self._sens: dict[tuple[str, str, str], _Sensitivity] = {}
+        self._sens: dict[tuple, _Sensitivity] = {}
         self._classes: dict[tuple[str, str, str], list[str]] = {}
         self._perturbed: list[tuple[object, ClosedFormTimer, float]] | None = None
 
@@ -63,14 +63,17 @@ class IntervalModel:
             self._perturbed = out
         return self._perturbed
 
-    def sensitivity(self, op: str, algo: str, proto: str) -> _Sensitivity:
-        key = (op, algo, proto)
+    def sensitivity(self, op: str, algo: str, proto: str, size_bytes: float | None = None) -> _Sensitivity:
+        """Sensitivities of the plan's alpha-beta (a p2p plan's at NCCL's channel count for ``size_bytes``)."""
+        base = self.model.shape(op, algo, proto)
+        channels = base.plan.channels_at(size_bytes) if size_bytes is not None else None
+        key = (op, algo, proto, channels)
         hit = self._sens.get(key)
         if hit is None:
-            base = self.model.shape(op, algo, proto)
+            base = base.sized(size_bytes) if channels is not None else base
             da, db = [], []
             for planner, timer, step in self._perturbations():
-                s = timer.shape(planner.plan(op, algo, proto))
+                s = timer.shape(planner.plan(op, algo, proto), channels)
                 da.append((s.alpha_s - base.alpha_s) / step)
                 db.append((s.beta_s_per_byte - base.beta_s_per_byte) / step)
             hit = self._sens[key] = _Sensitivity(base.alpha_s, base.beta_s_per_byte, tuple(da), tuple(db))
@@ -78,7 +81,7 @@ class IntervalModel:
 
     def interval(self, op: str, algo: str, proto: str, size_bytes: float, time_s: float | None = None) -> Interval:
         """The interval of one call; ``time_s`` (e.g. a discrete-event time) defaults to the closed form's."""
-        s = self.sensitivity(op, algo, proto)
+        s = self.sensitivity(op, algo, proto, size_bytes)
         t_cf = s.alpha_s + size_bytes * s.beta_s_per_byte
         t = t_cf if time_s is None else time_s
         if not (t_cf > 0 and math.isfinite(t_cf)):

@@ -204,12 +204,12 @@ def fair_share_times(capacity_Bps: np.ndarray, plans: Sequence[tuple[Plan, int]]
     ``alpha_j + S_j * max_g(bytes_per_byte_g / r_g)`` with the max-min fair rates ``r`` of all
     jobs' groups together (exact while every job is transferring, i.e. for identical jobs)."""
     ug, ul, uc, caps, owner = [], [], [], [], []
-    for j, (plan, _) in enumerate(plans):
-        for g in plan.groups:
+    for j, (plan, size) in enumerate(plans):
+        for g, cap in zip(plan.groups, plan.rate_caps(size)):
             ug.append(np.full(len(g.uses), len(caps)))
             ul.append(g.uses.links)
             uc.append(g.uses.counts)
-            caps.append(g.rate_cap_Bps)
+            caps.append(cap)
             owner.append(j)
     rates = max_min_rates(np.concatenate(ug), np.concatenate(ul), np.concatenate(uc), capacity_Bps,
                           np.array(caps)) if caps else np.zeros(0)

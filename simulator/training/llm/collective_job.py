@@ -31,7 +31,8 @@ def run_job(env: simpy.Environment, net, job: CollJob):
     plan = job.plan
     yield env.timeout(job.count * (plan.call_overhead_s + plan.latency_s))
     size = job.count * job.size_bytes
-    events = [net.transfer_group(g.routes, g.bytes_per_byte * size, g.rate_cap_Bps) for g in plan.groups]
+    caps = plan.rate_caps(job.size_bytes)          # p2p plans: NCCL's channels of one call's size
+    events = [net.transfer_group(g.routes, g.bytes_per_byte * size, c) for g, c in zip(plan.groups, caps)]
     if events:
         yield simpy.AllOf(env, events)
     if plan.local_s_per_byte > 0:

@@ -34,22 +34,25 @@ class GroupCollectives:
         eff = {k: params.link_efficiency(k) for k in set(router.kind)}
         self.capacity_Bps = router.capacity_Bps * np.array([eff[k] for k in router.kind])
 
-    def _rates(self, plan: Plan) -> np.ndarray:
-        """Max-min fair rate of each flow group of ``plan`` alone on the idle network."""
+    def _rates(self, plan: Plan, channels: int | None) -> np.ndarray:
+        """Max-min fair rate of each flow group of ``plan`` alone on the idle network (a p2p plan's
+        groups capped at ``channels`` p2p channels)."""
         uses = [g.uses for g in plan.groups]
         g_ = np.concatenate([np.full(len(u), i) for i, u in enumerate(uses)])
         l_ = np.concatenate([u.links for u in uses])
         c_ = np.concatenate([u.counts for u in uses])
         local, inverse = np.unique(l_, return_inverse=True)       # only the links this plan crosses
-        caps = np.array([g.rate_cap_Bps for g in plan.groups])
+        caps = np.array(plan.caps_for(channels))
         return max_min_rates(g_, inverse, c_, self.capacity_Bps[local], caps)
 
-    def _shape(self, op: str, algo: str, proto: str, ranks: tuple[str, ...]) -> tuple[float, float, Plan]:
-        key = (op, algo, proto, ranks)
+    def _shape(self, op: str, algo: str, proto: str, ranks: tuple[str, ...],
+               size_bytes: float | None = None) -> tuple[float, float, Plan]:
+        plan = self.planner.plan(op, algo, proto, ranks)
+        channels = plan.channels_at(size_bytes) if size_bytes is not None else None
+        key = (op, algo, proto, ranks, channels)
         s = self._shapes.get(key)
         if s is None:
-            plan = self.planner.plan(op, algo, proto, ranks)
-            rates = self._rates(plan) if plan.groups else np.zeros(0)
+            rates = self._rates(plan, channels) if plan.groups else np.zeros(0)
             beta = max((g.bytes_per_byte / r if r > 0 else math.inf) for g, r in zip(plan.groups, rates)) \
                 if plan.groups else 0.0
             s = self._shapes[key] = (plan.call_overhead_s + plan.latency_s, beta + plan.local_s_per_byte, plan)
@@ -64,7 +67,7 @@ class GroupCollectives:
             best = (math.inf, "", "")
             for a, p in self.planner.choices(op):
                 try:
-                    alpha, beta, _ = self._shape(op, a, p, ranks)
+                    alpha, beta, _ = self._shape(op, a, p, ranks, size_bytes)
                 except InputError:          # not available on this group (e.g. NVLS across servers)
                     continue
                 t = alpha + beta * size_bytes
@@ -75,7 +78,7 @@ class GroupCollectives:
 
     def time_s(self, plan: Plan, ranks: tuple[str, ...], size_bytes: float, count: int = 1) -> float:
         """Closed-form seconds of ``count`` back-to-back collectives alone on an idle network."""
-        alpha, beta, _ = self._shape(plan.op, plan.algo, plan.proto, ranks)
+        alpha, beta, _ = self._shape(plan.op, plan.algo, plan.proto, ranks, size_bytes)
         return count * (alpha + beta * size_bytes)
 
     def p2p_plan(self, src: str, dst: str) -> Plan:

@@ -1,0 +1,117 @@
+"""NCCL's point-to-point channels: over how many channels one send (or receive) is spread.
+
+A send/recv or all-to-all moves each peer's bytes over a number of *channels*; each channel is one
+CTA on each GPU, and one CTA copies at a bounded rate (``p2p_channel_Bps``, simulator.collectives.params),
+so a call spread over few channels cannot fill an NVLink port. How many channels a call gets is
+NCCL's rule (NCCL 2.2x: src/graph/paths.cc at init, src/enqueue.cc per call), restated here:
+
+- At init the communicator has ``total`` p2p channels: its collective channels (twice the channels
+  the ring/tree search found, :func:`collective_channels`) rounded up to a power of two. Each peer
+  may use ``per_peer`` of them: 2 per NVLink of the path to an NVLink peer, 2 for a PCIe peer, 2
+  for a peer across the network (fewer as the communicator grows), the least over all peers,
+  rounded up to a power of two and at most ``total``.
+- Per call, NCCL starts from ``first`` channels: ``per_peer`` halved until ``first x ranks`` fits
+  in ``total`` (the ranks share the channels), fewer when the bytes are too few for parts of
+  ``min_part_bytes``, and doubles while a channel's part would exceed ``max_part_bytes``, up to
+  ``per_peer``. Parts are sized from NCCL's p2p chunk (512 KiB on an all-NVLink server, 128 KiB
+  over PCIe or across servers): a part is 1/8 to 32 chunks on one server, 1/2 to 1 across servers.
+
+So the channels per peer shrink as ranks grow (4 H200s give a 16-128 MiB send/recv 8 channels, 2
+H200s 16: half the bandwidth, as measured) and grow with the size (from 256 MiB on 4 GPUs).
+Learned from NCCL's source, not copied; only the rule is NCCL's.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+from simulator.collectives.layout import hosts
+from topologies.routing import Router
+
+MAX_CHANNELS = 64                 # NCCL's MAXCHANNELS (and NCCL_MAX_P2P_NCHANNELS' default)
+NVLINK_CHUNK_BYTES = 512 * 1024   # NCCL_P2P_NVL_CHUNKSIZE
+OTHER_CHUNK_BYTES = 128 * 1024    # NCCL_P2P_PCI_CHUNKSIZE and NCCL_P2P_NET_CHUNKSIZE
+SIMPLE_BUFFER_BYTES = 4 << 20     # NCCL_BUFFSIZE: a chunk is at most buffer / NCCL_STEPS
+STEPS = 8
+NET_PEER_CHANNELS = 2             # NCCL_NCHANNELS_PER_NET_PEER's default start
+
+
+def pow2_up(x: int) -> int:
+    return 1 << max(0, math.ceil(math.log2(max(1, x))))
+
+
+def nvlink_link_Bps(compute_capability: int) -> float:
+    """One NVLink's bandwidth per direction: 25 GB/s up to Hopper (NVLink 2-4), 50 GB/s on Blackwell."""
+    return 50e9 if compute_capability >= 100 else 25e9
+
+
+@dataclass(frozen=True)
+class P2pChannels:
+    """NCCL's channel count of one peer's bytes, by size (see the module docstring)."""
+
+    total: int               # p2p channels of the communicator
+    per_peer: int            # the most channels one peer's bytes are spread over
+    first: int               # channels a call starts from: per_peer shared among the ranks
+    min_part_bytes: int
+    max_part_bytes: int
+    peer_share: float = 1.0  # bytes to one peer per byte of the collective's size (all_to_all: 1/n)
+
+    def count(self, size_bytes: float) -> int:
+        """Channels of one peer's send (or receive) in a call of ``size_bytes``."""
+        b = math.ceil(size_bytes * self.peer_share)
+        if b <= 0:
+            return 1
+        c = max(1, min(self.first, -(-b // self.min_part_bytes)))
+        part = max(self.min_part_bytes, -(-b // c))
+        while part > self.max_part_bytes and c <= self.per_peer // 2:
+            c *= 2
+            part = -(-b // c)
+        return c
+
+
+def collective_channels(router: Router) -> int:
+    """The communicator's collective channels: NCCL doubles the channels its ring/tree search found
+    (12 on an NVLink server, 2 over PCIe: simulator.collectives.nccl_model) once rings and trees are
+    connected."""
+    from simulator.collectives.nccl_model import NcclInputs
+    return min(MAX_CHANNELS, 2 * NcclInputs.from_router(router).channels)
+
+
+def p2p_channels(router: Router, ranks: Sequence[str], peer_share: float = 1.0) -> P2pChannels:
+    """NCCL's p2p channels for a communicator of ``ranks`` on ``router``'s topology."""
+    rk = list(ranks)
+    n = len(rk)
+    per_host = hosts(router, rk)
+    coll = collective_channels(router)
+    total = pow2_up(min(coll, MAX_CHANNELS))
+    wanted = coll
+    local = next((g for g in per_host.values() if len(g) > 1), None)
+    all_nvlink = False
+    if local is not None:
+        route = router.route(local[0], local[1])
+        kinds = {str(router.kind[i]) for i in route}
+        all_nvlink = kinds == {"nvlink"}
+        if all_nvlink:
+            bottleneck = min(float(router.capacity_Bps[i]) for i in route)
+            links = max(1, round(bottleneck / nvlink_link_Bps(router.info.compute_capability)))
+            wanted = min(wanted, 2 * links)
+        else:
+            wanted = min(wanted, 2)
+    if len(per_host) > 1:
+        net = NET_PEER_CHANNELS
+        while net * n > total * 4 and net > 1:
+            net //= 2
+        wanted = min(wanted, net)
+    per_peer = min(pow2_up(wanted), total)
+    first = per_peer
+    while first * n > total and first > 1:
+        first //= 2
+    chunk = OTHER_CHUNK_BYTES if len(per_host) > 1 or not all_nvlink else NVLINK_CHUNK_BYTES
+    chunk = min(chunk, SIMPLE_BUFFER_BYTES // STEPS)
+    if len(per_host) > 1:
+        lo, hi = chunk // 2, chunk
+    else:
+        lo, hi = chunk // 8, chunk * 32
+    return P2pChannels(total, per_peer, first, lo, hi, peer_share)

@@ -205,26 +205,32 @@ class RealPredictor:
         return float(r.iteration_s)
 
 
-def fit_compute(pred: RealPredictor, targets: Sequence[ComputeTarget]) -> tuple[object, float]:
-    """Compute parameters fitted to ``targets`` (least squares on log ratios); with the median
-    |error| in % after the fit."""
+def fit_compute(pred: RealPredictor, targets: Sequence[ComputeTarget],
+                fixed: dict[str, float] | None = None) -> tuple[object, float]:
+    """Compute parameters fitted to ``targets`` (least squares on log ratios), the keys in ``fixed``
+    held at their given values; with the median |error| in % after the fit."""
     from scipy.optimize import least_squares
 
-    base = pred.compute
+    fixed = fixed or {}
+    base = replace(pred.compute, **fixed) if fixed else pred.compute  # type: ignore[type-var]
+    free = np.array([k not in fixed for k in FIT_KEYS])
     meas = np.array([t.measured_s for t in targets])
+    x0 = np.array([getattr(base, k) for k in FIT_KEYS]) / _SCALE
+    if "host_block_s" not in fixed:
+        x0[4] = 0.2  # host_block_s start: 0.2 ms
 
     def params(x: np.ndarray) -> object:
+        full = x0.copy()
+        full[free] = x
         return replace(base, name="llm-real-fit",  # type: ignore[type-var]
-                       **{k: float(v) for k, v in zip(FIT_KEYS, x * _SCALE)})
+                       **{k: float(v) for k, v in zip(FIT_KEYS, full * _SCALE)})
 
     def residuals(x: np.ndarray) -> np.ndarray:
         p = pred.with_compute(params(x))
         return np.log(np.array([p.compute_only_s(t) for t in targets]) / meas)
 
-    x0 = np.array([getattr(base, k) for k in FIT_KEYS]) / _SCALE
-    x0[4] = 0.2  # host_block_s start: 0.2 ms
-    sol = least_squares(residuals, np.clip(x0, _LO / _SCALE, _HI / _SCALE),
-                        bounds=(_LO / _SCALE, _HI / _SCALE), diff_step=0.05, max_nfev=80)
+    lo, hi = (_LO / _SCALE)[free], (_HI / _SCALE)[free]
+    sol = least_squares(residuals, np.clip(x0[free], lo, hi), bounds=(lo, hi), diff_step=0.05, max_nfev=80)
     return params(sol.x), float(np.median(np.abs(np.exp(sol.fun) - 1) * 100))
 
 

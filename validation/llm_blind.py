@@ -178,7 +178,7 @@ def section() -> tuple[list[str], dict[str, dict[str, float]]]:
               "because the compute is fitted on it):", "", *terms, "",
               "**Diagnostics** (which term misses):", "", *diag, "",
               "Reading: the compute kernels are right by construction (fitted on the one-GPU profiles) and the "
-              "all-gathers are short by 0.3-2.1 ms (FULL_SHARD over NO_SHARD); the miss is in what FSDP adds to a "
+              "all-gathers are short by 0.3-2.2 ms (FULL_SHARD over NO_SHARD); the miss is in what FSDP adds to a "
               "one-GPU iteration even without gathers (NO_SHARD over one GPU: measured 2-3x predicted at "
               "h2048). That part is the host: FSDP1's hooks and the host's issuing of every block, which on a "
               "host-bound model decide whether the GPU waits. The FSDP host keys carried from H200 are not the "

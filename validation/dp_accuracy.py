@@ -206,6 +206,22 @@ def queued_share(d) -> float | None:
     return (d.phases_host[2]["parallel_apply"] - d.persistent_host[2]) / cold - 1 if cold > 0 else None
 
 
+def _measured_shares(sets) -> dict[str, float]:
+    """Each model's queued share from the two-thread diagnostic (median over the datasets that have or
+    borrowed it), clipped to 0-1 as the law uses it."""
+    got: dict[str, list[float]] = {}
+    for _, data in sets:
+        for d in data:
+            ex = dict(d.profile.extras)
+            if not d.has_diagnostics or "forward_fresh_pair_host_s" not in ex:
+                continue
+            cold = float(ex["forward_fresh_thread_host_s"]) - float(ex["forward_warm_thread_host_s"])
+            pair = float(ex["forward_fresh_pair_host_s"]) - float(ex["forward_warm_pair_host_s"])
+            if cold > 0:
+                got.setdefault(d.model, []).append(min(1.0, max(0.0, pair / cold - 1.0)))
+    return {m: statistics.median(v) for m, v in got.items()}
+
+
 def _share_preview(sets, base: Parameters) -> list[str]:
     """What the law gives once the two-thread diagnostic measures each model's queued share, if it
     measures what the 2-GPU runs imply: per-model information from 2 GPUs, so not a prediction."""
@@ -213,6 +229,12 @@ def _share_preview(sets, base: Parameters) -> list[str]:
     shares = {d.model: min(1.0, max(0.0, q)) for _, data in sets for d in data if (q := queued_share(d)) is not None}
     if not shares:
         return []
+    measured = _measured_shares(sets)
+    if set(shares) <= set(measured):
+        return ["", "Queued share of the fresh-thread cost per model, measured by the single-GPU two-thread "
+                    "diagnostic (`gpu_campaign.sh dppair`, lent to the campaigns above) vs what each model's 2-GPU "
+                    "runs imply (clipped to 0-1): " + ", ".join(f"{m} {measured[m]:.2f} vs {v:.2f}"
+                                                              for m, v in sorted(shares.items())) + "."]
     out: dict[int, list[float]] = {}
     for _, data in sets:
         injected = []
@@ -396,7 +418,8 @@ def _section(write_calibration: bool) -> list[str]:
         keys = {k: dp_fit[k] for k in HOST_KEYS} | {k: v for k, v in gloo_fit.diff().items() if k.startswith("gloo.")}
         save_calibration(base.with_values(keys, name=CALIBRATION), SHIPPED_DIR / f"{CALIBRATION}.json",
                          fitted_on=[f"{folders[-1].name}/dp_world*.jsonl (2 GPUs)",
-                                    f"{folders[0].name}/gloo_world2.jsonl"],
+                                    *(f"{f.name}/gloo_world2.jsonl" for f in folders
+                                      if (f / "gloo_world2.jsonl").exists())][:2],
                          based_on=COLLECTIVE_CALIBRATION,
                          note="NCCL and DDP keys from the base calibration; dp.* fitted on every model's "
                               "DataParallel runs at 2 GPUs, gloo.* on 2 processes (validation.dp_accuracy)")

@@ -76,11 +76,29 @@ def test_hybrid_shard_over_one_rank_is_predicted_as_one_gpu() -> None:
 
 
 def test_accuracy_section_lists_every_campaign_and_runner() -> None:
-    from validation.llm_real import CAMPAIGNS, real_section
+    from validation.llm_real import CAMPAIGNS, OTHER_GPU_CAMPAIGNS, real_section
     lines, figs = real_section()
     rows = [line for line in lines if line.startswith("| h200")]
-    assert len(rows) == 5 * len(CAMPAIGNS) and set(figs) == {c[0] for c in CAMPAIGNS}  # + the FSDP host fits
-    assert all(figs[c][r]["median_abs_pct"] <= 8 for c in figs for r in ("pp", "tp", "fsdp"))
+    assert len(rows) == 5 * len(CAMPAIGNS)                                        # + the FSDP host fits
+    assert sum(line.startswith("| h100") for line in lines) == 4 * len(OTHER_GPU_CAMPAIGNS)
+    assert set(figs) == {c[0] for c in CAMPAIGNS} | {c[0] for c in OTHER_GPU_CAMPAIGNS}
+    assert all(figs[c[0]][r]["median_abs_pct"] <= 8 for c in CAMPAIGNS for r in ("pp", "tp", "fsdp"))
+
+
+def test_h100_campaign_predicted_with_host_work_from_h200(hosts: dict) -> None:
+    """4x H100 (another machine than the collective calibration's), host work from the 4x H200 campaign:
+    the figures as first predicted (docs/accuracy.md section 7), pinned so that a change shows."""
+    h100 = DATA / "h100x4_2026-11-26h" / "llm_world4.jsonl"
+    result = predict_files([h100], "h100-nvlink-2gpu", hosts[FOUR][0])
+    assert result.preset == "dgx-h100" and result.targets == 6
+    summary = error_summary(result.errors)
+    expected = {"fsdp": (8, 10.7, 15.5), "tp": (4, 13.9, 25.3), "pp": (4, 6.9, 10.6)}
+    for runner, (n, median, p90) in expected.items():
+        s = summary[runner]
+        assert s["n"] == n
+        assert s["median_abs_pct"] == pytest.approx(median, abs=0.5)
+        assert s["p90_abs_pct"] == pytest.approx(p90, abs=0.5)
+    assert summary["pp"]["spearman"] == pytest.approx(1.0) and summary["fsdp"]["spearman"] >= 0.9
 
 
 def test_no_shard_is_hybrid_over_one_rank_shards_and_unknown_strategies_fail() -> None:

@@ -309,6 +309,9 @@ def predict_files(paths: Sequence[str | Path], calibration: str,
 CAMPAIGNS = (("h200x2_2026-11-26c", "llm_world2.jsonl", "h200-nvlink-2gpu"),
              ("h200x4_2026-11-26d", "llm_world4.jsonl", "h200-nvlink"))
 """The committed campaigns and the collective calibration each is predicted with."""
+OTHER_GPU_CAMPAIGNS = (("h100x4_2026-11-26h", "llm_world4.jsonl", "h100-nvlink-2gpu", 1),)
+"""Campaigns on a GPU the host fits never saw: folder, file, collective calibration (fitted on another
+machine's sweep) and the index in :data:`CAMPAIGNS` whose host work they take."""
 TARGET_MEDIAN_PCT = 8.0
 
 
@@ -317,14 +320,18 @@ def real_section() -> tuple[list[str], dict[str, dict[str, dict[str, float]]]]:
     data = Path(__file__).resolve().parent / "data"
     files = [(folder, data / folder / name, calibration) for folder, name, calibration in CAMPAIGNS]
     hosts = [host_work_from([path], calibration) for _, path, calibration in files]
-    lines = ["### Own runs: FSDP, tensor parallelism and 1F1B pipelines on 2 and 4 H200", "",
+    lines = ["### Own runs: FSDP, tensor parallelism and 1F1B pipelines on 2 and 4 H200, and 4 H100", "",
              "The LLM runners' measurements (docs/validation-runners.md), each configuration the median of "
              "3 launches, predicted by `python -m validation.llm_real FILE --calibration NAME --host-from "
              "OTHER`: compute fitted on the campaign's single-GPU / no-communication measurements "
              f"({', '.join(FIT_KEYS)}), collectives from the shipped calibration named, the framework's "
              f"host work ({', '.join(HOST_KEYS)}: FSDP1's per unit pass and per all-gather, and per "
              "collective call) fitted on the *other* campaign's FSDP and TP runs (2 GPUs predict 4, "
-             "4 predict 2); no run is fitted on itself.", "",
+             "4 predict 2); no run is fitted on itself. The H100 campaign"
+             + "".join(f" `{f}` takes the host work of `{CAMPAIGNS[i][0]}` and the calibration `{c}`"
+                       for f, _, c, i in OTHER_GPU_CAMPAIGNS)
+             + " (fitted on the 2-GPU sweep of another H100 machine, `h100x4_2026-11-26f`): only its compute "
+             "is fitted on its own single-GPU profiles and TP no-communication points.", "",
              "| campaign | host work fitted on | ms per FSDP unit pass, per all-gather, per collective call | "
              "fit median err % |", "|---|---|---|---|"]
     for (folder, _, _), (host, pct) in zip(files, hosts):
@@ -333,8 +340,11 @@ def real_section() -> tuple[list[str], dict[str, dict[str, dict[str, float]]]]:
     lines += ["", "| campaign | calibration | runner | configurations | median err % | p90 err % | Spearman |",
               "|---|---|---|---|---|---|---|"]
     figs: dict[str, dict[str, dict[str, float]]] = {}
-    for i, (folder, path, calibration) in enumerate(files):
-        result = predict_files([path], calibration, hosts[1 - i][0])
+    runs = [(folder, path, calibration, hosts[1 - i][0]) for i, (folder, path, calibration) in enumerate(files)]
+    runs += [(folder, data / folder / name, calibration, hosts[i][0])
+             for folder, name, calibration, i in OTHER_GPU_CAMPAIGNS]
+    for folder, path, calibration, host in runs:
+        result = predict_files([path], calibration, host)
         summary = error_summary(result.errors)
         figs[folder] = summary
         for runner in ("pp", "tp", "fsdp", "all"):

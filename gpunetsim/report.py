@@ -237,6 +237,18 @@ def build_report(rows: Sequence[Row], title: str = "gpunetsim study", subtitle: 
         figs += [("train", TRAIN_TITLES["train"], thr_t, "gpunetsim train's model (docs/training.md); hover for MFU."),
                  ("train-breakdown", TRAIN_TITLES["train_breakdown"], bars_t,
                   "Of the pipeline stage that finishes last; the parts add up to the iteration.")]
+    plans = [r for r in rows if r.get("kind") == "search"]
+    if plans:
+        from gpunetsim.search_report import PLAN_TITLES, plan_figures
+        thr_p, bars_p = plan_figures(plans)
+        none_fit = sorted({f"{r['model']} on {r['total_gpus']} GPUs" for r in plans if not r.get("fits")})
+        figs += [("plans", PLAN_TITLES["plans"], thr_p,
+                  "Per model and GPU count, the fastest plan gpunetsim search finds (TP x PP x DP, micro-batch, "
+                  "schedule, recomputation, sharding; hover for it); the same global batch at every size. "
+                  "Dotted: ideal linear scaling from the smallest size that fits."
+                  + (f" No plan fits: {', '.join(none_fit)}." if none_fit else "")),
+                 ("plans-breakdown", PLAN_TITLES["plans_breakdown"], bars_p,
+                  "Of the pipeline stage that finishes last; the shares add up to the iteration.")]
     if coll:
         figs.append(("busbw", TITLES["busbw"], busbw_figure(coll),
                      "nccl-tests convention: busbw = algbw x bus factor (2(n-1)/n for all_reduce), GB/s = 1e9 B/s."))

@@ -99,3 +99,48 @@ def write_search_report(out: SearchOutcome, sensitivity: Sequence[dict], directo
                       f"{best}, DP scaled with the GPUs; same global batch.")]
     write_atomic(d / "plans.json", json.dumps([p.as_dict() for p in out.simulated_plans], indent=1))
     return write_atomic(d / "search.html", html_page(title, f"{out.enumerated} plans enumerated", sections))
+
+
+PLAN_TITLES = {      # studies with a ``search`` block (gpunetsim.search_study), e.g. gpunetsim plan
+    "plans": "LLM plans: tokens/s of the best plan vs number of GPUs",
+    "plans_breakdown": "LLM plans: where the best plan's iteration goes",
+}
+
+
+def plan_figures(rows: Sequence[dict]) -> tuple[go.Figure, go.Figure]:
+    """Study rows of kind ``search``: tokens/s of each size's best plan vs GPUs per model (log-log,
+    with ideal linear scaling from the smallest size that fits; the plan on hover), and each best
+    plan's iteration as shares of compute, TP, pipeline, bubble, DP and optimizer."""
+    from gpunetsim.search_study import plan_label, scaling
+    eff = scaling(list(rows))
+    fits = [(i, r) for i, r in enumerate(rows) if r.get("fits")]
+    series: dict[str, list[tuple[int, dict]]] = {}
+    for i, r in fits:
+        series.setdefault(str(r["model"]), []).append((i, r))
+    thr = go.Figure()
+    for name, pts in series.items():
+        pts.sort(key=lambda x: int(x[1]["total_gpus"]))
+        x = [int(r["total_gpus"]) for _, r in pts]
+        thr.add_trace(go.Scatter(
+            x=x, y=[r["tokens_per_s"] for _, r in pts], name=name, mode="lines+markers",
+            text=[f"{plan_label(r)}<br>iteration {float(r['iteration_s']):.3f} s, MFU {100 * float(r['mfu']):.1f}%, "
+                  f"scaling {100 * eff[i]:.0f}%, limited by {r['limiter']}" for i, r in pts],
+            hovertemplate="%{x} GPUs: %{y:,.0f} tokens/s<br>%{text}"))
+        per_gpu = float(pts[0][1]["tokens_per_s"]) / x[0]
+        thr.add_trace(go.Scatter(x=x, y=[per_gpu * n for n in x], name=f"{name}, ideal", mode="lines",
+                                 line={"dash": "dot", "width": 1}, hoverinfo="skip"))
+    ticks = sorted({int(r["total_gpus"]) for r in rows})
+    thr.update_layout(title=PLAN_TITLES["plans"], xaxis_title="GPUs", yaxis_title="tokens/s (all GPUs)",
+                      template="plotly_white", height=460)
+    thr.update_xaxes(type="log", tickvals=ticks, ticktext=[str(t) for t in ticks])
+    thr.update_yaxes(type="log")
+    labels = [f"{r['model']} @ {r['total_gpus']} GPUs" for _, r in fits]
+    bars = go.Figure()
+    for key, name in _TERMS:
+        share = [100 * float(r.get(key) or 0.0) / float(r["iteration_s"]) for _, r in fits]
+        bars.add_trace(go.Bar(x=labels, y=share, name=name, text=[plan_label(r) for _, r in fits],
+                              hovertemplate="%{x}: %{y:.1f}% " + name + "<br>%{text}"))
+    bars.update_layout(barmode="stack", title=PLAN_TITLES["plans_breakdown"], yaxis_title="% of the iteration",
+                       template="plotly_white", height=520)
+    bars.update_xaxes(tickangle=-45)
+    return thr, bars

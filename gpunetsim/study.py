@@ -41,6 +41,7 @@ from simulator.core.config import checked, validate
 from simulator.core import limits
 from simulator.core.errors import InputError
 from simulator.core.vocabulary import Limit
+from gpunetsim.search_study import SearchAxes, check_search, search_settings
 from gpunetsim.train_study import TrainAxes, check_models, evaluate_train, train_settings
 
 log = logging.getLogger(__name__)
@@ -105,6 +106,7 @@ class StudySpec(_Strict):
     calibration: str | None = None
     collectives: CollectivesSpec | None = None
     train: TrainAxes | None = None
+    search: SearchAxes | None = None
 
     @field_validator("model", "batch_size", "topology", "nodes", "gpus", "fabric", "transport",
                      "nic_bw", "nics", "oversubscription", "hosts_per_leaf", "algo", "bucket_cap_mb",
@@ -151,10 +153,13 @@ class Point:
     strategy: str = "ddp"
     backend: str = "nccl"
     train: tuple[tuple[str, object], ...] = ()      # LLM-training settings of a 'train' point
+    search: tuple[tuple[str, object], ...] = ()     # model, GPU count and space of a 'search' point
 
     def columns(self) -> dict[str, object]:
         """The configuration columns of this point's row (paths shortened to file names)."""
         d = asdict(self)
+        if not self.search:
+            del d["search"]
         d["topology"] = _short(self.topology)
         d["model"] = _short(self.model)
         d["calibration"] = _short(self.calibration) if self.calibration else "datasheet"
@@ -218,13 +223,15 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
     import topologies
     from simulator.core.units import parse_bandwidth, parse_size
     base = base or Path.cwd()
-    if not spec.model and spec.train is None:
-        raise InputError("a study needs model (DDP workloads) or train (LLM training)", source=source,
-                         field="model")
+    if not spec.model and spec.train is None and spec.search is None:
+        raise InputError("a study needs model (DDP workloads), train (LLM training) or search (LLM plans)",
+                         source=source, field="model")
     if spec.train is not None:
         check_models(spec.train, source)
     models = [_resolve(m, base, _is_zoo) for m in spec.model]
     topos = [_resolve(t, base, lambda t: t in topologies.SERVERS) for t in spec.topology]
+    if spec.search is not None:
+        check_search(spec.search, topos, source)
     calib = None
     if spec.calibration is not None:
         from simulator.collectives.params import SHIPPED_DIR
@@ -267,6 +274,8 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
         count += math.prod(map(len, network)) * len(spec.backend) * len(sizes)
     settings = train_settings(spec.train) if spec.train is not None else []
     count += math.prod(map(len, network)) * len(settings)
+    searches = search_settings(spec.search) if spec.search is not None else []
+    count += len(topos) * len(spec.nic_bw) * len(spec.oversubscription) * len(searches)
     limits.POINTS.check(count, source=source, field="points")
     points: list[Point] = []
     if "ddp" in spec.strategy:
@@ -305,7 +314,14 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
         for (t, g, fab, tr, bw, nics, ovs, hpl, algo, eng, n) in itertools.product(*network):
             points.append(Point(len(points), "train", t, n, g, fab, tr, bw, nics, ovs, hpl, algo, eng, calib,
                                 model=str(dict(st)["model"]), gpu=spec.gpu, train=st))
-    for key in sorted({_topo_key(p) for p in points}, key=repr):
+    for t, bw, ovs in itertools.product(topos, spec.nic_bw, spec.oversubscription):
+        for st in searches:      # a cluster of whole servers (or part of one), rail-optimized InfiniBand
+            from simulator.training.llm.plan_search import make_cluster
+            cl = make_cluster(t, int(dict(st)["gpus"]))
+            points.append(Point(len(points), "search", t, cl.nodes, None if cl.nodes > 1 else cl.gpus, "rail", "ib",
+                                bw, None, ovs, 32, "auto", "des", calib, model=str(dict(st)["model"]),
+                                gpu=spec.gpu, search=st))
+    for key in sorted({_topo_key(p) for p in points if p.kind != "search"}, key=repr):
         model = _check(lambda: _cost_model(*key), source, "topology", _short(key[0]))
         if any(_topo_key(p) == key and (p.kind == "train" or (p.kind == "ddp" and _is_zoo(p.model)))
                for p in points):
@@ -410,6 +426,9 @@ def _dataparallel_row(point: Point, model: CostModel, row: dict[str, object]) ->
 
 def evaluate(point: Point) -> dict[str, object]:
     """One row for ``point``: its configuration columns and the model's prediction."""
+    if point.kind == "search":          # builds its own clusters (gpunetsim.search)
+        from gpunetsim.search_study import evaluate_search
+        return evaluate_search(point, point.columns())
     if point.strategy == "dataparallel":
         model = _model_for(point)
         row = point.columns()

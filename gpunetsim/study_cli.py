@@ -37,7 +37,8 @@ def register(sub) -> None:
     p.set_defaults(func=_sweep)
     q = sub.add_parser("plan", help="the built-in capacity-planning study (also: gpunetsim with no arguments)",
                        description="ResNet-50 and GPT-2 under PyTorch DDP on DGX H100, 1 to 32 nodes, "
-                                   "plus all_reduce bus bandwidth curves.")
+                                   "all_reduce bus bandwidth curves, and the fastest parallel plan of "
+                                   "Llama 3 8B and 70B on 8 to 1024 GPUs.")
     _run_args(q)
     q.set_defaults(func=_plan)
 
@@ -119,10 +120,12 @@ def print_table(study, rows: Sequence[dict]) -> None:
     ddp = [r for r in rows if r["kind"] == "ddp"]
     coll = [r for r in rows if r["kind"] == "collective"]
     train = [r for r in rows if r["kind"] == "train"]
+    plans = [r for r in rows if r["kind"] == "search"]
     spec = study.spec
     print(f"# gpunetsim {study.name}: {spec.description or study.source}")
     print(f"# {len(ddp)} DDP points, {len(coll)} collective points"
           + (f", {len(train)} LLM training points" if train else "")
+          + (f", {len(plans)} LLM plan searches" if plans else "")
           + f"; engine={','.join(spec.engine)}, params={spec.calibration or 'datasheet'}")
     if train:
         from gpunetsim.train_study import print_train_table
@@ -157,3 +160,6 @@ def print_table(study, rows: Sequence[dict]) -> None:
             bws = " ".join(f"{by_size[s]['busbw_GBps']:>9.1f}" if s in by_size else f"{'-':>9}" for s in show)
             last = by_size[show[-1]]["limit"] if show[-1] in by_size else "-"
             print(f"{name:<{w}} {nodes:>5} {any_row['total_gpus']:>5} {bws}  {last}")
+    if plans:
+        from gpunetsim.search_study import print_search_table
+        print_search_table(plans)

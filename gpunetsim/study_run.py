@@ -92,9 +92,7 @@ def stream_points(points: Sequence[Any], on_done: Callable[[PointOutcome], None]
 
 def _run_pool(points: Sequence[Any], n: int, done: Callable[[PointOutcome], None]) -> bool:
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-    # Contiguous chunks keep points that share a topology in one process (plans are memoised).
-    size = max(1, math.ceil(len(points) / (n * 4)))
-    chunks = [points[i:i + size] for i in range(0, len(points), size)]
+    chunks = _chunks(points, n)
     ex = ProcessPoolExecutor(max_workers=n, initializer=_ignore_sigint)
     try:
         pending = {ex.submit(_evaluate_chunk, c) for c in chunks}
@@ -111,6 +109,20 @@ def _run_pool(points: Sequence[Any], n: int, done: Callable[[PointOutcome], None
         raise
     ex.shutdown(wait=True)
     return False
+
+
+HEAVY_KINDS = ("search",)
+"""Point kinds that take seconds each (a plan search): sent one by one, first, so that the
+workers share them instead of one worker getting a chunk of them."""
+
+
+def _chunks(points: Sequence[Any], n: int) -> list[Sequence[Any]]:
+    """The heavy points one by one, the largest (last listed) first, then contiguous chunks of
+    the others (points that share a topology stay in one process, where plans are memoised)."""
+    heavy = [p for p in points if getattr(p, "kind", None) in HEAVY_KINDS]
+    light = [p for p in points if getattr(p, "kind", None) not in HEAVY_KINDS]
+    size = max(1, math.ceil(len(light) / (n * 4)))
+    return [[p] for p in reversed(heavy)] + [light[i:i + size] for i in range(0, len(light), size)]
 
 
 def _stop_pool(ex: Any) -> None:

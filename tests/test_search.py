@@ -64,6 +64,47 @@ def test_lower_bound_never_exceeds_the_simulation():
         assert iteration_lower_bound_s(TINY, c, cm) <= sim.simulate(cluster, c)["iteration_s"] * (1 + 1e-9)
 
 
+@pytest.mark.parametrize("gpus", [8, 16])
+def test_lower_bound_with_communication_never_exceeds_the_simulation(gpus):
+    """Kernels plus TP collectives, pipeline sends and exposed DP sync alone: still a lower bound,
+    and tighter than the kernels alone (on 16 GPUs sends and DP cross the NICs)."""
+    from simulator.training.llm.plan_bound import PlanBound
+    cluster = make_cluster("dgx-a100", gpus)
+    sim = ClusterSimulator(TINY, Parameters(), ComputeParams())
+    bound = PlanBound(TINY, ComputeModel(get_gpu(cluster.gpu), "bf16", ComputeParams()))
+    space = SearchSpace(micro_batches=(1, 2), recompute=(Recompute.NONE,), shardings=("ddp", "zero-1", "fsdp-full"))
+    plans = list(enumerate_plans(TINY, gpus, 32, space))[::2]
+    assert len(plans) > 10 and {c.sharding for c in plans} == {"ddp", "zero-1", "fsdp-full"}
+    tighter = 0
+    for c in plans:
+        simulated = sim.simulate(cluster, c)["iteration_s"]
+        with_comm = bound.iteration_s(c, sim.comm_floor(cluster))
+        assert bound.iteration_s(c) <= with_comm <= simulated * (1 + 1e-9), c
+        tighter += with_comm > bound.iteration_s(c) * 1.01
+    assert tighter > len(plans) // 2
+
+
+def test_plan_bound_reuses_kernel_times_across_dp_and_sharding():
+    from simulator.training.llm.plan_bound import PlanBound
+    bound = PlanBound(TINY, ComputeModel(get_gpu("a100"), "bf16", ComputeParams()))
+    a, b = [c for c in enumerate_plans(TINY, 8, 16, SMALL_SPACE) if (c.tp, c.pp, c.micro_batch) == (2, 2, 1)
+            and c.recompute is Recompute.NONE and c.schedule is Schedule.ONE_F_ONE_B][:2]
+    wider = next(c for c in enumerate_plans(TINY, 16, 32, SMALL_SPACE) if (c.tp, c.pp, c.micro_batch) == (2, 2, 1)
+                 and c.recompute is Recompute.NONE and c.schedule is Schedule.ONE_F_ONE_B)
+    assert a.sharding != b.sharding and wider.dp == 2 * a.dp
+    assert bound.stages(a) is bound.stages(b) is bound.stages(wider)
+    assert bound.iteration_s(a) == iteration_lower_bound_s(TINY, a, bound.cm)
+
+
+@pytest.mark.parametrize("wave", [1, 3])
+def test_smaller_waves_simulate_fewer_plans_and_find_the_same_best(wave):
+    cluster = make_cluster("dgx-a100", 16)
+    base = search(TINY, [cluster], 32, space=SMALL_SPACE, top=1)
+    out = search(TINY, [cluster], 32, space=SMALL_SPACE, top=1, wave=wave)
+    assert out.plans[0].iteration_s == base.plans[0].iteration_s
+    assert out.simulated <= base.simulated and out.simulated + out.pruned + out.no_fit == out.enumerated
+
+
 def test_pruned_search_returns_the_exhaustive_ranking():
     cluster = make_cluster("dgx-a100", 8)
     out = search(TINY, [cluster], 16, space=SMALL_SPACE, top=3)

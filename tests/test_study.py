@@ -230,6 +230,12 @@ def test_plan_runs_and_writes_the_three_files(tmp_path, capsys):
     assert {p.name for p in out.iterdir()} == {"report.html", "results.csv", "results.jsonl"}
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert sorted({r["total_gpus"] for r in rows if r["kind"] == "ddp"}) == [8, 16, 32, 64, 128, 256]
+    plans = [r for r in rows if r["kind"] == "search"]         # the LLM section: best plan per model and size
+    assert [(r["model"], r["total_gpus"]) for r in plans] == \
+        [(m, 8 * 2**i) for m in ("llama-3-8b", "llama-3-70b") for i in range(8)]
+    assert [r["model"] for r in plans if not r["fits"]] == ["llama-3-70b"]     # 70B on 8 GPUs
+    assert all(r["tp"] <= 8 and r["tp"] * r["pp"] * r["dp"] == r["total_gpus"] for r in plans if r["fits"])
+    assert "# LLM plans" in text
 
 
 def test_no_arguments_runs_plan(tmp_path, monkeypatch, capsys):

@@ -1,53 +1,124 @@
-"""A cheap lower bound on a plan's iteration time: its kernels alone, in pipeline order.
+"""A cheap lower bound on a plan's iteration time: its kernels (and, given a cluster, its
+communication alone) in pipeline order.
 
-No plan can beat the compute model's kernel times with free communication. Per stage ``s``, a
-micro-batch's forward takes ``f_s`` and its backward ``b_s`` (:mod:`.compute`, host time included,
-as :func:`.iteration.simulate_train` times passes). The last stage cannot start before the first
-micro-batch has gone forward through the stages before it, and the first stage cannot finish
-before the last micro-batch's gradient has come back through them, so
+Per stage ``s``, a micro-batch's passes through all the stage's chunks take ``F_s`` forward and
+``B_s`` backward: kernels (:mod:`.compute`, host time included, as :func:`.iteration.simulate_train`
+times passes) plus, with a :class:`~.comm_floor.CommFloor`, their blocking TP collectives and the
+pipeline send after each pass, each alone on the idle network. After its last pass a stage
+reduces its gradients (DDP, ZeRO-1/2; ``D_s``, alone), steps its optimizer (``O_s``) and
+all-gathers its parameters (ZeRO-1/2, in ``D_s``). So no stage ends before
 
-    iteration >= sum_{s < p-1} (f_s + b_s) / v  +  m (f_{p-1} + b_{p-1})  +  optimizer_{p-1}
+    own_s = m (F_s + B_s) + D_s + O_s
 
-(``m`` micro-batches, ``v`` interleaved chunks; for equal stages the 1F1B bubble
-``(p - 1)(f + b)``), and no stage finishes before its own ``m (f_s + b_s)`` plus its optimizer.
-Communication (TP, pipeline sends, exposed DP) only adds to this, so a plan whose bound exceeds a
-simulated plan's time can be skipped without simulating it.
+(``m`` micro-batches), and stage 0 does not end before the first micro-batch's forward has
+reached the last stage through chunk 0 of the others, the last stage has done all its own
+passes, and the last micro-batch's backward has come back through chunk 0 of the others:
+
+    chain = sum_{s < p-1} (f0_s + b0_s) + m (F_{p-1} + B_{p-1}) + D_0 + O_0
+
+(``f0``, ``b0``: chunk 0's pass and send; for equal stages the 1F1B bubble ``(p - 1)(f + b)``).
+The bound is ``max(chain, max_s own_s)`` plus the per-iteration overhead. Contention, waiting and
+anything not counted only add, so a plan whose bound exceeds a simulated plan's time can be
+skipped without simulating it.
+
+The kernels of a stage do not depend on data parallelism: :class:`PlanBound` computes them once
+per (TP, PP, chunks, micro-batch, recomputation, ...) and reuses them for every DP degree, GPU
+count and sharding of a search.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
+from simulator.training.llm.comm_floor import CommFloor
 from simulator.training.llm.compute import ComputeModel
 from simulator.training.llm.config import Recompute, TrainConfig
-from simulator.training.llm.layer import block_work, chunk_work, embedding_work, output_work
+from simulator.training.llm.layer import CommCall, block_work, chunk_work, embedding_work, output_work
 from simulator.training.llm.memory import dp_shard_sizes, stage_layers
 from simulator.training.llm.model import TransformerSpec
 
 
-def stage_pass_s(model: TransformerSpec, config: TrainConfig, cm: ComputeModel) -> list[tuple[float, float, float]]:
-    """(forward, backward) seconds of one micro-batch on each stage, all its chunks together, and
-    the parameters one TP rank of the stage holds."""
+@dataclass(frozen=True)
+class StagePass:
+    """One micro-batch on one stage: kernel seconds of all its chunks, chunk 0's alone, the TP
+    collectives of each chunk's passes, and the parameters one TP rank of the stage holds."""
+
+    forward_s: float
+    backward_s: float
+    forward0_s: float
+    backward0_s: float
+    forward_comm: tuple[tuple[CommCall, ...], ...]     # per chunk
+    backward_comm: tuple[tuple[CommCall, ...], ...]
+    params: float
+    sends: int                                          # pipeline sends per micro-batch (both ways)
+    sends0: int                                         # of chunk 0's two passes
+
+
+def stage_pass_s(model: TransformerSpec, config: TrainConfig, cm: ComputeModel) -> list[StagePass]:
+    """Each stage's :class:`StagePass` (kernels only; no cluster needed)."""
     c, B = config, config.dtype_bytes
     block, emb, out = block_work(model, c), embedding_work(model, c), output_work(model, c)
     V = c.pp * c.chunks
     layers = stage_layers(model.layers, V)
     full = c.recompute is Recompute.FULL
-    per_stage = [[0.0, 0.0, 0.0] for _ in range(c.pp)]
+    acc: list[dict] = [{"f": 0.0, "b": 0.0, "f0": 0.0, "b0": 0.0, "fc": [], "bc": [], "p": 0.0, "n": 0, "n0": 0}
+                       for _ in range(c.pp)]
     for v, n in enumerate(layers):
         fwd, bwd, params = chunk_work(model, c, v, n, block, emb, out)
-        st = per_stage[v % c.pp]
-        st[0] += max(cm.pass_s(fwd, B), cm.host_s(n, True, full))
-        st[1] += max(cm.pass_s(bwd, B), cm.host_s(n, False, full))
-        st[2] += params
-    return [(f, b, p) for f, b, p in per_stage]
+        st = acc[v % c.pp]
+        f, b = max(cm.pass_s(fwd, B), cm.host_s(n, True, full)), max(cm.pass_s(bwd, B), cm.host_s(n, False, full))
+        sends = (v < V - 1) + (v > 0) if c.pp > 1 else 0
+        if v < c.pp:
+            st["f0"], st["b0"], st["n0"] = f, b, sends
+        st["f"] += f
+        st["b"] += b
+        st["fc"].append(fwd.comm)
+        st["bc"].append(bwd.comm)
+        st["p"] += params
+        st["n"] += sends
+    return [StagePass(a["f"], a["b"], a["f0"], a["b0"], tuple(a["fc"]), tuple(a["bc"]), a["p"], a["n"], a["n0"])
+            for a in acc]
 
 
-def iteration_lower_bound_s(model: TransformerSpec, config: TrainConfig, cm: ComputeModel) -> float:
-    """Seconds no simulation of ``config`` can go below (see the module docstring)."""
-    c = config
-    stages = stage_pass_s(model, c, cm)
-    shard_o = dp_shard_sizes(c, c.dp)[2]          # HYBRID_SHARD: DP bounds its shard group
-    m = c.microbatches
-    own = max(m * (f + b) + cm.optimizer_s(p / shard_o) for f, b, p in stages)
-    f_l, b_l, p_l = stages[-1]
-    fill = sum(f + b for f, b, _ in stages[:-1]) / c.chunks
-    return max(own, fill + m * (f_l + b_l) + cm.optimizer_s(p_l / shard_o)) + cm.params.iteration_overhead_s
+class PlanBound:
+    """Lower bounds for the plans of one model on one GPU type; caches each stage's kernels per
+    plan shape (they do not depend on DP, the GPU count or the sharding)."""
+
+    def __init__(self, model: TransformerSpec, cm: ComputeModel) -> None:
+        self.model, self.cm = model, cm
+        self._stages: dict[TrainConfig, list[StagePass]] = {}
+
+    def stages(self, config: TrainConfig) -> list[StagePass]:
+        key = replace(config, dp=1, global_batch=config.micro_batch * config.pp, zero=0, fsdp=None)
+        hit = self._stages.get(key)
+        if hit is None:
+            hit = self._stages[key] = stage_pass_s(self.model, key, self.cm)
+        return hit
+
+    def iteration_s(self, config: TrainConfig, comm: CommFloor | None = None) -> float:
+        """Seconds no simulation of ``config`` can go below (see the module docstring); without
+        ``comm`` the kernels alone."""
+        c, m = config, config.microbatches
+        stages = self.stages(c)
+        shard_o = dp_shard_sizes(c, c.dp)[2]          # HYBRID_SHARD: DP bounds its shard group
+        send = comm.send_s(c, c.micro_batch * self.model.seq * self.model.hidden * c.dtype_bytes / c.tp) \
+            if comm is not None and c.pp > 1 else 0.0
+        own, f0b0, tails = [], [], []
+        for st in stages:
+            tp_f = tp_b = tp_f0 = tp_b0 = 0.0
+            if comm is not None:
+                tf = [comm.tp_s(c, calls) for calls in st.forward_comm]
+                tb = [comm.tp_s(c, calls) for calls in st.backward_comm]
+                tp_f, tp_b, tp_f0, tp_b0 = sum(tf), sum(tb), tf[0], tb[0]
+            tail = self.cm.optimizer_s(st.params / shard_o) + (comm.dp_tail_s(c, st.params) if comm else 0.0)
+            own.append(m * (st.forward_s + st.backward_s + tp_f + tp_b + st.sends * send) + tail)
+            f0b0.append(st.forward0_s + st.backward0_s + tp_f0 + tp_b0 + st.sends0 * send)
+            tails.append(tail)
+        chain = sum(f0b0[:-1]) + own[-1] - tails[-1] + tails[0]
+        return max(max(own), chain) + self.cm.params.iteration_overhead_s
+
+
+def iteration_lower_bound_s(model: TransformerSpec, config: TrainConfig, cm: ComputeModel,
+                            comm: CommFloor | None = None) -> float:
+    """Seconds no simulation of ``config`` can go below (one-off; a search keeps a :class:`PlanBound`)."""
+    return PlanBound(model, cm).iteration_s(config, comm)

@@ -7,10 +7,10 @@ Phases (each plain data, testable alone):
    every cluster (:func:`~simulator.training.llm.search_space.enumerate_plans`);
 2. **prune by memory**: plans whose most loaded stage does not fit the GPU are never simulated
    (:func:`~simulator.training.llm.memory.memory_per_gpu`);
-3. **order by a lower bound** (:func:`~simulator.training.llm.plan_bound.iteration_lower_bound_s`,
-   kernels only) and simulate in fixed waves of :data:`WAVE` plans; before each wave, plans whose
-   bound (in the objective: seconds or dollars per iteration) already exceeds the ``top``-th best
-   simulated plan are skipped. The waves do not depend on the number of workers, so any executor
+3. **order by a lower bound** (:class:`~simulator.training.llm.plan_bound.PlanBound`: kernels,
+   and communication alone on the idle network) and simulate in fixed waves (default :data:`WAVE`
+   plans); before each wave, plans whose bound (in the objective: seconds or dollars per
+   iteration) already exceeds the ``top``-th best simulated plan are skipped. The waves do not depend on the number of workers, so any executor
    (a local process pool, Dask) gives identical results;
 4. **rank** by the objective and describe each plan (training time and GPU-hours for the token
    budget, cost, MFU, memory headroom, the largest term of its iteration).
@@ -25,11 +25,12 @@ from dataclasses import dataclass, field, replace
 from simulator.collectives.params import Parameters
 from simulator.core.errors import InputError
 from simulator.training.gpus import get_gpu, gpu_for_model
+from simulator.training.llm.comm_floor import CommFloor
 from simulator.training.llm.compute import ComputeModel, ComputeParams
 from simulator.training.llm.config import TrainConfig
 from simulator.training.llm.memory import memory_per_gpu
 from simulator.training.llm.model import TransformerSpec
-from simulator.training.llm.plan_bound import iteration_lower_bound_s
+from simulator.training.llm.plan_bound import PlanBound
 from simulator.training.llm.search_space import SearchSpace, enumerate_plans
 
 WAVE = 8
@@ -157,12 +158,27 @@ class ClusterSimulator:
     def __init__(self, model: TransformerSpec, params: Parameters, compute: ComputeParams) -> None:
         self.model, self.params, self.compute = model, params, compute
         self._routers: dict[Cluster, object] = {}
+        self._floors: dict[Cluster, CommFloor] = {}
+        self._bounds: dict[tuple[str, str], PlanBound] = {}
 
     def router(self, cluster: Cluster):
         if cluster not in self._routers:
             from topologies.routing import Router
             self._routers[cluster] = Router(cluster.build())
         return self._routers[cluster]
+
+    def comm_floor(self, cluster: Cluster) -> CommFloor:
+        """The cluster's closed-form communication floor (for the lower bound), kept like its routes."""
+        if cluster not in self._floors:
+            self._floors[cluster] = CommFloor(self.router(cluster), self.params)
+        return self._floors[cluster]
+
+    def bound(self, gpu: str, dtype: str) -> PlanBound:
+        """The lower bound of plans on ``gpu`` in ``dtype``, kept with its kernel times per plan shape."""
+        key = (gpu, dtype)
+        if key not in self._bounds:
+            self._bounds[key] = PlanBound(self.model, ComputeModel(get_gpu(gpu), dtype, self.compute))
+        return self._bounds[key]
 
     def simulate(self, cluster: Cluster, config: TrainConfig) -> dict:
         from simulator.training.llm.iteration import simulate_train
@@ -189,20 +205,21 @@ def _simulate_with(sim: ClusterSimulator, cluster: Cluster, config: TrainConfig)
     return sim.simulate(cluster, config)
 
 
-def candidates(model: TransformerSpec, clusters: list[Cluster], global_batch: int, space: SearchSpace,
-               compute: ComputeParams, objective: str, outcome: SearchOutcome) -> list[tuple[float, int, Cluster, TrainConfig]]:
+def candidates(sim: ClusterSimulator, clusters: list[Cluster], global_batch: int, space: SearchSpace,
+               objective: str, outcome: SearchOutcome) -> list[tuple[float, int, Cluster, TrainConfig]]:
     """Plans that fit, each with its objective's lower bound, best bound first (ties: enumeration order)."""
     out = []
+    model = sim.model
     for cluster in clusters:
         gpu = get_gpu(cluster.gpu)
-        cm = ComputeModel(gpu, space.dtype, compute)
+        bound, floor = sim.bound(cluster.gpu, space.dtype), sim.comm_floor(cluster)
         for c in enumerate_plans(model, cluster.gpus, global_batch, space):
             outcome.enumerated += 1
             hybrid = cluster.gpus_per_node // c.tp if c.fsdp == "hybrid" else 1
             if not memory_per_gpu(model, c, gpu.memory_bytes, max(1, hybrid)).fits:
                 outcome.no_fit += 1
                 continue
-            lb = objective_of(iteration_lower_bound_s(model, c, cm), cluster, objective)
+            lb = objective_of(bound.iteration_s(c, floor), cluster, objective)
             out.append((lb, len(out), cluster, c))
     out.sort(key=lambda x: (x[0], x[1]))
     return out
@@ -211,11 +228,16 @@ def candidates(model: TransformerSpec, clusters: list[Cluster], global_batch: in
 def search(model: TransformerSpec, clusters: list[Cluster], global_batch: int, *, tokens: float = 1e12,
            space: SearchSpace = SearchSpace(), objective: str = "time", top: int = 20,
            params: Parameters | None = None, compute: ComputeParams | None = None,
-           executor: Executor | None = None) -> SearchOutcome:
+           executor: Executor | None = None, wave: int = WAVE,
+           simulator: ClusterSimulator | None = None) -> SearchOutcome:
     """Rank the plans of ``space`` on ``clusters`` by ``objective`` (``time`` or ``cost``).
 
     ``executor``: where simulations run (``gpunetsim.search.worker_pool``, a Dask client's
     ``get_executor()``, any ``concurrent.futures.Executor``); None runs them here, one after another.
+    ``wave``: plans simulated between two updates of the pruning threshold (the result depends on
+    it, never on the executor; 1 simulates fewest plans, larger waves keep more workers busy).
+    ``simulator``: a :class:`ClusterSimulator` of the same model and parameters to reuse (its
+    routes and communication floors), e.g. across the searches of a scaling study.
     """
     if objective not in ("time", "cost"):
         raise InputError("expected time or cost", field="--objective", value=objective)
@@ -227,25 +249,29 @@ def search(model: TransformerSpec, clusters: list[Cluster], global_batch: int, *
         raise InputError("must be a positive integer", field="--top", value=top)
     if not (isinstance(tokens, (int, float)) and tokens > 0 and math.isfinite(tokens)):
         raise InputError("must be a positive number", field="--tokens", value=tokens)
+    if isinstance(wave, bool) or not isinstance(wave, int) or wave < 1:
+        raise InputError("must be a positive integer", field="wave", value=wave)
     params, compute = params or Parameters(), compute or ComputeParams()
+    local = simulator
+    if local is None or (local.model, local.params, local.compute) != (model, params, compute):
+        local = ClusterSimulator(model, params, compute)
     outcome = SearchOutcome([], objective=objective)
-    queue = candidates(model, clusters, global_batch, space, compute, objective, outcome)
-    local = ClusterSimulator(model, params, compute) if executor is None else None
+    queue = candidates(local, clusters, global_batch, space, objective, outcome)
     done: list[tuple[float, int, PlanResult]] = []
-    for start in range(0, len(queue), WAVE):
+    for start in range(0, len(queue), wave):
         best = sorted(v for v, _, _ in done)
         threshold = best[top - 1] if len(best) >= top else math.inf
-        wave = [q for q in queue[start:start + WAVE] if q[0] <= threshold]
-        outcome.pruned += min(WAVE, len(queue) - start) - len(wave)
-        if not wave:
+        batch = [q for q in queue[start:start + wave] if q[0] <= threshold * (1 + 1e-9)]   # rounding: keep ties
+        outcome.pruned += min(wave, len(queue) - start) - len(batch)
+        if not batch:
             continue
         if executor is None:
-            results = [_simulate_with(local, cl, c) for _, _, cl, c in wave]
+            results = [_simulate_with(local, cl, c) for _, _, cl, c in batch]
         else:
             items = (params.name, tuple(sorted(params.values.items())))
-            futures = [executor.submit(_simulate_in_worker, model, items, compute, cl, c) for _, _, cl, c in wave]
+            futures = [executor.submit(_simulate_in_worker, model, items, compute, cl, c) for _, _, cl, c in batch]
             results = [f.result() for f in futures]
-        for (_, i, cl, c), r in zip(wave, results):
+        for (_, i, cl, c), r in zip(batch, results):
             outcome.simulated += 1
             done.append((objective_of(r["iteration_s"], cl, objective), i, PlanResult(cl, c, r, tokens)))
     outcome.simulated_plans = [p for _, _, p in done]

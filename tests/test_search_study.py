@@ -1,0 +1,105 @@
+"""The LLM section of studies (``search:`` block; gpunetsim plan's best plan per model and size)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from gpunetsim.cli import main
+from gpunetsim.study import load_study, run_points
+from gpunetsim.study_run import _chunks
+from simulator.core.errors import InputError
+
+TINY = "hidden=1024,layers=8,heads=16,seq=1024"
+STUDY = f"""
+name: plans
+topology: dgx-a100
+search:
+  model: ["{TINY}", "hidden=12288,layers=96,heads=96,seq=2048"]
+  gpus: [8, 16]
+  global_batch: 16
+  micro_batches: [1, 2]
+  recompute: [none, full]
+  sharding: [ddp, zero-1]
+"""
+
+
+def _study(tmp_path, text=STUDY):
+    p = tmp_path / "study.yaml"
+    p.write_text(textwrap.dedent(text))
+    return load_study(p)
+
+
+def test_one_point_per_model_and_gpu_count_sizes_innermost(tmp_path):
+    pts = _study(tmp_path).points
+    assert [(p.kind, dict(p.search)["gpus"]) for p in pts] == [("search", 8), ("search", 16)] * 2
+    assert [(p.nodes, p.gpus) for p in pts[:2]] == [(1, 8), (2, None)]
+
+
+def test_rows_hold_the_best_plan_and_say_when_none_fits(tmp_path):
+    from gpunetsim.search import make_cluster, search
+    from simulator.training.llm.model import resolve_model
+    study = _study(tmp_path)
+    rows = run_points(study.points, workers=1, progress=False)
+    tiny = rows[1]
+    assert tiny["fits"] and tiny["total_gpus"] == 16 and tiny["plans_simulated"] >= 1
+    assert tiny["tp"] * tiny["pp"] * tiny["dp"] == 16
+    direct = search(resolve_model(None, TINY), [make_cluster("dgx-a100", 16)], 16,
+                    space=load_study_space(study), top=1)
+    assert tiny["iteration_s"] == pytest.approx(direct.plans[0].iteration_s)
+    big = rows[2]
+    assert big["fits"] is False and big["iteration_s"] is None and big["plans_no_fit"] == big["plans"] > 0
+
+
+def load_study_space(study):
+    return study.spec.search.space()
+
+
+def test_plan_table_and_report(tmp_path, capsys):
+    p = tmp_path / "study.yaml"
+    p.write_text(textwrap.dedent(STUDY))
+    out = tmp_path / "out"
+    assert main(["sweep", str(p), "--out", str(out), "--no-progress", "--workers", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "# LLM plans" in text and "no plan fits in memory" in text
+    assert text.count("100.0%") >= 1                   # the smallest size is the scaling reference
+    page = (out / "report.html").read_text()
+    assert 'id="fig-plans"' in page and 'id="fig-plans-breakdown"' in page
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["kind"] for r in rows] == ["search"] * 4
+
+
+def test_resume_keeps_finished_search_points(tmp_path, capsys):
+    p = tmp_path / "study.yaml"
+    p.write_text(textwrap.dedent(STUDY))
+    out = tmp_path / "out"
+    assert main(["sweep", str(p), "--out", str(out), "--no-progress", "--workers", "1"]) == 0
+    assert main(["sweep", str(p), "--out", str(out), "--no-progress", "--workers", "1", "--resume"]) == 0
+    assert "4 of 4 points already in" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("old, new, field", [
+    ("gpus: [8, 16]", "gpus: [8, 12]", "search.gpus[1]"),
+    (f'model: ["{TINY}", ', 'model: ["nosuchmodel", ', "search.model[0]"),
+    ("global_batch: 16", "global_batch: 0", "search.global_batch"),
+    ("sharding: [ddp, zero-1]", "sharding: [zero-9]", "search.sharding")])
+def test_bad_search_block_names_the_field(tmp_path, old, new, field):
+    assert old in STUDY
+    with pytest.raises(InputError) as e:
+        _study(tmp_path, STUDY.replace(old, new))
+    assert field in str(e.value)
+
+
+def test_search_points_are_sent_one_by_one_largest_first(tmp_path):
+    study = load_study_default_like(tmp_path)
+    chunks = _chunks(study.points, 2)
+    heavy = [c for c in chunks if c[0].kind == "search"]
+    assert all(len(c) == 1 for c in heavy) and chunks[:len(heavy)] == heavy
+    assert [dict(c[0].search)["gpus"] for c in heavy[:2]] == [16, 8]
+    assert sum(len(c) for c in chunks) == len(study.points)
+
+
+def load_study_default_like(tmp_path):
+    return _study(tmp_path, STUDY.replace("name: plans", "name: mixed\nmodel: gpt2\nnodes: [1, 2]\nengine: closed"))

@@ -45,6 +45,20 @@ def test_every_option_runs_and_adds_up(two_nodes, kw):
     assert parts == pytest.approx(r.iteration_s) and r.iteration_s > 0
 
 
+def test_a_host_bound_pass_hides_its_tp_collectives():
+    """Kernels and NCCL collectives are queued without waiting: when issuing a pass takes the host
+    longer than the GPU needs for its kernels and TP collectives, the pass takes the host time."""
+    from simulator.training.llm.compute import ComputeParams
+    one = Router(topologies.build("dgx-a100", gpus_per_node=2))
+    config = TrainConfig(tp=2, pp=1, dp=1, global_batch=4, micro_batch=1)
+    fast = simulate_train(one, SMALL, config, A100)
+    host = ComputeParams(host_block_s=(fast.compute_s + fast.tp_comm_s) / (4 * SMALL.layers * 3) * 3)
+    slow = simulate_train(one, SMALL, config, A100, compute=host)
+    issue = 4 * SMALL.layers * 3 * host.host_block_s       # 4 micro-batches, forward 1 + backward 2 per block
+    assert slow.compute_s + slow.tp_comm_s == pytest.approx(issue)
+    assert slow.tp_comm_s == pytest.approx(fast.tp_comm_s)    # still run, behind the host
+
+
 def test_full_sharding_pays_for_gathers(two_nodes):
     assert _sim(two_nodes, zero=3).dp_comm_exposed_s > 0
     assert _sim(two_nodes, zero=3).memory.total < _sim(two_nodes, zero=1).memory.total

@@ -9,9 +9,11 @@
 * The optimizer step streams ``optimizer_bytes_per_param`` bytes per local parameter (fp32
   master weights, Adam moments, gradients read, 16-bit weights written).
 * The host (Python, the framework, kernel launches) needs ``host_block_s`` to issue one block's
-  forward, twice that for its backward (plus a forward when it is recomputed). Kernels queue
-  asynchronously, so a pass takes the longer of its GPU time and its host time: small models on
-  fast GPUs are host-bound. 0 in the default set (large models are GPU-bound).
+  forward, twice that for its backward (plus a forward when it is recomputed). Kernels and the
+  pass's tensor-parallel collectives queue asynchronously, so a pass with its collectives takes
+  the longer of its GPU time (kernels plus collectives) and its host time: small models on fast
+  GPUs are host-bound, and then their TP collectives cost nothing extra. 0 in the default set
+  (large models are GPU-bound).
 * ``iteration_overhead_s``: a fixed cost per iteration (data loading, logging, host syncs).
 * ``host_collective_s``: host seconds per collective call a pass issues (its TP all-reduces,
   all-gathers, reduce-scatters: the framework's call into the communication library), added to
@@ -139,6 +141,13 @@ class ComputeModel:
         ``calls`` collective calls."""
         passes = 1 if forward else (3 if recompute_full else 2)
         return blocks * passes * self.params.host_block_s + calls * self.params.host_collective_s
+
+    def issue_s(self, kernels_s: float, host_s: float, comm_s: float) -> float:
+        """GPU seconds of a pass before its TP collectives (``comm_s`` of them, timed on the network
+        after it). The host enqueues kernels and NCCL collectives without waiting for them, so a
+        pass and its collectives take ``max(kernels + comm, host)``: a host-bound pass hides its
+        collectives behind the host's issue time."""
+        return max(kernels_s, host_s - comm_s)
 
     def optimizer_s(self, local_params: float) -> float:
         return local_params * self.params.optimizer_bytes_per_param / self.mem_Bps

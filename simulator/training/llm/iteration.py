@@ -98,13 +98,17 @@ class _Builder:
         return tuple(CollJob(self.groups.plan(op, ranks, size), size, n, op.replace("_", "-"))
                      for (op, size), n in merged.items())
 
+    def alone_s(self, jobs: tuple[CollJob, ...], ranks: tuple[str, ...]) -> float:
+        """Closed-form seconds of ``jobs`` one after another on an idle network."""
+        return sum(self.groups.time_s(j.plan, ranks, j.size_bytes, j.count) for j in jobs)
+
     def isolate(self, jobs: tuple[CollJob, ...], ranks: tuple[str, ...], busy: set[int]) -> tuple[CollJob, ...]:
         """Jobs whose links are in no other traffic's ``busy`` set become closed-form timeouts."""
         out = []
         for j in jobs:
             links = {l for g in j.plan.groups for r in g.routes for l in r}
             if links.isdisjoint(busy):
-                j = replace(j, isolated_s=self.groups.time_s(j.plan, ranks, j.size_bytes, j.count))
+                j = replace(j, isolated_s=self.alone_s((j,), ranks))
             out.append(j)
         return tuple(out)
 
@@ -273,10 +277,10 @@ def train_work(router: Router, model: TransformerSpec, config: TrainConfig, gpu:
                     scatter_b = tuple(CollJob(b.groups.plan("reduce_scatter", g, gbytes), gbytes, 1, "reduce-scatter")
                                       for g in groups)
             full = c.recompute is Recompute.FULL
-            fwd_s = max(cm.pass_s(fwd, B), cm.host_s(n, True, full, fwd.calls))
-            bwd_s = max(cm.pass_s(bwd, B), cm.host_s(n, False, full, bwd.calls))
-            chunks.append(ChunkWork(fwd_s, bwd_s, b.jobs(fwd.comm, tp_ranks),
-                                    b.jobs(bwd.comm, tp_ranks), send_bytes, gather_f, gather_b, scatter_b, units))
+            fjobs, bjobs = b.jobs(fwd.comm, tp_ranks), b.jobs(bwd.comm, tp_ranks)
+            fwd_s = cm.issue_s(cm.pass_s(fwd, B), cm.host_s(n, True, full, fwd.calls), b.alone_s(fjobs, tp_ranks))
+            bwd_s = cm.issue_s(cm.pass_s(bwd, B), cm.host_s(n, False, full, bwd.calls), b.alone_s(bjobs, tp_ranks))
+            chunks.append(ChunkWork(fwd_s, bwd_s, fjobs, bjobs, send_bytes, gather_f, gather_b, scatter_b, units))
         grad_sync: list[tuple[CollJob, ...]] = []
         param_sync: tuple[CollJob, ...] = ()
         if c.dp > 1:

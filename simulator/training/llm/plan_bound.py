@@ -2,9 +2,9 @@
 communication alone) in pipeline order.
 
 Per stage ``s``, a micro-batch's passes through all the stage's chunks take ``F_s`` forward and
-``B_s`` backward: kernels (:mod:`.compute`, host time included, as :func:`.iteration.simulate_train`
-times passes) plus, with a :class:`~.comm_floor.CommFloor`, their blocking TP collectives and the
-pipeline send after each pass, each alone on the idle network. After its last pass a stage
+``B_s`` backward: each pass ``max(kernels + TP collectives, host)`` (:mod:`.compute`, as
+:func:`.iteration.simulate_train` times passes; the collectives alone on the idle network, with a
+:class:`~.comm_floor.CommFloor`, else 0) plus the pipeline send after it. After its last pass a stage
 reduces its gradients (DDP, ZeRO-1/2; ``D_s``, alone), steps its optimizer (``O_s``) and
 all-gathers its parameters (ZeRO-1/2, in ``D_s``). So no stage ends before
 
@@ -40,18 +40,16 @@ from simulator.training.llm.model import TransformerSpec
 
 @dataclass(frozen=True)
 class StagePass:
-    """One micro-batch on one stage: kernel seconds of all its chunks, chunk 0's alone, the TP
-    collectives of each chunk's passes, and the parameters one TP rank of the stage holds."""
+    """One micro-batch on one stage, per chunk (chunk 0 first): kernel and host seconds of the
+    forward and backward passes, their TP collectives, and the pipeline sends after them; and the
+    parameters one TP rank of the stage holds."""
 
-    forward_s: float
-    backward_s: float
-    forward0_s: float
-    backward0_s: float
-    forward_comm: tuple[tuple[CommCall, ...], ...]     # per chunk
+    forward: tuple[tuple[float, float], ...]            # (kernels_s, host_s) per chunk
+    backward: tuple[tuple[float, float], ...]
+    forward_comm: tuple[tuple[CommCall, ...], ...]
     backward_comm: tuple[tuple[CommCall, ...], ...]
+    sends: tuple[int, ...]                              # pipeline sends per micro-batch, per chunk
     params: float
-    sends: int                                          # pipeline sends per micro-batch (both ways)
-    sends0: int                                         # of chunk 0's two passes
 
 
 def stage_pass_s(model: TransformerSpec, config: TrainConfig, cm: ComputeModel) -> list[StagePass]:
@@ -61,22 +59,17 @@ def stage_pass_s(model: TransformerSpec, config: TrainConfig, cm: ComputeModel) 
     V = c.pp * c.chunks
     layers = stage_layers(model.layers, V)
     full = c.recompute is Recompute.FULL
-    acc: list[dict] = [{"f": 0.0, "b": 0.0, "f0": 0.0, "b0": 0.0, "fc": [], "bc": [], "p": 0.0, "n": 0, "n0": 0}
-                       for _ in range(c.pp)]
+    acc: list[dict] = [{"f": [], "b": [], "fc": [], "bc": [], "n": [], "p": 0.0} for _ in range(c.pp)]
     for v, n in enumerate(layers):
         fwd, bwd, params = chunk_work(model, c, v, n, block, emb, out)
         st = acc[v % c.pp]
-        f, b = max(cm.pass_s(fwd, B), cm.host_s(n, True, full)), max(cm.pass_s(bwd, B), cm.host_s(n, False, full))
-        sends = (v < V - 1) + (v > 0) if c.pp > 1 else 0
-        if v < c.pp:
-            st["f0"], st["b0"], st["n0"] = f, b, sends
-        st["f"] += f
-        st["b"] += b
+        st["f"].append((cm.pass_s(fwd, B), cm.host_s(n, True, full, fwd.calls)))
+        st["b"].append((cm.pass_s(bwd, B), cm.host_s(n, False, full, bwd.calls)))
         st["fc"].append(fwd.comm)
         st["bc"].append(bwd.comm)
+        st["n"].append((v < V - 1) + (v > 0) if c.pp > 1 else 0)
         st["p"] += params
-        st["n"] += sends
-    return [StagePass(a["f"], a["b"], a["f0"], a["b0"], tuple(a["fc"]), tuple(a["bc"]), a["p"], a["n"], a["n0"])
+    return [StagePass(tuple(a["f"]), tuple(a["b"]), tuple(a["fc"]), tuple(a["bc"]), tuple(a["n"]), a["p"])
             for a in acc]
 
 
@@ -103,18 +96,19 @@ class PlanBound:
         shard_o = dp_shard_sizes(c, c.dp)[2]          # HYBRID_SHARD: DP bounds its shard group
         send = comm.send_s(c, c.micro_batch * self.model.seq * self.model.hidden * c.dtype_bytes / c.tp) \
             if comm is not None and c.pp > 1 else 0.0
-        own, f0b0, tails = [], [], []
+
+        def passes(times, calls) -> list[float]:      # a pass and its TP collectives: max(GPU, host)
+            tp = [comm.tp_s(c, k) for k in calls] if comm is not None else [0.0] * len(times)
+            return [max(k + t, h) for (k, h), t in zip(times, tp)]
+
+        own, first, tails = [], [], []
         for st in stages:
-            tp_f = tp_b = tp_f0 = tp_b0 = 0.0
-            if comm is not None:
-                tf = [comm.tp_s(c, calls) for calls in st.forward_comm]
-                tb = [comm.tp_s(c, calls) for calls in st.backward_comm]
-                tp_f, tp_b, tp_f0, tp_b0 = sum(tf), sum(tb), tf[0], tb[0]
+            f, b = passes(st.forward, st.forward_comm), passes(st.backward, st.backward_comm)
             tail = self.cm.optimizer_s(st.params / shard_o) + (comm.dp_tail_s(c, st.params) if comm else 0.0)
-            own.append(m * (st.forward_s + st.backward_s + tp_f + tp_b + st.sends * send) + tail)
-            f0b0.append(st.forward0_s + st.backward0_s + tp_f0 + tp_b0 + st.sends0 * send)
+            own.append(m * (sum(f) + sum(b) + sum(st.sends) * send) + tail)
+            first.append(f[0] + b[0] + st.sends[0] * send)
             tails.append(tail)
-        chain = sum(f0b0[:-1]) + own[-1] - tails[-1] + tails[0]
+        chain = sum(first[:-1]) + own[-1] - tails[-1] + tails[0]
         return max(max(own), chain) + self.cm.params.iteration_overhead_s
 
 

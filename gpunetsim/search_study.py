@@ -8,7 +8,8 @@ its row is the fastest plan :func:`gpunetsim.search.search` finds in the block's
     search:
       model: [llama-3-8b, llama-3-70b]     # LLM zoo names, --model-spec strings or model files
       gpus: [8, 16, 32, 64]
-      global_batch: 1024                   # sequences per iteration, the same at every size
+      global_batch: 1024                   # sequences per iteration, the same at every size, or
+      # batch_per_gpu: 2                   # sequences per GPU: the global batch grows with the GPUs
       micro_batches: [1, 2]
       recompute: [selective, full]
       sharding: [zero-1, fsdp-full]
@@ -26,7 +27,7 @@ import itertools
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from simulator.core import limits
 from simulator.core.errors import InputError
@@ -42,7 +43,8 @@ class SearchAxes(BaseModel):
 
     model: list[str] = Field(min_length=1)
     gpus: list[_Pos] = Field(min_length=1)
-    global_batch: _Pos
+    global_batch: _Pos | None = None
+    batch_per_gpu: _Pos | None = None
     tokens: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 1e12
     max_tp: _Pos = 8
     max_pp: _Pos = 64
@@ -59,6 +61,16 @@ class SearchAxes(BaseModel):
     @classmethod
     def _listify(cls, v: Any) -> Any:
         return list(v) if isinstance(v, (list, tuple)) else [v]
+
+    @model_validator(mode="after")
+    def _one_batch(self) -> "SearchAxes":
+        if (self.global_batch is None) == (self.batch_per_gpu is None):
+            raise ValueError("give global_batch (the same at every size) or batch_per_gpu (sequences per GPU)")
+        return self
+
+    def batch(self, gpus: int) -> int:
+        """The global batch on ``gpus`` GPUs (sequences)."""
+        return self.global_batch if self.global_batch is not None else self.batch_per_gpu * gpus  # type: ignore[operator]
 
     def space(self):
         from simulator.training.llm.search_space import SearchSpace
@@ -119,9 +131,9 @@ def evaluate_search(point, row: dict[str, object]) -> dict[str, object]:
     sim = _simulator(model, point.calibration)
     nic = parse_bandwidth(point.nic_bw, field="nic_bw") if point.nic_bw else None
     cluster = make_cluster(point.topology, gpus, None, nic, point.oversubscription)
-    out = search(sim.model, [cluster], axes.global_batch, tokens=axes.tokens, space=axes.space(), top=1,
+    out = search(sim.model, [cluster], axes.batch(gpus), tokens=axes.tokens, space=axes.space(), top=1,
                  params=sim.params, compute=sim.compute, wave=1, simulator=sim)
-    row.update(total_gpus=cluster.gpus, gpu=cluster.gpu, global_batch=axes.global_batch, plans=out.enumerated,
+    row.update(total_gpus=cluster.gpus, gpu=cluster.gpu, global_batch=axes.batch(gpus), plans=out.enumerated,
                plans_no_fit=out.no_fit, plans_pruned=out.pruned, plans_simulated=out.simulated)
     if not out.plans:
         row.update(fits=False, iteration_s=None, tokens_per_s=None, mfu=None, limiter="memory")
@@ -164,8 +176,12 @@ def print_search_table(rows: list[dict]) -> None:
     net = [c for c in ("topology", "nic_bw", "oversubscription") if len({str(r.get(c)) for r in rows}) > 1]
     names = [", ".join([str(r["model"])] + [str(r.get(c)) for c in net]) for r in rows]
     w = max(12, *(len(n) for n in names))
-    print(f"# LLM plans: the fastest of each model's plans per GPU count (gpunetsim search), global batch "
-          f"{rows[0]['global_batch']}; scaling = tokens/s per GPU vs the smallest count that fits")
+    batches = sorted({int(r["global_batch"]) for r in rows})
+    per_gpu = {int(r["global_batch"]) / int(r["total_gpus"]) for r in rows}
+    batch = (f"global batch {batches[0]}" if len(batches) == 1 else
+             f"{next(iter(per_gpu)):g} sequence{'' if per_gpu == {1.0} else 's'} per GPU" if len(per_gpu) == 1 else "global batch " + "/".join(map(str, batches)))
+    print(f"# LLM plans: the fastest of each model's plans per GPU count (gpunetsim search), {batch}; "
+          f"scaling = tokens/s per GPU vs the smallest count that fits")
     print(f"#{'model':<{w - 1}} {'GPUs':>5} {'plan (TPxPPxDP, micro-batch, schedule, recompute, sharding)':<52} "
           f"{'iter(s)':>8} {'tokens/s':>10} {'MFU':>6} {'scaling':>7} {'simulated':>9}  limited by")
     for i, (name, r) in enumerate(zip(names, rows)):

@@ -103,3 +103,16 @@ def test_search_points_are_sent_one_by_one_largest_first(tmp_path):
 
 def load_study_default_like(tmp_path):
     return _study(tmp_path, STUDY.replace("name: plans", "name: mixed\nmodel: gpt2\nnodes: [1, 2]\nengine: closed"))
+
+
+def test_batch_per_gpu_grows_the_global_batch_with_the_gpus(tmp_path):
+    study = _study(tmp_path, STUDY.replace("global_batch: 16", "batch_per_gpu: 2"))
+    rows = run_points(study.points[:2], workers=1, progress=False)
+    assert [r["global_batch"] for r in rows] == [16, 32]
+
+
+@pytest.mark.parametrize("edit", ["global_batch: 16\n  batch_per_gpu: 2", ""])
+def test_exactly_one_batch_rule(tmp_path, edit):
+    with pytest.raises(InputError) as e:
+        _study(tmp_path, STUDY.replace("global_batch: 16", edit))
+    assert "batch_per_gpu" in str(e.value) and "search" in str(e.value)

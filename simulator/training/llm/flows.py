@@ -53,6 +53,7 @@ class ComponentFlowNetwork:
         self._sets: dict[int, tuple[tuple, _LinkSet]] = {}      # id(routes) -> (routes kept alive, set)
         self._overlap: dict[tuple[int, int], bool] = {}
         self._active: list[_Transfer] = []
+        self._layouts: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def _linkset(self, routes: tuple[tuple[int, ...], ...]) -> _LinkSet:
         hit = self._sets.get(id(routes))
@@ -108,11 +109,8 @@ class ComponentFlowNetwork:
             t = comp[0]
             t.rate = min(t.cap, t.ls.solo_Bps)
         else:
-            ul = np.concatenate([t.ls.links for t in comp])
-            local, inverse = np.unique(ul, return_inverse=True)
-            ug = np.concatenate([np.full(len(t.ls.links), i) for i, t in enumerate(comp)])
-            uc = np.concatenate([t.ls.counts for t in comp])
-            rates = max_min_rates(ug, inverse, uc, self.capacity_Bps[local], np.array([t.cap for t in comp]))
+            ug, inverse, uc, cap = self._layout(comp)
+            rates = max_min_rates(ug, inverse, uc, cap, np.array([t.cap for t in comp]))
             for t, r in zip(comp, rates):
                 t.rate = float(r)
         for t in comp:
@@ -122,6 +120,20 @@ class ComponentFlowNetwork:
             version = t.version
             timer = self.env.timeout(max(0.0, t.remaining) / t.rate)
             timer.callbacks.append(lambda _e, t=t, v=version: self._done(t, v))
+
+    def _layout(self, comp: list[_Transfer]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The link-use arrays of a component's transfers, in their order (group, local link, count,
+        capacity), built once per sequence of route sets: the same collectives meet again and again
+        (every FSDP unit's gather beside the previous unit's reduce-scatter)."""
+        key = tuple(t.ls.index for t in comp)
+        hit = self._layouts.get(key)
+        if hit is None:
+            ul = np.concatenate([t.ls.links for t in comp])
+            local, inverse = np.unique(ul, return_inverse=True)
+            ug = np.concatenate([np.full(len(t.ls.links), i) for i, t in enumerate(comp)])
+            uc = np.concatenate([t.ls.counts for t in comp])
+            hit = self._layouts[key] = (ug, inverse, uc, self.capacity_Bps[local])
+        return hit
 
     def _done(self, t: _Transfer, version: int) -> None:
         if version != t.version:

@@ -214,8 +214,8 @@ def _links_of_other_traffic(stages: list[StageWork]) -> set[int]:
         jobs = [j for ph in st.grad_sync for j in ph] + list(st.param_sync)
         jobs += [j for ch in st.chunks for j in ch.gather_forward + ch.gather_backward + ch.scatter_backward]
         jobs += [j for ch in st.chunks for u in ch.units for j in u.gather + u.scatter + u.reduce]
-        for j in jobs:
-            busy.update(l for g in j.plan.groups for r in g.routes for l in r)
+        for plan in {id(j.plan): j.plan for j in jobs}.values():       # units of one size share a plan
+            busy.update(l for g in plan.groups for r in g.routes for l in r)
     return busy
 
 

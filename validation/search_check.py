@@ -78,7 +78,7 @@ def section() -> tuple[list[str], dict]:
              f"**{within} of {len(gaps)} groups within {TARGET_PCT:.0f}%** (target: all); the top pick is the "
              f"measured fastest in {figs['exact']}; largest gap {figs['max_gap_pct']:.1f}%. "
              f"The best measured of the search's first 3 is within {TARGET_PCT:.0f}% in {figs['within_top3']} of "
-             f"{len(gaps)}. All groups are small models on 8 GPUs whose passes the fitted set makes "
+             f"{len(gaps)}. These are small models on 8 GPUs, many of whose passes the fitted set makes "
              f"host-bound; a host-bound pass hides its TP collectives (the host queues kernels and NCCL "
              f"collectives without waiting), which `gpunetsim train` models. The misses fall in four "
              f"patterns where the measurements disagree with a per-block host time that is the same for "

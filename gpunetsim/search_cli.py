@@ -10,8 +10,7 @@ import sys
 import time
 
 from simulator.core.errors import InputError
-
-_GiB = 2**30
+from simulator.core.units import GiB
 
 
 def register(sub) -> None:
@@ -175,7 +174,7 @@ def format_search(out, model: str, global_batch: int, tokens: float) -> str:
         lines.append(f"{i:>2} {p.cluster.label:<16} {p.cluster.gpus:>5} {f'{c.tp}x{c.pp}x{c.dp}':>9} "
                      f"{c.micro_batch:>2} {sched:<13} {c.recompute.value:<9} {c.sharding:<9} "
                      f"{p.iteration_s:8.3f} {_duration(p.training_s):>7} {p.gpu_hours:8.3g} {cost} "
-                     f"{r['mfu'] * 100:5.1f}% {p.headroom_bytes / _GiB:8.1f}  {p.limiter}")
+                     f"{r['mfu'] * 100:5.1f}% {p.headroom_bytes / GiB:8.1f}  {p.limiter}")
     if not out.plans:
         lines.append("no plan fits in memory: more GPUs, a smaller micro-batch or more sharding/recomputation")
     return "\n".join(lines)

@@ -8,8 +8,7 @@ import json
 
 from gpunetsim.cli_args import add_topology_args, params_from_args, topology_from_args
 from simulator.core.errors import InputError
-
-_GiB = 2**30
+from simulator.core.units import GiB
 
 
 def register(sub) -> None:
@@ -122,8 +121,8 @@ def format_result(r, topology: str, params: str, compute: str) -> str:
     if r.overhead_s:
         lines.append(f"  overhead         {r.overhead_s:10.3f} s")
     lines += [f"throughput         {r.tokens_per_s:10.0f} tokens/s, MFU {r.mfu * 100:.1f}% (HFU {r.hfu * 100:.1f}%)",
-              f"memory per GPU     stage {m.stage}: params {m.params / _GiB:.2f} GiB, grads {m.grads / _GiB:.2f} GiB, "
-              f"optimizer {m.optimizer / _GiB:.2f} GiB, activations {m.activations / _GiB:.2f} GiB",
-              f"                   total {m.total / _GiB:.2f} GiB of {m.capacity_bytes / _GiB:.0f} GiB: "
+              f"memory per GPU     stage {m.stage}: params {m.params / GiB:.2f} GiB, grads {m.grads / GiB:.2f} GiB, "
+              f"optimizer {m.optimizer / GiB:.2f} GiB, activations {m.activations / GiB:.2f} GiB",
+              f"                   total {m.total / GiB:.2f} GiB of {m.capacity_bytes / GiB:.0f} GiB: "
               + ("fits" if m.fits else "DOES NOT FIT")]
     return "\n".join(lines)

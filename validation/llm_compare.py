@@ -23,9 +23,9 @@ from simulator.training.llm.memory import memory_per_gpu
 from simulator.training.llm.model import TransformerSpec
 from topologies.routing import Router, router_for
 from validation.llm_records import spearman  # noqa: F401 - one rank correlation for all LLM data
+from simulator.core.units import GiB
 
 LLM_DATA = Path(__file__).resolve().parent / "data" / "public" / "llm"
-_GiB = 2**30
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ class LlmPredictor:
 
     def memory_GiB(self, run: LlmRun) -> tuple[float, float]:
         m = memory_per_gpu(run.model, run.config, self.gpu.memory_bytes)
-        return (m.params + m.grads + m.optimizer) / _GiB, m.activations / _GiB
+        return (m.params + m.grads + m.optimizer) / GiB, m.activations / GiB
 
 
 def errors_pct(pred: list[float], meas: list[float]) -> np.ndarray:

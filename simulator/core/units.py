@@ -19,6 +19,8 @@ import re
 from simulator.core.errors import InputError
 from simulator.core.limits import MAX_BW_Bps, MAX_DURATION_S, MAX_SIZE_BYTES, MIN_BW_Bps
 
+KiB, MiB, GiB = 2**10, 2**20, 2**30   # binary sizes in bytes, for code that writes sizes as constants
+
 _DEC = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 _BIN = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50}
 _TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9, "ps": 1e-12,
@@ -120,7 +122,7 @@ def parse_size(value: object, field: str = "size") -> int:
 
 def format_bytes(size_bytes: float) -> str:
     """Short binary size for tables: 8 B, 64 KiB, 1 GiB."""
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+    for unit, scale in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
         if size_bytes >= scale:
             v = size_bytes / scale
             return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"

@@ -50,10 +50,10 @@ from simulator.training.ddp_engine import BackwardTimeline, CommJob, JobTimes, s
 from simulator.network.engine import Record
 from simulator.core.errors import InputError
 from simulator.core.limits import ACCUMULATION_STEPS, MAX_BUCKET_CAP_MB, check_range
+from simulator.core.units import MiB
 from simulator.core.vocabulary import DTYPE_BYTES, ENGINES, Limit
 from simulator.training.workload import Workload
 
-MiB = 2**20
 COMPRESSIONS = {"bf16": "bfloat16", "fp16": "float16"}
 #: Exposed communication below this fraction of the iteration counts as compute-bound.
 COMPUTE_BOUND_FRACTION = 0.01

@@ -15,8 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulator.core.errors import InputError
-
-_GiB = 2**30
+from simulator.core.units import GiB
 
 
 @dataclass(frozen=True)
@@ -62,32 +61,32 @@ GPUS: dict[str, GpuSpec] = {
     spec.name: spec
     for spec in (
         # NVIDIA V100 Tensor Core GPU datasheet (V100 SXM2 32GB): 15.7 TF FP32, 125 TF tensor.
-        GpuSpec("V100-SXM2", None, 125.0, 15.7, None, 900e9, 32 * _GiB, (7, 0),
+        GpuSpec("V100-SXM2", None, 125.0, 15.7, None, 900e9, 32 * GiB, (7, 0),
                 "NVIDIA V100 Tensor Core GPU datasheet, V100 SXM2"),
         # NVIDIA A100 Tensor Core GPU datasheet (A100 80GB SXM): 312 TF BF16/FP16, 156 TF TF32,
         # 19.5 TF FP32, 2,039 GB/s.
-        GpuSpec("A100-SXM-80GB", 312.0, 312.0, 19.5, 156.0, 2039e9, 80 * _GiB, (8, 0),
+        GpuSpec("A100-SXM-80GB", 312.0, 312.0, 19.5, 156.0, 2039e9, 80 * GiB, (8, 0),
                 "NVIDIA A100 Tensor Core GPU datasheet, A100 80GB SXM"),
         # NVIDIA H100 Tensor Core GPU datasheet (H100 SXM): 1,979 TF BF16 and 989 TF TF32 with
         # sparsity -> 989.5 / 494.5 dense; 67 TF FP32; 3.35 TB/s; 80 GB.
-        GpuSpec("H100-SXM", 989.5, 989.5, 67.0, 494.5, 3.35e12, 80 * _GiB, (9, 0),
+        GpuSpec("H100-SXM", 989.5, 989.5, 67.0, 494.5, 3.35e12, 80 * GiB, (9, 0),
                 "NVIDIA H100 Tensor Core GPU datasheet, H100 SXM", fp8_tflops=1979.0),
         # NVIDIA H200 Tensor Core GPU datasheet (H200 SXM): same compute as H100 SXM,
         # 141 GB HBM3e at 4.8 TB/s.
-        GpuSpec("H200-SXM", 989.5, 989.5, 67.0, 494.5, 4.8e12, 141 * _GiB, (9, 0),
+        GpuSpec("H200-SXM", 989.5, 989.5, 67.0, 494.5, 4.8e12, 141 * GiB, (9, 0),
                 "NVIDIA H200 Tensor Core GPU datasheet, H200 SXM", fp8_tflops=1979.0),
         # NVIDIA HGX B200 datasheet (per GPU = 1/8 of the HGX figures): 4.5 PF FP16/BF16 and
         # 2.25 PF TF32 with sparsity -> 2.25 / 1.125 PF dense; 75 TF FP32; 8 TB/s; 180 GB HBM3e.
-        GpuSpec("B200", 2250.0, 2250.0, 75.0, 1125.0, 8e12, 180 * _GiB, (10, 0),
+        GpuSpec("B200", 2250.0, 2250.0, 75.0, 1125.0, 8e12, 180 * GiB, (10, 0),
                 "NVIDIA HGX B200 datasheet (per-GPU share)", fp8_tflops=4500.0),
         # NVIDIA L40S datasheet: 362.05 TF BF16/FP16 and 183 TF TF32 dense (733 / 366 sparse),
         # 91.6 TF FP32, 48 GB GDDR6 at 864 GB/s.
-        GpuSpec("L40S", 362.05, 362.05, 91.6, 183.0, 864e9, 48 * _GiB, (8, 9),
+        GpuSpec("L40S", 362.05, 362.05, 91.6, 183.0, 864e9, 48 * GiB, (8, 9),
                 "NVIDIA L40S datasheet", fp8_tflops=733.0),
         # NVIDIA Ada GPU architecture whitepaper (RTX 4090 column): 82.6 TF FP32; tensor rates
         # with FP32 accumulate (what AMP training uses): 165.2 TF FP16/BF16, 82.6 TF TF32;
         # 24 GB GDDR6X at 1,008 GB/s.
-        GpuSpec("RTX-4090", 165.2, 165.2, 82.6, 82.6, 1008e9, 24 * _GiB, (8, 9),
+        GpuSpec("RTX-4090", 165.2, 165.2, 82.6, 82.6, 1008e9, 24 * GiB, (8, 9),
                 "NVIDIA Ada Lovelace GPU architecture whitepaper, GeForce RTX 4090"),
     )
 }

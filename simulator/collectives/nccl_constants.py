@@ -59,3 +59,11 @@ SPEED_INTER = {90: (48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 
                      0.24, 0.12)}
 SPEED_INTRA = {90: (60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0),
                100: (90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0)}
+
+# --- point-to-point channels (src/graph/paths.cc, src/enqueue.cc; used by simulator.collectives.p2p) ---
+MAX_CHANNELS = 64                 # NCCL's MAXCHANNELS (and NCCL_MAX_P2P_NCHANNELS' default)
+NVLINK_CHUNK_BYTES = 512 * 1024   # NCCL_P2P_NVL_CHUNKSIZE
+OTHER_CHUNK_BYTES = 128 * 1024    # NCCL_P2P_PCI_CHUNKSIZE and NCCL_P2P_NET_CHUNKSIZE
+SIMPLE_BUFFER_BYTES = 4 << 20     # NCCL_BUFFSIZE: a chunk is at most buffer / NCCL_STEPS
+STEPS = 8
+NET_PEER_CHANNELS = 2             # NCCL_NCHANNELS_PER_NET_PEER's default start

@@ -28,14 +28,9 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from simulator.collectives.layout import hosts
+from simulator.collectives.nccl_constants import (MAX_CHANNELS, NET_PEER_CHANNELS, NVLINK_CHUNK_BYTES, OTHER_CHUNK_BYTES,
+                                                  SIMPLE_BUFFER_BYTES, STEPS)
 from topologies.routing import Router
-
-MAX_CHANNELS = 64                 # NCCL's MAXCHANNELS (and NCCL_MAX_P2P_NCHANNELS' default)
-NVLINK_CHUNK_BYTES = 512 * 1024   # NCCL_P2P_NVL_CHUNKSIZE
-OTHER_CHUNK_BYTES = 128 * 1024    # NCCL_P2P_PCI_CHUNKSIZE and NCCL_P2P_NET_CHUNKSIZE
-SIMPLE_BUFFER_BYTES = 4 << 20     # NCCL_BUFFSIZE: a chunk is at most buffer / NCCL_STEPS
-STEPS = 8
-NET_PEER_CHANNELS = 2             # NCCL_NCHANNELS_PER_NET_PEER's default start
 
 
 def pow2_up(x: int) -> int:

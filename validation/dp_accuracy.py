@@ -209,16 +209,13 @@ def queued_share(d) -> float | None:
 def _measured_shares(sets) -> dict[str, float]:
     """Each model's queued share from the two-thread diagnostic (median over the datasets that have or
     borrowed it), clipped to 0-1 as the law uses it."""
+    from simulator.training.dataparallel import DPFacts
     got: dict[str, list[float]] = {}
     for _, data in sets:
         for d in data:
-            ex = dict(d.profile.extras)
-            if not d.has_diagnostics or "forward_fresh_pair_host_s" not in ex:
-                continue
-            cold = float(ex["forward_fresh_thread_host_s"]) - float(ex["forward_warm_thread_host_s"])
-            pair = float(ex["forward_fresh_pair_host_s"]) - float(ex["forward_warm_pair_host_s"])
-            if cold > 0:
-                got.setdefault(d.model, []).append(min(1.0, max(0.0, pair / cold - 1.0)))
+            share = DPFacts.from_workload(d.profile, 0.0).cold_lock_share
+            if share is not None:
+                got.setdefault(d.model, []).append(share)
     return {m: statistics.median(v) for m, v in got.items()}
 
 

@@ -34,7 +34,10 @@ One launch, per model (same per-GPU batch size everywhere; the DataParallel batc
      (``phase_s``), medians over ``--breakdown-reps``; for explaining where the time goes; and
      ``persistent_apply_host_s``/``persistent_apply_s``: the same replicas' forwards on persistent
      threads, one per GPU, reused across calls (warm thread-local caches; what remains above one
-     replica's launch is GIL contention).
+     replica's launch is GIL contention); and the backward in two parts
+     (:func:`backward_breakdown`): the replicas' backward without the gradient reduce
+     (``replica_backward_host_s``/``replica_backward_s``) and the reduce onto GPU 0 alone
+     (``reduce_host_s``/``reduce_s``).
 
 bf16 autocast on CUDA (fp32 on CPU), SGD with momentum, synthetic data, as the DDP runner.
 Loss: the workload's own loss; a loss returned per replica (token models) is averaged, as
@@ -275,7 +278,71 @@ def measure_dp(setup: _Setup, gpus: int, batch_size: int, s: DPSettings) -> dict
         except Exception as exc:  # noqa: BLE001 - the iteration times above still count
             log.error("persistent-thread forward failed: %s", exc)
             out["persistent_error"] = f"{type(exc).__name__}: {exc}"[:2000]
+        try:
+            out.update(backward_breakdown(setup, dp, batch, s.breakdown_reps))
+        except Exception as exc:  # noqa: BLE001 - the iteration times above still count
+            log.error("backward breakdown failed: %s", exc)
+            out["backward_breakdown_error"] = f"{type(exc).__name__}: {exc}"[:2000]
     return out
+
+
+def backward_breakdown(setup: _Setup, dp: Any, batch: Any, reps: int) -> dict[str, float]:
+    """DataParallel's backward in its two parts, each timed alone (synchronised before; host
+    seconds until the call returned, ``*_host_s``, and until the GPUs were done, ``*_s``; medians
+    over ``reps`` after one warm-up):
+
+    * ``replica_backward``: the replicas' backward without the gradient reduce: replicas built
+      with leaf parameters (``replicate(..., detach=True)``, then ``requires_grad_``), their
+      forwards by ``parallel_apply``, then one ``torch.autograd.backward`` over every replica's
+      loss (the autograd engine's device threads launch all GPUs' backward at once, as in
+      DataParallel, but gradients accumulate per replica instead of meeting in the broadcast's
+      backward);
+    * ``reduce``: ``comm.reduce_add_coalesced`` of one gradient-shaped copy of the parameters per
+      GPU onto GPU 0: what the broadcast's backward (``ReduceAddCoalesced``) runs."""
+    from torch.cuda import comm
+    from torch.nn.parallel.replicate import replicate
+    torch = setup.torch
+    module, ids = dp.module, dp.device_ids
+    kwargs = dict(batch) if "input_ids" in batch else {}
+    args = () if kwargs else (batch["x"],)
+    params = [p for p in module.parameters() if p.requires_grad]
+    host: dict[str, list[float]] = {"replica_backward": [], "reduce": []}
+    full: dict[str, list[float]] = {"replica_backward": [], "reduce": []}
+
+    def timed(name: str, fn: Any, keep: bool) -> Any:
+        setup.sync()
+        t0 = time.perf_counter()
+        r = fn()
+        t1 = time.perf_counter()
+        setup.sync()
+        if keep:
+            host[name].append(t1 - t0)
+            full[name].append(time.perf_counter() - t0)
+        return r
+
+    for rep in range(reps + 1):
+        setup.opt.zero_grad(set_to_none=True)
+        with setup.autocast():
+            inputs, kw = dp.scatter(args, kwargs, ids)
+            replicas = replicate(module, ids[:len(inputs)], detach=True)
+            leaves = [t for r in replicas for m in r.modules() for t in m._former_parameters.values()
+                      if t is not None and t.is_floating_point()]
+            for t in leaves:
+                t.requires_grad_(True)
+            outs = dp.parallel_apply(replicas, inputs, kw)
+            losses = []
+            for o in outs:
+                val = o.loss if hasattr(o, "loss") else o
+                losses.append(val.float().mean())
+        timed("replica_backward", lambda: torch.autograd.backward(losses), rep > 0)
+        del replicas, outs, losses, leaves
+        with torch.no_grad():
+            grads = comm.broadcast_coalesced([p.detach() for p in params], ids)
+            timed("reduce", lambda: comm.reduce_add_coalesced(grads, ids[0]), rep > 0)
+        del grads
+    setup.opt.zero_grad(set_to_none=True)
+    return {**{f"{k}_host_s": statistics.median(v) for k, v in host.items()},
+            **{f"{k}_s": statistics.median(v) for k, v in full.items()}}
 
 
 def persistent_breakdown(setup: _Setup, dp: Any, batch: Any, reps: int) -> dict[str, float]:

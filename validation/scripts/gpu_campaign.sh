@@ -19,7 +19,9 @@
 #           dpdiag  DataParallel only, all GPUs, 3 launches (no Gloo): the dp phase's records plus, per model, the
 #                   forward's launch time from a fresh and from a persistent thread (1 GPU) and the replicas'
 #                   forwards on persistent threads (2..G GPUs), which separate parallel_apply's per-thread
-#                   cold caches from GIL contention; about 3.5 minutes on 4 GPUs (3 launches of at most 100 s)
+#                   cold caches from GIL contention, the two-thread pair diagnostic (1 GPU, as dppair) on the
+#                   same host, and the backward in two parts (replicas' backward alone, the gradient reduce onto
+#                   GPU 0 alone, 2..G GPUs); about 5 minutes on 4 GPUs (3 launches of at most 150 s)
 #           dppair  DataParallel's single-GPU profiles only (one process, GPU 0), 3 launches: the thread diagnostics
 #                   with two threads launching at once (forward_fresh_pair_host_s, forward_warm_pair_host_s), the
 #                   share of the fresh-thread cost that queues between threads; about 1.5 minutes
@@ -87,7 +89,7 @@ case "$phase" in
   dpdiag)
     G=$($PY -c "import torch; print(torch.cuda.device_count())")
     $PY -m validation.runners.dp_sweep --nproc "$G" --models resnet50,bert-base,gpt2,mlp --launches 3 \
-        --iters 10 --warmup 3 --breakdown-reps 3 --launch-timeout-s 100 --out "$out/dp_world$G.jsonl"
+        --iters 10 --warmup 3 --breakdown-reps 3 --launch-timeout-s 150 --out "$out/dp_world$G.jsonl"
     ;;
   dppair)
     $PY -m validation.runners.dp_sweep --nproc 1 --models resnet50,bert-base,gpt2,mlp --launches 3 \

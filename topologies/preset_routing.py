@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import cached_property
-from operator import itemgetter
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from simulator.core.arrays import use_arrays
 from simulator.core.errors import InputError
 from topologies.graph import ClusterInfo
 from topologies.preset_cluster import PresetCluster
+from topologies.route_table import Routes, RouteTable
 from topologies.routing import Router
 from topologies.smallgraph import bfs_lengths, dijkstra_path
 
@@ -97,6 +97,7 @@ class PresetRouter(Router):
         self._tpaths: dict[tuple[str, str], tuple[int, ...]] = {}
         self._per_host: dict[tuple[str, ...], dict[int, list[str]]] = {}
         self._tadj: dict[str, list[tuple[str | None, str, int, int]]] = {}
+        self._tports: dict[tuple[str, str, str], list[tuple[int, int]]] = {}
         self._tkind = {n: d["kind"] for n, d in T.nodes.items()}
         nics = sorted((n for n, d in T.nodes.items() if d.get("kind") == "nic"), key=lambda n: (T.nodes[n]["local"], n))
         self._tnics = nics
@@ -155,6 +156,21 @@ class PresetRouter(Router):
         return [(pre + own if own is not None else self.cluster.node_name(m, h), out + off, back + off)
                 for own, m, out, back in adj]
 
+    def ports(self, node: str, link_kind: str, peer_kind: str) -> list[tuple[int, int]]:
+        r = self._rank.get(node)
+        if r is not None:
+            t, h = self._tgpus[r % self._P], r // self._P
+        else:
+            t, h = self._server_node(node)
+            if h < 0:
+                return super().ports(node, link_kind, peer_kind)
+        key = (t, link_kind, peer_kind)
+        found = self._tports.get(key)
+        if found is None:        # server 0's, found once; server h's are the same links + h * block
+            found = self._tports[key] = super().ports(t, link_kind, peer_kind)
+        off = h * self.cluster.block
+        return [(out + off, back + off) for out, back in found] if off else list(found)
+
     def node_kind(self, node: str) -> str:
         t, h = self._server_node(node)
         if h < 0:
@@ -173,7 +189,7 @@ class PresetRouter(Router):
         shape = self._shape(*self._unkey(key))
         return (shape.route(hs, hd, gs, gd), *self.hop_kinds[shape.kind_id], shape.kind_id)
 
-    def hop_group(self, pairs: Iterable[tuple[str, str]]) -> tuple[tuple[tuple[int, ...], ...], set[int]]:
+    def hop_group(self, pairs: Iterable[tuple[str, str]]) -> tuple[Routes, set[int]]:
         pairs = list(pairs)
         if use_arrays(ROUTE_ITEMS * len(pairs)):
             return self._hop_group_arrays(pairs)
@@ -187,26 +203,23 @@ class PresetRouter(Router):
             routes.append(shape.route(hs, hd, gs, gd))
         return tuple(routes), kinds
 
-    def _hop_group_arrays(self, pairs: list[tuple[str, str]]) -> tuple[tuple[tuple[int, ...], ...], set[int]]:
-        """:meth:`hop_group` with a few numpy operations per shape (no call per GPU pair)."""
+    def _hop_group_arrays(self, pairs: list[tuple[str, str]]) -> tuple[RouteTable, set[int]]:
+        """:meth:`hop_group` with a few numpy operations per shape (no call per GPU pair); the routes
+        as a :class:`~topologies.route_table.RouteTable` (tuples made only if they are read)."""
         import numpy as np
         srcs, dsts = zip(*pairs)
         keys, hs, hd, gs, gd = self._shape_keys(srcs, dsts)
         order = np.argsort(keys, kind="stable")            # pairs grouped by shape, in pair order
         ordered = keys[order]
         bounds = np.concatenate(([0], np.flatnonzero(ordered[1:] != ordered[:-1]) + 1, [len(keys)]))
-        ids = self._link_objects
         kinds = set()
-        routes: list[tuple[int, ...]] = []           # grouped by shape
+        blocks = []
         for s, key in enumerate(ordered[bounds[:-1]].tolist()):
             shape = self._shape(*self._unkey(key))
             kinds.add(shape.kind_id)
             members = order[bounds[s]:bounds[s + 1]]
-            rows = ids[shape.links(hs[members], hd[members], gs[members], gd[members])]   # shared int objects
-            routes += zip(*rows.T.tolist()) if rows.shape[1] else [()] * len(members)   # tuples, no lists
-        place = np.empty(len(order), dtype=np.int64)
-        place[order] = np.arange(len(order))
-        return (itemgetter(*place.tolist())(routes) if len(routes) > 1 else tuple(routes)), kinds
+            blocks.append((shape.links(hs[members], hd[members], gs[members], gd[members]), members))
+        return RouteTable(blocks, len(pairs), self._link_objects), kinds
 
     def _shape_key(self, src: str, dst: str) -> tuple[int, int, int, int, int]:
         """One pair's shape key (source place, destination place, relation), servers and leaf groups."""

@@ -14,6 +14,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from simulator.core.arrays import use_arrays
+from topologies.route_table import RouteTable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -35,6 +36,8 @@ class LinkUses:
         """``weights``: one per route, how many flows it stands for (default 1 each): a route of
         weight w moves w times the group's bytes at w times its rate (PAT's steps of different sizes
         that finish together)."""
+        if weights is None and isinstance(routes, RouteTable):
+            return routes.link_uses()                  # counted from its arrays, no tuples made
         routes = routes if isinstance(routes, (tuple, list)) else tuple(routes)
         if weights is not None:
             total: dict[int, float] = {}
@@ -49,13 +52,26 @@ class LinkUses:
             ids = tuple(sorted(seen))
             return cls(ids, tuple(float(seen[i]) for i in ids))
         import numpy as np
-        flat = np.fromiter(chain.from_iterable(routes), dtype=np.int64, count=n)
+        return cls.from_flat(np.fromiter(chain.from_iterable(routes), dtype=np.int64, count=n))
+
+    @classmethod
+    def from_flat(cls, flat: np.ndarray) -> LinkUses:
+        """The uses of routes given as one array of all their link ids (int64), in array form."""
+        import numpy as np
+        n = len(flat)
         if n and int(flat.max()) < 64 * n:    # ids dense enough for one counting pass (no sort)
             per_link = np.bincount(flat)
             links = np.flatnonzero(per_link)
             return cls(links=links, counts=per_link[links].astype(float))
         links, counts = np.unique(flat, return_counts=True)
         return cls(links=links, counts=counts.astype(float))
+
+    def same_links(self, other: LinkUses) -> bool:
+        """Whether both cross the same set of links (how often aside)."""
+        if self._ids is not None and other._ids is not None:
+            return self._ids == other._ids
+        import numpy as np
+        return bool(np.array_equal(self.links, other.links))
 
     def ids_once(self) -> Sequence[int]:
         """The link ids, for one pass: the tuple if held, else a list that is not kept (memory)."""

@@ -287,6 +287,13 @@ class Router:
         """``(neighbour, link node -> neighbour, link neighbour -> node)`` in the graph's adjacency order."""
         return [(m, self.link_id[(node, m)], self.link_id[(m, node)]) for m in self.G[node]]
 
+    def ports(self, node: str, link_kind: str, peer_kind: str) -> list[tuple[int, int]]:
+        """``(link node -> neighbour, link neighbour -> node)`` of ``node``'s links of class
+        ``link_kind`` to neighbours of class ``peer_kind`` (e.g. a GPU's NVLinks to NVSwitches), in
+        :meth:`neighbors` order."""
+        return [(out, back) for nb, out, back in self.neighbors(node)
+                if self.kind[out] == link_kind and self.node_kind(nb) == peer_kind]
+
     def node_kind(self, node: str) -> str:
         """The node's class (topologies.graph.NODE_KINDS)."""
         return self._kind[node]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from simulator.collectives.algorithms import nvls_chunk_bytes
+from topologies.route_table import Routes, same_route_set
 from topologies.routes import LinkUses
 from topologies.routing import Router
 
@@ -21,7 +22,7 @@ from topologies.routing import Router
 class LayoutGroup:
     """A group before protocol choice: routes, payload bytes per byte of S, hop classes."""
 
-    routes: tuple[tuple[int, ...], ...]
+    routes: Routes                 # tuples of link ids, or a table of them (topologies.route_table)
     payload_per_byte: float
     label: str
     shm: bool
@@ -86,7 +87,8 @@ def merge(groups: list[LayoutGroup]) -> tuple[LayoutGroup, ...]:
     """Merge groups with identical routes (same links): their bytes add, their rate is shared.
     Order-free (the set of routes; their count keeps multiplicities apart); the sets are compared
     only between groups whose count of routes and distinct links, and smallest and largest link,
-    agree (implied by equal sets, and cheap: the link uses are needed for the plans anyway)."""
+    agree, and so do their sets of links (implied by equal sets, and cheap: the link uses are needed
+    for the plans anyway)."""
     merged: list[LayoutGroup] = []
     candidates: dict[tuple, list[int]] = {}
     for g in groups:
@@ -96,7 +98,7 @@ def merge(groups: list[LayoutGroup]) -> tuple[LayoutGroup, ...]:
         key = (len(g.routes), len(g.uses), g.uses.span())
         same = candidates.setdefault(key, [])
         for i in same:
-            if frozenset(merged[i].routes) == frozenset(g.routes):
+            if merged[i].uses.same_links(g.uses) and same_route_set(merged[i].routes, g.routes):
                 uses = merged[i].uses
                 merged[i] = replace(merged[i], payload_per_byte=merged[i].payload_per_byte + g.payload_per_byte)
                 merged[i].__dict__["uses"] = uses          # the same routes: seed the cached property

@@ -38,9 +38,9 @@ from topologies.routing import Router
 
 def switch_ports(router: Router, gpu: str) -> tuple[int, int]:
     """(GPU -> NVSwitch, NVSwitch -> GPU) link ids of ``gpu``'s NVLink port."""
-    for nb, out, back in router.neighbors(gpu):
-        if router.kind[out] == "nvlink" and router.node_kind(nb) == "nvswitch":
-            return out, back
+    found = router.ports(gpu, "nvlink", "nvswitch")
+    if found:
+        return found[0]
     raise InputError(f"GPU {gpu!r} has no NVLink to an NVSwitch (NVLS needs one)", field="nodes", value=gpu)
 
 

@@ -43,6 +43,7 @@ from simulator.collectives.innet import collnet_chain_layout, collnet_direct_lay
 from simulator.collectives.nvls import nvls_layout, nvls_tree_layout
 from simulator.collectives.p2p import P2pChannels, p2p_channels
 from simulator.collectives.params import Parameters
+from topologies.route_table import Routes, join_routes
 from topologies.routes import LinkUses
 from topologies.routing import Router
 
@@ -57,7 +58,7 @@ NEWER_LAYOUTS = {"nvls": nvls_layout, "nvls_tree": nvls_tree_layout, "collnet_di
 class FlowGroup:
     """Flows that move at one common rate (a pipeline); each flow carries ``bytes_per_byte * S``."""
 
-    routes: tuple[tuple[int, ...], ...]
+    routes: Routes                   # tuples of link ids, or a table of them (topologies.route_table)
     bytes_per_byte: float
     label: str = ""
     efficiency: float = 1.0          # payload / wire bytes (protocol, host-memory copies)
@@ -250,7 +251,7 @@ def _tree(router, op, rk, per_host, acc):
                 net_hops += [(a, b), (b, a)]
             parts = [g for g in (chain, layout_group(router, net_hops, 0.0, "", acc) if net_hops else None) if g]
             if parts:
-                groups.append(LayoutGroup(sum((g.routes for g in parts), ()), 1.0 / (2 * C),
+                groups.append(LayoutGroup(join_routes([g.routes for g in parts]), 1.0 / (2 * C),
                                            f"tree ch{c} t{t}", any(g.shm for g in parts),
                                            any(g.socket for g in parts)))
     ppn = n // N

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import cached_property
+from itertools import chain
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from simulator.core.arrays import use_arrays
@@ -87,6 +88,7 @@ class PresetRouter(Router):
         self._P = len(self._tgpus)
         self.gpus = [f"h{h}.{g[3:]}" for h in range(c.nodes) for g in self._tgpus]
         self._rank = {g: i for i, g in enumerate(self.gpus)}
+        self._all_gpus = self.gpus             # a view (Router.for_hosts) keeps the cluster's list here
         self._tid = {pair: i for i, pair in enumerate(c.server_links)}
         B = c.block
         to_cpu = [i for i, (_, b) in enumerate(c.server_links) if T.nodes[b].get("kind") == "cpu"]
@@ -95,7 +97,7 @@ class PresetRouter(Router):
         self.hop_kinds: list[tuple[str, float, bool]] = []
         self._shapes: dict[tuple[int, int, int], _Shape] = {}
         self._tpaths: dict[tuple[str, str], tuple[int, ...]] = {}
-        self._per_host: dict[tuple[str, ...], dict[int, list[str]]] = {}
+        self._per_host: dict[tuple[str, ...] | None, dict[int, list[str]]] = {}
         self._tadj: dict[str, list[tuple[str | None, str, int, int]]] = {}
         self._tports: dict[tuple[str, str, str], list[tuple[int, int]]] = {}
         self._tkind = {n: d["kind"] for n, d in T.nodes.items()}
@@ -192,7 +194,13 @@ class PresetRouter(Router):
     def hop_group(self, pairs: Iterable[tuple[str, str]]) -> tuple[Routes, set[int]]:
         pairs = list(pairs)
         if use_arrays(ROUTE_ITEMS * len(pairs)):
-            return self._hop_group_arrays(pairs)
+            import numpy as np
+            try:
+                ids = np.fromiter(map(self._rank.__getitem__, chain.from_iterable(pairs)), dtype=np.int64,
+                                  count=2 * len(pairs))
+            except KeyError as e:
+                raise InputError("not a GPU of this topology", field="gpus", value=e.args[0]) from None
+            return self._hop_group_arrays(ids[0::2], ids[1::2])
         keyed = [self._shape_key(a, b) for a, b in pairs]
         for key in sorted({k[0] for k in keyed}):        # shapes made in the order the array path makes them
             self._shape(*self._unkey(key))
@@ -203,12 +211,25 @@ class PresetRouter(Router):
             routes.append(shape.route(hs, hd, gs, gd))
         return tuple(routes), kinds
 
-    def _hop_group_arrays(self, pairs: list[tuple[str, str]]) -> tuple[RouteTable, set[int]]:
-        """:meth:`hop_group` with a few numpy operations per shape (no call per GPU pair); the routes
-        as a :class:`~topologies.route_table.RouteTable` (tuples made only if they are read)."""
+    def gpu_ids(self, gpus: Sequence[str]) -> list[int]:
+        try:
+            return [self._rank[g] for g in gpus]          # places among the cluster's GPUs (views too)
+        except KeyError as e:
+            raise InputError("not a GPU of this topology", field="gpus", value=e.args[0]) from None
+
+    def hop_group_ids(self, src: Sequence[int], dst: Sequence[int]) -> tuple[Routes, set[int]]:
+        if not use_arrays(ROUTE_ITEMS * len(src)):
+            names = self._all_gpus
+            return self.hop_group([(names[a], names[b]) for a, b in zip(src, dst)])
         import numpy as np
-        srcs, dsts = zip(*pairs)
-        keys, hs, hd, gs, gd = self._shape_keys(srcs, dsts)
+        return self._hop_group_arrays(np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64))
+
+    def _hop_group_arrays(self, si: np.ndarray, di: np.ndarray) -> tuple[RouteTable, set[int]]:
+        """:meth:`hop_group` of the GPUs ``si[i]`` to ``di[i]`` (places in the cluster) with a few numpy
+        operations per shape (no call per GPU pair); the routes as a
+        :class:`~topologies.route_table.RouteTable` (tuples made only if they are read)."""
+        import numpy as np
+        keys, hs, hd, gs, gd = self._shape_keys(si, di)
         order = np.argsort(keys, kind="stable")            # pairs grouped by shape, in pair order
         ordered = keys[order]
         bounds = np.concatenate(([0], np.flatnonzero(ordered[1:] != ordered[:-1]) + 1, [len(keys)]))
@@ -219,7 +240,7 @@ class PresetRouter(Router):
             kinds.add(shape.kind_id)
             members = order[bounds[s]:bounds[s + 1]]
             blocks.append((shape.links(hs[members], hd[members], gs[members], gd[members]), members))
-        return RouteTable(blocks, len(pairs), self._link_objects), kinds
+        return RouteTable(blocks, len(si), self._link_objects), kinds
 
     def _shape_key(self, src: str, dst: str) -> tuple[int, int, int, int, int]:
         """One pair's shape key (source place, destination place, relation), servers and leaf groups."""
@@ -234,14 +255,9 @@ class PresetRouter(Router):
         rel = _SAME_HOST if hs == hd else _SAME_LEAF if gs == gd else _VIA_SPINE
         return ((si % P) * P + di % P) * 3 + rel, hs, hd, gs, gd
 
-    def _shape_keys(self, srcs: Sequence[str], dsts: Sequence[str]):
-        """:meth:`_shape_key` of many pairs, as arrays."""
+    def _shape_keys(self, si: np.ndarray, di: np.ndarray):
+        """:meth:`_shape_key` of many pairs of GPUs (places in the cluster), as arrays."""
         import numpy as np
-        try:
-            si = np.fromiter(map(self._rank.__getitem__, srcs), dtype=np.int64, count=len(srcs))
-            di = np.fromiter(map(self._rank.__getitem__, dsts), dtype=np.int64, count=len(dsts))
-        except KeyError as e:
-            raise InputError("not a GPU of this topology", field="gpus", value=e.args[0]) from None
         hs, hd = si // self._P, di // self._P
         per_leaf = self.cluster.leaves.hosts_per_leaf if self.cluster.leaves is not None else 1
         gs, gd = hs // per_leaf, hd // per_leaf

@@ -73,6 +73,14 @@ class LinkUses:
         import numpy as np
         return bool(np.array_equal(self.links, other.links))
 
+    def held_ids(self) -> tuple[int, ...] | np.ndarray:
+        """The link ids in the form held now (the tuple if there is one, else the array)."""
+        return self._ids if self._ids is not None else self._links
+
+    def held_counts(self) -> tuple[float, ...] | np.ndarray:
+        """The counts in the form held now (the tuple if there is one, else the array)."""
+        return self._counts if self._counts is not None else self._weights
+
     def ids_once(self) -> Sequence[int]:
         """The link ids, for one pass: the tuple if held, else a list that is not kept (memory)."""
         return self._ids if self._ids is not None else self._links.tolist()

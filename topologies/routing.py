@@ -28,6 +28,8 @@ from topologies.graph import ClusterInfo, cluster_info, gpus as gpu_nodes, info_
 if TYPE_CHECKING:
     import networkx as nx
 
+    from topologies.route_table import Routes
+
     from topologies.preset_cluster import PresetCluster
 
 
@@ -104,7 +106,7 @@ class Router:
         self._leaf = {n: next((m for m in G[n] if self._kind[m] == "leaf"), None)
                       for n, k in self._kind.items() if k == "nic"}
         self._route_cache: dict[tuple[str, str], tuple[int, ...]] = {}
-        self._per_host: dict[tuple[str, ...], dict[int, list[str]]] = {}
+        self._per_host: dict[tuple[str, ...] | None, dict[int, list[str]]] = {}
         self._hop_cache: dict[tuple[str, str], tuple[tuple[int, ...], str, float, bool, int]] = {}
         self._hop_kind_ids: dict[tuple[str, float, bool], int] = {}
         self.hop_kinds: list[tuple[str, float, bool]] = []
@@ -144,6 +146,7 @@ class Router:
         keep = set(hosts)
         view = copy.copy(self)
         view.gpus = [g for g in self.gpus if self.host_of(g) in keep]
+        view._per_host = {}               # its own: the cache's key None stands for the view's GPUs
         view.info = self._info_of(keep)
         return view
 
@@ -165,11 +168,12 @@ class Router:
 
     def ranks_per_host(self, ranks: Sequence[str]) -> dict[int, list[str]]:
         """``ranks`` grouped by server, in rank order; cached per rank list (read it, never change it)."""
-        key = tuple(ranks)
+        # every GPU in order (most plans): one key, without hashing thousands of names each call
+        key = None if len(ranks) == len(self.gpus) and ranks == self.gpus else tuple(ranks)
         per = self._per_host.get(key)
         if per is None:
             per = {}
-            for r in key:
+            for r in self.gpus if key is None else key:
                 per.setdefault(self.host_of(r), []).append(r)
             self._per_host[key] = per
         return per
@@ -282,6 +286,23 @@ class Router:
         (``self.hop_kinds``): what a collective's flow group needs, in one call."""
         hops = [self.hop(a, b) for a, b in pairs]
         return tuple(h[0] for h in hops), {h[4] for h in hops}
+
+    def gpu_ids(self, gpus: Sequence[str]) -> list[int]:
+        """Ids of GPUs for :meth:`hop_group_ids` (fixed for this router and its views)."""
+        index = self.__dict__.get("_gpu_index")
+        if index is None:
+            index = self._gpu_index = ({g: i for i, g in enumerate(self.gpus)}, list(self.gpus))
+        try:
+            return [index[0][g] for g in gpus]
+        except KeyError as e:
+            raise InputError("not a GPU of this topology", field="gpus", value=e.args[0]) from None
+
+    def hop_group_ids(self, src: Sequence[int], dst: Sequence[int]) -> tuple[Routes, set[int]]:
+        """:meth:`hop_group` of the pairs ``(src[i], dst[i])`` given by :meth:`gpu_ids` (a list or an
+        int array each): what layouts built with arrays of GPU ids ask for."""
+        names = self._gpu_index[1]
+        src, dst = (x.tolist() if hasattr(x, "tolist") else x for x in (src, dst))
+        return self.hop_group(zip(map(names.__getitem__, src), map(names.__getitem__, dst)))
 
     def neighbors(self, node: str) -> list[tuple[str, int, int]]:
         """``(neighbour, link node -> neighbour, link neighbour -> node)`` in the graph's adjacency order."""

@@ -11,11 +11,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from simulator.collectives.algorithms import nvls_chunk_bytes
+from simulator.core.arrays import use_arrays
 from topologies.route_table import Routes, same_route_set
 from topologies.routes import LinkUses
 from topologies.routing import Router
+
+if TYPE_CHECKING:
+    import numpy as np
+
+#: Items one rank of a layout stands for when choosing hops by name or by arrays of GPU ids
+#: (simulator.core.arrays): as many as a hop's route (topologies.preset_routing.ROUTE_ITEMS).
+HOP_ITEMS = 16
 
 
 @dataclass(frozen=True)
@@ -74,7 +83,63 @@ class Layout:
 
 def layout_group(router: Router, pairs, payload: float, label: str, acc) -> LayoutGroup:
     """The group of GPU-to-GPU hops ``pairs``; records their hop classes in ``acc``."""
-    routes, kind_ids = router.hop_group(pairs)
+    return _group(router, *router.hop_group(pairs), payload, label, acc)
+
+
+def layout_group_ids(router: Router, src: np.ndarray, dst: np.ndarray, payload: float, label: str,
+                     acc) -> LayoutGroup:
+    """:func:`layout_group` of the hops ``src[i] -> dst[i]`` given as arrays of GPU ids (:func:`gpu_grid`)."""
+    return _group(router, *router.hop_group_ids(src, dst), payload, label, acc)
+
+
+def gpu_grid(router: Router, per_host: dict[int, list[str]]) -> np.ndarray | None:
+    """The ranks of ``per_host`` as a (servers in order) x (ranks per server) array of GPU ids
+    (``Router.gpu_ids``), from which large layouts make their hops with array operations instead
+    of a Python tuple of names per hop; None where the servers hold different numbers of ranks or
+    the layout is small (simulator.core.arrays): its hops are then made by name. Both give the
+    same hops in the same order (tests/test_arrays.py)."""
+    sizes = {len(g) for g in per_host.values()}
+    n = sum(map(len, per_host.values()))
+    if len(sizes) != 1 or not use_arrays(HOP_ITEMS * n):
+        return None
+    import numpy as np
+    hosts = sorted(per_host)
+    return np.array(router.gpu_ids([g for h in hosts for g in per_host[h]]), dtype=np.int64).reshape(len(hosts), -1)
+
+
+def rotated(grid: np.ndarray, k: int) -> np.ndarray:
+    """Each server's ranks rotated to start at its ``k``-th (``g[k:] + g[:k]`` per row)."""
+    import numpy as np
+    return np.roll(grid, -k, axis=1) if k else grid
+
+
+def successors(order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A ring's hops: every rank of ``order`` to the next, the last to the first."""
+    import numpy as np
+    return order, np.roll(order, -1)
+
+
+def chain_hops(chains: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's chain up (``c[i+1] -> c[i]``) then down (``c[i] -> c[i+1]``), row after row."""
+    import numpy as np
+    return (np.concatenate([chains[:, 1:], chains[:, :-1]], axis=1).ravel(),
+            np.concatenate([chains[:, :-1], chains[:, 1:]], axis=1).ravel())
+
+
+def both_ways(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The hops ``a[i] -> b[i]`` and ``b[i] -> a[i]``, interleaved: (sources, destinations)."""
+    import numpy as np
+    return np.stack([a, b], axis=1).ravel(), np.stack([b, a], axis=1).ravel()
+
+
+def tree_edges(N: int, mirror: bool) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`binary_tree` as arrays (children, parents)."""
+    import numpy as np
+    idx = np.arange(N)[::-1] if mirror else np.arange(N)
+    return idx[1:], idx[(np.arange(1, N) - 1) // 2]
+
+
+def _group(router: Router, routes, kind_ids, payload: float, label: str, acc) -> LayoutGroup:
     kinds = [router.hop_kinds[k] for k in kind_ids]   # distinct (class, wire, crosses servers)
     for cls, wire, inter in kinds:
         acc["inter" if inter else "intra"].add((cls, wire))

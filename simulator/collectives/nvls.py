@@ -30,7 +30,8 @@ from __future__ import annotations
 import math
 
 from simulator.collectives.algorithms import NVLS_CHUNK_BYTES, NVLS_CHUNK_STEPS, nvls_channels
-from simulator.collectives.layout import Chunking, Layout, LayoutGroup, binary_tree, layout_group, merge
+from simulator.collectives.layout import (Chunking, Layout, LayoutGroup, binary_tree, both_ways, gpu_grid, layout_group,
+                                          layout_group_ids, merge, tree_edges)
 from simulator.collectives.nccl_constants import NVLS_TREE_CHUNK_STEPS
 from simulator.core.errors import InputError
 from topologies.routing import Router
@@ -75,7 +76,14 @@ def nvls_tree_layout(router: Router, op: str, ranks: list[str], per_host: dict[i
     heads = min(len(per_host[h]) for h in hosts)
     groups = [domain_group(router, op, per_host[h], label=f"nvls h{h}") for h in hosts]
     acc: dict[str, set] = {"intra": set(), "inter": set()}
+    grid = gpu_grid(router, per_host)
     for k in range(heads):
+        if grid is not None:              # the same hops, as arrays of GPU ids
+            for t, mirror in enumerate((False, True)):
+                child, parent = tree_edges(N, mirror)
+                groups.append(layout_group_ids(router, *both_ways(grid[child, k], grid[parent, k]),
+                                               1.0 / (2 * heads), f"nvls_tree head{k} t{t}", acc))
+            continue
         rail = [per_host[h][k] for h in hosts]
         for t, mirror in enumerate((False, True)):
             hops = []

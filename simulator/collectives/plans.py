@@ -37,8 +37,9 @@ from simulator.core.errors import InputError
 from simulator.core.vocabulary import PROTOS
 from simulator.collectives.algorithms import ALGOS_FOR_OP, SIMPLE_ONLY, check_known
 from simulator.collectives.availability import why_unavailable
-from simulator.collectives.layout import (Chunking, Layout, LayoutGroup, binary_tree, channels, hosts,
-                                          layout_group, merge)
+from simulator.collectives.layout import (Chunking, Layout, LayoutGroup, binary_tree, both_ways, chain_hops, channels,
+                                          gpu_grid, hosts, layout_group, layout_group_ids, merge, rotated,
+                                          successors, tree_edges)
 from simulator.collectives.innet import collnet_chain_layout, collnet_direct_layout, nvls_sharp_layout, pat_layout
 from simulator.collectives.nvls import nvls_layout, nvls_tree_layout
 from simulator.collectives.p2p import P2pChannels, p2p_channels
@@ -164,10 +165,13 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
     latency = max(intra, inter) if lay.worst_of_both else lay.steps_intra * intra + lay.steps_inter * inter
     latency += lay.extra_latency_s
     groups = []
+    effs: dict[tuple[str, bool], float] = {}       # per kind of group (a 4096-GPU NVLS-Tree has 528 groups)
     for g in lay.groups:
-        eff = (params.proto_efficiency(a, proto) * params[f"op_efficiency.{op}"]
-               * _switch_efficiency(router, g.in_network, params)
-               * (params["shm_efficiency"] if g.shm else 1.0))
+        eff = effs.get((g.in_network, g.shm))
+        if eff is None:
+            eff = effs[(g.in_network, g.shm)] = (params.proto_efficiency(a, proto) * params[f"op_efficiency.{op}"]
+                                                 * _switch_efficiency(router, g.in_network, params)
+                                                 * (params["shm_efficiency"] if g.shm else 1.0))
         cap = params["socket_max_Bps"] if g.socket else math.inf
         # one server, GPU to GPU: the sending CTAs copy straight into the peer, at p2p_channel_Bps each
         ch = params["p2p_channel_Bps"] / eff if algo == "direct" and not (g.inter or g.shm or g.socket) \
@@ -213,7 +217,14 @@ def _ring(router, op, rk, per_host, acc):
                 "broadcast": 1.0, "reduce": 1.0}[op]
     chain = op in ("broadcast", "reduce")
     groups = []
+    grid = gpu_grid(router, per_host)
     for c in range(C):
+        if grid is not None:              # the same hops, as arrays of GPU ids
+            src, dst = successors((rotated(grid, c % grid.shape[1]) if N > 1 else grid).ravel())
+            if chain:
+                src, dst = (src[:-1], dst[:-1]) if op == "broadcast" else (dst[:-1], src[:-1])
+            groups.append(layout_group_ids(router, src, dst, per_flow / C, f"ring ch{c}", acc))
+            continue
         order = _ring_order(c, per_host) if N > 1 else rk
         hops = [(order[i], order[(i + 1) % n]) for i in range(n)]
         if chain:
@@ -234,28 +245,43 @@ def _tree(router, op, rk, per_host, acc):
     C = channels(router, per_host)
     hosts = sorted(per_host)
     groups = []
+    grid = gpu_grid(router, per_host)
     for c in range(C):
+        if grid is not None:              # the same hops, as arrays of GPU ids
+            ch = rotated(grid, c % grid.shape[1])
+            chain = layout_group_ids(router, *chain_hops(ch), 0.0, "", acc) if ch.shape[1] > 1 else None
+            for t, mirror in enumerate((False, True)):
+                child, parent = tree_edges(N, mirror)
+                net = layout_group_ids(router, *both_ways(ch[child, 0], ch[parent, 0]), 0.0, "", acc) \
+                    if N > 1 else None
+                groups += _tree_group([g for g in (chain, net) if g], c, t, C)
+            continue
         chains = {}
-        chain_hops = []
+        up_down = []
         for h in hosts:
             g = per_host[h]
             k = c % len(g)
             ch = chains[h] = g[k:] + g[:k]     # ch[0] is the head, which talks to the network
-            chain_hops += [(ch[i + 1], ch[i]) for i in range(len(ch) - 1)]      # up the chain
-            chain_hops += [(ch[i], ch[i + 1]) for i in range(len(ch) - 1)]      # down the chain
-        chain = layout_group(router, chain_hops, 0.0, "", acc) if chain_hops else None
+            up_down += [(ch[i + 1], ch[i]) for i in range(len(ch) - 1)]      # up the chain
+            up_down += [(ch[i], ch[i + 1]) for i in range(len(ch) - 1)]      # down the chain
+        chain = layout_group(router, up_down, 0.0, "", acc) if up_down else None
         for t, mirror in enumerate((False, True)):     # both trees of a channel share its chains
             net_hops = []
             for child, parent in binary_tree(N, mirror):
                 a, b = chains[hosts[child]][0], chains[hosts[parent]][0]
                 net_hops += [(a, b), (b, a)]
             parts = [g for g in (chain, layout_group(router, net_hops, 0.0, "", acc) if net_hops else None) if g]
-            if parts:
-                groups.append(LayoutGroup(join_routes([g.routes for g in parts]), 1.0 / (2 * C),
-                                           f"tree ch{c} t{t}", any(g.shm for g in parts),
-                                           any(g.socket for g in parts)))
+            groups += _tree_group(parts, c, t, C)
     ppn = n // N
     return merge(groups), 2 * (ppn - 1), 2 * int(math.log2(N)), False
+
+
+def _tree_group(parts: list[LayoutGroup], c: int, t: int, C: int) -> list[LayoutGroup]:
+    """Tree ``t`` of channel ``c``: its chains and network hops as one group (none if both are empty)."""
+    if not parts:
+        return []
+    return [LayoutGroup(join_routes([g.routes for g in parts]), 1.0 / (2 * C), f"tree ch{c} t{t}",
+                        any(g.shm for g in parts), any(g.socket for g in parts))]
 
 
 def _direct(router, op, rk, per_host, acc):

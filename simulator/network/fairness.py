@@ -12,6 +12,7 @@ same arithmetic in the same order, so both give the same numbers to the last bit
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import TYPE_CHECKING, Sequence
 
 from simulator.core.arrays import use_arrays
@@ -69,8 +70,7 @@ class FlowGroups:
             import numpy as np
             u = self.uses
             self._flat = (np.repeat(np.arange(len(u)), [len(x) for x in u]),
-                          np.concatenate([x.links for x in u]) if u else np.zeros(0, dtype=np.int64),
-                          np.concatenate([x.counts for x in u]) if u else np.zeros(0))
+                          _joined([x.held_ids() for x in u], np.int64), _joined([x.held_counts() for x in u], float))
         return self._flat
 
     def rates(self, group_cap_Bps: Sequence[float], capacity: LinkCapacity) -> list[float]:
@@ -106,6 +106,24 @@ class FlowGroups:
         util = load[mine] / cap[mine]
         i = int(np.argmax(util))
         return float(util[i]), int(mine[i])
+
+
+def _joined(parts: Sequence, dtype) -> np.ndarray:
+    """One array of ``parts`` (tuples and arrays) in order; runs of tuples are read in one pass
+    rather than made into one small array each (an NVLS-Tree plan has a group per server)."""
+    import numpy as np
+    out, run = [], []
+    for p in parts:
+        if isinstance(p, tuple):
+            run.append(p)
+            continue
+        if run:
+            out.append(np.fromiter(chain.from_iterable(run), dtype=dtype))
+            run = []
+        out.append(p)
+    if run:
+        out.append(np.fromiter(chain.from_iterable(run), dtype=dtype))
+    return np.concatenate(out) if out else np.zeros(0, dtype=dtype)
 
 
 def group_rates(uses: Sequence[LinkUses], group_cap_Bps: Sequence[float], capacity: LinkCapacity) -> list[float]:

@@ -11,10 +11,16 @@ destroys the previous good one); a failure is an InputError naming the file.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from simulator.core.errors import InputError
+
+
+def _mkstemp(prefix: str, suffix: str, dir: str | os.PathLike[str]) -> tuple[int, str]:
+    """``tempfile.mkstemp`` (imported here: a command that writes no file does not import it, nor
+    the archive modules it pulls in)."""
+    import tempfile
+    return tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=dir)
 
 
 def check_writable(path: str | os.PathLike[str], field: str) -> Path:
@@ -30,7 +36,7 @@ def check_writable(path: str | os.PathLike[str], field: str) -> Path:
         if not parent.is_dir():
             raise InputError("folder does not exist" if not parent.exists() else "not in a folder",
                              field=field, value=src)
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name[:40]}.", suffix=".check", dir=parent)
+        fd, tmp = _mkstemp(prefix=f".{p.name[:40]}.", suffix=".check", dir=parent)
         os.close(fd)
         os.unlink(tmp)
         if p.exists() and not os.access(p, os.W_OK):
@@ -52,7 +58,7 @@ def check_folder(path: str | os.PathLike[str], field: str) -> Path:
         if p.exists() and not p.is_dir():
             raise InputError("exists and is not a folder", field=field, value=src)
         p.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".gpunetsim.", suffix=".check", dir=p)
+        fd, tmp = _mkstemp(prefix=".gpunetsim.", suffix=".check", dir=p)
         os.close(fd)
         os.unlink(tmp)
     except OSError as e:
@@ -71,7 +77,7 @@ def write_atomic(path: str | os.PathLike[str], content: str | bytes, *, field: s
     data = content.encode("utf-8") if isinstance(content, str) else content
     tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name[:40]}.", suffix=".tmp", dir=p.parent if str(p.parent) else ".")
+        fd, tmp = _mkstemp(prefix=f".{p.name[:40]}.", suffix=".tmp", dir=p.parent if str(p.parent) else ".")
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         umask = os.umask(0)

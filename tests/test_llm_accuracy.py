@@ -35,16 +35,15 @@ def test_vtrain_8gpu_held_out_runs_with_the_shipped_fit():
     P = LlmPredictor(compute=load_compute_params("a100-megatron"))
     pred, meas = [P.iteration_s(r) for r in held], [r.iteration_s for r in held]
     assert len(held) == 90
-    assert np.median(errors_pct(pred, meas)) < 8.5 and spearman(pred, meas) > 0.95
+    assert np.median(errors_pct(pred, meas)) < 5.0 and spearman(pred, meas) > 0.98
 
 
 def test_plan_search_top_picks_on_vtrain_8gpu_runs():
-    """docs/accuracy.md section 8 on two model sizes: today's figures are the floor."""
+    """docs/accuracy.md section 9 on two model sizes: every top pick within 5% of the measured fastest."""
     from validation.search_check import VTRAIN as SEARCH_DATA, groups, pick_gap
     _, runs, _ = read_llm(SEARCH_DATA)
     found = {name: [pick_gap(g)[2:] for (n, _), g in sorted(groups(runs).items()) if n == name]
              for name in ("gpt-h1024-l12", "gpt-h2048-l24")}
     small, large = found["gpt-h1024-l12"], found["gpt-h2048-l24"]
     assert len(small) == len(large) == 7
-    assert sum(top1 <= 5 for top1, _ in small) >= 4 and all(top3 <= 5 for _, top3 in small)
-    assert sum(top1 <= 5 for top1, _ in large) >= 4 and sum(top3 <= 5 for _, top3 in large) >= 6
+    assert all(top1 <= 5 for top1, _ in small + large)

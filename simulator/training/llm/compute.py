@@ -28,7 +28,9 @@ Defaults are datasheet peaks times round efficiencies typical of published cuBLA
 (large fp16/bf16 GEMMs reach 70-85% of the dense peak, STREAM-like kernels ~80% of HBM
 bandwidth). :func:`load_compute_params` reads a calibration file's ``llm`` object, so the same
 ``--calibration FILE`` that corrects the collectives can carry fitted compute parameters
-(``validation.llm_accuracy`` fits the A100 set shipped as ``a100-megatron``).
+(``validation.llm_accuracy`` fits the A100 set shipped as ``a100-megatron``), and its
+``pass_profile`` list: measured pass times per shape that replace this model for the plans they
+cover (:mod:`.pass_profile`).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from pathlib import Path
 from simulator.core.errors import InputError
 from simulator.training.gpus import GpuSpec
 from simulator.training.llm.layer import FusedAttention, Gemm, Kernel, MemOp, Pass
+from simulator.training.llm.pass_profile import PassProfile, parse_profile
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,7 @@ class ComputeParams:
     fsdp_gather_host_s: float = 0.0
     host_collective_s: float = 0.0
     name: str = "datasheet"
+    profile: PassProfile | None = None          # measured pass times per shape (:mod:`.pass_profile`)
 
     def __post_init__(self) -> None:
         for f, lo, hi in (("gemm_efficiency", 1e-3, 1.0), ("gemm_half_dim", 0.0, 1e5),
@@ -68,15 +72,15 @@ class ComputeParams:
                 raise InputError(f"out of range [{lo:g}, {hi:g}]", field=f"llm.{f}", value=v)
 
     def values(self) -> dict[str, float]:
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "name"}
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name in PARAM_NAMES}
 
 
-PARAM_NAMES = tuple(f.name for f in fields(ComputeParams) if f.name != "name")
+PARAM_NAMES = tuple(f.name for f in fields(ComputeParams) if f.name not in ("name", "profile"))
 
 
 def load_compute_params(path_or_name: str | Path | None) -> ComputeParams:
-    """Defaults overridden by the ``llm`` object of a calibration file (or a shipped one's name);
-    a file without one gives the defaults."""
+    """Defaults overridden by the ``llm`` object of a calibration file (or a shipped one's name),
+    with its ``pass_profile`` list if it has one; a file without them gives the defaults."""
     if path_or_name is None:
         return ComputeParams()
     from simulator.collectives.params import read_calibration
@@ -88,8 +92,9 @@ def load_compute_params(path_or_name: str | Path | None) -> ComputeParams:
         if k not in PARAM_NAMES:
             raise InputError(f"unknown compute parameter (known: {', '.join(PARAM_NAMES)})", source=src,
                              field=f"llm.{k}", value=k)
+    profile = parse_profile(data["pass_profile"], src) if "pass_profile" in data else None
     try:
-        return replace(ComputeParams(), name=str(data.get("name", Path(src).stem)), **llm)
+        return replace(ComputeParams(), name=str(data.get("name", Path(src).stem)), profile=profile, **llm)
     except InputError as e:
         raise e.within(src) from None
 

@@ -11,7 +11,8 @@ What is simulated as events (:mod:`.pipeline_engine` on the flow network) and wh
   reduce-scatters, HYBRID_SHARD's replica all-reduces on another); the end-of-iteration gradient reduction over every TP rank's data-parallel group
   of every stage (all running at once, so groups sharing NICs or spine links slow each other); the
   tied-embedding all-reduce between the first and last stage; the optimizer step.
-* formula: kernel times (:mod:`.compute`), memory (:mod:`.memory`).
+* formula: kernel times (:mod:`.compute`), or measured pass times where the compute set's
+  profile lists the plan's shape (:mod:`.pass_profile`); memory (:mod:`.memory`).
 * symmetry: one pipeline (data-parallel replica 0) runs its passes; the other replicas are
   identical, so their pipeline sends are added to the same transfers and their gradient
   collectives are the same collectives (full groups on real routes). TP collectives of the other
@@ -38,6 +39,7 @@ from simulator.training.llm.memory import GRAD_BYTES, PARAM_BYTES, Memory, dp_sh
 from simulator.training.llm.flows import ComponentFlowNetwork
 from simulator.training.llm.links import compact
 from simulator.training.llm.model import TransformerSpec
+from simulator.training.llm.pass_profile import chunk_total_s
 from simulator.training.llm.pipeline_engine import ChunkWork, CollJob, Link, StageWork, simulate_pipeline
 from simulator.training.llm.placement import Placement
 from simulator.training.llm.schedule import schedule
@@ -252,6 +254,7 @@ def train_work(router: Router, model: TransformerSpec, config: TrainConfig, gpu:
     shard_p, shard_g, shard_o = dp_shard_sizes(c, hybrid)
     send_bytes = c.micro_batch * model.seq * model.hidden * B / c.tp
     sched = schedule(c.pp, c.microbatches, c.chunks)
+    measured = cm.params.profile.lookup(gpu.name, model, c) if cm.params.profile else None
     stages: list[StageWork] = []
     hw_flops = 0.0
     for s in range(c.pp):
@@ -278,8 +281,13 @@ def train_work(router: Router, model: TransformerSpec, config: TrainConfig, gpu:
                                       for g in groups)
             full = c.recompute is Recompute.FULL
             fjobs, bjobs = b.jobs(fwd.comm, tp_ranks), b.jobs(bwd.comm, tp_ranks)
-            fwd_s = cm.issue_s(cm.pass_s(fwd, B), cm.host_s(n, True, full, fwd.calls), b.alone_s(fjobs, tp_ranks))
-            bwd_s = cm.issue_s(cm.pass_s(bwd, B), cm.host_s(n, False, full, bwd.calls), b.alone_s(bjobs, tp_ranks))
+            if measured is not None:                   # the profile's pass, less its collectives alone
+                last = v == V - 1
+                fwd_s = max(0.0, chunk_total_s(measured, c, n, last, True) - b.alone_s(fjobs, tp_ranks))
+                bwd_s = max(0.0, chunk_total_s(measured, c, n, last, False) - b.alone_s(bjobs, tp_ranks))
+            else:
+                fwd_s = cm.issue_s(cm.pass_s(fwd, B), cm.host_s(n, True, full, fwd.calls), b.alone_s(fjobs, tp_ranks))
+                bwd_s = cm.issue_s(cm.pass_s(bwd, B), cm.host_s(n, False, full, bwd.calls), b.alone_s(bjobs, tp_ranks))
             chunks.append(ChunkWork(fwd_s, bwd_s, fjobs, bjobs, send_bytes, gather_f, gather_b, scatter_b, units))
         grad_sync: list[tuple[CollJob, ...]] = []
         param_sync: tuple[CollJob, ...] = ()

@@ -35,6 +35,7 @@ from simulator.training.llm.compute import ComputeModel
 from simulator.training.llm.config import Recompute, TrainConfig
 from simulator.training.llm.layer import CommCall, block_work, chunk_work, embedding_work, output_work
 from simulator.training.llm.memory import dp_shard_sizes, stage_layers
+from simulator.training.llm.pass_profile import chunk_total_s
 from simulator.training.llm.model import TransformerSpec
 
 
@@ -52,9 +53,12 @@ class StagePass:
     params: float
 
 
-def stage_pass_s(model: TransformerSpec, config: TrainConfig, cm: ComputeModel) -> list[StagePass]:
-    """Each stage's :class:`StagePass` (kernels only; no cluster needed)."""
+def stage_pass_s(model: TransformerSpec, config: TrainConfig, cm: ComputeModel, profiled: bool = True) -> list[StagePass]:
+    """Each stage's :class:`StagePass` (kernels only; no cluster needed). A pass timed by the compute
+    set's profile (:mod:`.pass_profile`) counts as host time: the simulation runs it as the profile's
+    time less its collectives alone, then the collectives, so it never ends before either."""
     c, B = config, config.dtype_bytes
+    measured = cm.params.profile.lookup(cm.gpu.name, model, c) if cm.params.profile and profiled else None
     block, emb, out = block_work(model, c), embedding_work(model, c), output_work(model, c)
     V = c.pp * c.chunks
     layers = stage_layers(model.layers, V)
@@ -63,8 +67,12 @@ def stage_pass_s(model: TransformerSpec, config: TrainConfig, cm: ComputeModel) 
     for v, n in enumerate(layers):
         fwd, bwd, params = chunk_work(model, c, v, n, block, emb, out)
         st = acc[v % c.pp]
-        st["f"].append((cm.pass_s(fwd, B), cm.host_s(n, True, full, fwd.calls)))
-        st["b"].append((cm.pass_s(bwd, B), cm.host_s(n, False, full, bwd.calls)))
+        if measured is not None:
+            st["f"].append((0.0, chunk_total_s(measured, c, n, v == V - 1, True)))
+            st["b"].append((0.0, chunk_total_s(measured, c, n, v == V - 1, False)))
+        else:
+            st["f"].append((cm.pass_s(fwd, B), cm.host_s(n, True, full, fwd.calls)))
+            st["b"].append((cm.pass_s(bwd, B), cm.host_s(n, False, full, bwd.calls)))
         st["fc"].append(fwd.comm)
         st["bc"].append(bwd.comm)
         st["n"].append((v < V - 1) + (v > 0) if c.pp > 1 else 0)
@@ -79,13 +87,14 @@ class PlanBound:
 
     def __init__(self, model: TransformerSpec, cm: ComputeModel) -> None:
         self.model, self.cm = model, cm
-        self._stages: dict[TrainConfig, list[StagePass]] = {}
+        self._stages: dict[tuple[TrainConfig, bool], list[StagePass]] = {}
 
     def stages(self, config: TrainConfig) -> list[StagePass]:
         key = replace(config, dp=1, global_batch=config.micro_batch * config.pp, zero=0, fsdp=None)
-        hit = self._stages.get(key)
+        profiled = not config.fsdp                  # FSDP plans are simulated analytically
+        hit = self._stages.get((key, profiled))
         if hit is None:
-            hit = self._stages[key] = stage_pass_s(self.model, key, self.cm)
+            hit = self._stages[(key, profiled)] = stage_pass_s(self.model, key, self.cm, profiled)
         return hit
 
     def iteration_s(self, config: TrainConfig, comm: CommFloor | None = None) -> float:

@@ -94,7 +94,9 @@ def _train(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(r.as_dict()))
         return 0
-    print(format_result(r, f"{info.name} x{args.nodes}", params.name, compute.name))
+    profiled = compute.profile is not None and compute.profile.lookup(gpu.name, model, config) is not None
+    print(format_result(r, f"{info.name} x{args.nodes}", params.name,
+                        compute.name + (" (passes from its measured profile)" if profiled else "")))
     if args.trace:
         print(f"trace written to {args.trace} (open in ui.perfetto.dev or chrome://tracing)")
     return 0

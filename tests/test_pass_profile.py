@@ -108,3 +108,18 @@ def test_bad_values_and_duplicates_are_refused():
 
 def test_a_profile_is_not_a_compute_parameter():
     assert "profile" not in ComputeParams().values()
+
+
+def test_train_says_when_its_passes_come_from_the_profile(capsys):
+    from gpunetsim.cli import main
+    args = ["train", "--model-spec", "hidden=1024,layers=12,heads=16,seq=1024,vocab=50257", "--topology", "dgx-a100",
+            "--gpus", "8", "--pp", "2", "--dp", "2", "--global-batch", "16", "--recompute", "full", "--dtype", "fp16",
+            "--calibration", "a100-megatron"]
+    assert main(args + ["--tp", "2", "--micro-batch", "4"]) == 0
+    assert "compute=a100-megatron (passes from its measured profile)" in capsys.readouterr().out
+    assert main(args + ["--tp", "2", "--micro-batch", "2"]) == 0        # micro-batch 2 at TP 2 is profiled too
+    assert "measured profile" in capsys.readouterr().out
+    assert main(["train", "--model-spec", "hidden=1024,layers=12,heads=16,seq=1024,vocab=50257", "--topology",
+                 "dgx-a100", "--gpus", "8", "--tp", "8", "--global-batch", "8", "--micro-batch", "2", "--recompute",
+                 "full", "--dtype", "fp16", "--calibration", "a100-megatron"]) == 0
+    assert "measured profile" not in capsys.readouterr().out        # TP 8: not in the profile

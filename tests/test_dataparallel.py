@@ -10,8 +10,8 @@ import topologies
 from simulator.collectives.params import Parameters
 from simulator.core.errors import InputError
 from simulator.network.closed_form import CostModel
-from simulator.training.dataparallel import (COALESCE_BYTES, DPFacts, chunk_sizes, parallel_apply_s,
-                                             simulate_dataparallel, transfer_time_s)
+from simulator.training.dataparallel import (COALESCE_BYTES, DPFacts, backward_threads_s, chunk_sizes,
+                                             parallel_apply_s, simulate_dataparallel, transfer_time_s)
 from simulator.training.workload import ParamGrad, Workload
 from simulator.training.zoo import zoo_workload
 
@@ -107,6 +107,34 @@ def test_hand_offs_queue_as_threads_are_added() -> None:
     assert t[1] == pytest.approx(0.005 + 100 * 20e-6, rel=0.05)
     assert t[1] < t[2] < t[3]
     assert t[3] == pytest.approx(8 * 100 * 20e-6, rel=0.05)      # saturated: every hand-off in a row
+
+
+def test_backward_device_threads_queue_on_the_gil() -> None:
+    """Autograd's device threads free tensors Python held (PyObject preservation), one GIL
+    acquisition each: one GPU pays nothing extra; more GPUs queue as the forwards do, with
+    ``forward_ops + param_tensors`` acquisitions per thread."""
+    f = DPFacts.from_workload(toy(host_s=0.008, forward_ops=94), 40e-6)      # 94 + 6 = 100 acquisitions
+    assert backward_threads_s(1, f, 20e-6) == pytest.approx(0.008)
+    assert backward_threads_s(4, f, 0.0) == pytest.approx(0.008)               # free hand-offs: in parallel
+    t = [backward_threads_s(n, f, 20e-6) for n in (2, 4, 8)]
+    assert t[0] == pytest.approx(parallel_apply_s(2, 0.008, 100, 0.0, 0.0, 20e-6, 0.0))
+    assert 0.008 < t[0] < t[1] < t[2]
+    assert t[2] == pytest.approx(8 * 100 * 20e-6, rel=0.05)                    # saturated lock
+
+
+def test_host_costs_per_gpu_by_hand(h200) -> None:
+    """Per coalesced chunk, one process issues every GPU's part of the NCCL call
+    (``dp.nccl_device_s`` each); scatter and gather cost ``dp.copy_host_s`` per GPU."""
+    p = Parameters().replace(dp__nccl_device_s=30e-6, dp__chunk_host_s=20e-6, dp__copy_host_s=40e-6,
+                             dp__step_overhead_s=100e-6)
+    for g in (2, 4):
+        r = simulate_dataparallel(CostModel(h200[g].router, p), toy(host_s=0.008, modules=6))
+        ph = {x.name: x for x in r.phases}
+        assert ph["reduce"].host_s == pytest.approx(3 * (20e-6 + g * 30e-6))    # 3 chunks of two tensors
+        assert ph["replicate"].host_s == pytest.approx(
+            g * 6 * (p["dp.replicate_s_per_module"] + p["dp.replicate_s_per_tensor"]) + 3 * (20e-6 + g * 30e-6))
+        assert ph["scatter"].host_s == pytest.approx(100e-6 + g * 40e-6)
+        assert ph["gather"].host_s == pytest.approx(g * 40e-6)
 
 
 def test_fresh_thread_cost_and_its_share_come_from_the_profile() -> None:

@@ -33,9 +33,20 @@ from simulator.training.workload import Workload, workload_from_dict
 TIMED = ("forward_s", "backward_s", "optimizer_s", "forward_host_s", "backward_host_s", "optimizer_host_s",
          "forward_fresh_thread_host_s", "forward_warm_thread_host_s", "forward_fresh_pair_host_s",
          "forward_warm_pair_host_s")
-HOST_KEYS = ("dp.lock_handoff_s", "dp.cold_lock_share", "dp.replicate_s_per_tensor", "dp.step_overhead_s")
-"""The DataParallel parameters :func:`fit_host` moves (Python costs a profile cannot see); every
-per-model input (launch times, operators, fresh-thread cost) comes from the single-GPU profile."""
+HOST_KEYS = ("dp.replicate_s_per_module", "dp.replicate_s_per_tensor", "dp.lock_handoff_s", "dp.nccl_device_s",
+             "dp.copy_host_s", "dp.step_overhead_s")
+"""The DataParallel parameters :func:`fit_host` moves (Python costs a profile cannot see), each
+seen in its own step of the runner's breakdown (:data:`FIT_PHASES`); every per-model input
+(launch times, operators, fresh-thread cost and its queued share) comes from the single-GPU
+profile. ``dp.cold_lock_share`` joins them only when a model has no two-thread diagnostic."""
+
+FIT_PHASES = {"replicate": ("replicate",), "parallel_apply": ("forward",), "backward": ("backward", "reduce"),
+              "scatter+gather+loss": ("scatter", "gather")}
+"""Measured breakdown steps (``phase_s``; ``+`` joins several) -> the predicted phases they hold.
+Each predicted step takes the longer of its host and GPU time (the breakdown synchronises after
+every step), except the bookkeeping steps (scatter, gather, loss), measured and predicted as host
+time (``dp.copy_host_s``, ``dp.step_overhead_s``): their GPU copies are timed by the topology, not fitted."""
+HOST_ONLY = ("scatter+gather+loss",)
 
 DIAGNOSTICS = ("forward_fresh_thread_host_s", "forward_warm_thread_host_s", "forward_ops")
 """The single-GPU thread diagnostics of a profile (``gpu_campaign.sh dpdiag``)."""
@@ -129,20 +140,35 @@ def read_dp(paths: Iterable[str | Path]) -> list[DPModelData]:
 
 def borrow_diagnostics(data: Sequence[DPModelData], donors: Sequence[DPModelData]) -> list[DPModelData]:
     """``data`` with the single-GPU thread diagnostics a profile lacks (campaigns measured before
-    the runner recorded them) taken from ``donors`` of the same model and batch size: the
-    fresh/warm triple from the first donor that has it, the two-thread pair likewise."""
+    the runner recorded them) taken from ``donors`` of the same model and batch size, a donor on
+    the same GPU model first (the diagnostics are host times: the nearest machine type lends
+    them): the fresh/warm triple from the first such donor that has it; the two-thread pair
+    likewise, as the *share* it measures (its fresh-minus-warm difference rescaled by the
+    borrower's own fresh-thread cost over the donor's, so that the queued share is the donor's
+    whatever the two hosts' speeds)."""
     from dataclasses import replace
     out = []
     for d in data:
         ex = dict(d.profile.extras)
         sources, keys_in = [], []
+        ranked = sorted((o for o in donors if o.model == d.model and o.profile.batch_size == d.profile.batch_size),
+                        key=lambda o: o.gpu != d.gpu)
         for keys in (DIAGNOSTICS, PAIR_DIAGNOSTICS):
             if all(k in ex for k in keys):
                 continue
-            donor = next((o for o in donors if o.model == d.model and o.profile.batch_size == d.profile.batch_size
-                          and all(k in dict(o.profile.extras) for k in keys)), None)
+            donor = next((o for o in ranked if all(k in dict(o.profile.extras) for k in keys)), None)
             if donor is not None:
-                ex |= {k: dict(donor.profile.extras)[k] for k in keys}
+                dx = dict(donor.profile.extras)
+                got = {k: dx[k] for k in keys}
+                if keys == PAIR_DIAGNOSTICS and all(k in ex for k in DIAGNOSTICS[:2]) \
+                        and all(k in dx for k in DIAGNOSTICS[:2]):
+                    cold_here = float(ex[DIAGNOSTICS[0]]) - float(ex[DIAGNOSTICS[1]])
+                    cold_donor = float(dx[DIAGNOSTICS[0]]) - float(dx[DIAGNOSTICS[1]])
+                    if cold_donor > 0:
+                        warm = float(dx[PAIR_DIAGNOSTICS[1]])
+                        got[PAIR_DIAGNOSTICS[0]] = warm + (float(dx[PAIR_DIAGNOSTICS[0]]) - warm) \
+                            * max(0.0, cold_here) / cold_donor
+                ex |= got
                 sources.append(donor.source)
                 keys_in += keys
         if sources:
@@ -180,19 +206,40 @@ def predict_ddp(data: DPModelData, gpus: int, params: Parameters) -> float:
                               "closed").iteration_s
 
 
-def fit_host(data: Sequence[DPModelData], gpus: int, params: Parameters, keys: Sequence[str] = HOST_KEYS,
+def measured_phases(data: DPModelData, gpus: int) -> dict[str, float]:
+    """The breakdown's steps on ``gpus`` GPUs grouped as :data:`FIT_PHASES` (seconds)."""
+    return {k: sum((data.phases_host if k in HOST_ONLY else data.phases)[gpus][x] for x in k.split("+"))
+            for k in FIT_PHASES}
+
+
+def predicted_phases(result) -> dict[str, float]:
+    """A DataParallelResult's phases grouped as :data:`FIT_PHASES` (see there)."""
+    ph = {p.name: p for p in result.phases}
+    host = {k: sum(ph[x].host_s for x in v) for k, v in FIT_PHASES.items()}
+    return {k: host[k] if k in HOST_ONLY else max(host[k], sum(ph[x].gpu_s for x in v))
+            for k, v in FIT_PHASES.items()}
+
+
+def fit_host(data: Sequence[DPModelData], gpus: int, params: Parameters, keys: Sequence[str] | None = None,
              name: str = "dp-fitted") -> Parameters:
-    """``params`` with the DataParallel host keys fitted to the measured medians on ``gpus`` GPUs."""
+    """``params`` with the DataParallel host keys fitted to the runner's breakdown on ``gpus`` GPUs:
+    every model's steps (:data:`FIT_PHASES`), each against the same step predicted; never the
+    iteration times."""
     from validation.calibrate import fit_log
-    used = [d for d in data if gpus in d.dp_s]
+    used = [d for d in data if gpus in d.phases]
     if not used:
-        raise InputError("no DataParallel measurement on that many GPUs", field="gpus", value=gpus)
-    measured = np.array([d.dp_median(gpus) for d in used])
-    # Start where the host path paces the iteration: below that the time does not depend on the
-    # host keys (the GPU path is longer) and the fit would have no slope to follow.
+        raise InputError("no DataParallel breakdown on that many GPUs", field="gpus", value=gpus)
+    if keys is None:
+        keys = HOST_KEYS + (("dp.cold_lock_share",) if any(
+            not all(k in dict(d.profile.extras) for k in PAIR_DIAGNOSTICS) for d in used) else ())
+    names = list(FIT_PHASES)
+    measured = np.array([measured_phases(d, gpus)[k] for d in used for k in names])
+
+    def predict(q: Parameters) -> np.ndarray:
+        out = [predicted_phases(predict_dp(d, gpus, q))[k] for d in used for k in names]
+        return np.maximum(np.array(out), 1e-7)        # a log residual needs a positive prediction
     start = params.with_values({k: max(params[k], v) for k, v in FIT_START.items() if k in keys})
-    return fit_log(start, keys, lambda q: np.array([predict_dp(d, gpus, q).iteration_s for d in used]),
-                   measured, name=name)
+    return fit_log(start, keys, predict, measured, name=name)
 
 
 def leave_one_out(data: Sequence[DPModelData], gpus: int, params: Parameters) -> dict[str, float]:
@@ -207,5 +254,6 @@ def leave_one_out(data: Sequence[DPModelData], gpus: int, params: Parameters) ->
     return out
 
 
-__all__ = ["DIAGNOSTICS", "PAIR_DIAGNOSTICS", "DPModelData", "HOST_KEYS", "borrow_diagnostics", "fit_host", "leave_one_out", "predict_ddp", "predict_dp", "read_dp",
+__all__ = ["DIAGNOSTICS", "FIT_PHASES", "PAIR_DIAGNOSTICS", "DPModelData", "HOST_KEYS", "borrow_diagnostics", "fit_host",
+           "leave_one_out", "measured_phases", "predict_ddp", "predict_dp", "predicted_phases", "read_dp",
            "topology_for"]

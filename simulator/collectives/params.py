@@ -59,11 +59,16 @@ Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless 
   that did not measure it, e.g. the zoo's: measured on one H200 with torch 2.11 and bf16 autocast,
   48 ms for bert-base, 50 ms for gpt2, 71 ms for resnet50, 0.4 ms for a 4-layer MLP,
   validation/data/h200x4_2026-11-26e); ``dp.thread_s`` 50 us (starting and joining one ``parallel_apply`` thread);
-  ``dp.chunk_host_s`` 20 us (Python bookkeeping of one coalesced chunk); ``dp.launch_s_per_tensor``
+  ``dp.chunk_host_s`` 20 us (Python bookkeeping of one coalesced chunk); ``dp.nccl_device_s`` 20 us
+  (per coalesced chunk and GPU: one process issues each GPU's part of the broadcast or reduce in
+  turn inside an NCCL group); ``dp.launch_s_per_tensor``
   40 us (host time to launch a forward or a backward, per parameter tensor, when the workload
   gives no measured host times: the DataParallel runner's single-GPU profiles on an H200 host
   measured 33-52 us per tensor for the forward, 42-73 us for the backward, with bf16 autocast);
-  ``dp.step_overhead_s`` 0 (calibrated).
+  ``dp.step_overhead_s`` 200 us (the rest of ``DataParallel.forward``'s Python and the loss, per
+  iteration) and ``dp.copy_host_s`` 50 us (per GPU, for each of scatter and gather: the autograd
+  function's Python and one copy launch); the DataParallel runner's breakdown on H200 hosts
+  measured 0.7-1.5 ms for scatter, gather and loss together on 2-4 GPUs.
 - ``gloo.*``: PyTorch's Gloo backend (simulator.network.host_collectives), host-based: every
   step is a TCP send/receive between processes through the kernel, reductions run on a CPU core.
   ``gloo.call_overhead_s`` 30 us (ProcessGroupGloo hands each call to a worker thread and is
@@ -162,8 +167,10 @@ def _defaults() -> dict[str, float]:
         "dp.fresh_thread_s": 50e-3,            # a fresh thread's cold cost when the workload has not measured it
         "dp.thread_s": 50 * _US,
         "dp.chunk_host_s": 20 * _US,
+        "dp.nccl_device_s": 20 * _US,          # per coalesced chunk and GPU: one GPU's part of an NCCL group call
         "dp.launch_s_per_tensor": 40 * _US,
-        "dp.step_overhead_s": 0.0,
+        "dp.step_overhead_s": 200 * _US,
+        "dp.copy_host_s": 50 * _US,
         # host-based backends (simulator.network.host_collectives); see the module docstring
         "gloo.call_overhead_s": 30 * _US,
         "gloo.step_latency_s.loopback": 40 * _US,

@@ -29,13 +29,24 @@ one server; per iteration, with a per-GPU batch B on n GPUs (global batch n B on
    thread has launched its forward (joined).
 4. **gather**: the outputs are copied to GPU 0 (peer copies into GPU 0 at once); the loss is
    computed there.
-5. **backward** on every GPU (``backward_s``, the autograd engine's per-device threads launch in
-   C++ without the GIL); the gradient of the gathered output is scattered back first (its
-   differentiated bytes, ``output_grad_bytes_per_sample``).
+5. **backward** on every GPU (``backward_s``); the gradient of the gathered output is scattered
+   back first (its differentiated bytes, ``output_grad_bytes_per_sample``). The autograd
+   engine runs each replica's backward on its GPU's own device thread, in C++, but those threads
+   still take the GIL: every tensor Python once held that the graph saved (the replicas'
+   parameters, which ``replicate`` set as module attributes, and the forward's activations) has
+   its Python object kept alive by the tensor (PyTorch's PyObject preservation,
+   ``THPVariable_tryResurrect``), and freeing it in backward takes the GIL to release that object
+   (``concrete_decref_fn``). So the n device threads queue on the GIL as the forwards do:
+   :func:`parallel_apply_s` with n threads, no fresh-thread cost, each launching the single-GPU
+   ``backward_host_s`` as ``forward_ops + parameter tensors`` GIL acquisitions, each costing
+   ``dp.lock_handoff_s`` when another thread held the lock last (on one GPU nothing contends).
 6. **reduce**: the gradients of all replicas meet in one autograd node (the broadcast's
    backward, ``ReduceAddCoalesced``), which runs when *all* of backward has ended, so nothing
    overlaps: per 10 MiB chunk, a flatten on every GPU and an NCCL reduce onto GPU 0
-   (``comm.reduce_add_coalesced``), ``dp.chunk_host_s`` of Python per chunk.
+   (``comm.reduce_add_coalesced``): ``dp.chunk_host_s`` of Python per chunk plus
+   ``dp.nccl_device_s`` per chunk and GPU (one process drives every GPU's part of each NCCL
+   call, one device after the other inside an NCCL group); the broadcast of step 2 pays the same
+   per chunk and GPU.
 7. **optimizer** on GPU 0 only (``optimizer_s``, as on one GPU).
 
 The iteration is the longer of two paths, as in steady state the host runs ahead of the GPUs
@@ -43,7 +54,10 @@ The iteration is the longer of two paths, as in steady state the host runs ahead
 
 * the GPU path, GPU 0's timeline: the sum of the phases' GPU work above;
 * the host path: one Python process issues everything: replicate, the threads' launches,
-  backward and optimizer launches, per-chunk work and ``dp.step_overhead_s``.
+  backward and optimizer launches, per-chunk work, ``dp.copy_host_s`` per GPU for each of
+  scatter and gather (the ``Scatter``/``Gather`` autograd functions issue one copy per GPU) and
+  ``dp.step_overhead_s`` (the rest of ``DataParallel.forward``'s Python and the loss, counted
+  with the scatter).
 
 Copies between GPUs are point-to-point flows on the topology's routes, shared max-min fairly
 (:func:`transfer_time_s`); broadcasts and reduces are NCCL's, timed by the cost model.
@@ -248,6 +262,17 @@ def parallel_apply_s(threads: int, launch_s: float, ops: int, cold_s: float, col
     return end
 
 
+def backward_threads_s(threads: int, facts: DPFacts, handoff_s: float) -> float:
+    """Host seconds until the autograd engine's ``threads`` device threads have launched every
+    replica's backward (module docstring, step 5): each launches the single-GPU
+    ``backward_host_s`` and takes the GIL ``forward_ops + param_tensors`` times to free tensors
+    Python held, paying ``handoff_s`` when another thread held it last; they start together."""
+    if threads == 1:
+        return facts.backward_host_s
+    return parallel_apply_s(threads, facts.backward_host_s, facts.forward_ops + facts.param_tensors, 0.0, 0.0,
+                            handoff_s, 0.0)
+
+
 def simulate_dataparallel(model: CostModel, workload: Workload) -> DataParallelResult:
     """One ``nn.DataParallel`` iteration of ``workload`` (per-GPU batch) on every GPU of ``model``'s
     topology, which must be one server."""
@@ -274,19 +299,22 @@ def simulate_dataparallel(model: CostModel, workload: Workload) -> DataParallelR
     cold = p["dp.fresh_thread_s"] if f.cold_s is None else f.cold_s
     apply_s = parallel_apply_s(n, f.forward_host_s, f.forward_ops, cold, share,
                                p["dp.lock_handoff_s"], p["dp.thread_s"])
+    backward_host = backward_threads_s(n, f, p["dp.lock_handoff_s"])
+    per_chunk = p["dp.chunk_host_s"] + n * p["dp.nccl_device_s"]
     in_b, out_b, grad_b = (bs * x for x in (f.input_bytes_per_sample, f.output_bytes_per_sample,
                                             f.output_grad_bytes_per_sample))
     phases = (
-        DPPhase("scatter", transfer_time_s(model, [(g0, g, in_b) for g in gpus]), 0.0, in_b * (n - 1)),
+        DPPhase("scatter", transfer_time_s(model, [(g0, g, in_b) for g in gpus]),
+                p["dp.step_overhead_s"] + n * p["dp.copy_host_s"], in_b * (n - 1)),
         DPPhase("replicate", _coalesced(model, "broadcast", chunks),
-                replicate_host + len(chunks) * p["dp.chunk_host_s"], sum(f.tensor_bytes)),
+                replicate_host + len(chunks) * per_chunk, sum(f.tensor_bytes)),
         DPPhase("forward", fwd, apply_s + p["dp.thread_s"]),
-        DPPhase("gather", transfer_time_s(model, [(g, g0, out_b) for g in gpus]), 0.0, out_b * (n - 1)),
-        DPPhase("backward", bwd + transfer_time_s(model, [(g0, g, grad_b) for g in gpus]),
-                f.backward_host_s),
+        DPPhase("gather", transfer_time_s(model, [(g, g0, out_b) for g in gpus]), n * p["dp.copy_host_s"],
+                out_b * (n - 1)),
+        DPPhase("backward", bwd + transfer_time_s(model, [(g0, g, grad_b) for g in gpus]), backward_host),
         DPPhase("reduce", _coalesced(model, "reduce", grad_chunks),
-                len(grad_chunks) * p["dp.chunk_host_s"], sum(f.tensor_bytes[:f.param_tensors])),
-        DPPhase("optimizer", opt, f.optimizer_host_s + p["dp.step_overhead_s"]),
+                len(grad_chunks) * per_chunk, sum(f.tensor_bytes[:f.param_tensors])),
+        DPPhase("optimizer", opt, f.optimizer_host_s),
     )
     return _result(phases, n, workload, single, len(chunks))
 

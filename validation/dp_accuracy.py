@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from simulator.collectives.params import Parameters, load_calibration
-from validation.dp_compare import HOST_KEYS, borrow_diagnostics, fit_host, predict_ddp, predict_dp, read_dp
+from validation.dp_compare import (FIT_PHASES, HOST_KEYS, borrow_diagnostics, fit_host, measured_phases,
+                                   predict_ddp, predict_dp, predicted_phases, read_dp)
 from validation.host_calibrate import HostPredictor, errors_pct, fit, read_points
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -61,11 +62,13 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
              "over launches of each launch's median (launch range: (slowest - fastest) / median). Predictions "
              f"use only the profile and the shipped collective calibration `{COLLECTIVE_CALIBRATION}` (fitted on "
              "other runs): *datasheet* keeps the DataParallel host parameters at their defaults; *leave-one-out* "
-             f"fits {', '.join(f'`{k}`' for k in HOST_KEYS)} on the *other* models' 2-GPU DataParallel runs of "
-             "the same machine and predicts the model left out on every GPU count (so 3 and 4 GPUs are also "
-             "extrapolated in the number of threads); *other machine* fits them on every model's 2-GPU runs "
-             "of the other dataset. The ratio is DataParallel's iteration over DDP's (measured on all the "
-             "machine's GPUs).", "",
+             f"fits {', '.join(f'`{k}`' for k in HOST_KEYS)} on the *other* models' 2-GPU breakdown steps "
+             "(replicate, parallel_apply, backward with the reduce, scatter + gather + loss; the runner times each "
+             "step alone) of the same machine, never on iteration times, and predicts the model left out on every "
+             "GPU count (so 3 and 4 GPUs are also extrapolated in the number of threads); *other machine* fits "
+             "them on every model's 2-GPU steps of another dataset (the first other one by name). The ratio is "
+             "DataParallel's iteration over DDP's (measured on all the machine's GPUs); DDP is predicted from the "
+             "same profile with the DDP model (section 3), so its own error enters the ratio.", "",
              "| dataset | model | GPUs | DataParallel measured (ms) | launch range % | datasheet pred. (ms) | err % | "
              "leave-one-out pred. (ms) | err % | other machine err % | DDP measured (ms) | DDP pred. (ms) | "
              "ratio measured | ratio pred. | ratio err % |",
@@ -74,7 +77,8 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
     fit2: dict[int, list[float]] = {}
     fit2_by: dict[str, list[float]] = {}
     cross: list[float] = []
-    ds_errs, ratios, spreads = [], [], []
+    ds_errs, ratios, spreads, ddp_errs = [], [], [], []
+    by_set: dict[str, list[float]] = {}
     fits = {f: fit_host(d, 2, base) for f, d in sets}
     for f, data in sets:
         other = next((fits[o] for o, _ in sets if o != f), None)
@@ -87,6 +91,7 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
                 lo = predict_dp(d, g, loo_fits[d.model]).iteration_s
                 e_lo = 100 * abs(lo / meas - 1)
                 errs.setdefault(g, []).append(e_lo)
+                by_set.setdefault(f"dp_loo_{f.name}_{g}", []).append(e_lo)
                 ds_errs.append(100 * abs(ds / meas - 1))
                 spreads.append(d.spread_pct(g))
                 row = [f.name, d.model, str(g), _ms(meas), _pct(d.spread_pct(g)), _ms(ds), _pct(ds_errs[-1]),
@@ -103,6 +108,8 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
                     ddp_m, ddp_p = d.ddp_median(g), predict_ddp(d, g, base)
                     rm, rp = meas / ddp_m, lo / ddp_p
                     ratios.append(100 * abs(rp / rm - 1))
+                    ddp_errs.append(100 * abs(ddp_p / ddp_m - 1))
+                    by_set.setdefault(f"ratio_{f.name}", []).append(ratios[-1])
                     row += [_ms(ddp_m), _ms(ddp_p), f"{rm:.2f}", f"{rp:.2f}", _pct(ratios[-1])]
                 else:
                     row += [""] * 5
@@ -123,14 +130,24 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
                   "under the host lock and the rest in parallel, so it does not grow with the number of GPUs unless "
                   "it holds the lock; then it launches its forward (`forward_host_s`) as `forward_ops` operators, "
                   "each releasing the GIL for its C++ work and retaking it, which costs `dp.lock_handoff_s` when "
-                  "another thread held it last: the *host-lock queue*, which grows with the threads. Per-model "
-                  "inputs come from the single-GPU profile and its thread diagnostics only; the two keys are global "
-                  "and fitted on 2-GPU runs (with `dp.replicate_s_per_tensor` and `dp.step_overhead_s`). Campaigns "
+                  "another thread held it last: the *host-lock queue*, which grows with the threads. The backward "
+                  "law (`backward_threads_s`): autograd runs each replica's backward on its GPU's device thread in "
+                  "C++, but freeing a tensor that Python once held (the replicas' parameters, set as attributes by "
+                  "`replicate`, and the forward's activations) takes the GIL, because PyTorch keeps such a tensor's "
+                  "Python object alive with it (PyObject preservation, `THPVariable_tryResurrect`; released under the "
+                  "GIL in `concrete_decref_fn`): the n device threads queue on the same lock, `forward_ops` + "
+                  "parameter tensors acquisitions each. The broadcast (replicate) and the reduce (the broadcast's "
+                  "backward) pay `dp.nccl_device_s` per 10 MiB chunk *and GPU*: one process issues every GPU's part of "
+                  "each NCCL call; scatter and gather `dp.copy_host_s` per GPU. Per-model inputs come from the "
+                  "single-GPU profile and its thread diagnostics only; the global keys are fitted on the 2-GPU "
+                  "breakdown steps. Campaigns "
                   "measured before the runner recorded the diagnostics (" + (", ".join(
                       f"`{f.name}`" for f, data in sets if any(d.diagnostics_from for d in data)) or "none")
               + ") take them from the same model and batch size in " + (", ".join(sorted(
                   {f"`{d.diagnostics_from}`" for _, data in sets for d in data if d.diagnostics_from})) or "-")
-              + " (same GPU, torch and batch; another launch of the machine type)."]
+              + " (same torch and batch; the same GPU model first, then a multi-GPU server before a lent one-GPU "
+                "machine, which has a quarter of the CPU cores; the two-thread pair is lent as its share of the "
+                "borrower's own fresh-thread cost)."]
     lines += _queue_lines(sets)
     lines += _share_preview(sets, base)
     lines += _thread_lines(sets)
@@ -138,13 +155,16 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
     fitted = fits[last_f]
     ins = [100 * abs(predict_dp(d, 2, fitted).iteration_s / d.dp_median(2) - 1) for d in last if 2 in d.dp_s]
     lines += ["", f"Shipped as the calibration `{CALIBRATION}` for the what-if: the host keys fitted on every model's "
-                  f"2-GPU runs of `{last_f.name}`: " + ", ".join(f"`{k}` = {fitted[k]:.3g}" for k in HOST_KEYS)
-                  + f" (in-sample errors {', '.join(f'{e:.1f}%' for e in ins)})."]
-    lines += _phase_lines(last, 2, fitted)
+                  f"2-GPU breakdown steps of `{last_f.name}`: " + ", ".join(f"`{k}` = {fitted[k]:.3g}" for k in HOST_KEYS)
+                  + f" (its 2-GPU iterations, not fitted, within {', '.join(f'{e:.1f}%' for e in ins)})."]
+    lines += _step_lines(sets, fits)
+    lines += _backward_split_lines(sets, fits)
     summary = {f"dp_loo_{g}": _med(v) for g, v in errs.items()}
     summary.update({f"dp_loo_max_{g}": max(v) for g, v in errs.items()})
     summary.update({f"dp_fit2_{g}": _med(v) for g, v in fit2.items()})
     summary.update({k: _med(v) for k, v in fit2_by.items()})
+    summary.update({k: _med(v) for k, v in by_set.items()})
+    summary["ddp_at_ratio"] = _med(ddp_errs)
     summary.update(dp_datasheet=_med(ds_errs), ratio=_med(ratios), ratio_max=max(ratios) if ratios else float("nan"),
                    launch_range=_med(spreads), cross=_med(cross))
     return lines, summary, fitted
@@ -229,7 +249,7 @@ def _share_preview(sets, base: Parameters) -> list[str]:
     measured = _measured_shares(sets)
     if set(shares) <= set(measured):
         return ["", "Queued share of the fresh-thread cost per model, measured by the single-GPU two-thread "
-                    "diagnostic (`gpu_campaign.sh dppair`, lent to the campaigns above) vs what each model's 2-GPU "
+                    "diagnostic (`gpu_campaign.sh dppair` or `dpdiag`; median over the campaigns that measured or borrowed it) vs what each model's 2-GPU "
                     "runs imply (clipped to 0-1): " + ", ".join(f"{m} {measured[m]:.2f} vs {v:.2f}"
                                                               for m, v in sorted(shares.items())) + "."]
     out: dict[int, list[float]] = {}
@@ -285,28 +305,72 @@ def _thread_lines(sets) -> list[str]:
     return out
 
 
-def _phase_lines(data, g: int, params: Parameters) -> list[str]:
-    """Measured phase times (each step synchronised) next to the predicted GPU-0 phases."""
-    rows = [d for d in data if g in d.phases]
-    if not rows:
-        return []
-    out = ["", f"Where the time goes on {g} GPUs: each DataParallel step timed alone (synchronised, so "
-               "launch time shows up as step time; medians over launches) next to the predicted GPU 0 "
-               "phases (fitted host parameters), ms:", "",
-           "| model | scatter | replicate | parallel_apply (forward) | gather | loss | backward | optimizer | "
-           "predicted host: replicate / forward launches | predicted GPU 0: scatter / replicate / forward / "
-           "gather / backward / reduce / optimizer |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
-    for d in rows:
-        m = d.phases[g]
-        pred = predict_dp(d, g, params)
-        host = {p.name: p.host_s for p in pred.phases}
-        out.append("| " + " | ".join([d.model] + [_ms(m.get(k, 0.0)) for k in (
-            "scatter", "replicate", "parallel_apply", "gather", "loss", "backward", "optimizer")]
-            + [f"{_ms(host['replicate'])} / {_ms(host['forward'])}",
-               " / ".join(_ms(p.gpu_s) for p in pred.phases)]) + " |")
-    out += ["", "Measured backward includes the gradient reduce onto GPU 0 (it runs inside autograd's "
-                "backward, as the broadcast's backward)."]
+def _step_lines(sets, fits) -> list[str]:
+    """Every component against the runner's breakdown, per model and GPU count: each step timed
+    alone (synchronised) next to the same step predicted with the machine's own 2-GPU fit (2 GPUs:
+    fitted; 3 and 4: predicted)."""
+    out: list[str] = []
+    errs: dict[str, list[float]] = {}
+    for f, data in sets:
+        rows = [(d, g) for d in data for g in sorted(d.phases) if g > 1]
+        if not rows:
+            continue
+        out += ["", f"`{f.name}`: each DataParallel step measured alone (synchronised after each; medians over "
+                    "launches) / predicted (the longer of the step's host and GPU 0 time; host keys fitted on this "
+                    "machine's 2-GPU steps), ms (err %):", "",
+                "| model | GPUs | " + " | ".join(FIT_PHASES) + " | iteration |", "|---|---|" + "---|" * (len(FIT_PHASES) + 1)]
+        for d, g in rows:
+            pred = predict_dp(d, g, fits[f])
+            m, p = measured_phases(d, g), predicted_phases(pred)
+            cells = []
+            for k in FIT_PHASES:
+                e = 100 * (p[k] / m[k] - 1)
+                if g > 2:
+                    errs.setdefault(k, []).append(abs(e))
+                cells.append(f"{_ms(m[k])} / {_ms(p[k])} ({e:+.0f})")
+            it = d.dp_median(g)
+            cells.append(f"{_ms(it)} / {_ms(pred.iteration_s)} ({100 * (pred.iteration_s / it - 1):+.0f})")
+            out.append("| " + " | ".join([d.model, str(g), *cells]) + " |")
+    if errs:
+        out += ["", "Median error per step on 3 and 4 GPUs (predicted from 2): " + ", ".join(
+            f"{k} {_med(v):.1f}%" for k, v in errs.items()) + ". The backward step holds the gradient reduce "
+            "onto GPU 0 (it runs inside autograd's backward, as the broadcast's backward)."]
+    return out
+
+
+def _backward_split_lines(sets, fits) -> list[str]:
+    """The runner's backward split (campaigns that measured it) against its two laws: the replicas'
+    backward alone (leaf parameters that Python holds: the GIL queue of the activations only,
+    ``forward_ops`` acquisitions per device thread) and the reduce onto GPU 0 alone (per chunk,
+    ``dp.chunk_host_s`` + GPUs x ``dp.nccl_device_s``); keys from the machine's 2-GPU steps, not
+    from these measurements."""
+    from simulator.training.dataparallel import DPFacts, chunk_sizes, parallel_apply_s
+    out: list[str] = []
+    for f, data in sets:
+        rows = [(d, g) for d in data for g in sorted(d.backward_parts or {})]
+        if not rows:
+            continue
+        q = fits[f]
+        out += ["", f"`{f.name}`, the backward in two parts, each timed alone by the runner: the replicas' backward "
+                    "without the reduce (replicas with leaf parameters that Python holds, so only the activations' "
+                    "GIL acquisitions queue) and `comm.reduce_add_coalesced` onto GPU 0; measured host time / "
+                    "predicted host time, ms (err %), and the reduce's time including its GPU work:", "",
+                "| model | GPUs | one GPU's backward launch | replicas' backward | reduce (host) | reduce (with GPU) | "
+                "chunks |", "|---|---|---|---|---|---|---|"]
+        errs: dict[str, list[float]] = {}
+        for d, g in rows:
+            facts = DPFacts.from_workload(d.profile, q["dp.launch_s_per_tensor"])
+            part = d.backward_parts[g]
+            chunks = len(chunk_sizes(facts.tensor_bytes[:facts.param_tensors]))
+            rb = parallel_apply_s(g, facts.backward_host_s, facts.forward_ops, 0.0, 0.0, q["dp.lock_handoff_s"], 0.0)
+            red = chunks * (q["dp.chunk_host_s"] + g * q["dp.nccl_device_s"])
+            e_rb, e_red = 100 * (rb / part["replica_backward_host_s"] - 1), 100 * (red / part["reduce_host_s"] - 1)
+            errs.setdefault("replicas' backward", []).append(abs(e_rb))
+            errs.setdefault("reduce", []).append(abs(e_red))
+            out.append(f"| {d.model} | {g} | {_ms(facts.backward_host_s)} | {_ms(part['replica_backward_host_s'])} / "
+                       f"{_ms(rb)} ({e_rb:+.0f}) | {_ms(part['reduce_host_s'])} / {_ms(red)} ({e_red:+.0f}) | "
+                       f"{_ms(part['reduce_s'])} | {chunks} |")
+        out += ["", "Median error: " + ", ".join(f"{k} {_med(v):.1f}%" for k, v in errs.items()) + "."]
     return out
 
 
@@ -429,10 +493,10 @@ def _section(write_calibration: bool) -> list[str]:
             if g in (2, 4):
                 v = ds[f"dp_loo_{g}"]
                 lines.append(f"- DataParallel iteration on {g} GPUs from the single-GPU profile, host parameters "
-                             f"fitted on the other models' 2-GPU runs: median {v:.1f}% (worst {ds[f'dp_loo_max_{g}']:.1f}%; "
+                             f"fitted on the other models' 2-GPU breakdown steps: median {v:.1f}% (worst {ds[f'dp_loo_max_{g}']:.1f}%; "
                              f"target {TARGET_DP:g}%: {verdict(v, TARGET_DP)}).")
         if "dp_fit2_4" in ds:
-            lines.append(f"- The same with the host parameters fitted on every model's 2-GPU runs of the same machine "
+            lines.append(f"- The same with the host parameters fitted on every model's 2-GPU steps of the same machine "
                          f"(fit on 2 GPUs, predict 4): median {ds['dp_fit2_4']:.1f}% on 4 GPUs, "
                          f"{ds.get('dp_fit2_3', float('nan')):.1f}% on 3 (per campaign: " + "; ".join(
                              f"`{k[8:-2]}` {ds[k]:.1f}% on {k[-1]}" for k in sorted(ds) if k.startswith("dp_fit2_h"))
@@ -441,7 +505,27 @@ def _section(write_calibration: bool) -> list[str]:
                      f"the other machine: {ds['cross']:.1f}%. Launches themselves spread by a median "
                      f"{ds['launch_range']:.1f}%.")
         lines.append(f"- DDP-vs-DataParallel ratio: median {ds['ratio']:.1f}% (worst {ds['ratio_max']:.1f}%; target "
-                     f"{TARGET_RATIO:g}%: {verdict(ds['ratio'], TARGET_RATIO)}).")
+                     f"{TARGET_RATIO:g}%: {verdict(ds['ratio'], TARGET_RATIO)}); per campaign: " + "; ".join(
+                         f"`{k[6:]}` {ds[k]:.1f}%" for k in sorted(ds) if k.startswith("ratio_h"))
+                     + f". DDP's own prediction at these points (section 3's model from the same profile) is off by "
+                       f"a median {ds['ddp_at_ratio']:.1f}%, and always too fast where it is off most (the slower "
+                       "hosts' BERT and GPT-2: DDP measured above one GPU's profile), which the ratio inherits.")
+        lines.append("- Before (commit c914be6, the forward-only `parallel_apply_s` law with the host keys fitted on 2-GPU "
+                     "iterations, on the three H200 campaigns): 23.5% on 4 GPUs, ratio 25.8%; the earlier log2(n) forward "
+                     "law (commit 3afdcdf, two campaigns): 24.8% and 11.2%. The forward-only law was a regression for the "
+                     "ratio because it modelled the forward's growth with the GPUs alone: the measured replicate and "
+                     "backward (with the reduce) also grow with every GPU (the step tables above; the MLP's iteration is "
+                     "mostly these two), which the log2 law's forward factor had absorbed by accident and the "
+                     "parallel_apply_s law left out, so the MLP and ResNet-50 were predicted 27-42% fast on 4 GPUs while "
+                     "the fit on 2-GPU iterations pushed the forward keys up for the transformers. Now the replicate "
+                     "(per replica, per chunk and GPU), the backward (device threads queueing on the GIL) and the reduce "
+                     "(per chunk and GPU) are modelled and each fitted on its own step. What still misses the ratio: "
+                     "ResNet-50 on the H200 hosts takes the two-thread pair's share from the 4x H100 host (0.29, "
+                     "where the H200 hosts' own 2-GPU runs imply 0), the 2x H200 host borrows every thread diagnostic "
+                     "from a slower host, and DDP's own error.")
+        lines.append("- Per campaign, leave-one-out: " + "; ".join(
+            f"`{k[7:-2]}` {ds[k]:.1f}% on {k[-1]}" for k in sorted(ds)
+            if k.startswith("dp_loo_h") and k[-1] in "34") + ".")
     if "cpu4" in gs:
         lines.append(f"- Gloo all-reduce on CPU tensors, calibrated on 2 processes, predicted on 4 (both machines): median "
                      f"{gs['cpu4']:.1f}% over 4 KiB-256 MiB (target {TARGET_GLOO:g}%: {verdict(gs['cpu4'], TARGET_GLOO)}); "

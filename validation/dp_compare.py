@@ -52,6 +52,9 @@ DIAGNOSTICS = ("forward_fresh_thread_host_s", "forward_warm_thread_host_s", "for
 """The single-GPU thread diagnostics of a profile (``gpu_campaign.sh dpdiag``)."""
 PAIR_DIAGNOSTICS = ("forward_fresh_pair_host_s", "forward_warm_pair_host_s")
 """Two threads launching at once on one GPU (``gpu_campaign.sh dppair``): the cold cost's queued share."""
+BACKWARD_PARTS = ("replica_backward_host_s", "replica_backward_s", "reduce_host_s", "reduce_s")
+"""The runner's backward split on 2..N GPUs (``backward_breakdown``): the replicas' backward alone
+(leaf parameters, no reduce) and the gradient reduce onto GPU 0 alone."""
 
 FIT_START = {"dp.lock_handoff_s": 40e-6}
 
@@ -75,6 +78,8 @@ class DPModelData:
     source: str = ""                                  # the dataset it was read from
     diagnostics_from: str = ""                        # where borrowed thread diagnostics came from
     borrowed: tuple[str, ...] = ()                    # the profile keys borrowed
+    backward_parts: dict[int, dict[str, float]] | None = None   # GPUs -> medians of the runner's backward
+                                                      # split (replica_backward_host_s, reduce_host_s, ...)
 
     @property
     def has_diagnostics(self) -> bool:
@@ -117,9 +122,12 @@ def read_dp(paths: Iterable[str | Path]) -> list[DPModelData]:
         ph: dict[int, list[dict[str, float]]] = {}
         ph_host: dict[int, list[dict[str, float]]] = {}
         persistent: dict[int, list[float]] = {}
+        parts: dict[int, list[dict[str, float]]] = {}
         for r in recs:
             if r.get("kind") == "dp" and r["model"] == m:
                 dp.setdefault(int(r["gpus"]), []).append(float(r["median_s"]))
+                if all(k in r for k in BACKWARD_PARTS):
+                    parts.setdefault(int(r["gpus"]), []).append({k: r[k] for k in BACKWARD_PARTS})
                 if "persistent_apply_host_s" in r:
                     persistent.setdefault(int(r["gpus"]), []).append(float(r["persistent_apply_host_s"]))
                 if "phase_s" in r:
@@ -134,15 +142,21 @@ def read_dp(paths: Iterable[str | Path]) -> list[DPModelData]:
         out.append(DPModelData(m, str(profs[0].get("gpu") or ""), w, {g: tuple(v) for g, v in dp.items()},
                                {g: tuple(v) for g, v in ddp.items()}, med(ph), med(ph_host),
                                {g: statistics.median(v) for g, v in persistent.items()} or None,
-                               Path(str(paths_l[0])).parent.name if paths_l else ""))
+                               Path(str(paths_l[0])).parent.name if paths_l else "", backward_parts=med(parts) or None))
     return out
+
+
+def _one_gpu_host(d: DPModelData) -> bool:
+    """Whether ``d`` was measured on a one-GPU machine (no DataParallel run on more GPUs)."""
+    return max(d.dp_s, default=1) <= 1
 
 
 def borrow_diagnostics(data: Sequence[DPModelData], donors: Sequence[DPModelData]) -> list[DPModelData]:
     """``data`` with the single-GPU thread diagnostics a profile lacks (campaigns measured before
-    the runner recorded them) taken from ``donors`` of the same model and batch size, a donor on
-    the same GPU model first (the diagnostics are host times: the nearest machine type lends
-    them): the fresh/warm triple from the first such donor that has it; the two-thread pair
+    the runner recorded them) taken from ``donors`` of the same model and batch size, the nearest
+    machine first (the diagnostics are host times): a donor on the same GPU model, then one from a
+    multi-GPU server for a multi-GPU campaign (the lent one-GPU machines have a quarter of the CPU
+    cores): the fresh/warm triple from the first such donor that has it; the two-thread pair
     likewise, as the *share* it measures (its fresh-minus-warm difference rescaled by the
     borrower's own fresh-thread cost over the donor's, so that the queued share is the donor's
     whatever the two hosts' speeds)."""
@@ -152,7 +166,7 @@ def borrow_diagnostics(data: Sequence[DPModelData], donors: Sequence[DPModelData
         ex = dict(d.profile.extras)
         sources, keys_in = [], []
         ranked = sorted((o for o in donors if o.model == d.model and o.profile.batch_size == d.profile.batch_size),
-                        key=lambda o: o.gpu != d.gpu)
+                        key=lambda o: (o.gpu != d.gpu, _one_gpu_host(o) and not _one_gpu_host(d)))
         for keys in (DIAGNOSTICS, PAIR_DIAGNOSTICS):
             if all(k in ex for k in keys):
                 continue
@@ -254,6 +268,6 @@ def leave_one_out(data: Sequence[DPModelData], gpus: int, params: Parameters) ->
     return out
 
 
-__all__ = ["DIAGNOSTICS", "FIT_PHASES", "PAIR_DIAGNOSTICS", "DPModelData", "HOST_KEYS", "borrow_diagnostics", "fit_host",
+__all__ = ["BACKWARD_PARTS", "DIAGNOSTICS", "FIT_PHASES", "PAIR_DIAGNOSTICS", "DPModelData", "HOST_KEYS", "borrow_diagnostics", "fit_host",
            "leave_one_out", "measured_phases", "predict_ddp", "predict_dp", "predicted_phases", "read_dp",
            "topology_for"]

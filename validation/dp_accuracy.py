@@ -91,7 +91,7 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
                 lo = predict_dp(d, g, loo_fits[d.model]).iteration_s
                 e_lo = 100 * abs(lo / meas - 1)
                 errs.setdefault(g, []).append(e_lo)
-                by_set.setdefault(f"dp_loo_{f.name}_{g}", []).append(e_lo)
+                by_set.setdefault(f"set_loo_{f.name}_{g}", []).append(e_lo)
                 ds_errs.append(100 * abs(ds / meas - 1))
                 spreads.append(d.spread_pct(g))
                 row = [f.name, d.model, str(g), _ms(meas), _pct(d.spread_pct(g)), _ms(ds), _pct(ds_errs[-1]),
@@ -109,7 +109,7 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
                     rm, rp = meas / ddp_m, lo / ddp_p
                     ratios.append(100 * abs(rp / rm - 1))
                     ddp_errs.append(100 * abs(ddp_p / ddp_m - 1))
-                    by_set.setdefault(f"ratio_{f.name}", []).append(ratios[-1])
+                    by_set.setdefault(f"set_ratio_{f.name}", []).append(ratios[-1])
                     row += [_ms(ddp_m), _ms(ddp_p), f"{rm:.2f}", f"{rp:.2f}", _pct(ratios[-1])]
                 else:
                     row += [""] * 5
@@ -506,7 +506,7 @@ def _section(write_calibration: bool) -> list[str]:
                      f"{ds['launch_range']:.1f}%.")
         lines.append(f"- DDP-vs-DataParallel ratio: median {ds['ratio']:.1f}% (worst {ds['ratio_max']:.1f}%; target "
                      f"{TARGET_RATIO:g}%: {verdict(ds['ratio'], TARGET_RATIO)}); per campaign: " + "; ".join(
-                         f"`{k[6:]}` {ds[k]:.1f}%" for k in sorted(ds) if k.startswith("ratio_h"))
+                         f"`{k[10:]}` {ds[k]:.1f}%" for k in sorted(ds) if k.startswith("set_ratio_"))
                      + f". DDP's own prediction at these points (section 3's model from the same profile) is off by "
                        f"a median {ds['ddp_at_ratio']:.1f}%, and always too fast where it is off most (the slower "
                        "hosts' BERT and GPT-2: DDP measured above one GPU's profile), which the ratio inherits.")
@@ -524,8 +524,8 @@ def _section(write_calibration: bool) -> list[str]:
                      "where the H200 hosts' own 2-GPU runs imply 0), the 2x H200 host borrows every thread diagnostic "
                      "from a slower host, and DDP's own error.")
         lines.append("- Per campaign, leave-one-out: " + "; ".join(
-            f"`{k[7:-2]}` {ds[k]:.1f}% on {k[-1]}" for k in sorted(ds)
-            if k.startswith("dp_loo_h") and k[-1] in "34") + ".")
+            f"`{k[8:-2]}` {ds[k]:.1f}% on {k[-1]}" for k in sorted(ds)
+            if k.startswith("set_loo_") and k[-1] in "34") + ".")
     if "cpu4" in gs:
         lines.append(f"- Gloo all-reduce on CPU tensors, calibrated on 2 processes, predicted on 4 (both machines): median "
                      f"{gs['cpu4']:.1f}% over 4 KiB-256 MiB (target {TARGET_GLOO:g}%: {verdict(gs['cpu4'], TARGET_GLOO)}); "

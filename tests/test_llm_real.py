@@ -108,3 +108,11 @@ def test_no_shard_is_hybrid_over_one_rank_shards_and_unknown_strategies_fail() -
     assert gpus == 4 and config.fsdp == "hybrid" and config.fsdp_shard == 1
     with pytest.raises(InputError, match="strategy"):
         RealPredictor.config(replace(run, strategy="zero3"))
+
+
+def test_residuals_show_each_compute_only_target(capsys: Any) -> None:
+    assert main([str(FOUR), "--calibration", "h200-nvlink", "--residuals"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith(("model ", "no-comm "))]
+    assert len(rows) == 6 and all(line.rstrip().endswith("%") for line in rows)
+    assert "compute-only target" in out

@@ -275,6 +275,17 @@ class RealPrediction:
     preset: str
 
 
+def fit_residuals(pred: RealPredictor, records: LlmRecords) -> list[str]:
+    """One line per compute-only target of ``records``: measured and fitted seconds (as ms) and
+    the error, to show which measurements the fitted compute parameters cannot follow."""
+    lines = [f"{'compute-only target':72s} {'measured ms':>11s} {'fitted ms':>9s} {'error':>7s}"]
+    for t in compute_targets(records):
+        fitted = pred.compute_only_s(t)
+        lines.append(f"{t.label[:72]:72s} {t.measured_s * 1e3:11.2f} {fitted * 1e3:9.2f} "
+                     f"{(fitted / t.measured_s - 1) * 100:+6.1f}%")
+    return lines
+
+
 def fitted_predictor(records: LlmRecords, calibration: str) -> tuple[RealPredictor, float, int]:
     """A predictor with the compute fitted on ``records``' compute-only measurements; with the fit's
     median |error| in % and the number of targets."""
@@ -372,6 +383,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "campaign's) files; without it: none")
     p.add_argument("--host-calibration", default=None,
                    help="collective calibration for the --host-from files (default: --calibration)")
+    p.add_argument("--residuals", action="store_true",
+                   help="also print each compute-only measurement beside its fitted time")
     a = p.parse_args(argv)
     try:
         host = None
@@ -388,6 +401,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"compute fitted on {result.targets} single-GPU / no-communication measurements "
           f"(median |error| {result.fit_pct:.1f}% after the fit): "
           + ", ".join(f"{k}={getattr(result.compute, k):.4g}" for k in FIT_KEYS))
+    if a.residuals:
+        records = read_llm_records(a.files)
+        pred = RealPredictor(records.runs[0].gpu, a.calibration, result.compute)
+        print("\n".join(fit_residuals(pred, records)))
     print(f"network: calibration {a.calibration}; server {result.preset}")
     print("\n".join(error_table(result.errors, "predicted")))
     return 0

@@ -43,13 +43,14 @@ def test_shipped_calibration_is_the_fit_on_the_2gpu_sweep() -> None:
 
 def test_blind_figures(blind: tuple[list[str], dict]) -> None:
     lines, figs = blind
-    # recorded 2026-11-26: 24.8% / 23.5% median, p90 32.3% / 27.3%, every prediction too fast
-    for world, (median, p90) in {2: (24.8, 32.3), 4: (23.5, 27.3)}.items():
+    # recorded 2026-11-26: 24.8% / 23.5% median, p90 32.3% / 27.3%, every prediction too fast; with the
+    # memory-traffic charge of collectives beside FSDP's backward (#14): 16.6% / 15.5%, p90 28.4% / 21.1%
+    for world, (median, p90, rho) in {2: (16.6, 28.4, 0.99), 4: (15.5, 21.1, 0.79)}.items():
         s = figs[f"world{world}"]
         assert s["n"] == 4
         assert s["median_abs_pct"] == pytest.approx(median, abs=0.5)
         assert s["p90_abs_pct"] == pytest.approx(p90, abs=0.5)
-        assert s["spearman"] >= 0.99
+        assert s["spearman"] >= rho
     text = "\n".join(lines)
     assert "never on these runs" in text and "h100-nvlink-2gpu" in text and "held out" in text
 
@@ -57,6 +58,6 @@ def test_blind_figures(blind: tuple[list[str], dict]) -> None:
 def test_diagnostics_point_at_the_compute_fit(blind: tuple[list[str], dict]) -> None:
     lines, _ = blind
     post = [float(line.split(" | ")[2]) for line in lines if "| post hoc: host_block_s" in line]
-    assert len(post) == 2 and max(post) < 12          # recorded 9.1 / 9.6
+    assert len(post) == 2 and max(post) < 12          # recorded 9.1 / 9.6; 7.0 / 5.7 with the memory-traffic charge
     restricted = [float(line.split(" | ")[2]) for line in lines if "whole-model profiles only" in line]
     assert len(restricted) == 2 and min(restricted) > 10   # the same restriction misses on H200 too

@@ -53,7 +53,11 @@ def test_host_work_is_alike_on_both_machines(hosts: dict) -> None:
     (two, two_pct), (four, four_pct) = hosts[TWO], hosts[FOUR]
     assert two_pct < 5 and four_pct < 8
     for k in ("fsdp_unit_host_s", "fsdp_gather_host_s"):
-        assert 0.1e-3 < two[k] < 1e-3 and abs(two[k] / four[k] - 1) < 0.4
+        assert 0.1e-3 < two[k] < 1e-3 and abs(two[k] / four[k] - 1) < 0.5
+    # what a gathered unit pass costs the host agrees closely; its split between the two keys is
+    # weakly determined (only SHARD_GRAD_OP's backward, which gathers nothing, separates them)
+    pair = [h["fsdp_unit_host_s"] + h["fsdp_gather_host_s"] for h in (two, four)]
+    assert abs(pair[0] / pair[1] - 1) < 0.1
     assert 10e-6 < four["host_collective_s"] < two["host_collective_s"] < 0.2e-3     # 36 and 59 us
 
 
@@ -92,7 +96,8 @@ def test_h100_campaign_predicted_with_host_work_from_h200(hosts: dict) -> None:
     result = predict_files([h100], "h100-nvlink-2gpu", hosts[FOUR][0])
     assert result.preset == "dgx-h100" and result.targets == 6
     summary = error_summary(result.errors)
-    expected = {"fsdp": (8, 10.7, 15.5), "tp": (4, 13.9, 25.3), "pp": (4, 6.9, 10.6)}
+    expected = {"fsdp": (8, 5.5, 8.4), "tp": (4, 13.9, 25.3), "pp": (4, 6.9, 10.6)}   # fsdp 10.7 / 15.5 before
+                                                                                     # the memory-traffic charge
     for runner, (n, median, p90) in expected.items():
         s = summary[runner]
         assert s["n"] == n

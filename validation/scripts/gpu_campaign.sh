@@ -25,6 +25,9 @@
 #           dppair  DataParallel's single-GPU profiles only (one process, GPU 0), 3 launches: the thread diagnostics
 #                   with two threads launching at once (forward_fresh_pair_host_s, forward_warm_pair_host_s), the
 #                   share of the fresh-thread cost that queues between threads; about 1.5 minutes
+#           overlap  a collective beside compute kernels (validation.runners.overlap): reduce_scatter,
+#                   all_gather and all_reduce of 64 MiB and 384 MiB beside memory-bound copies and bf16
+#                   matmuls, alone and overlapped, on 4 then 2 GPUs, 2 launches each; about 2 minutes
 #           gloo38  Gloo all_reduce on CPU tensors with 2, 3 and 8 processes (no GPU needed), 2 launches each,
 #                   interleaved: process counts never measured before, to test the step-latency law; about 2 minutes
 # NVLink multicast stays off (shared hosts): NCCL_NVLS_ENABLE=0 and friends are exported here and by the runners.
@@ -90,6 +93,15 @@ case "$phase" in
     G=$($PY -c "import torch; print(torch.cuda.device_count())")
     $PY -m validation.runners.dp_sweep --nproc "$G" --models resnet50,bert-base,gpt2,mlp --launches 3 \
         --iters 10 --warmup 3 --breakdown-reps 3 --launch-timeout-s 150 --out "$out/dp_world$G.jsonl"
+    ;;
+  overlap)
+    for i in 0 1; do
+      for n in 4 2; do
+        timeout 120 $PY -m torch.distributed.run --nproc-per-node "$n" --standalone -m validation.runners.overlap \
+            --sizes 64M,384M --ops reduce_scatter,all_gather,all_reduce --work copy,matmul --reps 10 \
+            --warmup 3 --out "$out/overlap_world$n.jsonl" || echo "overlap on $n GPUs, launch $i: failed"
+      done
+    done
     ;;
   dppair)
     $PY -m validation.runners.dp_sweep --nproc 1 --models resnet50,bert-base,gpt2,mlp --launches 3 \

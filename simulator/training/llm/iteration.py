@@ -32,6 +32,7 @@ from simulator.training.gpus import GpuSpec
 from simulator.training.llm.compute import ComputeModel, ComputeParams
 from simulator.training.llm.config import Recompute, TrainConfig
 from simulator.training.llm.groups import GroupCollectives
+from simulator.training.llm.hbm_contention import collective_hbm_bytes
 from simulator.training.llm.fsdp_engine import FsdpUnit
 from simulator.training.llm.layer import (EMPTY, CommCall, LayerWork, MemOp, Pass, block_work, check_divisible,
                                          chunk_work, embedding_work, output_work)
@@ -146,7 +147,10 @@ class _Builder:
         and output layer, when the chunk has them) and one unit per block. Parameters are gathered
         and gradients reduced in 16 bits (``PARAM_BYTES``: FSDP without a MixedPrecision
         ``reduce_dtype`` reduces in the parameters' dtype); each unit's backward adds FSDP1's flat
-        gradient copy and its pre-division by the data-parallel size."""
+        gradient copy and its pre-division by the data-parallel size, and the memory traffic of the
+        collectives that run beside a block unit's backward kernels (:mod:`.hbm_contention`): its
+        reduce-scatter (or replica all-reduce) and, when it is gathered again, an all-gather of its
+        size (BACKWARD_PRE prefetches the next unit's while this one computes)."""
         c, cm, p = self.config, self.cm, self.cm.params
         full = c.recompute is Recompute.FULL
         groups = self.dp_groups(s)
@@ -174,6 +178,11 @@ class _Builder:
             if post > 1:
                 grad_ops.append(MemOp("fsdp post-divide", 2 * shard_bytes))
             grads_s = sum(cm.kernel_s(k, PARAM_BYTES) for k in grad_ops)
+            if blocks:       # its backward overlaps its reduction and (BACKWARD_PRE) a prefetched gather
+                beside = [("reduce_scatter", len(shards[0]), pbytes)] if sharded else []
+                beside += [("all_gather", len(shards[0]), pbytes)] if sharded and regather else []
+                beside += [("all_reduce", len(replicas[0]), shard_bytes)] if replicas else []
+                grads_s += sum(collective_hbm_bytes(*c) for c in beside) / cm.mem_Bps
             return FsdpUnit(name, cm.pass_s(fwd, self.B), cm.pass_s(bwd, self.B) + grads_s,
                             cm.host_s(blocks, True, full, fwd.calls) + p.fsdp_unit_host_s
                             + (p.fsdp_gather_host_s if gather else 0.0),

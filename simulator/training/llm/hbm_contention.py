@@ -1,0 +1,35 @@
+"""Memory traffic of a collective that runs beside kernels on the same GPU.
+
+A ring or direct NCCL collective streams every byte it moves through the GPU's own memory several
+times: the sender's kernel reads it, the peer's kernel writes it into this GPU's receive buffer
+over NVLink, this GPU's kernel reads it from there and writes the result (a reduction also reads
+its local operand). Per byte on the bus (nccl-tests' busbw bytes: ``busbw_factor(op, n) x size``)
+that is :data:`HBM_ACCESSES_PER_BUS_BYTE` accesses of local memory. While the collective overlaps
+compute kernels the two share the memory bandwidth (and the SMs), so the kernels take longer by
+the collective's traffic over the achievable bandwidth (the compute model's ``mem_Bps``). Nothing
+is fitted to the runs it predicts: the traffic follows from the collective and the GPU's bandwidth.
+Four accesses is an upper estimate (with NCCL's P2P reads over NVLink some of them are the peer's
+reads of this GPU's buffer); the overlap probe (``validation.runners.overlap``, checked by
+``python -m validation.overlap_check``) measures the slowdown directly.
+
+Evidence (``python -m validation.llm_real``, FSDP runs whose backward overlaps a reduce-scatter
+and a prefetched all-gather per unit): without this charge, the communication-bound 4-GPU FSDP
+runs were predicted 5-15% too fast, more on H100 (3.35 TB/s) than on H200 (4.8 TB/s) with the
+same NVLink. With it the FSDP median error is 5.5% on the 4x H100 campaign (was 10.7%), 3.5% and
+1.5% on the 4x and 2x H200 ones (were 5.5% and 4.1%; docs/accuracy.md, section 7).
+"""
+
+from __future__ import annotations
+
+from simulator.core.vocabulary import busbw_factor
+
+HBM_ACCESSES_PER_BUS_BYTE = 4.0
+"""Local memory accesses per bus byte: read to send, written in by the peer, read, written out."""
+
+
+def collective_hbm_bytes(op: str, ranks: int, size_bytes: float) -> float:
+    """Bytes one rank's memory moves for ``op`` of ``size_bytes`` (nccl-tests size) over ``ranks``."""
+    if ranks < 2:
+        return 0.0
+    return HBM_ACCESSES_PER_BUS_BYTE * busbw_factor(op, ranks) * size_bytes
+

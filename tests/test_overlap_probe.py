@@ -1,0 +1,58 @@
+"""The overlap probe runner (2 gloo processes on CPU) and its checker."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from simulator.core.errors import InputError
+from simulator.training.llm.hbm_contention import collective_hbm_bytes
+from validation.overlap_check import check_lines, main, read_overlap
+from validation.runners.overlap import parse_settings
+from tests.test_runners import records, run_module
+
+
+def test_hbm_bytes_follow_the_bus_bytes() -> None:
+    assert collective_hbm_bytes("reduce_scatter", 4, 1000.0) == pytest.approx(4 * 0.75 * 1000)
+    assert collective_hbm_bytes("all_reduce", 2, 1000.0) == pytest.approx(4 * 1.0 * 1000)
+    assert collective_hbm_bytes("all_gather", 1, 1000.0) == 0.0
+
+
+def test_bad_settings_name_the_field() -> None:
+    with pytest.raises(InputError, match="ops"):
+        parse_settings(["--ops", "broadcast", "--out", "x"])
+    with pytest.raises(InputError, match="sizes"):
+        parse_settings(["--sizes", "0", "--out", "x"])
+
+
+def test_probe_records_every_point_and_checker_reads_them(tmp_path: Path, capsys: Any) -> None:
+    pytest.importorskip("torch")
+    out = tmp_path / "o.jsonl"
+    run_module(["-m", "torch.distributed.run", "--nproc-per-node", "2", "--standalone", "-m",
+                "validation.runners.overlap", "--sizes", "4K", "--ops", "reduce_scatter,all_reduce",
+                "--reps", "2", "--warmup", "1", "--out", str(out)])
+    recs = records(out)
+    assert recs[0]["kind"] == "meta"
+    points = [r for r in recs if r["kind"] == "overlap"]
+    assert {(r["op"], r["work"]) for r in points} == {(o, w) for o in ("reduce_scatter", "all_reduce")
+                                                      for w in ("copy", "matmul")}
+    assert all(r["world"] == 2 and r["work_kernels"] >= 1 and r["both_s"] > 0 for r in points)
+    assert len(read_overlap(out)) == 4
+    assert main([str(out)]) == 0
+    assert capsys.readouterr().out.count("\n") == 5
+
+
+def test_checker_charge_uses_the_copy_bandwidth(tmp_path: Path) -> None:
+    rec = {"kind": "overlap", "op": "reduce_scatter", "bytes": 1000, "world": 4, "work": "copy",
+           "work_bytes": 2e6, "work_alone_s": 1e-3, "coll_alone_s": 1e-4, "coll_beside_s": 2e-4,
+           "work_beside_s": 1.5e-3, "both_s": 1.5e-3}
+    line = check_lines([rec])[1]
+    assert line.split()[-1] == f"{collective_hbm_bytes('reduce_scatter', 4, 1000) / 2e9 * 1e6:+.1f}"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"kind": "overlap", "op": "x"}) + "\n")
+    with pytest.raises(InputError, match="missing"):
+        read_overlap(bad)
+    assert main([str(bad)]) == 2

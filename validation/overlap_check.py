@@ -1,0 +1,85 @@
+"""Compare the overlap probe's records (``validation.runners.overlap``) with the simulator's charge
+for a collective beside compute kernels (:mod:`simulator.training.llm.hbm_contention`).
+
+::
+
+    python -m validation.overlap_check validation/data/<campaign>/overlap_world4.jsonl
+
+For every point: the work's slowdown beside the collective (``work_beside_s - work_alone_s``) and
+the collective's (``coll_beside_s - coll_alone_s``), and the charge the model adds to the work:
+the collective's local memory bytes over the bandwidth the ``copy`` work reached alone on that
+GPU (``work_bytes / work_alone_s``). For ``matmul`` work (compute-bound) the same charge is listed;
+the model applies it to any kernels beside a collective.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from simulator.core.errors import InputError
+from simulator.training.llm.hbm_contention import collective_hbm_bytes
+
+FIELDS = ("op", "bytes", "work", "world", "work_bytes", "coll_alone_s", "work_alone_s", "coll_beside_s",
+          "work_beside_s", "both_s")
+
+
+def read_overlap(path: str | Path) -> list[dict[str, Any]]:
+    """The ``kind:"overlap"`` records of a file, each checked to have :data:`FIELDS`."""
+    out = []
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as exc:
+        raise InputError(f"cannot read ({exc.strerror})", source=str(path)) from None
+    for i, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            raise InputError("not JSON", source=f"{path}:{i}") from None
+        if rec.get("kind") != "overlap":
+            continue
+        missing = [f for f in FIELDS if f not in rec]
+        if missing:
+            raise InputError("missing fields", source=f"{path}:{i}", field=missing[0])
+        out.append(rec)
+    if not out:
+        raise InputError("no overlap records", source=str(path), field="kind")
+    return out
+
+
+def check_lines(records: list[dict[str, Any]]) -> list[str]:
+    """A table: per point, measured slowdowns and the model's charge (microseconds)."""
+    bw = {r["world"]: r["work_bytes"] / r["work_alone_s"] for r in records
+          if r["work"] == "copy" and r["work_alone_s"] > 0}
+    lines = [f"{'op':15s} {'bytes':>11s} {'work':7s} {'coll us':>9s} {'work us':>9s} {'work +us':>9s} "
+             f"{'coll +us':>9s} {'model +us':>9s}"]
+    for r in records:
+        charge = collective_hbm_bytes(r["op"], r["world"], r["bytes"]) / bw[r["world"]] if r["world"] in bw else None
+        lines.append(f"{r['op']:15s} {r['bytes']:11d} {r['work']:7s} {r['coll_alone_s'] * 1e6:9.1f} "
+                     f"{r['work_alone_s'] * 1e6:9.1f} {(r['work_beside_s'] - r['work_alone_s']) * 1e6:+9.1f} "
+                     f"{(r['coll_beside_s'] - r['coll_alone_s']) * 1e6:+9.1f} "
+                     + (f"{charge * 1e6:+9.1f}" if charge is not None else f"{'-':>9s}"))
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m validation.overlap_check",
+                                description="Overlap probe records vs the simulator's memory-traffic charge.")
+    p.add_argument("files", nargs="+")
+    a = p.parse_args(argv)
+    try:
+        records = [r for f in a.files for r in read_overlap(f)]
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(check_lines(records)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,247 @@
+"""How much a collective and compute kernels slow each other when they overlap on the same GPUs.
+
+::
+
+    torchrun --nproc-per-node 4 -m validation.runners.overlap --sizes 64M,384M \\
+        --ops reduce_scatter,all_gather --work copy,matmul --reps 10 --out overlap.jsonl
+
+Per (op, size, work) every rank times, with CUDA events, 1. the collective alone (on a side
+stream), 2. the work alone (on the default stream: ``copy``, a memory-bound ``y.copy_(x)`` of
+``--copy-bytes`` repeated until it lasts about ``--cover`` times the collective, or ``matmul``,
+bf16 4096 x 4096 products repeated likewise) and 3. both issued at once, the collective on the
+side stream: how long the work takes beside the collective and how long the collective takes
+beside the work. Ranks meet at a barrier before each timed piece. One ``kind:"overlap"`` record
+per point (rank 0 writes, the MAX over ranks of each per-rank median): ``coll_alone_s``,
+``work_alone_s``, ``work_beside_s``, ``coll_beside_s``, ``both_s`` (issue to last end), and
+``work_bytes`` (local memory bytes of the work: read and write per copy, operands and result per
+product). The simulator's FSDP model charges the work ``4 x busbw bytes / memory bandwidth``
+(``simulator.training.llm.hbm_contention``): ``python -m validation.overlap_check FILE`` compares.
+
+On CPU (gloo, the tests) there are no streams: the pieces run one after the other, so the numbers
+mean nothing but the records have the same fields.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from simulator.core.errors import InputError
+from simulator.core.units import parse_size
+from validation.runners.launch import entry_point
+
+OPS = ("reduce_scatter", "all_gather", "all_reduce")
+WORKS = ("copy", "matmul")
+
+
+@dataclass(frozen=True)
+class OverlapSettings:
+    sizes: tuple[int, ...]
+    ops: tuple[str, ...]
+    works: tuple[str, ...]
+    copy_bytes: int
+    cover: float
+    reps: int
+    warmup: int
+    out: str
+    backend: str
+    device: str
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m validation.runners.overlap",
+                                description="Time a collective and compute kernels alone and overlapped; "
+                                            "run under torchrun.")
+    p.add_argument("--sizes", default="64M,384M", help="collective sizes (nccl-tests size: the whole buffer)")
+    p.add_argument("--ops", default="reduce_scatter,all_gather", help=f"comma-separated, of {', '.join(OPS)}")
+    p.add_argument("--work", default="copy,matmul", help=f"comma-separated, of {', '.join(WORKS)}")
+    p.add_argument("--copy-bytes", default="256M", help="bytes one copy kernel reads (and writes)")
+    p.add_argument("--cover", type=float, default=1.5,
+                   help="the work lasts about this many times the collective alone")
+    p.add_argument("--reps", type=int, default=10)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--out", required=True)
+    p.add_argument("--backend", default="auto", choices=["auto", "nccl", "gloo"])
+    p.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"])
+    return p
+
+
+def _names(text: str, known: tuple[str, ...], field: str) -> tuple[str, ...]:
+    items = tuple(x.strip() for x in text.split(",") if x.strip())
+    for x in items:
+        if x not in known:
+            raise InputError(f"unknown (known: {', '.join(known)})", field=field, value=x)
+    if not items:
+        raise InputError("no values given", field=field, value=text)
+    return items
+
+
+def parse_settings(argv: Sequence[str] | None) -> OverlapSettings:
+    a = build_parser().parse_args(argv)
+    sizes = tuple(int(parse_size(x.strip(), field="sizes")) for x in a.sizes.split(",") if x.strip())
+    if not sizes or min(sizes) <= 0:
+        raise InputError("give positive sizes", field="sizes", value=a.sizes)
+    if a.reps < 1 or a.warmup < 0 or a.cover <= 0:
+        raise InputError("reps >= 1, warmup >= 0 and cover > 0", field="reps", value=a.reps)
+    return OverlapSettings(sizes, _names(a.ops, OPS, "ops"), _names(a.work, WORKS, "work"),
+                           int(parse_size(a.copy_bytes, field="copy-bytes")), a.cover, a.reps, a.warmup,
+                           a.out, a.backend, a.device)
+
+
+# --------------------------------------------------------------------------------------------
+# Everything below needs torch; it is imported inside the functions.
+
+
+class _Probe:
+    """One rank's buffers, streams and timing."""
+
+    def __init__(self, s: OverlapSettings, device: Any, is_cuda: bool, world: int) -> None:
+        import torch
+
+        self.s, self.device, self.is_cuda, self.world = s, device, is_cuda, world
+        dtype = torch.bfloat16 if is_cuda else torch.float32
+        self.dtype = dtype
+        n = max(s.copy_bytes // 2, 1) if is_cuda else 4096
+        self.src = torch.ones(n, dtype=dtype, device=device)
+        self.dst = torch.empty_like(self.src)
+        m = 4096 if is_cuda else 64
+        self.a = torch.randn(m, m, device=device).to(dtype)
+        self.b = torch.randn(m, m, device=device).to(dtype)
+        self.c = torch.empty_like(self.a)
+        self.side = torch.cuda.Stream() if is_cuda else None
+
+    def work_piece(self, work: str) -> tuple[Callable[[], None], float]:
+        """One kernel of ``work`` and the local memory bytes it moves."""
+        import torch
+
+        if work == "copy":
+            return (lambda: self.dst.copy_(self.src)), 2.0 * self.src.numel() * self.src.element_size()
+        return (lambda: torch.mm(self.a, self.b, out=self.c)), 3.0 * self.a.numel() * self.a.element_size()
+
+    def collective(self, op: str, size_bytes: int) -> Callable[[], None]:
+        import torch
+        import torch.distributed as dist
+
+        elem = torch.tensor([], dtype=self.dtype).element_size()
+        total = max(size_bytes // elem // self.world, 1) * self.world
+        shard = total // self.world
+        if op == "reduce_scatter":
+            x = torch.ones(total, dtype=self.dtype, device=self.device)
+            y = torch.empty(shard, dtype=self.dtype, device=self.device)
+            return lambda: dist.reduce_scatter_tensor(y, x)
+        if op == "all_gather":
+            x = torch.ones(shard, dtype=self.dtype, device=self.device)
+            y = torch.empty(total, dtype=self.dtype, device=self.device)
+            return lambda: dist.all_gather_into_tensor(y, x)
+        x = torch.ones(total, dtype=self.dtype, device=self.device)
+        return lambda: dist.all_reduce(x)
+
+    def _events(self) -> tuple[Any, Any]:
+        import torch
+
+        return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    def time_pieces(self, coll: Callable[[], None] | None, work: Callable[[], None] | None,
+                    repeat: int) -> tuple[float, float, float]:
+        """Seconds of (collective, work, both) issued together: the collective on the side stream,
+        ``repeat`` work kernels on the default stream. A missing piece times as 0."""
+        import time
+
+        import torch
+        import torch.distributed as dist
+
+        dist.barrier()
+        if not self.is_cuda:
+            t0 = time.perf_counter()
+            if coll:
+                coll()
+            t1 = time.perf_counter()
+            for _ in range(repeat if work else 0):
+                work()  # type: ignore[misc]
+            t2 = time.perf_counter()
+            return (t1 - t0 if coll else 0.0), (t2 - t1 if work else 0.0), t2 - t0
+        torch.cuda.synchronize()
+        start = torch.cuda.Event(enable_timing=True)
+        start.record()
+        (c0, c1), (w0, w1) = self._events(), self._events()
+        assert self.side is not None
+        self.side.wait_stream(torch.cuda.current_stream())
+        if coll:
+            with torch.cuda.stream(self.side):
+                c0.record()
+                coll()
+                c1.record()
+        w0.record()
+        for _ in range(repeat if work else 0):
+            work()  # type: ignore[misc]
+        w1.record()
+        torch.cuda.current_stream().wait_stream(self.side)
+        end = torch.cuda.Event(enable_timing=True)
+        end.record()
+        torch.cuda.synchronize()
+        return ((c0.elapsed_time(c1) / 1e3) if coll else 0.0, (w0.elapsed_time(w1) / 1e3) if work else 0.0,
+                start.elapsed_time(end) / 1e3)
+
+    def median_of(self, coll: Callable[[], None] | None, work: Callable[[], None] | None,
+                  repeat: int) -> tuple[float, float, float]:
+        for _ in range(self.s.warmup):
+            self.time_pieces(coll, work, repeat)
+        runs = [self.time_pieces(coll, work, repeat) for _ in range(self.s.reps)]
+        return tuple(statistics.median(r[i] for r in runs) for i in range(3))  # type: ignore[return-value]
+
+
+def _max_over_ranks(values: list[float], device: Any) -> list[float]:
+    import torch
+    import torch.distributed as dist
+
+    t = torch.tensor(values, dtype=torch.float64, device=device)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return [float(v) for v in t.tolist()]
+
+
+def run(s: OverlapSettings) -> int:
+    import torch.distributed as dist
+
+    from validation.runners.facts import machine_facts, run_env, short_facts
+    from validation.runners.launch import join_process_group
+    from validation.runners.records import append_record
+
+    device, is_cuda, backend = join_process_group(s.device, s.backend, 600.0)
+    rank, world = dist.get_rank(), dist.get_world_size()
+    probe = _Probe(s, device, is_cuda, world)
+    facts = machine_facts(with_topology=rank == 0)
+    base = {"runner": "overlap", "world": world, "backend": backend, "device": device.type, "env": run_env(),
+            **short_facts(facts)}
+    if rank == 0:
+        append_record(s.out, {"kind": "meta", **base, **facts, "argv": sys.argv})
+    for op in s.ops:
+        for size in s.sizes:
+            coll = probe.collective(op, size)
+            coll_alone = probe.median_of(coll, None, 0)[0]
+            for work in s.works:
+                piece, piece_bytes = probe.work_piece(work)
+                one = probe.median_of(None, piece, 1)[1]
+                repeat = max(1, round(s.cover * coll_alone / one)) if one > 0 else 1
+                repeat = int(_max_over_ranks([float(repeat)], device)[0])
+                work_alone = probe.median_of(None, piece, repeat)[1]
+                coll_beside, work_beside, both = probe.median_of(coll, piece, repeat)
+                values = _max_over_ranks([coll_alone, work_alone, coll_beside, work_beside, both], device)
+                if rank == 0:
+                    names = ("coll_alone_s", "work_alone_s", "coll_beside_s", "work_beside_s", "both_s")
+                    append_record(s.out, {"kind": "overlap", **base, "op": op, "bytes": size, "work": work,
+                                          "work_kernels": repeat, "work_bytes": repeat * piece_bytes,
+                                          "reps": s.reps, **dict(zip(names, values))})
+    dist.barrier()
+    dist.destroy_process_group()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return entry_point(parse_settings, run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -131,11 +131,13 @@ class _Probe:
         if op == "reduce_scatter":
             x = torch.ones(total, dtype=self.dtype, device=self.device)
             y = torch.empty(shard, dtype=self.dtype, device=self.device)
-            return lambda: dist.reduce_scatter_tensor(y, x)
+            scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor  # torch < 2.13
+            return lambda: scatter(y, x)
         if op == "all_gather":
             x = torch.ones(shard, dtype=self.dtype, device=self.device)
             y = torch.empty(total, dtype=self.dtype, device=self.device)
-            return lambda: dist.all_gather_into_tensor(y, x)
+            gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor  # torch < 2.13
+            return lambda: gather(y, x)
         x = torch.ones(total, dtype=self.dtype, device=self.device)
         return lambda: dist.all_reduce(x)
 

@@ -42,7 +42,8 @@ def test_probe_records_every_point_and_checker_reads_them(tmp_path: Path, capsys
     assert all(r["world"] == 2 and r["work_kernels"] >= 1 and r["both_s"] > 0 for r in points)
     assert len(read_overlap(out)) == 4
     assert main([str(out)]) == 0
-    assert capsys.readouterr().out.count("\n") == 5
+    out = capsys.readouterr().out
+    assert out.count("\n") == 6 and "local accesses per bus byte over 4 points" in out
 
 
 def test_checker_charge_uses_the_copy_bandwidth(tmp_path: Path) -> None:
@@ -56,3 +57,18 @@ def test_checker_charge_uses_the_copy_bandwidth(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="missing"):
         read_overlap(bad)
     assert main([str(bad)]) == 2
+
+
+def test_committed_probe_measures_about_the_charged_traffic() -> None:
+    """4x H100 (validation/data/h100x4_2026-11-26j): the work's slowdown beside a collective, as local
+    accesses per bus byte, brackets the model's constant (recorded: median 3.55, 3.69 at 384 MiB)."""
+    from simulator.training.llm.hbm_contention import HBM_ACCESSES_PER_BUS_BYTE
+    from validation.overlap_check import accesses_per_bus_byte, summary_line
+    from validation.llm_real import PROBE
+
+    data = Path(__file__).resolve().parents[1] / "validation" / "data" / PROBE[0]
+    recs = [r for name in PROBE[1] for r in read_overlap(data / name)]
+    acc = sorted(a for _, a in accesses_per_bus_byte(recs))
+    assert len(acc) == 48 and acc[0] < HBM_ACCESSES_PER_BUS_BYTE < acc[-1]
+    assert 3.0 < acc[len(acc) // 2] < 4.5
+    assert "median 3.55" in summary_line(recs)

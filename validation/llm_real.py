@@ -369,8 +369,30 @@ def real_section() -> tuple[list[str], dict[str, dict[str, dict[str, float]]]]:
               + "; ".join(f"{f}: " + ", ".join(f"{r} {'met' if ok else '**missed**'}"
                                                for r, ok in m.items()) for f, m in met.items())
               + ". FSDP is simulated unit by unit (docs/training.md); `hybrid_shard` with `replicate = world` "
-              "runs FSDP1's NO_SHARD on one-rank groups (no gradient reduction; docs/validation-runners.md).", ""]
+              "runs FSDP1's NO_SHARD on one-rank groups (no gradient reduction; docs/validation-runners.md).", "",
+              *probe_lines(), ""]
     return lines, figs
+
+
+PROBE = ("h100x4_2026-11-26j", ("overlap_world4.jsonl", "overlap_world2.jsonl"))
+"""The overlap probe's campaign: a collective beside compute kernels (``validation.runners.overlap``)."""
+
+
+def probe_lines() -> list[str]:
+    """The accuracy report's paragraph on FSDP's memory-traffic charge, checked by the probe."""
+    from validation.overlap_check import read_overlap, summary_line
+
+    folder, names = PROBE
+    data = Path(__file__).resolve().parent / "data" / folder
+    records = [r for name in names for r in read_overlap(data / name)]
+    gpus = sorted({r["world"] for r in records})
+    return ["Each FSDP unit's backward is charged the memory traffic of the collectives beside it "
+            "(`simulator/training/llm/hbm_contention.py`: 4 local accesses per bus byte over the memory "
+            "bandwidth; nothing fitted). The overlap probe (`python -m validation.overlap_check "
+            f"validation/data/{folder}/{names[0]} ...`, {records[0]['gpu']}, "
+            f"{' and '.join(str(g) for g in gpus)} GPUs, fitted on by nothing) times reduce-scatters, "
+            "all-gathers and all-reduces of 64 and 384 MiB beside memory-bound copies and bf16 matmuls: "
+            + summary_line(records) + "."]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

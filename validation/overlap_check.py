@@ -8,20 +8,23 @@ for a collective beside compute kernels (:mod:`simulator.training.llm.hbm_conten
 For every point: the work's slowdown beside the collective (``work_beside_s - work_alone_s``) and
 the collective's (``coll_beside_s - coll_alone_s``), and the charge the model adds to the work:
 the collective's local memory bytes over the bandwidth the ``copy`` work reached alone on that
-GPU (``work_bytes / work_alone_s``). For ``matmul`` work (compute-bound) the same charge is listed;
-the model applies it to any kernels beside a collective.
+GPU (``work_bytes / work_alone_s``, the median over that world size's copy points). For ``matmul``
+work (compute-bound) the same charge is listed; the model applies it to any kernels beside a
+collective. The last line sums it up as accesses per bus byte (:func:`summary_line`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 from pathlib import Path
 from typing import Any, Sequence
 
 from simulator.core.errors import InputError
-from simulator.training.llm.hbm_contention import collective_hbm_bytes
+from simulator.core.vocabulary import busbw_factor
+from simulator.training.llm.hbm_contention import HBM_ACCESSES_PER_BUS_BYTE, collective_hbm_bytes
 
 FIELDS = ("op", "bytes", "work", "world", "work_bytes", "coll_alone_s", "work_alone_s", "coll_beside_s",
           "work_beside_s", "both_s")
@@ -52,10 +55,42 @@ def read_overlap(path: str | Path) -> list[dict[str, Any]]:
     return out
 
 
+def _copy_bandwidth(records: list[dict[str, Any]]) -> dict[int, float]:
+    """Per world size, the median bandwidth the ``copy`` work reached alone (bytes/s)."""
+    by: dict[int, list[float]] = {}
+    for r in records:
+        if r["work"] == "copy" and r["work_alone_s"] > 0:
+            by.setdefault(r["world"], []).append(r["work_bytes"] / r["work_alone_s"])
+    return {w: statistics.median(v) for w, v in by.items()}
+
+
+def accesses_per_bus_byte(records: list[dict[str, Any]]) -> list[tuple[dict[str, Any], float]]:
+    """Per point, the work's slowdown beside the collective expressed as local memory accesses per
+    bus byte of the collective (slowdown x copy bandwidth / busbw bytes): what
+    :data:`simulator.training.llm.hbm_contention.HBM_ACCESSES_PER_BUS_BYTE` estimates."""
+    bw = _copy_bandwidth(records)
+    return [(r, (r["work_beside_s"] - r["work_alone_s"]) * bw[r["world"]]
+             / (busbw_factor(r["op"], r["world"]) * r["bytes"]))
+            for r in records if r["world"] in bw and r["world"] > 1]
+
+
+def summary_line(records: list[dict[str, Any]]) -> str:
+    """One sentence: the measured accesses per bus byte against the model's constant."""
+    pairs = accesses_per_bus_byte(records)
+    if not pairs:
+        return "no point with copy work on more than one GPU"
+    acc = sorted(a for _, a in pairs)
+    largest = max(r["bytes"] for r, _ in pairs)
+    big = [a for r, a in pairs if r["bytes"] == largest]
+    return (f"measured slowdown of the work beside a collective: median {statistics.median(acc):.2f} local "
+            f"accesses per bus byte over {len(acc)} points (range {acc[0]:.2f}-{acc[-1]:.2f}; at "
+            f"{largest / 2**20:.0f} MiB, {len(big)} points, median {statistics.median(big):.2f}); the model "
+            f"charges {HBM_ACCESSES_PER_BUS_BYTE:g}")
+
+
 def check_lines(records: list[dict[str, Any]]) -> list[str]:
     """A table: per point, measured slowdowns and the model's charge (microseconds)."""
-    bw = {r["world"]: r["work_bytes"] / r["work_alone_s"] for r in records
-          if r["work"] == "copy" and r["work_alone_s"] > 0}
+    bw = _copy_bandwidth(records)
     lines = [f"{'op':15s} {'bytes':>11s} {'work':7s} {'coll us':>9s} {'work us':>9s} {'work +us':>9s} "
              f"{'coll +us':>9s} {'model +us':>9s}"]
     for r in records:
@@ -78,6 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print("\n".join(check_lines(records)))
+    print(summary_line(records))
     return 0
 
 

@@ -8,9 +8,11 @@ that is :data:`HBM_ACCESSES_PER_BUS_BYTE` accesses of local memory. While the co
 compute kernels the two share the memory bandwidth (and the SMs), so the kernels take longer by
 the collective's traffic over the achievable bandwidth (the compute model's ``mem_Bps``). Nothing
 is fitted to the runs it predicts: the traffic follows from the collective and the GPU's bandwidth.
-Four accesses is an upper estimate (with NCCL's P2P reads over NVLink some of them are the peer's
-reads of this GPU's buffer); the overlap probe (``validation.runners.overlap``, checked by
-``python -m validation.overlap_check``) measures the slowdown directly.
+Four accesses is an estimate (with NCCL's P2P reads over NVLink some of them are the peer's reads of
+this GPU's buffer); the overlap probe (``validation.runners.overlap``, ``python -m
+validation.overlap_check``) measures the slowdown directly: on 4x H100 a median 3.55 accesses per bus
+byte (2.56-5.05 over 48 points, 3.69 at 384 MiB), with compute-bound matmuls slowed as much as
+memory-bound copies (validation/data/h100x4_2026-11-26j).
 
 Evidence (``python -m validation.llm_real``, FSDP runs whose backward overlaps a reduce-scatter
 and a prefetched all-gather per unit): without this charge, the communication-bound 4-GPU FSDP

@@ -65,3 +65,19 @@ def test_auto_follows_nccl_tuner_choice():
     for size in (8, 1 << 16, 1 << 20, 1 << 24, 1 << 30):
         _, algo, proto = model.best("all_reduce", size)
         assert (algo, proto) == model.nccl.choose("all_reduce", size)
+
+
+def test_two_servers_ring_at_the_network_speed_tree_up_to_twice_it():
+    """NCCL's graph search raises a ring's bwIntra together with its bwInter, a tree's bwIntra alone to at
+    most twice bwInter; its tuner reads bwIntra on <= 2 servers. On two A100 servers with 4x 100G EFA
+    (p4de) the network-bound tree wins from 1 GiB (measured 78 GB/s busbw, above the NICs' 50 GB/s)."""
+    from simulator.collectives.nccl_model import NcclInputs
+    from topologies.routing import Router
+    router = Router(topologies.build("dgx-a100", nodes=2, fabric=topologies.FabricSpec(nic_Bps=12.5e9)))
+    x = NcclInputs.from_router(router)
+    assert x.bw_intra_GBps == pytest.approx(x.bw_inter_GBps)
+    assert x.tree_bw_intra_GBps == pytest.approx(2 * x.bw_inter_GBps)
+    model = CostModel(router)
+    assert model.nccl.choose("all_reduce", 1 << 30)[0] == "tree"
+    one = NcclInputs.from_router(Router(topologies.build("dgx-a100")))      # one server: unchanged
+    assert one.tree_bw_intra_GBps == one.bw_intra_GBps

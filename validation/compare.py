@@ -10,6 +10,7 @@ non-positive time) are reported as skipped, never guessed.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 from typing import Iterable, Mapping, Sequence
 
@@ -20,6 +21,7 @@ from simulator.network.closed_form import CostModel
 from simulator.core.errors import InputError
 from simulator.collectives.algorithms import ALGOS_FOR_OP
 from simulator.collectives.params import Parameters
+from simulator.collectives.planner import Planner
 from simulator.core.units import parse_bandwidth
 from simulator.core.vocabulary import busbw_factor
 from validation.parsers import CollMeasurement, Dataset
@@ -65,6 +67,7 @@ class Topo:
     gpus_per_node: int | None = None
     nic_Bps: float | None = None
     p2p: bool | None = None
+    nccl_version: tuple[int, int] | None = None     # the NCCL that ran (its tuner's choices); None: newest
 
     def build(self, world: int, p2p: bool | str | None = None, nvls: bool | None = None):
         """What a cost model is made from (topologies.prepare: a preset's tables, no graph).
@@ -91,7 +94,14 @@ def topo_from_hint(hint: Mapping | None, source: str = "") -> Topo:
         spec = SERVERS.get(hint["preset"])
         if spec is not None:
             nic = parse_bandwidth(hint["nic_bw_per_node"], field="meta.topology.nic_bw_per_node") / spec.nics
-    return Topo(str(hint["preset"]), int(hint.get("nodes", 1)), hint.get("gpus_per_node"), nic, hint.get("p2p"))
+    return Topo(str(hint["preset"]), int(hint.get("nodes", 1)), hint.get("gpus_per_node"), nic, hint.get("p2p"),
+                nccl_version(hint.get("nccl_version")))
+
+
+def nccl_version(text: object) -> tuple[int, int] | None:
+    """(major, minor) of a dataset's ``nccl_version`` text ("2.20.3 (likely, not stated)" -> (2, 20)), or None."""
+    m = re.match(r"\s*(\d+)\.(\d+)", str(text or ""))
+    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 @dataclass(frozen=True)
@@ -143,8 +153,8 @@ class Predictor:
         m = self._models.get(key)
         if m is None:
             base = self._planners.get(key)      # a planner of the same topology: routes and layouts kept
-            m = CostModel(base.with_params(self.params) if base is not None else self.topo.build(world, p2p, nvls),
-                          self.params)
+            m = CostModel(base.with_params(self.params) if base is not None
+                          else Planner(self.topo.build(world, p2p, nvls), self.params, self.topo.nccl_version))
             self._planners[key] = m.planner
             self._models[key] = m
         return m

@@ -47,8 +47,8 @@ def public_parts(data_dir: Path) -> Iterator[tuple[str, str, Mapping, list[CollM
         by_variant = ds.meta.get("topology_by_variant") or {}
         parts = [(f"{name} [{v}]", h, [p for p in dataset_points(ds) if p.variant == v])
                  for v, h in by_variant.items()] or [(name, ds.meta.get("topology") or {}, dataset_points(ds))]
-        for label, hint, pts in parts:
-            yield label, f, hint, pts
+        for label, hint, pts in parts:      # the NCCL that ran picks the algorithms: the tuner follows it
+            yield label, f, {**hint, "nccl_version": ds.meta.get("nccl_version")}, pts
 
 
 def public_residuals(data_dir: Path, params: Parameters) -> list[Residuals]:

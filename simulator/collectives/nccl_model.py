@@ -80,6 +80,7 @@ class NcclInputs:
     nvls_tree: bool = False    # NVLS-Tree enabled (NVLS across several domains)
     collnet: CollnetGraphs | None = None   # CollNet on (NCCL_COLLNET_ENABLE=1, SHARP switches), several servers
     pat: bool = False          # PAT enabled (one GPU per server, several servers)
+    tree_bw_intra_GBps: float = 0.0   # the tree graph's bwIntra (0: the ring's); see :meth:`from_router`
 
     @classmethod
     def from_router(cls, router: Router) -> "NcclInputs":
@@ -105,6 +106,14 @@ class NcclInputs:
             nic = sum(float(cap[out]) for n in router.host_nodes(router.host_of(first), "nic")
                       for _, out, _ in router.neighbors(n) if kind[out] == "net")
             bw_inter = min(bw_intra, nic / 1e9 / channels)
+        # The ring graph's search raises bwIntra and bwInter together (search.cc), so across servers the
+        # ring's bwIntra is its network speed; the tree graph's second pass raises bwIntra alone, to at
+        # most twice bwInter, while the server's links carry it. NCCL's tuner reads bwIntra on <= 2 servers
+        # (tuning.cc), so on two servers a tree runs near twice the ring's busbw through the same NICs.
+        ring_intra, tree_intra = bw_intra, bw_intra
+        if nodes > 1:
+            ring_intra = bw_inter
+            tree_intra = min(bw_intra, 2 * bw_inter)
         cc = router.info.compute_capability
         nvls = why_unavailable(router, "all_reduce", "nvls") is None
         tree = why_unavailable(router, "all_reduce", "nvls_tree") is None
@@ -137,9 +146,9 @@ class NcclInputs:
             _, c_intra = _tree_speed(speeds, one_nic / c_per_nic, lambda s: channels * s <= gpu_GBps + 1e-9)
             collnet = CollnetGraphs(direct, d_ch, d_intra, channels, c_intra)
         pat = why_unavailable(router, "all_gather", "pat") is None
-        return cls(len(gpus), nodes, hw, channels, bw_intra, bw_inter, cc, nvls, heads if nvls or tree else 0,
+        return cls(len(gpus), nodes, hw, channels, ring_intra, bw_inter, cc, nvls, heads if nvls or tree else 0,
                    nv_intra, nv_inter, nvls and why_unavailable(router, "all_gather", "nvls") is None, tree,
-                   collnet, pat)
+                   collnet, pat, tree_intra)
 
 
 def _cc_index(cc: int) -> int:
@@ -166,7 +175,8 @@ class NcclModel:
                 if algo == "tree" and op != "all_reduce":
                     continue
                 for p, proto in enumerate(PROTOS):
-                    bw = x.bw_intra_GBps if N <= 2 else x.bw_inter_GBps
+                    intra_bw = x.tree_bw_intra_GBps if algo == "tree" and x.tree_bw_intra_GBps else x.bw_intra_GBps
+                    bw = intra_bw if N <= 2 else x.bw_inter_GBps
                     bus = x.channels * bw
                     if algo == "ring" and proto == "ll":
                         bus = min(ll_max, bus * 0.5)

@@ -21,6 +21,11 @@ Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless 
 - ``socket_max_Bps``: bandwidth of one hop through the socket transport (TCP through the kernel).
 - ``call_overhead_s``: per-call cost outside NCCL's model (framework launch, e.g. PyTorch's
   ``dist.all_reduce`` adds tens of microseconds); 0 in the datasheet set.
+- ``net_call_overhead_s``: per-call cost of a collective whose ranks span several servers, beyond
+  NCCL's per-step network latency: the fabric's own per-message path (AWS EFA's SRD through libfabric,
+  GCP's GPUDirect-TCPX/TCPXO through host or NIC offload engines). 0 in the datasheet set (verbs: NCCL's
+  constants hold); the public EFA/TCPX clusters pay 0.1-0.7 ms a call (``--calibration corpus-efa-tcpx``,
+  fitted by validation/corpus.py, each cluster predicted by a fit to the others).
 - ``rank_overhead_s``: added to every call once per doubling of the number of ranks
   (``log2(n)`` times): a collective waits for its slowest rank's launch, and the slowest of n grows
   with n. 0 in the datasheet set; a 2-GPU run alone cannot tell it from ``call_overhead_s``.
@@ -144,6 +149,7 @@ def _defaults() -> dict[str, float]:
         "p2p_channel_Bps": 20e9,               # one p2p channel (CTA) on one server; see the docstring
         "socket_max_Bps": 5e9,                 # per hop through NCCL's socket transport (TCP)
         "call_overhead_s": 0.0,
+        "net_call_overhead_s": 0.0,            # per call across servers, beyond NCCL's per-step latency
         "rank_overhead_s": 0.0,                # extra per-call cost per doubling of the ranks
         **{f"op_efficiency.{op}": 1.0 for op in OPS},
         **{f"op_overhead_s.{op}": 0.0 for op in OPS},

@@ -28,16 +28,19 @@ if TYPE_CHECKING:
 class Planner:
     """Plans of collectives over every GPU of a topology (or a subset of ranks), cached."""
 
-    def __init__(self, G_or_router: nx.Graph | PresetCluster | Router, params: Parameters | None = None) -> None:
+    def __init__(self, G_or_router: nx.Graph | PresetCluster | Router, params: Parameters | None = None,
+                 nccl_version: tuple[int, int] | None = None) -> None:
+        """``nccl_version``: the NCCL whose tuner ``auto`` follows (None: TUNER_VERSION, the newest modelled)."""
         self.router = router_for(G_or_router)
         self.params = params or Parameters()
+        self.nccl_version = nccl_version
         self._layouts: dict = {}
         self._plans: dict[tuple, Plan] = {}
         self._choices: dict[tuple[str, str, str], tuple[tuple[str, str], ...]] = {}
 
     def with_params(self, params: Parameters) -> "Planner":
         """A planner for other parameter values on the same routes (protocol-free layouts shared)."""
-        other = Planner(self.router, params)
+        other = Planner(self.router, params, self.nccl_version)
         other._layouts = self._layouts
         return other
 
@@ -65,8 +68,8 @@ class Planner:
     @cached_property
     def nccl(self):
         """NCCL's own cost model for this topology (its tuning table)."""
-        from simulator.collectives.nccl_model import NcclInputs, NcclModel
-        return NcclModel(NcclInputs.from_router(self.router))
+        from simulator.collectives.nccl_model import TUNER_VERSION, NcclInputs, NcclModel
+        return NcclModel(NcclInputs.from_router(self.router), version=self.nccl_version or TUNER_VERSION)
 
 
 def _choices(router: Router, op: str, algo: str, proto: str) -> list[tuple[str, str]]:

@@ -192,7 +192,8 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
     return Plan(op, algo, proto, n, len(per_host), lay.channels or channels(router, per_host),
                 tuple(groups), params.base_latency_s(a, proto) + latency,
                 max(0.0, params["call_overhead_s"] + params[f"op_overhead_s.{op}"]
-                    + params["rank_overhead_s"] * math.log2(n)),
+                    + params["rank_overhead_s"] * math.log2(n))
+                + (params["net_call_overhead_s"] if len(per_host) > 1 else 0.0),
                 params[f"op_local_s_per_byte.{op}"] + params[f"op_shard_s_per_byte.{op}"] / n, chunking, p2p)
 
 

@@ -69,8 +69,11 @@ PUBLIC: dict[str, dict[str, Any]] = {
                    "url": "https://github.com/aws-samples/aws-efa-eks"},
         "hardware": "2x AWS p4d.24xlarge: 16x A100-SXM4-40GB, NVSwitch gen2, 4x100G EFA per node",
         "nccl_version": "2.9.9", "date": "2021-06-11",
-        "env": {}, "command": "mpirun -np 16 all_reduce_perf -b 8 -e 4G -f 2 -g 1 -n 100",
-        "notes": "NCCL_ALGO=RING likely but not documented for this run",
+        "env": {"NCCL_ALGO": "RING"}, "point_env": {"NCCL_ALGO": "RING"},
+        "command": "mpirun -np 16 all_reduce_perf -b 8 -e 4G -f 2 -g 1 -n 100",
+        "env_from": "examples/nccl-efa-tests.yaml of the same commit (NCCL_ALGO=RING); the log does not "
+                    "print its environment, so likely, not certain",
+        "notes": "log: 8 coll channels, 8 p2p channels",
         "topology": _topo("dgx-a100", 2, 8, "4x 100G EFA, GPUDirect RDMA", "400 Gb/s"),
     },
     "aws_2x_p4de_16xA100_efa400_allreduce": {
@@ -240,8 +243,8 @@ PUBLIC: dict[str, dict[str, Any]] = {
                                      "(NCCL_IB_DISABLE=1)", "400 Gb/s"),
             "l40s_2x2_roce": _topo("pcie-gen4", 2, 2, "ConnectX-7 400GbE, RoCE RDMA",
                                    "400 Gb/s"),
-            "dgxh200_2x8_socket": _topo("hgx-h200", 2, 8, "one shared interface, TCP sockets "
-                                        "(NCCL_IB_DISABLE=1)"),
+            "dgxh200_2x8_socket": _topo("hgx-h200", 2, 8, "one shared interface (a 400GbE ConnectX-7 "
+                                        "port), TCP sockets (NCCL_IB_DISABLE=1)", "400 Gb/s"),
         },
     },
     "stas00_1node_8xA100_allreduce_massaged": {

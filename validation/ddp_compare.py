@@ -31,6 +31,10 @@ from validation.fields import Fields
 log = logging.getLogger(__name__)
 
 DDP_KEYS = ("ddp.bucket_overhead_s", "ddp.compute_slowdown", "ddp.iteration_overhead_s")
+SPREAD_FLOOR = 0.01
+"""A configuration's residual weight is 1 / its measured spread (log(p90/p10) over the p10-p90 width of
+a normal, at least 1%): a noisy launch pair (BERT at small bucket caps spreads by a third) weighs less
+than a tight one, instead of dragging the overlap slowdown to its bound."""
 
 
 @dataclass(frozen=True)
@@ -183,10 +187,32 @@ def ddp_summary(comps: Sequence[DdpComparison]) -> dict:
             "within_p10_p90_pct": float(inside)}
 
 
+def spread_sd(p: DdpMeasurement) -> float:
+    """The measured spread of a configuration as a standard deviation in log units: log(p90/p10) over
+    2 x 1.2816 (the p10-p90 width of a normal), at least :data:`SPREAD_FLOOR`."""
+    return max(float(np.log(p.p90_s / p.p10_s)) / (2 * 1.2816), SPREAD_FLOOR)
+
+
+def compute_gap(points: Sequence[DdpMeasurement], workloads: Mapping[str, Workload]) -> float | None:
+    """Median over ``points`` of profile compute / the run's own no_sync iteration - 1, in %: how far the
+    single-GPU profile's forward + backward + optimizer lands from the compute each run measured without
+    communication (None: no point has a no_sync time and a profile)."""
+    gaps = []
+    for p in points:
+        w = workloads.get(p.model)
+        if w is None or not p.nosync_median_s:
+            continue
+        if w.batch_size and w.batch_size != p.batch_size:
+            w = w.scaled_to_batch(p.batch_size)
+        gaps.append((w.forward_s + w.backward_s + w.optimizer_s) / p.nosync_median_s - 1.0)
+    return float(np.median(gaps)) * 100 if gaps else None
+
+
 def calibrate_ddp(points: Sequence[DdpMeasurement], predictor: DdpPredictor,
                   keys: Sequence[str] = DDP_KEYS, name: str = "calibrated") -> tuple[Parameters, dict, dict]:
     """Fit the DDP model's parameters (per-bucket overhead, compute slowdown under overlap, fixed
-    per-iteration cost) to measured iteration medians, communication parameters held fixed.
+    per-iteration cost) to measured iteration medians, communication parameters held fixed; each
+    configuration weighted by its measured spread (:func:`spread_sd`).
     Returns (parameters, summary before, summary after)."""
     before = ddp_summary(compare_ddp(points, predictor))
     scale = np.array([DEFAULTS[k] if DEFAULTS[k] > 0 else (0.1 if k == "ddp.compute_slowdown" else 1e-3)
@@ -195,11 +221,12 @@ def calibrate_ddp(points: Sequence[DdpMeasurement], predictor: DdpPredictor,
     hi = np.array([min(bounds(k)[1], 0.1) if k.endswith("_s") else bounds(k)[1] for k in keys]) / scale
     x0 = np.clip(np.array([predictor.params[k] for k in keys]) / scale, lo + 0.01 * (hi - lo).clip(max=1), hi)
     measured = np.array([p.median_s for p in points])
+    sd = np.array([spread_sd(p) for p in points])
 
     def residuals(x):
         pr = predictor.with_params(predictor.params.with_values(dict(zip(keys, x * scale))))
         pred = np.array([pr.predict(p).predicted_s for p in points])
-        return np.log(pred / measured)
+        return np.log(pred / measured) / sd
 
     sol = least_squares(residuals, x0, bounds=(lo, hi), x_scale=1.0, diff_step=1e-3)
     params = predictor.params.with_values(dict(zip(keys, sol.x * scale)), name=name)

@@ -87,6 +87,9 @@ def test_accuracy_section_lists_every_campaign_and_runner() -> None:
     assert sum(line.startswith("| h100") for line in lines) == 4 * len(OTHER_GPU_CAMPAIGNS)
     assert set(figs) == {c[0] for c in CAMPAIGNS} | {c[0] for c in OTHER_GPU_CAMPAIGNS}
     assert all(figs[c[0]][r]["median_abs_pct"] <= 8 for c in CAMPAIGNS for r in ("pp", "tp", "fsdp"))
+    h100_tp = next(line for line in lines if line.startswith("| h100") and "| tp |" in line)
+    assert h100_tp.endswith("| 2 of 4 |")                   # recorded: 8.26 and 10.81 ms fall outside
+    assert any("differ by up to 42%" in line for line in lines)
 
 
 def test_h100_campaign_predicted_with_host_work_from_h200(hosts: dict) -> None:

@@ -60,14 +60,15 @@ class _Shape:
             out += tuple(map(offset.__add__, consts)) if offset else consts
         return out
 
-    def links(self, hs: np.ndarray, hd: np.ndarray, gs: np.ndarray, gd: np.ndarray) -> np.ndarray:
-        """Routes (one row each) of pairs from servers ``hs`` (leaf groups ``gs``) to ``hd`` (``gd``)."""
+    def links(self, places: np.ndarray) -> np.ndarray:
+        """Routes (one row each) of pairs whose rows of ``places`` are (source server, destination
+        server, source leaf group, destination leaf group)."""
         import numpy as np
         if self._arrays is None:
-            self._arrays = np.array(self.columns, dtype=np.int64).reshape(-1, 5).T
-        const, src, dst, src_group, dst_group = self._arrays
-        return (const + np.outer(hs, src) + np.outer(hd, dst)
-                + np.outer(gs, src_group) + np.outer(gd, dst_group))
+            cols = np.array(self.columns, dtype=np.int64).reshape(-1, 5).T
+            self._arrays = (cols[0], cols[1:])
+        const, coef = self._arrays
+        return const + places @ coef
 
 
 class PresetRouter(Router):
@@ -230,6 +231,7 @@ class PresetRouter(Router):
         :class:`~topologies.route_table.RouteTable` (tuples made only if they are read)."""
         import numpy as np
         keys, hs, hd, gs, gd = self._shape_keys(si, di)
+        places = np.stack([hs, hd, gs, gd], axis=1)
         order = np.argsort(keys, kind="stable")            # pairs grouped by shape, in pair order
         ordered = keys[order]
         bounds = np.concatenate(([0], np.flatnonzero(ordered[1:] != ordered[:-1]) + 1, [len(keys)]))
@@ -239,7 +241,7 @@ class PresetRouter(Router):
             shape = self._shape(*self._unkey(key))
             kinds.add(shape.kind_id)
             members = order[bounds[s]:bounds[s + 1]]
-            blocks.append((shape.links(hs[members], hd[members], gs[members], gd[members]), members))
+            blocks.append((shape.links(places[members]), members))
         return RouteTable(blocks, len(si), self._link_objects), kinds
 
     def _shape_key(self, src: str, dst: str) -> tuple[int, int, int, int, int]:

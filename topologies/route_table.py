@@ -15,6 +15,7 @@ of its routes; pickled as that tuple.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from itertools import chain
 from operator import itemgetter
 from typing import TYPE_CHECKING, Iterator, Union
@@ -119,28 +120,26 @@ class RouteTable:
     def _fingerprints(self) -> dict[int, bytes]:
         """Route length -> its routes' distinct hashes (a function of the set of routes only)."""
         import numpy as np
-        by_width: dict[int, list[np.ndarray]] = {}
-        for rows, _ in self._blocks:
-            if len(rows):
-                w = rows.shape[1]
-                h = (rows.astype(np.uint64) * _multipliers(w)).sum(axis=1, dtype=np.uint64)  # wraps mod 2**64
-                by_width.setdefault(w, []).append(h)
         out = {}
-        for w, hashes in by_width.items():
-            h = np.sort(np.concatenate(hashes))
+        for w, rows in self._by_width().items():
+            h = np.sort((rows.astype(np.uint64) * _multipliers(w)).sum(axis=1, dtype=np.uint64))  # mod 2**64
             out[w] = h[np.concatenate(([True], h[1:] != h[:-1]))].tobytes()
         return out
 
-    def _distinct_rows(self) -> dict[int, np.ndarray]:
-        """Route length -> its distinct routes (rows, sorted)."""
+    def _by_width(self) -> dict[int, np.ndarray]:
+        """Route length -> every route of that length (rows, in no particular order)."""
         import numpy as np
         by_width: dict[int, list[np.ndarray]] = {}
         for rows, _ in self._blocks:
             if len(rows):
                 by_width.setdefault(rows.shape[1], []).append(rows)
+        return {w: blocks[0] if len(blocks) == 1 else np.concatenate(blocks) for w, blocks in by_width.items()}
+
+    def _distinct_rows(self) -> dict[int, np.ndarray]:
+        """Route length -> its distinct routes (rows, sorted)."""
+        import numpy as np
         out = {}
-        for w, blocks in by_width.items():
-            rows = np.concatenate(blocks)
+        for w, rows in self._by_width().items():
             rows = rows[np.lexsort(rows.T[::-1])] if w else rows[:1]
             keep = np.ones(len(rows), dtype=bool)
             keep[1:] = (rows[1:] != rows[:-1]).any(axis=1)
@@ -157,6 +156,7 @@ class RouteTable:
         return cls(blocks, n, parts[0]._objects)
 
 
+@lru_cache(maxsize=None)
 def _multipliers(width: int) -> np.ndarray:
     """Odd 64-bit multipliers, one per position of a route (fixed: hashes comparable across tables)."""
     import numpy as np

@@ -50,7 +50,7 @@ class LinkUses:
         if not use_arrays(n):
             seen = Counter(chain.from_iterable(routes))
             ids = tuple(sorted(seen))
-            return cls(ids, tuple(float(seen[i]) for i in ids))
+            return cls(ids, tuple(map(float, map(seen.__getitem__, ids))))
         import numpy as np
         return cls.from_flat(np.fromiter(chain.from_iterable(routes), dtype=np.int64, count=n))
 

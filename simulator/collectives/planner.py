@@ -6,8 +6,6 @@ ask it for plans and never fill caches of their own on its behalf.
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -16,6 +14,7 @@ from simulator.collectives.availability import available, why_unavailable
 from simulator.collectives.params import Parameters
 from simulator.collectives.plans import ALGOS_FOR_OP, Plan, build_plan
 from simulator.core.errors import InputError
+from simulator.core.gc_pause import cyclic_gc_paused
 from simulator.core.vocabulary import PROTOS, check_op
 from topologies.routing import Router, router_for
 
@@ -53,7 +52,7 @@ class Planner:
         key = (op, algo, proto, ranks)
         p = self._plans.get(key)
         if p is None:
-            with _cyclic_gc_paused():
+            with cyclic_gc_paused():     # ~10^5 small route tuples at scale, no cycles
                 p = self._plans[key] = build_plan(self.router, op, algo, proto, self.params, ranks, self._layouts)
         return p
 
@@ -94,17 +93,3 @@ def _choices(router: Router, op: str, algo: str, proto: str) -> list[tuple[str, 
     if not pairs:
         raise InputError(f"{algo} runs NCCL's simple protocol only", field="proto", value=proto)
     return pairs
-
-
-@contextmanager
-def _cyclic_gc_paused():
-    """A plan at scale is ~10^5 small route tuples without reference cycles; the collector's passes
-    over them while they are built cost a quarter of the build (16384 GPUs) and free nothing."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()

@@ -19,6 +19,7 @@ from typing import Sequence
 
 import simpy
 
+from simulator.core.gc_pause import cyclic_gc_paused
 from simulator.network.fairness import LinkCapacity, group_rates
 from simulator.collectives.params import Parameters
 from simulator.collectives.plans import Plan
@@ -188,12 +189,13 @@ def simulate_plan(router: Router, params: Parameters, plan: Plan, size_bytes: in
                   capacity_Bps: Sequence[float] | None = None) -> tuple[float, list[Record]]:
     """Run one collective alone on an idle network; (seconds, records). ``capacity_Bps``: the usable
     capacity per link if already known (else from ``router`` and ``params``)."""
-    env = simpy.Environment()
-    net = (FlowNetwork(env, capacity_Bps) if capacity_Bps is not None
-           else FlowNetwork.for_router(env, router, params))
-    records: list[Record] = []
-    proc = env.process(run_plan(env, net, plan, size_bytes, records))
-    env.run(proc)
+    with cyclic_gc_paused():         # an event and a transfer per flow group, nothing freed meanwhile
+        env = simpy.Environment()
+        net = (FlowNetwork(env, capacity_Bps) if capacity_Bps is not None
+               else FlowNetwork.for_router(env, router, params))
+        records: list[Record] = []
+        proc = env.process(run_plan(env, net, plan, size_bytes, records))
+        env.run(proc)
     return float(proc.value), records
 
 

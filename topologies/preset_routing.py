@@ -21,12 +21,14 @@ from simulator.core.arrays import use_arrays
 from simulator.core.errors import InputError
 from topologies.graph import ClusterInfo
 from topologies.preset_cluster import PresetCluster
-from topologies.route_table import Routes, RouteTable
+from topologies.route_table import RouteTable
 from topologies.routing import Router
 from topologies.smallgraph import bfs_lengths, dijkstra_path
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from topologies.route_table import Routes
 
 _SAME_HOST, _SAME_LEAF, _VIA_SPINE = 0, 1, 2
 #: Items one GPU pair stands for when choosing plain Python or arrays (simulator.core.arrays): the

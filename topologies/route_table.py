@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 
     from topologies.routes import LinkUses
 
+    Routes = Union[tuple["Route", ...], "RouteTable"]     # a group's routes: tuples, or a table of them
+
 Route = tuple[int, ...]
-Routes = Union[tuple[Route, ...], "RouteTable"]
 
 
 class RouteTable:

@@ -15,12 +15,14 @@ from typing import TYPE_CHECKING
 
 from simulator.collectives.algorithms import nvls_chunk_bytes
 from simulator.core.arrays import use_arrays
-from topologies.route_table import Routes, same_route_set
+from topologies.route_table import same_route_set
 from topologies.routes import LinkUses
 from topologies.routing import Router
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from topologies.route_table import Routes
 
 #: Items one rank of a layout stands for when choosing hops by name or by arrays of GPU ids
 #: (simulator.core.arrays): as many as a hop's route (topologies.preset_routing.ROUTE_ITEMS).

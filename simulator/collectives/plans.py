@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from simulator.core.errors import InputError
 from simulator.core.vocabulary import PROTOS
@@ -44,9 +44,12 @@ from simulator.collectives.innet import collnet_chain_layout, collnet_direct_lay
 from simulator.collectives.nvls import nvls_layout, nvls_tree_layout
 from simulator.collectives.p2p import P2pChannels, p2p_channels
 from simulator.collectives.params import Parameters
-from topologies.route_table import Routes, join_routes
+from topologies.route_table import join_routes
 from topologies.routes import LinkUses
 from topologies.routing import Router
+
+if TYPE_CHECKING:
+    from topologies.route_table import Routes
 
 __all__ = ["ALGOS_FOR_OP", "FlowGroup", "Plan", "build_plan", "layout"]
 

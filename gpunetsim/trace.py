@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from simulator.core.outputs import write_atomic
-from simulator.network.engine import Record
+from simulator.network.records import Record
 
 #: Preferred order of the tracks (threads); others follow in order of first appearance.
 TRACK_ORDER = ("compute", "comm", "net")

@@ -38,6 +38,16 @@ def test_plain_runs_import_no_heavy_package(argv):
     assert _imported_after(argv).isdisjoint(HEAVY)
 
 
+@pytest.mark.parametrize("argv", [
+    ["collective", "--engine", "closed", "--nodes", "2"],
+    ["ddp", "--workload", "resnet50", "--engine", "closed"],
+    ["ddp", "--workload", "gpt2", "--nodes", "2", "--engine", "closed"],
+])
+def test_closed_form_runs_import_no_simpy(argv):
+    """SimPy (and the package metadata machinery its import pulls in) only for discrete events."""
+    assert "simpy" not in _imported_after(argv)
+
+
 def test_registering_subcommands_imports_no_simulator_module():
     code = ("import sys\nfrom gpunetsim.cli import build_parser\nbuild_parser()\n"
             "print(' '.join(sorted(sys.modules)))\n")

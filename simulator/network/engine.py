@@ -21,21 +21,11 @@ import simpy
 
 from simulator.core.gc_pause import cyclic_gc_paused
 from simulator.network.fairness import LinkCapacity, group_rates
+from simulator.network.records import Record
 from simulator.collectives.params import Parameters
 from simulator.collectives.plans import Plan
 from topologies.routes import LinkUses
 from topologies.routing import Router
-
-
-@dataclass(frozen=True)
-class Record:
-    """One interval of simulated activity, for timelines and traces."""
-
-    track: str         # e.g. "comm", "compute", "net"
-    name: str
-    start_s: float
-    end_s: float
-    size_bytes: float = 0.0
 
 
 @dataclass

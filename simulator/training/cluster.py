@@ -40,7 +40,7 @@ from simulator.network.closed_form import CostModel
 from simulator.network.fairness import max_min_rates
 from simulator.training.cluster_engine import Flap, JobProgram, SharedRun, simulate_jobs
 from simulator.training.ddp import DDPConfig, comm_jobs
-from simulator.training.ddp_engine import CommJob
+from simulator.training.ddp_jobs import CommJob
 from simulator.training.gpus import GpuSpec
 from simulator.training.llm.compute import ComputeParams
 from simulator.training.llm.config import TrainConfig

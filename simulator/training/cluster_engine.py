@@ -33,7 +33,8 @@ import numpy as np
 import simpy
 
 from simulator.network.shared import SharedFlowNetwork
-from simulator.training.ddp_engine import CommJob, backward
+from simulator.training.ddp_engine import backward
+from simulator.training.ddp_jobs import CommJob
 from simulator.training.llm.pipeline_engine import StageWork, run_pipeline
 
 

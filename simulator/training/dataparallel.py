@@ -85,7 +85,7 @@ import numpy as np
 
 from simulator.core.errors import InputError
 from simulator.network.closed_form import CostModel
-from simulator.network.engine import Record
+from simulator.network.records import Record
 from simulator.network.fairness import max_min_rates
 from simulator.training.workload import Workload
 

@@ -46,8 +46,8 @@ from typing import Sequence
 
 from simulator.training.buckets import Bucket, assign_buckets
 from simulator.network.closed_form import CostModel
-from simulator.training.ddp_engine import BackwardTimeline, CommJob, JobTimes, simulate_backward
-from simulator.network.engine import Record
+from simulator.training.ddp_jobs import BackwardTimeline, CommJob, JobTimes
+from simulator.network.records import Record
 from simulator.core.errors import InputError
 from simulator.core.limits import ACCUMULATION_STEPS, MAX_BUCKET_CAP_MB, check_range
 from simulator.core.units import MiB
@@ -280,6 +280,7 @@ def simulate_iteration(model: CostModel, workload: Workload, config: DDPConfig =
     if not jobs:
         timeline = BackwardTimeline(t0 + bwd, (), ())
     elif engine == "des":
+        from simulator.training.ddp_engine import simulate_backward     # SimPy: only for this engine
         timeline = simulate_backward(model.router, p, t0, bwd, jobs, slowdown)
     else:
         timeline = _backward_closed(t0, bwd, jobs, slowdown)

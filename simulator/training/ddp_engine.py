@@ -2,8 +2,9 @@
 
 Besides :mod:`simulator.network.engine`, this is the only module that touches SimPy (it builds on the
 engine's :class:`~simulator.network.engine.FlowNetwork` and :func:`~simulator.network.engine.run_plan`).
-Everything it needs arrives as plain data (:class:`CommJob`, built by :mod:`simulator.training.ddp`);
-everything it returns is plain data (:class:`BackwardTimeline`). :mod:`simulator.training.ddp` computes
+Everything it needs arrives as plain data (:class:`~simulator.training.ddp_jobs.CommJob`, built by
+:mod:`simulator.training.ddp`); everything it returns is plain data
+(:class:`~simulator.training.ddp_jobs.BackwardTimeline`). :mod:`simulator.training.ddp` computes
 the same timeline with plain arithmetic (``engine="closed"``), so each checks the other.
 
 Two processes share one clock:
@@ -20,54 +21,15 @@ Two processes share one clock:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Sequence
 
 import simpy
 
-from simulator.network.engine import FlowNetwork, Record, run_plan
+from simulator.network.engine import FlowNetwork, run_plan
+from simulator.network.records import Record
+from simulator.training.ddp_jobs import BackwardTimeline, CommJob, JobTimes
 from simulator.collectives.params import Parameters
-from simulator.collectives.plans import Plan
 from topologies.routing import Router
-
-
-@dataclass(frozen=True)
-class CommJob:
-    """One bucket's work on the communication stream.
-
-    ``ready_work_s``: seconds of (unslowed) backward compute after which the bucket's last
-    gradient is ready; ``prep_s``: seconds on the stream before the all-reduce (overhead, copy,
-    cast); ``comm_bytes``: bytes all-reduced; ``plan``: the chosen all-reduce schedule;
-    ``allreduce_s``: its closed-form time (used by the closed engine only).
-    """
-
-    index: int
-    ready_work_s: float
-    prep_s: float
-    comm_bytes: int
-    plan: Plan
-    allreduce_s: float
-    name: str
-
-
-@dataclass(frozen=True)
-class JobTimes:
-    """When one bucket became ready, entered the stream, started its all-reduce and ended
-    (seconds, same clock as the caller's ``t0``)."""
-
-    ready_s: float
-    start_s: float
-    allreduce_start_s: float
-    end_s: float
-
-
-@dataclass(frozen=True)
-class BackwardTimeline:
-    """The synchronised backward pass: when compute ended and each job's times."""
-
-    backward_end_s: float
-    jobs: tuple[JobTimes, ...]
-    records: tuple[Record, ...]
 
 
 class _CommState:

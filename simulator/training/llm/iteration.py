@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from simulator.collectives.params import Parameters
 from simulator.core.errors import InputError
-from simulator.network.engine import Record
+from simulator.network.records import Record
 from simulator.training.gpus import GpuSpec
 from simulator.training.llm.compute import ComputeModel, ComputeParams
 from simulator.training.llm.config import Recompute, TrainConfig

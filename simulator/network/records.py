@@ -1,0 +1,17 @@
+"""Records of simulated activity: the plain data the engines return and timelines, traces and
+reports read (a module of its own, so that their readers need not import SimPy)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Record:
+    """One interval of simulated activity, for timelines and traces."""
+
+    track: str         # e.g. "comm", "compute", "net"
+    name: str
+    start_s: float
+    end_s: float
+    size_bytes: float = 0.0

@@ -1,14 +1,18 @@
 """Fit the parameter set to measured collective times (calibration), saying what the data determine.
 
-The residual of a point is log(predicted / measured) over the point's own spread (from its
-repetitions' fastest and slowest, at least :data:`MODEL_SD`), so a 10 us and a 10 ms point weigh
-alike and a bimodal small-message point weighs less than a reproducible large one. The loss is
-Huber's (quadratic within :data:`HUBER_SCALE` spreads, linear beyond), so one wild point cannot pull
-the fit.
+The residual of a point is log(predicted / measured) over the uncertainty of its median (from its
+repetitions: their spread over the square root of their number, at least :data:`MODEL_SD`;
+:func:`point_sd`), so a 10 us and a 10 ms point weigh alike, a bimodal small-message point weighs
+less than a reproducible large one, and a point pooled from many repetitions more than one launch's
+few. The loss is Huber's (quadratic within :data:`HUBER_SCALE` spreads, linear beyond), so one wild
+point cannot pull the fit.
 
 Before fitting, the Jacobian of the log predictions says which candidate parameters the points
 determine (validation.identifiability): collinear and inert ones keep their prior (the datasheet
-value) and are reported as such, never invented. A fitted efficiency that wants to exceed 1, or a
+value) and are reported as such, never invented. Points of one world size cannot determine what
+scales with the ranks: the per-step hop latencies keep NCCL's values, and the per-rank cost
+(``rank_overhead_s``) comes from the repetitions' order statistics (validation.rank_sync) instead
+of a fit. A fitted efficiency that wants to exceed 1, or a
 latency below its physical minimum (simulator.collectives.params.bounds), is refused: the key goes
 back to its prior and the refusal names it. The result carries the posterior covariance of every
 parameter the points touch (data plus prior), the residual spread and the domain of the data:
@@ -55,6 +59,8 @@ PRIOR_WEIGHT = 1.0
 off by its own spread. 0 = plain (robust) least squares."""
 MODEL_SD = 0.02
 """Smallest spread credited to a point (log units): the model is not better than ~2% anywhere."""
+MEDIAN_SE = 1.2533
+"""Standard error of a median over that of a mean (sqrt(pi/2)), per repetition."""
 HUBER_SCALE = 2.0
 """Residuals beyond 2 spreads count linearly."""
 MAX_ITERATIONS = 40
@@ -173,10 +179,18 @@ class Evaluator:
 
 
 def point_sd(p: CollMeasurement) -> float:
-    """Spread of a point in log units: a quarter of its repetitions' log range, at least MODEL_SD."""
-    if p.min_s and p.max_s and p.max_s > p.min_s > 0:
-        return max(np.log(p.max_s / p.min_s) / 4.0, MODEL_SD)
-    return MODEL_SD
+    """Uncertainty of a point's time in log units, at least MODEL_SD: the spread of its repetitions
+    (a quarter of their log range) over the square root of their number, times 1.2533 (the standard
+    error of a median), when the file lists them; the spread alone when it records only the fastest
+    and slowest. A point pooled from 33 repetitions of three campaigns is known 3.3x better than one
+    launch's 3 repetitions with the same spread: on shared hosts both are bimodal, and what the fit
+    needs is how well each point's median is known, not how wide its repetitions range."""
+    if not (p.min_s and p.max_s and p.max_s > p.min_s > 0):
+        return MODEL_SD
+    spread = np.log(p.max_s / p.min_s) / 4.0
+    if len(p.rep_times_s) >= 2:
+        spread *= MEDIAN_SE / np.sqrt(len(p.rep_times_s))
+    return max(spread, MODEL_SD)
 
 
 def _jacobian(ev: Evaluator, params: Parameters, keys, x: np.ndarray, sc: np.ndarray,
@@ -253,16 +267,19 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
     x_prior_all = np.array([predictor.params[k] for k in cand]) / sc_all
     ev = Evaluator(predictor, pts)
     J0 = _jacobian(ev, predictor.params, cand, x_prior_all, sc_all, base) / sd[:, None]
+    start, sync = predictor.params, None
     if keys is None:
         verdicts = identifiable(J0, cand)
         touched = [v.key for v in verdicts if v.reason != "moves no point"]
+        verdicts = _one_world(pts, verdicts)
         fit_keys = [v.key for v in verdicts if v.determined]
+        start, sync, verdicts = _rank_sync(pts, predictor, verdicts)
     else:
         verdicts = [Verdict(k, True, "asked for") for k in cand]
         touched, fit_keys = list(cand), list(cand)
     refused: list[str] = []
     for _ in range(3):          # refit without refused or weakly determined keys
-        params, sol_x = _fit(ev, predictor.params, measured, sd, fit_keys, prior_weight)
+        params, sol_x = _fit(ev, start, measured, sd, fit_keys, prior_weight)
         pinned = _pinned(fit_keys, sol_x, predictor.params)
         if pinned:
             refused += [f"{k}: {out_of_range_message(k)}; kept at its prior {predictor.params[k]:.4g}"
@@ -295,7 +312,8 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
         verdicts = [Verdict(v.key, v.determined, f"{v.reason} (+-{spread[v.key]:.2g} x its scale)"
                             if v.key in spread else v.reason, float(spread.get(v.key, np.nan)))
                     for v in verdicts]
-    cov = posterior(J1, noise, np.array([prior_sd(k) for k in touched])) if touched else np.zeros((0, 0))
+    psd = [sync.sd_s / scale(k) if sync is not None and k == RANK_KEY else prior_sd(k) for k in touched]
+    cov = posterior(J1, noise, np.array(psd)) if touched else np.zeros((0, 0))
     dom = domain_of(predictor, usable)
     unc = Uncertainty.from_block({"keys": list(touched), "scale": [scale(k) for k in touched], "cov": cov,
                                   "residual": residual_quantiles(after, predictor.with_params(params)),
@@ -304,6 +322,39 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
     verdicts = [v for v in verdicts if v.key in touched or keys is not None]
     return Fit(params, tuple(fit_keys), summary(usable), summary(after), tuple(after), len(skipped),
                tuple(verdicts), tuple(refused), unc, dom)
+
+
+RANK_KEY = "rank_overhead_s"
+RANK_SCALED = ("hop_latency_s.", RANK_KEY)
+"""Keys whose effect changes with the number of ranks (per pipeline step, per doubling)."""
+
+
+def _one_world(pts: Sequence[CollMeasurement], verdicts: list[Verdict]) -> list[Verdict]:
+    """Points of one world size keep the per-step hop latencies at NCCL's values: every op there has a
+    fixed number of steps, so what seems to separate a hop latency from the per-op and per-algorithm
+    costs is a contrast between ops or algorithms, which the per-op terms explain as well; a value
+    fitted that way is multiplied by the extra steps of a larger world (a 4-GPU ring all-reduce has
+    3x the steps of a 2-GPU one). Several world sizes determine them."""
+    if len({p.world for p in pts}) > 1:
+        return verdicts
+    return [Verdict(v.key, False, "kept at NCCL's value: one world size cannot tell a per-step latency from "
+                    "the per-op cost") if v.determined and v.key.startswith(RANK_SCALED[0]) else v
+            for v in verdicts]
+
+
+def _rank_sync(pts: Sequence[CollMeasurement], predictor: Predictor, verdicts: list[Verdict]):
+    """(start parameters, estimate, verdicts): a per-rank cost the fit cannot determine (one world
+    size) taken from the repetitions' order statistics (validation.rank_sync) instead of its prior 0."""
+    from validation import rank_sync
+    v = next((v for v in verdicts if v.key == RANK_KEY), None)
+    if v is None or v.determined:
+        return predictor.params, None, verdicts
+    sync = rank_sync.estimate(pts, predictor)
+    if sync is None:
+        return predictor.params, None, verdicts
+    verdicts = [Verdict(RANK_KEY, True, f"from the repetitions, not fitted: {sync.describe()}",
+                        sync.sd_s / scale(RANK_KEY)) if u.key == RANK_KEY else u for u in verdicts]
+    return predictor.params.with_values({RANK_KEY: sync.per_doubling_s}), sync, verdicts
 
 
 LOG_FIT_PRIOR_WEIGHT = 0.1

@@ -56,6 +56,7 @@ class CollMeasurement:
     env: tuple[tuple[str, str], ...] = ()
     min_s: float | None = None   # fastest / slowest repetition, when the file records them
     max_s: float | None = None
+    rep_times_s: tuple[float, ...] = ()   # every repetition's time, when the file records them
 
 
 def _freeze(value: Any) -> Any:
@@ -545,6 +546,10 @@ def _coll_from_record(record: Mapping[str, Any], source: str, line: int) -> Coll
     if min_s is not None and max_s is not None and min_s > max_s:
         raise f.bad("min_s", "the fastest repetition is slower than the slowest (min_s > max_s)",
                     {"min_s": min_s, "max_s": max_s})
+    reps = record.get("rep_times_s") or []
+    if not isinstance(reps, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                             and 0 < x < 1e9 for x in reps):
+        raise f.bad("rep_times_s", "must be a list of positive times in seconds (one per repetition)", reps)
     return CollMeasurement(
         op=op, world=f.whole("world", low=1, high=limits.GPUS.value),
         size_bytes=f.whole("bytes", high=limits.MAX_SIZE_BYTES), time_s=f.number("time_s", positive=True),
@@ -552,7 +557,7 @@ def _coll_from_record(record: Mapping[str, Any], source: str, line: int) -> Coll
         busbw_GBps=f.number("busbw_GBps", required=False, high=1e9),
         variant=f.text("variant", "default"), dtype=f.text("dtype", "float32"),
         in_place=f.flag("in_place"), source=f.text("source", "") or source, env=f.env(),
-        min_s=min_s, max_s=max_s)
+        min_s=min_s, max_s=max_s, rep_times_s=tuple(float(x) for x in reps))
 
 
 def _parse_jsonl(text: str, source: str) -> Dataset:
@@ -588,6 +593,8 @@ def _coll_record(p: CollMeasurement) -> dict[str, Any]:
         record["min_s"] = p.min_s
     if p.max_s is not None:
         record["max_s"] = p.max_s
+    if p.rep_times_s:
+        record["rep_times_s"] = list(p.rep_times_s)
     return record
 
 

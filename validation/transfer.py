@@ -3,7 +3,7 @@
 Small messages are bimodal on shared hosts (the same point ranges e.g. 21-104 us over campaigns),
 so one campaign's median is a poor truth. A point measured in several campaigns is *pooled*: its
 time is the median of every repetition of every campaign, its range the fastest to slowest of
-them (:func:`pooled_points`). Predictions are scored against that, with their 90% intervals
+them, its ``rep_times_s`` all of them (:func:`pooled_points`). Predictions are scored against that, with their 90% intervals
 (simulator.network.intervals): coverage is the share of pooled medians inside the interval.
 
 The baseline is NCCL's own cost model (simulator.collectives.nccl_model) plus one per-call floor
@@ -33,21 +33,6 @@ def _key(op: str, world: int, size: int, variant: str) -> tuple:
     return (op, world, size, variant)
 
 
-def rep_times(path: str | Path) -> dict[tuple, list[float]]:
-    """Every repetition's time per (op, world, bytes, variant) of one of our campaign files (the
-    runner records them as ``rep_times_s``; the parsed points keep only median, min and max)."""
-    from simulator.core.inputs import read_jsonl as read_records
-    out: dict[tuple, list[float]] = {}
-    for _, r in read_records(path):
-        if r.get("kind") != "coll" or r.get("in_place"):
-            continue
-        reps = [float(x) for x in r.get("rep_times_s") or [] if x and x > 0]
-        if reps:
-            out.setdefault(_key(r["op"], int(r["world"]), int(r["bytes"]), r.get("variant", "default")),
-                           []).extend(reps)
-    return out
-
-
 @dataclass(frozen=True)
 class PooledPoint:
     """A point measured in one or more campaigns: the pooled median and range, and each campaign's median."""
@@ -63,19 +48,19 @@ def pooled_points(paths: Sequence[str | Path], world: int | None = None) -> list
     first: dict[tuple, CollMeasurement] = {}
     for path in paths:
         ds = read_jsonl(path)
-        raw = rep_times(path)
         for p in ds.points:
             if p.in_place or (world is not None and p.world != world) or not math.isfinite(p.time_s):
                 continue
             k = _key(p.op, p.world, p.size_bytes, p.variant)
             first.setdefault(k, p)
-            reps.setdefault(k, []).extend(raw.get(k) or [p.time_s])
+            reps.setdefault(k, []).extend(p.rep_times_s or [p.time_s])
             medians.setdefault(k, []).append(p.time_s)
     out = []
     for k, p in first.items():
         r = np.array(reps[k])
         out.append(PooledPoint(replace(p, time_s=float(np.median(r)), min_s=float(r.min()), max_s=float(r.max()),
-                                       source="pooled"), tuple(medians[k])))
+                                       rep_times_s=tuple(float(x) for x in r), source="pooled"),
+                               tuple(medians[k])))
     return sorted(out, key=lambda q: (q.point.op, q.point.variant, q.point.size_bytes))
 
 

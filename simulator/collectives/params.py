@@ -28,7 +28,8 @@ Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless 
   fitted by validation/corpus.py, each cluster predicted by a fit to the others).
 - ``rank_overhead_s``: added to every call once per doubling of the number of ranks
   (``log2(n)`` times): a collective waits for its slowest rank's launch, and the slowest of n grows
-  with n. 0 in the datasheet set; a 2-GPU run alone cannot tell it from ``call_overhead_s``.
+  with n. 0 in the datasheet set; a 2-GPU fit cannot tell it from ``call_overhead_s``, so
+  calibration reads it off the repetitions' order statistics instead (validation.rank_sync).
 - ``op_efficiency.{op}``, ``op_overhead_s.{op}``: per-collective bandwidth factor and extra fixed
   cost relative to ``call_overhead_s`` (negative when an op launches faster than the others; the
   per-call total never goes below 0), 1 and 0 in the datasheet set. NCCL's model treats all collectives alike; measurements do not

@@ -12,7 +12,9 @@ memory); it is timed with the host clock.
 For each (op, size) point: ``warmup`` calls, then ``reps`` repetitions of ``iters`` back-to-back
 calls timed with CUDA events (``time.perf_counter`` after a barrier on CPU). Each repetition's
 per-call time is reduced with MAX over ranks (the slowest rank, as nccl-tests reports); the
-record holds the median, min and max over repetitions. ``iters`` is chosen on rank 0 (``auto``:
+record holds the median, min and max over repetitions, every repetition (``rep_times_s``) and every
+rank's own time of every repetition (``rank_rep_times_s``, one list per rank: whether the ranks'
+slow repetitions coincide, validation.rank_sync). ``iters`` is chosen on rank 0 (``auto``:
 enough calls for about 50 ms, at least 5) and broadcast so every rank runs the same number.
 
 Sizes follow nccl-tests: for all_gather, reduce_scatter and all_to_all, ``bytes`` is the whole
@@ -250,10 +252,12 @@ class Context:
         self.sync()
         return (time.perf_counter() - t0) / iters
 
-    def max_over_ranks(self, values: list[float]) -> list[float]:
+    def per_rank(self, values: list[float]) -> list[list[float]]:
+        """Every rank's ``values`` (one list per rank, in rank order), on every rank."""
         t = self.torch.tensor(values, dtype=self.torch.float64, device=self.device)
-        self.dist.all_reduce(t, op=self.dist.ReduceOp.MAX)
-        return [float(x) for x in t.cpu().tolist()]
+        parts = [self.torch.empty_like(t) for _ in range(self.world)]
+        self.dist.all_gather(parts, t)
+        return [[float(x) for x in p.cpu().tolist()] for p in parts]
 
     def broadcast_int(self, value: int) -> int:
         t = self.torch.tensor([value], dtype=self.torch.int64, device=self.device)
@@ -323,11 +327,13 @@ def measure_point(ctx: Context, s: Settings, point: Point) -> dict[str, Any]:
     for _ in range(s.reps):
         ctx.barrier()
         per_rep.append(ctx.time_calls(call, iters))
-    per_rep = ctx.max_over_ranks(per_rep)
+    rank_reps = ctx.per_rank(per_rep)
+    per_rep = [max(col) for col in zip(*rank_reps)]
     time_s = statistics.median(per_rep)
     algbw, busbw = bandwidths_GBps(point.op, ctx.world, point.size_bytes, time_s)
     return {"op": point.op, "bytes": point.size_bytes, "count": point.count, "time_s": time_s,
-            "min_s": min(per_rep), "max_s": max(per_rep), "rep_times_s": per_rep, "iters": iters,
+            "min_s": min(per_rep), "max_s": max(per_rep), "rep_times_s": per_rep, "rank_rep_times_s": rank_reps,
+            "iters": iters,
             "reps": s.reps, "warmup": s.warmup, "algbw_GBps": algbw, "busbw_GBps": busbw}
 
 

@@ -30,6 +30,10 @@
 #                   matmuls, alone and overlapped, on 4 then 2 GPUs, 2 launches each; about 2 minutes
 #           gloo38  Gloo all_reduce on CPU tensors with 2, 3 and 8 processes (no GPU needed), 2 launches each,
 #                   interleaved: process counts never measured before, to test the step-latency law; about 2 minutes
+#           latency  small collectives (every op, 4 B - 256 KiB in steps of 16x, default variant, 15 repetitions,
+#                   every rank's time kept) on 2, 3 and 4 GPUs, interleaved 2,3,4,2,3,4 (one file per launch):
+#                   a held-out test of the per-rank cost that calibrate reads off 2-GPU repetitions (issue 10),
+#                   whether the ranks' slow repetitions coincide, and a world size never measured; about 5 minutes
 # NVLink multicast stays off (shared hosts): NCCL_NVLS_ENABLE=0 and friends are exported here and by the runners.
 set -uo pipefail
 phase=$1; out=$2
@@ -78,6 +82,16 @@ gloo() {   # launch index: gloo all_reduce, CPU tensors on 2 and 4 processes, CU
         --out "$out/gloo_world$n.jsonl"
   done
 }
+latency() {   # the small-message regime on 2, 3 and 4 GPUs, two launches each, interleaved
+  local i n
+  for i in 1 2; do
+    for n in 2 3 4; do
+      $PY -m validation.runners.sweep --nproc "$n" --variants default --ops "$OPS" --min-bytes 4 \
+          --max-bytes 256K --factor 16 --reps 15 --launch-timeout-s 100 --max-failed-launches 1 \
+          --out "$out/lat_world${n}_L$i.jsonl"
+    done
+  done
+}
 case "$phase" in
   llm2) llm 2 ;;
   llm4) llm 4 ;;
@@ -117,6 +131,7 @@ case "$phase" in
       done
     done
     ;;
+  latency) latency ;;
   rerun2) rerun 2 ;;
   rerun4) rerun 4 ;;
   coll2) coll 2 ;;

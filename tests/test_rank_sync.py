@@ -98,3 +98,54 @@ def test_bad_repetitions_name_the_field(tmp_path):
                     '"rep_times_s": [1e-5, -1]}\n')
     with pytest.raises(InputError, match="rep_times_s"):
         read_jsonl(path)
+
+
+def test_any_launch_band_covers_single_repetitions_on_more_ranks():
+    """The calibration stores one launch's spread around the median (2 GPUs); carried to 4 GPUs by the
+    order statistics, the band holds (at least) 90% of single 4-GPU repetitions (simulated), and it is
+    wider than the interval of the median; the predicted 4-GPU median is the simulated one."""
+    import topologies
+    from simulator.network.closed_form import CostModel
+    from simulator.network.run import run_collective
+    fit = calibrate(sweep(2, 60), PRED)
+    reps = fit.params.uncertainty["residual"]["reps"]
+    assert reps["world"] == 2 and len(reps["q"]) == 1 + len(reps["edges_bytes"])
+    model = CostModel(topologies.build("hgx-h200", gpus_per_node=4), fit.params)
+    truth = sweep(4, 400, seed=3)
+    inside = total = 0
+    for p in truth:
+        if p.op != "all_reduce" or p.size_bytes >= 1 << 16:     # the band the 2-GPU sweep covers
+            continue
+        r = run_collective(model, p.op, p.size_bytes, engine="closed")
+        d = r.as_dict()
+        assert d["launch_lo_s"] < d["time_lo_s"] <= d["time_s"] <= d["time_hi_s"] < d["launch_hi_s"]
+        assert d["time_s"] == pytest.approx(np.median(p.rep_times_s), rel=0.05)   # the 4-GPU median
+        assert (d["launch_hi_s"] - d["launch_lo_s"]) < 0.8 * d["time_s"]         # not trivially wide
+        inside += sum(d["launch_lo_s"] <= t <= d["launch_hi_s"] for t in p.rep_times_s)
+        total += len(p.rep_times_s)
+    assert inside / total > 0.85
+
+
+def test_datasheet_predictions_carry_no_launch_band():
+    import topologies
+    from simulator.network.closed_form import CostModel
+    from simulator.network.run import run_collective
+    d = run_collective(CostModel(topologies.build("hgx-h200", gpus_per_node=4)), "all_reduce", 1024,
+                       engine="closed").as_dict()
+    assert "launch_lo_s" not in d and d["time_lo_s"] is not None
+
+
+@pytest.mark.parametrize("reps", [
+    {"world": 0, "edges_bytes": [], "p": [0.1, 0.9], "q": [[0.0, 1.0]]},
+    {"world": 2, "edges_bytes": [], "p": [0.9, 0.1], "q": [[0.0, 1.0]]},
+    {"world": 2, "edges_bytes": [], "p": [0.1, 0.9], "q": [[1.0, 0.0]]},
+    {"world": 2, "edges_bytes": [10], "p": [0.1, 0.9], "q": [[0.0, 1.0]]},
+    [1, 2],
+])
+def test_bad_repetition_spread_is_refused_naming_the_field(reps):
+    from simulator.collectives.uncertainty import check_block
+    from simulator.core.errors import InputError
+    block = {"keys": [], "scale": [], "cov": [],
+             "residual": {"latency": [-1, 0, 1], "bandwidth": [-1, 0, 1], "reps": reps}}
+    with pytest.raises(InputError, match="residual.reps"):
+        check_block(block)

@@ -245,7 +245,39 @@ def residual_quantiles(comps: Sequence[Comparison], predictor: Predictor, level:
     if all(len(b) >= MIN_BAND_POINTS for b in bands):
         out["by_size"] = {"edges_bytes": list(SIZE_EDGES_BYTES),
                           "q": [[float(x) for x in np.quantile(b, q)] for b in bands]}
+    reps = repetition_quantiles([c.point for c in comps])
+    if reps:
+        out["reps"] = reps
     return out
+
+
+REP_PROBS = tuple(round(0.005 + 0.0099 * i, 4) for i in range(101))
+"""Probabilities at which the repetitions' spread is stored (0.005 to 0.995): fine enough that the
+order statistics of more ranks (quantile p ** (n0 / n)) can be read off it."""
+
+
+def repetition_quantiles(points: Sequence[CollMeasurement]) -> dict | None:
+    """Quantiles of log(repetition / the point's median) per size band, over the points of one world
+    size whose repetitions the file lists: the spread of a single launch around the median, from
+    which the 'any launch' band of a prediction comes (simulator.collectives.uncertainty). A band with
+    fewer than MIN_BAND_POINTS such points has no row (an empty list); None when no band has enough
+    or the points span several world sizes."""
+    if len({p.world for p in points}) != 1:
+        return None
+    bands: list[list[float]] = [[] for _ in range(len(SIZE_EDGES_BYTES) + 1)]
+    counts = [0] * len(bands)
+    for p in points:
+        if len(p.rep_times_s) < 2:
+            continue
+        r = np.log(np.asarray(p.rep_times_s))
+        band = sum(p.size_bytes >= e for e in SIZE_EDGES_BYTES)
+        bands[band].extend(r - np.median(r))
+        counts[band] += 1
+    if max(counts) < MIN_BAND_POINTS:
+        return None
+    return {"world": points[0].world, "edges_bytes": list(SIZE_EDGES_BYTES), "p": list(REP_PROBS),
+            "q": [[float(f"{x:.5g}") for x in np.quantile(b, REP_PROBS)] if n >= MIN_BAND_POINTS else []
+                  for b, n in zip(bands, counts)]}
 
 
 def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Sequence[str] | None = None,

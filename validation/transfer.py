@@ -4,7 +4,8 @@ Small messages are bimodal on shared hosts (the same point ranges e.g. 21-104 us
 so one campaign's median is a poor truth. A point measured in several campaigns is *pooled*: its
 time is the median of every repetition of every campaign, its range the fastest to slowest of
 them, its ``rep_times_s`` all of them (:func:`pooled_points`). Predictions are scored against that, with their 90% intervals
-(simulator.network.intervals): coverage is the share of pooled medians inside the interval.
+(simulator.network.intervals): coverage is the share of pooled medians inside the interval; the
+'any launch' band's coverage is the share of single repetitions inside it.
 
 The baseline is NCCL's own cost model (simulator.collectives.nccl_model) plus one per-call floor
 fitted on the same calibration points: what a user gets from NCCL's tuning table and one number.
@@ -90,6 +91,8 @@ class Scored:
     lo_s: float
     hi_s: float
     baseline_s: float | None
+    launch_lo_s: float | None = None     # the 'any launch' band (calibrations with repetitions)
+    launch_hi_s: float | None = None
 
     @property
     def error(self) -> float:
@@ -103,6 +106,14 @@ class Scored:
     def inside_range(self) -> bool:
         p = self.pooled.point
         return bool(p.min_s and p.max_s and p.min_s <= self.comparison.predicted_s <= p.max_s)
+
+    @property
+    def reps_inside_launch_band(self) -> tuple[int, int]:
+        """(repetitions inside the 'any launch' band, repetitions) of the pooled point."""
+        reps = self.pooled.point.rep_times_s
+        if self.launch_lo_s is None or not reps:
+            return 0, 0
+        return sum(self.launch_lo_s <= t <= self.launch_hi_s for t in reps), len(reps)
 
     @property
     def width(self) -> float:
@@ -120,7 +131,7 @@ def score(pooled: Sequence[PooledPoint], predictor: Predictor, floor_s: float | 
         iv = predictor.setup(q.point)[0].intervals.interval(q.point.op, c.algo, c.proto,
                                                                     q.point.size_bytes, c.predicted_s)
         base = c.nccl_s + floor_s if (floor_s is not None and c.nccl_s) else None
-        out.append(Scored(q, c, iv.lo_s, iv.hi_s, base))
+        out.append(Scored(q, c, iv.lo_s, iv.hi_s, base, iv.launch_lo_s, iv.launch_hi_s))
     return out
 
 
@@ -133,6 +144,13 @@ def stats(rows: Sequence[Scored]) -> dict:
            "inside_range_pct": float(np.mean([r.inside_range for r in rows]) * 100),
            "coverage_pct": float(np.mean([r.inside_interval for r in rows]) * 100),
            "median_width_pct": float(np.median([r.width for r in rows]) * 100)}
+    band = [r for r in rows if r.launch_lo_s is not None and r.pooled.point.rep_times_s]
+    if band:
+        inside = np.array([r.reps_inside_launch_band for r in band])
+        out["launch_coverage_pct"] = float(inside[:, 0].sum() / inside[:, 1].sum() * 100)
+        out["launch_width_pct"] = float(np.median([(r.launch_hi_s - r.launch_lo_s) / r.comparison.predicted_s
+                                                   for r in band]) * 100)
+        out["launch_reps"] = int(inside[:, 1].sum())
     b = [r for r in rows if r.baseline_s]
     if b:
         out["baseline_points"] = len(b)

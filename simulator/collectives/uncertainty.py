@@ -18,6 +18,15 @@ A calibration file carries an ``uncertainty`` block, written by ``gpunetsim cali
   a calibration's residuals are bimodal host noise of tens of microseconds at small sizes and a few
   percent where the runs reproduce to ~1%, and a latency share alone (which grows with the ranks for
   the same size) mixes the two.
+- ``residual.reps`` (optional): ``{"world": n0, "edges_bytes": [...], "p": [...], "q": [[...], ...]}``,
+  quantiles (at probabilities ``p``) of log(repetition / the point's median) per size band, over the
+  repetitions of the calibration's points (one world size n0): how far a single launch strays from
+  the median. A prediction on n ranks gets an 'any launch' band from it: a back-to-back stream runs
+  at its slowest rank's pace, so with independent ranks a repetition's distribution on n ranks is
+  the one on n0 raised to the power n/n0, and the band is its quantiles 0.05 and 0.95 (those of the
+  n0 spread at 0.05^(n0/n) and 0.95^(n0/n)) around its median, widened by the prediction's own 90%
+  interval in quadrature. The 90% interval says where the median over launches will be; the band
+  where one launch's time may fall (on shared hosts, e.g. 21-104 us for one small all-reduce).
 - ``domain``: what the calibration was fitted on (world sizes, hop classes, sizes, operations);
   predictions outside it are extrapolations, and say so.
 
@@ -58,6 +67,7 @@ class Uncertainty:
     level: float = LEVEL
     size_edges_bytes: tuple[float, ...] = ()                 # size bands' upper edges (by_size)
     size_residual: tuple[tuple[float, float, float], ...] = ()   # quantiles per size band
+    reps: Mapping | None = None      # residual.reps: one launch's spread around the median, per band
 
     @property
     def z(self) -> float:
@@ -88,6 +98,25 @@ class Uncertainty:
         return (time_s * math.exp(mid - math.hypot(mid - lo, zs)),
                 time_s * math.exp(mid + math.hypot(hi - mid, zs)))
 
+    def launch_bounds(self, time_s: float, lo_s: float, hi_s: float, size_bytes: float,
+                      world: int) -> tuple[float, float] | None:
+        """(low, high) seconds where one launch's time falls with the interval's level, on ``world``
+        ranks, around the predicted median ``time_s`` whose own interval is (``lo_s``, ``hi_s``); None
+        without the calibration's repetition spread."""
+        if not self.reps or time_s <= 0 or lo_s <= 0:
+            return None
+        import numpy as np
+        r = self.reps
+        band = sum(size_bytes >= e for e in r["edges_bytes"])
+        power = r["world"] / max(world, 1)          # F_n = F_n0 ** (n / n0): quantile p -> p ** (n0 / n)
+        if not r["q"][band]:
+            return None                              # too few repetitions of that size band
+        p, q = np.asarray(r["p"], dtype=float), np.asarray(r["q"][band], dtype=float)
+        a, mid, b = np.interp([(0.5 - self.level / 2) ** power, 0.5 ** power, (0.5 + self.level / 2) ** power], p, q)
+        down = math.hypot(mid - a, math.log(time_s / lo_s))
+        up = math.hypot(b - mid, math.log(hi_s / time_s))
+        return time_s * math.exp(-down), time_s * math.exp(up)
+
     def outside(self, world: int, hop_classes: Sequence[str], size_bytes: float, op: str) -> list[str]:
         """Why a prediction is an extrapolation from this calibration (empty: inside its domain)."""
         d = self.domain
@@ -109,7 +138,8 @@ class Uncertainty:
                 "residual": {**{r: [float(x) for x in self.residual[r]] for r in REGIMES},
                              **({"by_size": {"edges_bytes": [int(e) for e in self.size_edges_bytes],
                                              "q": [[float(x) for x in q] for q in self.size_residual]}}
-                                if self.size_residual else {})},
+                                if self.size_residual else {}),
+                             **({"reps": dict(self.reps)} if self.reps else {})},
                 "domain": dict(self.domain)}
 
     @classmethod
@@ -120,11 +150,12 @@ class Uncertainty:
         by_size = block["residual"].get("by_size") or {}
         bands = (tuple(float(e) for e in by_size.get("edges_bytes", ())),
                  tuple(tuple(q) for q in by_size.get("q", ())))
+        reps = block["residual"].get("reps") or None
         if not keys:                 # residual spread only (the datasheet's): no arrays, no numpy
-            return cls(keys, (), (), residual, domain, level, *bands)
+            return cls(keys, (), (), residual, domain, level, *bands, reps)
         import numpy as np
         cov = np.array(block.get("cov", []), dtype=float).reshape(len(keys), len(keys))
-        return cls(keys, np.array(block.get("scale", []), dtype=float), cov, residual, domain, level, *bands)
+        return cls(keys, np.array(block.get("scale", []), dtype=float), cov, residual, domain, level, *bands, reps)
 
 
 def check_block(block: object, source: str | None = None) -> Mapping:
@@ -163,12 +194,33 @@ def check_block(block: object, source: str | None = None) -> Mapping:
                       "residual.by_size", by_size)
         for i, q in enumerate(rows):
             quantiles(q, f"residual.by_size.q[{i}]")
+    if res.get("reps") is not None:
+        _check_reps(res["reps"], bad)
     level = block.get("level", LEVEL)
     if not isinstance(level, (int, float)) or not 0 < level < 1:
         raise bad("must lie between 0 and 1", "level", level)
     if not isinstance(block.get("domain", {}), Mapping):
         raise bad("must be a JSON object", "domain", block.get("domain"))
     return block
+
+
+def _check_reps(reps: object, bad) -> None:
+    """``residual.reps``: a world size, increasing edges, increasing probabilities in (0, 1) and one
+    non-decreasing row of as many quantiles per size band."""
+    def numbers(x: object) -> bool:
+        return isinstance(x, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                           and math.isfinite(v) for v in x)
+    ok = isinstance(reps, Mapping)
+    world, edges, p, q = ((reps.get("world"), reps.get("edges_bytes"), reps.get("p"), reps.get("q"))
+                          if ok else (None,) * 4)
+    ok = (ok and isinstance(world, int) and not isinstance(world, bool) and world >= 1
+          and numbers(edges) and edges == sorted(edges) and numbers(p) and len(p) >= 2
+          and p == sorted(p) and 0 < p[0] and p[-1] < 1 and isinstance(q, list) and len(q) == len(edges) + 1
+          and all(numbers(row) and len(row) in (0, len(p)) and row == sorted(row) for row in q))
+    if not ok:
+        raise bad("needs 'world' (>= 1), increasing 'edges_bytes', increasing probabilities 'p' in (0, 1) and "
+                  "'q': one non-decreasing row of len(p) quantiles per size band (empty: no data)",
+                  "residual.reps", reps)
 
 
 def _check_covariance(n: int, scale: object, cov: object, bad) -> None:

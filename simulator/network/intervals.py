@@ -4,7 +4,8 @@ A prediction is ``alpha + S * beta`` (simulator.network.closed_form). Its uncert
 (simulator.collectives.uncertainty): the parameters' covariance, carried to log time through the
 sensitivities d(alpha)/d(param) and d(beta)/d(param) of the plan that runs, and the residual spread
 the parameters do not explain (host noise, bimodal launches), which differs between latency- and
-bandwidth-bound sizes. Sensitivities are finite differences on the same routes (one re-planned
+bandwidth-bound sizes. With the calibration's repetition spread an interval also carries the
+'any launch' band (where a single launch's time falls, not the median over launches). Sensitivities are finite differences on the same routes (one re-planned
 plan per parameter, computed once per op/algorithm/protocol), so an interval costs a few
 arithmetic operations per size afterwards.
 """
@@ -36,6 +37,8 @@ class Interval:
     lo_s: float
     hi_s: float
     outside: tuple[str, ...] = ()     # why the prediction extrapolates (empty: inside the domain)
+    launch_lo_s: float | None = None  # where one launch's time falls (None: the calibration has no
+    launch_hi_s: float | None = None  # repetition spread; simulator.collectives.uncertainty)
 
 
 class IntervalModel:
@@ -93,7 +96,8 @@ class IntervalModel:
         if classes is None:
             classes = self._classes[(op, algo, proto)] = link_classes(self.model, plan)
         outside = self.unc.outside(plan.ranks, classes, size_bytes, op)
-        return Interval(lo, hi, tuple(outside))
+        launch = self.unc.launch_bounds(t, lo, hi, size_bytes, plan.ranks)
+        return Interval(lo, hi, tuple(outside), *(launch or (None, None)))
 
     def _param_sd(self, s: _Sensitivity, size_bytes: float, t_cf: float) -> float:
         """Standard deviation of log time from the parameters' covariance (keys with an uncertainty)."""

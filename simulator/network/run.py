@@ -25,6 +25,8 @@ class CollectiveResult:
     time_lo_s: float | None = None      # 90% prediction interval (simulator.network.intervals)
     time_hi_s: float | None = None
     extrapolated: tuple[str, ...] = ()  # why the prediction lies outside the calibration's domain
+    launch_lo_s: float | None = None    # where one launch's time falls (calibrations with repetitions)
+    launch_hi_s: float | None = None
 
     @property
     def algbw_GBps(self) -> float:
@@ -39,6 +41,8 @@ class CollectiveResult:
              "algbw_GBps": self.algbw_GBps, "busbw_GBps": self.busbw_GBps, "algo": self.algo,
              "proto": self.proto, "engine": self.engine, "time_lo_s": self.time_lo_s,
              "time_hi_s": self.time_hi_s, "extrapolated": list(self.extrapolated)}
+        if self.launch_lo_s is not None:
+            d.update(launch_lo_s=self.launch_lo_s, launch_hi_s=self.launch_hi_s)
         if self.regret is not None:
             d.update(best_algo=self.regret.best_algo, best_proto=self.regret.best_proto,
                      regret_pct=self.regret.regret_pct)
@@ -70,7 +74,8 @@ def run_collective(model: CostModel, op: str, size_bytes: int, algo: str = "auto
     t = timer.time(model.planner.plan(op, a, p), size_bytes)
     r = tuner_regret(model, op, size_bytes, algo, proto) if regret else None
     iv = model.intervals.interval(op, a, p, size_bytes, t)
-    return CollectiveResult(op, int(size_bytes), model.ranks, t, a, p, engine, r, iv.lo_s, iv.hi_s, iv.outside)
+    return CollectiveResult(op, int(size_bytes), model.ranks, t, a, p, engine, r, iv.lo_s, iv.hi_s, iv.outside,
+                            iv.launch_lo_s, iv.launch_hi_s)
 
 
 def run_host_collective(model, op: str, size_bytes: int, algo: str = "auto",

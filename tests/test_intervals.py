@@ -183,3 +183,16 @@ def test_calibration_intervals_are_narrow_where_runs_reproduce():
     small, big = _interval(fit.params, 2, 1024), _interval(fit.params, 2, 1 << 30)
     width = lambda r: (r.time_hi_s - r.time_lo_s) / r.time_s
     assert width(big) < 0.15 < width(small)
+
+
+def test_left_out_residuals_grow_with_the_parameters_per_point():
+    """Leverages of a least-squares fit sum to its parameter count; each residual left out is the
+    fitted one over 1 - leverage, so a fit with nearly as many keys as points widens its quantiles."""
+    from validation.calibrate import leave_one_out_factor
+    rng = np.random.default_rng(0)
+    J = rng.normal(size=(40, 8))
+    f = leave_one_out_factor(J, [1e9] * 8, 1.0)       # a vanishing prior: plain least squares
+    assert np.all(f >= 1) and np.sum(1 - 1 / f) == pytest.approx(8, rel=1e-3)
+    tight = leave_one_out_factor(J, [1e-3] * 8, 1.0)  # a prior that pins the keys: nothing is fitted
+    assert np.allclose(tight, 1, atol=1e-3)
+    assert leave_one_out_factor(np.zeros((5, 0)), [], 1.0).tolist() == [1.0] * 5

@@ -369,6 +369,9 @@ def transfer_section(write_calibrations: bool) -> tuple[list[str], dict]:
                                                       lambda p: pred2.predict(p).predicted_s, CAMPAIGNS_2)
     lines += lat_lines
     figures.update(lat_figures)
+    h100_lines, h100_figures = accuracy_latency.held_out_h100()
+    lines += h100_lines
+    figures.update(h100_figures)
     p2p_lines, p2p_figures = accuracy_p2p.section()
     lines += p2p_lines
     figures.update(p2p_figures)

@@ -227,14 +227,29 @@ MIN_BAND_POINTS = 10
 """Fewer points than this in any band: no per-band quantiles, the latency/bandwidth mix applies."""
 
 
-def residual_quantiles(comps: Sequence[Comparison], predictor: Predictor, level: float = LEVEL) -> dict:
+def leave_one_out_factor(J: np.ndarray, psd: Sequence[float], prior_weight: float) -> np.ndarray:
+    """1 / (1 - h_i) per point, h_i its leverage in the (linearised, prior-regularised) fit of the
+    columns ``J`` (points x fitted keys, residual units): a point's residual divided by 1 - h_i is
+    what it would be had the fit not seen it. A fit with many parameters for its points (20 keys for
+    32 points) shrinks its own residuals; quantiles of the left-out ones say how far a new point
+    falls."""
+    if J.shape[1] == 0:
+        return np.ones(J.shape[0])
+    A = J.T @ J + prior_weight ** 2 * np.diag(1.0 / np.asarray(psd) ** 2)
+    h = np.einsum("ij,ij->i", J @ np.linalg.pinv(A), J)
+    return 1.0 / np.clip(1.0 - h, 0.05, 1.0)
+
+
+def residual_quantiles(comps: Sequence[Comparison], predictor: Predictor, level: float = LEVEL,
+                       inflate: np.ndarray | None = None) -> dict:
     """Quantiles of log(measured / predicted) for latency- and bandwidth-bound points, and per size
-    band (``by_size``) when every band has MIN_BAND_POINTS points."""
+    band (``by_size``) when every band has MIN_BAND_POINTS points; ``inflate``: a factor per point on
+    its residual (:func:`leave_one_out_factor`)."""
     lat, bw = [], []
     bands: list[list[float]] = [[] for _ in range(len(SIZE_EDGES_BYTES) + 1)]
-    for c in comps:
+    for i, c in enumerate(comps):
         s = predictor.setup(c.point)[0].shape(c.point.op, c.algo, c.proto).sized(c.point.size_bytes)
-        r = float(np.log(c.point.time_s / c.predicted_s))
+        r = float(np.log(c.point.time_s / c.predicted_s)) * (1.0 if inflate is None else float(inflate[i]))
         (lat if s.alpha_s >= c.point.size_bytes * s.beta_s_per_byte else bw).append(r)
         bands[sum(c.point.size_bytes >= e for e in SIZE_EDGES_BYTES)].append(r)
     q = (0.5 - level / 2, 0.5, 0.5 + level / 2)
@@ -347,8 +362,10 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
     psd = [sync.sd_s / scale(k) if sync is not None and k == RANK_KEY else prior_sd(k) for k in touched]
     cov = posterior(J1, noise, np.array(psd)) if touched else np.zeros((0, 0))
     dom = domain_of(predictor, usable)
+    loo = leave_one_out_factor(J1[:, [touched.index(k) for k in fit_keys]], [prior_sd(k) for k in fit_keys],
+                               prior_weight) if len(after) == len(pts) else None
     unc = Uncertainty.from_block({"keys": list(touched), "scale": [scale(k) for k in touched], "cov": cov,
-                                  "residual": residual_quantiles(after, predictor.with_params(params)),
+                                  "residual": residual_quantiles(after, predictor.with_params(params), inflate=loo),
                                   "domain": dom})
     params = params.with_values({}, name=name).with_uncertainty(unc.to_block())
     verdicts = [v for v in verdicts if v.key in touched or keys is not None]
@@ -369,8 +386,8 @@ def _one_world(pts: Sequence[CollMeasurement], verdicts: list[Verdict]) -> list[
     3x the steps of a 2-GPU one). Several world sizes determine them."""
     if len({p.world for p in pts}) > 1:
         return verdicts
-    return [Verdict(v.key, False, "kept at NCCL's value: one world size cannot tell a per-step latency from "
-                    "the per-op cost") if v.determined and v.key.startswith(RANK_SCALED[0]) else v
+    return [Verdict(v.key, False, "one world size cannot tell a per-step latency from the per-op cost "
+                    "(NCCL's value)") if v.determined and v.key.startswith(RANK_SCALED[0]) else v
             for v in verdicts]
 
 

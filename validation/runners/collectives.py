@@ -46,7 +46,7 @@ from typing import Any, Callable, Sequence
 from simulator.core.errors import InputError
 from simulator.core.units import parse_size
 from simulator.core.vocabulary import DTYPE_BYTES, GATHER_LIKE, OPS, busbw_factor, size_ladder
-from validation.runners.launch import entry_point
+from validation.runners.launch import entry_point, parse_names
 from validation.runners.records import append_record, done_points, read_records
 
 log = logging.getLogger("validation.runners.collectives")
@@ -110,14 +110,7 @@ def plan_points(ops: Sequence[str], world: int, dtype: str, sizes: Sequence[int]
 
 def parse_ops(text: str) -> list[str]:
     """Comma-separated op names, checked against :data:`OPS`."""
-    ops = [o.strip() for o in text.split(",") if o.strip()]
-    for op in ops:
-        if op not in OPS:
-            raise InputError(f"unknown collective; choose from {', '.join(OPS)}", field="ops",
-                             value=op)
-    if not ops:
-        raise InputError("no ops given", field="ops", value=text)
-    return ops
+    return list(parse_names(text, OPS, "ops", "collective"))
 
 
 def build_parser() -> argparse.ArgumentParser:

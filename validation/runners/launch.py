@@ -47,6 +47,17 @@ def entry_point(parse: Callable[[Sequence[str] | None], S], run: Callable[[S], i
     return run(settings)
 
 
+def parse_names(text: str, known: Sequence[str], field: str, what: str) -> tuple[str, ...]:
+    """Comma-separated names, each checked against ``known`` (``what`` names one in the error)."""
+    names = tuple(x.strip() for x in text.split(",") if x.strip())
+    for name in names:
+        if name not in known:
+            raise InputError(f"unknown {what}; choose from {', '.join(known)}", field=field, value=name)
+    if not names:
+        raise InputError(f"no {field} given", field=field, value=text)
+    return names
+
+
 def join_process_group(device: str, backend: str, timeout_s: float) -> tuple[Any, bool, str]:
     """Inside a torchrun child: pick the device (``auto``: CUDA when there is one, this rank's
     ``LOCAL_RANK`` GPU) and backend (``auto``: NCCL on CUDA, gloo on CPU) and join the default

@@ -31,7 +31,7 @@ from typing import Any, Callable, Sequence
 
 from simulator.core.errors import InputError
 from simulator.core.units import parse_size
-from validation.runners.launch import entry_point
+from validation.runners.launch import entry_point, parse_names
 
 OPS = ("reduce_scatter", "all_gather", "all_reduce")
 WORKS = ("copy", "matmul")
@@ -69,16 +69,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _names(text: str, known: tuple[str, ...], field: str) -> tuple[str, ...]:
-    items = tuple(x.strip() for x in text.split(",") if x.strip())
-    for x in items:
-        if x not in known:
-            raise InputError(f"unknown (known: {', '.join(known)})", field=field, value=x)
-    if not items:
-        raise InputError("no values given", field=field, value=text)
-    return items
-
-
 def parse_settings(argv: Sequence[str] | None) -> OverlapSettings:
     a = build_parser().parse_args(argv)
     sizes = tuple(int(parse_size(x.strip(), field="sizes")) for x in a.sizes.split(",") if x.strip())
@@ -86,7 +76,7 @@ def parse_settings(argv: Sequence[str] | None) -> OverlapSettings:
         raise InputError("give positive sizes", field="sizes", value=a.sizes)
     if a.reps < 1 or a.warmup < 0 or a.cover <= 0:
         raise InputError("reps >= 1, warmup >= 0 and cover > 0", field="reps", value=a.reps)
-    return OverlapSettings(sizes, _names(a.ops, OPS, "ops"), _names(a.work, WORKS, "work"),
+    return OverlapSettings(sizes, parse_names(a.ops, OPS, "ops", "op"), parse_names(a.work, WORKS, "work", "work"),
                            int(parse_size(a.copy_bytes, field="copy-bytes")), a.cover, a.reps, a.warmup,
                            a.out, a.backend, a.device)
 

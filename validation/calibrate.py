@@ -28,7 +28,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from simulator.collectives.params import DEFAULTS, Parameters, bounds, out_of_range_message
-from simulator.collectives.uncertainty import LEVEL, Uncertainty
+from simulator.collectives.uncertainty import LEVEL, Uncertainty, size_band
 from simulator.core.errors import InputError
 from validation.compare import Comparison, Predictor, choice_for, compare, summary
 from validation.identifiability import Verdict, data_sd, identifiable, posterior
@@ -251,7 +251,7 @@ def residual_quantiles(comps: Sequence[Comparison], predictor: Predictor, level:
         s = predictor.setup(c.point)[0].shape(c.point.op, c.algo, c.proto).sized(c.point.size_bytes)
         r = float(np.log(c.point.time_s / c.predicted_s)) * (1.0 if inflate is None else float(inflate[i]))
         (lat if s.alpha_s >= c.point.size_bytes * s.beta_s_per_byte else bw).append(r)
-        bands[sum(c.point.size_bytes >= e for e in SIZE_EDGES_BYTES)].append(r)
+        bands[size_band(c.point.size_bytes, SIZE_EDGES_BYTES)].append(r)
     q = (0.5 - level / 2, 0.5, 0.5 + level / 2)
     out: dict = {}
     for name, vals, other in (("latency", lat, bw), ("bandwidth", bw, lat)):
@@ -285,7 +285,7 @@ def repetition_quantiles(points: Sequence[CollMeasurement]) -> dict | None:
         if len(p.rep_times_s) < 2:
             continue
         r = np.log(np.asarray(p.rep_times_s))
-        band = sum(p.size_bytes >= e for e in SIZE_EDGES_BYTES)
+        band = size_band(p.size_bytes, SIZE_EDGES_BYTES)
         bands[band].extend(r - np.median(r))
         counts[band] += 1
     if max(counts) < MIN_BAND_POINTS:

@@ -55,6 +55,12 @@ LEVEL = 0.9
 REGIMES = ("latency", "bandwidth")
 
 
+
+def size_band(size_bytes: float, edges_bytes: Sequence[float]) -> int:
+    """Index of the size band ``size_bytes`` falls in: the number of (increasing) edges at or below it."""
+    return sum(size_bytes >= e for e in edges_bytes)
+
+
 @dataclass(frozen=True)
 class Uncertainty:
     """Parameter covariance, unexplained residual spread and trust domain of one parameter set."""
@@ -84,7 +90,7 @@ class Uncertainty:
         """Residual quantiles of one prediction: its size band's when the block has them, else the
         latency/bandwidth mix (:meth:`residual_at`)."""
         if self.size_residual and size_bytes is not None:
-            band = sum(size_bytes >= e for e in self.size_edges_bytes)
+            band = size_band(size_bytes, self.size_edges_bytes)
             return self.size_residual[band]
         return self.residual_at(latency_share)
 
@@ -107,7 +113,7 @@ class Uncertainty:
             return None
         import numpy as np
         r = self.reps
-        band = sum(size_bytes >= e for e in r["edges_bytes"])
+        band = size_band(size_bytes, r["edges_bytes"])
         power = r["world"] / max(world, 1)          # F_n = F_n0 ** (n / n0): quantile p -> p ** (n0 / n)
         if not r["q"][band]:
             return None                              # too few repetitions of that size band

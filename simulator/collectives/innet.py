@@ -31,6 +31,7 @@ pace of its slowest port), the switch's efficiency (``collnet_efficiency``) on i
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from simulator.collectives.algorithms import NVLS_CHUNK_BYTES, NVLS_CHUNK_STEPS, nvls_channels
 from simulator.collectives.layout import Chunking, Layout, LayoutGroup, channels, layout_group, merge
@@ -169,6 +170,6 @@ def pat_layout(router: Router, op: str, ranks: list[str], per_host: dict[int, li
             pairs.append((r, ranks[(i + sign * d) % n]))
             weights.append(float(blocks))
     g = layout_group(router, pairs, 1.0 / n, "pat", acc)
-    g = LayoutGroup(g.routes, g.payload_per_byte, g.label, g.shm, g.socket, weights=tuple(weights))
+    g = replace(g, weights=tuple(weights))
     return Layout((g,), tuple(sorted(acc["intra"])), tuple(sorted(acc["inter"])), 0, int(math.log2(n)),
                   channels=1, extra_latency_s=n * PAT_RANK_LATENCY_US * 1e-6)

@@ -8,7 +8,7 @@ bandwidth-bound points apart, are the datasheet's uncertainty block
 (``simulator/collectives/calibrations/uncertainty/datasheet.json``, written by
 ``python -m validation.accuracy --calibrations``): the uncalibrated 90% intervals.
 
-:func:`leave_one_out_coverage` is the honest check: each dataset's points against quantiles
+:func:`leave_one_out_intervals` is the honest check: each dataset's points against quantiles
 computed from the other datasets only.
 """
 
@@ -101,10 +101,3 @@ def leave_one_out_intervals(res: Sequence[Residuals], level: float = LEVEL) -> d
         hi = np.where(r.latency_bound, q["latency"][2], q["bandwidth"][2])
         out[r.name] = (r.size_bytes, (lo <= r.log_ratio) & (r.log_ratio <= hi), np.exp(hi) - np.exp(lo))
     return out
-
-
-def leave_one_out_coverage(res: Sequence[Residuals], level: float = LEVEL) -> dict[str, tuple[float, float]]:
-    """Per dataset: (share of its points inside the interval, median interval width over the
-    prediction), with the quantiles computed from the other datasets only."""
-    return {name: (float(np.mean(inside) * 100), float(np.median(width) * 100))
-            for name, (_, inside, width) in leave_one_out_intervals(res, level).items()}

@@ -106,9 +106,9 @@ class PlanBound:
         send = comm.send_s(c, c.micro_batch * self.model.seq * self.model.hidden * c.dtype_bytes / c.tp) \
             if comm is not None and c.pp > 1 else 0.0
 
-        def passes(times, calls) -> list[float]:      # a pass and its TP collectives: max(GPU, host)
+        def passes(times, calls) -> list[float]:      # a pass and its TP collectives, as the simulation issues them
             tp = [comm.tp_s(c, k) for k in calls] if comm is not None else [0.0] * len(times)
-            return [max(k + t, h) for (k, h), t in zip(times, tp)]
+            return [self.cm.issue_s(k, h, t) + t for (k, h), t in zip(times, tp)]
 
         own, first, tails = [], [], []
         for st in stages:

@@ -114,6 +114,8 @@ def test_collectives_runner_records(tmp_path: Path) -> None:
         assert r["world"] == 2 and r["iters"] == 3 and r["reps"] == 2
         assert 0 < r["min_s"] <= r["time_s"] <= r["max_s"]
         assert len(r["rank_rep_times_s"]) == 2 and r["rep_times_s"] == [max(c) for c in zip(*r["rank_rep_times_s"])]
+        # gloo blocks the caller: a rank's host time per call is its own time of that repetition
+        assert r["rank_host_times_s"] == r["rank_rep_times_s"]
         assert r["algbw_GBps"] == pytest.approx(r["bytes"] / r["time_s"] / 1e9)
         assert r["busbw_GBps"] == pytest.approx(r["algbw_GBps"] * bus_factor(r["op"], 2))
     assert {r["bytes"] for r in colls if r["op"] == "all_gather"} == {64, 256}

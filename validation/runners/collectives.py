@@ -14,7 +14,11 @@ calls timed with CUDA events (``time.perf_counter`` after a barrier on CPU). Eac
 per-call time is reduced with MAX over ranks (the slowest rank, as nccl-tests reports); the
 record holds the median, min and max over repetitions, every repetition (``rep_times_s``) and every
 rank's own time of every repetition (``rank_rep_times_s``, one list per rank: whether the ranks'
-slow repetitions coincide, validation.rank_sync). ``iters`` is chosen on rank 0 (``auto``:
+slow repetitions coincide, validation.rank_sync). With NCCL, each record also holds every rank's host
+issue time per call of every repetition (``rank_host_times_s``: the host clock over the first
+HOST_CALLS calls, which return before the GPU runs them; one list per rank): where a GPU time above
+it shows the ranks waiting for the GPU or for each other, and a host time near it a host-bound stream,
+and, unlike the GPU times, which rank's host was slow. ``iters`` is chosen on rank 0 (``auto``:
 enough calls for about 50 ms, at least 5) and broadcast so every rank runs the same number.
 
 Sizes follow nccl-tests: for all_gather, reduce_scatter and all_to_all, ``bytes`` is the whole
@@ -58,6 +62,9 @@ DTYPE_SIZES = {name: DTYPE_BYTES[name] for name in
 TARGET_REP_S = 0.05
 """With ``--iters auto``, one repetition of back-to-back calls should last about this long."""
 MIN_AUTO_ITERS = 5
+HOST_CALLS = 128
+"""Calls over which the host issue time is taken: few enough that CUDA's launch queue (about 1024
+entries) never fills, so the host clock measures issuing, not waiting for the GPU."""
 MAX_AUTO_ITERS = 20000
 EXIT_TEST_FAIL = 3
 
@@ -227,23 +234,36 @@ class Context:
         self.sync()
 
     def time_calls(self, fn: Callable[[], None], iters: int) -> float:
-        """Seconds per call over ``iters`` back-to-back calls of ``fn`` on this rank: CUDA events
-        for NCCL; the host clock (then a device synchronisation) for gloo, whose work on CUDA
-        tensors runs on the CPU (copies to host, reduction, copies back) and blocks the caller."""
+        """Seconds per call over ``iters`` back-to-back calls of ``fn`` on this rank (see
+        :meth:`time_calls_host`)."""
+        return self.time_calls_host(fn, iters)[0]
+
+    def time_calls_host(self, fn: Callable[[], None], iters: int) -> tuple[float, float]:
+        """(seconds per call, host seconds per call issued) over ``iters`` back-to-back calls of
+        ``fn`` on this rank: CUDA events for NCCL, with the host clock over the first
+        :data:`HOST_CALLS` calls (issue only: they return before the GPU runs them); the host clock
+        (then a device synchronisation) for gloo, whose work on CUDA tensors runs on the CPU
+        (copies to host, reduction, copies back) and blocks the caller, so both are that time."""
         if self.is_cuda and self.backend == "nccl":
             start = self.torch.cuda.Event(enable_timing=True)
             end = self.torch.cuda.Event(enable_timing=True)
+            head = min(iters, HOST_CALLS)
             start.record()
-            for _ in range(iters):
+            t0 = time.perf_counter()
+            for _ in range(head):
+                fn()
+            host_s = (time.perf_counter() - t0) / head
+            for _ in range(iters - head):
                 fn()
             end.record()
             end.synchronize()
-            return start.elapsed_time(end) / 1e3 / iters
+            return start.elapsed_time(end) / 1e3 / iters, host_s
         t0 = time.perf_counter()
         for _ in range(iters):
             fn()
         self.sync()
-        return (time.perf_counter() - t0) / iters
+        per_call = (time.perf_counter() - t0) / iters
+        return per_call, per_call
 
     def per_rank(self, values: list[float]) -> list[list[float]]:
         """Every rank's ``values`` (one list per rank, in rank order), on every rank."""
@@ -316,16 +336,20 @@ def measure_point(ctx: Context, s: Settings, point: Point) -> dict[str, Any]:
         call()
     ctx.sync()
     iters = choose_iters(ctx, call, s.iters)
-    per_rep = []
+    per_rep, host_rep = [], []
     for _ in range(s.reps):
         ctx.barrier()
-        per_rep.append(ctx.time_calls(call, iters))
+        gpu_s, host_s = ctx.time_calls_host(call, iters)
+        per_rep.append(gpu_s)
+        host_rep.append(host_s)
     rank_reps = ctx.per_rank(per_rep)
+    rank_host = ctx.per_rank(host_rep)
     per_rep = [max(col) for col in zip(*rank_reps)]
     time_s = statistics.median(per_rep)
     algbw, busbw = bandwidths_GBps(point.op, ctx.world, point.size_bytes, time_s)
     return {"op": point.op, "bytes": point.size_bytes, "count": point.count, "time_s": time_s,
             "min_s": min(per_rep), "max_s": max(per_rep), "rep_times_s": per_rep, "rank_rep_times_s": rank_reps,
+            "rank_host_times_s": rank_host,
             "iters": iters,
             "reps": s.reps, "warmup": s.warmup, "algbw_GBps": algbw, "busbw_GBps": busbw}
 

@@ -34,6 +34,11 @@
 #                   every rank's time kept) on 2, 3 and 4 GPUs, interleaved 2,3,4,2,3,4 (one file per launch):
 #                   a held-out test of the per-rank cost that calibrate reads off 2-GPU repetitions (issue 10),
 #                   whether the ranks' slow repetitions coincide, and a world size never measured; about 5 minutes
+#           lathost  the latency phase again (its records now carry every rank's host issue time per call,
+#                   rank_host_times_s: host-bound or GPU-bound, and which rank's host was slow), then one short
+#                   launch per world size (2, 3, 4; 1 repetition of 5 calls per point) with NCCL_DEBUG=INFO,
+#                   whose per-call lines name NCCL's algorithm, protocol and channels for every op and size
+#                   (nccl_w{n}.*.log); about 4 minutes (issue 10: the 4-GPU jump of the gather-like ops)
 # NVLink multicast stays off (shared hosts): NCCL_NVLS_ENABLE=0 and friends are exported here and by the runners.
 set -uo pipefail
 phase=$1; out=$2
@@ -92,6 +97,16 @@ latency() {   # the small-message regime on 2, 3 and 4 GPUs, two launches each, 
     done
   done
 }
+lathost() {   # latency with host issue times, then NCCL's per-call choices at 2, 3 and 4 GPUs
+  latency
+  local n
+  for n in 2 3 4; do
+    NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING NCCL_DEBUG_FILE="$out/nccl_w$n.%h.%p.log" \
+      $PY -m validation.runners.sweep --nproc "$n" --variants default --ops "$OPS" --min-bytes 4 \
+          --max-bytes 256K --factor 16 --reps 1 --iters 5 --warmup 1 --launch-timeout-s 60 \
+          --max-failed-launches 0 --out "$out/nccl_tuning_w$n.jsonl"
+  done
+}
 case "$phase" in
   llm2) llm 2 ;;
   llm4) llm 4 ;;
@@ -132,6 +147,7 @@ case "$phase" in
     done
     ;;
   latency) latency ;;
+  lathost) lathost ;;
   rerun2) rerun 2 ;;
   rerun4) rerun 4 ;;
   coll2) coll 2 ;;

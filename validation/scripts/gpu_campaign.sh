@@ -39,6 +39,7 @@
 #                   launch per world size (2, 3, 4; 1 repetition of 5 calls per point) with NCCL_DEBUG=INFO,
 #                   whose per-call lines name NCCL's algorithm, protocol and channels for every op and size
 #                   (nccl_w{n}.*.log); about 4 minutes (issue 10: the 4-GPU jump of the gather-like ops)
+#           lathost2  lathost on 2 GPUs only (two launches + the NCCL_DEBUG=INFO one); about 1.5 minutes
 # NVLink multicast stays off (shared hosts): NCCL_NVLS_ENABLE=0 and friends are exported here and by the runners.
 set -uo pipefail
 phase=$1; out=$2
@@ -87,20 +88,20 @@ gloo() {   # launch index: gloo all_reduce, CPU tensors on 2 and 4 processes, CU
         --out "$out/gloo_world$n.jsonl"
   done
 }
-latency() {   # the small-message regime on 2, 3 and 4 GPUs, two launches each, interleaved
-  local i n
+latency() {   # the small-message regime on 2, 3 and 4 GPUs (or the world sizes given), two launches each, interleaved
+  local i n worlds=${1:-2 3 4}
   for i in 1 2; do
-    for n in 2 3 4; do
+    for n in $worlds; do
       $PY -m validation.runners.sweep --nproc "$n" --variants default --ops "$OPS" --min-bytes 4 \
           --max-bytes 256K --factor 16 --reps 15 --launch-timeout-s 100 --max-failed-launches 1 \
           --out "$out/lat_world${n}_L$i.jsonl"
     done
   done
 }
-lathost() {   # latency with host issue times, then NCCL's per-call choices at 2, 3 and 4 GPUs
-  latency
-  local n
-  for n in 2 3 4; do
+lathost() {   # latency with host issue times, then NCCL's per-call choices at 2, 3 and 4 GPUs (or those given)
+  local n worlds=${1:-2 3 4}
+  latency "$worlds"
+  for n in $worlds; do
     NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING NCCL_DEBUG_FILE="$out/nccl_w$n.%h.%p.log" \
       $PY -m validation.runners.sweep --nproc "$n" --variants default --ops "$OPS" --min-bytes 4 \
           --max-bytes 256K --factor 16 --reps 1 --iters 5 --warmup 1 --launch-timeout-s 60 \
@@ -148,6 +149,7 @@ case "$phase" in
     ;;
   latency) latency ;;
   lathost) lathost ;;
+  lathost2) lathost 2 ;;
   rerun2) rerun 2 ;;
   rerun4) rerun 4 ;;
   coll2) coll 2 ;;

@@ -200,6 +200,25 @@ def test_dp_sweep_records_ddp_profile_and_dataparallel_per_launch(tmp_path: Path
 
 
 @pytest.mark.slow
+def test_ddp_compute_runner_interleaves_variants(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    out = tmp_path / "c.jsonl"
+    run_module(["-m", "torch.distributed.run", "--nproc-per-node", "2", "--standalone",
+                "-m", "validation.runners.ddp_compute", "--models", "mlp", "--tiny", "--batch-size", "4",
+                "--rounds", "2", "--iters", "2", "--warmup", "1", *CPU_ARGS, "--out", str(out)], timeout_s=200)
+    recs = [r for r in records(out) if r["kind"] == "ddp_compute"]
+    # on the CPU the queued variant (a GPU sleep) is skipped
+    assert [(r["round"], r["variant"]) for r in recs] == \
+        [(i, v) for i in (0, 1) for v in ("plain", "profile", "nosync", "sync")]
+    for r in recs:
+        assert r["world"] == 2 and len(r["rank_iter_times_s"]) == 2
+        assert r["median_s"] > 0 and len(r["max_iter_times_s"]) == len(r["iter_times_s"])
+        assert all(max(col) == m for col, m in zip(zip(*r["rank_iter_times_s"]), r["max_iter_times_s"]))
+    prof = next(r for r in recs if r["variant"] == "profile")["profile"]
+    from validation.models import build_workload
+    check_workload(prof, [n for n, _ in build_workload("mlp", tiny=True).model.named_parameters()])
+
+
 def test_ddp_sweep_records_failed_launch(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     out = tmp_path / "d.jsonl"

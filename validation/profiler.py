@@ -234,8 +234,6 @@ def profile_model(model_name: str, batch_size: int, iters: int = 20, warmup: int
                   device: str = "auto", tiny: bool = False, use_libraries: bool = True,
                   seed: int = 0) -> dict[str, Any]:
     """Run ``warmup + iters`` training steps on one device and return the workload dict."""
-    import contextlib
-
     import torch
 
     from validation.models import build_workload
@@ -246,9 +244,22 @@ def profile_model(model_name: str, batch_size: int, iters: int = 20, warmup: int
     dev = torch.device("cuda", torch.cuda.current_device()) if is_cuda else torch.device("cpu")
     work = build_workload(model_name, tiny=tiny, use_libraries=use_libraries, seed=seed)
     model = work.model.to(dev)
-    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
-    opt = torch.optim.SGD([p for _, p in named], lr=1e-3, momentum=0.9)
+    opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=1e-3, momentum=0.9)
     batch = work.make_batch(batch_size, dev, torch.Generator().manual_seed(seed))
+    return capture(model_name, work.loss, model, opt, batch, batch_size, iters, warmup, is_cuda)
+
+
+def capture(name: str, loss_fn: Any, model: Any, opt: Any, batch: Any, batch_size: int, iters: int,
+            warmup: int, is_cuda: bool) -> dict[str, Any]:
+    """The workload dict of ``warmup + iters`` training steps of ``model`` (already on its device,
+    with its optimizer ``opt``): phase times and each parameter's gradient-ready time, from a
+    post-accumulate-grad hook per parameter (removed again at the end). ``loss_fn(model, batch)``
+    returns the scalar loss (run under bf16 autocast on CUDA)."""
+    import contextlib
+
+    import torch
+
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
 
     def stamp() -> Any:
         return timing.stamp(is_cuda)
@@ -260,10 +271,11 @@ def profile_model(model_name: str, batch_size: int, iters: int = 20, warmup: int
     # in real training, so the GPU is never idle between phases waiting for launches (a
     # synchronize per step would add the launch latency of each phase to its time).
     current: list[list[Any]] = [[None] * len(named)]
+    handles = []
     for i, (_, p) in enumerate(named):
         def hook(_p: Any, i: int = i) -> None:
             current[0][i] = stamp()
-        p.register_post_accumulate_grad_hook(hook)
+        handles.append(p.register_post_accumulate_grad_hook(hook))
     autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if is_cuda else contextlib.nullcontext
     steps = []
     for it in range(warmup + iters):
@@ -271,7 +283,7 @@ def profile_model(model_name: str, batch_size: int, iters: int = 20, warmup: int
         current[0] = [None] * len(named)
         t0 = stamp()
         with autocast():
-            loss = work.loss(model, batch)
+            loss = loss_fn(model, batch)
         t1 = stamp()
         loss.backward()
         t2 = stamp()
@@ -281,6 +293,8 @@ def profile_model(model_name: str, batch_size: int, iters: int = 20, warmup: int
             steps.append((t0, t1, t2, t3, current[0]))
     if is_cuda:
         torch.cuda.synchronize()
+    for h in handles:
+        h.remove()
     fwd, bwd, optm, ready = [], [], [], [[] for _ in named]
     for t0, t1, t2, t3, marks in steps:
         fwd.append(elapsed_s(t0, t1))
@@ -294,8 +308,8 @@ def profile_model(model_name: str, batch_size: int, iters: int = 20, warmup: int
     missing = [params[i].name for i, r in enumerate(ready) if not r]
     if missing:
         log.warning("no gradient for %d parameters (unused?): %s", len(missing), missing[:5])
-    return workload_dict(model_name, statistics.median(fwd), statistics.median(bwd),
-                         statistics.median(optm), batch_size, device,
+    return workload_dict(name, statistics.median(fwd), statistics.median(bwd),
+                         statistics.median(optm), batch_size, "cuda" if is_cuda else "cpu",
                          "bfloat16" if is_cuda else "float32", params,
                          [statistics.median(r) if r else None for r in ready])
 

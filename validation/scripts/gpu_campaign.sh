@@ -28,6 +28,10 @@
 #           overlap  a collective beside compute kernels (validation.runners.overlap): reduce_scatter,
 #                   all_gather and all_reduce of 64 MiB and 384 MiB beside memory-bound copies and bf16
 #                   matmuls, alone and overlapped, on 4 then 2 GPUs, 2 launches each; about 2 minutes
+#           ddpcompute  why a single-GPU profile's compute differs from a DDP run's (issue 10): on 2 then 4 GPUs,
+#                   per model 3 interleaved rounds of a plain step, the profiler's hooked step, the step queued
+#                   behind a GPU sleep (GPU time alone + host issue time), DDP no_sync and DDP sync (cap 25 MB),
+#                   10 timed steps each (validation.runners.ddp_compute); about 3 minutes
 #           gloo38  Gloo all_reduce on CPU tensors with 2, 3 and 8 processes (no GPU needed), 2 launches each,
 #                   interleaved: process counts never measured before, to test the step-latency law; about 2 minutes
 #           latency  small collectives (every op, 4 B - 256 KiB in steps of 16x, default variant, 15 repetitions,
@@ -131,6 +135,13 @@ case "$phase" in
             --sizes 64M,384M --ops reduce_scatter,all_gather,all_reduce --work copy,matmul --reps 10 \
             --warmup 3 --out "$out/overlap_world$n.jsonl" || echo "overlap on $n GPUs, launch $i: failed"
       done
+    done
+    ;;
+  ddpcompute)
+    for n in 2 4; do
+      timeout 150 $PY -m torch.distributed.run --nproc-per-node "$n" --standalone -m validation.runners.ddp_compute \
+          --models resnet50,bert-base,gpt2,mlp --rounds 3 --iters 10 --warmup 3 \
+          --out "$out/compute_world$n.jsonl" || echo "ddp_compute on $n GPUs: failed"
     done
     ;;
   dppair)

@@ -39,6 +39,13 @@ SHARDED_OPS = ("all_reduce", "reduce_scatter", "all_gather", "all_to_all")
 send/recv move the whole buffer along a chain or a pair, so their wire term alone sets the link
 efficiency that the sharded ops share."""
 
+NOT_FITTED = ("proto_efficiency.ring.ll",)
+"""Fixed by the protocol, not by a machine: LL's ring lines carry 8 payload bytes in 16 (a flag with each
+4-byte word), so its payload fraction of the wire is 1/2. What varies between machines is the rate at
+which its CTAs run LL steps (``ll_max_busbw_Bps``), which the fit determines; a fitted line efficiency
+would only trade against it (on NVLink the step rate, not the wire, binds: simulator.collectives.plans
+ring_step_share)."""
+
 NO_LOCAL_WORK = ("op_local_s_per_byte.send_recv",)
 """A send/recv has no copy or reduction outside its pipeline: the receiving CTA's copy out of the
 peer's buffer is part of each p2p channel's rate (``p2p_channel_Bps``), so a separate per-byte term
@@ -47,7 +54,8 @@ would only be collinear with it."""
 CANDIDATES = (
     ["call_overhead_s", "rank_overhead_s", "shm_efficiency", "ll_max_busbw_Bps", "socket_max_Bps", "p2p_channel_Bps",
      "nvls_efficiency.sm90", "nvls_efficiency.sm100", "collnet_efficiency", "nvls_fill_rounds"]
-    + [k for k in DEFAULTS if k.startswith(("base_latency_s.", "proto_efficiency.", "link_efficiency."))]
+    + [k for k in DEFAULTS if k.startswith(("base_latency_s.", "proto_efficiency.", "link_efficiency."))
+       and k not in NOT_FITTED]
     + [k for k in DEFAULTS if k.startswith(("op_efficiency.", "op_overhead_s.", "op_local_s_per_byte."))
        and k not in NO_LOCAL_WORK]
     + [f"op_shard_s_per_byte.{op}" for op in SHARDED_OPS]
@@ -325,6 +333,7 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
         verdicts = [Verdict(k, True, "asked for") for k in cand]
         touched, fit_keys = list(cand), list(cand)
     refused: list[str] = []
+    start = predictor.params
     for _ in range(3):          # refit without refused or weakly determined keys
         params, sol_x = _fit(ev, start, measured, sd, fit_keys, prior_weight)
         pinned = _pinned(fit_keys, sol_x, predictor.params)
@@ -332,6 +341,8 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
             refused += [f"{k}: {out_of_range_message(k)}; kept at its prior {predictor.params[k]:.4g}"
                         for k in pinned]
             fit_keys = [k for k in fit_keys if k not in pinned]
+            # from the fit so far, the refused keys back at their prior (as for weak keys below)
+            start = params.with_values({k: predictor.params[k] for k in pinned})
             continue
         break
     sc = np.array([scale(k) for k in fit_keys])

@@ -182,7 +182,8 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
         groups.append(FlowGroup(g.routes, g.payload_per_byte / eff, g.label, eff, cap, g.weights, channel_Bps=ch))
     if proto == "ll" and algo != "direct":
         # NCCL caps LL's bus bandwidth (llMaxBw); a tree's algorithm bandwidth is half its bus bandwidth.
-        scale = params["ll_max_busbw_Bps"] * (0.5 if algo == "tree" else 1.0)
+        # A ring's LL ceiling is its CTAs' step rate, of which only the steps that move data count.
+        scale = params["ll_max_busbw_Bps"] * (0.5 if algo == "tree" else ring_step_share(op, n))
         total = sum(g.bytes_per_byte for g in groups)
         groups = [replace(g, rate_cap_Bps=min(g.rate_cap_Bps, scale * (g.bytes_per_byte / total) / g.efficiency))
                   for g in groups]
@@ -198,6 +199,21 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
                     + params["rank_overhead_s"] * math.log2(n))
                 + (params["net_call_overhead_s"] if len(per_host) > 1 else 0.0),
                 params[f"op_local_s_per_byte.{op}"] + params[f"op_shard_s_per_byte.{op}"] / n, chunking, p2p)
+
+
+def ring_step_share(op: str, n: int) -> float:
+    """Share of a ring rank's primitive steps that move a chunk to the next rank (NCCL's ring kernels).
+
+    Per loop of n chunks, a rank runs 2n-1 steps of an all-reduce (send, n-2 recvReduceSend,
+    recvReduceCopySend, n-2 recvCopySend, recv) but moves 2(n-1) chunks; n steps of an all-gather or
+    reduce-scatter for n-1 chunks; broadcast and reduce run one step per chunk along their chain. When
+    the CTAs' step processing, not the wire, sets the rate (LL: every thread polls the flags of its own
+    16-byte lines), the bus bandwidth is that rate times this share: 2/3 of it on 2 GPUs, 6/7 on 4."""
+    if op == "all_reduce":
+        return 2.0 * (n - 1) / (2 * n - 1)
+    if op in ("all_gather", "reduce_scatter"):
+        return (n - 1) / n
+    return 1.0
 
 
 def _switch_efficiency(router: Router, switch: str, params: Parameters) -> float:

@@ -6,6 +6,7 @@ import re
 import pytest
 
 import topologies
+from simulator.collectives.plans import ring_step_share
 from simulator.network.closed_form import CostModel
 from validation.data import data_path
 
@@ -38,8 +39,11 @@ def test_table_has_every_ring_and_tree_entry():
 
 @pytest.mark.parametrize("key", sorted(TABLE))
 def test_closed_form_matches_nccl_tuning_table(key):
-    """Bandwidths all match. Latencies match for all_reduce, all_gather and reduce_scatter; for
-    broadcast/reduce gpunetsim charges the n-1 hops of the pipelined chain where NCCL charges one."""
+    """Bandwidths all match but Ring LL's, which is NCCL's ceiling (llMaxBw) times the share of the
+    ring's steps that move data (gpunetsim's departure from NCCL's table: LL's bus bandwidth rises with
+    the ranks as measured; docs/algorithms.md). Latencies match for all_reduce, all_gather and
+    reduce_scatter; for broadcast/reduce gpunetsim charges the n-1 hops of the pipelined chain where
+    NCCL charges one."""
     op, algo, proto = key
     lat_us, bw_GBps = TABLE[key]
     model = CostModel(topologies.build("hgx-h200", gpus_per_node=4))
@@ -47,7 +51,8 @@ def test_closed_form_matches_nccl_tuning_table(key):
     extra_hops = 2 if op in ("broadcast", "reduce") else 0          # 4 GPUs: 3 chain hops, NCCL counts 1
     hop_us = model.params.hop_latency_s("nvlink", algo, proto) * 1e6
     assert shape.alpha_s * 1e6 == pytest.approx(lat_us + extra_hops * hop_us, abs=0.051)
-    assert 1.0 / shape.beta_s_per_byte / 1e9 == pytest.approx(bw_GBps, rel=0.005)
+    share = ring_step_share(op, 4) if (algo, proto) == ("ring", "ll") else 1.0
+    assert 1.0 / shape.beta_s_per_byte / 1e9 == pytest.approx(bw_GBps * share, rel=0.005)
 
 
 @pytest.mark.parametrize("key", sorted(TABLE))

@@ -6,6 +6,7 @@ ask it for plans and never fill caches of their own on its behalf.
 
 from __future__ import annotations
 
+import weakref
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -33,15 +34,13 @@ class Planner:
         self.router = router_for(G_or_router)
         self.params = params or Parameters()
         self.nccl_version = nccl_version
-        self._layouts: dict = {}
+        self._layouts: dict = _layouts_of(self.router)
         self._plans: dict[tuple, Plan] = {}
         self._choices: dict[tuple[str, str, str], tuple[tuple[str, str], ...]] = {}
 
     def with_params(self, params: Parameters) -> "Planner":
         """A planner for other parameter values on the same routes (protocol-free layouts shared)."""
-        other = Planner(self.router, params, self.nccl_version)
-        other._layouts = self._layouts
-        return other
+        return Planner(self.router, params, self.nccl_version)
 
     @property
     def ranks(self) -> int:
@@ -69,6 +68,20 @@ class Planner:
         """NCCL's own cost model for this topology (its tuning table)."""
         from simulator.collectives.nccl_model import TUNER_VERSION, NcclInputs, NcclModel
         return NcclModel(NcclInputs.from_router(self.router), version=self.nccl_version or TUNER_VERSION)
+
+
+_LAYOUTS: "weakref.WeakKeyDictionary[Router, dict]" = weakref.WeakKeyDictionary()
+
+
+def _layouts_of(router: Router) -> dict:
+    """The layout cache of ``router``: layouts (and NCCL's p2p channel counts) depend on the routes and
+    ranks only, not on the parameters, so every planner of one router shares them (a calibration
+    builds one planner per parameter set it tries; a training simulation one per run). Kept as long
+    as the router lives."""
+    hit = _LAYOUTS.get(router)
+    if hit is None:
+        hit = _LAYOUTS[router] = {}
+    return hit
 
 
 def _choices(router: Router, op: str, algo: str, proto: str) -> list[tuple[str, str]]:

@@ -192,13 +192,22 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
     chunking = replace(lay.chunking, fill_rounds=params["nvls_fill_rounds"]) if lay.chunking else None
     p2p = None
     if algo == "direct" and any(g.channel_Bps < math.inf for g in groups):
-        p2p = p2p_channels(router, rk, 1.0 if op == "send_recv" else 1.0 / n)
+        share = 1.0 if op == "send_recv" else 1.0 / n
+        p2p = layouts.get(("p2p", tuple(rk), share)) if layouts is not None else None
+        if p2p is None:
+            p2p = p2p_channels(router, rk, share)     # the routes' alone, like the layout: cached with it
+            if layouts is not None:
+                layouts[("p2p", tuple(rk), share)] = p2p
+    # A ring's LL steps copy and reduce the words of their own lines as they forward them: its local
+    # work is part of the step rate (the ceiling above), not added to it.
+    local = 0.0 if proto == "ll" and algo == "ring" else \
+        params[f"op_local_s_per_byte.{op}"] + params[f"op_shard_s_per_byte.{op}"] / n
     return Plan(op, algo, proto, n, len(per_host), lay.channels or channels(router, per_host),
                 tuple(groups), params.base_latency_s(a, proto) + latency,
                 max(0.0, params["call_overhead_s"] + params[f"op_overhead_s.{op}"]
                     + params["rank_overhead_s"] * math.log2(n))
                 + (params["net_call_overhead_s"] if len(per_host) > 1 else 0.0),
-                params[f"op_local_s_per_byte.{op}"] + params[f"op_shard_s_per_byte.{op}"] / n, chunking, p2p)
+                local, chunking, p2p)
 
 
 def ring_step_share(op: str, n: int) -> float:

@@ -36,6 +36,7 @@ cover (:mod:`.pass_profile`).
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from functools import cached_property
 from pathlib import Path
 
 from simulator.core.errors import InputError
@@ -107,7 +108,7 @@ class ComputeModel:
     dtype: str
     params: ComputeParams
 
-    @property
+    @cached_property
     def peak_flops(self) -> float:
         if self.dtype == "fp8":
             if self.gpu.fp8_tflops is None:
@@ -115,7 +116,7 @@ class ComputeModel:
             return self.gpu.fp8_tflops * 1e12
         return self.gpu.peak_flops(self.dtype)
 
-    @property
+    @cached_property
     def mem_Bps(self) -> float:
         return self.gpu.mem_bw_Bps * self.params.mem_efficiency
 

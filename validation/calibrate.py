@@ -333,16 +333,18 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
         verdicts = [Verdict(k, True, "asked for") for k in cand]
         touched, fit_keys = list(cand), list(cand)
     refused: list[str] = []
-    start = predictor.params
+    starts = [predictor.params]
     for _ in range(3):          # refit without refused or weakly determined keys
-        params, sol_x = _fit(ev, start, measured, sd, fit_keys, prior_weight)
+        params, sol_x = min((_fit(ev, s, measured, sd, fit_keys, prior_weight) for s in starts),
+                            key=lambda fx: _objective(ev, fx[0], fit_keys, measured, sd, prior_weight))
         pinned = _pinned(fit_keys, sol_x, predictor.params)
         if pinned:
             refused += [f"{k}: {out_of_range_message(k)}; kept at its prior {predictor.params[k]:.4g}"
                         for k in pinned]
             fit_keys = [k for k in fit_keys if k not in pinned]
-            # from the fit so far, the refused keys back at their prior (as for weak keys below)
-            start = params.with_values({k: predictor.params[k] for k in pinned})
+            # refit from the prior and from the fit so far (the refused keys back at their prior): either
+            # can stop at the iteration cap far from the other's optimum; the better one stays
+            starts = [predictor.params, params.with_values({k: predictor.params[k] for k in pinned})]
             continue
         break
     sc = np.array([scale(k) for k in fit_keys])
@@ -486,6 +488,15 @@ def _fit(ev: Evaluator, start: Parameters, measured, sd, keys, prior_weight) -> 
                         max_nfev=MAX_ITERATIONS, xtol=1e-6, ftol=1e-6)
     x = np.clip(sol.x, lo, hi)
     return start.with_values(dict(zip(keys, x * sc))), x
+
+
+def _objective(ev: Evaluator, params: Parameters, keys, measured, sd, prior_weight) -> float:
+    """The fit's objective at ``params`` (what :func:`_fit` minimises: Huber on the weighted log
+    residuals, plus the prior's pull on ``keys``)."""
+    z = (np.log(ev(params) / measured) / sd / HUBER_SCALE) ** 2
+    rho = np.where(z <= 1, z, 2 * np.sqrt(z) - 1) * HUBER_SCALE ** 2
+    prior = np.array([(params[k] - DEFAULTS[k]) / scale(k) / prior_sd(k) for k in keys])
+    return float(np.sum(rho) + prior_weight ** 2 * np.sum(prior ** 2))
 
 
 def _pinned(keys, x, params: Parameters) -> list[str]:

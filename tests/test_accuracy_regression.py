@@ -62,8 +62,12 @@ def test_ddp_with_measured_compute_baseline(ddp):
 
 def test_two_gpu_calibration_predicts_four_gpus_in_the_bandwidth_regime():
     """Shipped 2-GPU calibration (fitted on the pooled 2-GPU campaigns only) against the pooled
-    4-GPU campaigns, >= 16 MiB: docs/accuracy.md section 3 (2.3% median, 86% coverage of intervals 27%
-    wide when written: the calibration's residual quantiles of that size band, not of all sizes)."""
+    4-GPU campaigns, >= 16 MiB: docs/accuracy.md section 3 (2.7% median (was 2.3%), p90 12.3%, 93% coverage of
+    intervals 35% wide when written: the calibration's residual quantiles of that size band, not of all
+    sizes, and the parameters' covariance; LL's step rate (ring_step_share) took the 4-GPU LL
+    all-reduces from +14% to -7% and the p90 from 16.6% to 12.3%; the intervals widened from 27% when
+    LL's line efficiency stopped being fitted: LL points no longer pin op_efficiency.all_reduce, whose
+    covariance the 4-GPU all-reduces now carry)."""
     from validation import transfer
     pooled = [q for q in transfer.pooled_points([data_path(f"{CAMPAIGN}/coll_world4.jsonl"),
                                                  data_path(f"{CAMPAIGN}/coll_world4_r15.jsonl")])
@@ -71,7 +75,7 @@ def test_two_gpu_calibration_predicts_four_gpus_in_the_bandwidth_regime():
     rows = transfer.score(pooled, Predictor(TOPO, load_calibration("h200-nvlink-2gpu")))
     s = transfer.stats(rows)
     assert s["points"] == 98 and s["median_pct"] < 3.0 and s["coverage_pct"] > 80
-    assert s["median_width_pct"] < 30
+    assert s["median_width_pct"] < 40 and s["p90_pct"] < 13
 
 
 def test_one_two_gpu_campaign_alone_calibrates():

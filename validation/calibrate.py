@@ -333,7 +333,7 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
         verdicts = [Verdict(k, True, "asked for") for k in cand]
         touched, fit_keys = list(cand), list(cand)
     refused: list[str] = []
-    starts = [predictor.params]
+    starts = [start]
     for _ in range(3):          # refit without refused or weakly determined keys
         params, sol_x = min((_fit(ev, s, measured, sd, fit_keys, prior_weight) for s in starts),
                             key=lambda fx: _objective(ev, fx[0], fit_keys, measured, sd, prior_weight))
@@ -344,7 +344,7 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
             fit_keys = [k for k in fit_keys if k not in pinned]
             # refit from the prior and from the fit so far (the refused keys back at their prior): either
             # can stop at the iteration cap far from the other's optimum; the better one stays
-            starts = [predictor.params, params.with_values({k: predictor.params[k] for k in pinned})]
+            starts = [start, params.with_values({k: predictor.params[k] for k in pinned})]
             continue
         break
     sc = np.array([scale(k) for k in fit_keys])

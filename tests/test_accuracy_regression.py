@@ -62,20 +62,19 @@ def test_ddp_with_measured_compute_baseline(ddp):
 
 def test_two_gpu_calibration_predicts_four_gpus_in_the_bandwidth_regime():
     """Shipped 2-GPU calibration (fitted on the pooled 2-GPU campaigns only) against the pooled
-    4-GPU campaigns, >= 16 MiB: docs/accuracy.md section 3 (2.7% median (was 2.3%), p90 12.3%, 93% coverage of
-    intervals 35% wide when written: the calibration's residual quantiles of that size band, not of all
-    sizes, and the parameters' covariance; LL's step rate (ring_step_share) took the 4-GPU LL
-    all-reduces from +14% to -7% and the p90 from 16.6% to 12.3%; the intervals widened from 27% when
-    LL's line efficiency stopped being fitted: LL points no longer pin op_efficiency.all_reduce, whose
-    covariance the 4-GPU all-reduces now carry)."""
+    4-GPU campaigns, >= 16 MiB, the pool of docs/accuracy.md section 3 (all three 4-GPU campaigns,
+    validation.accuracy.CAMPAIGNS_4): 2.9% median, p90 14.8%, 93% coverage of intervals 34% wide when
+    written. LL's step rate (ring_step_share) took the 4-GPU LL all-reduces from +15% to -7% and the
+    p90 from 16.7% to 14.8%; what remains above 8% is mostly 16-32 MiB (docs/accuracy.md, "What sets
+    the >= 16 MiB p90"). On the two h200x4_2026-11-26b campaigns alone the median is 3.1% (2.3% before
+    the step share: the fit trades the LL rows' 15% against a few points at 16-32 MiB)."""
     from validation import transfer
-    pooled = [q for q in transfer.pooled_points([data_path(f"{CAMPAIGN}/coll_world4.jsonl"),
-                                                 data_path(f"{CAMPAIGN}/coll_world4_r15.jsonl")])
-              if q.point.size_bytes >= 1 << 24]
+    from validation.accuracy import CAMPAIGNS_4
+    pooled = [q for q in transfer.pooled_points(CAMPAIGNS_4) if q.point.size_bytes >= 1 << 24]
     rows = transfer.score(pooled, Predictor(TOPO, load_calibration("h200-nvlink-2gpu")))
     s = transfer.stats(rows)
-    assert s["points"] == 98 and s["median_pct"] < 3.0 and s["coverage_pct"] > 80
-    assert s["median_width_pct"] < 40 and s["p90_pct"] < 13
+    assert s["points"] == 98 and s["median_pct"] < 3.0 and s["coverage_pct"] > 90
+    assert s["median_width_pct"] < 40 and s["p90_pct"] < 15.0
 
 
 def test_one_two_gpu_campaign_alone_calibrates():

@@ -39,13 +39,6 @@ SHARDED_OPS = ("all_reduce", "reduce_scatter", "all_gather", "all_to_all")
 send/recv move the whole buffer along a chain or a pair, so their wire term alone sets the link
 efficiency that the sharded ops share."""
 
-NOT_FITTED = ("proto_efficiency.ring.ll",)
-"""Fixed by the protocol, not by a machine: LL's ring lines carry 8 payload bytes in 16 (a flag with each
-4-byte word), so its payload fraction of the wire is 1/2. What varies between machines is the rate at
-which its CTAs run LL steps (``ll_max_busbw_Bps``), which the fit determines; a fitted line efficiency
-would only trade against it (on NVLink the step rate, not the wire, binds: simulator.collectives.plans
-ring_step_share)."""
-
 NO_LOCAL_WORK = ("op_local_s_per_byte.send_recv",)
 """A send/recv has no copy or reduction outside its pipeline: the receiving CTA's copy out of the
 peer's buffer is part of each p2p channel's rate (``p2p_channel_Bps``), so a separate per-byte term
@@ -54,8 +47,7 @@ would only be collinear with it."""
 CANDIDATES = (
     ["call_overhead_s", "rank_overhead_s", "shm_efficiency", "ll_max_busbw_Bps", "socket_max_Bps", "p2p_channel_Bps",
      "nvls_efficiency.sm90", "nvls_efficiency.sm100", "collnet_efficiency", "nvls_fill_rounds"]
-    + [k for k in DEFAULTS if k.startswith(("base_latency_s.", "proto_efficiency.", "link_efficiency."))
-       and k not in NOT_FITTED]
+    + [k for k in DEFAULTS if k.startswith(("base_latency_s.", "proto_efficiency.", "link_efficiency."))]
     + [k for k in DEFAULTS if k.startswith(("op_efficiency.", "op_overhead_s.", "op_local_s_per_byte."))
        and k not in NO_LOCAL_WORK]
     + [f"op_shard_s_per_byte.{op}" for op in SHARDED_OPS]
@@ -356,7 +348,8 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
     r = np.log(pred_after / measured) / sd
     noise = max(1.4826 * float(np.median(np.abs(r - np.median(r)))), 1.0)
     if keys is None and fit_keys:   # weakly determined: the data alone pin it down worse than its prior
-        weak = weak_keys(J1[:, [touched.index(k) for k in fit_keys]], fit_keys, noise)
+        moved = [abs(params[k] - predictor.params[k]) / scale(k) for k in fit_keys]
+        weak = weak_keys(J1[:, [touched.index(k) for k in fit_keys]], fit_keys, noise, moved)
         if weak:
             verdicts = [Verdict(v.key, False, f"weak: the data alone give +-{sdv:.2g} x its scale, "
                                 f"its prior +-{prior_sd(v.key):.2g}") if v.key in weak else v
@@ -446,15 +439,27 @@ def fit_log(params: Parameters, keys: Sequence[str], predict: Callable[[Paramete
     return params.with_values(dict(zip(keys, sol.x * sc)), name=name)
 
 
-def weak_keys(J: np.ndarray, keys: list[str], noise: float) -> dict[str, float]:
-    """Keys the data determine worse than their prior (data-alone sd > prior sd), dropped one at a
-    time from the end of the preference order so that of two near-collinear keys the preferred stays."""
+MOVED_SDS = 2.0
+"""A key the fit moved further than this many of its data-alone standard deviations from its prior is
+determined, however wide that deviation: the data reject the prior. (The deviation scales with the
+residuals' spread, so a model that misfits a dataset widens every key's; without this rule a 175 us
+per-call floor fitted on an EFA run, 17 deviations from its 10 us prior, was dropped as weak and the
+refit, left with no latency term, missed the run by 80%: aws p4d, section 1 of docs/accuracy.md.)"""
+
+
+def weak_keys(J: np.ndarray, keys: list[str], noise: float, moved: Sequence[float] | None = None) -> dict[str, float]:
+    """Keys the data determine worse than their prior (data-alone sd > prior sd) unless the fit moved
+    them more than MOVED_SDS such deviations (``moved``: |fitted - prior| per key, scaled units),
+    dropped one at a time from the end of the preference order so that of two near-collinear keys the
+    preferred stays."""
     from validation.identifiability import priority
     keep = list(range(len(keys)))
+    moved = [0.0] * len(keys) if moved is None else list(moved)
     weak: dict[str, float] = {}
     while keep:
         sdv = data_sd(J[:, keep], noise)
-        bad = [(priority(keys[i]), n, s) for n, (i, s) in enumerate(zip(keep, sdv)) if s > prior_sd(keys[i])]
+        bad = [(priority(keys[i]), n, s) for n, (i, s) in enumerate(zip(keep, sdv))
+               if s > prior_sd(keys[i]) and moved[i] <= MOVED_SDS * s]
         if not bad:
             break
         _, n, s = max(bad)

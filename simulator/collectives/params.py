@@ -12,8 +12,10 @@ Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless 
 - ``ll_max_busbw_Bps``: rate of the LL protocol's steps (NCCL's ``llMaxBw``, Hopper): LL's CTAs, not the
   wire, set its pace on NVLink, so a ring's LL bus bandwidth is this rate times the share of its steps
   that move data (``plans.ring_step_share``: 2(n-1)/(2n-1) for all-reduce, 2/3 on 2 GPUs, 6/7 on 4;
-  measured on 2 and 4 H200s: 121 and 149 GB/s); a tree's is half of it. The ring's LL line
-  efficiency (1/2) is fixed by the line format and not fitted.
+  measured on 2 and 4 H200s: 121 and 149 GB/s); a tree's is half of it. The LL line efficiency stays
+  a fitted parameter: on NVLink the step rate binds and the efficiency moves no point, but across
+  servers older NCCL models LL at a quarter of the wire for all-reduce (its tuning model's 1/4 before
+  it became 1/2), and fixing it at 1/2 left the 2021 AWS p4d EFA runs (NCCL 2.8/2.9) misfitted.
 - ``link_efficiency.{nvlink,pcie,socket,net}``: achievable fraction of a link's datasheet bandwidth.
 - ``shm_efficiency``: extra factor on routes through host memory (two copies instead of one).
 - ``p2p_channel_Bps``: payload rate of one NCCL p2p channel (one CTA copying a peer's part and

@@ -43,7 +43,7 @@ def test_probe_records_every_point_and_checker_reads_them(tmp_path: Path, capsys
     assert len(read_overlap(out)) == 4
     assert main([str(out)]) == 0
     out = capsys.readouterr().out
-    assert out.count("\n") == 6 and "local accesses per bus byte over 4 points" in out
+    assert out.count("\n") == 7 and "local accesses per bus byte over 4 points" in out
 
 
 def test_checker_charge_uses_the_copy_bandwidth(tmp_path: Path) -> None:
@@ -72,3 +72,31 @@ def test_committed_probe_measures_about_the_charged_traffic() -> None:
     assert len(acc) == 48 and acc[0] < HBM_ACCESSES_PER_BUS_BYTE < acc[-1]
     assert 3.0 < acc[len(acc) // 2] < 4.5
     assert "median 3.55" in summary_line(recs)
+
+
+def test_ddp_compute_slowdown_default_is_the_probes_measurement() -> None:
+    """``ddp.compute_slowdown`` defaults to the median slowdown the probe measured beside all_reduce
+    (16 points on 2 and 4 H100s): the default is that measurement, not a typed-in or fitted number."""
+    import statistics
+
+    from simulator.collectives.params import DEFAULTS
+    from validation.overlap_check import ddp_slowdown_line, ddp_slowdowns
+    from validation.llm_real import PROBE
+
+    data = Path(__file__).resolve().parents[1] / "validation" / "data" / PROBE[0]
+    recs = [r for name in PROBE[1] for r in read_overlap(data / name)]
+    s = ddp_slowdowns(recs)
+    assert len(s) == 16 and all(0 < v < 2 for v in s)
+    assert DEFAULTS["ddp.compute_slowdown"] == pytest.approx(statistics.median(s), abs=0.005)
+    assert "median 0.49 over 16 points" in ddp_slowdown_line(recs)
+
+
+def test_ddp_slowdown_inverts_the_ddp_model() -> None:
+    """A point made by the DDP model's own rule (work at 1 / (1 + s) while the collective runs) gives s back."""
+    from validation.overlap_check import ddp_slowdowns
+
+    s, coll, work = 0.7, 1e-3, 1.5e-3
+    rec = {"op": "all_reduce", "world": 2, "coll_alone_s": coll, "work_alone_s": work,
+           "work_beside_s": work + coll * s / (1 + s)}
+    assert ddp_slowdowns([rec]) == [pytest.approx(s)]
+    assert ddp_slowdowns([{**rec, "world": 1}, {**rec, "op": "all_gather"}]) == []

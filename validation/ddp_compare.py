@@ -148,8 +148,8 @@ class DdpPredictor:
 
 
 def aggregate(points: Sequence[DdpMeasurement]) -> list[DdpMeasurement]:
-    """One point per configuration (model, batch, world, cap): the median over launches, with the
-    launches' lowest p10 and highest p90 as the spread.
+    """One point per configuration (model, batch, world, cap): the median over launches (of the
+    iteration and of the ``no_sync()`` baseline), with the launches' lowest p10 and highest p90 as the spread.
 
     A launch counts once per configuration: a point recorded again for the same launch (the
     same ``launch_index``, or the same ``launch_id`` when there is none, e.g. a rerun of a partly
@@ -166,8 +166,9 @@ def aggregate(points: Sequence[DdpMeasurement]) -> list[DdpMeasurement]:
         groups.setdefault(key[:5], []).append(p)
     out = []
     for key, ps in sorted(groups.items(), key=lambda kv: kv[0][:4]):
+        nosync = [p.nosync_median_s for p in ps if p.nosync_median_s]
         out.append(DdpMeasurement(*key[:4], float(np.median([p.median_s for p in ps])), min(p.p10_s for p in ps),
-                                  max(p.p90_s for p in ps), ps[0].nosync_median_s,
+                                  max(p.p90_s for p in ps), float(np.median(nosync)) if nosync else None,
                                   ",".join(p.launch_id for p in ps), ps[0].source, nvls=key[4]))
     return out
 

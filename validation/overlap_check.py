@@ -88,6 +88,31 @@ def summary_line(records: list[dict[str, Any]]) -> str:
             f"charges {HBM_ACCESSES_PER_BUS_BYTE:g}")
 
 
+def ddp_slowdowns(records: list[dict[str, Any]], op: str = "all_reduce") -> list[float]:
+    """Per ``op`` point on more than one GPU, the DDP model's ``ddp.compute_slowdown`` that reproduces
+    the work's delay beside the collective. The model (:mod:`simulator.training.ddp`) runs compute at
+    ``1 / (1 + s)`` of its rate while a collective of its own (alone) length ``c`` runs, which delays
+    work longer than the collective by ``c s / (1 + s)``; so ``s = x / (1 - x)`` with ``x`` the measured
+    delay over ``c``. Points whose work is shorter than the collective alone are left out."""
+    out = []
+    for r in records:
+        if r["op"] != op or r["world"] < 2 or r["work_alone_s"] < r["coll_alone_s"]:
+            continue
+        x = max(0.0, (r["work_beside_s"] - r["work_alone_s"]) / r["coll_alone_s"])
+        if x < 1.0:
+            out.append(x / (1.0 - x))
+    return out
+
+
+def ddp_slowdown_line(records: list[dict[str, Any]]) -> str:
+    """One sentence: the compute slowdown beside all_reduce, as ``ddp.compute_slowdown``."""
+    s = sorted(ddp_slowdowns(records))
+    if not s:
+        return "no all_reduce point with work longer than the collective"
+    return (f"DDP compute slowdown beside all_reduce (ddp.compute_slowdown = delay / (collective - delay)): "
+            f"median {statistics.median(s):.2f} over {len(s)} points (range {s[0]:.2f}-{s[-1]:.2f})")
+
+
 def check_lines(records: list[dict[str, Any]]) -> list[str]:
     """A table: per point, measured slowdowns and the model's charge (microseconds)."""
     bw = _copy_bandwidth(records)
@@ -114,6 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print("\n".join(check_lines(records)))
     print(summary_line(records))
+    print(ddp_slowdown_line(records))
     return 0
 
 

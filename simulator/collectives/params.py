@@ -165,10 +165,13 @@ def _defaults() -> dict[str, float]:
         # DDP iteration model (simulator.training.ddp)
         "ddp.bucket_overhead_s": 20 * _US,     # per bucket: launch + bookkeeping on the comm stream
         "ddp.bucket_copy_Bps": 1.0e12,         # copying gradients into the flat bucket (HBM, read+write)
-        # fraction backward compute slows while a collective runs: measured, not 0 (fitted to the DDP runs
-        # on 2 H200s, h200x4_2026-11-26b/ddp_world2.jsonl, with the collective calibration held:
-        # simulator/collectives/calibrations/h200-nvlink-ddp.json, python -m validation.accuracy --calibrations)
-        "ddp.compute_slowdown": 0.69,
+        # fraction backward compute slows while an all-reduce runs: measured, not 0. The overlap probe
+        # (validation/data/h100x4_2026-11-26j: all_reduce of 64 and 384 MiB beside bf16 matmuls and copies,
+        # 2 and 4 H100s) delays the work by x of the all-reduce's time, s = x / (1 - x): median 0.49 over 16
+        # points, range 0.26-1.10 (python -m validation.overlap_check validation/data/h100x4_2026-11-26j/
+        # overlap_world{4,2}.jsonl; tests/test_overlap_probe.py recomputes it). A fit to DDP iterations
+        # cannot tell it from a compute error (0.40 with profile compute, 1.24 with no_sync compute).
+        "ddp.compute_slowdown": 0.49,
         "ddp.iteration_overhead_s": 0.0,       # fixed per-iteration cost (data loader, host sync)
         # torch.nn.DataParallel (simulator.training.dataparallel)
         "dp.copy_Bps": 1.0e12,

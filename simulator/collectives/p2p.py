@@ -66,20 +66,26 @@ class P2pChannels:
         return c
 
 
-def collective_channels(router: Router) -> int:
+def collective_channels(search_channels: int) -> int:
     """The communicator's collective channels: NCCL doubles the channels its ring/tree search found
-    (12 on an NVLink server, 2 over PCIe: simulator.collectives.nccl_model) once rings and trees are
-    connected."""
-    from simulator.collectives.nccl_model import NcclInputs
-    return min(MAX_CHANNELS, 2 * NcclInputs.from_router(router).channels)
+    (``search_channels``: 12 on an NVLink server, 2 over PCIe, simulator.collectives.nccl_model's
+    ``NcclInputs.channels``) once rings and trees are connected."""
+    return min(MAX_CHANNELS, 2 * search_channels)
 
 
-def p2p_channels(router: Router, ranks: Sequence[str], peer_share: float = 1.0) -> P2pChannels:
-    """NCCL's p2p channels for a communicator of ``ranks`` on ``router``'s topology."""
+def p2p_channels(router: Router, ranks: Sequence[str], peer_share: float = 1.0,
+                 search_channels: int | None = None) -> P2pChannels:
+    """NCCL's p2p channels for a communicator of ``ranks`` on ``router``'s topology.
+
+    ``search_channels``: the channels NCCL's ring/tree search finds on ``router`` (the planner passes
+    those of its cached ``Planner.nccl``); None: searched here."""
+    if search_channels is None:
+        from simulator.collectives.nccl_model import NcclInputs
+        search_channels = NcclInputs.from_router(router).channels
     rk = list(ranks)
     n = len(rk)
     per_host = hosts(router, rk)
-    coll = collective_channels(router)
+    coll = collective_channels(search_channels)
     total = pow2_up(min(coll, MAX_CHANNELS))
     wanted = coll
     local = next((g for g in per_host.values() if len(g) > 1), None)

@@ -52,7 +52,8 @@ class Planner:
         p = self._plans.get(key)
         if p is None:
             with cyclic_gc_paused():     # ~10^5 small route tuples at scale, no cycles
-                p = self._plans[key] = build_plan(self.router, op, algo, proto, self.params, ranks, self._layouts)
+                p = self._plans[key] = build_plan(self.router, op, algo, proto, self.params, ranks, self._layouts,
+                                                  self._search_channels)
         return p
 
     def choices(self, op: str, algo: str = "auto", proto: str = "auto") -> tuple[tuple[str, str], ...]:
@@ -62,6 +63,10 @@ class Planner:
         if hit is None:
             hit = self._choices[key] = tuple(_choices(self.router, op, algo, proto))
         return hit
+
+    def _search_channels(self) -> int:
+        """The channels NCCL's ring/tree search finds here (a direct plan's p2p channels follow them)."""
+        return self.nccl.x.channels
 
     @cached_property
     def nccl(self):

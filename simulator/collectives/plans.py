@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from simulator.core.errors import InputError
 from simulator.core.vocabulary import PROTOS
@@ -138,11 +138,14 @@ def layout(router: Router, op: str, algo: str, rk: Sequence[str]) -> Layout:
 
 
 def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameters,
-               ranks: tuple[str, ...] | None = None, layouts: dict | None = None) -> Plan:
+               ranks: tuple[str, ...] | None = None, layouts: dict | None = None,
+               search_channels: Callable[[], int] | None = None) -> Plan:
     """The flows and latency of one collective on ``ranks`` (default: every GPU, in rank order).
 
     ``layouts``: a cache of :func:`layout` results, kept by the caller (the Planner) so that the
-    three protocols of one algorithm share their routes."""
+    three protocols of one algorithm share their routes. ``search_channels``: gives the channels NCCL's
+    ring/tree search finds on ``router``, which set a direct plan's p2p channels (the Planner's cached
+    NCCL model has them), asked only when those are not in ``layouts`` yet; None: searched here."""
     check_known(op, algo)
     if proto not in PROTOS:
         raise InputError("unknown protocol (expected ll, ll128 or simple)", field="proto", value=proto)
@@ -195,7 +198,8 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
         share = 1.0 if op == "send_recv" else 1.0 / n
         p2p = layouts.get(("p2p", tuple(rk), share)) if layouts is not None else None
         if p2p is None:
-            p2p = p2p_channels(router, rk, share)     # the routes' alone, like the layout: cached with it
+            # the routes' alone, like the layout: cached with it
+            p2p = p2p_channels(router, rk, share, search_channels() if search_channels else None)
             if layouts is not None:
                 layouts[("p2p", tuple(rk), share)] = p2p
     # A ring's LL steps copy and reduce the words of their own lines as they forward them: its local

@@ -51,18 +51,15 @@ def sharp_group(router: Router, heads: list[str], payload: float, label: str, ac
     the top switch (its own NIC's PCIe, the NIC's leaf link, the leaf's spine link when the heads span
     several leaves), each distinct link once, and the same links back down."""
     n = len(heads)
-    # A route from each head to a head under another leaf (if any) climbs to the top switch.
-    first = router.hop_group([(heads[i], heads[(i + 1) % n]) for i in range(n)])[0]
-    leaf_of = [_first_switch(router, r) for r in first]
+    # The ring of heads finds each head's leaf; when the heads span several leaves, a route from each
+    # head to the first head under another leaf climbs to the top switch.
+    routes, kind_ids = router.hop_group([(heads[i], heads[(i + 1) % n]) for i in range(n)])
+    leaf_of = [_first_switch(router, r) for r in routes]
     spans = len(set(leaf_of)) > 1
     if spans:
-        other = {}
-        for i, lf in enumerate(leaf_of):
-            other[i] = next(j for j, lj in enumerate(leaf_of) if lj != lf)
-        pairs = [(heads[i], heads[other[i]]) for i in range(n)]
-    else:
-        pairs = [(heads[i], heads[(i + 1) % n]) for i in range(n)]
-    routes, kind_ids = router.hop_group(pairs)
+        apart = next(j for j, lf in enumerate(leaf_of) if lf != leaf_of[0])   # first head away from head 0
+        other = [apart if lf == leaf_of[0] else 0 for lf in leaf_of]
+        routes, kind_ids = router.hop_group([(heads[i], heads[other[i]]) for i in range(n)])
     for k in kind_ids:
         cls, wire, inter = router.hop_kinds[k]
         acc["inter" if inter else "intra"].add((cls, wire))

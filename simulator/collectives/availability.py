@@ -16,11 +16,10 @@ from simulator.collectives.nccl_constants import MAX_DIRECT_ARITY
 from topologies.routing import Router
 
 
-def _domains(router: Router, ranks: list[str]) -> tuple[int, int, int]:
-    """(servers, fewest ranks on one server, most ranks on one server) of ``ranks``."""
+def _domains(router: Router, ranks: list[str]) -> tuple[int, int]:
+    """(servers, most ranks on one server) of ``ranks``."""
     per = router.ranks_per_host(ranks)
-    sizes = list(map(len, per.values()))
-    return len(per), min(sizes), max(sizes)
+    return len(per), max(map(len, per.values()))
 
 
 def why_unavailable(router: Router, op: str, algo: str, ranks: list[str] | None = None) -> str | None:
@@ -34,7 +33,7 @@ def why_unavailable(router: Router, op: str, algo: str, ranks: list[str] | None 
         return ("CollNet is off (NCCL_COLLNET_ENABLE=0): --collnet on, on a fabric whose switches "
                 "reduce (--sharp, or sharp: true in a topology file)")
     rk = list(ranks) if ranks is not None else router.gpus
-    nodes, _, max_ppn = _domains(router, rk)
+    nodes, max_ppn = _domains(router, rk)
     why = None
     if algo in ("nvls", "nvls_tree"):
         if not (info.nvswitch and info.compute_capability >= 90):

@@ -49,11 +49,17 @@ class CollnetGraphs:
     chain_bw_intra_GBps: float
 
 
+def _carried(speeds: tuple[float, ...], nic_GBps: float) -> int:
+    """Index in ``speeds`` (NCCL's speed list, fastest first) of the highest speed a NIC of ``nic_GBps``
+    carries; the slowest when it carries none."""
+    return next((k for k, v in enumerate(speeds) if v <= nic_GBps + 1e-9), len(speeds) - 1)
+
+
 def _tree_speed(speeds: tuple[float, ...], nic_GBps: float, intra_fits) -> tuple[float, float]:
     """(bwInter, bwIntra) of a tree-like NCCL graph search (trees, CollNet): the highest network speed
     ``nic_GBps`` carries, then bwIntra raised along the speed list to at most twice bwInter while the
     server's links carry it (``intra_fits(speed)``; search.cc's second pass)."""
-    i = next((k for k, v in enumerate(speeds) if v <= nic_GBps + 1e-9), len(speeds) - 1)
+    i = _carried(speeds, nic_GBps)
     inter = intra = speeds[i]
     while i > 0 and speeds[i - 1] <= 2 * inter + 1e-9 and intra_fits(speeds[i - 1]):
         i -= 1
@@ -128,7 +134,8 @@ class NcclInputs:
             nv_inter = math.inf         # one domain: nothing between domains limits it
             if tree:
                 nic_GBps = nic / max(1, router.info.nics_per_host) / 1e9      # one head's NIC
-                nv_inter = next((s for s in SPEED_INTER[generation(cc)] if s <= nic_GBps + 1e-9), 0.12)
+                inter_speeds = SPEED_INTER[generation(cc)]
+                nv_inter = inter_speeds[_carried(inter_speeds, nic_GBps)]
         collnet = None
         if why_unavailable(router, "all_reduce", "collnet_chain") is None:
             speeds = SPEED_INTER[generation(cc)]

@@ -248,9 +248,8 @@ def residual_quantiles(comps: Sequence[Comparison], predictor: Predictor, level:
     lat, bw = [], []
     bands: list[list[float]] = [[] for _ in range(len(SIZE_EDGES_BYTES) + 1)]
     for i, c in enumerate(comps):
-        s = predictor.setup(c.point)[0].shape(c.point.op, c.algo, c.proto).sized(c.point.size_bytes)
         r = float(np.log(c.point.time_s / c.predicted_s)) * (1.0 if inflate is None else float(inflate[i]))
-        (lat if s.alpha_s >= c.point.size_bytes * s.beta_s_per_byte else bw).append(r)
+        (lat if predictor.latency_bound(c) else bw).append(r)
         bands[size_band(c.point.size_bytes, SIZE_EDGES_BYTES)].append(r)
     q = (0.5 - level / 2, 0.5, 0.5 + level / 2)
     out: dict = {}

@@ -176,6 +176,11 @@ class Predictor:
             algo = "auto"
         return m, algo, proto
 
+    def latency_bound(self, c: Comparison) -> bool:
+        """Whether the compared point, run as predicted (``c.algo``/``c.proto``), is latency-bound
+        (simulator.network.closed_form.Shape.latency_bound, the rule of CostModel.limit)."""
+        return self.setup(c.point)[0].shape(c.point.op, c.algo, c.proto).latency_bound(c.point.size_bytes)
+
     def predict(self, p: CollMeasurement) -> Comparison | None:
         s = self.setup(p)
         if s is None:

@@ -58,10 +58,7 @@ def public_residuals(data_dir: Path, params: Parameters) -> list[Residuals]:
         comps, _ = compare(pts, pred)
         if not comps:
             continue
-        lat = []
-        for c in comps:
-            s = pred.setup(c.point)[0].shape(c.point.op, c.algo, c.proto).sized(c.point.size_bytes)
-            lat.append(s.alpha_s >= c.point.size_bytes * s.beta_s_per_byte)
+        lat = [pred.latency_bound(c) for c in comps]
         out.append(Residuals(label, np.array([c.point.size_bytes for c in comps]),
                              np.log([c.point.time_s / c.predicted_s for c in comps]), np.array(lat)))
     return out

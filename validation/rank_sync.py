@@ -59,10 +59,7 @@ class RankSync:
 
 def _latency_bound(predictor: Predictor, p: CollMeasurement) -> bool:
     c = predictor.predict(p)
-    if c is None:
-        return False
-    s = predictor.setup(p)[0].shape(p.op, c.algo, c.proto).sized(p.size_bytes)
-    return s.alpha_s >= p.size_bytes * s.beta_s_per_byte
+    return c is not None and predictor.latency_bound(c)
 
 
 def estimate(points: Sequence[CollMeasurement], predictor: Predictor, seed: int = 0) -> RankSync | None:

@@ -50,6 +50,12 @@ class Shape:
             return self
         return self.at_channels(self.plan.channels_at(size_bytes))
 
+    def latency_bound(self, size_bytes: float) -> bool:
+        """Whether a call of ``size_bytes`` is in the latency regime: its alpha term at least its
+        bandwidth term (in the shape that holds at that size)."""
+        s = self.sized(size_bytes)
+        return s.alpha_s >= size_bytes * s.beta_s_per_byte
+
     def time_s(self, size_bytes: float) -> float:
         if self.at_channels is not None:
             return self.sized(size_bytes).time_s(size_bytes)
@@ -191,7 +197,7 @@ class CostModel:
         """What limits this collective at this size: latency when the alpha term dominates, else the
         saturated link class or the protocol's ceiling."""
         s = self.shape(op, *self.choose(op, size_bytes, algo, proto)).sized(size_bytes)
-        return Limit.LATENCY if s.alpha_s >= size_bytes * s.beta_s_per_byte else s.bottleneck
+        return Limit.LATENCY if s.latency_bound(size_bytes) else s.bottleneck
 
     def time_s(self, op: str, size_bytes: float, algo: str = "auto", proto: str = "auto") -> float:
         return self.best(op, size_bytes, algo, proto)[0]

@@ -101,8 +101,9 @@ def public_section(params: Parameters, write_calibrations: bool = False) -> tupl
 def public_intervals_section(params: Parameters, write_calibrations: bool) -> tuple[list[str], dict]:
     """Uncalibrated 90% intervals from the corpus' spread per size band, checked leaving each dataset out."""
     import numpy as np
-    from simulator.collectives.uncertainty import DATASHEET_FILE
-    from validation.defaults import band_of, leave_one_out_intervals, public_residuals, uncertainty_block
+    from simulator.collectives.uncertainty import DATASHEET_FILE, size_band
+    from validation.calibrate import SIZE_EDGES_BYTES
+    from validation.defaults import leave_one_out_intervals, public_residuals, uncertainty_block
     res = public_residuals(DATA, params)
     block = uncertainty_block(res)
     loo = leave_one_out_intervals(res)
@@ -126,8 +127,8 @@ def public_intervals_section(params: Parameters, write_calibrations: bool) -> tu
              "|---|---|---|---|"]
     figures: dict = {}
     for b, n in enumerate(names):
-        per = [(np.mean(inside[band_of(sz) == b]), np.median(w[band_of(sz) == b]))
-               for sz, inside, w in loo.values() if np.any(band_of(sz) == b)]
+        per = [(np.mean(inside[band]), np.median(w[band]))
+               for sz, inside, w in loo.values() if np.any(band := size_band(sz, SIZE_EDGES_BYTES) == b)]
         c, w = float(np.mean([x for x, _ in per]) * 100), float(np.median([y for _, y in per]) * 100)
         figures[f"public_interval {n}"] = (c, w)
         lines.append(f"| {n} | {len(per)} | {c:.0f} | {w:.0f} |")

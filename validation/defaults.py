@@ -23,7 +23,6 @@ import numpy as np
 
 from simulator.collectives.params import Parameters
 from simulator.collectives.uncertainty import LEVEL
-from validation.calibrate import SIZE_EDGES_BYTES
 from validation.compare import Predictor, compare, dataset_points, topo_from_hint
 from validation.parsers import CollMeasurement, read_jsonl
 
@@ -76,11 +75,6 @@ def uncertainty_block(res: Sequence[Residuals], level: float = LEVEL) -> dict:
     return {"level": level, "keys": [], "scale": [], "cov": [],
             "residual": {"latency": _quantiles(lat, level), "bandwidth": _quantiles(bw, level)},
             "domain": {}}
-
-
-def band_of(size_bytes: np.ndarray) -> np.ndarray:
-    """Index of each size's band (SIZE_EDGES_BYTES: < 64 KiB, 64 KiB - 16 MiB, >= 16 MiB)."""
-    return np.searchsorted(np.array(SIZE_EDGES_BYTES), size_bytes, side="right")
 
 
 def _equalised(x: np.ndarray, n: int = 64) -> np.ndarray:

@@ -20,14 +20,13 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from simulator.collectives.uncertainty import size_bands
+from validation.calibrate import SIZE_EDGES_BYTES
 from validation.compare import Comparison, Predictor
 from validation.parsers import CollMeasurement, read_jsonl
 
-BANDS = (("< 64 KiB", 0, 1 << 16), ("64 KiB - 16 MiB", 1 << 16, 1 << 24), (">= 16 MiB", 1 << 24, 1 << 62))
-
-
-def band_of(size_bytes: int) -> str:
-    return next(name for name, lo, hi in BANDS if lo <= size_bytes < hi)
+BANDS = size_bands(SIZE_EDGES_BYTES)
+"""(name, smallest size, first size above) of the report's size bands: the calibration's residual bands."""
 
 
 def _key(op: str, world: int, size: int, variant: str) -> tuple:

@@ -46,6 +46,7 @@ from statistics import NormalDist
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 from simulator.core.errors import InputError
+from simulator.core.units import format_bytes
 
 if TYPE_CHECKING:
     import numpy as np
@@ -57,8 +58,20 @@ REGIMES = ("latency", "bandwidth")
 
 
 def size_band(size_bytes: float, edges_bytes: Sequence[float]) -> int:
-    """Index of the size band ``size_bytes`` falls in: the number of (increasing) edges at or below it."""
+    """Index of the size band ``size_bytes`` falls in: the number of (increasing) edges at or below it
+    (elementwise on a numpy array of sizes)."""
     return sum(size_bytes >= e for e in edges_bytes)
+
+
+def size_bands(edges_bytes: Sequence[float]) -> tuple[tuple[str, float, float], ...]:
+    """(name, smallest size, first size above) of each band :func:`size_band` numbers, for tables:
+    edges 64 KiB and 16 MiB give "< 64 KiB", "64 KiB - 16 MiB" and ">= 16 MiB"."""
+    e = list(edges_bytes)
+    if not e:
+        return (("any size", 0.0, math.inf),)
+    names = ([f"< {format_bytes(e[0])}"] + [f"{format_bytes(a)} - {format_bytes(b)}" for a, b in zip(e, e[1:])]
+             + [f">= {format_bytes(e[-1])}"])
+    return tuple(zip(names, [0.0] + e, e + [math.inf]))
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,20 @@ def test_checker_charge_uses_the_copy_bandwidth(tmp_path: Path) -> None:
     assert main([str(bad)]) == 2
 
 
+@pytest.mark.parametrize("text, match", [("{\"kind\": \"overlap\",\n", "line 1"), ("[1, 2]\n", "JSON object"),
+                                         ("", "no overlap records")])
+def test_checker_refuses_a_bad_file_naming_it(tmp_path: Path, text: str, match: str) -> None:
+    """A cut-short line, a line that is not a record (it raised AttributeError before the checker read
+    files through simulator.core.inputs.read_jsonl) or no overlap records: an InputError naming the file."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(text)
+    with pytest.raises(InputError, match=match) as e:
+        read_overlap(bad)
+    assert str(bad) in str(e.value)
+    with pytest.raises(InputError, match="cannot read|no such|not found|does not exist"):
+        read_overlap(tmp_path / "missing.jsonl")
+
+
 def test_committed_probe_measures_about_the_charged_traffic() -> None:
     """4x H100 (validation/data/h100x4_2026-11-26j): the work's slowdown beside a collective, as local
     accesses per bus byte, brackets the model's constant (recorded: median 3.55, 3.69 at 384 MiB)."""

@@ -16,13 +16,13 @@ collective. The last line sums it up as accesses per bus byte (:func:`summary_li
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from pathlib import Path
 from typing import Any, Sequence
 
 from simulator.core.errors import InputError
+from simulator.core.inputs import read_jsonl
 from simulator.core.vocabulary import busbw_factor
 from simulator.training.llm.hbm_contention import HBM_ACCESSES_PER_BUS_BYTE, collective_hbm_bytes
 
@@ -33,17 +33,7 @@ FIELDS = ("op", "bytes", "work", "world", "work_bytes", "coll_alone_s", "work_al
 def read_overlap(path: str | Path) -> list[dict[str, Any]]:
     """The ``kind:"overlap"`` records of a file, each checked to have :data:`FIELDS`."""
     out = []
-    try:
-        lines = Path(path).read_text().splitlines()
-    except OSError as exc:
-        raise InputError(f"cannot read ({exc.strerror})", source=str(path)) from None
-    for i, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            raise InputError("not JSON", source=f"{path}:{i}") from None
+    for i, rec in read_jsonl(path):
         if rec.get("kind") != "overlap":
             continue
         missing = [f for f in FIELDS if f not in rec]

@@ -27,6 +27,7 @@ less its collectives alone on an idle network, then the collectives run (so cont
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from functools import cached_property
 
 from simulator.core.errors import InputError
 from simulator.training.llm.config import Recompute, TrainConfig
@@ -80,8 +81,12 @@ class PassProfile:
         are always analytic (the profile's passes carry no FSDP hooks)."""
         if config.fsdp:
             return None
-        key = shape_key(gpu, model, config)
-        return next((e for e in self.entries if e.key == key), None)
+        return self._by_shape.get(shape_key(gpu, model, config))
+
+    @cached_property
+    def _by_shape(self) -> dict[tuple, ProfileEntry]:
+        """The entries by :func:`shape_key` (the first of two for one shape, which parse_profile refuses)."""
+        return {e.key: e for e in reversed(self.entries)}
 
 
 def backward_passes(config: TrainConfig) -> int:

@@ -40,9 +40,20 @@ class CommFloor:
         self.groups = GroupCollectives(router, params)
         self._gpus = tuple(router.gpus)
         self._hops: dict[tuple, tuple[float, float]] = {}
+        self._groups: dict[tuple, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
     def _place(self, c: TrainConfig) -> Placement:
         return Placement(c, self._gpus, ())
+
+    def _first_groups(self, c: TrainConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(first TP group, first stage's first data-parallel group) of ``c``'s placement, built once
+        per layout (the bound asks for them per pass)."""
+        key = _layout(c)
+        hit = self._groups.get(key)
+        if hit is None:
+            pl = self._place(c)
+            hit = self._groups[key] = (pl.tp_group(0, 0), pl.dp_group(0, 0))
+        return hit
 
     def calls_s(self, calls: tuple[CommCall, ...], ranks: tuple[str, ...]) -> float:
         """``calls`` one after another on the group ``ranks``."""
@@ -51,13 +62,13 @@ class CommFloor:
 
     def tp_s(self, c: TrainConfig, calls: tuple[CommCall, ...]) -> float:
         """One pass's TP collectives (on the first TP group)."""
-        return self.calls_s(calls, self._place(c).tp_group(0, 0)) if calls and c.tp > 1 else 0.0
+        return self.calls_s(calls, self._first_groups(c)[0]) if calls and c.tp > 1 else 0.0
 
     def send_s(self, c: TrainConfig, send_bytes: float) -> float:
         """One pipeline send of ``send_bytes`` per route between neighbouring stages."""
         if c.pp < 2:
             return 0.0
-        key = (c.tp, c.pp, c.dp, c.order)
+        key = _layout(c)
         hop = self._hops.get(key)
         if hop is None:
             pl, g = self._place(c), self.groups
@@ -76,10 +87,15 @@ class CommFloor:
         """A stage's exposed data-parallel work after its last pass (DDP, ZeRO-1/2 only)."""
         if c.dp < 2 or c.fsdp is not None or c.zero == 3:
             return 0.0
-        ranks = self._place(c).dp_group(0, 0)
+        ranks = self._first_groups(c)[1]
         g, gbytes = self.groups, stage_params * GRAD_BYTES
         if c.zero == 0:
             return g.time_s(g.plan("all_reduce", ranks, gbytes), ranks, gbytes)
         pbytes = stage_params * PARAM_BYTES
         return (g.time_s(g.plan("reduce_scatter", ranks, gbytes), ranks, gbytes)
                 + g.time_s(g.plan("all_gather", ranks, pbytes), ranks, pbytes))
+
+
+def _layout(c: TrainConfig) -> tuple:
+    """What places ``c``'s ranks on the GPUs (simulator.training.llm.placement)."""
+    return (c.tp, c.pp, c.dp, c.order)

@@ -16,6 +16,7 @@ import resource
 import time
 
 from gpunetsim.search import make_cluster, search, worker_pool
+from gpunetsim.search_study import plan_label
 from simulator.training.llm.model import zoo_model
 
 
@@ -52,9 +53,7 @@ def main(argv: list[str] | None = None) -> int:
           f"by the bound, {local.simulated} simulated; {t1 - t0:.1f} s wall (target < 120 s), {c1 - c0:.1f} s CPU "
           f"(all processes), load average after {os.getloadavg()[0]:.2f}")
     best = local.plans[0]
-    print(f"best: {best.config.tp}x{best.config.pp}x{best.config.dp} mb {best.config.micro_batch} "
-          f"{best.config.schedule.value} {best.config.recompute.value} {best.config.sharding}, "
-          f"{best.iteration_s:.3f} s per iteration")
+    print(f"best: {plan_label(best.config.as_dict())}, {best.iteration_s:.3f} s per iteration")
     if a.dask:
         import distributed
         t2 = time.perf_counter()

@@ -11,6 +11,7 @@ from typing import Sequence
 import plotly.graph_objects as go
 
 from gpunetsim.report import html_page
+from gpunetsim.search_study import plan_label, scaling
 from simulator.training.llm.plan_search import PlanResult, SearchOutcome
 
 _TERMS = (("compute_s", "compute"), ("tp_comm_s", "TP comm"), ("pp_comm_s", "PP sends"),
@@ -19,9 +20,7 @@ _TERMS = (("compute_s", "compute"), ("tp_comm_s", "TP comm"), ("pp_comm_s", "PP 
 
 
 def _plan_label(p: PlanResult) -> str:
-    c = p.config
-    return (f"{p.cluster.label}: {c.tp}x{c.pp}x{c.dp} mb{c.micro_batch} {c.schedule.value}"
-            f"{'/' + str(c.chunks) if c.chunks > 1 else ''} {c.recompute.value} {c.sharding}")
+    return f"{p.cluster.label}: {plan_label(p.config.as_dict())}"
 
 
 def pareto(plans: Sequence[PlanResult], cost) -> list[PlanResult]:
@@ -111,7 +110,6 @@ def plan_figures(rows: Sequence[dict]) -> tuple[go.Figure, go.Figure]:
     """Study rows of kind ``search``: tokens/s of each size's best plan vs GPUs per model (log-log,
     with ideal linear scaling from the smallest size that fits; the plan on hover), and each best
     plan's iteration as shares of compute, TP, pipeline, bubble, DP and optimizer."""
-    from gpunetsim.search_study import plan_label, scaling
     eff = scaling(list(rows))
     fits = [(i, r) for i, r in enumerate(rows) if r.get("fits")]
     series: dict[str, list[tuple[int, dict]]] = {}

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 from functools import lru_cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -148,8 +148,9 @@ def evaluate_search(point, row: dict[str, object]) -> dict[str, object]:
     return row
 
 
-def plan_label(r: dict) -> str:
-    """``TPxPPxDP mb schedule recompute sharding`` of a search row."""
+def plan_label(r: Mapping) -> str:
+    """``TPxPPxDP mbN schedule[/chunks] recompute sharding`` of a plan: a search row, or a training
+    configuration's ``as_dict()`` (the one label of a plan in tables, reports and benchmarks)."""
     sched = str(r["schedule"]) + (f"/{r['virtual_stages']}" if int(r.get("virtual_stages") or 1) > 1 else "")
     return f"{r['tp']}x{r['pp']}x{r['dp']} mb{r['micro_batch']} {sched} {r['recompute']} {r['sharding']}"
 

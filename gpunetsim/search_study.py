@@ -24,13 +24,17 @@ fits in memory gives a row saying so (``fits`` false, no times), not a failure.
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from functools import lru_cache
-from typing import Annotated, Any, Literal, Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from simulator.core import limits
 from simulator.core.errors import InputError
+
+if TYPE_CHECKING:
+    from simulator.training.llm.plan_search import Cluster
 
 _Pos = Annotated[int, Field(gt=0, le=limits.MAX_INT, strict=True)]
 SEARCH_AXES = ("model", "gpus")
@@ -79,8 +83,9 @@ class SearchAxes(BaseModel):
                            self.flash_attention, self.dtype)
 
 
-def check_search(axes: SearchAxes, topologies: list[str], source: str) -> None:
-    """Every model resolves and every GPU count is whole servers of every topology, before anything runs."""
+def check_search(axes: SearchAxes, topologies: list[str], source: str) -> dict[tuple[str, int], Cluster]:
+    """Every model resolves and every GPU count is whole servers of every topology, before anything runs.
+    Returns the cluster of each (topology, GPU count), which the study's points carry."""
     from gpunetsim.train_study import resolve_train_model
     from simulator.training.llm.plan_search import make_cluster
     for i, m in enumerate(axes.model):
@@ -88,12 +93,14 @@ def check_search(axes: SearchAxes, topologies: list[str], source: str) -> None:
             resolve_train_model(m)
         except InputError as e:
             raise InputError(e.message, source=source, field=f"search.model[{i}]", value=m) from None
+    clusters = {}
     for t in topologies:
         for i, n in enumerate(axes.gpus):
             try:
-                make_cluster(t, n)
+                clusters[(t, n)] = make_cluster(t, n)
             except InputError as e:
                 raise InputError(e.message, source=source, field=f"search.gpus[{i}]", value=n) from None
+    return clusters
 
 
 def search_settings(axes: SearchAxes) -> list[tuple[tuple[str, object], ...]]:
@@ -125,12 +132,12 @@ def _simulator(model: str, calibration: str | None):
 
 def evaluate_search(point, row: dict[str, object]) -> dict[str, object]:
     """The row of one search point: its configuration columns, the search's counts, the best plan."""
-    from gpunetsim.search import make_cluster, search
+    from gpunetsim.search import search
     from simulator.core.units import parse_bandwidth
     model, gpus, axes = _axes_of(point.search)
     sim = _simulator(model, point.calibration)
     nic = parse_bandwidth(point.nic_bw, field="nic_bw") if point.nic_bw else None
-    cluster = make_cluster(point.topology, gpus, None, nic, point.oversubscription)
+    cluster = replace(point.cluster, nic_Bps=nic, oversubscription=point.oversubscription)   # made by check_search
     out = search(sim.model, [cluster], axes.batch(gpus), tokens=axes.tokens, space=axes.space(), top=1,
                  params=sim.params, compute=sim.compute, wave=1, simulator=sim)
     row.update(total_gpus=cluster.gpus, gpu=cluster.gpu, global_batch=axes.batch(gpus), plans=out.enumerated,

@@ -29,7 +29,7 @@ import itertools
 import json
 import logging
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Callable, Iterable, Literal, Sequence
@@ -154,10 +154,12 @@ class Point:
     backend: str = "nccl"
     train: tuple[tuple[str, object], ...] = ()      # LLM-training settings of a 'train' point
     search: tuple[tuple[str, object], ...] = ()     # model, GPU count and space of a 'search' point
+    cluster: Any = field(default=None, compare=False)  # a 'search' point's Cluster (made once, by check_search)
 
     def columns(self) -> dict[str, object]:
         """The configuration columns of this point's row (paths shortened to file names)."""
         d = asdict(self)
+        del d["cluster"]
         if not self.search:
             del d["search"]
         d["topology"] = _short(self.topology)
@@ -230,8 +232,7 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
         check_models(spec.train, source)
     models = [_resolve(m, base, _is_zoo) for m in spec.model]
     topos = [_resolve(t, base, lambda t: t in topologies.SERVERS) for t in spec.topology]
-    if spec.search is not None:
-        check_search(spec.search, topos, source)
+    clusters = check_search(spec.search, topos, source) if spec.search is not None else {}
     calib = None
     if spec.calibration is not None:
         from simulator.collectives.params import SHIPPED_DIR
@@ -316,11 +317,10 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
                                 model=str(dict(st)["model"]), gpu=spec.gpu, train=st))
     for t, bw, ovs in itertools.product(topos, spec.nic_bw, spec.oversubscription):
         for st in searches:      # a cluster of whole servers (or part of one), rail-optimized InfiniBand
-            from simulator.training.llm.plan_search import make_cluster
-            cl = make_cluster(t, int(dict(st)["gpus"]))
+            cl = clusters[(t, int(dict(st)["gpus"]))]
             points.append(Point(len(points), "search", t, cl.nodes, None if cl.nodes > 1 else cl.gpus, "rail", "ib",
                                 bw, None, ovs, 32, "auto", "des", calib, model=str(dict(st)["model"]),
-                                gpu=spec.gpu, search=st))
+                                gpu=spec.gpu, search=st, cluster=cl))
     for key in sorted({_topo_key(p) for p in points if p.kind != "search"}, key=repr):
         model = _check(lambda: _cost_model(*key), source, "topology", _short(key[0]))
         if any(_topo_key(p) == key and (p.kind == "train" or (p.kind == "ddp" and _is_zoo(p.model)))
@@ -426,7 +426,7 @@ def _dataparallel_row(point: Point, model: CostModel, row: dict[str, object]) ->
 
 def evaluate(point: Point) -> dict[str, object]:
     """One row for ``point``: its configuration columns and the model's prediction."""
-    if point.kind == "search":          # builds its own clusters (gpunetsim.search)
+    if point.kind == "search":          # runs a plan search on the cluster it carries (gpunetsim.search)
         from gpunetsim.search_study import evaluate_search
         return evaluate_search(point, point.columns())
     if point.strategy == "dataparallel":

@@ -200,3 +200,15 @@ def test_study_strategy_and_backend_axes(tmp_path) -> None:
     f.write_text("model: resnet50\nbackend: mpi\n")
     with pytest.raises(InputError, match="backend"):
         load_study(f)
+
+
+def test_dp_keys_passed_apart_give_the_model_with_those_keys(h200) -> None:
+    """A host fit prices its trials on one model, passing the ``dp.`` keys apart: the same result as a
+    model built with them, including the memoised GPU-side times (copy keys are part of the memo)."""
+    w = toy(host_s=0.008, forward_ops=50)
+    q = Parameters().replace(dp__lock_handoff_s=70e-6, dp__copy_Bps=5e9, dp__copy_latency_s=30e-6)
+    shared = CostModel(h200[4].router)
+    first = simulate_dataparallel(shared, w)                  # fills the memo with the datasheet copy keys
+    apart = simulate_dataparallel(shared, w, q)
+    own = simulate_dataparallel(CostModel(h200[4].router, q), w)
+    assert apart == own and apart != first

@@ -200,17 +200,29 @@ def topology_for(gpu: str) -> str:
     raise InputError("cannot tell the topology preset from the GPU name", field="gpu", value=gpu)
 
 
+_MODELS: dict[tuple, object] = {}
+"""Cost models by (preset, GPUs, parameters other than ``dp.``): a host fit's trials vary only ``dp.``
+keys, which no collective plan reads, so they share one model (its plans and GPU-side times)."""
+
+
 def _model(data: DPModelData, gpus: int, params: Parameters):
     import topologies
     from simulator.network.closed_form import CostModel
-    # The runs keep NVLink SHARP off (NCCL_NVLS_ENABLE=0, as every campaign launch).
-    return CostModel(topologies.prepare(topology_for(data.gpu), gpus_per_node=gpus, nvls=False), params)
+    preset = topology_for(data.gpu)
+    key = (preset, gpus, tuple(sorted((k, v) for k, v in params.values.items() if not k.startswith("dp."))))
+    hit = _MODELS.get(key)
+    if hit is None:
+        if len(_MODELS) > 64:
+            _MODELS.clear()
+        # The runs keep NVLink SHARP off (NCCL_NVLS_ENABLE=0, as every campaign launch).
+        hit = _MODELS[key] = CostModel(topologies.prepare(preset, gpus_per_node=gpus, nvls=False), params)
+    return hit
 
 
 def predict_dp(data: DPModelData, gpus: int, params: Parameters):
     """The DataParallel prediction (a DataParallelResult) from the profile alone."""
     from simulator.training.dataparallel import simulate_dataparallel
-    return simulate_dataparallel(_model(data, gpus, params), data.profile)
+    return simulate_dataparallel(_model(data, gpus, params), data.profile, params)
 
 
 def predict_ddp(data: DPModelData, gpus: int, params: Parameters) -> float:

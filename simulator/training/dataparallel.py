@@ -77,12 +77,15 @@ Single server only: DataParallel is one process.
 
 from __future__ import annotations
 
+import functools
 import heapq
+import weakref
 from dataclasses import asdict, dataclass
 from typing import Sequence
 
 import numpy as np
 
+from simulator.collectives.params import Parameters
 from simulator.core.errors import InputError
 from simulator.network.closed_form import CostModel
 from simulator.network.records import Record
@@ -192,10 +195,33 @@ def chunk_sizes(tensor_bytes: Sequence[int], limit: int = COALESCE_BYTES) -> lis
     return chunks
 
 
-def transfer_time_s(model: CostModel, transfers: Sequence[tuple[str, str, float]]) -> float:
+_GPU_MEMO: "weakref.WeakKeyDictionary[CostModel, dict]" = weakref.WeakKeyDictionary()
+"""Per cost model: the GPU seconds of its transfers and coalesced calls. They depend on the model's
+routes and collective parameters only (and the ``dp.`` copy keys, part of each memo key), so the trials
+of a host fit, which vary ``dp.`` keys on one model, price each once."""
+
+
+def _memo(model: CostModel) -> dict:
+    hit = _GPU_MEMO.get(model)
+    if hit is None:
+        hit = _GPU_MEMO[model] = {}
+    return hit
+
+
+def transfer_time_s(model: CostModel, transfers: Sequence[tuple[str, str, float]],
+                    copy_latency_s: float | None = None) -> float:
     """Seconds until the last of ``transfers`` (src GPU, dst GPU, bytes), started together, ends:
     each flow at its max-min fair rate over its route on an idle network, plus its wire latency
-    and ``dp.copy_latency_s`` (a peer copy's launch)."""
+    and ``copy_latency_s`` (a peer copy's launch; default the model's ``dp.copy_latency_s``)."""
+    lat = model.params["dp.copy_latency_s"] if copy_latency_s is None else copy_latency_s
+    memo, key = _memo(model), ("transfer", tuple(transfers), lat)
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = _transfer_time_s(model, transfers, lat)
+    return hit
+
+
+def _transfer_time_s(model: CostModel, transfers: Sequence[tuple[str, str, float]], lat: float) -> float:
     r, p = model.router, model.params
     flows = [(r.route(s, d), b) for s, d, b in transfers if s != d and b > 0]
     if not flows:
@@ -204,18 +230,21 @@ def transfer_time_s(model: CostModel, transfers: Sequence[tuple[str, str, float]
     g_ = np.concatenate([np.full(len(route), i) for i, (route, _) in enumerate(flows)])
     l_ = np.concatenate([np.asarray(route, dtype=np.int64) for route, _ in flows])
     rates = max_min_rates(g_, l_, np.ones(len(l_)), cap, np.full(len(flows), np.inf))
-    return float(max(b / rate + r.wire_latency_s(route) for (route, b), rate in zip(flows, rates))
-                 + p["dp.copy_latency_s"])
+    return float(max(b / rate + r.wire_latency_s(route) for (route, b), rate in zip(flows, rates)) + lat)
 
 
-def _coalesced(model: CostModel, op: str, chunks: Sequence[tuple[int, int]]) -> float:
-    """GPU seconds of a coalesced broadcast or reduce: per chunk, a flatten copy (chunks of several
-    tensors) and one NCCL call."""
-    p = model.params
-    return float(sum((size / p["dp.copy_Bps"] if count > 1 else 0.0) + model.time_s(op, size)
-                     for size, count in chunks))
+def _coalesced(model: CostModel, op: str, chunks: Sequence[tuple[int, int]], copy_Bps: float) -> float:
+    """GPU seconds of a coalesced broadcast or reduce: per chunk, a flatten copy at ``copy_Bps``
+    (chunks of several tensors) and one NCCL call."""
+    memo, key = _memo(model), (op, tuple(chunks), copy_Bps)
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = float(sum((size / copy_Bps if count > 1 else 0.0) + model.time_s(op, size)
+                                    for size, count in chunks))
+    return hit
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def parallel_apply_s(threads: int, launch_s: float, ops: int, cold_s: float, cold_lock_share: float,
                      handoff_s: float, start_s: float) -> float:
     """Host seconds from ``parallel_apply``'s call until its last replica thread has launched its
@@ -225,7 +254,8 @@ def parallel_apply_s(threads: int, launch_s: float, ops: int, cold_s: float, col
     fresh-thread cost ``cold_s`` (the share ``cold_lock_share`` holding the lock, the rest free),
     then ``ops`` times: ``launch_s / ops`` of operator work with the lock released, then retakes
     the lock, which costs ``handoff_s`` when another thread held it last. One thread alone takes
-    ``cold_s + launch_s``; hand-offs only happen between threads, so the queue grows with them."""
+    ``cold_s + launch_s``; hand-offs only happen between threads, so the queue grows with them.
+    Remembered per arguments (a host fit's trials repeat them for every key the queue does not read)."""
     segments = ([(False, cold_s * (1 - cold_lock_share)), (True, cold_s * cold_lock_share)] if cold_s > 0 else []) \
         + [(False, launch_s / ops), (True, 0.0)] * ops
     events: list[tuple[float, int, int]] = [(i * start_s, i, i) for i in range(threads)]   # (time, seq, thread)
@@ -273,10 +303,12 @@ def backward_threads_s(threads: int, facts: DPFacts, handoff_s: float) -> float:
                             handoff_s, 0.0)
 
 
-def simulate_dataparallel(model: CostModel, workload: Workload) -> DataParallelResult:
+def simulate_dataparallel(model: CostModel, workload: Workload, params: Parameters | None = None) -> DataParallelResult:
     """One ``nn.DataParallel`` iteration of ``workload`` (per-GPU batch) on every GPU of ``model``'s
-    topology, which must be one server."""
-    r, p = model.router, model.params
+    topology, which must be one server. ``params``: the ``dp.`` keys to use instead of the model's
+    (its collectives and links keep the model's own parameters), so that the trials of a host fit share
+    one model's plans."""
+    r, p = model.router, params or model.params
     gpus = list(r.gpus)
     n = len(gpus)
     if r.info.hosts > 1:
@@ -304,15 +336,17 @@ def simulate_dataparallel(model: CostModel, workload: Workload) -> DataParallelR
     in_b, out_b, grad_b = (bs * x for x in (f.input_bytes_per_sample, f.output_bytes_per_sample,
                                             f.output_grad_bytes_per_sample))
     phases = (
-        DPPhase("scatter", transfer_time_s(model, [(g0, g, in_b) for g in gpus]),
+        DPPhase("scatter", transfer_time_s(model, [(g0, g, in_b) for g in gpus], p["dp.copy_latency_s"]),
                 p["dp.step_overhead_s"] + n * p["dp.copy_host_s"], in_b * (n - 1)),
-        DPPhase("replicate", _coalesced(model, "broadcast", chunks),
+        DPPhase("replicate", _coalesced(model, "broadcast", chunks, p["dp.copy_Bps"]),
                 replicate_host + len(chunks) * per_chunk, sum(f.tensor_bytes)),
         DPPhase("forward", fwd, apply_s + p["dp.thread_s"]),
-        DPPhase("gather", transfer_time_s(model, [(g, g0, out_b) for g in gpus]), n * p["dp.copy_host_s"],
+        DPPhase("gather", transfer_time_s(model, [(g, g0, out_b) for g in gpus], p["dp.copy_latency_s"]),
+                n * p["dp.copy_host_s"],
                 out_b * (n - 1)),
-        DPPhase("backward", bwd + transfer_time_s(model, [(g0, g, grad_b) for g in gpus]), backward_host),
-        DPPhase("reduce", _coalesced(model, "reduce", grad_chunks),
+        DPPhase("backward", bwd + transfer_time_s(model, [(g0, g, grad_b) for g in gpus], p["dp.copy_latency_s"]),
+                backward_host),
+        DPPhase("reduce", _coalesced(model, "reduce", grad_chunks, p["dp.copy_Bps"]),
                 len(grad_chunks) * per_chunk, sum(f.tensor_bytes[:f.param_tensors])),
         DPPhase("optimizer", opt, f.optimizer_host_s),
     )

@@ -5,7 +5,7 @@
     python -m validation.accuracy --calibrations   # also refits simulator/collectives/calibrations/*.json
     python -m validation.accuracy --only nvls      # only section 5 (NVLS and B200), in seconds
     python -m validation.accuracy --only dp        # only section 6 (DataParallel vs DDP, Gloo), in seconds
-    python -m validation.accuracy --only llm       # only section 7 (LLM training, about 2 minutes)
+    python -m validation.accuracy --only llm       # only section 7 (LLM training, about 25 s)
     python -m validation.accuracy --only search    # only section 9 (plan search vs vTrain's fastest, seconds)
     python -m validation.accuracy --only innet     # only section 10 (CollNet/SHARP and PAT vs NCCL's model)
 
@@ -554,10 +554,11 @@ IN_PLACE = {"llm": _llm_in_place, "search": _search_in_place, "dp": _dp_in_place
 args -> (markdown lines, begin marker, end marker)."""
 
 
-BESIDE = ("llm",)
-"""Sections run in a second process while this one runs the others, on a machine with two or more cores:
-the LLM section alone is about two thirds of the script's CPU time, the others together the rest, so the
-wall time is about the longer of the two. Figures are the same either way (every section is deterministic
+BESIDE = ("llm", "search")
+"""Sections run (one after the other) in a second process while this one runs the others, on a machine
+with two or more cores: the LLM training simulations (sections 7 and 9) are about half of the script's
+CPU time (25 + 5 s of 60 s, 2-core VM), the others together the rest, so the wall time is about the
+longer of the two. Figures are the same either way (every section is deterministic
 and reads only committed files). Not with ``--calibrations``: the LLM section reads calibrations
 (h200-nvlink, h200-nvlink-2gpu) that the others rewrite then."""
 

@@ -11,6 +11,7 @@ pipeline traffic of different groups contend where they share links.
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 
@@ -28,11 +29,8 @@ class GroupCollectives:
     def __init__(self, router: Router, params: Parameters) -> None:
         self.router = router
         self.params = params
-        self.planner = Planner(router, params)
-        self._shapes: dict[tuple, tuple[float, float, Plan]] = {}
-        self._choice: dict[tuple, tuple[str, str]] = {}
-        eff = {k: params.link_efficiency(k) for k in set(router.kind)}
-        self.capacity_Bps = router.capacity_Bps * np.array([eff[k] for k in router.kind])
+        self.planner, self._shapes, self.capacity_Bps = _shared(router, params)
+        self._choice: dict[tuple, tuple[str, str]] = {}     # per instance: decided by the first size seen
 
     def _rates(self, plan: Plan, channels: int | None) -> np.ndarray:
         """Max-min fair rate of each flow group of ``plan`` alone on the idle network (a p2p plan's
@@ -84,3 +82,25 @@ class GroupCollectives:
     def p2p_plan(self, src: str, dst: str) -> Plan:
         """A send from ``src`` to ``dst`` (NCCL's send/recv, simple protocol): latency and route."""
         return self._shape("send_recv", "direct", "simple", (src, dst))[2]
+
+
+_SHARED: "weakref.WeakKeyDictionary[Router, dict]" = weakref.WeakKeyDictionary()
+"""Per router and parameter values: the planner, the shapes (alpha, beta, plan) and the usable link
+capacities, which depend on nothing else, so every simulation on one router with the same parameters
+(a sweep, a fit's many runs) plans and prices each collective once. Kept as long as the router lives."""
+
+
+def _shared(router: Router, params: Parameters) -> tuple[Planner, dict, np.ndarray]:
+    by_params = _SHARED.get(router)
+    if by_params is None:
+        by_params = _SHARED[router] = {}
+    key = tuple(sorted(params.values.items()))
+    hit = by_params.get(key)
+    if hit is None:
+        if len(by_params) > 16:
+            by_params.clear()
+        eff = {k: params.link_efficiency(k) for k in set(router.kind)}
+        capacity = router.capacity_Bps * np.array([eff[k] for k in router.kind])
+        capacity.setflags(write=False)                   # shared: nobody may change it in place
+        hit = by_params[key] = (Planner(router, params), {}, capacity)
+    return hit

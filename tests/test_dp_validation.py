@@ -217,3 +217,49 @@ def test_backward_split_is_read_and_the_reduce_grows_per_gpu() -> None:
         chunks = len(chunk_sizes(f.tensor_bytes[:f.param_tensors]))
         per_chunk[d.model] = [d.backward_parts[g]["reduce_host_s"] / chunks for g in (2, 4)]
     assert np.median([b / a for a, b in per_chunk.values()]) > 1.3
+
+
+def test_ratio_pairs_each_launch_with_its_own_ddp(tmp_path: Path) -> None:
+    """The measured DataParallel-over-DDP ratio is taken per launch (both from the same launch) and
+    its launch range reported; a launch without its DDP record pairs with nothing."""
+    from validation.dp_compare import launch_range_pct, read_dp
+    prof = {"name": "m", "forward_s": 1e-3, "backward_s": 2e-3, "optimizer_s": 0.0, "batch_size": 4,
+            "params": [{"name": "w", "bytes": 4096, "grad_ready_s": 1e-3}]}
+    rows = []
+    for i, (dp, ddp) in enumerate(((0.010, 0.002), (0.012, 0.003), (0.030, None))):
+        lid = f"L{i}"
+        rows.append({"kind": "dp_profile", "model": "m", "launch_id": lid, "profile": prof})
+        rows.append({"kind": "dp", "model": "m", "gpus": 2, "launch_id": lid, "median_s": dp})
+        if ddp is not None:
+            rows.append({"kind": "ddp", "model": "m", "world": 2, "launch_id": lid, "median_s": ddp,
+                         "bucket_cap_mb": 25.0})
+    f = tmp_path / "dp_world2.jsonl"
+    f.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    (d,) = read_dp([f])
+    assert d.ratio_s == {2: (5.0, 4.0)}
+    assert d.ratio_spread_pct(2) == pytest.approx(100 * 1.0 / 4.5)
+    assert d.ddp_spread_pct(2) == pytest.approx(100 * 0.001 / 0.0025)
+    assert np.isnan(launch_range_pct(()))
+
+
+def test_borrowed_diagnostics_are_the_median_of_the_nearest_donors() -> None:
+    """Every donor of the nearest rank counts: the pair's share is the median of their (clipped)
+    shares, the fresh/warm costs the median key by key; a farther donor (another GPU) is ignored."""
+    from dataclasses import replace
+
+    from simulator.training.dataparallel import DPFacts
+    from validation.dp_compare import DIAGNOSTICS, PAIR_DIAGNOSTICS, borrow_diagnostics
+    d = _diagnosed_dp()[0]
+
+    def with_extras(ex: dict, source: str, gpu: str):
+        return replace(d, profile=replace(d.profile, extras=tuple(ex.items())), source=source, gpu=gpu)
+    donors = [with_extras({"forward_fresh_thread_host_s": 0.06, "forward_warm_thread_host_s": 0.01,
+                           "forward_ops": 100, "forward_fresh_pair_host_s": 0.01 + 0.05 * (1 + share),
+                           "forward_warm_pair_host_s": 0.01}, f"donor{i}", "GPU A")
+              for i, share in enumerate((0.2, -0.3, 0.6))]               # clipped: 0.2, 0.0, 0.6 -> 0.2
+    donors.append(with_extras(dict(dict(donors[0].profile.extras), forward_fresh_thread_host_s=0.5), "far", "GPU B"))
+    bare = {k: v for k, v in dict(d.profile.extras).items() if k not in DIAGNOSTICS + PAIR_DIAGNOSTICS}
+    got = borrow_diagnostics([with_extras(bare, "me", "GPU A")], donors)[0]
+    facts = DPFacts.from_workload(got.profile, 0.0)
+    assert facts.cold_s == pytest.approx(0.05) and facts.cold_lock_share == pytest.approx(0.2)
+    assert got.diagnostics_from == "donor0, donor1, donor2"

@@ -80,6 +80,8 @@ class DPModelData:
     borrowed: tuple[str, ...] = ()                    # the profile keys borrowed
     backward_parts: dict[int, dict[str, float]] | None = None   # GPUs -> medians of the runner's backward
                                                       # split (replica_backward_host_s, reduce_host_s, ...)
+    ratio_s: dict[int, tuple[float, ...]] | None = None   # ranks -> each launch's DataParallel over DDP
+                                                      # (both measured in the same launch)
 
     @property
     def has_diagnostics(self) -> bool:
@@ -92,8 +94,19 @@ class DPModelData:
         return statistics.median(self.ddp_s[gpus])
 
     def spread_pct(self, gpus: int) -> float:
-        v = self.dp_s[gpus]
-        return 100.0 * (max(v) - min(v)) / statistics.median(v)
+        return launch_range_pct(self.dp_s[gpus])
+
+    def ddp_spread_pct(self, gpus: int) -> float:
+        return launch_range_pct(self.ddp_s[gpus])
+
+    def ratio_spread_pct(self, gpus: int) -> float:
+        """Launch range of the measured DataParallel-over-DDP ratio (each launch's own pair)."""
+        return launch_range_pct((self.ratio_s or {}).get(gpus, ()))
+
+
+def launch_range_pct(values: Sequence[float]) -> float:
+    """(largest - smallest) / median of per-launch values, %; nan without values."""
+    return 100.0 * (max(values) - min(values)) / statistics.median(values) if values else float("nan")
 
 
 def _records(paths: Iterable[str | Path]) -> list[dict]:
@@ -134,15 +147,24 @@ def read_dp(paths: Iterable[str | Path]) -> list[DPModelData]:
                     ph.setdefault(int(r["gpus"]), []).append(r["phase_s"])
                     ph_host.setdefault(int(r["gpus"]), []).append(r["phase_host_s"])
         ddp: dict[int, list[float]] = {}
+        by_launch: dict[tuple[int, str], float] = {}
+        for r in recs:
+            if r.get("kind") == "dp" and r["model"] == m:
+                by_launch[(int(r["gpus"]), str(r.get("launch_id")))] = float(r["median_s"])
+        ratio: dict[int, list[float]] = {}
         for r in recs:
             if r.get("kind") == "ddp" and r["model"] == m and float(r.get("bucket_cap_mb", 25)) == 25.0:
                 ddp.setdefault(int(r["world"]), []).append(float(r["median_s"]))
+                dp_same = by_launch.get((int(r["world"]), str(r.get("launch_id"))))
+                if dp_same is not None:
+                    ratio.setdefault(int(r["world"]), []).append(dp_same / float(r["median_s"]))
         def med(groups: dict[int, list[dict[str, float]]]) -> dict[int, dict[str, float]]:
             return {g: {k: statistics.median(float(x[k]) for x in v) for k in v[0]} for g, v in groups.items()}
         out.append(DPModelData(m, str(profs[0].get("gpu") or ""), w, {g: tuple(v) for g, v in dp.items()},
                                {g: tuple(v) for g, v in ddp.items()}, med(ph), med(ph_host),
                                {g: statistics.median(v) for g, v in persistent.items()} or None,
-                               Path(str(paths_l[0])).parent.name if paths_l else "", backward_parts=med(parts) or None))
+                               Path(str(paths_l[0])).parent.name if paths_l else "", backward_parts=med(parts) or None,
+                               ratio_s={g: tuple(v) for g, v in ratio.items()} or None))
     return out
 
 
@@ -154,42 +176,60 @@ def _one_gpu_host(d: DPModelData) -> bool:
 def borrow_diagnostics(data: Sequence[DPModelData], donors: Sequence[DPModelData]) -> list[DPModelData]:
     """``data`` with the single-GPU thread diagnostics a profile lacks (campaigns measured before
     the runner recorded them) taken from ``donors`` of the same model and batch size, the nearest
-    machine first (the diagnostics are host times): a donor on the same GPU model, then one from a
+    machines first (the diagnostics are host times): donors on the same GPU model, then those from a
     multi-GPU server for a multi-GPU campaign (the lent one-GPU machines have a quarter of the CPU
-    cores): the fresh/warm triple from the first such donor that has it; the two-thread pair
-    likewise, as the *share* it measures (its fresh-minus-warm difference rescaled by the
-    borrower's own fresh-thread cost over the donor's, so that the queued share is the donor's
-    whatever the two hosts' speeds)."""
+    cores). Within the nearest rank that has them, every donor counts (each diagnostic is noisy per
+    host: the two-thread share of one model moved by 0.4 between two hosts of one kind): the
+    fresh/warm triple is the median over those donors, key by key; the two-thread pair is lent as
+    the median of the donors' queued *shares* (each donor's fresh-minus-warm pair over its own
+    fresh-thread cost, minus one), applied to the borrower's own fresh-thread cost, so that the share
+    is the donors' whatever the hosts' speeds."""
     from dataclasses import replace
     out = []
     for d in data:
         ex = dict(d.profile.extras)
         sources, keys_in = [], []
-        ranked = sorted((o for o in donors if o.model == d.model and o.profile.batch_size == d.profile.batch_size),
-                        key=lambda o: (o.gpu != d.gpu, _one_gpu_host(o) and not _one_gpu_host(d)))
+
+        def rank(o: DPModelData) -> tuple[bool, bool]:
+            return o.gpu != d.gpu, _one_gpu_host(o) and not _one_gpu_host(d)
+        same = [o for o in donors if o.model == d.model and o.profile.batch_size == d.profile.batch_size]
         for keys in (DIAGNOSTICS, PAIR_DIAGNOSTICS):
             if all(k in ex for k in keys):
                 continue
-            donor = next((o for o in ranked if all(k in dict(o.profile.extras) for k in keys)), None)
-            if donor is not None:
-                dx = dict(donor.profile.extras)
-                got = {k: dx[k] for k in keys}
-                if keys == PAIR_DIAGNOSTICS and all(k in ex for k in DIAGNOSTICS[:2]) \
-                        and all(k in dx for k in DIAGNOSTICS[:2]):
-                    cold_here = float(ex[DIAGNOSTICS[0]]) - float(ex[DIAGNOSTICS[1]])
-                    cold_donor = float(dx[DIAGNOSTICS[0]]) - float(dx[DIAGNOSTICS[1]])
-                    if cold_donor > 0:
-                        warm = float(dx[PAIR_DIAGNOSTICS[1]])
-                        got[PAIR_DIAGNOSTICS[0]] = warm + (float(dx[PAIR_DIAGNOSTICS[0]]) - warm) \
-                            * max(0.0, cold_here) / cold_donor
-                ex |= got
-                sources.append(donor.source)
-                keys_in += keys
+            having = [o for o in same if all(k in dict(o.profile.extras) for k in keys)]
+            if not having:
+                continue
+            best = min(rank(o) for o in having)
+            tier = [o for o in having if rank(o) == best]
+            dxs = [dict(o.profile.extras) for o in tier]
+            got = {k: statistics.median(float(dx[k]) for dx in dxs) for k in keys}
+            if keys == DIAGNOSTICS:
+                got["forward_ops"] = int(round(got["forward_ops"]))
+            elif all(k in ex for k in DIAGNOSTICS[:2]):
+                shares = [share for dx in dxs if (share := pair_share(dx)) is not None]
+                if shares:
+                    cold_here = max(0.0, float(ex[DIAGNOSTICS[0]]) - float(ex[DIAGNOSTICS[1]]))
+                    got[PAIR_DIAGNOSTICS[0]] = got[PAIR_DIAGNOSTICS[1]] + cold_here * (1.0 + statistics.median(shares))
+            ex |= got
+            sources += [o.source for o in tier]
+            keys_in += keys
         if sources:
             d = replace(d, profile=replace(d.profile, extras=tuple(ex.items())),
                         diagnostics_from=", ".join(dict.fromkeys(sources)), borrowed=tuple(keys_in))
         out.append(d)
     return out
+
+
+def pair_share(ex: dict) -> float | None:
+    """A profile's queued share of the fresh-thread cost from its two-thread pair: (fresh pair -
+    warm pair) / (fresh - warm) - 1, clipped to 0-1 as the simulator uses it
+    (:class:`~simulator.training.dataparallel.DPFacts`); None without a positive fresh-thread cost."""
+    if not all(k in ex for k in DIAGNOSTICS[:2] + PAIR_DIAGNOSTICS):
+        return None
+    cold = float(ex[DIAGNOSTICS[0]]) - float(ex[DIAGNOSTICS[1]])
+    if cold <= 0:
+        return None
+    return min(1.0, max(0.0, (float(ex[PAIR_DIAGNOSTICS[0]]) - float(ex[PAIR_DIAGNOSTICS[1]])) / cold - 1.0))
 
 
 def topology_for(gpu: str) -> str:
@@ -228,7 +268,7 @@ def predict_dp(data: DPModelData, gpus: int, params: Parameters):
 def predict_ddp(data: DPModelData, gpus: int, params: Parameters) -> float:
     """DDP's predicted iteration (bucket_cap_mb 25, as the runner) from the profile alone."""
     from simulator.training.ddp import DDPConfig, simulate_iteration
-    return simulate_iteration(_model(data, gpus, params), data.profile, DDPConfig(bucket_cap_mb=25.0),
+    return simulate_iteration(_model(data, gpus, params), data.profile, DDPConfig(bucket_cap_mb=25.0, first_bucket_mb=None),
                               "closed").iteration_s
 
 
@@ -280,6 +320,6 @@ def leave_one_out(data: Sequence[DPModelData], gpus: int, params: Parameters) ->
     return out
 
 
-__all__ = ["BACKWARD_PARTS", "DIAGNOSTICS", "FIT_PHASES", "PAIR_DIAGNOSTICS", "DPModelData", "HOST_KEYS", "borrow_diagnostics", "fit_host",
-           "leave_one_out", "measured_phases", "predict_ddp", "predict_dp", "predicted_phases", "read_dp",
-           "topology_for"]
+__all__ = ["BACKWARD_PARTS", "DIAGNOSTICS", "FIT_PHASES", "PAIR_DIAGNOSTICS", "DPModelData", "HOST_KEYS",
+           "borrow_diagnostics", "fit_host", "launch_range_pct", "leave_one_out", "measured_phases", "pair_share",
+           "predict_ddp", "predict_dp", "predicted_phases", "read_dp", "topology_for"]

@@ -414,7 +414,10 @@ def gloo_lines(folders: list[Path]) -> tuple[list[str], dict[str, float], Parame
              "of their shape: a step on n processes costs H(n)/H(2) times a step on two (the expected last of n "
              "memoryless wake-ups; an earlier log2(n) law, with the same parameters, predicted the 4-process "
              "latency regime 15-35% too slow), and the default split between per-call and per-step latency "
-             "(30 us / 40 us), which a 2-process fit cannot separate and so keeps near.", "",
+             "(30 us / 40 us), which a 2-process fit cannot separate and so keeps near. MPI is not validated: "
+             "PyTorch's pip wheels (2.11.0+cu130 on the GPU hosts) are built without it (no MPI process group; "
+             "`torch.distributed.is_mpi_available()` is false for such a wheel), so `--backend mpi` is a generic host-based backend on datasheet defaults or a user's "
+             "calibration (`python -m validation.host_calibrate --backend mpi`), with no measured figure here.", "",
              "| dataset | tensors | processes | role | median err % | >= 16 MiB % | < 16 MiB % | worst % | "
              "median launch range % |",
              "|---|---|---|---|---|---|---|---|---|"]

@@ -557,7 +557,7 @@ def _section(write_calibration: bool) -> list[str]:
                      f"{ds.get('set_ratio_h100x2_2026-11-26_dp', float('nan')):.1f}% there. Its two-thread pairs also "
                      "became donors for the H200 campaigns (none of which measured the pair); with the earlier rule "
                      "(the first donor by folder name, so the new host alone) the ratio over all 20 points was 16.3% "
-                     "(measured at this stop before the rule was replaced, not recomputed here). A rule that depends "
+                     "(measured at this stop before the rule was replaced, with main 0799539's calibrations; not recomputed here). A rule that depends "
                      "on folder names is arbitrary, so every donor of the nearest rank now counts, the median of their "
                      f"shares (ResNet-50's own share: {own}; hosts of one kind differ this much), which gives the "
                      "figure above. What still misses the ratio, per point (DataParallel / DDP error at the ratio): "

@@ -552,9 +552,16 @@ def _section(write_calibration: bool) -> list[str]:
         own = ", ".join(f"{sh[k]:.2f} on `{k.split('/')[0]}`" for k in sorted(sh)
                         if k.endswith("/resnet50") and sh[k] is not None)
         lines.append("- This stop (issue 15): main 0799539 had the ratio at 24.0% over the 16 points of the four "
-                     "earlier campaigns. A held-out campaign on a host never measured before (`h100x2_2026-11-26_dp`, "
-                     "2x H100, every thread diagnostic its own; laws unchanged before its records were read): ratio "
-                     f"{ds.get('set_ratio_h100x2_2026-11-26_dp', float('nan')):.1f}% there. Its two-thread pairs also "
+                     "earlier campaigns. Two campaigns on hosts never measured before, each with every thread "
+                     "diagnostic its own, test it held out: `h100x2_2026-11-26_dp` (2x H100, read with main 0799539's "
+                     "laws) ratio "
+                     f"{ds.get('set_ratio_h100x2_2026-11-26_dp', float('nan')):.1f}%, and `h100x4_2026-11-26_dp` (4x "
+                     "H100, read after this stop's changes below were made) ratio "
+                     f"{ds.get('set_ratio_h100x4_2026-11-26_dp', float('nan')):.1f}% (DataParallel leave-one-out on 4 "
+                     f"GPUs {ds.get('set_loo_h100x4_2026-11-26_dp_4', float('nan')):.1f}%; per model at the ratio, "
+                     "DataParallel / DDP: " + ", ".join(
+                         f"{k.split('/')[1]} {pt(k, 0)} / {pt(k, 1)}" for k in sorted(sg)
+                         if k.startswith("h100x4_2026-11-26_dp/")) + "). The 2x H100 host's two-thread pairs also "
                      "became donors for the H200 campaigns (none of which measured the pair); with the earlier rule "
                      "(the first donor by folder name, so the new host alone) the ratio over all 20 points was 16.3% "
                      "(measured at this stop before the rule was replaced, with main 0799539's calibrations; not recomputed here). A rule that depends "

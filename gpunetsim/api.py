@@ -113,7 +113,7 @@ def ddp(topology: str = "dgx-h100", workload: str = "resnet50", *, gpu: str | No
     w = load_any_workload(workload, gpu, model.router.info.gpu_model, batch_size)
     config = DDPConfig(bucket_cap_mb, first_bucket_mb, compression, gradient_as_bucket_view, accumulation_steps)
     from simulator.training.ddp_intervals import with_interval
-    return with_interval(model, simulate_iteration(model, w, config, engine))
+    return with_interval(model, simulate_iteration(model, w, config, engine), w)
 
 
 def dataparallel(topology: str = "dgx-h100", workload: str = "resnet50", *, gpu: str | None = None,

@@ -81,7 +81,7 @@ def _config(args: argparse.Namespace):
 
 def _ddp(args: argparse.Namespace) -> int:
     from simulator.training.ddp import simulate_iteration
-    from simulator.training.ddp_intervals import with_interval
+    from simulator.training.ddp_intervals import compute_band, with_interval
     config = _config(args)
     if args.strategy == "dataparallel":
         return _dataparallel(args, config)
@@ -91,7 +91,7 @@ def _ddp(args: argparse.Namespace) -> int:
     model = comm_model_from_args(args, topology_from_args(args), params_from_args(args))
     info = model.router.info
     w = load_any_workload(args.workload, args.gpu, info.gpu_model, args.batch_size)
-    r = with_interval(model, simulate_iteration(model, w, config, args.engine))
+    r = with_interval(model, simulate_iteration(model, w, config, args.engine), w)
     result = r.as_dict()
     require_finite(result, "simulated iteration")
     for b in result["buckets"]:
@@ -110,7 +110,8 @@ def _ddp(args: argparse.Namespace) -> int:
     print(format_result(r, f"{info.name} x{args.nodes}", model.params.name + backend))
     if r.iteration_lo_s is not None:
         print(f"90% interval   {r.iteration_lo_s * 1e6:12.1f} - {r.iteration_hi_s * 1e6:.1f} us "
-              "(the communication model's uncertainty)")
+              + ("(the communication model's uncertainty and the workload's compute band)"
+                 if compute_band(w) else "(the communication model's uncertainty)"))
     if args.trace:
         print(f"trace written to {args.trace} (open in ui.perfetto.dev or chrome://tracing)")
     return 0

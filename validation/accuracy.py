@@ -29,7 +29,6 @@ if __name__ == "__main__":     # before numpy loads: the fits' SVDs are small (h
         os.environ.setdefault(_var, "1")                                      # on a shared machine
 
 import argparse
-import glob
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -38,8 +37,6 @@ from validation.accuracy_innet import BEGIN as INNET_BEGIN, END as INNET_END, ev
 from validation.accuracy_nvls import BEGIN as NVLS_BEGIN, END as NVLS_END, evaluate as nvls_section, replace_section
 from validation.calibrate import calibrate
 from validation.compare import Predictor, Topo, compare, dataset_points, noise_pct, summary, topo_from_hint
-from validation.ddp_compare import (DDP_KEYS, DdpPredictor, aggregate, calibrate_ddp, compare_ddp, compute_gap,
-                                    ddp_summary, load_workloads, read_ddp)
 from validation.parsers import read_jsonl
 from validation import transfer
 from validation.defaults import public_parts
@@ -48,7 +45,6 @@ DATA = Path(__file__).resolve().parent / "data"
 CAL = SHIPPED_DIR
 DOC = Path(__file__).resolve().parent.parent / "docs" / "accuracy.md"
 CAMPAIGN = DATA / "h200x4_2026-11-26b"
-PROFILES = DATA / "h200x1_2026-11-26"      # single-GPU profiles (events read at the end)
 TOPO = Topo("hgx-h200")
 TARGET_COLL_MEDIAN, TARGET_DDP_MEDIAN, TARGET_P90 = 5.0, 6.0, 12.0
 
@@ -225,73 +221,8 @@ def campaign_section(write_calibrations: bool) -> tuple[list[str], dict]:
 
 
 def ddp_section(write_calibrations: bool) -> tuple[list[str], dict]:
-    workloads = load_workloads(sorted(glob.glob(str(PROFILES / "profile_*.json"))))
-    d2 = aggregate(read_ddp(CAMPAIGN / "ddp_world2.jsonl"))
-    d4 = aggregate(read_ddp(CAMPAIGN / "ddp_world4.jsonl"))
-    comm = load_calibration(str(CAL / "h200-nvlink.json"))
-    lines = ["", "## 4. DDP iterations on 2 and 4 H200s (calibrate on collectives, predict iterations)", "",
-             "ResNet-50 (batch 64), BERT-base (32 x 128 tokens), GPT-2 small (8 x 512) and an 8-layer "
-             "4096-wide MLP (64), bf16 autocast, SGD with momentum, bucket caps 1, 5, 25, 100 and 1000 MB, "
-             "two separate launches per configuration, 20 timed iterations each (`ddp_world{2,4}.jsonl`). "
-             "Measured = median over launches of each launch's median; the spread is the launches' p10 to "
-             "p90. Communication parameters: the collective calibration `h200-nvlink` (section 2); compute: "
-             "the single-GPU profiles (`h200x1_2026-11-26/profile_*.json`, taken on another H200 machine, "
-             "as a user would profile one GPU before renting a cluster), or those profiles scaled to each run's measured "
-             "`no_sync()` iteration (which isolates the communication and overlap model).", "",
-             "| what | configurations | median time err % | p90 time err % | worst time err % | "
-             "measured p10-p90 spread % | predictions inside the spread % |", "|---|---|---|---|---|---|---|"]
-    figures: dict = {}
-    for compute in ("profile", "nosync"):
-        pred = DdpPredictor(TOPO, comm, workloads, compute)
-        for world, pts in ((2, d2), (4, d4)):
-            s = ddp_summary(compare_ddp(pts, pred))
-            lines.append(_row(f"compute from {compute}, DDP parameters datasheet, {world} GPUs", s,
-                              f" {s['median_spread_pct']:.1f} | {s['within_p10_p90_pct']:.0f} |"))
-            figures[f"{compute}_{world}"] = s
-        params, _, after2 = calibrate_ddp(d2, pred, name="h200-nvlink-ddp")
-        s4 = ddp_summary(compare_ddp(d4, pred.with_params(params)))
-        lines.append(_row(f"compute from {compute}, DDP parameters fitted on 2 GPUs, **predict 4 GPUs**", s4,
-                          f" {s4['median_spread_pct']:.1f} | {s4['within_p10_p90_pct']:.0f} |"))
-        figures[f"{compute}_fit2_4"] = s4
-        figures[f"{compute}_fit2_params"] = {k: params[k] for k in DDP_KEYS}
-        if compute == "profile" and write_calibrations:
-            save_calibration(params.with_values({}, name="h200-nvlink-ddp"), CAL / "h200-nvlink-ddp.json",
-                             statistic="median", topology=TOPO.__dict__,
-                             fitted_on=["h200x4_2026-11-26b/coll_world2_r15.jsonl",
-                                        "h200x4_2026-11-26b/coll_world4_r15.jsonl",
-                                        "h200x4_2026-11-26b/ddp_world2.jsonl"], ddp_compute=compute)
-    lines += ["", "Per model (compute from profile, DDP parameters datasheet, both world sizes; the last column: "
-              "the profile's compute against the same run's `no_sync()` iteration, median over configurations):",
-              "", "| model | configurations | median time err % | p90 time err % | worst time err % | "
-              "profile compute vs the run's no_sync % |", "|---|---|---|---|---|---|"]
-    pred = DdpPredictor(TOPO, comm, workloads, "profile")
-    comps = compare_ddp(d2 + d4, pred)
-    gaps, own = {}, {}
-    own_profiles = load_workloads(sorted(glob.glob(str(CAMPAIGN / "profile_*.json"))))
-    for m in sorted({c.point.model for c in comps}):
-        gaps[m] = compute_gap([c.point for c in comps if c.point.model == m], workloads)
-        own[m] = compute_gap([c.point for c in comps if c.point.model == m], own_profiles)
-        lines.append(_row(m, ddp_summary([c for c in comps if c.point.model == m]),
-                          f" {'-' if gaps[m] is None else f'{gaps[m]:+.1f}'} |"))
-    p4, n4 = figures["profile_fit2_4"], figures["nosync_fit2_4"]
-    lines += ["", f"**Where the 4-GPU prediction misses.** From profiles, DDP parameters fitted on 2 GPUs: "
-              f"{p4['median_time_pct']:.1f}% median; the same with compute taken from each run's own `no_sync()` "
-              f"iteration: {n4['median_time_pct']:.1f}% (datasheet DDP parameters: "
-              f"{figures['nosync_4']['median_time_pct']:.1f}%). The gap is the compute, not the communication or "
-              "overlap model: the single-GPU profile, taken on another H200 machine, lands "
-              + ", ".join(f"{m} {v:+.0f}%" for m, v in gaps.items() if v is not None)
-              + " from the compute each run measured without communication (this machine's own profiles, "
-              "`h200x4_2026-11-26b/profile_*.json`: "
-              + ", ".join(f"{m} {v:+.0f}%" for m, v in own.items() if v is not None)
-              + "), and no DDP parameter can absorb a per-model compute error. The DDP fit weighs each "
-              "configuration by its measured launch spread (`validation.ddp_compare.spread_sd`), so BERT's noisy "
-              "small-cap launches weigh less than the tight ones: fitted on 2 GPUs, the overlap slowdown is "
-              + " and ".join(f"{figures[f'{c}_fit2_params']['ddp.compute_slowdown']:.2f} ({what})"
-                             for c, what in (("profile", "profiles"), ("nosync", "no_sync compute")))
-              + ", per-bucket overhead "
-              + " and ".join(f"{figures[f'{c}_fit2_params']['ddp.bucket_overhead_s'] * 1e6:.0f} us"
-                             for c in ("profile", "nosync")) + "."]
-    return lines, figures
+    from validation import accuracy_ddp
+    return accuracy_ddp.evaluate(write_calibrations)
 
 
 CAMPAIGNS_2 = (CAMPAIGN / "coll_world2.jsonl", CAMPAIGN / "coll_world2_r15.jsonl",
@@ -474,13 +405,9 @@ def targets_section(figures: dict) -> list[str]:
     if "public_interval_coverage" in figures:
         lines.append(f"- Uncalibrated 90% intervals, each dataset left out: {figures['public_interval_coverage']:.0f}% "
                      f"coverage, median width {figures['public_interval_width']:.0f}%.")
-    if "profile_fit2_4" in figures:
-        dd = figures["profile_fit2_4"]
-        ns = figures.get("nosync_fit2_4")
-        lines.append(f"- DDP iterations from collective calibrations, predict 4 GPUs: median {dd['median_time_pct']:.1f}% "
-                     f"(target 6%: {verdict(dd['median_time_pct'], 6)})"
-                     + (f"; with compute from each run's own `no_sync()` iteration {ns['median_time_pct']:.1f}% "
-                        "(the miss is the single-GPU profile's compute, section 4)" if ns else "") + ".")
+    from validation.accuracy_ddp import target_line
+    if target_line(figures):
+        lines.append(target_line(figures))
     lines.append("- The 4-GPU truth pools " + ", ".join(f"`{_rel(p)}`" for p in CAMPAIGNS_4) + ": the last was "
                  "measured hours later on another 4x H200 machine, held out of every fit.")
     return lines

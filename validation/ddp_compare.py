@@ -19,6 +19,7 @@ from scipy.optimize import least_squares
 
 from simulator.network.closed_form import CostModel
 from simulator.training.ddp import DDPConfig, simulate_iteration
+from simulator.training.ddp_intervals import with_interval
 from simulator.core import limits
 from simulator.core.errors import InputError
 from simulator.core.inputs import read_jsonl
@@ -95,6 +96,8 @@ class DdpComparison:
     point: DdpMeasurement
     predicted_s: float
     exposed_comm_s: float
+    lo_s: float | None = None        # the prediction's 90% interval (simulator.training.ddp_intervals)
+    hi_s: float | None = None
 
     @property
     def error(self) -> float:
@@ -142,9 +145,10 @@ class DdpPredictor:
             w = w.scaled_to_batch(p.batch_size)
         if self.compute == "nosync" and p.nosync_median_s:
             w = scale_compute(w, p.nosync_median_s / (w.forward_s + w.backward_s + w.optimizer_s))
-        r = simulate_iteration(self.model(p.world, p.nvls), w, DDPConfig(bucket_cap_mb=p.bucket_cap_mb,
-                                                                 first_bucket_mb=None), engine="closed")
-        return DdpComparison(p, r.iteration_s, r.exposed_comm_s)
+        model = self.model(p.world, p.nvls)
+        r = with_interval(model, simulate_iteration(model, w, DDPConfig(bucket_cap_mb=p.bucket_cap_mb,
+                                                                        first_bucket_mb=None), engine="closed"), w)
+        return DdpComparison(p, r.iteration_s, r.exposed_comm_s, r.iteration_lo_s, r.iteration_hi_s)
 
 
 def aggregate(points: Sequence[DdpMeasurement]) -> list[DdpMeasurement]:
@@ -183,9 +187,14 @@ def ddp_summary(comps: Sequence[DdpComparison]) -> dict:
     e = np.array([abs(c.error) for c in comps]) * 100
     spread = np.array([(c.point.p90_s - c.point.p10_s) / c.point.median_s for c in comps]) * 100
     inside = np.mean([c.point.p10_s <= c.predicted_s <= c.point.p90_s for c in comps]) * 100
-    return {"points": len(comps), "median_time_pct": float(np.median(e)), "p90_time_pct": float(np.percentile(e, 90)),
-            "worst_time_pct": float(e.max()), "median_spread_pct": float(np.median(spread)),
-            "within_p10_p90_pct": float(inside)}
+    out = {"points": len(comps), "median_time_pct": float(np.median(e)), "p90_time_pct": float(np.percentile(e, 90)),
+           "worst_time_pct": float(e.max()), "median_spread_pct": float(np.median(spread)),
+           "within_p10_p90_pct": float(inside)}
+    banded = [c for c in comps if c.lo_s is not None and c.hi_s is not None]
+    if banded:
+        out["interval_coverage_pct"] = float(np.mean([c.lo_s <= c.point.median_s <= c.hi_s for c in banded]) * 100)
+        out["interval_width_pct"] = float(np.median([(c.hi_s - c.lo_s) / c.predicted_s for c in banded]) * 100)
+    return out
 
 
 def spread_sd(p: DdpMeasurement) -> float:

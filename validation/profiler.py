@@ -5,9 +5,11 @@ Live, on one GPU (or the CPU)::
     python -m validation.profiler --model resnet50 --batch-size 64 --out resnet50.json --iters 20
 
 times forward, backward and optimizer step (CUDA events; ``perf_counter`` on CPU; medians over
-``--iters`` after ``--warmup``) and, for every parameter, when its gradient is ready, measured
-from the start of backward: a ``register_post_accumulate_grad_hook`` on each parameter records a
-CUDA event (a ``perf_counter`` reading on CPU) the moment its gradient has been accumulated.
+``--iters`` plain steps after ``--warmup``) and, for every parameter, when its gradient is ready, measured
+from the start of backward in ``--iters`` further steps: a ``register_post_accumulate_grad_hook`` on each
+parameter records a CUDA event (a ``perf_counter`` reading on CPU) the moment its gradient has been
+accumulated; those times are scaled to the plain steps' backward (the hooks are host work that
+lengthens a launch-bound step, see :func:`capture`).
 
 From a PyTorch profiler (Kineto) Chrome trace::
 
@@ -250,11 +252,17 @@ def profile_model(model_name: str, batch_size: int, iters: int = 20, warmup: int
 
 
 def capture(name: str, loss_fn: Any, model: Any, opt: Any, batch: Any, batch_size: int, iters: int,
-            warmup: int, is_cuda: bool) -> dict[str, Any]:
-    """The workload dict of ``warmup + iters`` training steps of ``model`` (already on its device,
-    with its optimizer ``opt``): phase times and each parameter's gradient-ready time, from a
-    post-accumulate-grad hook per parameter (removed again at the end). ``loss_fn(model, batch)``
-    returns the scalar loss (run under bf16 autocast on CUDA)."""
+            warmup: int, is_cuda: bool, time_with_hooks: bool = False) -> dict[str, Any]:
+    """The workload dict of ``model`` (already on its device, with its optimizer ``opt``):
+    ``loss_fn(model, batch)`` returns the scalar loss (run under bf16 autocast on CUDA).
+
+    Phase times are the medians over ``iters`` steps (after ``warmup``) without instrumentation;
+    gradient-ready times come from ``iters`` further steps with a post-accumulate-grad hook per
+    parameter (removed again at the end), scaled by the plain backward over the hooked one: the hooks
+    are host work, and on a launch-bound model they lengthen the step they time (on one host, the
+    hooked step read 1% above the plain one where the GPU set the pace and up to half again where the
+    host did: validation/data/h100x4_2026-11-26_ddp). ``time_with_hooks`` takes the phase times from
+    the hooked steps instead (the profiler's capture before that measurement)."""
     import contextlib
 
     import torch
@@ -267,49 +275,58 @@ def capture(name: str, loss_fn: Any, model: Any, opt: Any, batch: Any, batch_siz
     def elapsed_s(a: Any, b: Any) -> float:
         return timing.elapsed_s(a, b, is_cuda)
 
-    # Events are recorded as the steps are queued and read once at the end: the host runs ahead as
-    # in real training, so the GPU is never idle between phases waiting for launches (a
-    # synchronize per step would add the launch latency of each phase to its time).
+    autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if is_cuda else contextlib.nullcontext
     current: list[list[Any]] = [[None] * len(named)]
+
+    def run(n_warm: int) -> list[tuple[Any, ...]]:
+        # Events are recorded as the steps are queued and read once at the end: the host runs ahead as
+        # in real training, so the GPU is never idle between phases waiting for launches (a
+        # synchronize per step would add the launch latency of each phase to its time).
+        steps = []
+        for it in range(n_warm + iters):
+            opt.zero_grad(set_to_none=True)
+            current[0] = [None] * len(named)
+            t0 = stamp()
+            with autocast():
+                loss = loss_fn(model, batch)
+            t1 = stamp()
+            loss.backward()
+            t2 = stamp()
+            opt.step()
+            t3 = stamp()
+            if it >= n_warm:
+                steps.append((t0, t1, t2, t3, current[0]))
+        if is_cuda:
+            torch.cuda.synchronize()
+        return steps
+
+    def phases(steps: list[tuple[Any, ...]]) -> tuple[float, float, float]:
+        return tuple(statistics.median(elapsed_s(s[k], s[k + 1]) for s in steps) for k in range(3))  # type: ignore[return-value]
+
+    plain = None if time_with_hooks else run(warmup)
     handles = []
     for i, (_, p) in enumerate(named):
         def hook(_p: Any, i: int = i) -> None:
             current[0][i] = stamp()
         handles.append(p.register_post_accumulate_grad_hook(hook))
-    autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if is_cuda else contextlib.nullcontext
-    steps = []
-    for it in range(warmup + iters):
-        opt.zero_grad(set_to_none=True)
-        current[0] = [None] * len(named)
-        t0 = stamp()
-        with autocast():
-            loss = loss_fn(model, batch)
-        t1 = stamp()
-        loss.backward()
-        t2 = stamp()
-        opt.step()
-        t3 = stamp()
-        if it >= warmup:
-            steps.append((t0, t1, t2, t3, current[0]))
-    if is_cuda:
-        torch.cuda.synchronize()
-    for h in handles:
-        h.remove()
-    fwd, bwd, optm, ready = [], [], [], [[] for _ in named]
-    for t0, t1, t2, t3, marks in steps:
-        fwd.append(elapsed_s(t0, t1))
-        bwd.append(elapsed_s(t1, t2))
-        optm.append(elapsed_s(t2, t3))
+    try:
+        hooked = run(warmup if time_with_hooks else min(warmup, 2))
+    finally:
+        for h in handles:
+            h.remove()
+    fwd, bwd, optm = phases(hooked if plain is None else plain)
+    scale = 1.0 if plain is None else bwd / phases(hooked)[1]
+    ready: list[list[float]] = [[] for _ in named]
+    for t0, t1, t2, t3, marks in hooked:
         for i, m in enumerate(marks):
             if m is not None:
-                ready[i].append(elapsed_s(t1, m))
+                ready[i].append(elapsed_s(t1, m) * scale)
     params = [ParamInfo(n, p.numel() * p.element_size(), str(p.dtype).removeprefix("torch."))
               for n, p in named]
     missing = [params[i].name for i, r in enumerate(ready) if not r]
     if missing:
         log.warning("no gradient for %d parameters (unused?): %s", len(missing), missing[:5])
-    return workload_dict(name, statistics.median(fwd), statistics.median(bwd),
-                         statistics.median(optm), batch_size, "cuda" if is_cuda else "cpu",
+    return workload_dict(name, fwd, bwd, optm, batch_size, "cuda" if is_cuda else "cpu",
                          "bfloat16" if is_cuda else "float32", params,
                          [statistics.median(r) if r else None for r in ready])
 

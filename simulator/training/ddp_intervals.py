@@ -1,22 +1,51 @@
-"""A 90% interval for a DDP iteration, from the collective calibration's intervals.
+"""A 90% interval for a DDP iteration, from the collective calibration's intervals and the compute's spread.
 
-Each bucket's all-reduce has a 90% interval (simulator.network.intervals); its communication
-time can shrink or grow by that much. Faster communication can at best remove the exposed part
-it shortens: low = iteration - exposed * (1 - low ratio). Slower communication can at worst expose
-all of its extra time: high = iteration + communication * (high ratio - 1). The ratios are the
-buckets' interval bounds over their predictions, weighted by each bucket's predicted time. This
-is the communication model's uncertainty; the compute profile's own run-to-run spread is not in it.
+Communication: each bucket's all-reduce has a 90% interval (simulator.network.intervals); its
+communication time can shrink or grow by that much. Faster communication can at best remove the
+exposed part it shortens: low = iteration - exposed * (1 - low ratio). Slower communication can at
+worst expose all of its extra time: high = iteration + communication * (high ratio - 1). The ratios
+are the buckets' interval bounds over their predictions, weighted by each bucket's predicted time.
+
+Compute: a workload that carries ``compute_lo_ratio`` and ``compute_hi_ratio`` (the 90% band of one
+step's forward + backward + optimizer over its own value, e.g. over several profile launches: on
+launch-bound models the host's pace moves it by 20% and more between launches, see docs/accuracy.md
+section 4) widens the interval by that share of the simulated compute (ratios, so the band follows a
+rescaled batch or compute): compute sits on the iteration's critical path except where communication
+hides it, so the band is added whole. Without them the interval is the communication model's
+uncertainty alone.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from simulator.core.errors import InputError
 from simulator.network.closed_form import CostModel
 
+COMPUTE_BAND_KEYS = ("compute_lo_ratio", "compute_hi_ratio")
 
-def iteration_interval(model: CostModel, result) -> tuple[float, float]:
-    """(low, high) seconds of one simulated iteration (a simulator.training.ddp.IterationResult)."""
+
+def compute_band(workload) -> tuple[float, float] | None:
+    """(low, high) of the workload's compute band as ratios to its own compute, or None when it
+    carries none. A band that does not hold 1 is an input error naming the workload."""
+    extras = dict(getattr(workload, "extras", ()) or ())
+    if not any(k in extras for k in COMPUTE_BAND_KEYS):
+        return None
+    try:
+        lo, hi = (float(extras[k]) for k in COMPUTE_BAND_KEYS)
+    except (KeyError, TypeError, ValueError):
+        raise InputError("a compute band needs both compute_lo_ratio and compute_hi_ratio (numbers)",
+                         source=workload.name, field="compute_lo_ratio",
+                         value={k: extras.get(k) for k in COMPUTE_BAND_KEYS}) from None
+    if not (0 < lo <= 1 <= hi < 100):
+        raise InputError("need 0 < compute_lo_ratio <= 1 <= compute_hi_ratio < 100", source=workload.name,
+                         field="compute_lo_ratio", value={"compute_lo_ratio": lo, "compute_hi_ratio": hi})
+    return lo, hi
+
+
+def iteration_interval(model: CostModel, result, band: tuple[float, float] | None = None) -> tuple[float, float]:
+    """(low, high) seconds of one simulated iteration (a simulator.training.ddp.IterationResult); ``band``
+    is :func:`compute_band` of its workload."""
     total = lo_w = hi_w = 0.0
     for b in result.buckets:
         size = b.comm_bytes or b.size_bytes
@@ -27,18 +56,22 @@ def iteration_interval(model: CostModel, result) -> tuple[float, float]:
         total += t
         lo_w += iv.lo_s
         hi_w += iv.hi_s
-    if total <= 0:
-        return result.iteration_s, result.iteration_s
-    lo_ratio, hi_ratio = lo_w / total, hi_w / total
-    lo = result.iteration_s - result.exposed_comm_s * max(0.0, 1.0 - lo_ratio)
-    hi = result.iteration_s + result.comm_s * max(0.0, hi_ratio - 1.0)
+    lo = hi = result.iteration_s
+    if total > 0:
+        lo_ratio, hi_ratio = lo_w / total, hi_w / total
+        lo = result.iteration_s - result.exposed_comm_s * max(0.0, 1.0 - lo_ratio)
+        hi = result.iteration_s + result.comm_s * max(0.0, hi_ratio - 1.0)
+    if band is not None:
+        compute = result.forward_s + result.backward_s + result.optimizer_s
+        lo -= compute * max(0.0, 1.0 - band[0])
+        hi += compute * max(0.0, band[1] - 1.0)
     return lo, hi
 
 
-def with_interval(model, result):
+def with_interval(model, result, workload=None):
     """The same iteration result with its 90% interval filled in (unchanged for the host backends'
-    models, which carry no calibration uncertainty)."""
+    models, which carry no calibration uncertainty); ``workload`` adds its compute band, if it has one."""
     if not isinstance(model, CostModel):
         return result
-    lo, hi = iteration_interval(model, result)
+    lo, hi = iteration_interval(model, result, compute_band(workload) if workload is not None else None)
     return replace(result, iteration_lo_s=lo, iteration_hi_s=hi)

@@ -12,8 +12,9 @@ host's pace shows as a difference between rounds rather than between variants, e
 runs ``--warmup`` then ``--iters`` timed steps:
 
 * ``plain``: the plain copy, each step timed with CUDA events (as the DDP runner times its steps);
-* ``profile``: the plain copy under :func:`validation.profiler.capture` (a post-accumulate-grad
-  hook per parameter records its gradient-ready time): the single-GPU profile a user takes;
+* ``profile``: the plain copy under :func:`validation.profiler.capture` with ``time_with_hooks`` (a
+  post-accumulate-grad hook per parameter records its gradient-ready time, and the phases are timed on
+  those hooked steps): the single-GPU profile as the profiler took it before this runner's measurement;
 * ``queued``: the plain copy, each step queued behind a ``torch.cuda._sleep`` long enough for the
   host to issue the whole step before the GPU starts it, so the GPU runs it without waiting for
   launches: the step's GPU time alone (``iter_times_s``) and the host's time to issue it
@@ -225,7 +226,8 @@ def measure_model(s: ComputeSettings, name: str, device: Any, is_cuda: bool,
                 times = extra.pop("iter_times_s")
                 host = extra["host_issue_s"]
             elif variant == "profile":
-                prof = capture(name, plain_work.loss, plain, opt_plain, batch, b, s.iters, s.warmup, is_cuda)
+                prof = capture(name, plain_work.loss, plain, opt_plain, batch, b, s.iters, s.warmup, is_cuda,
+                               time_with_hooks=True)
                 t = prof["forward_s"] + prof["backward_s"] + prof["optimizer_s"]
                 times, host, extra = [t], [], {"profile": prof}
             else:

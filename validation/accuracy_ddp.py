@@ -1,0 +1,173 @@
+"""docs/accuracy.md section 4: DDP iterations from the collective calibration and single-GPU compute.
+
+    python -m validation.accuracy --only ddp
+
+The truth is the 4x H200 campaign's DDP runs (``h200x4_2026-11-26b/ddp_world{2,4}.jsonl``: 4 models x 5
+bucket caps, 2 launches each). Communication: the collective calibration ``h200-nvlink``; DDP parameters:
+the datasheet's (``ddp.compute_slowdown`` from the overlap probe, ``ddp.bucket_overhead_s`` 20 us), or fitted
+on the 2-GPU runs to predict the 4-GPU ones. Compute, from single-GPU measurements taken in other device
+calls (none on the campaign's machine, none fitted):
+
+* ``profile``: the one profile launch ``h200x1_2026-11-26/profile_*.json`` (the profiler's hooked capture);
+* ``pooled profiles``: that shape scaled to the median over 7 profile launches (h200x1 and the
+  DataParallel runner's ``dp_profile`` of ``h200x4_2026-11-26d`` and ``-e``, 3 launches each);
+* ``pooled plain steps``: scaled to the median over the 6 launches' plain single-GPU step (``dp`` on one
+  GPU in ``-d`` and ``-e``: whole steps timed with CUDA events, no hooks, as the DDP runner times its
+  iterations); the launches' 5-95% band rides along as the compute band of the interval;
+* ``nosync``: each run's own ``no_sync()`` iteration (a diagnostic: isolates communication and overlap).
+
+Why pooling and plain steps: ``h100x4_2026-11-26_ddp`` (validation.compute_check) shows on one host that DDP's
+``no_sync()`` step is the plain step, that the hooked capture reads 1% above it where the GPU sets the pace and
+up to half again where the host does, and that launch-bound models move by a third between rounds a minute apart.
+"""
+
+from __future__ import annotations
+
+import glob
+from pathlib import Path
+
+from simulator.collectives.params import SHIPPED_DIR, load_calibration, save_calibration
+from validation.compare import Topo
+from validation.compute_check import read_compute, summarize, table_lines
+from validation.compute_pool import profile_samples, pooled_workloads, read_single_gpu
+from validation.ddp_compare import (DDP_KEYS, DdpPredictor, aggregate, calibrate_ddp, compare_ddp, compute_gap,
+                                    ddp_summary, load_workloads, read_ddp)
+
+DATA = Path(__file__).resolve().parent / "data"
+CAMPAIGN = DATA / "h200x4_2026-11-26b"
+PROFILES = DATA / "h200x1_2026-11-26"
+SINGLE_GPU = {"h200x4_2026-11-26d": DATA / "h200x4_2026-11-26d" / "dp_world4.jsonl",
+              "h200x4_2026-11-26e": DATA / "h200x4_2026-11-26e" / "dp_world4.jsonl"}
+COMPUTE_PROBE = [DATA / "h100x4_2026-11-26_ddp" / f"compute_world{n}.jsonl" for n in (2, 4)]
+TOPO = Topo("hgx-h200")
+SOURCES = ("profile", "pooled profiles", "pooled plain steps", "nosync")
+HEADLINE = "pooled plain steps"
+
+
+def _row(name: str, s: dict) -> str:
+    cov = s.get("interval_coverage_pct")
+    return (f"| {name} | {s['points']} | {s['median_time_pct']:.1f} | {s['p90_time_pct']:.1f} | "
+            f"{s['worst_time_pct']:.1f} | {s['median_spread_pct']:.1f} | "
+            + ("- | - |" if cov is None else f"{cov:.0f} | {s['interval_width_pct']:.0f} |"))
+
+
+def predictors(comm) -> dict[str, DdpPredictor]:
+    shapes = load_workloads(sorted(glob.glob(str(PROFILES / "profile_*.json"))))
+    samples = [s for f in SINGLE_GPU.values() for s in read_single_gpu(f)]
+    samples += profile_samples(shapes, str(PROFILES))
+    return {"profile": DdpPredictor(TOPO, comm, shapes, "profile"),
+            "pooled profiles": DdpPredictor(TOPO, comm, pooled_workloads(shapes, samples, ("profile",)), "profile"),
+            "pooled plain steps": DdpPredictor(TOPO, comm, pooled_workloads(shapes, samples, ("plain",)), "profile"),
+            "nosync": DdpPredictor(TOPO, comm, shapes, "nosync")}
+
+
+def held_out_campaigns(comm) -> dict:
+    """The DDP runs of ``-d`` and ``-e`` (cap 25 MB, 4 GPUs, 3 launches each), each predicted with the plain
+    steps of the other campaign only (its own single-GPU runs held out)."""
+    shapes = load_workloads(sorted(glob.glob(str(PROFILES / "profile_*.json"))))
+    comps = []
+    for name, path in SINGLE_GPU.items():
+        others = [s for n, f in SINGLE_GPU.items() if n != name for s in read_single_gpu(f)]
+        pred = DdpPredictor(TOPO, comm, pooled_workloads(shapes, others, ("plain",)), "profile")
+        comps += compare_ddp(aggregate(read_ddp(path)), pred)
+    return ddp_summary(comps)
+
+
+def evaluate(write_calibrations: bool = False) -> tuple[list[str], dict]:
+    d2 = aggregate(read_ddp(CAMPAIGN / "ddp_world2.jsonl"))
+    d4 = aggregate(read_ddp(CAMPAIGN / "ddp_world4.jsonl"))
+    comm = load_calibration(str(SHIPPED_DIR / "h200-nvlink.json"))
+    preds = predictors(comm)
+    lines = ["", "## 4. DDP iterations on 2 and 4 H200s (calibrate on collectives, predict iterations)", "",
+             "ResNet-50 (batch 64), BERT-base (32 x 128 tokens), GPT-2 small (8 x 512) and an 8-layer "
+             "4096-wide MLP (64), bf16 autocast, SGD with momentum, bucket caps 1, 5, 25, 100 and 1000 MB, "
+             "two separate launches per configuration, 20 timed iterations each (`h200x4_2026-11-26b/"
+             "ddp_world{2,4}.jsonl`). Measured = median over launches of each launch's median; the spread is the "
+             "launches' p10 to p90. Communication: the collective calibration `h200-nvlink` (section 2). DDP "
+             "parameters: the datasheet's (`ddp.compute_slowdown` 0.49 measured by the overlap probe, "
+             "docs/ddp-model.md), or fitted on the 2-GPU runs to predict the 4-GPU ones. Compute, from "
+             "single-GPU measurements of other device calls (none on this machine, none fitted): `profile` the "
+             "one profile launch `h200x1_2026-11-26/profile_*.json` (the profiler's capture, one gradient hook "
+             "per parameter); `pooled profiles` that shape scaled to the median over 7 profile launches "
+             "(h200x1 and the DataParallel runner's single-GPU profiles of `h200x4_2026-11-26d` and `-e`, 3 "
+             "launches each); `pooled plain steps` scaled to the median over those 6 launches' plain single-GPU "
+             "step (whole steps timed with CUDA events, no hooks, as the DDP runner times its iterations); "
+             "`nosync` each run's own `no_sync()` iteration (a diagnostic that isolates the communication and "
+             "overlap model). The 90% interval (`iteration_lo_s`/`iteration_hi_s` of `gpunetsim ddp --json`) "
+             "adds the collective calibration's interval of each bucket and, for pooled compute, the launches' "
+             "5-95% band of the step (`compute_lo_ratio`/`compute_hi_ratio`, simulator.training.ddp_intervals); "
+             "coverage counts the measured medians inside it.", "",
+             "| compute, DDP parameters, GPUs | configurations | median time err % | p90 time err % | "
+             "worst time err % | measured p10-p90 spread % | 90% interval coverage % | median interval width % |",
+             "|---|---|---|---|---|---|---|---|"]
+    figures: dict = {}
+    for compute in SOURCES:
+        pred = preds[compute]
+        for world, pts in ((2, d2), (4, d4)):
+            s = ddp_summary(compare_ddp(pts, pred))
+            lines.append(_row(f"{compute}, datasheet, {world}", s))
+            figures[f"{compute}_{world}"] = s
+        params, _, _ = calibrate_ddp(d2, pred, name="h200-nvlink-ddp")
+        s4 = ddp_summary(compare_ddp(d4, pred.with_params(params)))
+        lines.append(_row(f"{compute}, fitted on 2 GPUs, **predict 4**", s4))
+        figures[f"{compute}_fit2_4"] = s4
+        figures[f"{compute}_fit2_params"] = {k: params[k] for k in DDP_KEYS}
+        if compute == HEADLINE and write_calibrations:
+            save_calibration(params.with_values({}, name="h200-nvlink-ddp"), SHIPPED_DIR / "h200-nvlink-ddp.json",
+                             statistic="median", topology=TOPO.__dict__,
+                             fitted_on=["h200x4_2026-11-26b/coll_world2_r15.jsonl",
+                                        "h200x4_2026-11-26b/coll_world4_r15.jsonl",
+                                        "h200x4_2026-11-26b/ddp_world2.jsonl"], ddp_compute="profile")
+    ho = held_out_campaigns(comm)
+    figures["held_out_campaigns"] = ho
+    lines.append(_row("held out: the DDP runs of `h200x4_2026-11-26d` and `-e` (cap 25 MB), each from the "
+                      "other's plain steps, datasheet, 4", ho))
+    lines += ["", "Per model (datasheet DDP parameters, both world sizes); the last columns: the single-GPU "
+              "compute against the same run's `no_sync()` iteration (median over configurations):", "",
+              "| model | median err %, one profile | median err %, pooled plain steps | one profile vs no_sync % | "
+              "pooled profiles vs no_sync % | pooled plain steps vs no_sync % |", "|---|---|---|---|---|---|"]
+    comps = {c: compare_ddp(d2 + d4, preds[c]) for c in ("profile", HEADLINE)}
+    gaps = {}
+    for m in sorted({c.point.model for c in comps["profile"]}):
+        pts = [c.point for c in comps["profile"] if c.point.model == m]
+        g = [compute_gap(pts, preds[c].workloads) for c in ("profile", "pooled profiles", HEADLINE)]
+        gaps[m] = g
+        lines.append(f"| {m} | " + " | ".join(
+            f"{ddp_summary([c for c in comps[k] if c.point.model == m])['median_time_pct']:.1f}"
+            for k in ("profile", HEADLINE)) + " | " + " | ".join("-" if v is None else f"{v:+.1f}" for v in g) + " |")
+    probe = summarize([r for f in COMPUTE_PROBE for r in read_compute(f)])
+    lines += ["", "**Why one profile misses, measured on one host** (`h100x4_2026-11-26_ddp`, 4x H100, three "
+              "interleaved rounds a minute apart per model; `python -m validation.compute_check "
+              "validation/data/h100x4_2026-11-26_ddp/compute_world2.jsonl validation/data/h100x4_2026-11-26_ddp/"
+              "compute_world4.jsonl`; ratios are medians over rounds of each variant over the same round's plain "
+              "step):", "", *table_lines(probe), "",
+              "DDP's `no_sync()` step is the plain step (0.0% wherever the GPU sets the pace), so the DDP runs' "
+              "compute is the plain single-GPU step. The profiler's hooked capture reads 1% above it where the GPU "
+              "sets the pace and more where the host does (its hooks are host work), and a launch-bound model "
+              "(BERT-base here: 17.9 ms of GPU time, steps of 27-44 ms) moves with the host's pace by a third "
+              "between rounds. On the H200s GPT-2 and the MLP sit at that edge too (GPT-2's steps: 31.5 ms at the "
+              "GPU's pace, 33-40 ms in slower launches), so one profile launch is one draw of the host's pace: the "
+              "h200x1 launch drew a slow one (" + ", ".join(f"{m} {g[0]:+.0f}%" for m, g in gaps.items()
+                                                           if g[0] is not None)
+              + " against the runs' `no_sync()`). Pooling launches and timing whole plain steps removes most of it ("
+              + ", ".join(f"{m} {g[2]:+.0f}%" for m, g in gaps.items() if g[2] is not None)
+              + "); what remains is the host's pace on the day, which the interval's compute band carries. Fitted "
+              "on 2 GPUs, the overlap slowdown comes out at "
+              + ", ".join(f"{figures[f'{c}_fit2_params']['ddp.compute_slowdown']:.2f} ({c})" for c in SOURCES)
+              + " against the probe's direct 0.49: a fit to DDP iterations absorbs compute errors into it, which "
+              "is why the default is the probe's measurement."]
+    return lines, figures
+
+
+def target_line(figures: dict) -> str | None:
+    """The targets section's DDP line."""
+    if f"{HEADLINE}_4" not in figures:
+        return None
+    h, one = figures[f"{HEADLINE}_4"], figures["profile_4"]
+    verdict = "met" if h["median_time_pct"] <= 6.0 else "**missed**"
+    return (f"- DDP iterations from collective calibrations only (datasheet DDP parameters), 4 GPUs, compute from "
+            f"plain single-GPU steps pooled over 6 launches of other device calls: median {h['median_time_pct']:.1f}% "
+            f"(target 6%: {verdict}), 90% interval coverage {h.get('interval_coverage_pct', 0):.0f}% "
+            f"(width {h.get('interval_width_pct', 0):.0f}%); 2 GPUs {figures[f'{HEADLINE}_2']['median_time_pct']:.1f}%; "
+            f"held-out campaigns {figures['held_out_campaigns']['median_time_pct']:.1f}%; from the one profile "
+            f"launch {one['median_time_pct']:.1f}% (section 4 says why).")

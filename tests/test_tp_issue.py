@@ -5,10 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from simulator.core.errors import InputError
+from validation.issue_check import main as check_main
 from validation.runners.tp_issue import kernel_class, parse_settings, plan_labels
 from tests.test_runners import REPO, records, run_module
 
@@ -42,7 +44,7 @@ def test_import_needs_no_torch() -> None:
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, timeout=60)
 
 
-def test_probe_records_every_point(tmp_path: Path) -> None:
+def test_probe_records_every_point_and_the_checker_reads_them(tmp_path: Path, capsys: Any) -> None:
     pytest.importorskip("torch")
     out = tmp_path / "i.jsonl"
     run_module(["-m", "torch.distributed.run", "--nproc-per-node", "2", "--standalone", "-m",
@@ -59,3 +61,9 @@ def test_probe_records_every_point(tmp_path: Path) -> None:
         assert r["gpu_s"] > 0 and r["held_out"] == 0 and len(r["loop_times_s"]) == 2
     ops = [r for r in recs if r["kind"] == "llm_op_issue"]
     assert [r["op"] for r in ops] == ["all_reduce", "repeat"] and all(r["issue_per_call_s"] > 0 for r in ops)
+    assert check_main([str(out)]) == 0
+    text = capsys.readouterr().out
+    assert text.count("tp=2 sp=") == 4 and "h32 tp=2 comm=on:" in text and "repeat" in text
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"kind": "llm_issue", "point": "x"}\n')
+    assert check_main([str(bad)]) == 2

@@ -138,3 +138,44 @@ def test_gradient_divide_factors_match_fsdp(world, pre, post):
 def test_fsdp_shard_is_checked(kw):
     with pytest.raises(InputError, match="--fsdp-shard"):
         TrainConfig(1, 1, 4, 4, **kw)
+
+
+def test_kernels_pay_only_for_the_collective_time_they_share():
+    """A replica all-reduce taking 40% of the memory bandwidth for 1 s: beside 2 s of kernels it
+    costs them 0.4 s; after the last kernels nothing; beside 0.5 s of kernels only its first 0.5 s."""
+    from simulator.training.llm.hbm_contention import Contention
+
+    def kernels_beside(coll_start_s: float, kernels_s: float) -> float:
+        env = simpy.Environment()
+        c = Contention(env)
+        ends = []
+
+        def coll():
+            yield env.timeout(coll_start_s)
+            c.add(0.4)
+            yield env.timeout(1.0)
+            c.add(-0.4)
+
+        def work():
+            yield from c.work(kernels_s)
+            ends.append(env.now)
+
+        env.process(coll())
+        env.process(work())
+        env.run()
+        return ends[0]
+
+    assert kernels_beside(0.0, 2.0) == pytest.approx(2.4)
+    assert kernels_beside(5.0, 2.0) == pytest.approx(2.0)
+    assert kernels_beside(0.0, 0.5) == pytest.approx(0.5 / 0.6)    # all of it beside the collective
+    assert kernels_beside(0.5, 1.0) == pytest.approx(0.5 + 0.5 / 0.6)
+
+
+def test_unit_backward_is_slowed_by_the_reduction_beside_it_not_its_own():
+    red = (CollJob(_PLAN, 1.0, 1, "x", isolated_s=1.0),)
+    units = tuple(FsdpUnit(f"b{i}", 0.0, 2.0, 0.0, 0.0, reduce=red, reduce_load=0.5) for i in range(2))
+    _, rec, _ = _run(units, ("backward",))
+    b = {r.name: r for r in rec if r.track == "compute"}
+    assert b["backward b1"].end_s == pytest.approx(2.0)          # nothing runs beside the first
+    assert b["backward b0"].end_s - b["backward b0"].start_s == pytest.approx(2.5)
+    assert max(r.end_s for r in rec) == pytest.approx(4.5 + 1.0)  # the last all-reduce runs alone

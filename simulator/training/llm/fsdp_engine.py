@@ -38,6 +38,7 @@ import simpy
 
 from simulator.network.engine import Record
 from simulator.training.llm.collective_job import CollJob, run_concurrent
+from simulator.training.llm.hbm_contention import Contention
 
 MAX_INFLIGHT_GATHERS = 2
 """FSDP1's rate limiter: all-gathered units not yet freed before the host waits (``limit_all_gathers``)."""
@@ -59,6 +60,9 @@ class FsdpUnit:
     regather: bool = False               # gathered again before its backward (freed after forward)
     scatter: tuple[CollJob, ...] = ()     # reduce-scatter of its gradients after its backward
     reduce: tuple[CollJob, ...] = ()      # HYBRID_SHARD: all-reduce of the shard across replicas
+    gather_load: float = 0.0             # share of the GPU's memory bandwidth each collective takes while it
+    scatter_load: float = 0.0            # runs (:mod:`.hbm_contention`): kernels beside it run that much slower
+    reduce_load: float = 0.0
 
 
 class FsdpStreams:
@@ -70,6 +74,7 @@ class FsdpStreams:
         self.comm_done = self._done()      # the NCCL stream's last collective
         self.replica_done = self._done()   # the replica all-reduces' stream
         self.freed: deque[simpy.Event] = deque()
+        self.contention = Contention(env)  # collectives in flight slow the compute stream's kernels
         self.gpu_end_s = 0.0
         self.compute_s = 0.0               # compute stream busy (kernels, or waiting for the host)
         self.gather_wait_s = 0.0           # compute stream waiting for parameter all-gathers
@@ -84,20 +89,22 @@ class FsdpStreams:
             yield self.freed.popleft()
 
     def _collectives(self, prev: simpy.Event, ready: simpy.Event | None, jobs: tuple[CollJob, ...], name: str,
-                     done: simpy.Event):
+                     done: simpy.Event, load: float):
         yield prev
         if ready is not None:
             yield ready
         t0 = self.env.now
+        self.contention.add(load)
         yield from run_concurrent(self.env, self.net, jobs)
+        self.contention.add(-load)
         self.rec.append(Record("dp", name, t0, self.env.now, sum(j.size_bytes for j in jobs)))
         done.succeed()
 
-    def _comm(self, jobs: tuple[CollJob, ...], name: str, ready: simpy.Event | None = None,
+    def _comm(self, jobs: tuple[CollJob, ...], name: str, load: float, ready: simpy.Event | None = None,
               replica: bool = False) -> simpy.Event:
         done = self.env.event()
         prev = self.replica_done if replica else self.comm_done
-        self.env.process(self._collectives(prev, ready, jobs, name, done))
+        self.env.process(self._collectives(prev, ready, jobs, name, done, load))
         if replica:
             self.replica_done = done
         else:
@@ -115,7 +122,9 @@ class FsdpStreams:
             yield gathered
             self.gather_wait_s += env.now - t0
         t0 = env.now
-        yield env.timeout(max(gpu_s, host_end_s - env.now))
+        yield from self.contention.work(gpu_s)
+        if env.now < host_end_s:
+            yield env.timeout(host_end_s - env.now)
         self.compute_s += env.now - t0
         self.gpu_end_s = env.now
         if self.record:
@@ -136,7 +145,7 @@ class FsdpStreams:
             gathered = None
             if u.gather:
                 yield from self._limit()
-                gathered = self._comm(u.gather, f"all-gather {u.name} {label}")
+                gathered = self._comm(u.gather, f"all-gather {u.name} {label}", u.gather_load)
             done = yield from self._issue(gathered, u.forward_s, u.host_forward_s, f"{label} {u.name}", i == 0)
             if u.gather and u.regather:
                 self.freed.append(done)
@@ -149,19 +158,21 @@ class FsdpStreams:
             if u.regather:
                 if j not in gathers:
                     yield from self._limit()
-                    gathers[j] = self._comm(u.gather, f"all-gather {u.name} {label}")
+                    gathers[j] = self._comm(u.gather, f"all-gather {u.name} {label}", u.gather_load)
                 nxt = next((k for k in range(j + 1, len(order)) if order[k].regather), None)
                 if nxt is not None and nxt not in gathers:          # BACKWARD_PRE prefetch
                     yield from self._limit()
-                    gathers[nxt] = self._comm(order[nxt].gather, f"all-gather {order[nxt].name} {label}")
+                    gathers[nxt] = self._comm(order[nxt].gather, f"all-gather {order[nxt].name} {label}",
+                                              order[nxt].gather_load)
             done = yield from self._issue(gathers.get(j), u.backward_s, u.host_backward_s, f"{label} {u.name}",
                                              j == 0)
             if u.scatter:
-                scattered = self._comm(u.scatter, f"reduce-scatter {u.name} {label}", ready=done)
+                scattered = self._comm(u.scatter, f"reduce-scatter {u.name} {label}", u.scatter_load, ready=done)
                 if u.reduce:
-                    self._comm(u.reduce, f"all-reduce replicas {u.name} {label}", ready=scattered, replica=True)
+                    self._comm(u.reduce, f"all-reduce replicas {u.name} {label}", u.reduce_load, ready=scattered,
+                               replica=True)
             elif u.reduce:
-                self._comm(u.reduce, f"all-reduce replicas {u.name} {label}", ready=done, replica=True)
+                self._comm(u.reduce, f"all-reduce replicas {u.name} {label}", u.reduce_load, ready=done, replica=True)
             if u.gather:
                 self.freed.append(done)
 

@@ -23,6 +23,8 @@ same NVLink. With it the FSDP median error is 5.5% on the 4x H100 campaign (was 
 
 from __future__ import annotations
 
+import simpy
+
 from simulator.core.vocabulary import busbw_factor
 
 HBM_ACCESSES_PER_BUS_BYTE = 4.0
@@ -35,3 +37,49 @@ def collective_hbm_bytes(op: str, ranks: int, size_bytes: float) -> float:
         return 0.0
     return HBM_ACCESSES_PER_BUS_BYTE * busbw_factor(op, ranks) * size_bytes
 
+
+
+MIN_SPEED = 0.1
+"""Kernels never run slower than this share of their speed alone, whatever runs beside them."""
+
+
+def bandwidth_share(op: str, ranks: int, size_bytes: float, duration_s: float, mem_Bps: float) -> float:
+    """The share of one GPU's memory bandwidth ``op`` takes while it runs for ``duration_s``."""
+    if duration_s <= 0 or mem_Bps <= 0:
+        return 0.0
+    return collective_hbm_bytes(op, ranks, size_bytes) / (duration_s * mem_Bps)
+
+
+class Contention:
+    """The compute stream's kernels beside the collectives in flight on the same GPU.
+
+    Each collective adds its :func:`bandwidth_share` while it runs; kernels progress at ``1 -
+    (sum of the shares)`` of their speed alone (at least :data:`MIN_SPEED`), so a collective that
+    overlaps kernels from start to end delays them by its memory traffic over the bandwidth (the
+    static charge of this module's docstring), and one that runs beside idle GPU time, or after the
+    kernels are done, delays nothing."""
+
+    def __init__(self, env: simpy.Environment) -> None:
+        self.env = env
+        self.load = 0.0
+        self.changed = env.event()
+
+    def add(self, share: float) -> None:
+        """A collective starts (``share`` > 0) or ends (its share negated)."""
+        if share == 0.0:
+            return
+        self.load = max(0.0, self.load + share)
+        event, self.changed = self.changed, self.env.event()
+        event.succeed()
+
+    def work(self, seconds: float):
+        """A SimPy process body: ``seconds`` of kernels (their time alone) beside what is in flight."""
+        env, left = self.env, seconds
+        while left > 1e-15:
+            speed = max(1.0 - self.load, MIN_SPEED)
+            t0 = env.now
+            changed = self.changed
+            yield env.timeout(left / speed) | changed
+            left -= (env.now - t0) * speed
+            if not changed.triggered:
+                break

@@ -32,7 +32,7 @@ from simulator.training.gpus import GpuSpec
 from simulator.training.llm.compute import ComputeModel, ComputeParams
 from simulator.training.llm.config import Recompute, TrainConfig
 from simulator.training.llm.groups import GroupCollectives
-from simulator.training.llm.hbm_contention import collective_hbm_bytes
+from simulator.training.llm.hbm_contention import bandwidth_share
 from simulator.training.llm.fsdp_engine import FsdpUnit
 from simulator.training.llm.layer import (EMPTY, CommCall, LayerWork, MemOp, Pass, block_work, check_divisible,
                                          chunk_work, embedding_work, output_work)
@@ -178,17 +178,23 @@ class _Builder:
             if post > 1:
                 grad_ops.append(MemOp("fsdp post-divide", 2 * shard_bytes))
             grads_s = sum(cm.kernel_s(k, PARAM_BYTES) for k in grad_ops)
-            if blocks:       # its backward overlaps its reduction and (BACKWARD_PRE) a prefetched gather
-                beside = [("reduce_scatter", len(shards[0]), pbytes)] if sharded else []
-                beside += [("all_gather", len(shards[0]), pbytes)] if sharded and regather else []
-                beside += [("all_reduce", len(replicas[0]), shard_bytes)] if replicas else []
-                grads_s += sum(collective_hbm_bytes(*c) for c in beside) / cm.mem_Bps
+
+            def share(op: str, jobs: tuple[CollJob, ...], ranks: tuple[str, ...]) -> float:
+                """Of one GPU's memory bandwidth while the collective runs alone (:mod:`.hbm_contention`)."""
+                if not jobs:
+                    return 0.0
+                j = jobs[0]
+                return bandwidth_share(op, len(ranks), j.size_bytes,
+                                       self.groups.time_s(j.plan, ranks, j.size_bytes), cm.mem_Bps)
+
             return FsdpUnit(name, cm.pass_s(fwd, self.B), cm.pass_s(bwd, self.B) + grads_s,
                             cm.host_s(blocks, True, full, fwd.calls) + p.fsdp_unit_host_s
                             + (p.fsdp_gather_host_s if gather else 0.0),
                             cm.host_s(blocks, False, full, bwd.calls) + p.fsdp_unit_host_s
                             + (p.fsdp_gather_host_s if gather and regather else 0.0),
-                            gather, regather and bool(gather), scatter, reduce)
+                            gather, regather and bool(gather), scatter, reduce,
+                            share("all_gather", gather, shards[0]), share("reduce_scatter", scatter, shards[0]),
+                            share("all_reduce", reduce, replicas[0] if replicas else ()))
 
         regather = c.fsdp != "grad-op"
         units = [unit(f"block {i}", self.model.layer_params() / c.tp, block.forward, block.backward, 1, regather)

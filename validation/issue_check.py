@@ -174,3 +174,28 @@ def probe_tp_runs(paths: Sequence[str | Path]) -> Any:
     if not runs:
         raise InputError("no llm_issue records with collectives", source=", ".join(map(str, paths)), field="kind")
     return LlmRecords(tuple(sorted(runs, key=lambda x: (x.launch_index, x.point))), (), ())
+
+
+def markdown_lines(paths: Sequence[str | Path], folder: str) -> list[str]:
+    """The accuracy report's paragraph on where a TP block loop's time goes (docs/accuracy.md section 7)."""
+    points, ops, gpu = read_issue(paths)
+    rows = ["| point | loop ms | host issue ms (forward + backward) | GPU alone ms | kernels |",
+            "|---|---|---|---|---|"]
+    for p in points:
+        count = sum(p.kernels["count"].values()) if p.kernels else ""
+        rows.append(f"| {_name(p)} | {p.loop_s * 1e3:.2f} | {p.issue_forward_s * 1e3:.2f} + "
+                    f"{p.issue_backward_s * 1e3:.2f} | {p.gpu_s * 1e3:.2f} | {count} |")
+    key = {(p.hidden, p.tp, p.sp, p.comm): p for p in points}
+    sp_rows = []
+    for (h, t, sp, comm), on in sorted(key.items()):
+        off = key.get((h, t, False, comm))
+        if sp and off is not None:
+            d = [(getattr(on, f) - getattr(off, f)) / on.layers * 1e3 for f in ("issue_s", "gpu_s", "loop_s")]
+            sp_rows.append(f"h{h} {'with' if comm else 'without'} collectives: host {d[0]:+.2f}, GPU {d[1]:+.2f}, "
+                           f"loop {d[2]:+.2f}")
+    per_call = ", ".join(f"{r['op']} {float(r['issue_per_call_s']) * 1e6:.0f}" for r in _median_ops(ops))
+    return [f"**Where a TP block loop's time goes** (`python -m validation.issue_check validation/data/{folder}/...`, "
+            f"{gpu}, the TP runner's loops issued three ways, medians of 3 launches; "
+            "docs/validation-runners.md):", "", *rows, "",
+            "What sequence parallelism adds per block, ms: " + "; ".join(sp_rows) + ". Host issue per call of a "
+            f"single operation alone, us: {per_call}.", ""]

@@ -36,6 +36,7 @@ from typing import Sequence
 import numpy as np
 
 from simulator.core.errors import InputError
+from validation.issue_check import markdown_lines, probe_tp_runs
 from validation.llm_records import (LayerProfile, LlmRecords, LlmRun, RunError, RunGroup, compare_runs,
                                     error_summary, error_table, group_runs, read_llm_records,
                                     transformer_fields)
@@ -70,6 +71,7 @@ class ComputeTarget:
     tp: int
     sequence_parallel: bool
     measured_s: float
+    part: str = "loop"      # "loop": the whole time; "gpu": kernels alone; "host": the host's issue alone
 
 
 def compute_targets(records: LlmRecords) -> list[ComputeTarget]:
@@ -88,6 +90,17 @@ def compute_targets(records: LlmRecords) -> list[ComputeTarget]:
                                  r.sequence_parallel,
                                  statistics.median(x.nocomm_median_s for x in g.runs)))  # type: ignore[misc]
     return out
+
+
+def issue_targets(paths: Sequence[str | Path]) -> list[ComputeTarget]:
+    """Compute-only targets from the TP issue probe (:mod:`validation.issue_check`): per spec, the
+    unsharded blocks' GPU time alone (``part="gpu"``: the kernels) and the host's issue time of
+    their forward and backward alone (``part="host"``), medians over launches."""
+    from validation.issue_check import read_issue
+
+    return [ComputeTarget(f"issue probe {part} tp=1 mb={p.micro_batch} {p.spec.text}", p.spec, p.micro_batch, 1,
+                          False, value, part)
+            for p in read_issue(paths)[0] if p.tp == 1 for part, value in (("gpu", p.gpu_s), ("host", p.issue_s))]
 
 
 class RealPredictor:
@@ -133,7 +146,7 @@ class RealPredictor:
             comm = sum(count * self.collective_s(op, size, run.tp)
                        for op, size, count in run.collectives)
             calls = sum(count for _, _, count in run.collectives)
-            return self.blocks_s(run.spec, run.micro_batch, run.tp, run.sequence_parallel, calls) + comm
+            return self.blocks_s(run.spec, run.micro_batch, run.tp, run.sequence_parallel, calls, comm)
         config, gpus = self.config(run)
         r = simulate_train(self.router(gpus), self.model(run.spec), config, self.gpu, self.params,
                            self.compute, record=False)
@@ -166,10 +179,11 @@ class RealPredictor:
                              flash_attention=True, fsdp_shard=shard)
         return config, config.gpus
 
-    def blocks_s(self, spec: object, micro_batch: int, tp: int, sp: bool, calls: float = 0.0) -> float:
-        """Compute seconds of ``layers`` blocks forward and backward on one TP rank (each pass
-        the longer of its kernels and the host's issuing of them and of its share of ``calls``
-        collective calls)."""
+    def block_passes(self, spec: object, micro_batch: int, tp: int, sp: bool, calls: float = 0.0
+                     ) -> list[tuple[float, float, float]]:
+        """(kernel seconds, host seconds, share of the collectives) of one block's forward and backward on
+        one TP rank, the host issuing its kernels and its share of ``calls`` collective calls of the
+        ``layers`` blocks."""
         from simulator.training.llm.compute import ComputeModel
         from simulator.training.llm.config import TrainConfig
         from simulator.training.llm.layer import block_work
@@ -180,8 +194,21 @@ class RealPredictor:
         work = block_work(self.model(spec), config)  # type: ignore[arg-type]
         per_block = work.forward.calls + work.backward.calls
         share = calls / (spec.layers * per_block) if per_block else 0.0  # type: ignore[attr-defined]
-        one = sum(max(cm.pass_s(p, 2), cm.host_s(1, forward, False, p.calls * share))
-                  for forward, p in ((True, work.forward), (False, work.backward)))
+        return [(cm.pass_s(p, 2), cm.host_s(1, forward, False, p.calls * share),
+                 p.calls / per_block / spec.layers if per_block else 0.0)  # type: ignore[attr-defined]
+                for forward, p in ((True, work.forward), (False, work.backward))]
+
+    def blocks_s(self, spec: object, micro_batch: int, tp: int, sp: bool, calls: float = 0.0,
+                 comm_s: float = 0.0) -> float:
+        """Seconds of ``layers`` blocks forward and backward on one TP rank with their collectives
+        (``comm_s`` in all, ``calls`` calls): each pass takes ``ComputeModel.issue_s`` (the longer of its
+        kernels and the host's issuing of them and of its collective calls, less the collectives a
+        host-bound pass hides) plus its collectives, the rule the simulation issues passes with."""
+        from simulator.training.llm.compute import ComputeModel
+
+        cm = ComputeModel(self.gpu, "bf16", self.compute)  # type: ignore[arg-type]
+        one = sum(cm.issue_s(k, h, comm_s * part) + comm_s * part
+                  for k, h, part in self.block_passes(spec, micro_batch, tp, sp, calls))
         return spec.layers * one  # type: ignore[attr-defined]
 
     def collective_s(self, op: str, size_bytes: float, gpus: int) -> float:
@@ -196,6 +223,9 @@ class RealPredictor:
         from simulator.training.llm.config import TrainConfig
         from simulator.training.llm.iteration import simulate_train
 
+        if t.part != "loop":          # the issue probe's blocks: kernels alone, or the host alone
+            passes = self.block_passes(t.spec, t.micro_batch, t.tp, t.sequence_parallel)
+            return t.spec.layers * sum(k if t.part == "gpu" else h for k, h, _ in passes)  # type: ignore[attr-defined]
         if t.tp > 1:
             return self.blocks_s(t.spec, t.micro_batch, t.tp, t.sequence_parallel)
         config = TrainConfig(1, 1, 1, t.micro_batch, t.micro_batch, dtype="bf16",
@@ -286,13 +316,14 @@ def fit_residuals(pred: RealPredictor, records: LlmRecords) -> list[str]:
     return lines
 
 
-def fitted_predictor(records: LlmRecords, calibration: str) -> tuple[RealPredictor, float, int]:
-    """A predictor with the compute fitted on ``records``' compute-only measurements; with the fit's
-    median |error| in % and the number of targets."""
+def fitted_predictor(records: LlmRecords, calibration: str, extra: Sequence[ComputeTarget] = ()
+                     ) -> tuple[RealPredictor, float, int]:
+    """A predictor with the compute fitted on ``records``' compute-only measurements (and ``extra``
+    targets); with the fit's median |error| in % and the number of targets."""
     if not records.runs:
         raise InputError("no llm_fsdp, llm_tp or llm_pp records", field="kind")
     base = RealPredictor(records.runs[0].gpu, calibration)
-    targets = compute_targets(records)
+    targets = compute_targets(records) + list(extra)
     compute, fit_pct = fit_compute(base, targets)
     return base.with_compute(compute), fit_pct, len(targets)
 
@@ -309,8 +340,13 @@ def predict_files(paths: Sequence[str | Path], calibration: str,
                   host_work: dict[str, float] | None = None) -> RealPrediction:
     """Fit the compute on the files' compute-only measurements and predict every configuration,
     the framework's host work from ``host_work`` (fitted elsewhere; none without it)."""
-    records = read_llm_records(paths)
-    pred, fit_pct, targets = fitted_predictor(records, calibration)
+    return predict_records(read_llm_records(paths), calibration, host_work)
+
+
+def predict_records(records: LlmRecords, calibration: str, host_work: dict[str, float] | None = None,
+                    extra: Sequence[ComputeTarget] = ()) -> RealPrediction:
+    """:func:`predict_files` on records already read (``extra``: more compute-only targets)."""
+    pred, fit_pct, targets = fitted_predictor(records, calibration, extra)
     if host_work:
         pred = pred.with_compute(replace(pred.compute, **host_work))  # type: ignore[type-var]
     return RealPrediction(tuple(compare_runs(records, pred.iteration_s)), pred.compute, fit_pct, targets,
@@ -321,6 +357,10 @@ CAMPAIGNS = (("h200x2_2026-11-26c", "llm_world2.jsonl", "h200-nvlink-2gpu"),
              ("h200x4_2026-11-26d", "llm_world4.jsonl", "h200-nvlink"))
 """The committed campaigns and the collective calibration each is predicted with."""
 OTHER_GPU_CAMPAIGNS = (("h100x4_2026-11-26h", "llm_world4.jsonl", "h100-nvlink-2gpu", 1),)
+ISSUE_CAMPAIGN = ("h100x2_2026-11-26_tp", "tp_issue_world2.jsonl", "h100-nvlink-2gpu", 1)
+"""The TP issue probe's loops (2x H100, another lease): a TP campaign of their own (folder, file, calibration,
+index in :data:`CAMPAIGNS` whose host work it takes), compute fitted on its unsharded blocks' host and GPU
+times and its stand-in loops."""
 """Campaigns on a GPU the host fits never saw: folder, file, collective calibration (fitted on another
 machine's sweep) and the index in :data:`CAMPAIGNS` whose host work they take."""
 TARGET_MEDIAN_PCT = 8.0
@@ -370,19 +410,34 @@ def real_section() -> tuple[list[str], dict[str, dict[str, dict[str, float]]]]:
                 lines.append(f"| {folder} | {calibration} | {runner} | {s['n']:.0f} | "
                              f"{s['median_abs_pct']:.1f} | {s['p90_abs_pct']:.1f} | {s['spearman']:.2f} | "
                              f"{inside} of {len(errs)} |")
-    met = {f: {r: s[r]["median_abs_pct"] <= TARGET_MEDIAN_PCT for r in ("pp", "tp", "fsdp")}
+    folder, name, calibration, i = ISSUE_CAMPAIGN
+    probe = [data / folder / name]
+    result = predict_records(probe_tp_runs(probe), calibration, hosts[i][0], issue_targets(probe))
+    s = error_summary(result.errors)["tp"]
+    figs[folder] = {"tp": s}
+    inside = sum(e.low_s <= e.predicted_s <= e.high_s for e in result.errors)
+    lines.append(f"| {folder} | {calibration} | tp (issue probe loops) | {s['n']:.0f} | {s['median_abs_pct']:.1f} | "
+                 f"{s['p90_abs_pct']:.1f} | {s['spearman']:.2f} | {inside} of {len(result.errors)} |")
+    met = {f: {r: s[r]["median_abs_pct"] <= TARGET_MEDIAN_PCT for r in ("pp", "tp", "fsdp") if r in s}
            for f, s in figs.items()}
     lines += ["", f"Target, median <= {TARGET_MEDIAN_PCT:g}% from profiles and the collective calibration: "
               + "; ".join(f"{f}: " + ", ".join(f"{r} {'met' if ok else '**missed**'}"
                                                for r, ok in m.items()) for f, m in met.items())
               + ". The last column counts predictions between the fastest and the slowest of a configuration's "
               f"launches (their medians): on the 4x H100 machine a TP configuration's launches differ by up to "
-              f"{max(tp_spread, default=0.0) * 100:.0f}% "
-              "(two modes: the collectives hidden behind the host's issue time, or added to it), so its median "
-              "of three is the middle launch of whichever modes came. FSDP is simulated unit by unit "
+              f"{max(tp_spread, default=0.0) * 100:.0f}%, so its median of three is the middle launch of whichever "
+              "came. A TP pass takes `ComputeModel.issue_s` plus its collectives, the rule the simulation issues "
+              "passes with: a host-bound pass hides its collectives behind the host's issue time and pays the host "
+              "cost of each collective call instead (the issue probe below shows the GPU idle most of a TP loop "
+              "and each collective call costing the host far more than its transfer). The last row is the issue "
+              "probe's own TP loops on another H100 machine, predicted the same way (compute fitted on its "
+              "unsharded blocks' host and GPU times and its stand-in loops, host work from the 4x H200 campaign): "
+              "its host pays 2-4x the H200 host's cost per collective call, which no transferred parameter knows. "
+              "FSDP is simulated unit by unit "
               "(docs/training.md); `hybrid_shard` with `replicate = world` "
               "runs FSDP1's NO_SHARD on one-rank groups (no gradient reduction; docs/validation-runners.md).", "",
-              *probe_lines(), ""]
+              *probe_lines(), "",
+              *markdown_lines([data / ISSUE_CAMPAIGN[0] / ISSUE_CAMPAIGN[1]], ISSUE_CAMPAIGN[0])]
     return lines, figs
 
 
@@ -398,9 +453,9 @@ def probe_lines() -> list[str]:
     data = Path(__file__).resolve().parent / "data" / folder
     records = [r for name in names for r in read_overlap(data / name)]
     gpus = sorted({r["world"] for r in records})
-    return ["Each FSDP unit's backward is charged the memory traffic of the collectives beside it "
-            "(`simulator/training/llm/hbm_contention.py`: 4 local accesses per bus byte over the memory "
-            "bandwidth; nothing fitted). The overlap probe (`python -m validation.overlap_check "
+    return ["Under FSDP, kernels are slowed by the memory traffic of the collectives in flight beside them, for as "
+            "long as they run beside them (`simulator/training/llm/hbm_contention.py`: 4 local accesses per bus "
+            "byte over the memory bandwidth; nothing fitted). The overlap probe (`python -m validation.overlap_check "
             f"validation/data/{folder}/{names[0]} ...`, {records[0]['gpu']}, "
             f"{' and '.join(str(g) for g in gpus)} GPUs, fitted on by nothing) times reduce-scatters, "
             "all-gathers and all-reduces of 64 and 384 MiB beside memory-bound copies and bf16 matmuls: "

@@ -54,6 +54,13 @@ def _copy_bandwidth(records: list[dict[str, Any]]) -> dict[int, float]:
     return {w: statistics.median(v) for w, v in by.items()}
 
 
+def copy_bandwidth_Bps(records: list[dict[str, Any]]) -> float:
+    """The median bandwidth the ``copy`` work reached alone over every world size (bytes/s): the
+    GPU's achievable memory bandwidth, measured."""
+    return statistics.median(r["work_bytes"] / r["work_alone_s"] for r in records
+                             if r["work"] == "copy" and r["work_alone_s"] > 0)
+
+
 def accesses_per_bus_byte(records: list[dict[str, Any]]) -> list[tuple[dict[str, Any], float]]:
     """Per point, the work's slowdown beside the collective expressed as local memory accesses per
     bus byte of the collective (slowdown x copy bandwidth / busbw bytes): what

@@ -4,21 +4,25 @@ A ring or direct NCCL collective streams every byte it moves through the GPU's o
 times: the sender's kernel reads it, the peer's kernel writes it into this GPU's receive buffer
 over NVLink, this GPU's kernel reads it from there and writes the result (a reduction also reads
 its local operand). Per byte on the bus (nccl-tests' busbw bytes: ``busbw_factor(op, n) x size``)
-that is :data:`HBM_ACCESSES_PER_BUS_BYTE` accesses of local memory. While the collective overlaps
-compute kernels the two share the memory bandwidth (and the SMs), so the kernels take longer by
-the collective's traffic over the achievable bandwidth (the compute model's ``mem_Bps``). Nothing
-is fitted to the runs it predicts: the traffic follows from the collective and the GPU's bandwidth.
-Four accesses is an estimate (with NCCL's P2P reads over NVLink some of them are the peer's reads of
-this GPU's buffer); the overlap probe (``validation.runners.overlap``, ``python -m
+that is :data:`HBM_ACCESSES_PER_BUS_BYTE` accesses of local memory. While the collective runs beside
+compute kernels the two share the memory bandwidth (and the SMs): the collective takes
+:func:`bandwidth_share` of it, and :class:`Contention` slows the kernels by the shares of the
+collectives in flight, for as long as they are in flight. A collective that overlaps kernels from
+start to end delays them by its traffic over the achievable bandwidth (the compute model's
+``mem_Bps``); one beside an idle GPU, or after the kernels, delays nothing. Nothing is fitted to the
+runs it predicts. Four accesses is an estimate (with NCCL's P2P reads over NVLink some of them are
+the peer's reads of this GPU's buffer); the overlap probe (``validation.runners.overlap``, ``python -m
 validation.overlap_check``) measures the slowdown directly: on 4x H100 a median 3.55 accesses per bus
 byte (2.56-5.05 over 48 points, 3.69 at 384 MiB), with compute-bound matmuls slowed as much as
 memory-bound copies (validation/data/h100x4_2026-11-26j).
 
 Evidence (``python -m validation.llm_real``, FSDP runs whose backward overlaps a reduce-scatter
-and a prefetched all-gather per unit): without this charge, the communication-bound 4-GPU FSDP
+and a prefetched all-gather per unit): without any charge, the communication-bound 4-GPU FSDP
 runs were predicted 5-15% too fast, more on H100 (3.35 TB/s) than on H200 (4.8 TB/s) with the
-same NVLink. With it the FSDP median error is 5.5% on the 4x H100 campaign (was 10.7%), 3.5% and
-1.5% on the 4x and 2x H200 ones (were 5.5% and 4.1%; docs/accuracy.md, section 7).
+same NVLink. Charged per unit whatever the overlap, the FSDP median error was 5.5% on the 4x H100
+campaign (10.7% without), with NO_SHARD at hidden 4096 +15.6% on the blind 4-GPU test (its all-reduces
+outlast the backward they follow); charged only while beside kernels, 4.4% and +8.4%
+(docs/accuracy.md, section 7).
 """
 
 from __future__ import annotations

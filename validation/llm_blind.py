@@ -32,9 +32,9 @@ from validation.llm_records import RunError, compare_runs, error_summary, read_l
 DATA = Path(__file__).resolve().parent / "data"
 FOLDER = "h100x4_2026-11-26f"
 CALIBRATION = "h100-nvlink-2gpu"
-ISSUE_PROBE = ("h100x2_2026-11-26_tp", "tp_issue_world2.jsonl")
-"""The TP issue probe on 2x H100 (another lease, no FSDP): the unsharded blocks' host issue time and GPU time
-alone, which pin the compute fit's ``host_block_s`` and kernel efficiencies (:func:`validation.llm_real.issue_targets`)."""
+ISSUE_PROBES = (("h100x2_2026-11-26_tp", "tp_issue_world2.jsonl"), ("h100x4_2026-11-26_tp", "tp_issue_world4.jsonl"))
+"""The TP issue probes on H100 (other leases, no FSDP): the unsharded blocks' host issue time and GPU time alone,
+which pin the compute fit's ``host_block_s`` and kernel efficiencies (:func:`validation.llm_real.issue_targets`)."""
 COPY_PROBE = ("h100x4_2026-11-26j", ("overlap_world4.jsonl", "overlap_world2.jsonl"))
 """The overlap probe on 4x H100 (another lease): its memory-bound copies alone give the achievable memory bandwidth."""
 HOST_FROM = {2: CAMPAIGNS[0], 4: CAMPAIGNS[1]}
@@ -62,12 +62,16 @@ def measured_mem_efficiency(pred: RealPredictor) -> float:
     return copy_bandwidth_Bps(records) / pred.gpu.mem_bw_Bps  # type: ignore[attr-defined]
 
 
+def _probe_targets() -> list:
+    return [t for folder, name in ISSUE_PROBES for t in issue_targets([DATA / folder / name])]
+
+
 def blind_predictor(records: object) -> tuple[RealPredictor, float, int, float]:
     """The compute fitted on the runs' own single-GPU profiles and the issue probe's unsharded blocks (host
     issue and GPU time alone), ``mem_efficiency`` held at the copy probe's measured bandwidth; with the fit's
     median |error| in %, the number of targets and that efficiency."""
     base = RealPredictor(records.runs[0].gpu, CALIBRATION)  # type: ignore[attr-defined]
-    targets = compute_targets(records) + issue_targets([DATA / ISSUE_PROBE[0] / ISSUE_PROBE[1]])  # type: ignore[arg-type]
+    targets = compute_targets(records) + _probe_targets()  # type: ignore[arg-type]
     mem = measured_mem_efficiency(base)
     compute, pct = fit_compute(base, targets, {"mem_efficiency": mem})
     return base.with_compute(compute), pct, len(targets), mem
@@ -170,7 +174,7 @@ def section() -> tuple[list[str], dict[str, dict[str, float]]]:
         first_pct.append(error_summary(first_errs)['fsdp']['median_abs_pct'])
         diag.append(row(f"the first blind method: compute on the profiles alone (host_block_s at its start, "
                         f"mem_efficiency {first.compute.mem_efficiency:.2f} fitted)", first_errs))  # type: ignore[attr-defined]
-        free, _ = fit_compute(first, compute_targets(records) + issue_targets([DATA / ISSUE_PROBE[0] / ISSUE_PROBE[1]]))
+        free, _ = fit_compute(first, compute_targets(records) + _probe_targets())
         free_errs = _errors(first.with_compute(replace(free, **host)), records)  # type: ignore[type-var]
         diag.append(row(f"profiles and the issue probe, mem_efficiency fitted ({free.mem_efficiency:.2f}) instead of "
                         f"measured ({mem:.2f})", free_errs))  # type: ignore[attr-defined]
@@ -179,9 +183,10 @@ def section() -> tuple[list[str], dict[str, dict[str, float]]]:
              "of two GPT specs on 2 and 4 H100 80GB HBM3 (NV18 all pairs), each the median of 3 launches. "
              "What was fitted where (nothing on the FSDP runs):", "",
              "- compute: the compute model fitted on the same launches' single-GPU whole-model profiles "
-             "(`llm_profile`, 2 specs) and on a host-issue profile of the same GPU model on another machine: the "
-             f"TP issue probe `{ISSUE_PROBE[0]}` (no FSDP in it; `validation.runners.tp_issue`), whose unsharded "
-             "blocks give the host's issue time alone and the GPU's time alone (2 specs, 4 targets), so "
+             "(`llm_profile`, 2 specs) and on host-issue profiles of the same GPU model on other machines: the "
+             f"TP issue probes {' and '.join(f'`{f}`' for f, _ in ISSUE_PROBES)} (no FSDP in them; "
+             "`validation.runners.tp_issue`), whose unsharded blocks give the host's issue time alone and the GPU's "
+             "time alone (2 specs each, 8 targets), so "
              "`host_block_s` is pinned by a measurement instead of staying at its start; `mem_efficiency` held at "
              f"the bandwidth memory-bound copies reached alone in the overlap probe `{COPY_PROBE[0]}` (another "
              f"machine, {mem:.3f} of the datasheet):"]
@@ -211,8 +216,8 @@ def section() -> tuple[list[str], dict[str, dict[str, float]]]:
               "Reading: the first blind method fitted the compute on the two whole-model profiles alone; without "
               "TP no-communication points they cannot separate the host's issue time per block (`host_block_s`) "
               "from kernel time, so `host_block_s` stayed at its 0.2 ms start and the kernels absorbed the time "
-              f"(third row: {' and '.join(f'{x:.1f}%' for x in first_pct)}). The issue probe measures both apart on "
-              "another H100 machine (its host issues a block's forward and backward in about 1.4 ms at hidden 2048, "
+              f"(third row: {' and '.join(f'{x:.1f}%' for x in first_pct)}). The issue probes measure both apart on "
+              "other H100 machines (a host issues a block's forward and backward in about 1.4 ms at hidden 2048, "
               "the GPU runs it in about the same), which puts `host_block_s` near the H200 campaigns' value (a host "
               "property: the same software stack). Fitted freely, `mem_efficiency` then wanders (last row: it "
               "decides FSDP's memory-bound flat-gradient copies and divisions of 0.1-0.5 GB per unit, which no "

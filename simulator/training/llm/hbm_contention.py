@@ -21,8 +21,8 @@ and a prefetched all-gather per unit): without any charge, the communication-bou
 runs were predicted 5-15% too fast, more on H100 (3.35 TB/s) than on H200 (4.8 TB/s) with the
 same NVLink. Charged per unit whatever the overlap, the FSDP median error was 5.5% on the 4x H100
 campaign (10.7% without), with NO_SHARD at hidden 4096 +15.6% on the blind 4-GPU test (its all-reduces
-outlast the backward they follow); charged only while beside kernels, 4.4% and +13.6% (+8.4% with the
-blind test's compute pinned by the issue probe; docs/accuracy.md, section 7).
+outlast the backward they follow); charged only while beside kernels, 4.4% and +13.6% (+8.8% with the
+blind test's compute pinned by the issue probes; docs/accuracy.md, section 7).
 """
 
 from __future__ import annotations

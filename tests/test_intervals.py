@@ -98,6 +98,10 @@ def test_calibration_file_round_trips_its_uncertainty(fit2, tmp_path):
                                                        "by_size": {"edges_bytes": [65536],
                                                                    "q": [[0, 0, 0], [0.1, 0, 0]]}}},
      "uncertainty.residual.by_size.q[1]"),
+    ({"keys": [], "scale": [], "cov": [], "residual": {"latency": [0, 0, 0], "bandwidth": [0, 0, 0],
+                                                       "by_size": {"edges_bytes": [65536], "q": [[0, 0, 0]] * 2,
+                                                                   "param_sd": [0.1, -0.1]}}},
+     "uncertainty.residual.by_size.param_sd"),
 ])
 def test_bad_uncertainty_blocks_name_the_field(block, field):
     with pytest.raises(InputError) as e:
@@ -196,3 +200,47 @@ def test_left_out_residuals_grow_with_the_parameters_per_point():
     tight = leave_one_out_factor(J, [1e-3] * 8, 1.0)  # a prior that pins the keys: nothing is fitted
     assert np.allclose(tight, 1, atol=1e-3)
     assert leave_one_out_factor(np.zeros((5, 0)), [], 1.0).tolist() == [1.0] * 5
+
+
+def test_interval_adds_only_the_parameter_spread_beyond_the_calibrations_own():
+    """Leave-one-out residuals already hold the parameters' spread where they were fitted: a prediction
+    with the same spread gets the residual quantiles alone, a larger one (extrapolating) adds the excess."""
+    block = {"keys": [], "scale": [], "cov": [],
+             "residual": {"latency": [-0.5, 0.0, 0.5], "bandwidth": [-0.3, 0.0, 0.3],
+                          "by_size": {"edges_bytes": [65536], "q": [[-0.4, 0.0, 0.4], [-0.05, 0.0, 0.05]],
+                                      "param_sd": [0.05, 0.03]}}}
+    u = Uncertainty.from_block(check_block(block))
+    assert u.bounds(1.0, 0.0, 0.03, size_bytes=1 << 20) == pytest.approx((np.exp(-0.05), np.exp(0.05)))
+    z = u.z * 0.04                                     # sqrt(0.05^2 - 0.03^2)
+    assert u.bounds(1.0, 0.0, 0.05, size_bytes=1 << 20) == pytest.approx(
+        (np.exp(-np.hypot(0.05, z)), np.exp(np.hypot(0.05, z))))
+    assert Uncertainty.from_block(check_block(u.to_block())).size_param_sd == (0.05, 0.03)
+
+
+def test_residual_quantiles_come_from_points_pooled_over_launches():
+    """Points measured in one launch stray by that launch's host state; with enough points pooled over
+    several launches in every size band, the interval (of the median over launches) uses those alone,
+    and so does the any-launch band's repetition spread."""
+    from dataclasses import replace
+    from validation.calibrate import MIN_BAND_POINTS, residual_quantiles
+    pred = Predictor(Topo("hgx-h200", gpus_per_node=2), Parameters())
+    rng = np.random.default_rng(3)
+    comps = []
+    for k in range(2, 31):
+        for pooled in (True, False):
+            for op in ("all_reduce", "all_gather", "broadcast", "reduce"):
+                p = CollMeasurement(op, 2, 2 ** k * 2, 1.0, None, None)
+                t = pred.predict(p).predicted_s * float(np.exp(rng.normal(0, 0.02 if pooled else 0.4)))
+                reps = tuple(t * np.exp(rng.normal(0, 0.05 if pooled else 0.01, 8)))
+                p = replace(p, time_s=t, min_s=min(reps), max_s=max(reps), rep_times_s=reps,
+                            launches=3 if pooled else 1)
+                comps.append(pred.predict(p))
+    assert sum(c.point.launches > 1 and c.point.size_bytes >= 1 << 24 for c in comps) >= MIN_BAND_POINTS
+    both = residual_quantiles(comps, pred)["by_size"]["q"]
+    alone = residual_quantiles([c for c in comps if c.point.launches > 1], pred)
+    assert both == alone["by_size"]["q"] and all(hi - lo < 0.15 for lo, _, hi in both)
+    spread = residual_quantiles(comps, pred)["reps"]["q"][0]
+    assert spread[-1] - spread[0] > 0.15       # the pooled points' 5% spread, not the one launch's 1%
+    assert np.ptp(residual_quantiles([c for c in comps if c.point.launches == 1], pred)["reps"]["q"][0]) < 0.1
+    one_launch = residual_quantiles([c for c in comps if c.point.launches == 1], pred)["by_size"]["q"]
+    assert all(hi - lo > 0.6 for lo, _, hi in one_launch)

@@ -149,3 +149,31 @@ def test_bad_repetition_spread_is_refused_naming_the_field(reps):
              "residual": {"latency": [-1, 0, 1], "bandwidth": [-1, 0, 1], "reps": reps}}
     with pytest.raises(InputError, match="residual.reps"):
         check_block(block)
+
+
+def test_modes_of_one_launch_and_the_slow_share(tmp_path):
+    """Repetitions in a fast mode (20 us) and a slow one twice as long: the table reads the fast level,
+    the slow share and the ratio; the median jumps to the slow mode once more than half are slow."""
+    from validation.accuracy_latency import mode_rows, modes_section
+    rng = np.random.default_rng(1)
+
+    def launch(world: int, slow_share: float) -> list[CollMeasurement]:
+        out = []
+        for size in (4, 64, 1024):
+            reps = 20e-6 * np.where(rng.random(20) < slow_share, 2.0, 1.0) * np.exp(rng.normal(0, 0.02, 20))
+            out.append(CollMeasurement("all_reduce", world, size, float(np.median(reps)), None, None,
+                                       min_s=float(reps.min()), max_s=float(reps.max()),
+                                       rep_times_s=tuple(float(x) for x in reps)))
+        return out
+    files = {}
+    for world, share in ((2, 0.3), (4, 0.7)):
+        files[world] = [tmp_path / f"w{world}.jsonl"]
+        write_jsonl(Dataset(meta={}, points=tuple(launch(world, share))), files[world][0])
+    rows = mode_rows(files)
+    two, four = rows[("all_reduce", 2)], rows[("all_reduce", 4)]
+    assert two["fast_s"] == pytest.approx(20e-6, rel=0.05) and four["slow_over_fast"] == pytest.approx(2, rel=0.1)
+    assert 0.1 < two["slow_share"] < 0.5 < four["slow_share"] < 0.9
+    assert two["median_s"] < 25e-6 < 35e-6 < four["median_s"]
+    lines, figures = modes_section([("m", files)])
+    share = figures["slow share m"]
+    assert share["independent ranks"][4] == pytest.approx(1 - (1 - share["measured"][2]) ** 2)

@@ -244,18 +244,28 @@ def residual_quantiles(comps: Sequence[Comparison], predictor: Predictor, level:
                        inflate: np.ndarray | None = None) -> dict:
     """Quantiles of log(measured / predicted) for latency- and bandwidth-bound points, and per size
     band (``by_size``) when every band has MIN_BAND_POINTS points; ``inflate``: a factor per point on
-    its residual (:func:`leave_one_out_factor`)."""
+    its residual (:func:`leave_one_out_factor`). An interval is for the median over launches: when
+    every band has MIN_BAND_POINTS points pooled over several launches (``launches`` > 1), the bands'
+    quantiles come from those alone, since a point measured in one launch strays from that median by
+    its launch's host state as well (section 3 of docs/accuracy.md: points measured in one launch only
+    miss the pooled median two to three times as far)."""
     lat, bw = [], []
     bands: list[list[float]] = [[] for _ in range(len(SIZE_EDGES_BYTES) + 1)]
+    pooled: list[list[float]] = [[] for _ in bands]
     for i, c in enumerate(comps):
         r = float(np.log(c.point.time_s / c.predicted_s)) * (1.0 if inflate is None else float(inflate[i]))
         (lat if predictor.latency_bound(c) else bw).append(r)
-        bands[size_band(c.point.size_bytes, SIZE_EDGES_BYTES)].append(r)
+        band = size_band(c.point.size_bytes, SIZE_EDGES_BYTES)
+        bands[band].append(r)
+        if c.point.launches > 1:
+            pooled[band].append(r)
     q = (0.5 - level / 2, 0.5, 0.5 + level / 2)
     out: dict = {}
     for name, vals, other in (("latency", lat, bw), ("bandwidth", bw, lat)):
         v = vals or other
         out[name] = [float(x) for x in np.quantile(v, q)] if v else [0.0, 0.0, 0.0]
+    if all(len(b) >= MIN_BAND_POINTS for b in pooled):
+        bands = pooled
     if all(len(b) >= MIN_BAND_POINTS for b in bands):
         out["by_size"] = {"edges_bytes": list(SIZE_EDGES_BYTES),
                           "q": [[float(x) for x in np.quantile(b, q)] for b in bands]}
@@ -263,6 +273,19 @@ def residual_quantiles(comps: Sequence[Comparison], predictor: Predictor, level:
     if reps:
         out["reps"] = reps
     return out
+
+
+def in_sample_param_sd(J: np.ndarray, cov: np.ndarray, points: Sequence[CollMeasurement]) -> list[float]:
+    """Median, per size band, of the calibration points' own standard deviation of log time from the
+    parameters' covariance (``J``: points x keys, log time per scaled unit). Leave-one-out residuals
+    already hold the parameters' uncertainty where they were fitted; a prediction adds only what its
+    own exceeds this (simulator.collectives.uncertainty), i.e. what extrapolating brings, not the
+    same uncertainty twice."""
+    var = np.einsum("ij,jk,ik->i", J, cov, J)
+    bands: list[list[float]] = [[] for _ in range(len(SIZE_EDGES_BYTES) + 1)]
+    for v, p in zip(var, points):
+        bands[size_band(p.size_bytes, SIZE_EDGES_BYTES)].append(float(np.sqrt(max(v, 0.0))))
+    return [float(f"{np.median(b):.4g}") if b else 0.0 for b in bands]
 
 
 REP_PROBS = tuple(round(0.005 + 0.0099 * i, 4) for i in range(101))
@@ -275,9 +298,15 @@ def repetition_quantiles(points: Sequence[CollMeasurement]) -> dict | None:
     size whose repetitions the file lists: the spread of a single launch around the median, from
     which the 'any launch' band of a prediction comes (simulator.collectives.uncertainty). A band with
     fewer than MIN_BAND_POINTS such points has no row (an empty list); None when no band has enough
-    or the points span several world sizes."""
+    or the points span several world sizes. When every band has MIN_BAND_POINTS points pooled over
+    several launches, only those count: their repetitions span launches, the others' one launch's
+    host state, which sits around its own median, not the median over launches."""
     if len({p.world for p in points}) != 1:
         return None
+    pooled = [p for p in points if p.launches > 1 and len(p.rep_times_s) >= 2]
+    if all(n >= MIN_BAND_POINTS for n in np.bincount([size_band(p.size_bytes, SIZE_EDGES_BYTES) for p in pooled],
+                                                     minlength=len(SIZE_EDGES_BYTES) + 1)):
+        points = pooled
     bands: list[list[float]] = [[] for _ in range(len(SIZE_EDGES_BYTES) + 1)]
     counts = [0] * len(bands)
     for p in points:
@@ -369,9 +398,11 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
     dom = domain_of(predictor, usable)
     loo = leave_one_out_factor(J1[:, [touched.index(k) for k in fit_keys]], [prior_sd(k) for k in fit_keys],
                                prior_weight) if len(after) == len(pts) else None
+    residual = residual_quantiles(after, predictor.with_params(params), inflate=loo)
+    if "by_size" in residual and touched:
+        residual["by_size"]["param_sd"] = in_sample_param_sd(J1 * sd[:, None], cov, pts)
     unc = Uncertainty.from_block({"keys": list(touched), "scale": [scale(k) for k in touched], "cov": cov,
-                                  "residual": residual_quantiles(after, predictor.with_params(params), inflate=loo),
-                                  "domain": dom})
+                                  "residual": residual, "domain": dom})
     params = params.with_values({}, name=name).with_uncertainty(unc.to_block())
     verdicts = [v for v in verdicts if v.key in touched or keys is not None]
     return Fit(params, tuple(fit_keys), summary(usable), summary(after), tuple(after), len(skipped),

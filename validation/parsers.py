@@ -57,6 +57,7 @@ class CollMeasurement:
     min_s: float | None = None   # fastest / slowest repetition, when the file records them
     max_s: float | None = None
     rep_times_s: tuple[float, ...] = ()   # every repetition's time, when the file records them
+    launches: int = 1                      # launches (campaigns) whose repetitions the time pools
 
 
 def _freeze(value: Any) -> Any:

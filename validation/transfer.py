@@ -59,7 +59,8 @@ def pooled_points(paths: Sequence[str | Path], world: int | None = None) -> list
     for k, p in first.items():
         r = np.array(reps[k])
         out.append(PooledPoint(replace(p, time_s=float(np.median(r)), min_s=float(r.min()), max_s=float(r.max()),
-                                       rep_times_s=tuple(float(x) for x in r), source="pooled"),
+                                       rep_times_s=tuple(float(x) for x in r), source="pooled",
+                                       launches=len(medians[k])),
                                tuple(medians[k])))
     return sorted(out, key=lambda q: (q.point.op, q.point.variant, q.point.size_bytes))
 

@@ -17,7 +17,10 @@ A calibration file carries an ``uncertainty`` block, written by ``gpunetsim cali
   more than the edges) gives the quantiles per size band instead, which the prediction then uses:
   a calibration's residuals are bimodal host noise of tens of microseconds at small sizes and a few
   percent where the runs reproduce to ~1%, and a latency share alone (which grows with the ranks for
-  the same size) mixes the two.
+  the same size) mixes the two. Its optional ``param_sd`` (one per band) is the calibration points'
+  own spread from the parameters' covariance (median per band): their leave-one-out residuals already
+  hold it, so a prediction adds from the covariance only the part of its own spread above that
+  (what extrapolating to other world sizes, ops or sizes brings), not the same uncertainty twice.
 - ``residual.reps`` (optional): ``{"world": n0, "edges_bytes": [...], "p": [...], "q": [[...], ...]}``,
   quantiles (at probabilities ``p``) of log(repetition / the point's median) per size band, over the
   repetitions of the calibration's points (one world size n0): how far a single launch strays from
@@ -86,6 +89,7 @@ class Uncertainty:
     level: float = LEVEL
     size_edges_bytes: tuple[float, ...] = ()                 # size bands' upper edges (by_size)
     size_residual: tuple[tuple[float, float, float], ...] = ()   # quantiles per size band
+    size_param_sd: tuple[float, ...] = ()    # per size band: the parameters' spread the residuals hold
     reps: Mapping | None = None      # residual.reps: one launch's spread around the median, per band
 
     @property
@@ -110,9 +114,12 @@ class Uncertainty:
     def bounds(self, time_s: float, latency_share: float, param_sd: float,
                size_bytes: float | None = None) -> tuple[float, float]:
         """(low, high) seconds around ``time_s``: residual quantiles (of the size band, when known)
-        and the parameters' spread (``param_sd``: standard deviation of log time), added in
-        quadrature on either side."""
+        and the parameters' spread (``param_sd``: standard deviation of log time; with the band's
+        in-sample spread known, only its excess over it), added in quadrature on either side."""
         lo, mid, hi = self.residual_for(latency_share, size_bytes)
+        if self.size_param_sd and size_bytes is not None:
+            held = self.size_param_sd[size_band(size_bytes, self.size_edges_bytes)]
+            param_sd = math.sqrt(max(param_sd ** 2 - held ** 2, 0.0))
         zs = self.z * param_sd
         return (time_s * math.exp(mid - math.hypot(mid - lo, zs)),
                 time_s * math.exp(mid + math.hypot(hi - mid, zs)))
@@ -156,7 +163,9 @@ class Uncertainty:
                 "cov": [[float(f"{x:.6g}") for x in row] for row in self.cov],
                 "residual": {**{r: [float(x) for x in self.residual[r]] for r in REGIMES},
                              **({"by_size": {"edges_bytes": [int(e) for e in self.size_edges_bytes],
-                                             "q": [[float(x) for x in q] for q in self.size_residual]}}
+                                             "q": [[float(x) for x in q] for q in self.size_residual],
+                                             **({"param_sd": [float(x) for x in self.size_param_sd]}
+                                                if self.size_param_sd else {})}}
                                 if self.size_residual else {}),
                              **({"reps": dict(self.reps)} if self.reps else {})},
                 "domain": dict(self.domain)}
@@ -168,7 +177,8 @@ class Uncertainty:
         domain, level = dict(block.get("domain", {})), float(block.get("level", LEVEL))
         by_size = block["residual"].get("by_size") or {}
         bands = (tuple(float(e) for e in by_size.get("edges_bytes", ())),
-                 tuple(tuple(q) for q in by_size.get("q", ())))
+                 tuple(tuple(q) for q in by_size.get("q", ())),
+                 tuple(float(x) for x in by_size.get("param_sd", ())))
         reps = block["residual"].get("reps") or None
         if not keys:                 # residual spread only (the datasheet's): no arrays, no numpy
             return cls(keys, (), (), residual, domain, level, *bands, reps)
@@ -213,6 +223,11 @@ def check_block(block: object, source: str | None = None) -> Mapping:
                       "residual.by_size", by_size)
         for i, q in enumerate(rows):
             quantiles(q, f"residual.by_size.q[{i}]")
+        psd = by_size.get("param_sd")
+        if psd is not None and (not isinstance(psd, list) or len(psd) != len(rows) or not all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0 for x in psd)):
+            raise bad("needs one non-negative number per size band (the parameters' in-sample spread)",
+                      "residual.by_size.param_sd", psd)
     if res.get("reps") is not None:
         _check_reps(res["reps"], bad)
     level = block.get("level", LEVEL)

@@ -49,6 +49,8 @@ def test_order_statistics_predict_the_median_of_more_ranks():
     assert est.per_doubling_s == pytest.approx(true_step, rel=0.25)
     assert est.steps_s[0] == est.per_doubling_s and len(est.steps_s) == rank_sync.DOUBLINGS
     assert "per doubling" in est.describe()
+    few = rank_sync.estimate(sweep(2, 15), PRED)      # 15 repetitions: each point's quantiles scatter
+    assert few.spread_s > est.spread_s and few.prediction_sd_s >= max(few.sd_s, few.spread_s)
 
 
 def test_no_estimate_without_repetitions_or_with_several_world_sizes():

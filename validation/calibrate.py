@@ -393,7 +393,7 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
         verdicts = [Verdict(v.key, v.determined, f"{v.reason} (+-{spread[v.key]:.2g} x its scale)"
                             if v.key in spread else v.reason, float(spread.get(v.key, np.nan)))
                     for v in verdicts]
-    psd = [sync.sd_s / scale(k) if sync is not None and k == RANK_KEY else prior_sd(k) for k in touched]
+    psd = [sync.prediction_sd_s / scale(k) if sync is not None and k == RANK_KEY else prior_sd(k) for k in touched]
     cov = posterior(J1, noise, np.array(psd)) if touched else np.zeros((0, 0))
     dom = domain_of(predictor, usable)
     loo = leave_one_out_factor(J1[:, [touched.index(k) for k in fit_keys]], [prior_sd(k) for k in fit_keys],

@@ -49,12 +49,22 @@ class RankSync:
     points: int                    # latency-bound points with >= MIN_REPS repetitions
     world: int                     # the world size the repetitions were measured at
     steps_s: tuple[float, ...]     # median cost of each of the next DOUBLINGS doublings (the first above)
+    spread_s: float = 0.0          # how far one point's cost strays from the median (1.4826 x MAD over points)
+
+    @property
+    def prediction_sd_s(self) -> float:
+        """Uncertainty of the cost one prediction pays: the median's standard error and the points'
+        own spread in quadrature. Whether a point's median moves to its slow mode when the ranks
+        double differs from point to point (tens of percent of bimodal repetitions each side), so a
+        new point's growth is known no better than that spread, however well the median is."""
+        return float(np.hypot(self.sd_s, self.spread_s))
 
     def describe(self) -> str:
         steps = ", ".join(f"{s * 1e6:.1f}" for s in self.steps_s)
         return (f"{self.per_doubling_s * 1e6:.1f} +- {self.sd_s * 1e6:.1f} us per doubling of the ranks, from the "
                 f"repetitions of {self.points} latency-bound points on {self.world} GPUs (order statistics of the "
-                f"slowest rank; doublings from {self.world} to {self.world << len(self.steps_s)} GPUs: {steps} us)")
+                f"slowest rank; doublings from {self.world} to {self.world << len(self.steps_s)} GPUs: {steps} us; "
+                f"one point's cost strays from it by +-{self.spread_s * 1e6:.1f} us, which the intervals carry)")
 
 
 def _latency_bound(predictor: Predictor, p: CollMeasurement) -> bool:
@@ -81,4 +91,5 @@ def estimate(points: Sequence[CollMeasurement], predictor: Predictor, seed: int 
     rng = np.random.default_rng(seed)
     boot = [np.median(first[rng.integers(0, len(first), len(first))]) for _ in range(BOOTSTRAP)]
     return RankSync(float(np.median(first)), float(np.std(boot)), len(first), worlds.pop(),
-                    tuple(float(x) for x in np.median(st, axis=0)))
+                    tuple(float(x) for x in np.median(st, axis=0)),
+                    float(1.4826 * np.median(np.abs(first - np.median(first)))))

@@ -179,3 +179,29 @@ def test_modes_of_one_launch_and_the_slow_share(tmp_path):
     lines, figures = modes_section([("m", files)])
     share = figures["slow share m"]
     assert share["independent ranks"][4] == pytest.approx(1 - (1 - share["measured"][2]) ** 2)
+
+
+def test_host_split_tells_a_slow_host_from_a_slow_gpu(tmp_path):
+    """Slow repetitions caused by one rank's host (its issue time doubles) and, at another op, by the
+    GPU alone (host times unchanged): the table tells them apart and counts the slow hosts."""
+    import json
+    from validation.accuracy_latency import host_section, host_split
+    rng = np.random.default_rng(2)
+    recs = []
+    for op, host_caused in (("all_gather", True), ("all_reduce", False)):
+        slow = rng.random(20) < 0.4
+        host = np.full((4, 20), 15e-6) * np.exp(rng.normal(0, 0.02, (4, 20)))
+        gpu = np.where(slow, 40e-6, 20e-6) * np.exp(rng.normal(0, 0.02, 20))
+        if host_caused:
+            host[1, slow] *= 2.5                                  # rank 1's host, in the slow repetitions
+        recs.append({"kind": "coll", "op": op, "bytes": 1024, "world": 4, "variant": "default",
+                     "rank_rep_times_s": [gpu.tolist()] * 4, "rank_host_times_s": host.tolist()})
+    path = tmp_path / "h.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    rows = host_split([path])
+    ag, ar = rows[("all_gather", 4)], rows[("all_reduce", 4)]
+    assert ag["gpu_slow_s"] == pytest.approx(2 * ag["gpu_fast_s"], rel=0.1)
+    assert ag["slow_with_slow_host"] == 1.0 and ag["slow_hosts"] == 1.0
+    assert ar["slow_with_slow_host"] == 0.0 and ar["host_slow_s"] == pytest.approx(ar["host_fast_s"], rel=0.1)
+    lines, figures = host_section("t", [path])
+    assert any(line.startswith("| all_gather | 4 | 1 |") for line in lines) and "host split t" in figures

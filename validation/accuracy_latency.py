@@ -270,3 +270,61 @@ def held_out_h100() -> tuple[list[str], dict]:
               "records every rank's host issue time, `rank_host_times_s`, which can)."]
     figures["h100_rank_time_spread"] = float(np.median(same))
     return lines, figures
+
+
+def host_split(paths: Sequence) -> dict[tuple[str, int], dict]:
+    """Per (op, world), from records with every rank's GPU and host time per call of every repetition
+    (``rank_rep_times_s``, ``rank_host_times_s``; < 64 KiB): the GPU and the slowest host's time per
+    call in fast and slow repetitions (medians, seconds; slow as in :func:`mode_rows`), the share of
+    slow repetitions in which some rank's host issued slowly too (its host time above SLOW_FACTOR x
+    its own median host time of the fast repetitions), and the median number of such ranks."""
+    from simulator.core.inputs import read_jsonl as read_records
+    acc: dict[tuple[str, int], list[tuple]] = defaultdict(list)
+    for path in paths:
+        for _, r in read_records(path):
+            if (r.get("kind") != "coll" or not r.get("rank_host_times_s") or r.get("bytes", 0) >= SMALL_BYTES
+                    or r.get("variant", "default") != "default"):
+                continue
+            g = np.asarray(r["rank_rep_times_s"]).max(axis=0)
+            h = np.asarray(r["rank_host_times_s"])               # ranks x repetitions
+            if len(g) < 10:
+                continue
+            slow = g > SLOW_FACTOR * np.quantile(g, FAST_Q)
+            if slow.all() or not slow.any():
+                acc[(r["op"], int(r["world"]))].append((g, h.max(axis=0), slow, None))
+                continue
+            own = np.median(h[:, ~slow], axis=1, keepdims=True)  # each rank's fast-repetition host time
+            slow_hosts = (h[:, slow] > SLOW_FACTOR * own).sum(axis=0)
+            acc[(r["op"], int(r["world"]))].append((g, h.max(axis=0), slow, slow_hosts))
+    out = {}
+    for key, items in sorted(acc.items()):
+        g = np.concatenate([i[0] for i in items])
+        hmax = np.concatenate([i[1] for i in items])
+        slow = np.concatenate([i[2] for i in items])
+        hosts = np.concatenate([i[3] for i in items if i[3] is not None]) if any(
+            i[3] is not None for i in items) else np.zeros(0)
+
+        def med(x: np.ndarray) -> float:
+            return float(np.median(x)) if x.size else float("nan")
+        out[key] = {"points": len(items), "gpu_fast_s": med(g[~slow]), "gpu_slow_s": med(g[slow]),
+                    "host_fast_s": med(hmax[~slow]), "host_slow_s": med(hmax[slow]),
+                    "slow_with_slow_host": float(np.mean(hosts > 0)) if hosts.size else float("nan"),
+                    "slow_hosts": med(hosts[hosts > 0]) if hosts.size else float("nan")}
+    return out
+
+
+def host_section(name: str, paths: Sequence) -> tuple[list[str], dict]:
+    """Markdown lines and figures of :func:`host_split` for one campaign."""
+    rows = host_split(paths)
+    if not rows:
+        return [], {}
+    lines = ["", f"**Host or GPU** ({name}: every rank's host issue time per call, `rank_host_times_s`, beside the "
+             "GPU time; < 64 KiB, default variant; microseconds). A host time near the GPU time is a host-bound "
+             "stream; a slow repetition with a slow host is the host's doing, one without is the GPU's or a peer's.", "",
+             "| op | GPUs | points | GPU, fast | GPU, slow | slowest host, fast | slowest host, slow "
+             "| slow repetitions with a slow host % | ranks with a slow host |", "|---|---|---|---|---|---|---|---|---|"]
+    for (op, n), v in rows.items():
+        lines.append(f"| {op} | {n} | {v['points']} | {v['gpu_fast_s'] * 1e6:.1f} | {v['gpu_slow_s'] * 1e6:.1f} | "
+                     f"{v['host_fast_s'] * 1e6:.1f} | {v['host_slow_s'] * 1e6:.1f} | "
+                     f"{v['slow_with_slow_host'] * 100:.0f} | {v['slow_hosts']:.1f} |")
+    return lines, {f"host split {name}": {f"{op} {n}": v for (op, n), v in rows.items()}}

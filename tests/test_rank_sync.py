@@ -205,3 +205,15 @@ def test_host_split_tells_a_slow_host_from_a_slow_gpu(tmp_path):
     assert ar["slow_with_slow_host"] == 0.0 and ar["host_slow_s"] == pytest.approx(ar["host_fast_s"], rel=0.1)
     lines, figures = host_section("t", [path])
     assert any(line.startswith("| all_gather | 4 | 1 |") for line in lines) and "host split t" in figures
+
+
+def test_nccl_choices_read_from_info_lines(tmp_path):
+    from validation.accuracy_latency import nccl_choices
+    (tmp_path / "nccl_w2.vm.1.log").write_text(
+        "vm:1:1 [0] NCCL INFO AllGather: 32 Bytes -> Algo RING proto LL channel{Lo..Hi}={0..0}\n"
+        "vm:1:1 [0] NCCL INFO AllReduce: 262144 Bytes -> Algo RING proto LL channel{Lo..Hi}={0..21}\n")
+    (tmp_path / "nccl_w4.vm.2.log").write_text(
+        "vm:2:2 [0] NCCL INFO AllReduce: 1048576 Bytes -> Algo TREE proto LL128 channel{Lo..Hi}={0..7}\n")
+    got = nccl_choices(tmp_path)
+    assert got[2]["algos"] == {("RING", "LL")} and got[2]["channels"] == {(32, 1), (262144, 22)}
+    assert got[4]["algos"] == {("TREE", "LL128")} and 3 not in got

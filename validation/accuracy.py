@@ -305,7 +305,8 @@ def transfer_section(write_calibrations: bool) -> tuple[list[str], dict]:
     lines += lat_lines
     figures.update(lat_figures)
     mode_lines, mode_figures = accuracy_latency.modes_section(
-        [("4x H200", {2: CAMPAIGNS_2, 4: CAMPAIGNS_4}), ("4x H100", accuracy_latency.h100_files())])
+        [("4x H200", {2: CAMPAIGNS_2, 4: CAMPAIGNS_4}), ("4x H100", accuracy_latency.h100_files()),
+         ("4x H100, another lease", accuracy_latency.h100_files(accuracy_latency.H100B))])
     lines += mode_lines
     figures.update(mode_figures)
     h100_lines, h100_figures = accuracy_latency.held_out_h100()

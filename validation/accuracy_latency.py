@@ -202,73 +202,132 @@ def modes_section(machines: Sequence[tuple[str, dict[int, Sequence]]]) -> tuple[
 
 
 H100 = Path(__file__).resolve().parent / "data" / "h100x4_2026-11-26_lat"
+H100B = Path(__file__).resolve().parent / "data" / "h100x4_2026-11-26_lat2"
+"""Two leases of 4x H100: the latency campaign, and the same again with host issue times and NCCL's
+per-call choices (validation/data/*/README.md)."""
 
 
-def h100_files() -> dict[int, list[Path]]:
-    """The held-out H100 launches per world size."""
-    return {n: sorted(H100.glob(f"lat_world{n}_L*.jsonl")) for n in (2, 3, 4)}
+def h100_files(d: Path = H100) -> dict[int, list[Path]]:
+    """One H100 campaign's launches per world size."""
+    return {n: sorted(d.glob(f"lat_world{n}_L*.jsonl")) for n in (2, 3, 4)}
 
 
-def held_out_h100() -> tuple[list[str], dict]:
-    """A second machine: 4x H100, small collectives on 2, 3 and 4 GPUs, two interleaved launches per
-    world size (validation/data/h100x4_2026-11-26_lat). Calibrated on its two 2-GPU launches pooled,
-    predicting the pooled 3- and 4-GPU launches, which the fit never sees."""
+def _held_out(d: Path, prefix: str) -> tuple[list[str], dict, object]:
+    """Calibrate on a campaign's two 2-GPU launches pooled, predict its pooled 3- and 4-GPU launches
+    (and 4 GPUs again from 2 and 3 together): the table, per-op medians, figures and the 2-GPU fit."""
     from simulator.collectives.params import Parameters
     from validation import transfer
     from validation.calibrate import calibrate
     from validation.compare import Predictor, Topo
-    pooled = {n: transfer.pooled_points(files) for n, files in h100_files().items()}
+    pooled = {n: transfer.pooled_points(files) for n, files in h100_files(d).items()}
     pred0 = Predictor(Topo("dgx-h100"), Parameters())
     fit = calibrate([q.point for q in pooled[2]], pred0, name="h100-latency-2gpu")
-    rank = next(v for v in fit.verdicts if v.key == "rank_overhead_s")
     pred = pred0.with_params(fit.params)
-    lines = ["", "**A second machine, held out** (`h100x4_2026-11-26_lat`: 4x H100, every op from 4 B to 256 KiB in "
-             "steps of 16x on 2, 3 and 4 GPUs, 15 repetitions, two launches per world size interleaved 2,3,4,2,3,4 on "
-             "one host). `gpunetsim calibrate` on the two 2-GPU launches pooled; the 3- and 4-GPU launches (pooled "
-             f"the same way) are never fitted. The per-rank cost comes {rank.reason}.", "",
-             "| GPUs | points | median err % | p90 err % | inside range % | 90% coverage % | median width % "
+    fit23 = calibrate([q.point for n in (2, 3) for q in pooled[n]], pred0, name="h100-latency-2-3gpu")
+    lines = ["| GPUs | points | median err % | p90 err % | inside range % | 90% coverage % | median width % "
              "| single repetitions inside the any-launch band % | band width % |", "|---|---|---|---|---|---|---|---|---|"]
     figures: dict = {}
-    fit23 = calibrate([q.point for n in (2, 3) for q in pooled[n]], pred0, name="h100-latency-2-3gpu")
     for n, label, p in ((2, "2 (fitted)", pred), (3, "3", pred), (4, "4", pred),
                         (4, "4, fitted on 2 and 3 GPUs", pred0.with_params(fit23.params))):
         st = transfer.stats(transfer.score(pooled[n], p))
-        figures[f"h100_heldout_{n}" + ("_fit23" if "and 3" in label else "")] = st
+        figures[f"{prefix}_{n}" + ("_fit23" if "and 3" in label else "")] = st
         lines.append(f"| {label} | {st['points']} | {st['median_pct']:.1f} | "
                      f"{st['p90_pct']:.1f} | {st['inside_range_pct']:.0f} | {st['coverage_pct']:.0f} | "
                      f"{st['median_width_pct']:.0f} | " + " | ".join(
                          f"{st[k]:.0f}" if k in st else "- (two world sizes)"
                          for k in ("launch_coverage_pct", "launch_width_pct")) + " |")
-    rank23 = fit23.params["rank_overhead_s"]
-    lines += ["", f"The last row calibrates on the 2- and 3-GPU launches together: two world sizes determine the per-rank "
-              f"cost by fitting ({rank23 * 1e6:.1f} us per doubling instead of {fit.params['rank_overhead_s'] * 1e6:.1f} "
-              "from the order statistics); the slow-mode share on 4 GPUs stays out of reach of any fit."]
+    lines += ["", f"The last row calibrates on the 2- and 3-GPU launches together: two world sizes determine the "
+              f"per-rank cost by fitting ({fit23.params['rank_overhead_s'] * 1e6:.1f} us per doubling instead of "
+              f"{fit.params['rank_overhead_s'] * 1e6:.1f} from the order statistics)."]
     per_op: dict[str, dict[int, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
     for n in (2, 3, 4):
         for r in transfer.score(pooled[n], pred):
             per_op[r.pooled.point.op][n].append((r.pooled.point.time_s, r.comparison.predicted_s))
-    lines += ["", "Per op (medians over the sizes, microseconds; measured / predicted):", "",
+    lines += ["", "Per op (medians over the sizes, microseconds; measured / predicted from 2 GPUs):", "",
               "| op | 2 GPUs | 3 GPUs | 4 GPUs |", "|---|---|---|---|"]
     for op, by_n in sorted(per_op.items()):
         lines.append(f"| {op} | " + " | ".join(
             f"{np.median([m for m, _ in by_n[n]]) * 1e6:.1f} / {np.median([p for _, p in by_n[n]]) * 1e6:.1f}"
             for n in (2, 3, 4)) + " |")
+    return lines, figures, fit
+
+
+def nccl_choices(d: Path) -> dict[int, dict[str, set]]:
+    """Per world size, from a campaign's NCCL_DEBUG=INFO logs (``nccl_w{n}.*.log``): the (algorithm,
+    protocol) pairs NCCL chose for any collective, and the channel counts per size (bytes as NCCL logs
+    them: per rank for the gather-like ops)."""
+    import re
+    line = re.compile(r"(\w+): (\d+) Bytes -> Algo (\w+) proto (\w+) channel\{Lo\.\.Hi\}=\{(\d+)\.\.(\d+)\}")
+    out: dict[int, dict[str, set]] = {}
+    for n in (2, 3, 4):
+        algos: set = set()
+        channels: set = set()
+        for path in sorted(d.glob(f"nccl_w{n}.*.log")):
+            for m in line.finditer(path.read_text(errors="replace")):
+                algos.add((m.group(3), m.group(4)))
+                channels.add((int(m.group(2)), int(m.group(6)) - int(m.group(5)) + 1))
+        if algos:
+            out[n] = {"algos": algos, "channels": channels}
+    return out
+
+
+def held_out_h100() -> tuple[list[str], dict]:
+    """Two H100 campaigns held out (validation/data/h100x4_2026-11-26_lat, _lat2), each calibrated on
+    its own two 2-GPU launches pooled and predicting its pooled 3- and 4-GPU launches, which no fit
+    sees; for the second, the host-or-GPU table and NCCL's per-call choices."""
+    rows, figures, fit = _held_out(H100, "h100_heldout")
+    rank = next(v for v in fit.verdicts if v.key == "rank_overhead_s")
+    lines = ["", "**A second machine, held out** (`h100x4_2026-11-26_lat`: 4x H100, every op from 4 B to 256 KiB in "
+             "steps of 16x on 2, 3 and 4 GPUs, 15 repetitions, two launches per world size interleaved 2,3,4,2,3,4 on "
+             "one host). `gpunetsim calibrate` on the two 2-GPU launches pooled; the 3- and 4-GPU launches (pooled "
+             f"the same way) are never fitted. The per-rank cost comes {rank.reason}.", "", *rows]
     same = []
+    from simulator.core.inputs import read_jsonl as read_records
     for path in sorted(H100.glob("lat_world4_L*.jsonl")):
-        from simulator.core.inputs import read_jsonl as read_records
         for _, r in read_records(path):
             if r.get("kind") == "coll" and r.get("rank_rep_times_s"):
                 a = np.asarray(r["rank_rep_times_s"])
                 same.append(float(np.mean((a.max(axis=0) - a.min(axis=0)) / a.max(axis=0))))
     lines += ["", "Where the pooled 4-GPU medians jump (all_gather, reduce_scatter, all_to_all), the two-mode table above "
-              "says why: the fast level grows with every added rank (all_gather most, about as 2 -> 3 GPUs already showed) "
-              "and, on 4 GPUs, more than half of the repetitions of the gather-like ops fell in the slow mode, so their "
-              "median took the slow mode's value, about twice the fast level; a 2-GPU fit predicts the median over "
-              "launches near the fast mode and its interval misses. Within one repetition the ranks' times differ by "
-              f"{np.median(same) * 100:.0f}% (median over 4-GPU points), because every rank's events end when the slowest "
-              "rank lets the collective finish: the per-rank GPU times cannot show which rank was slow (the runner now also "
-              "records every rank's host issue time, `rank_host_times_s`, which can)."]
+              "says why: the fast level grew with every added rank on that host (all_gather most) and, on 4 GPUs, more "
+              "than half of the repetitions of the gather-like ops fell in the slow mode, so their median took the slow "
+              "mode's value, about twice the fast level; a 2-GPU fit predicts the median over launches near the fast "
+              "mode and its interval misses. Within one repetition the ranks' GPU times differ by "
+              f"{np.median(same) * 100:.0f}% (median over 4-GPU points): every rank's events end when the slowest rank "
+              "lets the collective finish, so they cannot show which rank was slow; the host issue times below can."]
     figures["h100_rank_time_spread"] = float(np.median(same))
+    if not H100B.exists():
+        return lines, figures
+    rows, fig_b, _ = _held_out(H100B, "h100b_heldout")
+    figures.update(fig_b)
+    lines += ["", "**A third machine, held out** (`h100x4_2026-11-26_lat2`: the same campaign on another lease of "
+              "4x H100, with every rank's host issue time per call). Calibrated and scored the same way:", "", *rows]
+    host_lines, host_figures = host_section("`h100x4_2026-11-26_lat2`", sorted(H100B.glob("lat_world*_L*.jsonl")))
+    lines += host_lines
+    figures.update(host_figures)
+    split = host_figures.get("host split `h100x4_2026-11-26_lat2`", {})
+    ratio = [v["gpu_fast_s"] / v["host_fast_s"] for v in split.values() if v["host_fast_s"] > 0]
+    slow_host = [v["slow_with_slow_host"] for v in split.values() if np.isfinite(v["slow_with_slow_host"])]
+    choices = nccl_choices(H100B)
+    figures["nccl choices lat2"] = {n: sorted(v["algos"]) for n, v in choices.items()}
+    if ratio:
+        lines += ["", f"In fast repetitions the GPU time per call is {np.median(ratio):.2f}x the slowest rank's host "
+                  f"issue time (median over ops and world sizes, {min(ratio):.2f}-{max(ratio):.2f}): back-to-back small "
+                  "collectives run at the host's pace (torch + NCCL's enqueue, 25-50 us a call), not at NCCL's GPU latency "
+                  "(a few microseconds). The slow repetitions (the GPU time about twice the fast one) had a rank whose host "
+                  f"issued slowly in its first 128 calls in {np.median(slow_host) * 100:.0f}% of cases (median over ops "
+                  "and world sizes), nearly always one rank, never all: a host interruption of one process at a time, "
+                  "which the whole collective stream waits for; the others were slow later in the repetition."]
+    if choices:
+        ch = {n: v["channels"] for n, v in choices.items()}
+        lines += ["", "NCCL's own choice (its INFO lines, one per call): " + "; ".join(
+            f"{n} GPUs " + ", ".join(f"{a.lower()}/{p}" for a, p in sorted(v["algos"]))
+            + f" on 1 channel up to {max(b for b, c in ch[n] if c == 1)} B per call, at most "
+            f"{max(c for _, c in ch[n])} channels" for n, v in choices.items())
+            + ". The algorithm, protocol and small-size channel count do not change from 3 to 4 GPUs, so they cannot "
+            "make a 4-GPU-only jump; nor does the jump come back on this host: here the gather-like ops get faster with "
+            "the ranks (table above: their fast level falls from 2 to 4 GPUs), so the earlier host's per-rank growth "
+            "was that host's, not a law a model may extrapolate."]
     return lines, figures
 
 

@@ -312,6 +312,13 @@ def transfer_section(write_calibrations: bool) -> tuple[list[str], dict]:
     h100_lines, h100_figures = accuracy_latency.held_out_h100()
     lines += h100_lines
     figures.update(h100_figures)
+    h100 = {d: {n: [q.point for q in transfer.pooled_points(f)] for n, f in accuracy_latency.h100_files(d).items()}
+            for d in (accuracy_latency.H100, accuracy_latency.H100B) if d.exists()}
+    check_lines, check_figures = accuracy_latency.rank_cost_check(
+        [("4x H200", pooled2, pooled2 + [q.point for q in pooled4], "2 and 4 GPUs", TOPO)]
+        + [(f"4x H100, `{d.name}`", pts[2], pts[2] + pts[3], "2 and 3 GPUs", Topo("dgx-h100")) for d, pts in h100.items()])
+    lines += check_lines
+    figures.update(check_figures)
     p2p_lines, p2p_figures = accuracy_p2p.section()
     lines += p2p_lines
     figures.update(p2p_figures)

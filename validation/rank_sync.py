@@ -17,6 +17,14 @@ median over points; its spread over points (bootstrap) is its uncertainty. The n
 (quantiles 0.5^(1/4), 0.5^(1/8), ...) are reported too: they check the log2(n) form the model
 extrapolates with (simulator.collectives.plans: ``rank_overhead_s * log2(n)``).
 
+What the data say about the assumption (docs/accuracy.md section 3): every rank's host issue time
+(the runner's ``rank_host_times_s``) shows back-to-back small collectives running at the host's pace,
+and slow repetitions caused by one process's host at a time, not by independent per-rank draws; the
+share of slow repetitions barely grows with the ranks. The estimate matched a fit over 2 and 4 GPUs
+on one machine (4x H200: 6.0 vs 6.1 us) and missed on two 4x H100 leases (5.3 vs 3.1, 10.1 vs 0.0
+us from 2 and 3 GPUs), so predictions carry the points' own spread of the step (``spread_s``), and
+data from two world sizes, which determine the cost by fitting, are better than any order statistic.
+
 NCCL's own model has no such term (its latencies are the GPU's: a base per algorithm and protocol
 and a per-step hop latency, which the plans add separately); this is the host's part.
 """

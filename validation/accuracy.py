@@ -424,6 +424,15 @@ def targets_section(figures: dict) -> list[str]:
                f"median width {pooled['median_width_pct']:.0f}%; measured in one campaign: median "
                f"{one['median_pct']:.1f}% ({one['points']} points), coverage {one['coverage_pct']:.0f}%."]
               if pooled and one else []),
+            *([f"- Second campaigns measured on the device (4x H100, two leases, 4 B - 256 KiB; calibrate on 2 GPUs, "
+               "predict 4, section 3): " + "; ".join(
+                   f"`{d}` median {figures[k]['median_pct']:.1f}% (target 15%: {verdict(figures[k]['median_pct'], 15)}), "
+                   f"{figures[k]['inside_range_pct']:.0f}% inside the range, 90% coverage {figures[k]['coverage_pct']:.0f}% "
+                   f"(target 80%: {verdict(figures[k]['coverage_pct'], 80, above=True)}), width "
+                   f"{figures[k]['median_width_pct']:.0f}%"
+                   for d, k in (("h100x4_2026-11-26_lat", "h100_heldout_4"), ("h100x4_2026-11-26_lat2", "h100b_heldout_4"))
+                   if k in figures) + "."]
+              if "h100_heldout_4" in figures else []),
             f"- 90% intervals over all sizes: coverage {every['coverage_pct']:.0f}% (target 80%: "
             f"{verdict(every['coverage_pct'], 80, above=True)}), median width {every['median_width_pct']:.0f}% of the "
             f"prediction (target 25%: {verdict(every['median_width_pct'], 25)}); per size band (the calibration's "

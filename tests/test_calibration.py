@@ -126,3 +126,17 @@ def test_nccl_tests_text_without_rank_lines_takes_the_world_from_the_topology(tm
     assert main(["compare", "--measurements", str(f), "--topology", "dgx-h100", "--html", "", "--json"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert [json.loads(l)["world"] for l in lines[:-1]] == [8, 8]
+
+
+@pytest.mark.parametrize("extra", [{}, {"nvls_step_overhead_s": 4e-6, "nvls_fill_rounds": 1.5}])
+def test_the_fitter_predicts_what_compare_predicts(extra):
+    """validation.calibrate.Evaluator (what every fit evaluates) gives the times compare() reports,
+    NVLS's pipeline fill and chunk steps included (it once left them out: fits of NVLS data then
+    lowered efficiencies to absorb the missing fill)."""
+    from validation.calibrate import Evaluator
+    pts = [CollMeasurement("all_reduce", 8, s, 1e-3, None, None) for s in (1 << 20, 1 << 24, 1 << 26, 1 << 30)]
+    pred = Predictor(Topo("dgx-h100"), Parameters().with_values(extra))
+    comps, _ = compare(pts, pred)
+    assert "nvls" in {c.algo for c in comps}
+    got = Evaluator(pred, pts)(pred.params)
+    assert list(got) == pytest.approx([c.predicted_s for c in comps], rel=1e-9)

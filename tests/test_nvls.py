@@ -257,3 +257,18 @@ def test_topology_file_nvlink_domain_must_hold_whole_hosts(tmp_path, k, message)
     f.write_text(NVL4.format(k=k))
     with pytest.raises(InputError, match=message):
         topologies.build(str(f))
+
+
+def test_nvls_step_overhead_is_paid_per_round_of_chunks():
+    """nvls_step_overhead_s: each round of chunks (chunk x channels x heads bytes) costs it once, in
+    the closed form and the event engine alike; 0 (the datasheet) changes nothing."""
+    S = 1 << 30
+    m0 = CostModel(topologies.build("hgx-h200"))
+    m1 = CostModel(topologies.build("hgx-h200"), Parameters().with_values({"nvls_step_overhead_s": 5e-6}))
+    s0, s1 = m0.shape("all_reduce", "nvls", "simple"), m1.shape("all_reduce", "nvls", "simple")
+    ch = s1.plan.chunking
+    rounds = S / (ch.chunk_bytes(S) * ch.concurrent_ops)
+    assert s1.time_s(S) - s0.time_s(S) == pytest.approx(5e-6 * rounds, rel=1e-9)
+    des, _ = simulate_plan(m1.router, m1.params, s1.plan, S)
+    assert des == pytest.approx(s1.time_s(S), rel=1e-6)
+    assert s0.plan.chunk_overhead_s(S) == 0.0

@@ -153,28 +153,46 @@ class Evaluator:
         width = max(len(c) for c in choices)
         self.choice = np.array([c + [c[0]] * (width - len(c)) for c in choices])   # points x width
         self.deps: list[tuple[str, ...]] = []
-        self._cache: dict[tuple, tuple[float, float]] = {}
+        self._cache: dict[tuple, tuple] = {}
+        self._pad_cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
         for key, op, a, pr, ch in self.plans:
             rec = _Recording(predictor.params.values)
             self._time_plan(predictor.params.__class__(rec, predictor.params.name), key, op, a, pr, ch)
             self.deps.append(tuple(sorted(rec.read)))
 
-    def _time_plan(self, params: Parameters, key, op, a, pr, channels=None) -> tuple[float, float]:
+    def _time_plan(self, params: Parameters, key, op, a, pr, channels=None) -> tuple:
+        """(alpha, beta, the pipeline fill's seconds per byte, chunking) of one plan: Shape.time_s's terms."""
         from simulator.network.closed_form import ClosedFormTimer
         planner = self.predictor.model(*key).planner.with_params(params)
         s = ClosedFormTimer(planner.router, params).shape(planner.plan(op, a, pr), channels)
-        return s.alpha_s, s.beta_s_per_byte
+        return s.alpha_s, s.beta_s_per_byte, s.wire_s_per_byte, s.plan.chunking
+
+    def _pads(self, j: int, chunking) -> tuple[np.ndarray, np.ndarray]:
+        """(bytes of plan ``j``'s pipeline fill, seconds of its chunk steps) at every point's size."""
+        key = (j, chunking)
+        hit = self._pad_cache.get(key)
+        if hit is None:
+            hit = self._pad_cache[key] = (
+                (np.array([chunking.pad_bytes(s) for s in self.size]),
+                 np.array([chunking.overhead_s(s) for s in self.size])) if chunking is not None
+                else (np.zeros(len(self.size)), np.zeros(len(self.size))))
+        return hit
 
     def __call__(self, params: Parameters) -> np.ndarray:
         v = params.values
-        ab = np.empty((len(self.plans), 2))
+        ab = np.empty((len(self.plans), 3))
+        pads = np.empty((len(self.plans), len(self.size)))
+        steps = np.empty((len(self.plans), len(self.size)))
         for j, (plan, deps) in enumerate(zip(self.plans, self.deps)):
             ck = (j, tuple(v[k] for k in deps))
             hit = self._cache.get(ck)
             if hit is None:
                 hit = self._cache[ck] = self._time_plan(params, *plan)
-            ab[j] = hit
-        t = ab[self.choice, 0] + self.size[:, None] * ab[self.choice, 1]
+            ab[j] = hit[:3]
+            pads[j], steps[j] = self._pads(j, hit[3])
+        rows = np.arange(len(self.size))[:, None]
+        t = (ab[self.choice, 0] + self.size[:, None] * ab[self.choice, 1]
+             + pads[self.choice, rows] * ab[self.choice, 2] + steps[self.choice, rows])
         return t.min(axis=1)
 
 
@@ -385,7 +403,9 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
             fit_keys = [k for k in fit_keys if k not in weak]
             # from the fit so far, the weak keys back at their prior (a restart from the prior can
             # stop at the iteration cap far from the optimum the first fit had found)
-            restart = params.with_values({k: predictor.params[k] for k in weak})
+            restart = params       # (nudged: a prior may sit on its bound, e.g. NCCL's 0 base latencies)
+            for k in weak:
+                restart = restart.nudged(k, predictor.params[k])
             params, _ = _fit(ev, restart, measured, sd, fit_keys, prior_weight)
             after, _ = compare(pts, predictor.with_params(params))
     if fit_keys:

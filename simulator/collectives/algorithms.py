@@ -83,6 +83,7 @@ def param_defaults() -> dict[str, float]:
     d["nvls_efficiency.sm100"] = NVLS_EFFICIENCY[100]
     d["collnet_efficiency"] = COLLNET_HOPPER_FACTOR
     d["nvls_fill_rounds"] = NVLS_FILL_ROUNDS
+    d["nvls_step_overhead_s"] = 0.0
     return d
 
 

@@ -54,12 +54,16 @@ class Chunking:
     """How a pipelined algorithm cuts a collective into chunks (NCCL's NVLS kernels): the chunk for a
     size follows NCCL's ``steps``; ``concurrent_ops`` chunks move at once (channels x heads), and
     the pipeline drains ``fill_rounds`` rounds of them after the last one enters. The engines move
-    ``pad_bytes(S)`` more bytes at the plan's own rate: the fill, paid as data would be."""
+    ``pad_bytes(S)`` more bytes at the plan's own rate: the fill, paid as data would be. Each round
+    of chunks also costs ``step_overhead_s`` besides its bytes (the kernel's flag waits and
+    synchronisation per chunk step): ``overhead_s(S)``, S / (chunk x concurrent_ops) rounds of it, so a
+    size NCCL cuts into smaller chunks runs at a lower rate, not only with a smaller fill."""
 
     concurrent_ops: int
     max_chunk_bytes: int
     steps: tuple[tuple[int, int], ...]
     fill_rounds: float = 0.0
+    step_overhead_s: float = 0.0
 
     def chunk_bytes(self, size_bytes: float) -> int:
         return nvls_chunk_bytes(size_bytes, self.concurrent_ops, self.steps, self.max_chunk_bytes)
@@ -68,6 +72,12 @@ class Chunking:
         if self.fill_rounds <= 0 or size_bytes <= 0:
             return 0.0
         return self.fill_rounds * self.chunk_bytes(size_bytes) * self.concurrent_ops
+
+    def overhead_s(self, size_bytes: float) -> float:
+        """Seconds the chunk steps cost besides their bytes: rounds of chunks x ``step_overhead_s``."""
+        if self.step_overhead_s <= 0 or size_bytes <= 0:
+            return 0.0
+        return self.step_overhead_s * size_bytes / (self.chunk_bytes(size_bytes) * self.concurrent_ops)
 
 
 @dataclass(frozen=True)

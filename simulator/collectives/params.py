@@ -51,7 +51,8 @@ Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless 
 - ``nvls_efficiency.{sm90,sm100}``: fraction of the NVLink rate NVLS reaches while the switch
   reduces and multicasts (NCCL's ``nvlsEfficiency``, Hopper and Blackwell); ``collnet_efficiency``
   the same for SHARP switches; ``nvls_fill_rounds``: NVLS pipeline fill in rounds of chunks
-  (simulator.collectives.nvls). The newer algorithms (nvls, nvls_tree, collnet_direct,
+  (simulator.collectives.nvls); ``nvls_step_overhead_s``: cost of each round of NVLS chunks besides
+  its bytes (0 in the datasheet set; simulator.collectives.layout.Chunking). The newer algorithms (nvls, nvls_tree, collnet_direct,
   collnet_chain, pat) have ``base_latency_s``/``hop_latency_s``/``proto_efficiency`` keys for the
   simple protocol only (simulator.collectives.algorithms).
 - ``ddp.*``: the DDP iteration model's parameters (see simulator.training.ddp).

@@ -100,6 +100,10 @@ class Plan:
         """Extra bytes of S the flows carry for the pipeline's fill (0 for most algorithms)."""
         return self.chunking.pad_bytes(size_bytes) if self.chunking is not None else 0.0
 
+    def chunk_overhead_s(self, size_bytes: float) -> float:
+        """Seconds of the chunk steps' own cost besides their bytes (0 for most algorithms)."""
+        return self.chunking.overhead_s(size_bytes) if self.chunking is not None else 0.0
+
     def channels_at(self, size_bytes: float) -> int | None:
         """NCCL's p2p channels per peer of a call of ``size_bytes`` (None: not a p2p plan)."""
         return self.p2p.count(size_bytes) if self.p2p is not None else None
@@ -192,7 +196,8 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
                   for g in groups]
     groups = [g._sharing_uses(lg.uses) for g, lg in zip(groups, lay.groups)]
     per_host = hosts(router, rk)
-    chunking = replace(lay.chunking, fill_rounds=params["nvls_fill_rounds"]) if lay.chunking else None
+    chunking = replace(lay.chunking, fill_rounds=params["nvls_fill_rounds"],
+                       step_overhead_s=params["nvls_step_overhead_s"]) if lay.chunking else None
     p2p = None
     if algo == "direct" and any(g.channel_Bps < math.inf for g in groups):
         share = 1.0 if op == "send_recv" else 1.0 / n

@@ -61,7 +61,7 @@ class Shape:
             return self.sized(size_bytes).time_s(size_bytes)
         t = self.alpha_s + size_bytes * self.beta_s_per_byte
         if self.plan.chunking is not None:
-            t += self.plan.chunking.pad_bytes(size_bytes) * self.wire_s_per_byte
+            t += self.plan.chunking.pad_bytes(size_bytes) * self.wire_s_per_byte + self.plan.chunking.overhead_s(size_bytes)
         return t
 
 

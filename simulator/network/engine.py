@@ -170,6 +170,8 @@ def run_plan(env: simpy.Environment, net: FlowNetwork, plan: Plan, size_bytes: i
         yield simpy.AllOf(env, events)
     if plan.local_s_per_byte > 0:
         yield env.timeout(plan.local_s_per_byte * size_bytes)
+    if plan.chunking is not None and plan.chunking.step_overhead_s > 0:
+        yield env.timeout(plan.chunk_overhead_s(size_bytes))
     if records is not None:
         records.append(Record(track, name or f"{plan.op} {plan.algo}/{plan.proto}", start, env.now, size_bytes))
     return env.now - start

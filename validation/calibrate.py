@@ -382,7 +382,7 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
             fit_keys = [k for k in fit_keys if k not in pinned]
             # refit from the prior and from the fit so far (the refused keys back at their prior): either
             # can stop at the iteration cap far from the other's optimum; the better one stays
-            starts = [start, params.with_values({k: predictor.params[k] for k in pinned})]
+            starts = [start, _at_prior(params, pinned, predictor.params)]
             continue
         break
     sc = np.array([scale(k) for k in fit_keys])
@@ -403,10 +403,7 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
             fit_keys = [k for k in fit_keys if k not in weak]
             # from the fit so far, the weak keys back at their prior (a restart from the prior can
             # stop at the iteration cap far from the optimum the first fit had found)
-            restart = params       # (nudged: a prior may sit on its bound, e.g. NCCL's 0 base latencies)
-            for k in weak:
-                restart = restart.nudged(k, predictor.params[k])
-            params, _ = _fit(ev, restart, measured, sd, fit_keys, prior_weight)
+            params, _ = _fit(ev, _at_prior(params, weak, predictor.params), measured, sd, fit_keys, prior_weight)
             after, _ = compare(pts, predictor.with_params(params))
     if fit_keys:
         spread = dict(zip(fit_keys, data_sd(J1[:, [touched.index(k) for k in fit_keys]], noise)))
@@ -552,6 +549,14 @@ def _objective(ev: Evaluator, params: Parameters, keys, measured, sd, prior_weig
     rho = np.where(z <= 1, z, 2 * np.sqrt(z) - 1) * HUBER_SCALE ** 2
     prior = np.array([(params[k] - DEFAULTS[k]) / scale(k) / prior_sd(k) for k in keys])
     return float(np.sum(rho) + prior_weight ** 2 * np.sum(prior ** 2))
+
+
+def _at_prior(params: Parameters, keys, prior: Parameters) -> Parameters:
+    """``params`` with ``keys`` back at their prior values, unchecked: a prior may sit on its own bound
+    (NCCL's base latency of NVLS and NVLS-Tree is 0, below the fitter's 1 us minimum)."""
+    for k in keys:
+        params = params.nudged(k, prior[k])
+    return params
 
 
 def _pinned(keys, x, params: Parameters) -> list[str]:

@@ -242,6 +242,23 @@ def test_ratio_pairs_each_launch_with_its_own_ddp(tmp_path: Path) -> None:
     assert np.isnan(launch_range_pct(()))
 
 
+def test_ratio_never_pairs_records_without_a_launch_id(tmp_path: Path) -> None:
+    """Records without a launch id pair with nothing (they used to pair under the key 'None' with
+    whichever DataParallel record came last, mixing launches); their medians still count."""
+    from validation.dp_compare import read_dp
+    prof = {"name": "m", "forward_s": 1e-3, "backward_s": 2e-3, "optimizer_s": 0.0, "batch_size": 4,
+            "params": [{"name": "w", "bytes": 4096, "grad_ready_s": 1e-3}]}
+    rows = [{"kind": "dp_profile", "model": "m", "launch_id": "L0", "profile": prof},
+            {"kind": "dp", "model": "m", "gpus": 2, "median_s": 0.010},
+            {"kind": "dp", "model": "m", "gpus": 2, "median_s": 0.030},
+            {"kind": "ddp", "model": "m", "world": 2, "median_s": 0.002, "bucket_cap_mb": 25.0}]
+    f = tmp_path / "dp_world2.jsonl"
+    f.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    (d,) = read_dp([f])
+    assert not d.ratio_s
+    assert d.dp_s == {2: (0.010, 0.030)} and d.ddp_s == {2: (0.002,)}
+
+
 def test_borrowed_diagnostics_are_the_median_of_the_nearest_donors() -> None:
     """Every donor of the nearest rank counts: the pair's share is the median of their (clipped)
     shares, the fresh/warm costs the median key by key; a farther donor (another GPU) is ignored."""

@@ -136,9 +136,12 @@ def read_dp(paths: Iterable[str | Path]) -> list[DPModelData]:
         ph_host: dict[int, list[dict[str, float]]] = {}
         persistent: dict[int, list[float]] = {}
         parts: dict[int, list[dict[str, float]]] = {}
+        by_launch: dict[tuple[int, str], float] = {}   # a launch's own DataParallel time, for its DDP pair
         for r in recs:
             if r.get("kind") == "dp" and r["model"] == m:
                 dp.setdefault(int(r["gpus"]), []).append(float(r["median_s"]))
+                if r.get("launch_id") is not None:
+                    by_launch[(int(r["gpus"]), str(r["launch_id"]))] = float(r["median_s"])
                 if all(k in r for k in BACKWARD_PARTS):
                     parts.setdefault(int(r["gpus"]), []).append({k: r[k] for k in BACKWARD_PARTS})
                 if "persistent_apply_host_s" in r:
@@ -147,15 +150,12 @@ def read_dp(paths: Iterable[str | Path]) -> list[DPModelData]:
                     ph.setdefault(int(r["gpus"]), []).append(r["phase_s"])
                     ph_host.setdefault(int(r["gpus"]), []).append(r["phase_host_s"])
         ddp: dict[int, list[float]] = {}
-        by_launch: dict[tuple[int, str], float] = {}
-        for r in recs:
-            if r.get("kind") == "dp" and r["model"] == m:
-                by_launch[(int(r["gpus"]), str(r.get("launch_id")))] = float(r["median_s"])
         ratio: dict[int, list[float]] = {}
         for r in recs:
             if r.get("kind") == "ddp" and r["model"] == m and float(r.get("bucket_cap_mb", 25)) == 25.0:
                 ddp.setdefault(int(r["world"]), []).append(float(r["median_s"]))
-                dp_same = by_launch.get((int(r["world"]), str(r.get("launch_id"))))
+                dp_same = (by_launch.get((int(r["world"]), str(r["launch_id"])))
+                           if r.get("launch_id") is not None else None)   # no launch id: no pair, never another launch's
                 if dp_same is not None:
                     ratio.setdefault(int(r["world"]), []).append(dp_same / float(r["median_s"]))
         def med(groups: dict[int, list[dict[str, float]]]) -> dict[int, dict[str, float]]:

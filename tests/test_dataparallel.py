@@ -58,7 +58,11 @@ def test_two_gpus_phases_by_hand(h200) -> None:
     assert ph["replicate"].gpu_s == pytest.approx(3 * (chunk / p["dp.copy_Bps"] + m.time_s("broadcast", chunk)))
     assert ph["reduce"].gpu_s == pytest.approx(3 * (chunk / p["dp.copy_Bps"] + m.time_s("reduce", chunk)))
     g0, g1 = m.router.gpus
-    assert ph["scatter"].gpu_s == pytest.approx(transfer_time_s(m, [(g0, g1, 8 * MiB)]))
+    assert ph["scatter"].gpu_s == pytest.approx(transfer_time_s(m, [(g0, g1, 8 * MiB)], p["dp.copy_latency_s"]))
+    # the copies' launch latency comes from the parameters in use, not from the model's own
+    slow = p.replace(dp__copy_latency_s=p["dp.copy_latency_s"] + 1e-3)
+    scatter = {x.name: x for x in simulate_dataparallel(m, toy(), slow).phases}["scatter"]
+    assert scatter.gpu_s == pytest.approx(ph["scatter"].gpu_s + 1e-3)
     assert ph["forward"].gpu_s == pytest.approx(0.010)
     assert r.gpu_path_s == pytest.approx(sum(x.gpu_s for x in r.phases))
     assert r.iteration_s == pytest.approx(max(r.gpu_path_s, r.host_path_s))
@@ -70,7 +74,7 @@ def test_one_peer_copy_by_hand(h200) -> None:
     g0, g1 = m.router.gpus
     route = m.router.route(g0, g1)
     bw = min(m.router.capacity_Bps[i] * m.params.link_efficiency(m.router.kind[i]) for i in route)
-    assert transfer_time_s(m, [(g0, g1, 1e9)]) == pytest.approx(
+    assert transfer_time_s(m, [(g0, g1, 1e9)], m.params["dp.copy_latency_s"]) == pytest.approx(
         1e9 / bw + m.router.wire_latency_s(route) + m.params["dp.copy_latency_s"])
 
 

@@ -109,3 +109,47 @@ def test_read_compute_rejects_bad_records(tmp_path):
         read_compute(p)
     from validation.compute_check import main
     assert main([str(p)]) == 2
+
+
+def test_pooling_errors_name_their_cause_and_source(tmp_path):
+    """Review finding 11: the no-step error names the samples' files; a zero-compute shape or a shape
+    without a batch size is an InputError saying so (they were a ZeroDivisionError and a misleading
+    'no single-GPU step at batch None'); a second pooling keeps one compute_launches."""
+    samples = [StepSample("m", 8, "plain", t, "launch1.jsonl") for t in (0.020, 0.021, 0.028)]
+    with pytest.raises(InputError) as err:
+        pooled(_shape(), samples, ("profile",))
+    assert err.value.source == "launch1.jsonl"
+    with pytest.raises(InputError, match="above 0 s") as err:
+        pooled(replace(_shape(), forward_s=0.0, backward_s=0.0, optimizer_s=0.0), samples, ("plain",))
+    assert err.value.field == "forward_s"
+    with pytest.raises(InputError, match="no batch size") as err:
+        pooled(replace(_shape(), batch_size=None), samples, ("plain",))
+    assert err.value.field == "batch_size"
+    twice = pooled(pooled(_shape(), samples, ("plain",)), samples, ("plain",))
+    keys = [k for k, _ in twice.extras]
+    assert sorted(keys) == sorted(set(keys)) == ["compute_hi_ratio", "compute_launches", "compute_lo_ratio"]
+    assert compute_s(twice) == pytest.approx(0.021)
+
+
+def test_read_single_gpu_rejects_a_step_of_zero(tmp_path):
+    from validation.compute_pool import read_single_gpu
+    path = tmp_path / "dp_world1.jsonl"
+    path.write_text(json.dumps({"kind": "dp", "gpus": 1, "model": "m", "batch_size": 8, "median_s": 0.0}) + "\n")
+    with pytest.raises(InputError, match="more than 0 s") as err:
+        read_single_gpu(path)
+    assert str(path) in err.value.source
+
+
+def test_ddp_section_text_reads_its_figures_and_says_na_without_coverage():
+    """Review: the DDP target line printed 0% for a missing coverage; the probe text typed its ms figures."""
+    from validation.accuracy_ddp import HEADLINE, probe_facts, target_line
+    from validation.compute_check import ModelCompute
+    s = {"median_time_pct": 4.0, "p90_time_pct": 6.0, "worst_time_pct": 9.0, "median_spread_pct": 1.0, "points": 5}
+    line = target_line({f"{HEADLINE}_4": s, f"{HEADLINE}_2": s, "profile_4": s, "held_out_campaigns": s,
+                        "ddp_plain_launches": "6"})
+    assert "coverage n/a (width n/a)" in line and "pooled over 6 launches" in line
+    rows = [ModelCompute("resnet50", 2, 3, 0.031, 0.031, 0.032, {"queued": 1.0, "profile": 1.02, "nosync": 1.003}, 3),
+            ModelCompute("bert-base", 2, 3, 0.040, 0.030, 0.050, {"queued": 0.5, "profile": 1.2, "nosync": 1.05}, 0)]
+    f = probe_facts(rows)
+    assert f["rounds"] == "3" and f["nosync_pct"] == pytest.approx(0.3) and f["profile_pct"] == pytest.approx(2.0)
+    assert f["host_bound"] == "bert-base here: 20.0 ms of GPU time, steps of 30-50 ms"

@@ -24,12 +24,14 @@ up to half again where the host does, and that launch-bound models move by a thi
 from __future__ import annotations
 
 import glob
+import statistics
 from pathlib import Path
 
-from simulator.collectives.params import SHIPPED_DIR, load_calibration, save_calibration
+from simulator.collectives.params import DEFAULTS, SHIPPED_DIR, load_calibration, save_calibration
+from simulator.core.inputs import read_jsonl
 from validation.compare import Topo
 from validation.compute_check import read_compute, summarize, table_lines
-from validation.compute_pool import profile_samples, pooled_workloads, read_single_gpu
+from validation.compute_pool import LAUNCHES_KEY, profile_samples, pooled_workloads, read_single_gpu
 from validation.ddp_compare import (DDP_KEYS, DdpPredictor, aggregate, calibrate_ddp, compare_ddp, compute_gap,
                                     ddp_summary, load_workloads, read_ddp)
 
@@ -49,6 +51,36 @@ def _row(name: str, s: dict) -> str:
     return (f"| {name} | {s['points']} | {s['median_time_pct']:.1f} | {s['p90_time_pct']:.1f} | "
             f"{s['worst_time_pct']:.1f} | {s['median_spread_pct']:.1f} | "
             + ("- | - |" if cov is None else f"{cov:.0f} | {s['interval_width_pct']:.0f} |"))
+
+
+def _count(values) -> str:
+    """Distinct counts as text: ``3`` or ``2-3``."""
+    v = sorted(set(values))
+    return "none" if not v else f"{v[0]}" if v[0] == v[-1] else f"{v[0]}-{v[-1]}"
+
+
+def campaign_facts(preds: dict[str, DdpPredictor]) -> dict[str, str]:
+    """What the text says about the campaign and the pooled launches, read from the data: launches
+    per configuration, timed iterations per launch, and the launches each pooled compute holds
+    (``compute_launches`` of its workloads), overall and per single-GPU file."""
+    raw = [p for w in (2, 4) for p in read_ddp(CAMPAIGN / f"ddp_world{w}.jsonl")]
+    per_config: dict[tuple, set] = {}
+    for p in raw:
+        per_config.setdefault((p.model, p.world, p.bucket_cap_mb), set()).add(p.launch_index)
+    iters = [r["iters"] for w in (2, 4) for _, r in read_jsonl(CAMPAIGN / f"ddp_world{w}.jsonl")
+             if r.get("kind") == "ddp" and "iters" in r]
+
+    def launches(source: str) -> str:
+        return _count(dict(w.extras).get(LAUNCHES_KEY, 0) for w in preds[source].workloads.values())
+    per_file = [sum(1 for s in read_single_gpu(f) if s.kind == "plain" and s.model == m)
+                for f in SINGLE_GPU.values() for m in {s.model for s in read_single_gpu(f)}]
+    return {"launches": _count(len(v) for v in per_config.values()), "iters": _count(iters),
+            "profile_launches": launches("pooled profiles"), "plain_launches": launches(HEADLINE),
+            "per_file": _count(per_file)}
+
+
+def _pct_or_na(x: float | None, fmt: str = ".0f") -> str:
+    return "n/a" if x is None else f"{x:{fmt}}%"
 
 
 def predictors(comm) -> dict[str, DdpPredictor]:
@@ -78,19 +110,24 @@ def evaluate(write_calibrations: bool = False) -> tuple[list[str], dict]:
     d4 = aggregate(read_ddp(CAMPAIGN / "ddp_world4.jsonl"))
     comm = load_calibration(str(SHIPPED_DIR / "h200-nvlink.json"))
     preds = predictors(comm)
+    facts = campaign_facts(preds)
     lines = ["", "## 4. DDP iterations on 2 and 4 H200s (calibrate on collectives, predict iterations)", "",
              "ResNet-50 (batch 64), BERT-base (32 x 128 tokens), GPT-2 small (8 x 512) and an 8-layer "
-             "4096-wide MLP (64), bf16 autocast, SGD with momentum, bucket caps 1, 5, 25, 100 and 1000 MB, "
-             "two separate launches per configuration, 20 timed iterations each (`h200x4_2026-11-26b/"
+             "4096-wide MLP (64), bf16 autocast, SGD with momentum, bucket caps "
+             + ", ".join(f"{c:g}" for c in sorted({p.bucket_cap_mb for p in d2 + d4})) + " MB, "
+             f"{facts['launches']} separate launches per configuration, {facts['iters']} timed iterations each "
+             "(`h200x4_2026-11-26b/"
              "ddp_world{2,4}.jsonl`). Measured = median over launches of each launch's median; the spread is the "
              "launches' p10 to p90. Communication: the collective calibration `h200-nvlink` (section 2). DDP "
-             "parameters: the datasheet's (`ddp.compute_slowdown` 0.49 measured by the overlap probe, "
+             f"parameters: the datasheet's (`ddp.compute_slowdown` {DEFAULTS['ddp.compute_slowdown']:.2f} measured by "
+             "the overlap probe, "
              "docs/ddp-model.md), or fitted on the 2-GPU runs to predict the 4-GPU ones. Compute, from "
              "single-GPU measurements of other device calls (none on this machine, none fitted): `profile` the "
              "one profile launch `h200x1_2026-11-26/profile_*.json` (the profiler's capture, one gradient hook "
-             "per parameter); `pooled profiles` that shape scaled to the median over 7 profile launches "
-             "(h200x1 and the DataParallel runner's single-GPU profiles of `h200x4_2026-11-26d` and `-e`, 3 "
-             "launches each); `pooled plain steps` scaled to the median over those 6 launches' plain single-GPU "
+             "per parameter); `pooled profiles` that shape scaled to the median over "
+             f"{facts['profile_launches']} profile launches (h200x1 and the DataParallel runner's single-GPU "
+             f"profiles of `h200x4_2026-11-26d` and `-e`, {facts['per_file']} launches each); `pooled plain steps` "
+             f"scaled to the median over those {facts['plain_launches']} launches' plain single-GPU "
              "step (whole steps timed with CUDA events, no hooks, as the DDP runner times its iterations); "
              "`nosync` each run's own `no_sync()` iteration (a diagnostic that isolates the communication and "
              "overlap model). The 90% interval (`iteration_lo_s`/`iteration_hi_s` of `gpunetsim ddp --json`) "
@@ -100,7 +137,7 @@ def evaluate(write_calibrations: bool = False) -> tuple[list[str], dict]:
              "| compute, DDP parameters, GPUs | configurations | median time err % | p90 time err % | "
              "worst time err % | measured p10-p90 spread % | 90% interval coverage % | median interval width % |",
              "|---|---|---|---|---|---|---|---|"]
-    figures: dict = {}
+    figures: dict = {"ddp_plain_launches": facts["plain_launches"]}
     for compute in SOURCES:
         pred = preds[compute]
         for world, pts in ((2, d2), (4, d4)):
@@ -136,17 +173,21 @@ def evaluate(write_calibrations: bool = False) -> tuple[list[str], dict]:
             f"{ddp_summary([c for c in comps[k] if c.point.model == m])['median_time_pct']:.1f}"
             for k in ("profile", HEADLINE)) + " | " + " | ".join("-" if v is None else f"{v:+.1f}" for v in g) + " |")
     probe = summarize([r for f in COMPUTE_PROBE for r in read_compute(f)])
-    lines += ["", "**Why one profile misses, measured on one host** (`h100x4_2026-11-26_ddp`, 4x H100, three "
-              "interleaved rounds a minute apart per model; `python -m validation.compute_check "
+    pf = probe_facts(probe)
+    gpt2 = sorted(s.step_s for f in SINGLE_GPU.values() for s in read_single_gpu(f)
+                  if s.model == "gpt2" and s.kind == "plain")
+    lines += ["", f"**Why one profile misses, measured on one host** (`h100x4_2026-11-26_ddp`, 4x H100, {pf['rounds']} "
+              "interleaved rounds per model; `python -m validation.compute_check "
               "validation/data/h100x4_2026-11-26_ddp/compute_world2.jsonl validation/data/h100x4_2026-11-26_ddp/"
               "compute_world4.jsonl`; ratios are medians over rounds of each variant over the same round's plain "
               "step):", "", *table_lines(probe), "",
-              "DDP's `no_sync()` step is the plain step (0.0% wherever the GPU sets the pace), so the DDP runs' "
-              "compute is the plain single-GPU step. The profiler's hooked capture reads 1% above it where the GPU "
-              "sets the pace and more where the host does (its hooks are host work), and a launch-bound model "
-              "(BERT-base here: 17.9 ms of GPU time, steps of 27-44 ms) moves with the host's pace by a third "
-              "between rounds. On the H200s GPT-2 and the MLP sit at that edge too (GPT-2's steps: 31.5 ms at the "
-              "GPU's pace, 33-40 ms in slower launches), so one profile launch is one draw of the host's pace: the "
+              f"DDP's `no_sync()` step is the plain step (within {pf['nosync_pct']:.1f}% wherever the GPU sets the "
+              "pace), so the DDP runs' compute is the plain single-GPU step. The profiler's hooked capture reads "
+              f"{pf['profile_pct']:+.1f}% against it where the GPU sets the pace (median) and more where the host "
+              "does (its hooks are host work), and a launch-bound model (" + pf["host_bound"] + ") moves with the "
+              "host's pace between rounds. On the H200s GPT-2 and the MLP sit at that edge too (GPT-2's plain "
+              f"single-GPU steps over the pooled launches: {gpt2[0] * 1e3:.1f}-{gpt2[-1] * 1e3:.1f} ms), so one "
+              "profile launch is one draw of the host's pace: the "
               "h200x1 launch drew a slow one (" + ", ".join(f"{m} {g[0]:+.0f}%" for m, g in gaps.items()
                                                            if g[0] is not None)
               + " against the runs' `no_sync()`). Pooling launches and timing whole plain steps removes most of it ("
@@ -154,9 +195,29 @@ def evaluate(write_calibrations: bool = False) -> tuple[list[str], dict]:
               + "); what remains is the host's pace on the day, which the interval's compute band carries. Fitted "
               "on 2 GPUs, the overlap slowdown comes out at "
               + ", ".join(f"{figures[f'{c}_fit2_params']['ddp.compute_slowdown']:.2f} ({c})" for c in SOURCES)
-              + " against the probe's direct 0.49: a fit to DDP iterations absorbs compute errors into it, which "
-              "is why the default is the probe's measurement."]
+              + f" against the probe's direct {DEFAULTS['ddp.compute_slowdown']:.2f}: a fit to DDP iterations absorbs "
+              "compute errors into it, which is why the default is the probe's measurement."]
     return lines, figures
+
+
+def probe_facts(probe) -> dict:
+    """The figures the text quotes from the compute probe (validation.compute_check rows): rounds, how
+    far ``no_sync()`` and the hooked profile sit from the plain step where the GPU sets the pace, and
+    the host-bound models' GPU time against their steps' range."""
+    bound = [r for r in probe if r.gpu_bound_rounds == r.rounds]
+    host = [r for r in probe if r.gpu_bound_rounds == 0 and "queued" in r.ratios]
+    by_model: dict[str, list] = {}
+    for r in host:
+        by_model.setdefault(r.model, []).append(r)
+    text = "; ".join(
+        f"{m} here: {statistics.median(r.plain_s * r.ratios['queued'] for r in rs) * 1e3:.1f} ms of GPU time, steps "
+        f"of {min(r.plain_lo_s for r in rs) * 1e3:.0f}-{max(r.plain_hi_s for r in rs) * 1e3:.0f} ms"
+        for m, rs in sorted(by_model.items())) or "none on this host"
+    return {"rounds": _count(r.rounds for r in probe),
+            "nosync_pct": max((100 * abs(r.ratios["nosync"] - 1) for r in bound if "nosync" in r.ratios), default=0.0),
+            "profile_pct": statistics.median([100 * (r.ratios["profile"] - 1) for r in bound if "profile" in r.ratios]
+                                             or [float("nan")]),
+            "host_bound": text}
 
 
 def target_line(figures: dict) -> str | None:
@@ -166,8 +227,9 @@ def target_line(figures: dict) -> str | None:
     h, one = figures[f"{HEADLINE}_4"], figures["profile_4"]
     verdict = "met" if h["median_time_pct"] <= 6.0 else "**missed**"
     return (f"- DDP iterations from collective calibrations only (datasheet DDP parameters), 4 GPUs, compute from "
-            f"plain single-GPU steps pooled over 6 launches of other device calls: median {h['median_time_pct']:.1f}% "
-            f"(target 6%: {verdict}), 90% interval coverage {h.get('interval_coverage_pct', 0):.0f}% "
-            f"(width {h.get('interval_width_pct', 0):.0f}%); 2 GPUs {figures[f'{HEADLINE}_2']['median_time_pct']:.1f}%; "
+            f"plain single-GPU steps pooled over {figures.get('ddp_plain_launches', 'n/a')} launches of other device "
+            f"calls: median {h['median_time_pct']:.1f}% "
+            f"(target 6%: {verdict}), 90% interval coverage {_pct_or_na(h.get('interval_coverage_pct'))} "
+            f"(width {_pct_or_na(h.get('interval_width_pct'))}); 2 GPUs {figures[f'{HEADLINE}_2']['median_time_pct']:.1f}%; "
             f"held-out campaigns {figures['held_out_campaigns']['median_time_pct']:.1f}%; from the one profile "
             f"launch {one['median_time_pct']:.1f}% (section 4 says why).")

@@ -26,11 +26,15 @@ import numpy as np
 
 from simulator.core.errors import InputError
 from simulator.core.inputs import read_jsonl
-from simulator.training.workload import Workload
+from simulator.training.ddp_intervals import COMPUTE_BAND_KEYS
+from simulator.training.workload import Workload, step_compute_s as compute_s
 from validation.ddp_compare import scale_compute
 
 KINDS = ("profile", "plain")
 BAND_PERCENTILES = (5.0, 95.0)
+LAUNCHES_KEY = "compute_launches"
+POOL_KEYS = COMPUTE_BAND_KEYS + (LAUNCHES_KEY,)
+"""The extras :func:`pooled` writes (a second pooling replaces them)."""
 
 
 @dataclass(frozen=True)
@@ -45,10 +49,6 @@ class StepSample:
     source: str
 
 
-def compute_s(w: Workload) -> float:
-    return w.forward_s + w.backward_s + w.optimizer_s
-
-
 def read_single_gpu(path: str | Path) -> list[StepSample]:
     """Per launch and model, the ``dp_profile`` capture and the one-GPU ``dp`` step of a DataParallel
     runner file (other records are skipped)."""
@@ -57,35 +57,59 @@ def read_single_gpu(path: str | Path) -> list[StepSample]:
         try:
             if r.get("kind") == "dp_profile":
                 p = r["profile"]
-                out.append(StepSample(r["model"], int(p["batch_size"]), "profile",
-                                      float(p["forward_s"] + p["backward_s"] + p["optimizer_s"]), str(path)))
+                sample = StepSample(r["model"], int(p["batch_size"]), "profile",
+                                    float(p["forward_s"] + p["backward_s"] + p["optimizer_s"]), str(path))
             elif r.get("kind") == "dp" and r.get("gpus") == 1:
-                out.append(StepSample(r["model"], int(r["batch_size"]), "plain", float(r["median_s"]), str(path)))
+                sample = StepSample(r["model"], int(r["batch_size"]), "plain", float(r["median_s"]), str(path))
+            else:
+                continue
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"{r.get('kind')} record without a usable {exc}", source=f"{path}:{i}") from None
+        if not sample.step_s > 0:
+            raise InputError("a single-GPU step must take more than 0 s", source=f"{path}:{i}", field="step_s",
+                             value=sample.step_s)
+        out.append(sample)
     return out
 
 
 def profile_samples(workloads: Mapping[str, Workload], source: str) -> list[StepSample]:
-    """Workload files (one profile launch each) as samples."""
-    return [StepSample(name, int(w.batch_size or 0), "profile", compute_s(w), source)
-            for name, w in workloads.items()]
+    """Workload files (one profile launch each) as samples; each needs a batch size (samples pool
+    by model and batch size) and compute above 0."""
+    for name, w in workloads.items():
+        _check_shape(w, source)
+    return [StepSample(name, int(w.batch_size), "profile", compute_s(w), source) for name, w in workloads.items()]
+
+
+def _check_shape(w: Workload, source: str) -> None:
+    if w.batch_size is None:
+        raise InputError("the workload has no batch size; single-GPU steps are pooled by model and batch size",
+                         source=source, field="batch_size", value=None)
+    if not compute_s(w) > 0:
+        raise InputError("the workload's forward + backward + optimizer must be above 0 s to scale it",
+                         source=source, field="forward_s", value=compute_s(w))
 
 
 def pooled(shape: Workload, samples: Iterable[StepSample], kinds: Sequence[str] = KINDS) -> Workload:
     """``shape`` scaled to the median step of ``samples`` of its model, batch size and ``kinds``, with
-    the samples' 5th-95th percentile band over that median as ``compute_lo_ratio``/``compute_hi_ratio``."""
+    the samples' 5th-95th percentile band over that median as ``compute_lo_ratio``/``compute_hi_ratio``
+    and their count as ``compute_launches`` (pooling a pooled workload replaces the three)."""
+    samples = list(samples)
+    _check_shape(shape, shape.name)
     steps = [s.step_s for s in samples
              if s.model == shape.name and s.kind in kinds and s.batch_size == shape.batch_size]
     if not steps:
         raise InputError(f"no single-GPU step of {shape.name!r} at batch {shape.batch_size} among the "
-                         f"samples ({', '.join(kinds)})", field="model", value=shape.name)
+                         f"samples ({', '.join(kinds)})",
+                         source=", ".join(dict.fromkeys(s.source for s in samples)) or None,
+                         field="model", value=shape.name)
+    if not min(steps) > 0:
+        raise InputError("a single-GPU step must take more than 0 s", field="step_s", value=min(steps))
     mid = float(np.median(steps))
     lo, hi = (float(np.percentile(steps, q)) / mid for q in BAND_PERCENTILES)
     w = scale_compute(shape, mid / compute_s(shape))
-    extras = tuple((k, v) for k, v in w.extras if k not in ("compute_lo_ratio", "compute_hi_ratio"))
-    return replace(w, extras=extras + (("compute_lo_ratio", min(lo, 1.0)), ("compute_hi_ratio", max(hi, 1.0)),
-                                       ("compute_launches", len(steps))))
+    extras = tuple((k, v) for k, v in w.extras if k not in POOL_KEYS)
+    return replace(w, extras=extras + ((COMPUTE_BAND_KEYS[0], min(lo, 1.0)), (COMPUTE_BAND_KEYS[1], max(hi, 1.0)),
+                                       (LAUNCHES_KEY, len(steps))))
 
 
 def pooled_workloads(shapes: Mapping[str, Workload], samples: Sequence[StepSample],

@@ -25,7 +25,7 @@ from simulator.core.errors import InputError
 from simulator.core.inputs import read_jsonl
 from simulator.core.limits import MAX_BATCH_SIZE, MAX_BUCKET_CAP_MB
 from simulator.collectives.params import DEFAULTS, Parameters, bounds
-from simulator.training.workload import Workload, load_workload
+from simulator.training.workload import Workload, load_workload, step_compute_s
 from validation.compare import Topo, nvls_from_env
 from validation.fields import Fields
 
@@ -144,7 +144,7 @@ class DdpPredictor:
         if w.batch_size and w.batch_size != p.batch_size:
             w = w.scaled_to_batch(p.batch_size)
         if self.compute == "nosync" and p.nosync_median_s:
-            w = scale_compute(w, p.nosync_median_s / (w.forward_s + w.backward_s + w.optimizer_s))
+            w = scale_compute(w, p.nosync_median_s / step_compute_s(w))
         model = self.model(p.world, p.nvls)
         r = with_interval(model, simulate_iteration(model, w, DDPConfig(bucket_cap_mb=p.bucket_cap_mb,
                                                                         first_bucket_mb=None), engine="closed"), w)
@@ -214,7 +214,7 @@ def compute_gap(points: Sequence[DdpMeasurement], workloads: Mapping[str, Worklo
             continue
         if w.batch_size and w.batch_size != p.batch_size:
             w = w.scaled_to_batch(p.batch_size)
-        gaps.append((w.forward_s + w.backward_s + w.optimizer_s) / p.nosync_median_s - 1.0)
+        gaps.append(step_compute_s(w) / p.nosync_median_s - 1.0)
     return float(np.median(gaps)) * 100 if gaps else None
 
 

@@ -197,7 +197,7 @@ def chunk_sizes(tensor_bytes: Sequence[int], limit: int = COALESCE_BYTES) -> lis
 
 _GPU_MEMO: "weakref.WeakKeyDictionary[CostModel, dict]" = weakref.WeakKeyDictionary()
 """Per cost model: the GPU seconds of its transfers and coalesced calls. They depend on the model's
-routes and collective parameters only (and the ``dp.`` copy keys, part of each memo key), so the trials
+routes and collective parameters only (and the ``dp.`` copy keys, passed in and part of each memo key), so the trials
 of a host fit, which vary ``dp.`` keys on one model, price each once."""
 
 
@@ -208,16 +208,15 @@ def _memo(model: CostModel) -> dict:
     return hit
 
 
-def transfer_time_s(model: CostModel, transfers: Sequence[tuple[str, str, float]],
-                    copy_latency_s: float | None = None) -> float:
+def transfer_time_s(model: CostModel, transfers: Sequence[tuple[str, str, float]], copy_latency_s: float) -> float:
     """Seconds until the last of ``transfers`` (src GPU, dst GPU, bytes), started together, ends:
     each flow at its max-min fair rate over its route on an idle network, plus its wire latency
-    and ``copy_latency_s`` (a peer copy's launch; default the model's ``dp.copy_latency_s``)."""
-    lat = model.params["dp.copy_latency_s"] if copy_latency_s is None else copy_latency_s
-    memo, key = _memo(model), ("transfer", tuple(transfers), lat)
+    and ``copy_latency_s`` (a peer copy's launch, ``dp.copy_latency_s`` of the parameters in use:
+    always passed, never read from the model, whose ``dp.`` keys a host fit's trials override)."""
+    memo, key = _memo(model), ("transfer", tuple(transfers), copy_latency_s)
     hit = memo.get(key)
     if hit is None:
-        hit = memo[key] = _transfer_time_s(model, transfers, lat)
+        hit = memo[key] = _transfer_time_s(model, transfers, copy_latency_s)
     return hit
 
 

@@ -21,6 +21,7 @@ from dataclasses import replace
 
 from simulator.core.errors import InputError
 from simulator.network.closed_form import CostModel
+from simulator.training.workload import step_compute_s
 
 COMPUTE_BAND_KEYS = ("compute_lo_ratio", "compute_hi_ratio")
 
@@ -62,7 +63,7 @@ def iteration_interval(model: CostModel, result, band: tuple[float, float] | Non
         lo = result.iteration_s - result.exposed_comm_s * max(0.0, 1.0 - lo_ratio)
         hi = result.iteration_s + result.comm_s * max(0.0, hi_ratio - 1.0)
     if band is not None:
-        compute = result.forward_s + result.backward_s + result.optimizer_s
+        compute = step_compute_s(result)
         lo -= compute * max(0.0, 1.0 - band[0])
         hi += compute * max(0.0, band[1] - 1.0)
     return lo, hi

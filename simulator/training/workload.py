@@ -65,6 +65,12 @@ class ParamGrad:
     dtype: str = "float32"
 
 
+def step_compute_s(step) -> float:
+    """Forward + backward + optimizer seconds of anything that has the three (a workload, a
+    simulated DDP iteration): the one place this sum is spelled."""
+    return step.forward_s + step.backward_s + step.optimizer_s
+
+
 @dataclass(frozen=True)
 class Workload:
     """Per-iteration compute of one rank and its gradients, in the model's registration order.
@@ -204,7 +210,7 @@ def workload_from_layers(model: ModelSpec, gpu: str | GpuSpec, batch_size: int, 
                     float(optimizer_s), params, batch_size, extras)
 
 
-_FILE_FUNCTIONS = ("load_profile", "load_workload", "save_workload", "workload_from_dict",
+_FILE_FUNCTIONS = ("load_profile", "load_workload", "save_workload", "step_compute_s", "workload_from_dict",
                    "workload_from_profile_record", "workload_to_dict")
 
 
@@ -218,6 +224,6 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "GRAD_DTYPES", "LayerSpec", "ModelSpec", "ParamGrad", "Workload", "canonical_dtype",
-    "load_profile", "load_workload", "save_workload", "workload_from_dict",
+    "load_profile", "load_workload", "save_workload", "step_compute_s", "workload_from_dict",
     "workload_from_layers", "workload_from_profile_record", "workload_to_dict",
 ]

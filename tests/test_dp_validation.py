@@ -259,6 +259,23 @@ def test_ratio_never_pairs_records_without_a_launch_id(tmp_path: Path) -> None:
     assert d.dp_s == {2: (0.010, 0.030)} and d.ddp_s == {2: (0.002,)}
 
 
+def test_ddp_and_the_ratio_use_the_steady_iterations(tmp_path: Path) -> None:
+    """DDP's measured iteration (and the ratio) is the median over the iterations DDP's runtime-stats
+    sampling did not hold back (validation.ddp_logger): with warmup 3, the last 2 of 10."""
+    from validation.dp_compare import read_dp
+    prof = {"name": "m", "forward_s": 1e-3, "backward_s": 2e-3, "optimizer_s": 0.0, "batch_size": 4,
+            "params": [{"name": "w", "bytes": 4096, "grad_ready_s": 1e-3}]}
+    rows = [{"kind": "dp_profile", "model": "m", "launch_id": "L0", "profile": prof},
+            {"kind": "dp", "model": "m", "gpus": 2, "median_s": 0.010, "launch_id": "L0"},
+            {"kind": "ddp", "model": "m", "world": 2, "median_s": 0.004, "bucket_cap_mb": 25.0, "launch_id": "L0",
+             "warmup": 3, "iter_times_s": [0.004] * 8 + [0.002, 0.002]}]
+    f = tmp_path / "dp_world2.jsonl"
+    f.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    (d,) = read_dp([f])
+    assert d.ddp_s == {2: (pytest.approx(0.002),)}
+    assert d.ratio_s == {2: (pytest.approx(5.0),)}
+
+
 def test_borrowed_diagnostics_are_the_median_of_the_nearest_donors() -> None:
     """Every donor of the nearest rank counts: the pair's share is the median of their (clipped)
     shares, the fresh/warm costs the median key by key; a farther donor (another GPU) is ignored."""
@@ -285,7 +302,8 @@ def test_borrowed_diagnostics_are_the_median_of_the_nearest_donors() -> None:
 def test_ratio_on_the_held_out_host_stays_under_todays_figure() -> None:
     """Accuracy regression: the DDP-vs-DataParallel ratio on the 2x H100 host measured after the laws
     were written (every thread diagnostic its own), host keys fitted on the other models' 2-GPU steps:
-    median 6.0% today (docs/accuracy.md section 6); the bound sits just above it."""
+    median 8.4% today against DDP's steady iterations (6.0% against the median of all timed ones, 8 of
+    whose 10 DDP held back: validation.ddp_logger; docs/accuracy.md section 6); the bound sits just above it."""
     from validation.dp_compare import fit_host, predict_ddp, predict_dp, read_dp
     folder = DATA / "h100x2_2026-11-26_dp"
     if not folder.exists():
@@ -297,4 +315,4 @@ def test_ratio_on_the_held_out_host_stays_under_todays_figure() -> None:
         fitted = fit_host([o for o in data if o is not d], 2, base)
         predicted = predict_dp(d, 2, fitted).iteration_s / predict_ddp(d, 2, base)
         errs.append(abs(predicted / (d.dp_median(2) / d.ddp_median(2)) - 1))
-    assert len(errs) == 4 and np.median(errs) <= 0.08
+    assert len(errs) == 4 and np.median(errs) <= 0.09

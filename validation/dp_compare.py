@@ -8,6 +8,8 @@ profile (``dp_profile``), DataParallel iteration times on 1..N GPUs (``dp``) and
   host launch times; gradient ready times and byte counts from the first launch): a workload;
 * the *measured* DataParallel and DDP iterations are the median over launches of each launch's
   median iteration, with the launches' range (DataParallel varies by 20% and more between launches);
+  DDP's per launch over its steady iterations only (:func:`validation.ddp_logger.steady_median_s`:
+  DDP's runtime-stats sampling holds the host back on its first 10 synchronised iterations);
 * the *predictions* come from that profile alone plus a collective calibration: DataParallel
   with :func:`simulator.training.dataparallel.simulate_dataparallel`, DDP with
   :func:`simulator.training.ddp.simulate_iteration` (closed form).
@@ -29,6 +31,7 @@ from simulator.collectives.params import Parameters
 from simulator.core.errors import InputError
 from simulator.core.inputs import read_jsonl
 from simulator.training.workload import Workload, workload_from_dict
+from validation.ddp_logger import steady_median_s
 
 TIMED = ("forward_s", "backward_s", "optimizer_s", "forward_host_s", "backward_host_s", "optimizer_host_s",
          "forward_fresh_thread_host_s", "forward_warm_thread_host_s", "forward_fresh_pair_host_s",
@@ -82,6 +85,8 @@ class DPModelData:
                                                       # split (replica_backward_host_s, reduce_host_s, ...)
     ratio_s: dict[int, tuple[float, ...]] | None = None   # ranks -> each launch's DataParallel over DDP
                                                       # (both measured in the same launch)
+    ddp_all_s: dict[int, tuple[float, ...]] | None = None   # ranks -> each launch's median over *all* its
+                                                      # timed DDP iterations, held-back ones included
 
     @property
     def has_diagnostics(self) -> bool:
@@ -150,21 +155,25 @@ def read_dp(paths: Iterable[str | Path]) -> list[DPModelData]:
                     ph.setdefault(int(r["gpus"]), []).append(r["phase_s"])
                     ph_host.setdefault(int(r["gpus"]), []).append(r["phase_host_s"])
         ddp: dict[int, list[float]] = {}
+        ddp_all: dict[int, list[float]] = {}
         ratio: dict[int, list[float]] = {}
         for r in recs:
             if r.get("kind") == "ddp" and r["model"] == m and float(r.get("bucket_cap_mb", 25)) == 25.0:
-                ddp.setdefault(int(r["world"]), []).append(float(r["median_s"]))
+                ddp_here = steady_median_s(r)
+                ddp.setdefault(int(r["world"]), []).append(ddp_here)
+                ddp_all.setdefault(int(r["world"]), []).append(float(r["median_s"]))
                 dp_same = (by_launch.get((int(r["world"]), str(r["launch_id"])))
                            if r.get("launch_id") is not None else None)   # no launch id: no pair, never another launch's
                 if dp_same is not None:
-                    ratio.setdefault(int(r["world"]), []).append(dp_same / float(r["median_s"]))
+                    ratio.setdefault(int(r["world"]), []).append(dp_same / ddp_here)
         def med(groups: dict[int, list[dict[str, float]]]) -> dict[int, dict[str, float]]:
             return {g: {k: statistics.median(float(x[k]) for x in v) for k in v[0]} for g, v in groups.items()}
         out.append(DPModelData(m, str(profs[0].get("gpu") or ""), w, {g: tuple(v) for g, v in dp.items()},
                                {g: tuple(v) for g, v in ddp.items()}, med(ph), med(ph_host),
                                {g: statistics.median(v) for g, v in persistent.items()} or None,
                                Path(str(paths_l[0])).parent.name if paths_l else "", backward_parts=med(parts) or None,
-                               ratio_s={g: tuple(v) for g, v in ratio.items()} or None))
+                               ratio_s={g: tuple(v) for g, v in ratio.items()} or None,
+                               ddp_all_s={g: tuple(v) for g, v in ddp_all.items()} or None))
     return out
 
 

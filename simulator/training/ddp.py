@@ -24,12 +24,32 @@ The model (read against PyTorch 2.13's ``torch/nn/parallel/distributed.py`` and
 * Gradient accumulation over ``k`` steps: ``k-1`` micro-steps of forward and backward under
   ``no_sync()`` (no communication, no slowdown), then one synchronised step.
 
+Per-tensor work of the synchronised step (``reducer.cpp``, ``distributed.py``; all four keys 0 in the
+datasheet set, :mod:`validation.ddp_host` measures them on one host):
+
+* GPU: each gradient is scaled into its bucket as it becomes ready (``mark_variable_ready_dense``:
+  ``mul_out``) and copied back into ``.grad`` after the all-reduces (``finalize_bucket_dense`` ->
+  ``copy_bucket_to_grad``), and each buffer is copied back after DDP broadcasts the buffers before
+  the forward (``broadcast_buffers=True``, ``_sync_buffers``): one small kernel each, costing
+  ``ddp.tensor_kernel_s`` on the compute stream (the copies into the buckets lengthen backward, the
+  buffers the forward, the copy back runs before the optimizer with its bytes at
+  ``ddp.bucket_copy_Bps``). With ``gradient_as_bucket_view`` the gradients live in the buckets:
+  the scale stays (``div_``), the copy back goes.
+* Host: a workload that carries its host launch times (``forward_host_s``, ``backward_host_s``,
+  ``optimizer_host_s``, as the DataParallel runner's profile does) gets a host path: those times
+  plus, per synchronised step, ``ddp.tensor_host_s`` per gradient tensor (the reducer's autograd hook
+  and its two launches), ``ddp.bucket_host_s`` per bucket (the all-reduce's launch) and
+  ``ddp.buffer_host_s`` per buffer tensor (``workload`` extra ``buffer_tensors``). The iteration is
+  the longer of the GPU timeline and the host path (``host_path_s``): a step whose host sets the
+  pace pays DDP's host work in full.
+
 Definitions (all seconds, from the start of the iteration):
 
 * ``forward_s``/``backward_s``: total over all micro-steps, backward as stretched;
 * ``exposed_comm_s``: how long the optimizer waited on communication after the last backward
   ended (``max(0, last all-reduce end - backward end)``), so
-  ``iteration_s = forward_s + backward_s + exposed_comm_s + optimizer_s + ddp.iteration_overhead_s``;
+  ``iteration_s = forward_s + backward_s + exposed_comm_s + copy_back_s + optimizer_s +
+  ddp.iteration_overhead_s`` on the GPU; the host path, when longer, replaces it (``limit`` host);
 * ``comm_s``: the communication stream's busy time (preparation and all-reduces);
 * ``overlap_fraction``: ``1 - exposed_comm_s / comm_s``, the part of communication hidden
   behind backward (1.0 when there is no communication).
@@ -145,6 +165,8 @@ class IterationResult:
     iteration_overhead_s: float = 0.0
     iteration_lo_s: float | None = None    # 90% interval (simulator.training.ddp_intervals)
     iteration_hi_s: float | None = None
+    host_path_s: float | None = None       # the host's issue time (workloads with host times only)
+    copy_back_s: float = 0.0               # gradients copied back from the buckets before the optimizer
 
     def as_dict(self) -> dict:
         """JSON-ready summary (records left out; see :mod:`gpunetsim.trace`)."""
@@ -168,7 +190,9 @@ def _jobs(model: CostModel, workload: Workload, buckets: Sequence[Bucket],
           config: DDPConfig) -> list[tuple[CommJob, str, str]]:
     p = model.params
     out = []
+    scaled = 0            # gradients scaled into their buckets so far: each a ddp.tensor_kernel_s inside backward
     for b in buckets:
+        scaled += len(b.param_indices)
         comm_bytes, cast = _comm_bytes_and_cast(b, config.compression)
         copies = (0 if config.gradient_as_bucket_view else 1) + (1 if cast else 0)
         prep_s = p["ddp.bucket_overhead_s"] + copies * b.size_bytes / p["ddp.bucket_copy_Bps"]
@@ -177,7 +201,8 @@ def _jobs(model: CostModel, workload: Workload, buckets: Sequence[Bucket],
         # Host-based backends (Gloo, MPI) have no flow plan: they are timed in closed form only.
         plan = None if getattr(model, "closed_form_only", False) else model.shape("all_reduce", algo, proto).plan
         name = f"bucket {b.index} all_reduce {algo}/{proto} {comm_bytes / MiB:.2f} MiB"
-        out.append((CommJob(b.index, min(b.ready_s, workload.backward_s), prep_s, comm_bytes, plan, t, name),
+        ready = min(b.ready_s, workload.backward_s) + scaled * p["ddp.tensor_kernel_s"]
+        out.append((CommJob(b.index, ready, prep_s, comm_bytes, plan, t, name),
                     algo, proto))
     return out
 
@@ -248,6 +273,56 @@ def _limit(model: CostModel, jobs: Sequence[CommJob], times: Sequence[JobTimes],
     return max(share, key=lambda k: share[k]), per_bucket
 
 
+@dataclass(frozen=True)
+class TensorWork:
+    """GPU seconds of DDP's per-tensor work in the synchronised step (module docstring)."""
+
+    forward_s: float = 0.0        # the buffers' copies after their broadcast
+    backward_s: float = 0.0       # the gradients scaled into their buckets, inside backward
+    copy_back_s: float = 0.0      # the gradients copied back into .grad, before the optimizer
+
+
+def _buffer_tensors(workload: Workload) -> int:
+    v = dict(workload.extras).get("buffer_tensors", 0)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+        raise InputError("must be a number >= 0", source=workload.name, field="buffer_tensors", value=v)
+    return int(v)
+
+
+def tensor_work(p, workload: Workload, buckets: int, config: DDPConfig) -> TensorWork:
+    """DDP's per-tensor GPU work for ``workload`` (module docstring); none without buckets, and none
+    while ``ddp.tensor_kernel_s`` is 0 (the datasheet set: the copy back and its bytes are then left
+    out too, as before the per-tensor work was modelled)."""
+    kernel, tensors = p["ddp.tensor_kernel_s"], len(workload.params)
+    if not buckets or kernel <= 0:
+        return TensorWork()
+    back = 0.0 if config.gradient_as_bucket_view else tensors * kernel + workload.total_bytes / p["ddp.bucket_copy_Bps"]
+    return TensorWork(_buffer_tensors(workload) * kernel, tensors * kernel, back)
+
+
+HOST_TIMES = ("forward_host_s", "backward_host_s", "optimizer_host_s")
+
+
+def host_path_s(p, workload: Workload, buckets: int, accumulation_steps: int = 1) -> float | None:
+    """Host seconds to issue one iteration (module docstring), or None when the workload carries no
+    host launch times: ``accumulation_steps`` forwards and backwards, one optimizer step, and DDP's
+    host work of the synchronised step."""
+    ex = dict(workload.extras)
+    if not all(k in ex for k in HOST_TIMES[:2]):
+        return None
+    try:
+        fwd, bwd, opt = (float(ex.get(k, 0.0)) for k in HOST_TIMES)
+    except (TypeError, ValueError):
+        raise InputError("host launch times must be numbers", source=workload.name, field="forward_host_s",
+                         value={k: ex.get(k) for k in HOST_TIMES}) from None
+    if min(fwd, bwd, opt) < 0:
+        raise InputError("host launch times must be >= 0", source=workload.name, field="forward_host_s",
+                         value={k: ex.get(k) for k in HOST_TIMES})
+    ddp = (len(workload.params) * p["ddp.tensor_host_s"] + buckets * p["ddp.bucket_host_s"]
+           + _buffer_tensors(workload) * p["ddp.buffer_host_s"]) if buckets else 0.0
+    return accumulation_steps * (fwd + bwd) + opt + ddp
+
+
 def simulate_iteration(model: CostModel, workload: Workload, config: DDPConfig = DDPConfig(),
                        engine: str = "des") -> IterationResult:
     """Simulate one DDP iteration of ``workload`` on every GPU of ``model``'s topology.
@@ -272,18 +347,20 @@ def simulate_iteration(model: CostModel, workload: Workload, config: DDPConfig =
         records.append(Record("compute", f"forward (no_sync {i + 1}/{k - 1})", t, t + fwd))
         records.append(Record("compute", f"backward (no_sync {i + 1}/{k - 1})", t + fwd, t + fwd + bwd))
         t += fwd + bwd
-    records.append(Record("compute", "forward", t, t + fwd))
-    t0 = t + fwd
     buckets = assign_buckets(workload.params, config.limits_bytes[1], config.limits_bytes[0]) if n > 1 else ()
+    work = tensor_work(p, workload, len(buckets), config) if n > 1 else TensorWork()
+    records.append(Record("compute", "forward", t, t + fwd + work.forward_s))
+    t0 = t + fwd + work.forward_s
     planned = _jobs(model, workload, buckets, config)
     jobs = [j for j, _, _ in planned]
+    bwd_work = bwd + work.backward_s
     if not jobs:
-        timeline = BackwardTimeline(t0 + bwd, (), ())
+        timeline = BackwardTimeline(t0 + bwd_work, (), ())
     elif engine == "des":
         from simulator.training.ddp_engine import simulate_backward     # SimPy: only for this engine
-        timeline = simulate_backward(model.router, p, t0, bwd, jobs, slowdown)
+        timeline = simulate_backward(model.router, p, t0, bwd_work, jobs, slowdown)
     else:
-        timeline = _backward_closed(t0, bwd, jobs, slowdown)
+        timeline = _backward_closed(t0, bwd_work, jobs, slowdown)
     bwd_end = timeline.backward_end_s
     records.append(Record("compute", "backward", t0, bwd_end))
     records.extend(timeline.records)
@@ -291,24 +368,35 @@ def simulate_iteration(model: CostModel, workload: Workload, config: DDPConfig =
     opt_start = max(bwd_end, comm_end)
     if opt_start > bwd_end:
         records.append(Record("compute", "wait for gradients", bwd_end, opt_start))
+    if work.copy_back_s > 0:
+        records.append(Record("compute", "gradients back from the buckets", opt_start, opt_start + work.copy_back_s))
+        opt_start += work.copy_back_s
     records.append(Record("compute", "optimizer", opt_start, opt_start + opt))
     iteration_s = opt_start + opt + overhead
     if overhead > 0:
         records.append(Record("compute", "iteration overhead", opt_start + opt, iteration_s))
+    host_path = host_path_s(p, workload, len(buckets), k)
+    gpu_iteration_s = iteration_s
+    if host_path is not None and host_path > iteration_s:
+        records.append(Record("host", "host sets the pace", 0.0, host_path))
+        iteration_s = host_path
     exposed = opt_start - bwd_end
     comm_s = sum((jt.end_s - jt.start_s for jt in timeline.jobs), 0.0)
-    limit, per_bucket = _limit(model, jobs, timeline.jobs, bwd_end, exposed, iteration_s)
+    limit, per_bucket = _limit(model, jobs, timeline.jobs, bwd_end, exposed, gpu_iteration_s)
+    if iteration_s > gpu_iteration_s:
+        limit = Limit.HOST
     timings = tuple(
         BucketTiming(b.index, b.size_bytes, len(b.param_indices), jt.ready_s, jt.start_s, jt.end_s, algo,
                      proto, job.comm_bytes, jt.allreduce_start_s, lim)
         for b, (job, algo, proto), jt, lim in zip(buckets, planned, timeline.jobs, per_bucket))
-    single = k * (fwd + bwd) + opt + overhead
+    single = max(k * (fwd + bwd) + opt + overhead, host_path_s(p, workload, 0, k) or 0.0)
     bs = workload.batch_size
     return IterationResult(
-        iteration_s=iteration_s, forward_s=k * fwd, backward_s=(k - 1) * bwd + (bwd_end - t0),
+        iteration_s=iteration_s, forward_s=k * fwd + work.forward_s, backward_s=(k - 1) * bwd + (bwd_end - t0),
         optimizer_s=opt, exposed_comm_s=exposed, comm_s=comm_s,
         overlap_fraction=1.0 - exposed / comm_s if comm_s > 0 else 1.0, buckets=timings, gpus=n,
         batch_size=bs, samples_per_s=n * k * bs / iteration_s if bs else None,
         single_gpu_iteration_s=single, scaling_efficiency=single / iteration_s if iteration_s > 0 else 1.0,
         limit=limit, records=tuple(sorted(records, key=lambda r: (r.start_s, r.track))),
-        workload=workload.name, engine=engine, accumulation_steps=k, iteration_overhead_s=overhead)
+        workload=workload.name, engine=engine, accumulation_steps=k, iteration_overhead_s=overhead,
+        host_path_s=host_path, copy_back_s=work.copy_back_s)

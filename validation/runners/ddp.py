@@ -8,7 +8,9 @@
 For each bucket cap, the model is wrapped in ``DistributedDataParallel(bucket_cap_mb=cap)`` and
 trained on one synthetic batch (SGD with momentum; bf16 autocast on CUDA, fp32 on CPU). Every
 iteration (forward + backward + optimizer step) is timed on its own (CUDA events, or
-``perf_counter`` on CPU) and reduced with MAX over ranks; all of them are kept. The same loop
+``perf_counter`` on CPU) and reduced with MAX over ranks; all of them are kept. The synchronised
+loop warms up for at least 11 iterations (``sync_warmup``), past DDP's runtime-stats sampling that
+holds the host back on its first 10 (validation.ddp_logger). The same loop
 under ``no_sync()`` (no gradient all-reduce) gives the compute-only baseline, so communication
 that is not hidden behind backward is ``median_s - nosync_median_s``.
 
@@ -159,6 +161,7 @@ def measure_cap(s: DDPSettings, cap_mb: float, device: Any, is_cuda: bool) -> di
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel as DDP
 
+    from validation.ddp_logger import STEADY_WARMUP
     from validation.models import build_workload, grad_bytes, param_count
 
     work = build_workload(s.model, tiny=s.tiny, use_libraries=s.use_libraries, seed=s.seed)
@@ -183,15 +186,18 @@ def measure_cap(s: DDPSettings, cap_mb: float, device: Any, is_cuda: bool) -> di
         opt.step()
 
     results = {}
+    # DDP holds the host back on its first 10 synchronised iterations (runtime-stats sampling,
+    # validation.ddp_logger): warm up past them so that every timed iteration is a steady one.
+    sync_warmup = max(s.warmup, STEADY_WARMUP)
     for label, sync in (("", True), ("nosync_", False)):
-        time_iterations(lambda: step(sync), s.warmup, is_cuda)
+        time_iterations(lambda: step(sync), sync_warmup if sync else s.warmup, is_cuda)
         times = time_iterations(lambda: step(sync), s.iters, is_cuda)
         t = torch.tensor(times, dtype=torch.float64, device=device)
         dist.all_reduce(t, op=dist.ReduceOp.MAX)
         times = [float(x) for x in t.cpu().tolist()]
         results[f"{label}iter_times_s"] = times
         results.update(summarize(times, label))
-    results.update({"model_source": work.source, "params": param_count(model),
+    results.update({"sync_warmup": sync_warmup, "model_source": work.source, "params": param_count(model),
                     "grad_bytes": grad_bytes(model)})
     del ddp, opt, model
     if is_cuda:

@@ -1,0 +1,59 @@
+"""DDP's runtime-stats sampling: which timed DDP iterations ran with the host held back by the GPU.
+
+PyTorch's DDP logs runtime statistics on *sampled* iterations (``torch/csrc/distributed/c10d/reducer.cpp``,
+``Reducer::should_collect_runtime_stats``: the first 10 synchronised iterations of a DDP object, then
+every 100th). At the start of the forward after a sampled iteration, ``Logger::set_runtime_stats_and_log``
+(``logger.cpp``, called from ``DistributedDataParallel._pre_forward``) reads that iteration's CUDA
+timing events with ``CUDAEvent::synchronize`` ("called at the beginning of forward call, when it is
+cheap to synchronize the cuda events of previous iteration"): the host waits until the GPU has
+finished the previous iteration's backward and its all-reduces before it launches the next forward.
+The host then no longer runs ahead of the GPU, so that iteration pays every gap where the GPU waits
+for a launch: it is slower than the steady state. ``no_sync()`` iterations never call it (the check
+needs ``require_backward_grad_sync``).
+
+The runners timed DDP after ``--warmup`` synchronised iterations of the same DDP object
+(:func:`validation.runners.ddp.measure_cap`), so with a warmup under 11 the first timed iterations
+were held back: with the DataParallel runner's warmup of 3 (or 5) and 10 (or 15) timed iterations,
+8 of 10 (6 of 15); the DDP runner's warmup now lasts at least :data:`STEADY_WARMUP` synchronised
+iterations (recorded as ``sync_warmup``). The simulator predicts the steady state;
+:func:`steady_median_s` is its measured counterpart: the median over the timed iterations that no
+sampling held back.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Mapping, Sequence
+
+LOGGER_FIRST_ITERATIONS = 10
+"""``should_collect_runtime_stats``: every synchronised iteration up to this count is sampled..."""
+LOGGER_SAMPLE_RATE = 100
+"""... then every iteration whose count is a multiple of this (``kDDPRuntimeLoggingSampleRate``)."""
+STEADY_WARMUP = LOGGER_FIRST_ITERATIONS + 1
+"""Synchronised warmup iterations after which the next :data:`LOGGER_SAMPLE_RATE` - 11 are steady
+(the runners warm DDP up at least this long: :func:`validation.runners.ddp.measure_cap`)."""
+
+
+def held_back(sync_count: int) -> bool:
+    """Whether the ``sync_count``-th synchronised forward of a DDP object (1-based) starts by waiting
+    on the GPU: the previous iteration (count - 1, as the reducer's ``num_iterations_`` reads when the
+    logger checks it, before ``prepare_for_forward`` counts this one) was sampled."""
+    k = sync_count - 1
+    return k > 0 and (k <= LOGGER_FIRST_ITERATIONS or k % LOGGER_SAMPLE_RATE == 0)
+
+
+def steady_times_s(times_s: Sequence[float], warmup: int) -> list[float]:
+    """The timed iterations (after ``warmup`` synchronised ones of the same DDP object) that were not
+    held back."""
+    return [t for i, t in enumerate(times_s) if not held_back(warmup + i + 1)]
+
+
+def steady_median_s(record: Mapping) -> float:
+    """A ``kind: "ddp"`` record's median over its steady iterations (after ``sync_warmup``, else ``warmup``,
+    synchronised iterations); its ``median_s`` when it lacks
+    the per-iteration times or the warmup count, or when every timed iteration was held back."""
+    times, warmup = record.get("iter_times_s"), record.get("sync_warmup", record.get("warmup"))
+    if not isinstance(times, list) or not isinstance(warmup, int) or isinstance(warmup, bool):
+        return float(record["median_s"])
+    steady = steady_times_s([float(t) for t in times], warmup)
+    return statistics.median(steady) if steady else float(record["median_s"])

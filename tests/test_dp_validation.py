@@ -299,6 +299,27 @@ def test_borrowed_diagnostics_are_the_median_of_the_nearest_donors() -> None:
     assert got.diagnostics_from == "donor0, donor1, donor2"
 
 
+def test_borrowed_diagnostics_move_to_the_borrowers_host_pace() -> None:
+    """Borrowed thread diagnostics are host times: a donor whose own forward launch (forward_host_s)
+    took twice the borrower's lends them halved (operator counts and the queued share unscaled)."""
+    from dataclasses import replace
+
+    from simulator.training.dataparallel import DPFacts
+    from validation.dp_compare import DIAGNOSTICS, PAIR_DIAGNOSTICS, borrow_diagnostics
+    d = _diagnosed_dp()[0]
+    bare = {k: v for k, v in dict(d.profile.extras).items() if k not in DIAGNOSTICS + PAIR_DIAGNOSTICS}
+    bare["forward_host_s"] = 0.005
+    donor_ex = {"forward_host_s": 0.010, "forward_fresh_thread_host_s": 0.06, "forward_warm_thread_host_s": 0.01,
+                "forward_ops": 100, "forward_fresh_pair_host_s": 0.01 + 0.05 * 1.2, "forward_warm_pair_host_s": 0.01}
+    donor = replace(d, profile=replace(d.profile, extras=tuple(donor_ex.items())), source="donor", gpu="GPU A")
+    me = replace(d, profile=replace(d.profile, extras=tuple(bare.items())), source="me", gpu="GPU A")
+    got = dict(borrow_diagnostics([me], [donor])[0].profile.extras)
+    assert got["forward_fresh_thread_host_s"] == pytest.approx(0.03)
+    assert got["forward_warm_thread_host_s"] == pytest.approx(0.005) and got["forward_ops"] == 100
+    facts = DPFacts.from_workload(borrow_diagnostics([me], [donor])[0].profile, 0.0)
+    assert facts.cold_s == pytest.approx(0.025) and facts.cold_lock_share == pytest.approx(0.2)
+
+
 def test_ratio_on_the_held_out_host_stays_under_todays_figure() -> None:
     """Accuracy regression: the DDP-vs-DataParallel ratio on the 2x H100 host measured after the laws
     were written (every thread diagnostic its own), host keys fitted on the other models' 2-GPU steps:

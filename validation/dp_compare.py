@@ -55,6 +55,8 @@ DIAGNOSTICS = ("forward_fresh_thread_host_s", "forward_warm_thread_host_s", "for
 """The single-GPU thread diagnostics of a profile (``gpu_campaign.sh dpdiag``)."""
 PAIR_DIAGNOSTICS = ("forward_fresh_pair_host_s", "forward_warm_pair_host_s")
 """Two threads launching at once on one GPU (``gpu_campaign.sh dppair``): the cold cost's queued share."""
+PACE_KEY = "forward_host_s"
+"""Borrowed thread diagnostics are host times: scaled by the borrower's own value of this over the donor's."""
 BACKWARD_PARTS = ("replica_backward_host_s", "replica_backward_s", "reduce_host_s", "reduce_s")
 """The runner's backward split on 2..N GPUs (``backward_breakdown``): the replicas' backward alone
 (leaf parameters, no reduce) and the gradient reduce onto GPU 0 alone."""
@@ -202,6 +204,12 @@ def borrow_diagnostics(data: Sequence[DPModelData], donors: Sequence[DPModelData
         def rank(o: DPModelData) -> tuple[bool, bool]:
             return o.gpu != d.gpu, _one_gpu_host(o) and not _one_gpu_host(d)
         same = [o for o in donors if o.model == d.model and o.profile.batch_size == d.profile.batch_size]
+
+        def pace(dx: dict) -> float:
+            """The borrower's host pace over the donor's: its own forward launch time over the donor's (a warm
+            thread's forward launch is that same host work), so host times move to the borrower's host."""
+            own, theirs = ex.get(PACE_KEY), dx.get(PACE_KEY)
+            return float(own) / float(theirs) if own and theirs else 1.0
         for keys in (DIAGNOSTICS, PAIR_DIAGNOSTICS):
             if all(k in ex for k in keys):
                 continue
@@ -211,7 +219,8 @@ def borrow_diagnostics(data: Sequence[DPModelData], donors: Sequence[DPModelData
             best = min(rank(o) for o in having)
             tier = [o for o in having if rank(o) == best]
             dxs = [dict(o.profile.extras) for o in tier]
-            got = {k: statistics.median(float(dx[k]) for dx in dxs) for k in keys}
+            got = {k: statistics.median(float(dx[k]) * (1.0 if k == "forward_ops" else pace(dx)) for dx in dxs)
+                   for k in keys}
             if keys == DIAGNOSTICS:
                 got["forward_ops"] = int(round(got["forward_ops"]))
             elif all(k in ex for k in DIAGNOSTICS[:2]):

@@ -1,5 +1,7 @@
 """Per-rank synchronisation from the repetitions' order statistics, and what one world size may fit (issue 10)."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -217,3 +219,64 @@ def test_nccl_choices_read_from_info_lines(tmp_path):
     got = nccl_choices(tmp_path)
     assert got[2]["algos"] == {("RING", "LL")} and got[2]["channels"] == {(32, 1), (262144, 22)}
     assert got[4]["algos"] == {("TREE", "LL128")} and 3 not in got
+
+
+def host_sweep(world, reps, seed=0, gpu_slow=0.4):
+    """Points with every rank's host issue time per call (ranks x repetitions, as the runner records it):
+    the stream runs at the slowest rank's pace, and in ``gpu_slow`` of the repetitions something the
+    ranks share (not their hosts) makes the whole repetition 1.8x slower."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for op in ("all_reduce", "all_gather", "broadcast"):
+        for k in range(2, 16):
+            host = host_cost(rng, (world, reps))
+            shared = np.where(rng.random(reps) < gpu_slow, 1.8, 1.0)
+            t = host.max(axis=0) * shared
+            out.append(CollMeasurement(op, world, 2**k * world, float(np.median(t)), None, None,
+                                       min_s=float(t.min()), max_s=float(t.max()),
+                                       rep_times_s=tuple(float(x) for x in t),
+                                       rank_host_times_s=tuple(tuple(float(x) for x in h) for h in host)))
+    return out
+
+
+def test_host_issue_times_give_the_slowest_rank_where_repetitions_mislead():
+    """A slow mode the ranks share (not one rank's host) makes the repetitions' 0.707 quantile a poor
+    guess of the next doubling; every rank's host issue times give one process's distribution directly,
+    and the estimate matches the growth of the median measured (simulated) on 4 ranks."""
+    pts = host_sweep(2, 400)
+    rng = np.random.default_rng(5)
+
+    def median_on(n):
+        return float(np.median(host_cost(rng, (200000, n)).max(axis=1)
+                               * np.where(rng.random(200000) < 0.4, 1.8, 1.0)))
+    true_step = median_on(4) - median_on(2)
+    est = rank_sync.estimate(pts, PRED)
+    reps_only = rank_sync.estimate([replace(p, rank_host_times_s=()) for p in pts], PRED)
+    assert est.host_points == est.points == 42 and reps_only.host_points == 0
+    assert "host issue times of 42" in est.describe() and "repetitions of 42" in reps_only.describe()
+    assert abs(est.per_doubling_s - true_step) < 0.5 * abs(reps_only.per_doubling_s - true_step)
+    assert est.per_doubling_s == pytest.approx(true_step, rel=0.3)
+
+
+def test_host_times_round_trip_pool_and_refuse_bad_shapes(tmp_path):
+    from simulator.core.errors import InputError
+    from validation.transfer import pooled_points
+    pts = host_sweep(2, 12)[:3]
+    paths = [tmp_path / "a.jsonl", tmp_path / "b.jsonl"]
+    for path in paths:
+        write_jsonl(Dataset(meta={}, points=tuple(pts)), path)
+    assert [p.rank_host_times_s for p in read_jsonl(paths[0]).points] == [p.rank_host_times_s for p in pts]
+    pooled = pooled_points(paths)[0].point                       # two launches: each rank's lists joined
+    assert len(pooled.rank_host_times_s) == 2 and len(pooled.rank_host_times_s[0]) == len(pooled.rep_times_s) == 24
+    write_jsonl(Dataset(meta={}, points=tuple(replace(p, rank_host_times_s=()) for p in pts)), paths[1])
+    assert pooled_points(paths)[0].point.rank_host_times_s == ()   # one launch without: none
+    bad = tmp_path / "bad.jsonl"
+    for host in ('[[1e-5, 1e-5]]', '[[1e-5, 1e-5, 0]]', '[1e-5]'):
+        bad.write_text('{"kind": "coll", "op": "all_reduce", "world": 2, "bytes": 8, "time_s": 1e-5, '
+                       f'"rep_times_s": [1e-5, 1e-5, 1e-5], "rank_host_times_s": {host}}}\n')
+        if host == '[[1e-5, 1e-5]]':      # one rank's list shorter than the repetitions
+            with pytest.raises(InputError, match="rank_host_times_s"):
+                read_jsonl(bad)
+        else:
+            with pytest.raises(InputError, match="rank_host_times_s"):
+                read_jsonl(bad)

@@ -58,6 +58,8 @@ class CollMeasurement:
     max_s: float | None = None
     rep_times_s: tuple[float, ...] = ()   # every repetition's time, when the file records them
     launches: int = 1                      # launches (campaigns) whose repetitions the time pools
+    rank_host_times_s: tuple[tuple[float, ...], ...] = ()   # per rank, its host issue time per call in every
+    #                                      repetition (aligned with rep_times_s), when the file records them
 
 
 def _freeze(value: Any) -> Any:
@@ -551,6 +553,12 @@ def _coll_from_record(record: Mapping[str, Any], source: str, line: int) -> Coll
     if not isinstance(reps, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
                                              and 0 < x < 1e9 for x in reps):
         raise f.bad("rep_times_s", "must be a list of positive times in seconds (one per repetition)", reps)
+    host = record.get("rank_host_times_s") or []
+    if not isinstance(host, list) or (host and not reps) or not all(
+            isinstance(h, list) and len(h) == len(reps) and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and 0 < x < 1e9 for x in h) for h in host):
+        raise f.bad("rank_host_times_s", "must be a list (one per rank) of lists of positive times in seconds, "
+                    "one per repetition of rep_times_s", host)
     return CollMeasurement(
         op=op, world=f.whole("world", low=1, high=limits.GPUS.value),
         size_bytes=f.whole("bytes", high=limits.MAX_SIZE_BYTES), time_s=f.number("time_s", positive=True),
@@ -558,7 +566,8 @@ def _coll_from_record(record: Mapping[str, Any], source: str, line: int) -> Coll
         busbw_GBps=f.number("busbw_GBps", required=False, high=1e9),
         variant=f.text("variant", "default"), dtype=f.text("dtype", "float32"),
         in_place=f.flag("in_place"), source=f.text("source", "") or source, env=f.env(),
-        min_s=min_s, max_s=max_s, rep_times_s=tuple(float(x) for x in reps))
+        min_s=min_s, max_s=max_s, rep_times_s=tuple(float(x) for x in reps),
+        rank_host_times_s=tuple(tuple(float(x) for x in h) for h in host))
 
 
 def _parse_jsonl(text: str, source: str) -> Dataset:
@@ -596,6 +605,8 @@ def _coll_record(p: CollMeasurement) -> dict[str, Any]:
         record["max_s"] = p.max_s
     if p.rep_times_s:
         record["rep_times_s"] = list(p.rep_times_s)
+    if p.rank_host_times_s:
+        record["rank_host_times_s"] = [list(h) for h in p.rank_host_times_s]
     return record
 
 

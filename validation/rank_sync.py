@@ -20,10 +20,13 @@ extrapolates with (simulator.collectives.plans: ``rank_overhead_s * log2(n)``).
 What the data say about the assumption (docs/accuracy.md section 3): every rank's host issue time
 (the runner's ``rank_host_times_s``) shows back-to-back small collectives running at the host's pace,
 and slow repetitions caused by one process's host at a time, not by independent per-rank draws; the
-share of slow repetitions barely grows with the ranks. The estimate matched a fit over 2 and 4 GPUs
-on one machine (4x H200: 6.0 vs 6.1 us) and missed on two 4x H100 leases (5.3 vs 3.1, 10.1 vs 0.0
-us from 2 and 3 GPUs), so predictions carry the points' own spread of the step (``spread_s``), and
-data from two world sizes, which determine the cost by fitting, are better than any order statistic.
+share of slow repetitions barely grows with the ranks. Where a point records every rank's host issue
+times (``rank_host_times_s``), the order statistic is taken over them instead (:func:`host_steps`):
+one process's distribution is then measured, not inferred from the slowest of the repetition's ranks,
+and the rest of a repetition's time enters as a factor the ranks share. How either estimate compares
+with a fit over several world sizes, per machine, is in docs/accuracy.md section 3; predictions carry
+the points' own spread of the step (``spread_s``), and data from two world sizes, which determine the
+cost by fitting, are better than any order statistic.
 
 NCCL's own model has no such term (its latencies are the GPU's: a base per algorithm and protocol
 and a per-step hop latency, which the plans add separately); this is the host's part.
@@ -58,6 +61,7 @@ class RankSync:
     world: int                     # the world size the repetitions were measured at
     steps_s: tuple[float, ...]     # median cost of each of the next DOUBLINGS doublings (the first above)
     spread_s: float = 0.0          # how far one point's cost strays from the median (1.4826 x MAD over points)
+    host_points: int = 0           # of the points, those read off every rank's host issue times (host_steps)
 
     @property
     def prediction_sd_s(self) -> float:
@@ -69,8 +73,11 @@ class RankSync:
 
     def describe(self) -> str:
         steps = ", ".join(f"{s * 1e6:.1f}" for s in self.steps_s)
-        return (f"{self.per_doubling_s * 1e6:.1f} +- {self.sd_s * 1e6:.1f} us per doubling of the ranks, from the "
-                f"repetitions of {self.points} latency-bound points on {self.world} GPUs (order statistics of the "
+        rep = self.points - self.host_points
+        source = " and ".join(([f"every rank's host issue times of {self.host_points}"] if self.host_points else [])
+                              + ([f"the repetitions of {rep}"] if rep else []))
+        return (f"{self.per_doubling_s * 1e6:.1f} +- {self.sd_s * 1e6:.1f} us per doubling of the ranks, from "
+                f"{source} latency-bound points on {self.world} GPUs (order statistics of the "
                 f"slowest rank; doublings from {self.world} to {self.world << len(self.steps_s)} GPUs: {steps} us; "
                 f"one point's cost strays from it by +-{self.spread_s * 1e6:.1f} us, which the intervals carry)")
 
@@ -86,18 +93,68 @@ def estimate(points: Sequence[CollMeasurement], predictor: Predictor, seed: int 
     worlds = {p.world for p in points}
     if len(worlds) != 1:
         return None
+    world = worlds.pop()
     q = [0.5 ** (1.0 / 2 ** m) for m in range(DOUBLINGS + 1)]
-    steps = []
+    steps, host = [], 0
     for p in points:
         if len(p.rep_times_s) < MIN_REPS or not _latency_bound(predictor, p):
             continue
-        steps.append(np.diff(np.quantile(np.asarray(p.rep_times_s), q)))
+        h = host_steps(p)
+        host += h is not None
+        steps.append(h if h is not None else np.diff(np.quantile(np.asarray(p.rep_times_s), q)))
     if len(steps) < MIN_POINTS:
         return None
     st = np.array(steps)
     first = st[:, 0]
     rng = np.random.default_rng(seed)
     boot = [np.median(first[rng.integers(0, len(first), len(first))]) for _ in range(BOOTSTRAP)]
-    return RankSync(float(np.median(first)), float(np.std(boot)), len(first), worlds.pop(),
+    return RankSync(float(np.median(first)), float(np.std(boot)), len(first), world,
                     tuple(float(x) for x in np.median(st, axis=0)),
-                    float(1.4826 * np.median(np.abs(first - np.median(first)))))
+                    float(1.4826 * np.median(np.abs(first - np.median(first)))), host)
+
+
+def host_steps(p: CollMeasurement) -> np.ndarray | None:
+    """The next DOUBLINGS doublings' cost (seconds) of one point from every rank's host issue times
+    (None when the point has none). A repetition's time per call is T = R x max_i X_i: X_i is rank i's
+    host issue time per call (the host clock over the repetition's first calls; pooled over ranks and
+    repetitions, one process's distribution), R the rest of the repetition over its slowest rank's issue
+    time (what the GPU time adds later in the repetition: a factor the ranks share, drawn independently of
+    their hosts). On n ranks max X has the distribution F_X^n, so the median of T on n ranks solves
+    mean over R of F_X(t / R)^n = 1/2 (:func:`median_slowest`); the doublings are its differences from the
+    point's own world size. (R at its median instead, a constant, is the other reading; which one
+    reproduces the measured medians at the calibration's own world size better, :func:`self_check`,
+    is printed in docs/accuracy.md section 3.)"""
+    h = np.asarray(p.rank_host_times_s, dtype=float)
+    if h.ndim != 2 or h.shape[0] != p.world or h.shape[1] != len(p.rep_times_s) or h.shape[1] == 0:
+        return None
+    rest = np.asarray(p.rep_times_s) / h.max(axis=0)
+    return np.diff([median_slowest(h.ravel(), rest, p.world << m) for m in range(DOUBLINGS + 1)])
+
+
+def self_check(points: Sequence[CollMeasurement]) -> dict[str, float] | None:
+    """Median |error| (fraction) with which the two readings of the host issue times reproduce each
+    point's measured median at its own world size: ``shared`` (R drawn as measured, what
+    :func:`host_steps` uses) and ``median`` (R a constant, its median). None without host times."""
+    err: dict[str, list[float]] = {"shared": [], "median": []}
+    for p in points:
+        h = np.asarray(p.rank_host_times_s, dtype=float)
+        if h.ndim != 2 or h.shape[0] != p.world or h.shape[1] != len(p.rep_times_s) or len(p.rep_times_s) < MIN_REPS:
+            continue
+        rest, med = np.asarray(p.rep_times_s) / h.max(axis=0), float(np.median(p.rep_times_s))
+        err["shared"].append(abs(median_slowest(h.ravel(), rest, p.world) / med - 1))
+        err["median"].append(abs(float(np.median(rest)) * float(np.quantile(h.ravel(), 0.5 ** (1 / p.world))) / med - 1))
+    return {k: float(np.median(v)) for k, v in err.items()} if err["shared"] else None
+
+
+def median_slowest(x: Sequence[float] | np.ndarray, rest: Sequence[float] | np.ndarray, n: int) -> float:
+    """Median of R x max(X_1 .. X_n) for i.i.d. X drawn from the samples ``x`` and R from ``rest``
+    (independent of the X): the t where mean over R of F_X(t / R)^n reaches 1/2 (bisection)."""
+    xs, r = np.sort(np.asarray(x, dtype=float)), np.asarray(rest, dtype=float)
+    lo, hi = float(xs[0] * r.min()), float(xs[-1] * r.max())
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if np.mean((np.searchsorted(xs, mid / r, side="right") / len(xs)) ** n) < 0.5:
+            lo = mid
+        else:
+            hi = mid
+    return hi

@@ -46,6 +46,7 @@ def pooled_points(paths: Sequence[str | Path], world: int | None = None) -> list
     reps: dict[tuple, list[float]] = {}
     medians: dict[tuple, list[float]] = {}
     first: dict[tuple, CollMeasurement] = {}
+    host: dict[tuple, list[tuple[tuple[float, ...], ...]]] = {}
     for path in paths:
         ds = read_jsonl(path)
         for p in ds.points:
@@ -55,14 +56,23 @@ def pooled_points(paths: Sequence[str | Path], world: int | None = None) -> list
             first.setdefault(k, p)
             reps.setdefault(k, []).extend(p.rep_times_s or [p.time_s])
             medians.setdefault(k, []).append(p.time_s)
+            host.setdefault(k, []).append(p.rank_host_times_s)
     out = []
     for k, p in first.items():
         r = np.array(reps[k])
         out.append(PooledPoint(replace(p, time_s=float(np.median(r)), min_s=float(r.min()), max_s=float(r.max()),
                                        rep_times_s=tuple(float(x) for x in r), source="pooled",
-                                       launches=len(medians[k])),
+                                       launches=len(medians[k]), rank_host_times_s=_pooled_host(host[k])),
                                tuple(medians[k])))
     return sorted(out, key=lambda q: (q.point.op, q.point.variant, q.point.size_bytes))
+
+
+def _pooled_host(per_launch: Sequence[tuple[tuple[float, ...], ...]]) -> tuple[tuple[float, ...], ...]:
+    """Every rank's host issue times over the pooled repetitions (each rank's lists of the launches joined,
+    so they stay aligned with the pooled ``rep_times_s``); none unless every launch recorded them."""
+    if not per_launch or not all(per_launch) or len({len(h) for h in per_launch}) != 1:
+        return ()
+    return tuple(tuple(x for h in per_launch for x in h[rank]) for rank in range(len(per_launch[0])))
 
 
 def nccl_floor(points: Iterable[CollMeasurement], predictor: Predictor) -> float:

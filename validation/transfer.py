@@ -33,6 +33,12 @@ def _key(op: str, world: int, size: int, variant: str) -> tuple:
     return (op, world, size, variant)
 
 
+TRUTHS = (("pooled over >= 2 campaigns", lambda q: len(q.campaign_medians) >= 2),
+          ("one campaign", lambda q: len(q.campaign_medians) < 2))
+"""How a truth was measured (label, test on a PooledPoint): in several campaigns (a median over launches)
+or in one launch (e.g. the NCCL_ALGO/NCCL_PROTO variants: 3 repetitions, one launch's host state)."""
+
+
 @dataclass(frozen=True)
 class PooledPoint:
     """A point measured in one or more campaigns: the pooled median and range, and each campaign's median."""

@@ -205,6 +205,8 @@ H100 = Path(__file__).resolve().parent / "data" / "h100x4_2026-11-26_lat"
 H100B = Path(__file__).resolve().parent / "data" / "h100x4_2026-11-26_lat2"
 """Two leases of 4x H100: the latency campaign, and the same again with host issue times and NCCL's
 per-call choices (validation/data/*/README.md)."""
+H100X2 = Path(__file__).resolve().parent / "data" / "h100x2_2026-11-26_lat"
+"""A third lease, 2x H100 only: the host-issue-time campaign on 2 GPUs (a second check of the reading)."""
 
 
 def h100_files(d: Path = H100) -> dict[int, list[Path]]:
@@ -351,6 +353,14 @@ def held_out_h100() -> tuple[list[str], dict]:
                  "chose the reading." if check else ""), "", *rows]
     if check:
         figures["host reading self check"] = check
+    second = second_host_check()
+    if second:
+        figures["host reading second machine"] = second
+        lines += ["", f"On a fourth machine, 2 GPUs only (`{H100X2.name}`, another lease of H100s, which the choice "
+                  "above never saw), R drawn as measured reproduces the 2-GPU medians within "
+                  f"{second['shared'] * 100:.1f}%, R held at its median within {second['median'] * 100:.1f}%; the "
+                  f"per-rank cost there is {second['host_s'] * 1e6:.1f} us per doubling from the host issue times, "
+                  f"{second['reps_s'] * 1e6:.1f} us from the repetitions alone (no 4-GPU launch to score either)."]
     host_lines, host_figures = host_section("`h100x4_2026-11-26_lat2`", sorted(H100B.glob("lat_world*_L*.jsonl")))
     lines += host_lines
     figures.update(host_figures)
@@ -378,6 +388,26 @@ def held_out_h100() -> tuple[list[str], dict]:
             "the ranks (table above: their fast level falls from 2 to 4 GPUs), so the earlier host's per-rank growth "
             "was that host's, not a law a model may extrapolate."]
     return lines, figures
+
+
+def second_host_check() -> dict | None:
+    """The host issue times' two readings (rank_sync.self_check) and the per-rank cost from the host times
+    and from the repetitions alone, on the 2-GPU-only campaign ``H100X2`` (None where it is absent)."""
+    from dataclasses import replace
+    from simulator.collectives.params import Parameters
+    from validation import rank_sync, transfer
+    from validation.compare import Predictor, Topo
+    files = sorted(H100X2.glob("lat_world2_L*.jsonl"))
+    if not files:
+        return None
+    points = [q.point for q in transfer.pooled_points(files)]
+    check = rank_sync.self_check(points)
+    pred = Predictor(Topo("dgx-h100", gpus_per_node=2), Parameters())
+    host = rank_sync.estimate(points, pred)
+    reps = rank_sync.estimate([replace(p, rank_host_times_s=()) for p in points], pred)
+    if not (check and host and reps):
+        return None
+    return {**check, "host_s": host.per_doubling_s, "reps_s": reps.per_doubling_s}
 
 
 def host_split(paths: Sequence) -> dict[tuple[str, int], dict]:

@@ -21,7 +21,8 @@ runs ``--warmup`` then ``--iters`` timed steps:
   (``host_issue_s``; where it exceeds the sleep, ``sleep_s``, the GPU did wait and the step is
   not GPU time alone: ``queued_ok`` says per step);
 * ``nosync``: the DDP copy under ``no_sync()`` (the DDP runner's compute baseline);
-* ``sync``: the DDP copy with its gradient all-reduce.
+* ``sync``: the DDP copy with its gradient all-reduce (the first round warms it up past the 10
+  synchronised steps on which DDP holds the host back: validation.ddp_logger).
 
 Every variant also keeps the host's time between the starts of consecutive steps (``host_iter_s``):
 when it equals the step time, the host set the pace (launch-bound), not the GPU.
@@ -181,6 +182,7 @@ def measure_model(s: ComputeSettings, name: str, device: Any, is_cuda: bool,
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel as DDP
 
+    from validation.ddp_logger import STEADY_WARMUP
     from validation.models import build_workload
     from validation.profiler import capture
 
@@ -233,7 +235,10 @@ def measure_model(s: ComputeSettings, name: str, device: Any, is_cuda: bool,
             else:
                 step = {"plain": plain_step, "nosync": lambda: ddp_step(False),
                         "sync": lambda: ddp_step(True)}[variant]
-                timed_steps(step, s.warmup, is_cuda)
+                # DDP holds the host back on its first 10 synchronised steps (validation.ddp_logger):
+                # the first round's synchronised warmup runs past them
+                timed_steps(step, max(s.warmup, STEADY_WARMUP) if variant == "sync" and rnd == 0 else s.warmup,
+                            is_cuda)
                 times, host = timed_steps(step, s.iters, is_cuda)
             every: list[Any] = [None] * dist.get_world_size()
             dist.all_gather_object(every, times)

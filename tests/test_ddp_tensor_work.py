@@ -91,3 +91,11 @@ def test_probe_measurement_on_the_committed_host():
     for p in pts:
         if p.gpu_bound:
             assert abs(_predict(p, fitted) / p.sync_s - 1) < 0.06, p.model
+
+
+def test_ddp_host_cli_reads_a_folder_and_refuses_an_empty_one(tmp_path, capsys):
+    from validation.ddp_host import main
+    assert main([]) == 0
+    assert "ddp.tensor_kernel_s" in capsys.readouterr().out
+    assert main([str(tmp_path)]) == 2
+    assert "no synchronised" in capsys.readouterr().err

@@ -1,6 +1,6 @@
 """DDP's per-tensor costs, measured on one host: the compute probe's synchronised vs ``no_sync()`` steps.
 
-    python -m validation.ddp_host          # the measured keys and the probe's points, as a table
+    python -m validation.ddp_host [FOLDER]   # the measured keys and the probe's points, as a table
 
 The probe ``validation/data/h100x4_2026-11-26_ddp`` (:mod:`validation.runners.ddp_compute`, 4x H100,
 2 and 4 ranks) trains each model under DDP with and without ``no_sync()`` in interleaved rounds, each
@@ -150,8 +150,24 @@ def table_lines(params: Parameters, points: Sequence[ProbePoint] | None = None) 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
     from simulator.collectives.params import load_calibration
-    lines, keys = table_lines(load_calibration("h200-nvlink-ddp"))
+    from simulator.core.errors import InputError
+    ap = argparse.ArgumentParser(prog="python -m validation.ddp_host",
+                                 description="DDP's per-tensor costs measured on one host's ddpcompute probe.")
+    ap.add_argument("folder", nargs="?", default=str(PROBE),
+                    help="a dataset folder with compute_world*.jsonl (default: the committed 4x H100 probe)")
+    a = ap.parse_args(argv)
+    try:
+        pts = read_probe(Path(a.folder))
+        if not pts:
+            raise InputError("no synchronised and no_sync() rounds after the first in compute_world*.jsonl",
+                             source=a.folder)
+        lines, keys = table_lines(load_calibration("h200-nvlink-ddp"), pts)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print("\n".join(lines))
     print(", ".join(f"{k} = {v * 1e6:.1f} us" for k, v in keys.items()))
     return 0

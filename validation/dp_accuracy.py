@@ -99,6 +99,11 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
     probe_ddp: dict[str, list[float]] = {k: [] for k in probe}
     probe_fast: dict[str, int] = {k: 0 for k in probe}
     probe_signed: dict[str, dict[str, list[float]]] = {k: {} for k in ("datasheet", *probe)}
+    by_set_probe: dict[str, list[tuple[float, float]]] = {}   # "variant/dataset" -> (ratio err, DDP err) per point
+    own_host: dict[str, Parameters] = {}          # datasets with their own DDP compute probe: keys measured there
+    for f, _ in sets:
+        if any(f.glob("compute_world*.jsonl")):
+            own_host[f.name] = base.with_values(ddp_host.measure(base, ddp_host.read_probe(f)))
     for f, data in sets:
         other = next((fits[o] for o, _ in sets if o != f), None)
         loo_fits = {d.model: fit_host([o for o in data if o is not d], 2, base) for d in data}
@@ -126,8 +131,15 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
                 if g == world:
                     ddp_m, ddp_p = d.ddp_median(g), predict_ddp(d, g, base)
                     rm, rp = meas / ddp_m, lo / ddp_p
-                    for k, q in probe.items():
+                    variants = {**probe, **({"own host": own_host[f.name]} if f.name in own_host else {})}
+                    by_set_probe.setdefault(f"datasheet/{f.name}", []).append(
+                        (100 * abs(rp / rm - 1), 100 * abs(ddp_p / ddp_m - 1)))
+                    for k, q in variants.items():
                         v = predict_ddp(d, g, q)
+                        by_set_probe.setdefault(f"{k}/{f.name}", []).append(
+                            (100 * abs((lo / v) / rm - 1), 100 * abs(v / ddp_m - 1)))
+                        if k not in probe:
+                            continue
                         probe_ratio[k].append(100 * abs((lo / v) / rm - 1))
                         probe_ddp[k].append(100 * abs(v / ddp_m - 1))
                         probe_fast[k] += v < ddp_m
@@ -215,6 +227,10 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
     summary["ddp_keys"] = ddp_keys
     summary["probe"] = {k: (_med(probe_ratio[k]), _med(probe_ddp[k]), probe_fast[k]) for k in probe}
     summary["probe_by_model"] = {k: {m: _med(v) for m, v in sorted(by.items())} for k, by in probe_signed.items()}
+    summary["campaigns"] = len(sets)
+    summary["probe_by_set"] = {k: (_med([a for a, _ in v]), _med([b for _, b in v])) for k, v in by_set_probe.items()}
+    summary["own_host_keys"] = {n: {k: q[k] for k in (*ddp_host.HOST_KEYS, ddp_host.KERNEL_KEY)}
+                                for n, q in own_host.items()}
     summary.update(dp_datasheet=_med(ds_errs), ratio=_med(ratios), ratio_max=max(ratios) if ratios else float("nan"),
                    launch_range=_med(spreads), cross=_med(cross), ratio_launch_range=_med(ratio_spreads),
                    ratio_inside=100 * sum(ratio_inside) / len(ratio_inside) if ratio_inside else float("nan"),
@@ -578,7 +594,7 @@ def _section(write_calibration: bool) -> list[str]:
         keys = ds["ddp_keys"]
         lines.append("- DDP's per-tensor work (simulator.training.ddp, 'Per-tensor work'), measured on the compute "
                      "probe's host `h100x4_2026-11-26_ddp` (`python -m validation.ddp_host`; table below) and applied "
-                     "to these six campaigns, none of which it saw: " + ", ".join(
+                     f"to these {ds['campaigns']} campaigns, none of which it saw: " + ", ".join(
                          f"`{k}` {v * 1e6:.1f} us" for k, v in keys.items())
                      + ". With its GPU part alone (a small kernel per tensor copy, and the copy back's bytes) the "
                        f"ratio is {pr['GPU'][0]:.1f}% and DDP {pr['GPU'][1]:.1f}% (too fast at {pr['GPU'][2]} of "
@@ -595,6 +611,19 @@ def _section(write_calibration: bool) -> list[str]:
                        "the profiles' host times it adds to already hold the profiler's own hook per parameter, so "
                        "host-bound BERT comes out slow. A host's per-tensor cost has to be measured on that host "
                        "(`gpu_campaign.sh ddpcompute`, then `python -m validation.ddp_host`).")
+        pbs = ds["probe_by_set"]
+        for name, own in ds["own_host_keys"].items():
+            def fig(variant: str) -> str:
+                r, e = pbs.get(f"{variant}/{name}", (float("nan"), float("nan")))
+                return f"ratio {r:.1f}%, DDP {e:.1f}%"
+            lines.append(f"- Held out, read after this model was fixed: `{name}`, a host never measured before whose "
+                         "DDP runs are all steady (the runner's new warmup) and which also ran the DDP compute probe. "
+                         f"Datasheet DDP keys (the figures above): {fig('datasheet')}; with the keys measured on the "
+                         f"committed probe host: GPU part {fig('GPU')}, GPU and host {fig('GPU and host')}; with the "
+                         f"keys measured on this host's own probe (" + ", ".join(
+                             f"`{k}` {v * 1e6:.1f} us" for k, v in own.items())
+                         + f"): {fig('own host')}. The GPU kernel measured on two hosts agrees; the host keys do not "
+                           "(three keys fitted to four models' host extras are poorly pinned on one host).")
         lines.append("- Before (commit c914be6, the forward-only `parallel_apply_s` law with the host keys fitted on 2-GPU "
                      "iterations, on the three H200 campaigns): 23.5% on 4 GPUs, ratio 25.8%; the earlier log2(n) forward "
                      "law (commit 3afdcdf, two campaigns): 24.8% and 11.2%. The forward-only law was a regression for the "

@@ -9,6 +9,7 @@ PAT) return :class:`Layout`; ``simulator.collectives.plans.build_plan`` turns on
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -91,6 +92,7 @@ class Layout:
     chunking: Chunking | None = None        # fill_rounds is set from the parameters by build_plan
     channels: int | None = None             # channel count to report (default: the ring/tree rule)
     extra_latency_s: float = 0.0            # fixed latency besides the steps (NCCL's per-rank terms)
+    busbw_cap_Bps: float = math.inf         # the kernel's own ceiling on bus bandwidth (NVLS-Tree's channels)
 
 
 def layout_group(router: Router, pairs, payload: float, label: str, acc) -> LayoutGroup:

@@ -26,9 +26,9 @@ from simulator.collectives.availability import why_unavailable
 from simulator.collectives.nccl_constants import (BASE_LAT, BASE_LAT_NEWER, COLLNET_ARITY_LATENCY_US,
                                                    COLLNET_HOPPER_FACTOR, HW_LAT, HW_LAT_NEWER, LL_MAX_BW,
                                                    NVLS_EFFICIENCY, PAT_BW_FACTOR, PAT_LOG_LATENCY_DIVISOR,
-                                                   PAT_RANK_LATENCY_US, PER_CH_MAX_NVLS_TREE, PER_CH_MAX_RING_LL128,
+                                                   PAT_RANK_LATENCY_US, PER_CH_MAX_RING_LL128,
                                                    PER_CH_MAX_TREE, PER_CH_MAX_TREE_LL128, SPEED_INTER, SPEED_INTRA,
-                                                   TREE_CORRECTION)
+                                                   TREE_CORRECTION, per_channel_nvls_tree_GBps)
 from simulator.core.vocabulary import PROTOS
 
 TUNED_OPS = ("all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce")
@@ -270,7 +270,7 @@ class NcclModel:
         else:
             intra = x.nvls_bw_intra_GBps * NVLS_EFFICIENCY.get(gen, 0.0) * (c - 1) / c * 2.0
             inter = x.nvls_bw_inter_GBps * (2.0 if N <= 2 else 1.0)
-            cap = PER_CH_MAX_NVLS_TREE[_cc_index(x.comp_cap)][0 if N == 1 else 1 if N == 2 else 2]
+            cap = per_channel_nvls_tree_GBps(x.comp_cap, N)
             bus = c * min(intra, inter, cap) * n / (2 * (n - 1))
         lat = HW_LAT_NEWER["nvlink"]["nvls_tree"] + 2 * int(math.log2(N)) * HW_LAT_NEWER["net"]["nvls_tree"]
         self.table[("all_reduce", "nvls_tree", "simple")] = (lat, bus)

@@ -32,7 +32,7 @@ import math
 from simulator.collectives.algorithms import NVLS_CHUNK_BYTES, NVLS_CHUNK_STEPS, nvls_channels
 from simulator.collectives.layout import (Chunking, Layout, LayoutGroup, binary_tree, both_ways, gpu_grid, layout_group,
                                           layout_group_ids, merge, tree_edges)
-from simulator.collectives.nccl_constants import NVLS_TREE_CHUNK_STEPS
+from simulator.collectives.nccl_constants import NVLS_TREE_CHUNK_STEPS, per_channel_nvls_tree_GBps
 from simulator.core.errors import InputError
 from topologies.routing import Router
 
@@ -94,5 +94,9 @@ def nvls_tree_layout(router: Router, op: str, ranks: list[str], per_host: dict[i
     ch = nvls_channels(cc, N)
     max_chunk = 65536 if N >= 4 else NVLS_CHUNK_BYTES          # NCCL_NVLSTREE_MAX_CHUNKSIZE default
     chunking = Chunking(ch * heads, max_chunk, NVLS_TREE_CHUNK_STEPS)
+    # The kernel's own pace: NCCL's NVLS-Tree graph has one channel per head, each carrying at most
+    # perChMaxNVLSTreeBw of bus bandwidth (Hopper: 57.7 GB/s on 2 domains, so 8 heads 462 GB/s, below
+    # what NVLS inside the server and the NICs carry; measured 467-487 GB/s on two 8-GPU H100 servers).
+    cap_Bps = heads * per_channel_nvls_tree_GBps(cc, N) * 1e9
     return Layout(merge(groups), (("nvlink", 0.0),), tuple(sorted(acc["inter"])), 1, 2 * int(math.log2(N)),
-                  chunking=chunking, channels=ch)
+                  chunking=chunking, channels=ch, busbw_cap_Bps=cap_Bps if cap_Bps > 0 else math.inf)

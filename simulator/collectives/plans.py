@@ -34,7 +34,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from simulator.core.errors import InputError
-from simulator.core.vocabulary import PROTOS
+from simulator.core.vocabulary import PROTOS, busbw_factor
 from simulator.collectives.algorithms import ALGOS_FOR_OP, SIMPLE_ONLY, check_known
 from simulator.collectives.availability import why_unavailable
 from simulator.collectives.layout import (Chunking, Layout, LayoutGroup, binary_tree, both_ways, chain_hops, channels,
@@ -193,6 +193,12 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
         scale = params["ll_max_busbw_Bps"] * (0.5 if algo == "tree" else ring_step_share(op, n))
         total = sum(g.bytes_per_byte for g in groups)
         groups = [replace(g, rate_cap_Bps=min(g.rate_cap_Bps, scale * (g.bytes_per_byte / total) / g.efficiency))
+                  for g in groups]
+    if lay.busbw_cap_Bps < math.inf:
+        # a ceiling on the whole collective's bus bandwidth: every pipelined group finishes its bytes no
+        # sooner than S x busbw factor / ceiling
+        factor = busbw_factor(op, n)
+        groups = [replace(g, rate_cap_Bps=min(g.rate_cap_Bps, g.bytes_per_byte * lay.busbw_cap_Bps / factor))
                   for g in groups]
     groups = [g._sharing_uses(lg.uses) for g, lg in zip(groups, lay.groups)]
     per_host = hosts(router, rk)

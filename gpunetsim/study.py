@@ -487,6 +487,9 @@ def explain(row: dict[str, object], limit: Limit) -> str:
     elif limit is Limit.PROTOCOL:
         tail = (f"{frac:.0%} of the iteration waits on all-reduces capped by NCCL's protocol "
                 f"(LL/LL128) ceiling rather than by a link; larger buckets help")
+    elif limit is Limit.KERNEL:
+        tail = (f"{frac:.0%} of the iteration waits on NVLS-Tree all-reduces at the pace of NCCL's kernel "
+                f"(its per-channel rate), below what the NVLink and the NICs carry; faster links do not help")
     elif limit in (Limit.NVLINK, Limit.PCIE, Limit.SOCKET):
         tail = (f"{frac:.0%} of the iteration waits on gradient all-reduce inside the server; "
                 f"a faster GPU interconnect or a larger batch per GPU help")

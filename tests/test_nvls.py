@@ -197,6 +197,8 @@ def test_nvls_tree_runs_at_most_nccls_per_channel_rate(preset, nodes, per_channe
     assert busbw <= cap_Bps * 1.0001
     if nodes == 2:
         assert busbw == pytest.approx(cap_Bps, rel=0.01)
+        from simulator.core.vocabulary import Limit
+        assert m.limit("all_reduce", size, "nvls_tree", "simple") is Limit.KERNEL
     des, _ = simulate_plan(m.router, m.params, shape.plan, size)
     assert des == pytest.approx(shape.time_s(size), rel=0.01)
     b200 = CostModel(topologies.build("hgx-b200", nodes=2), NO_FILL)    # 8 x 96 GB/s: the NICs bind first

@@ -124,6 +124,7 @@ class Limit(str, Enum):
     NET = "net"
     PROTOCOL = "protocol"    # the protocol's own ceiling (e.g. LL), no link saturated
     CHANNELS = "channels"    # NCCL's p2p channels (CTAs) of a send/recv or all-to-all, no link saturated
+    KERNEL = "kernel"        # the kernel's own per-channel rate (NVLS-Tree's perChMaxNVLSTreeBw), no link saturated
     LATENCY = "latency"      # fixed costs dominate the size-proportional term
     HOST = "host"            # host-based backends: TCP/shared-memory copies and CPU reductions
     COMPUTE = "compute"      # communication hidden behind compute
@@ -140,5 +141,5 @@ class Limit(str, Enum):
 
 
 _LIMIT_TEXT = {Limit.NVLINK: "NVLink-bound", Limit.PCIE: "PCIe-bound", Limit.SOCKET: "CPU-socket-link-bound",
-               Limit.NET: "NIC-bound", Limit.PROTOCOL: "protocol-bound", Limit.CHANNELS: "p2p-channel-bound", Limit.LATENCY: "latency-bound", Limit.HOST: "host-bound",
+               Limit.NET: "NIC-bound", Limit.PROTOCOL: "protocol-bound", Limit.CHANNELS: "p2p-channel-bound", Limit.KERNEL: "kernel-bound", Limit.LATENCY: "latency-bound", Limit.HOST: "host-bound",
                Limit.COMPUTE: "compute-bound", Limit.BUCKET_OVERHEAD: "bucket-overhead-bound", Limit.NONE: ""}

@@ -117,6 +117,8 @@ class ClosedFormTimer:
             cap = key[1][slowest]
             if channels is not None and rates[slowest] >= 0.999 * cap and cap < plan.groups[slowest].rate_cap_Bps:
                 return rates, Limit.CHANNELS     # NCCL's p2p channels (CTAs) carry less than the links
+            if plan.algo == "nvls_tree":
+                return rates, Limit.KERNEL       # NVLS-Tree's channels at NCCL's per-channel rate (its only cap)
             return rates, Limit.PROTOCOL         # limited by the protocol's own ceiling (e.g. LL), not a link
         return rates, Limit(self.router.kind[link])
 

@@ -10,10 +10,11 @@ figure beats the datasheet's on the same points.
 Groups are link classes and fabrics, read from each dataset's header (its topology hint, NIC
 description and hardware line): one server over NVLink/NVSwitch (``nvlink``), one server over
 PCIe or host memory (``pcie``), servers over InfiniBand or RoCE verbs (``ib-roce``), servers over
-AWS EFA or GCP GPUDirect-TCPX/TCPXO (``efa-tcpx``: transports whose per-message cost is paid in the
-host or a NIC offload engine) and NCCL's TCP socket transport (``socket``). Each group fits only the
-few keys of its class (:data:`GROUPS`), so a slow cloud network never drags the NVLink efficiency
-down; EFA/TCPX fit their per-call cost across servers (``net_call_overhead_s``). Each prediction uses its
+AWS EFA (``efa``: SRD through libfabric, its per-message cost paid in the host and the NIC) and over
+GCP GPUDirect-TCPX/TCPXO (``tcpx``: TCP through the host's stack or a NIC offload engine), and NCCL's
+TCP socket transport (``socket``). Each group fits only the few keys of its class (:data:`GROUPS`),
+so a slow cloud network never drags the NVLink efficiency down; EFA and TCPX fit their per-call cost
+across servers (``net_call_overhead_s``), each on its own transport's clusters. Each prediction uses its
 dataset's own header facts: topology, NICs, NCCL_ALGO/PROTO and the NCCL version its tuner follows. A
 dataset whose measurements exceed what the hardware in its header can carry (:func:`beyond_hardware`)
 is listed with the reason and neither fitted nor scored. The fit is the calibrator's own (validation.calibrate: robust Huber loss, priors at the
@@ -25,7 +26,7 @@ weighing the same. Scores are at >= 16 MiB, the bandwidth regime.
 datasets) to ``simulator/collectives/calibrations/corpus-GROUP.json`` with its provenance; a group
 whose parameters apply to every cluster of a link class would replace the defaults in
 simulator.collectives.params, one whose parameters belong to a fabric the topology cannot name
-(EFA, TCPX) is a named calibration (``--calibration corpus-efa-tcpx``), and so is one GPU generation's
+(EFA, TCPX) is a named calibration (``--calibration corpus-efa``), and so is one GPU generation's
 NVLink fit (``corpus-nvlink-hopper``: the key it sets is the link class's, shared by every generation).
 """
 
@@ -77,7 +78,8 @@ GROUPS = (
     Group("pcie", "one server, PCIe (peer-to-peer or through host memory)", ("link_efficiency.pcie",
                                                                               "shm_efficiency"), True),
     Group("ib-roce", "servers over InfiniBand or RoCE verbs", _NET, False),
-    Group("efa-tcpx", "servers over AWS EFA or GCP GPUDirect-TCPX/TCPXO", ("net_call_overhead_s",), False),
+    Group("efa", "servers over AWS EFA", ("net_call_overhead_s",), False),
+    Group("tcpx", "servers over GCP GPUDirect-TCPX/TCPXO", ("net_call_overhead_s",), False),
     Group("socket", "NCCL's TCP socket transport", ("socket_max_Bps", "link_efficiency.socket"), True),
 )
 BY_NAME = {g.name: g for g in GROUPS}
@@ -103,7 +105,7 @@ def group_of(hint: Mapping, meta: Mapping, points: Sequence[CollMeasurement]) ->
             return "pcie"
         return nvlink_group(str(hint.get("preset", "")))
     text = f"{hint.get('nic', '')} {meta.get('hardware', '')}".lower()
-    return "efa-tcpx" if ("efa" in text or "tcpx" in text) else "ib-roce"
+    return "efa" if "efa" in text else "tcpx" if "tcpx" in text else "ib-roce"
 
 
 NVLINK_GENERATIONS = {80: "nvlink-ampere", 90: "nvlink-hopper", 100: "nvlink-blackwell"}
@@ -363,6 +365,87 @@ def _rates_text(rates: dict[int, float]) -> str:
     return ", ".join(f"{r:.0f} GB/s at {c >> 10} KiB" for c, r in rates.items()) or "-"
 
 
+def _busbw(parts: Sequence[Part], label: str, op: str, lo_bytes: int, hi_bytes: int | None = None,
+           variant: str | None = None) -> str:
+    """Median measured bus bandwidth (GB/s) of one dataset's points of ``op`` in [lo_bytes, hi_bytes]."""
+    v = [p.size_bytes / p.time_s * busbw_factor(p.op, p.world) / 1e9 for part in parts if part.label == label
+         for p in part.points if p.op == op and p.size_bytes >= lo_bytes and (hi_bytes is None or p.size_bytes <= hi_bytes)
+         and (variant is None or p.variant == variant)]
+    if not v:
+        return "-"
+    m = float(np.median(v))
+    return f"{m:.1f}" if m < 20 else f"{m:.0f}"
+
+
+def _per_group_notes(parts: Sequence[Part], fabric: Sequence[Part]) -> list[str]:
+    """Section 1b's per-group diagnosis: the mechanism each residual group points to, with the figures
+    read from the data (medians of measured bus bandwidth, GB/s)."""
+    from simulator.collectives.nccl_constants import per_channel_nvls_tree_GBps
+    b = lambda *a, **k: _busbw(parts, *a, **k)                        # noqa: E731
+    gib, mib = 1 << 30, 1 << 20
+    return [
+        "- NVLS-Tree across two servers (ib-roce, efa): now capped at NCCL's per-channel kernel rate "
+        f"(`perChMaxNVLSTreeBw`, one channel per head GPU: 8 x {per_channel_nvls_tree_GBps(90, 2):.1f} = "
+        f"{8 * per_channel_nvls_tree_GBps(90, 2):.0f} GB/s on two Hopper servers), below what NVLS inside each "
+        "server (510 GB/s) and the NICs carry: the two H100 clusters measured "
+        f"{b('nebius_2node_16xH100_ib_allreduce_dstack', 'all_reduce', 4 * gib)} (InfiniBand) and "
+        f"{b('aws_2x_p5_16xH100_efa3200_allreduce', 'all_reduce', 4 * gib)} GB/s (EFA) from 4 GiB (before the cap: "
+        "Nebius 7.4% too fast at every size from 128 MiB; `simulator/collectives/nvls.py`, both engines, limit "
+        "`kernel-bound`). On B200 the cap (8 x 96 GB/s) is above the NICs' bound; the two B200 clusters with "
+        "the same 8x 400G NICs measured "
+        f"{b('lambda_2node_16xB200_ib_allreduce_dstack', 'all_reduce', 2 * gib, 2 * gib)} (Lambda, InfiniBand) and "
+        f"{b('gcp_a4_2node_16xB200_roce_allreduce_dstack_partial', 'all_reduce', 2 * gib, 2 * gib)} GB/s (GCP A4, "
+        "RoCE) at 2 GiB: nothing in their headers tells them apart, and one prediction cannot be within 5% of both.",
+        "- efa: the per-call cost across servers differs by cluster (extra ms per call at 16-256 MiB, and "
+        "predicted/measured time from 1 GiB, datasheet: " + _fabric_evidence([p for p in fabric if p.group == "efa"])
+        + "). The headers give instance type, EFA generation and NCCL version, and none of them orders these "
+        "costs (p4d 2 ms with NCCL 2.8/2.9, p4de 0.5 ms, p5 0.1 ms with NCCL 2.20 but 0.8 ms with 2.18.5 on EKS, "
+        "p6-b200 0.3 ms): the libfabric/aws-ofi-nccl versions and settings, in no header, are the missing fact. "
+        "The EKS run's partial rows also fall in bandwidth from 512 MiB to 1 GiB and rise again at 2 GiB, which no "
+        "per-call or per-byte cost gives. p4d with NCCL 2.8.3 carries 0.71 of what 2.9.9 carries on the same "
+        "instances with the same NCCL_ALGO=RING: a version effect, one dataset on each side.",
+        "- tcpx: A3 High's GPUDirect-TCPX carries "
+        f"{b('gcp_a3high_2node_16xH100_tcpx_allgather_dstack', 'all_gather', gib)} GB/s of all_gather bus bandwidth "
+        "from 1 GiB on four 200G NICs per server (100 GB/s), A3 Mega's TCPXO "
+        f"{b('gcp_a3mega_2node_16xH100_tcpxo_allgather_dstack', 'all_gather', gib)} of 200: TCPX runs TCP on the "
+        "host's CPUs (only the receive path lands in GPU memory directly), TCPXO in the NIC. A TCPX fraction fitted "
+        "on one dataset cannot be judged held out, so the datasheet stays; the two TCPXO datasets (all_gather, "
+        "all_reduce, different clusters) differ by 0.6 ms per call.",
+        "- pcie: the RTX 2080 Ti pair without peer-to-peer (one PCIe Gen3 switch) moves "
+        f"{b('pcie_2x2080Ti_noP2P_autodl_allcollectives', 'broadcast', 16 * mib)} GB/s one way through host "
+        "memory (broadcast, reduce: 0.70 of Gen3 x16) but "
+        f"{b('pcie_2x2080Ti_noP2P_autodl_allcollectives', 'all_gather', 16 * mib)}-"
+        f"{b('pcie_2x2080Ti_noP2P_autodl_allcollectives', 'all_to_all', 16 * mib)} GB/s each way when both GPUs "
+        "send at once (all_gather, all_reduce, all_to_all): the shared switch uplink the preset has halves the "
+        "rate, the measurements cut it by 2.4-3.4x, so one host-memory efficiency cannot fit both directions; the "
+        "RTX 4090 runs (Gen4) reach "
+        f"{b('pcie_rtx4090_2and4gpu_kalavai_allreduce', 'all_reduce', 16 * mib, variant='docker')}-"
+        f"{b('pcie_rtx4090_2and4gpu_kalavai_allreduce', 'all_reduce', 16 * mib, variant='k8s')} GB/s, a third of "
+        "the 2080 Ti's Gen3 rate, and the Kubernetes pair on two sockets beats the Docker pair on one switch "
+        "(the header itself calls the plateau unexplained). How fast a GPU's SMs read and write host memory "
+        "(root complex, IOMMU, memory) is a host property no header states.",
+        "- L40S RoCE (ib-roce): "
+        f"{b('roce_L40S_2node_and_dgxH200_2node_socket_redhat [l40s_2x2_roce]', 'all_reduce', 16 * mib)} GB/s flat "
+        "from 16 MiB on a 400 GbE NIC per server; its source puts the two GPUs on different root complexes (bus "
+        "61:00 and e1:00). Where a GPU and its NIC do not share a PCIe switch NCCL turns GPUDirect RDMA off "
+        "(NCCL_NET_GDR_LEVEL) and stages every byte through host memory; the preset places GPUs and NICs under one "
+        "switch, and the NICs' placement is in no header. socket: the same L40S hosts over TCP sockets, "
+        f"{b('roce_L40S_2node_and_dgxH200_2node_socket_redhat [l40s_2x1_socket]', 'all_reduce', 16 * mib)} GB/s "
+        "(datasheet 5 GB/s per socket hop); one consistent dataset, nothing to fit it from.",
+        "- nvlink: fitted per GPU generation, because the rings' bus bandwidth from 1 GiB is a different fraction "
+        "of each generation's NVLink (" + _ring_text(parts) + "; NCCL's graph assumes 20.0/25, 20.6/25 and "
+        "40.1/50 GB/s per link: 0.80, 0.82, 0.80): one key fitted to all of them had moved the H100/H200 "
+        "predictions by the other generations' difference. Hopper: adopted, with NVLS's cost per chunk step "
+        "(above). Blackwell: the B200 ring's 0.75 is below what NCCL's own graph assumes, and on p6-b200 the "
+        "torch sweep under AWS's tuner plugin (`NCCL_TUNER_PLUGIN=ofi` in the header) runs all_reduce from 512 MiB "
+        f"to 4 GiB at {b('stas00_p6b200_1node_torch_allreduce', 'all_reduce', 512 * mib, 4 * gib)} GB/s, between "
+        "the same instance type's Ring and NVLS rates: the plugin's choices and channel counts are in no header. "
+        "Each of the two B200 datasets predicted from the other's fit is worse than under the datasheet, so a "
+        "B200 NVLink efficiency cannot be shown to transfer. Ampere: one dataset (its 16 MiB point runs far "
+        "below the LL128 rate the tuner's pick predicts).",
+    ]
+
+
 def calibration_path(group: str, shipped_dir: Path) -> Path:
     return shipped_dir / f"corpus-{group}.json"
 
@@ -408,7 +491,7 @@ def section(data_dir: Path, shipped_dir: Path, write_calibrations: bool = False)
     spread = ", ".join(f"{g} {min(v):.2f}-{max(v):.2f}" for g, v in ratios.items() if len(v) > 1)
     adopted = [r for r in results if r.adopted]
     excluded = [p for p in parts if p.inconsistent]
-    fabric = [h.part for r in results if r.group.name == "efa-tcpx" for h in r.held]
+    fabric = [h.part for r in results if r.group.name in ("efa", "tcpx") for h in r.held]
     hopper = next((r for r in results if r.group.name == "nvlink-hopper"), None)
     within = int(np.sum(ho <= 0.05))
     figures["corpus_within_5pct"] = within
@@ -447,28 +530,8 @@ def section(data_dir: Path, shipped_dir: Path, write_calibrations: bool = False)
               "predicted fast and its 64 MiB call slow (a fill in proportion to the chunk). Fitted per held-out Hopper dataset on the others: "
               + _fold_range(hopper, "nvls_step_overhead_s") + " per round of chunks.", "",
               "**What remains, per group.** Clusters of one group still disagree: measured/predicted medians "
-              f"per dataset span {spread}. efa-tcpx: the per-call cost and the bandwidth differ by cluster "
-              "(extra ms per call at 16-256 MiB, and predicted/measured time from 1 GiB, under the datasheet: "
-              + _fabric_evidence(fabric) + "): NCCL 2.8.3 on p4d, EKS with NCCL 2.18.5 and TCPX on A3 High reach "
-              "well below their NICs' bandwidth, which no shared parameter predicts from the other clusters. "
-              "pcie: without peer-to-peer, 2 RTX 2080 Ti run faster than host-memory copies predict, RTX 4090s "
-              "slower, and two container runtimes on one host differ: host and runtime, not topology. "
-              "The RTX 4090 header's bus ids show the host path: the Docker pair (0x1a, 0x1b) shares one PCIe "
-              "switch, the Kubernetes pair (0x1a, 0xb2) sits on two sockets and runs 1.7x faster, and 4 GPUs (two "
-              "switches) run like the shared pair: PCIe switch sharing on the way to host memory, which the "
-              "preset has (two GPUs per switch), but at a third of the rate PCIe Gen4 gives. "
-              "ib-roce: the two-server NVLS-Tree runs are close (H100 slower than predicted, B200 faster), "
-              "the L40S RoCE run (2 GPUs per server on different root complexes, an SR-IOV function) far "
-              "slower. nvlink: fitted per GPU generation, because the rings' bus bandwidth from 1 GiB is a "
-              "different fraction of each generation's NVLink (" + _ring_text(parts) + "; NCCL's graph assumes "
-              "20.0/25, 20.6/25 and 40.1/50 GB/s per link: 0.80, 0.82, 0.80): one key fitted to all of them had "
-              "moved the H100/H200 predictions by the other generations' difference. Hopper: adopted, with NVLS's "
-              "cost per chunk step (below). Blackwell: besides the ring, on p6-b200 the AWS tuner plugin "
-              "(`NCCL_TUNER_PLUGIN=ofi` in the header) runs all_reduce below 8 GiB at a rate between the Ring's "
-              "and NVLS's of the same instance type (residual table below); each of the two B200 datasets "
-              "predicted from the other's fit is worse than under the datasheet, so a B200 NVLink efficiency "
-              "cannot be shown to transfer (a value fitted on one dataset cannot be judged by leaving it out). "
-              "Ampere: one dataset. socket: one consistent dataset, nothing to fit it from."]
+              f"per dataset span {spread}. Per group, the physical feature each residual points to, and whether the "
+              "headers state it:", ""] + _per_group_notes(parts, fabric)
     from validation import corpus_residuals
     lines += ["", "**Residual groups.** Each dataset's points from 16 MiB up as the figure predicts them (the "
               "datasheet, or where the group was adopted the fit that left the dataset out), consecutive sizes "

@@ -30,7 +30,7 @@ Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless 
 - ``net_call_overhead_s``: per-call cost of a collective whose ranks span several servers, beyond
   NCCL's per-step network latency: the fabric's own per-message path (AWS EFA's SRD through libfabric,
   GCP's GPUDirect-TCPX/TCPXO through host or NIC offload engines). 0 in the datasheet set (verbs: NCCL's
-  constants hold); the public EFA/TCPX clusters pay 0.1-0.7 ms a call (``--calibration corpus-efa-tcpx``,
+  constants hold); the public EFA/TCPX clusters pay 0.1-0.7 ms a call (``--calibration corpus-efa`` for EFA,
   fitted by validation/corpus.py, each cluster predicted by a fit to the others).
 - ``rank_overhead_s``: added to every call once per doubling of the number of ranks
   (``log2(n)`` times): a collective waits for its slowest rank's launch, and the slowest of n grows

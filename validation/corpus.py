@@ -433,8 +433,8 @@ def _per_group_notes(parts: Sequence[Part], fabric: Sequence[Part]) -> list[str]
         f"{b('roce_L40S_2node_and_dgxH200_2node_socket_redhat [l40s_2x1_socket]', 'all_reduce', 16 * mib)} GB/s "
         "(datasheet 5 GB/s per socket hop); one consistent dataset, nothing to fit it from.",
         "- nvlink: fitted per GPU generation, because the rings' bus bandwidth from 1 GiB is a different fraction "
-        "of each generation's NVLink (" + _ring_text(parts) + "; NCCL's graph assumes 20.0/25, 20.6/25 and "
-        "40.1/50 GB/s per link: 0.80, 0.82, 0.80): one key fitted to all of them had moved the H100/H200 "
+        "of each generation's NVLink (" + _ring_text(parts) + "; NCCL's graph assumes per link 20.0 of 25 GB/s on "
+        "Ampere, 20.6 of 25 on Hopper and 40.1 of 50 on Blackwell: 0.80, 0.82, 0.80): one key fitted to all of them had moved the H100/H200 "
         "predictions by the other generations' difference. Hopper: adopted, with NVLS's cost per chunk step "
         "(above). Blackwell: the B200 ring's 0.75 is below what NCCL's own graph assumes, and on p6-b200 the "
         "torch sweep under AWS's tuner plugin (`NCCL_TUNER_PLUGIN=ofi` in the header) runs all_reduce from 512 MiB "

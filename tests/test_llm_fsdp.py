@@ -171,6 +171,18 @@ def test_kernels_pay_only_for_the_collective_time_they_share():
     assert kernels_beside(0.5, 1.0) == pytest.approx(0.5 + 0.5 / 0.6)
 
 
+def test_contention_refuses_a_collective_that_ends_without_starting():
+    """Removing more load than was added is a bookkeeping bug: it was clamped to 0 silently."""
+    from simulator.training.llm.hbm_contention import Contention
+
+    c = Contention(simpy.Environment())
+    for share in (0.1, 0.2, 0.3, -0.1, -0.3, -0.2):  # removed in another order: rounding is no error
+        c.add(share)
+    assert c.load == 0.0
+    with pytest.raises(AssertionError, match="never started"):
+        c.add(-0.25)
+
+
 def test_unit_backward_is_slowed_by_the_reduction_beside_it_not_its_own():
     red = (CollJob(_PLAN, 1.0, 1, "x", isolated_s=1.0),)
     units = tuple(FsdpUnit(f"b{i}", 0.0, 2.0, 0.0, 0.0, reduce=red, reduce_load=0.5) for i in range(2))

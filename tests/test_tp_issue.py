@@ -28,8 +28,11 @@ def test_plan_has_the_unsharded_block_and_four_tp_loops_per_spec() -> None:
 def test_bad_settings_name_the_field() -> None:
     with pytest.raises(InputError, match="op-issue"):
         parse_settings(["--specs", TINY, "--out", "x", "--op-issue", "broadcast"])
-    with pytest.raises(InputError, match="op-calls"):
+    with pytest.raises(InputError, match="^hold: ") as e:
         parse_settings(["--specs", TINY, "--out", "x", "--hold", "0.5"])
+    assert "op-calls" not in str(e.value)
+    with pytest.raises(InputError, match="op-calls"):
+        parse_settings(["--specs", TINY, "--out", "x", "--op-calls", "0"])
 
 
 def test_kernel_classes() -> None:
@@ -63,7 +66,100 @@ def test_probe_records_every_point_and_the_checker_reads_them(tmp_path: Path, ca
     assert [r["op"] for r in ops] == ["all_reduce", "repeat"] and all(r["issue_per_call_s"] > 0 for r in ops)
     assert check_main([str(out)]) == 0
     text = capsys.readouterr().out
-    assert text.count("tp=2 sp=") == 4 and "h32 tp=2 comm=on:" in text and "repeat" in text
+    assert text.count("tp=2 sp=") == 4 and "h32 L2 s16 mb1 tp=2 comm=on:" in text and "repeat" in text
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"kind": "llm_issue", "point": "x"}\n')
     assert check_main([str(bad)]) == 2
+
+
+def _issue_record(layers: int, sp: bool, launch: int = 0, **extra: Any) -> dict[str, Any]:
+    spec = {"hidden": 64, "layers": layers, "heads": 2, "seq": 16, "vocab": 64, "ffn": 256}
+    text = ",".join(f"{k}={v}" for k, v in spec.items())
+    return {"kind": "llm_issue", "point": f"issue tp=2 sp={'on' if sp else 'off'} comm=on mb=1 {text}", **spec,
+            "micro_batch": 1, "tp": 2, "sequence_parallel": sp, "comm": True, "world": 2, "launch_id": f"L{launch}",
+            "launch_index": launch, "loop_s": 0.01 * layers * (2 if sp else 1), "issue_forward_s": 0.001,
+            "issue_backward_s": 0.002, "gpu_s": 0.003, **extra}
+
+
+def _write(path: Path, recs: list[dict[str, Any]]) -> Path:
+    import json
+
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return path
+
+
+def test_points_differing_only_in_layers_are_kept_apart(tmp_path: Path, capsys: Any) -> None:
+    f = _write(tmp_path / "i.jsonl", [_issue_record(n, sp) for n in (2, 4) for sp in (False, True)])
+    assert check_main([str(f)]) == 0
+    text = capsys.readouterr().out
+    # each spec's SP pair on its own line: 2 layers add (0.04 - 0.02) / 2, 4 layers (0.08 - 0.04) / 4 per block
+    assert "L2 s16 mb1 tp=2 comm=on: +0.000, +0.000, +0.000, +10.000" in text
+    assert "L4 s16 mb1 tp=2 comm=on: +0.000, +0.000, +0.000, +10.000" in text
+
+
+@pytest.mark.parametrize("field, value", [("tp", "four"), ("launch_index", "x"), ("loop_s", -1.0),
+                                          ("kernels", {"count": {"gemm": "many"}})])
+def test_a_bad_field_is_named(tmp_path: Path, capsys: Any, field: str, value: Any) -> None:
+    from validation.issue_check import probe_tp_runs
+
+    f = _write(tmp_path / "i.jsonl", [_issue_record(2, False, **{field: value})])
+    with pytest.raises(InputError, match=field.split("_")[0]):
+        probe_tp_runs([f])
+    assert check_main([str(f)]) == 2
+    assert field.split("_")[0] in capsys.readouterr().err
+
+
+def test_a_record_without_gpu_clock_prints_no_ratio(tmp_path: Path, capsys: Any) -> None:
+    f = _write(tmp_path / "i.jsonl", [_issue_record(2, False, issue_forward_s=0.0, issue_backward_s=0.0, gpu_s=0.0)])
+    assert check_main([str(f)]) == 0
+    assert "        -" in capsys.readouterr().out
+
+
+def test_the_report_counts_the_launches_it_has(tmp_path: Path) -> None:
+    from validation.issue_check import markdown_lines
+
+    f = _write(tmp_path / "i.jsonl", [_issue_record(2, sp, launch) for launch in (0, 1) for sp in (False, True)])
+    text = "\n".join(markdown_lines([f], "x"))
+    assert "medians of 2 launches" in text and "medians of 3" not in text
+
+
+def test_op_issue_sizes_its_hold_and_records_what_outlasted_it(monkeypatch: Any) -> None:
+    """The op timing's GPU hold is sized from the op's own time (it was a fixed 0.05 s, silently too
+    short for a slow host: the host then waited and the per-call figure was too high, unflagged)."""
+    torch = pytest.importorskip("torch")
+    import time
+
+    from validation.runners import tp_issue
+
+    class Clock:  # a GPU clock whose "sleep" costs no host time, as torch.cuda._sleep
+        is_cuda = True
+
+        def hold(self, seconds: float) -> None:
+            pass
+
+        def mark(self) -> float:
+            return time.perf_counter()
+
+        def between(self, a: float, b: float) -> float:
+            return b - a
+
+        def sync(self) -> None:
+            pass
+
+    class Session:
+        world, rank, dtype, device = 2, 0, torch.float32, "cpu"
+        recorded: list[dict[str, Any]] = []
+
+        def max_over_ranks(self, values: Any) -> list[float]:
+            return list(values)
+
+        def record(self, kind: str, label: str, fields: dict[str, Any]) -> None:
+            self.recorded.append(fields)
+
+    monkeypatch.setattr(torch.distributed, "barrier", lambda: None)
+    s = parse_settings(["--specs", "hidden=1024,layers=1,heads=2,seq=4096", "--out", "x", "--op-issue", "add",
+                        "--op-calls", "4", "--iters", "2", "--warmup", "1", "--hold", "20"])
+    ses = Session()
+    tp_issue.measure_ops(ses, Clock(), s, s.common.specs[0])  # type: ignore[arg-type]
+    (rec,) = ses.recorded
+    assert rec["held_out"] == 0 and rec["hold_s"] > rec["issue_per_call_s"] * rec["calls"]

@@ -9,7 +9,12 @@ issue time of forward and backward (the GPU held busy by a sleep, so the host ne
 GPU's time alone (the queued work back to back), and ``loop / max(issue, gpu)``: about 1 where
 the loop is the longer of the two, as the compute model's ``max(kernels, host)`` assumes. Then
 what sequence parallelism adds per block to each, with and without the collectives, and, from the
-``llm_op_issue`` records, the host's issue time per call of single collectives and stand-ins.
+``llm_op_issue`` records, the host's issue time per call of single collectives and stand-ins
+(marked ``*`` where a repetition's issue outlasted the GPU hold, so the host waited and the figure
+is too high).
+
+Every record field is checked (:class:`validation.fields.Fields`): a missing or wrong one is an
+:class:`InputError` naming the file, the line, the field and the value.
 """
 
 from __future__ import annotations
@@ -19,19 +24,20 @@ import statistics
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from simulator.core.errors import InputError
 from simulator.core.inputs import read_jsonl
-from validation.gpt_spec import SPEC_FIELDS, GPTSpec
+from validation.fields import Fields
+from validation.gpt_spec import GPTSpec
+from validation.llm_records import record_spec
 
-FIELDS = ("point", "tp", "sequence_parallel", "comm", "layers", "hidden", "loop_s", "issue_forward_s",
-          "issue_backward_s", "gpu_s")
+TIMES = ("loop_s", "issue_forward_s", "issue_backward_s", "gpu_s")
 
 
 @dataclass(frozen=True)
-class IssuePoint:
-    """One probe point, medians over its launches (seconds)."""
+class IssueConfig:
+    """What a probe point runs: the blocks, the micro-batch and the tensor parallelism."""
 
     point: str
     spec: GPTSpec
@@ -39,87 +45,229 @@ class IssuePoint:
     tp: int
     sp: bool
     comm: bool
-    hidden: int
-    layers: int
+
+
+@dataclass(frozen=True)
+class IssueRecord(IssueConfig):
+    """One launch's record of one probe point (seconds: medians over the launch's repetitions)."""
+
+    world: int
+    launch_id: str
+    launch_index: int
+    dtype: str
+    loop_s: float
+    issue_forward_s: float
+    issue_backward_s: float
+    gpu_s: float
+    loop_times_s: tuple[float, ...]
+    kernel_count: int | None
+
+
+@dataclass(frozen=True)
+class IssuePoint(IssueConfig):
+    """One probe point, medians over its launches (seconds)."""
+
     launches: int
     loop_s: float
     issue_forward_s: float
     issue_backward_s: float
     gpu_s: float
-    kernels: dict[str, Any] | None
+    kernel_count: int | None
+
+    @property
+    def hidden(self) -> int:
+        return self.spec.hidden
+
+    @property
+    def layers(self) -> int:
+        return self.spec.layers
 
     @property
     def issue_s(self) -> float:
         return self.issue_forward_s + self.issue_backward_s
 
+    @property
+    def pair_key(self) -> tuple[str, int, int, bool]:
+        """What a point with and one without sequence parallelism share."""
+        return (self.spec.text, self.micro_batch, self.tp, self.comm)
 
-def read_issue(paths: Sequence[str | Path]) -> tuple[list[IssuePoint], list[dict[str, Any]], str]:
-    """The probe's points (medians over launches), its per-op records and the GPU's name."""
-    by: dict[str, list[dict[str, Any]]] = {}
-    ops: list[dict[str, Any]] = []
-    gpu = ""
+
+@dataclass(frozen=True)
+class OpIssue:
+    """Host issue seconds per call of one operation, median over launches."""
+
+    op: str
+    issue_per_call_s: float
+    held_out: int  # repetitions, over all launches, whose issue outlasted the GPU hold
+
+
+@dataclass(frozen=True)
+class IssueData:
+    records: tuple[IssueRecord, ...]
+    ops: tuple[OpIssue, ...]
+    gpu_by_launch: Mapping[str, str]
+
+    @property
+    def gpu(self) -> str:
+        return next((g for g in self.gpu_by_launch.values() if g), "")
+
+
+def _kernel_count(f: Fields) -> int | None:
+    kernels = f.record.get("kernels")
+    if not kernels:
+        return None
+    count = kernels.get("count") if isinstance(kernels, Mapping) else None
+    if not isinstance(count, Mapping) or not count:
+        raise f.bad("kernels", "needs a 'count' mapping of kernel classes to whole numbers", kernels)
+    c = Fields(count, f.source, f"{f.where}: kernels.count")
+    return sum(c.whole(k) for k in count)
+
+
+def _issue_record(f: Fields) -> IssueRecord:
+    loop = f.record.get("loop_times_s")
+    times = (tuple(float(Fields({"loop_times_s": v}, f.source, f.where).number("loop_times_s", positive=True))
+                   for v in loop) if isinstance(loop, list) and loop
+             else (float(f.number("loop_s", positive=True)),))  # type: ignore[arg-type]
+    return IssueRecord(f.text("point"), record_spec(f), f.whole("micro_batch", low=1, default=1),
+                       f.whole("tp", low=1), f.flag("sequence_parallel"), f.flag("comm"),
+                       f.whole("world", low=1), f.text("launch_id", ""), f.whole("launch_index"),
+                       f.text("dtype", "bfloat16"), float(f.number("loop_s", positive=True)),  # type: ignore[arg-type]
+                       *(float(f.number(k)) for k in TIMES[1:]),  # type: ignore[arg-type]
+                       loop_times_s=times, kernel_count=_kernel_count(f))
+
+
+def read_records(paths: Sequence[str | Path]) -> IssueData:
+    """Every launch's ``llm_issue`` record, the per-op issue medians and each launch's GPU."""
+    recs: list[IssueRecord] = []
+    ops: dict[str, list[tuple[float, int]]] = {}
+    gpu: dict[str, str] = {}
     for path in paths:
         for n, rec in read_jsonl(path):
             kind = rec.get("kind")
+            f = Fields(rec, str(path), f"line {n}", str(kind))
             if kind == "meta":
-                gpu = gpu or str(rec.get("gpu") or "")
+                gpu[f.text("launch_id", "")] = f.text("gpu", "")
             elif kind == "llm_op_issue":
-                ops.append(rec)
+                ops.setdefault(f.text("op"), []).append((float(f.number("issue_per_call_s")),  # type: ignore[arg-type]
+                                                         f.whole("held_out", default=0)))
             elif kind == "llm_issue":
-                missing = [f for f in FIELDS if f not in rec]
-                if missing:
-                    raise InputError("missing fields", source=f"{path}:{n}", field=missing[0])
-                by.setdefault(str(rec["point"]), []).append(rec)
-    if not by:
+                recs.append(_issue_record(f))
+    if not recs:
         raise InputError("no llm_issue records", source=", ".join(map(str, paths)), field="kind")
+    return IssueData(tuple(recs), tuple(OpIssue(op, statistics.median(t for t, _ in v), sum(h for _, h in v))
+                                        for op, v in ops.items()), gpu)
+
+
+def read_issue(paths: Sequence[str | Path]) -> tuple[list[IssuePoint], list[OpIssue], str]:
+    """The probe's points (medians over launches), its per-op issue times and the GPU's name."""
+    data = read_records(paths)
+    by: dict[str, list[IssueRecord]] = {}
+    for r in data.records:
+        by.setdefault(r.point, []).append(r)
     points = []
     for label, recs in by.items():
         r = recs[0]
-        med = {f: statistics.median(float(x[f]) for x in recs)
-               for f in ("loop_s", "issue_forward_s", "issue_backward_s", "gpu_s")}
-        kernels = next((x["kernels"] for x in recs if x.get("kernels")), None)
-        spec = GPTSpec(**{k: int(r[k]) for k in SPEC_FIELDS if k in r})
-        points.append(IssuePoint(label, spec, int(r.get("micro_batch", 1)), int(r["tp"]),
-                                 bool(r["sequence_parallel"]), bool(r["comm"]),
-                                 int(r["hidden"]), int(r["layers"]), len(recs), kernels=kernels, **med))
-    return points, ops, gpu
+        med = {f: statistics.median(getattr(x, f) for x in recs) for f in TIMES}
+        count = next((x.kernel_count for x in recs if x.kernel_count is not None), None)
+        points.append(IssuePoint(label, r.spec, r.micro_batch, r.tp, r.sp, r.comm, len(recs),
+                                 kernel_count=count, **med))
+    return points, list(data.ops), data.gpu
 
 
 def _name(p: IssuePoint) -> str:
-    if p.tp == 1:
-        return f"h{p.hidden} tp=1"
-    return f"h{p.hidden} tp={p.tp} sp={'on' if p.sp else 'off'} comm={'on' if p.comm else 'off'}"
+    s = p.spec
+    base = f"h{s.hidden} L{s.layers} s{s.seq} mb{p.micro_batch} tp={p.tp}"
+    return base if p.tp == 1 else f"{base} sp={'on' if p.sp else 'off'} comm={'on' if p.comm else 'off'}"
 
 
-def check_lines(points: Sequence[IssuePoint], ops: Sequence[dict[str, Any]]) -> list[str]:
+def _ratio(loop_s: float, over_s: float) -> str:
+    """``loop / max(issue, gpu)``; ``-`` when both are 0 (a record without a GPU clock)."""
+    return f"{loop_s / over_s:8.2f}" if over_s > 0 else f"{'-':>8s}"
+
+
+def sp_additions(points: Sequence[IssuePoint]) -> list[tuple[IssuePoint, IssuePoint]]:
+    """(with, without sequence parallelism) pairs of points alike in everything else."""
+    off = {p.pair_key: p for p in points if not p.sp}
+    return [(p, off[p.pair_key]) for p in sorted(points, key=lambda p: p.pair_key)
+            if p.sp and p.pair_key in off]
+
+
+def _per_block_ms(on: IssuePoint, off: IssuePoint, fields: Sequence[str]) -> list[float]:
+    return [(getattr(on, f) - getattr(off, f)) / on.layers * 1e3 for f in fields]
+
+
+def _ops_text(ops: Sequence[OpIssue], digits: int) -> str:
+    return ", ".join(f"{o.op} {o.issue_per_call_s * 1e6:.{digits}f}{'*' if o.held_out else ''}" for o in ops)
+
+
+def check_lines(points: Sequence[IssuePoint], ops: Sequence[OpIssue]) -> list[str]:
     """The table of points, SP's additions per block and the per-call issue times."""
-    lines = [f"{'point':32s} {'n':>2s} {'loop ms':>8s} {'issue fwd':>9s} {'issue bwd':>9s} {'gpu ms':>8s} "
+    lines = [f"{'point':44s} {'n':>2s} {'loop ms':>8s} {'issue fwd':>9s} {'issue bwd':>9s} {'gpu ms':>8s} "
              f"{'loop/max':>8s} {'kernels':>7s}"]
     for p in points:
-        count = sum(p.kernels["count"].values()) if p.kernels else None
-        lines.append(f"{_name(p):32s} {p.launches:2d} {p.loop_s * 1e3:8.2f} {p.issue_forward_s * 1e3:9.2f} "
+        lines.append(f"{_name(p):44s} {p.launches:2d} {p.loop_s * 1e3:8.2f} {p.issue_forward_s * 1e3:9.2f} "
                      f"{p.issue_backward_s * 1e3:9.2f} {p.gpu_s * 1e3:8.2f} "
-                     f"{p.loop_s / max(p.issue_s, p.gpu_s):8.2f} {'' if count is None else count:>7}")
-    key = {(p.hidden, p.tp, p.sp, p.comm): p for p in points}
+                     f"{_ratio(p.loop_s, max(p.issue_s, p.gpu_s))} "
+                     f"{'' if p.kernel_count is None else p.kernel_count:>7}")
     lines.append("sequence parallelism adds, per block (ms): issue forward, issue backward, GPU, loop")
-    for (h, t, sp, comm), on in sorted(key.items()):
-        off = key.get((h, t, False, comm))
-        if not sp or off is None:
-            continue
-        d = [(getattr(on, f) - getattr(off, f)) / on.layers * 1e3
-             for f in ("issue_forward_s", "issue_backward_s", "gpu_s", "loop_s")]
-        lines.append(f"  h{h} tp={t} comm={'on' if comm else 'off'}: " + ", ".join(f"{x:+.3f}" for x in d))
+    for on, off in sp_additions(points):
+        d = _per_block_ms(on, off, ("issue_forward_s", "issue_backward_s", "gpu_s", "loop_s"))
+        lines.append(f"  {_name(on).replace(' sp=on', '')}: " + ", ".join(f"{x:+.3f}" for x in d))
     if ops:
-        lines.append("host issue per call (us): " + ", ".join(
-            f"{r['op']} {float(r['issue_per_call_s']) * 1e6:.1f}" for r in _median_ops(ops)))
+        lines.append("host issue per call (us; * = a repetition outlasted the GPU hold): " + _ops_text(ops, 1))
     return lines
 
 
-def _median_ops(ops: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    by: dict[str, list[float]] = {}
-    for r in ops:
-        by.setdefault(str(r["op"]), []).append(float(r["issue_per_call_s"]))
-    return [{"op": op, "issue_per_call_s": statistics.median(v)} for op, v in by.items()]
+def _launches_text(points: Sequence[IssuePoint]) -> str:
+    low, high = min(p.launches for p in points), max(p.launches for p in points)
+    return f"{low}" if low == high else f"{low}-{high}"
+
+
+def markdown_lines(paths: Sequence[str | Path], folder: str) -> list[str]:
+    """The accuracy report's paragraph on where a TP block loop's time goes (docs/accuracy.md section 7)."""
+    points, ops, gpu = read_issue(paths)
+    rows = ["| point | loop ms | host issue ms (forward + backward) | GPU alone ms | kernels |",
+            "|---|---|---|---|---|"]
+    for p in points:
+        rows.append(f"| {_name(p)} | {p.loop_s * 1e3:.2f} | {p.issue_forward_s * 1e3:.2f} + "
+                    f"{p.issue_backward_s * 1e3:.2f} | {p.gpu_s * 1e3:.2f} | "
+                    f"{'' if p.kernel_count is None else p.kernel_count} |")
+    sp_rows = []
+    for on, off in sp_additions(points):
+        d = _per_block_ms(on, off, ("issue_s", "gpu_s", "loop_s"))
+        sp_rows.append(f"{_name(on).split(' tp=')[0]} tp={on.tp} {'with' if on.comm else 'without'} collectives: "
+                       f"host {d[0]:+.2f}, GPU {d[1]:+.2f}, loop {d[2]:+.2f}")
+    return [f"**Where a TP block loop's time goes** (`python -m validation.issue_check validation/data/{folder}/...`, "
+            f"{gpu}, the TP runner's loops issued three ways, medians of {_launches_text(points)} launches; "
+            "docs/validation-runners.md):", "", *rows, "",
+            "What sequence parallelism adds per block, ms: " + "; ".join(sp_rows) + ". Host issue per call of a "
+            f"single operation alone, us: {_ops_text(ops, 0)}.", ""]
+
+
+def probe_tp_runs(paths: Sequence[str | Path]) -> Any:
+    """The probe's TP loops with their collectives as TP runner runs (``validation.llm_records``), one per
+    launch, each with the same launch's stand-in loop as ``nocomm_median_s``: a TP campaign of their
+    own, predicted like the TP runner's (``validation.llm_real``)."""
+    from validation.llm_records import LlmRecords, LlmRun
+    from validation.runners.tp import collectives
+
+    data = read_records(paths)
+    by = {(r.point, r.launch_index): r for r in data.records if r.tp > 1}
+    runs = []
+    for (label, launch), r in by.items():
+        if not r.comm:
+            continue
+        off = by.get((label.replace("comm=on", "comm=off"), launch))
+        mb = r.micro_batch
+        runs.append(LlmRun("tp", label.replace(" comm=on", "").replace("issue ", "tp "), r.spec, r.world, r.tp,
+                           1, 1, mb, mb, r.loop_s, min(r.loop_times_s), max(r.loop_times_s), r.loop_times_s,
+                           r.launch_id, launch, data.gpu_by_launch.get(r.launch_id) or None, r.dtype, None,
+                           sequence_parallel=r.sp, nocomm_median_s=None if off is None else off.loop_s,
+                           collectives=tuple((c["op"], c["bytes"], c["count"])
+                                             for c in collectives(r.spec, mb, r.tp, r.sp, "bfloat16"))))
+    if not runs:
+        raise InputError("no llm_issue records with collectives", source=", ".join(map(str, paths)), field="kind")
+    return LlmRecords(tuple(sorted(runs, key=lambda x: (x.launch_index, x.point))), (), ())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -139,63 +287,3 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-
-
-def probe_tp_runs(paths: Sequence[str | Path]) -> Any:
-    """The probe's TP loops with their collectives as TP runner runs (``validation.llm_records``), one per
-    launch, each with the same launch's stand-in loop as ``nocomm_median_s``: a TP campaign of their
-    own, predicted like the TP runner's (``validation.llm_real``)."""
-    from validation.llm_records import LlmRecords, LlmRun
-    from validation.runners.tp import collectives
-
-    by: dict[tuple[str, int], dict[str, Any]] = {}
-    gpu: dict[str, str] = {}
-    for path in paths:
-        for _, rec in read_jsonl(path):
-            if rec.get("kind") == "meta":
-                gpu[str(rec.get("launch_id"))] = str(rec.get("gpu") or "")
-            elif rec.get("kind") == "llm_issue" and int(rec.get("tp", 1)) > 1:
-                by[(str(rec["point"]), int(rec["launch_index"]))] = rec
-    runs = []
-    for (label, launch), r in by.items():
-        if not r["comm"]:
-            continue
-        off = by.get((label.replace("comm=on", "comm=off"), launch))
-        spec = GPTSpec(**{k: int(r[k]) for k in SPEC_FIELDS if k in r})
-        mb, tp, sp = int(r.get("micro_batch", 1)), int(r["tp"]), bool(r["sequence_parallel"])
-        times = tuple(float(x) for x in r.get("loop_times_s", [r["loop_s"]]))
-        runs.append(LlmRun("tp", label.replace(" comm=on", "").replace("issue ", "tp "), spec, int(r["world"]), tp,
-                           1, 1, mb, mb, float(r["loop_s"]), min(times), max(times), times,
-                           str(r.get("launch_id", "")), launch, gpu.get(str(r.get("launch_id")), None),
-                           str(r.get("dtype", "bfloat16")), None, sequence_parallel=sp,
-                           nocomm_median_s=None if off is None else float(off["loop_s"]),
-                           collectives=tuple((c["op"], c["bytes"], c["count"])
-                                             for c in collectives(spec, mb, tp, sp, "bfloat16"))))
-    if not runs:
-        raise InputError("no llm_issue records with collectives", source=", ".join(map(str, paths)), field="kind")
-    return LlmRecords(tuple(sorted(runs, key=lambda x: (x.launch_index, x.point))), (), ())
-
-
-def markdown_lines(paths: Sequence[str | Path], folder: str) -> list[str]:
-    """The accuracy report's paragraph on where a TP block loop's time goes (docs/accuracy.md section 7)."""
-    points, ops, gpu = read_issue(paths)
-    rows = ["| point | loop ms | host issue ms (forward + backward) | GPU alone ms | kernels |",
-            "|---|---|---|---|---|"]
-    for p in points:
-        count = sum(p.kernels["count"].values()) if p.kernels else ""
-        rows.append(f"| {_name(p)} | {p.loop_s * 1e3:.2f} | {p.issue_forward_s * 1e3:.2f} + "
-                    f"{p.issue_backward_s * 1e3:.2f} | {p.gpu_s * 1e3:.2f} | {count} |")
-    key = {(p.hidden, p.tp, p.sp, p.comm): p for p in points}
-    sp_rows = []
-    for (h, t, sp, comm), on in sorted(key.items()):
-        off = key.get((h, t, False, comm))
-        if sp and off is not None:
-            d = [(getattr(on, f) - getattr(off, f)) / on.layers * 1e3 for f in ("issue_s", "gpu_s", "loop_s")]
-            sp_rows.append(f"h{h} {'with' if comm else 'without'} collectives: host {d[0]:+.2f}, GPU {d[1]:+.2f}, "
-                           f"loop {d[2]:+.2f}")
-    per_call = ", ".join(f"{r['op']} {float(r['issue_per_call_s']) * 1e6:.0f}" for r in _median_ops(ops))
-    return [f"**Where a TP block loop's time goes** (`python -m validation.issue_check validation/data/{folder}/...`, "
-            f"{gpu}, the TP runner's loops issued three ways, medians of 3 launches; "
-            "docs/validation-runners.md):", "", *rows, "",
-            "What sequence parallelism adds per block, ms: " + "; ".join(sp_rows) + ". Host issue per call of a "
-            f"single operation alone, us: {per_call}.", ""]

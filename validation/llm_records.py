@@ -133,7 +133,8 @@ def transformer_fields(spec: GPTSpec) -> dict[str, Any]:
             "tied_embeddings": False}
 
 
-def _spec(f: Fields) -> GPTSpec:
+def record_spec(f: Fields) -> GPTSpec:
+    """The runners' GPT of a record (every field of :data:`SPEC_FIELDS`), errors naming the line."""
     try:
         return GPTSpec(**{k: f.whole(k, low=1) for k in SPEC_FIELDS})
     except InputError as e:
@@ -156,7 +157,7 @@ def _wholes(f: Fields, name: str) -> tuple[int, ...]:
 
 
 def _profile(f: Fields) -> LayerProfile:
-    return LayerProfile(_spec(f), f.whole("micro_batch", low=1), f.whole("tp", low=1),
+    return LayerProfile(record_spec(f), f.whole("micro_batch", low=1), f.whole("tp", low=1),
                         f.flag("sequence_parallel"),
                         f.number("embed_forward_s", positive=True, required=False),
                         f.number("embed_backward_s", positive=True, required=False),
@@ -195,7 +196,7 @@ def _run(f: Fields) -> LlmRun:
     if not p10 <= median <= p90:
         raise f.bad("p10_s", "needs p10_s <= median_s <= p90_s", (p10, median, p90))
     peak = f.record.get("peak_memory_bytes")
-    return LlmRun(runner, f.text("point"), _spec(f), f.whole("world", low=1), f.whole("tp", low=1),
+    return LlmRun(runner, f.text("point"), record_spec(f), f.whole("world", low=1), f.whole("tp", low=1),
                   f.whole("pp", low=1), f.whole("dp", low=1), f.whole("micro_batch", low=1),
                   f.whole("global_batch", low=1), median, p10, p90, _numbers(f, "iter_times_s"),
                   f.text("launch_id"), f.whole("launch_index"), f.text("gpu", "") or None,

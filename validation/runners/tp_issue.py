@@ -24,8 +24,9 @@ apart; the sleep is sized from the loop). With ``--kernels``, one iteration unde
 ``torch.profiler`` gives the kernels per class (``nccl``, ``gemm``, ``attention``, ``other``: count
 and GPU seconds) and the host's kernel launches; ``--op-issue`` times the host's issue of single
 operations at the block's activation size (``all_reduce``, ``all_gather``, ``reduce_scatter``,
-the stand-ins ``repeat`` and ``narrow``, an ``add``), each ``--op-calls`` calls behind a sleep:
-``kind:"llm_op_issue"`` records with ``issue_per_call_s``.
+the stand-ins ``repeat`` and ``narrow``, an ``add``), each ``--op-calls`` calls behind a sleep of
+``--hold`` times their time unheld: ``kind:"llm_op_issue"`` records with ``issue_per_call_s``,
+``hold_s`` and ``held_out`` (repetitions that outlasted the sleep anyway).
 
 The models in ``simulator.training.llm.compute`` charge a pass ``max(kernels, host)``; these
 records separate the two. On CPU (gloo, the tests) there is no sleep and no GPU: the fields are
@@ -76,8 +77,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def parse_settings(argv: Sequence[str] | None) -> IssueSettings:
     a = build_parser().parse_args(argv)
-    if a.op_calls < 1 or a.hold <= 1.0:
-        raise InputError("need op-calls >= 1 and hold > 1", field="op-calls", value=(a.op_calls, a.hold))
+    if a.op_calls < 1:
+        raise InputError("must be at least 1", field="op-calls", value=a.op_calls)
+    if not a.hold > 1.0:
+        raise InputError("must be more than 1 (the sleep must outlast what it holds)", field="hold", value=a.hold)
     ops = parse_names(a.op_issue, OPS, "op-issue", "op") if a.op_issue.strip() else ()
     return IssueSettings(common_settings(a), a.kernels, ops, a.op_calls, a.hold)
 
@@ -282,6 +285,9 @@ def op_piece(op: str, ses: Session, spec: GPTSpec, mb: int) -> Callable[[], Any]
 
 
 def measure_ops(ses: Session, clock: _Clock, s: IssueSettings, spec: GPTSpec) -> None:
+    """Per op, ``--op-calls`` calls issued behind a sleep of ``--hold`` times their time unheld (so
+    the sleep outlasts the issue however slow the host); ``held_out`` counts the repetitions whose
+    issue outlasted it anyway (the host waited: that repetition's figure is too high)."""
     mb = s.common.micro_batch
     for op in s.op_issue:
         piece = op_piece(op, ses, spec, mb)
@@ -293,16 +299,21 @@ def measure_ops(ses: Session, clock: _Clock, s: IssueSettings, spec: GPTSpec) ->
             for _ in range(calls):
                 piece()
 
-        per_call, gpu = [], []
-        for _ in range(s.common.warmup + s.common.iters):
-            host, gpu_s, _ = _held(ses, clock, (many,), 0.05)
+        t0 = time.perf_counter()
+        many()
+        clock.sync()
+        hold_s = s.hold * ses.max_over_ranks([time.perf_counter() - t0])[0]
+        per_call, gpu, late = [], [], 0
+        for i in range(s.common.warmup + s.common.iters):
+            host, gpu_s, outlasted = _held(ses, clock, (many,), hold_s)
             per_call.append(host[0] / calls)
             gpu.append(gpu_s / calls)
+            late += outlasted and i >= s.common.warmup
         keep = slice(s.common.warmup, None)
-        med = ses.max_over_ranks([statistics.median(per_call[keep]), statistics.median(gpu[keep])])
+        med = ses.max_over_ranks([statistics.median(per_call[keep]), statistics.median(gpu[keep]), float(late)])
         ses.record("llm_op_issue", f"op {op} {spec.seq * mb * spec.hidden} elements", {
-            **spec.fields(), "micro_batch": mb, "op": op, "calls": calls,
-            "issue_per_call_s": med[0], "gpu_per_call_s": med[1]})
+            **spec.fields(), "micro_batch": mb, "op": op, "calls": calls, "hold_s": hold_s,
+            "held_out": int(med[2]), "issue_per_call_s": med[0], "gpu_per_call_s": med[1]})
 
 
 def run(s: IssueSettings) -> int:

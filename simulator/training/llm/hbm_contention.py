@@ -42,12 +42,20 @@ def collective_hbm_bytes(op: str, ranks: int, size_bytes: float) -> float:
     return HBM_ACCESSES_PER_BUS_BYTE * busbw_factor(op, ranks) * size_bytes
 
 
+LOAD_TOLERANCE = 1e-9
+"""Rounding left when the shares of collectives that started are removed in another order."""
+
 MIN_SPEED = 0.1
 """Kernels never run slower than this share of their speed alone, whatever runs beside them."""
 
 
 def bandwidth_share(op: str, ranks: int, size_bytes: float, duration_s: float, mem_Bps: float) -> float:
-    """The share of one GPU's memory bandwidth ``op`` takes while it runs for ``duration_s``."""
+    """The share of one GPU's memory bandwidth ``op`` takes while it runs for ``duration_s``.
+
+    The callers pass the collective's duration alone on the network (uncontended). An approximation:
+    beside other collectives or kernels it may last longer and its traffic then spreads thinner
+    (a smaller share), so the slowdown this gives the kernels is an upper bound for a collective
+    that is itself slowed."""
     if duration_s <= 0 or mem_Bps <= 0:
         return 0.0
     return collective_hbm_bytes(op, ranks, size_bytes) / (duration_s * mem_Bps)
@@ -71,7 +79,9 @@ class Contention:
         """A collective starts (``share`` > 0) or ends (its share negated)."""
         if share == 0.0:
             return
-        self.load = max(0.0, self.load + share)
+        load = self.load + share
+        assert load > -LOAD_TOLERANCE, f"a collective ended that never started (load {load:g})"
+        self.load = load if load > LOAD_TOLERANCE else 0.0  # shares added and removed in another order
         event, self.changed = self.changed, self.env.event()
         event.succeed()
 

@@ -96,8 +96,8 @@ def test_accuracy_section_lists_every_campaign_and_runner() -> None:
     h100_tp = next(line for line in lines if line.startswith("| h100") and "| tp |" in line)
     assert h100_tp.endswith("| 2 of 4 |")                   # recorded: 8.26 and 10.81 ms fall outside
     assert any("differ by up to 42%" in line for line in lines)
-    assert any(line.startswith("| h2048 tp=2 sp=on comm=on |") for line in lines)       # the issue probes' tables
-    assert any(line.startswith("| h2048 tp=4 sp=on comm=on |") for line in lines)
+    assert any(line.startswith("| h2048 L4 s2048 mb1 tp=2 sp=on comm=on |") for line in lines)       # the issue probes' tables
+    assert any(line.startswith("| h2048 L4 s2048 mb1 tp=4 sp=on comm=on |") for line in lines)
 
 
 def test_h100_campaign_predicted_with_host_work_from_h200(hosts: dict) -> None:

@@ -38,7 +38,8 @@
 #                   unsharded block alone and the block over all GPUs (tp_issue_world<G>.jsonl) with and without sequence parallelism, with the
 #                   collectives and with the stand-ins: loop time, the host's issue time (forward, backward) behind
 #                   a sleep kernel, the GPU's time alone, kernels per class (one profiled iteration), and the host's
-#                   issue time per call of single collectives and stand-ins; 3 launches; about 3 minutes
+#                   issue time per call of single collectives and stand-ins; 3 launches (TPISSUE_LAUNCHES=N for N);
+#                   about 1 minute per launch
 #           latency  small collectives (every op, 4 B - 256 KiB in steps of 16x, default variant, 15 repetitions,
 #                   every rank's time kept) on 2, 3 and 4 GPUs, interleaved 2,3,4,2,3,4 (one file per launch):
 #                   a held-out test of the per-rank cost that calibrate reads off 2-GPU repetitions (issue 10),
@@ -144,7 +145,7 @@ case "$phase" in
     ;;
   tpissue)
     G=$($PY -c "import torch; print(torch.cuda.device_count())")
-    for i in 0 1 2; do
+    for i in $(seq 0 $((${TPISSUE_LAUNCHES:-3} - 1))); do
       timeout 150 $PY -m torch.distributed.run --nproc-per-node "$G" --standalone -m validation.runners.tp_issue \
           --specs "hidden=2048,layers=4,heads=16,seq=2048;hidden=4096,layers=4,heads=32,seq=2048" \
           --iters 20 --warmup 5 --kernels --op-issue all_reduce,all_gather,reduce_scatter,repeat,narrow,add \

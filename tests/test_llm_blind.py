@@ -47,15 +47,17 @@ def test_blind_figures(blind: tuple[list[str], dict]) -> None:
     # recorded 2026-11-26: 24.8% / 23.5% median, p90 32.3% / 27.3%, every prediction too fast; with the
     # memory-traffic charge of collectives beside FSDP's backward (#14): 16.6% / 15.5%; with the charge only
     # while beside and the compute pinned by the issue probes and the measured copy bandwidth: 4.8% / 8.3%
-    # (4.5% / 7.7% with the 2-GPU probe alone, 5.3% / 9.2% with the 4-GPU one alone)
-    for world, (median, p90, rho) in {2: (4.8, 12.5, 0.99), 4: (8.3, 8.7, 0.79)}.items():
+    # (4.5% / 7.7% with the 2-GPU probe alone, 5.3% / 9.2% with the 4-GPU one alone); with the backward's host
+    # issue from its kernel count (1.4 forwards, was 2) and the host work scaled by the host's block issue time:
+    # 4.2% / 8.0%
+    for world, (median, p90, rho) in {2: (4.2, 11.8, 0.99), 4: (8.0, 11.8, 0.99)}.items():
         s = figs[f"world{world}"]
         assert s["n"] == 4
         assert s["median_abs_pct"] == pytest.approx(median, abs=0.5)
         assert s["p90_abs_pct"] == pytest.approx(p90, abs=0.5)
         assert s["spearman"] >= rho
     text = "\n".join(lines)
-    assert "never on these runs" in text and "h100-nvlink-2gpu" in text and "held out" in text
+    assert "never on these runs" in text and "scaled by" in text and "h100-nvlink-2gpu" in text and "held out" in text
     assert all(folder in text for folder, _ in ISSUE_PROBES) and COPY_PROBE[0] in text
 
 
@@ -64,7 +66,7 @@ def test_issue_probe_and_copy_bandwidth_pin_the_compute_fit(blind: tuple[list[st
     fitted freely, the 4-GPU fit drifts; no FSDP run is among the fit's targets."""
     lines, _ = blind
     first = [float(line.split(" | ")[2]) for line in lines if line.startswith("| ") and "the first blind method" in line]
-    assert len(first) == 2 and min(first) > 10          # recorded 17.0 / 14.7
+    assert len(first) == 2 and min(first) > 10          # recorded 17.0 / 14.7 (24.0 / 14.5 with the op-count backward issue)
     free = [float(line.split(" | ")[2]) for line in lines if line.startswith("| ") and "mem_efficiency fitted (" in line]
     assert len(free) == 2 and max(free) > 10            # recorded 6.5 / 12.4
     for world in (2, 4):

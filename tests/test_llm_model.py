@@ -81,6 +81,18 @@ def test_recomputation_adds_forward_work():
     assert none.backward.flops < sel.backward.flops < full.backward.flops
 
 
+def test_backward_issue_follows_the_kernels_it_launches():
+    """The host issues a pass in proportion to its kernels (the fixed 2x backward / forward it replaced
+    against the TP issue probe's measured 1.2-1.8): a GPT block's backward launches 1.4 forwards' worth
+    (fused attention), 2.4 when it recomputes the forward, 1.5 with unfused attention."""
+    m = zoo_model("megatron-22b")
+    flash = block_work(m, TrainConfig(8, 1, 1, 1, flash_attention=True))
+    assert flash.host_ops(True) == 1.0 and flash.host_ops(False) == pytest.approx(1.4)
+    full = block_work(m, TrainConfig(8, 1, 1, 1, flash_attention=True, recompute="full"))
+    assert full.host_ops(False) == pytest.approx(2.4)
+    assert block_work(m, TrainConfig(8, 1, 1, 1)).host_ops(False) == pytest.approx(1.5)
+
+
 def test_gemm_gradients_have_the_forward_flops():
     g = Gemm("x", 128, 256, 64, 3)
     assert all(d.flops == g.flops for d in g.grads())

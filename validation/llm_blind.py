@@ -25,8 +25,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from validation.llm_real import (CAMPAIGNS, FIT_KEYS, HOST_KEYS, RealPredictor, compute_targets, fit_compute,
-                                 fitted_predictor, host_work_from, issue_targets)
+from validation.llm_real import (CAMPAIGNS, FIT_KEYS, HOST_KEYS, HostWork, RealPredictor, compute_targets,
+                                 fit_compute, fitted_predictor, host_work_from, issue_targets)
 from validation.llm_records import RunError, compare_runs, error_summary, read_llm_records
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -48,7 +48,7 @@ def blind_file(world: int) -> Path:
     return DATA / FOLDER / f"fsdp_world{world}.jsonl"
 
 
-def host_for(world: int) -> tuple[dict[str, float], str]:
+def host_for(world: int) -> tuple[HostWork, str]:
     folder, name, calibration = HOST_FROM[world]
     return host_work_from([DATA / folder / name], calibration)[0], folder
 
@@ -130,7 +130,7 @@ def section() -> tuple[list[str], dict[str, dict[str, float]]]:
         records = read_llm_records([blind_file(world)])
         pred, fit_pct, n_targets, mem = blind_predictor(records)
         host, host_folder = host_for(world)
-        blind = pred.with_compute(replace(pred.compute, **host))  # type: ignore[type-var]
+        blind = pred.with_compute(replace(pred.compute, **host.on(pred.compute)))  # type: ignore[type-var]
         errs = _errors(blind, records)
         s = error_summary(errs)["fsdp"]
         figs[f"world{world}"] = s
@@ -170,12 +170,13 @@ def section() -> tuple[list[str], dict[str, dict[str, float]]]:
                             error_summary(no_host_errs)['fsdp']['median_abs_pct']))
         diag.append(row("the same without the FSDP host work (host keys 0)", no_host_errs))
         first, _, _ = fitted_predictor(records, CALIBRATION)
-        first_errs = _errors(first.with_compute(replace(first.compute, **host)), records)  # type: ignore[type-var]
+        first_errs = _errors(first.with_compute(replace(first.compute, **host.on(first.compute))),  # type: ignore[type-var]
+                             records)
         first_pct.append(error_summary(first_errs)['fsdp']['median_abs_pct'])
         diag.append(row(f"the first blind method: compute on the profiles alone (host_block_s at its start, "
                         f"mem_efficiency {first.compute.mem_efficiency:.2f} fitted)", first_errs))  # type: ignore[attr-defined]
         free, _ = fit_compute(first, compute_targets(records) + _probe_targets())
-        free_errs = _errors(first.with_compute(replace(free, **host)), records)  # type: ignore[type-var]
+        free_errs = _errors(first.with_compute(replace(free, **host.on(free))), records)  # type: ignore[type-var]
         diag.append(row(f"profiles and the issue probe, mem_efficiency fitted ({free.mem_efficiency:.2f}) instead of "
                         f"measured ({mem:.2f})", free_errs))  # type: ignore[attr-defined]
     lines = [f"### Blind test: FSDP on 4x H100 (`{FOLDER}`), a GPU the model had never seen", "",
@@ -199,10 +200,13 @@ def section() -> tuple[list[str], dict[str, dict[str, float]]]:
               "| GPUs | | sizes | points | median time err % | p90 time err % |", "|---|---|---|---|---|---|",
               *collective_check(), "",
               "- host work (FSDP1's per unit pass and per all-gather, per collective call): fitted by "
-              "`llm_real`'s host fit on the H200 campaign of the same world size, never on these runs:"]
-    for world, _, _, _, host, folder in computes:
-        lines.append(f"  {world} GPUs from `{folder}`: "
-                     + ", ".join(f"{k}={host[k] * 1e3:.3f} ms" for k in HOST_KEYS) + ";")
+              "`llm_real`'s host fit on the H200 campaign of the same world size, never on these runs, and scaled by "
+              "this host's block issue time over that host's (`HostWork`, `host_block_s` of each compute fit):"]
+    for world, _, _, comp, host, folder in computes:
+        here = host.on(comp)
+        lines.append(f"  {world} GPUs from `{folder}` (host_block_s {host.host_block_s * 1e3:.3f} ms there, "
+                     f"{comp.host_block_s * 1e3:.3f} ms here): "  # type: ignore[attr-defined]
+                     + ", ".join(f"{k}={host.values[k] * 1e3:.3f} -> {here[k] * 1e3:.3f} ms" for k in HOST_KEYS) + ";")
     lines += ["", *summary_rows, "", *table, "",
               "The H200 column holds the NO_SHARD predictions the FSDP model's author recorded for the H200 "
               "machines before this run; the run came on H100, so they compare only qualitatively: the "

@@ -36,7 +36,7 @@ from typing import Sequence
 import numpy as np
 
 from simulator.core.errors import InputError
-from validation.issue_check import markdown_lines, probe_tp_runs
+from validation.issue_check import markdown_lines, probe_tp_runs, read_issue
 from validation.llm_records import (LayerProfile, LlmRecords, LlmRun, RunError, RunGroup, compare_runs,
                                     error_summary, error_table, group_runs, read_llm_records,
                                     transformer_fields)
@@ -96,8 +96,6 @@ def issue_targets(paths: Sequence[str | Path]) -> list[ComputeTarget]:
     """Compute-only targets from the TP issue probe (:mod:`validation.issue_check`): per spec, the
     unsharded blocks' GPU time alone (``part="gpu"``: the kernels) and the host's issue time of
     their forward and backward alone (``part="host"``), medians over launches."""
-    from validation.issue_check import read_issue
-
     return [ComputeTarget(f"issue probe {part} tp=1 mb={p.micro_batch} {p.spec.text}", p.spec, p.micro_batch, 1,
                           False, value, part)
             for p in read_issue(paths)[0] if p.tp == 1 for part, value in (("gpu", p.gpu_s), ("host", p.issue_s))]
@@ -194,7 +192,7 @@ class RealPredictor:
         work = block_work(self.model(spec), config)  # type: ignore[arg-type]
         per_block = work.forward.calls + work.backward.calls
         share = calls / (spec.layers * per_block) if per_block else 0.0  # type: ignore[attr-defined]
-        return [(cm.pass_s(p, 2), cm.host_s(1, forward, False, p.calls * share),
+        return [(cm.pass_s(p, 2), cm.host_s(1, work.host_ops(forward), p.calls * share),
                  p.calls / per_block / spec.layers if per_block else 0.0)  # type: ignore[attr-defined]
                 for forward, p in ((True, work.forward), (False, work.backward))]
 
@@ -328,27 +326,49 @@ def fitted_predictor(records: LlmRecords, calibration: str, extra: Sequence[Comp
     return base.with_compute(compute), fit_pct, len(targets)
 
 
-def host_work_from(paths: Sequence[str | Path], calibration: str) -> tuple[dict[str, float], float]:
+@dataclass(frozen=True)
+class HostWork:
+    """The framework's host work (:data:`HOST_KEYS`) fitted on one campaign, carried to another host in
+    units of each host's own block issue time: the same Python, PyTorch and NCCL code on a faster or
+    slower CPU takes proportionally less or more per collective call, per FSDP unit pass and per
+    all-gather. ``host_block_s`` (the host's time to issue one block's forward) is what the compute
+    fit measures on every host from its own single-GPU and no-communication points, so the work
+    carried needs nothing measured on the target host beyond those."""
+
+    values: dict[str, float]     # seconds on the host they were fitted on
+    host_block_s: float          # that host's block issue time (its compute fit)
+
+    def on(self, compute: object) -> dict[str, float]:
+        """The host work on the host of ``compute`` (a fitted ``ComputeParams``)."""
+        target = getattr(compute, "host_block_s")
+        scale = target / self.host_block_s if self.host_block_s > 0 and target > 0 else 1.0
+        return {k: v * scale for k, v in self.values.items()}
+
+
+def host_work_from(paths: Sequence[str | Path], calibration: str) -> tuple[HostWork, float]:
     """The host parameters (:data:`HOST_KEYS`) fitted on another campaign's files (its own
-    compute fit and collective calibration); with the median |error| in % of that fit."""
+    compute fit and collective calibration), with that host's block issue time; with the median
+    |error| in % of that fit."""
     records = read_llm_records(paths)
     pred, _, _ = fitted_predictor(records, calibration)
-    return fit_host_work(pred, records)
+    values, pct = fit_host_work(pred, records)
+    return HostWork(values, pred.compute.host_block_s), pct  # type: ignore[attr-defined]
 
 
 def predict_files(paths: Sequence[str | Path], calibration: str,
-                  host_work: dict[str, float] | None = None) -> RealPrediction:
+                  host_work: HostWork | None = None) -> RealPrediction:
     """Fit the compute on the files' compute-only measurements and predict every configuration,
-    the framework's host work from ``host_work`` (fitted elsewhere; none without it)."""
+    the framework's host work from ``host_work`` (fitted elsewhere, scaled to this host's block
+    issue time; none without it)."""
     return predict_records(read_llm_records(paths), calibration, host_work)
 
 
-def predict_records(records: LlmRecords, calibration: str, host_work: dict[str, float] | None = None,
+def predict_records(records: LlmRecords, calibration: str, host_work: HostWork | None = None,
                     extra: Sequence[ComputeTarget] = ()) -> RealPrediction:
     """:func:`predict_files` on records already read (``extra``: more compute-only targets)."""
     pred, fit_pct, targets = fitted_predictor(records, calibration, extra)
     if host_work:
-        pred = pred.with_compute(replace(pred.compute, **host_work))  # type: ignore[type-var]
+        pred = pred.with_compute(replace(pred.compute, **host_work.on(pred.compute)))  # type: ignore[type-var]
     return RealPrediction(tuple(compare_runs(records, pred.iteration_s)), pred.compute, fit_pct, targets,
                           pred.preset)
 
@@ -358,13 +378,17 @@ CAMPAIGNS = (("h200x2_2026-11-26c", "llm_world2.jsonl", "h200-nvlink-2gpu"),
 """The committed campaigns and the collective calibration each is predicted with."""
 OTHER_GPU_CAMPAIGNS = (("h100x4_2026-11-26h", "llm_world4.jsonl", "h100-nvlink-2gpu", 1),)
 ISSUE_CAMPAIGNS = (("h100x2_2026-11-26_tp", "tp_issue_world2.jsonl", "h100-nvlink-2gpu", 1),
-                   ("h100x4_2026-11-26_tp", "tp_issue_world4.jsonl", "h100-nvlink-2gpu", 1))
+                   ("h100x4_2026-11-26_tp", "tp_issue_world4.jsonl", "h100-nvlink-2gpu", 1),
+                   ("h100x2_2026-11-26_tp2", "tp_issue_world2.jsonl", "h100-nvlink-2gpu", 1))
 """The TP issue probes' loops (2x and 4x H100, other leases): TP campaigns of their own (folder, file,
 calibration, index in :data:`CAMPAIGNS` whose host work they take), compute fitted on their unsharded blocks'
-host and GPU times and their stand-in loops."""
+host and GPU times and their stand-in loops. The third (5 launches) was measured after the host model it
+checks (the backward's issue by its kernel count, host work in units of the block issue time) was fixed."""
 """Campaigns on a GPU the host fits never saw: folder, file, collective calibration (fitted on another
 machine's sweep) and the index in :data:`CAMPAIGNS` whose host work they take."""
 TARGET_MEDIAN_PCT = 8.0
+COLLECTIVE_OPS = ("all_reduce", "all_gather", "reduce_scatter")
+"""The issue probe's single operations that are NCCL collectives (the others are its stand-ins)."""
 
 
 def real_section() -> tuple[list[str], dict[str, dict[str, dict[str, float]]]]:
@@ -379,16 +403,19 @@ def real_section() -> tuple[list[str], dict[str, dict[str, dict[str, float]]]]:
              f"({', '.join(FIT_KEYS)}), collectives from the shipped calibration named, the framework's "
              f"host work ({', '.join(HOST_KEYS)}: FSDP1's per unit pass and per all-gather, and per "
              "collective call) fitted on the *other* campaign's FSDP and TP runs (2 GPUs predict 4, "
-             "4 predict 2); no run is fitted on itself. The H100 campaign"
+             "4 predict 2) and carried in units of each host's block issue time (`HostWork`: the fitted "
+             "`host_block_s` of the host fitted on and of the host predicted, each from its own compute fit: "
+             "the same framework code on a faster or slower CPU); no run is fitted on itself. The H100 campaign"
              + "".join(f" `{f}` takes the host work of `{CAMPAIGNS[i][0]}` and the calibration `{c}`"
                        for f, _, c, i in OTHER_GPU_CAMPAIGNS)
              + " (fitted on the 2-GPU sweep of another H100 machine, `h100x4_2026-11-26f`): only its compute "
              "is fitted on its own single-GPU profiles and TP no-communication points.", "",
              "| campaign | host work fitted on | ms per FSDP unit pass, per all-gather, per collective call | "
-             "fit median err % |", "|---|---|---|---|"]
+             "host_block_s ms | fit median err % |", "|---|---|---|---|---|"]
     for (folder, _, _), (host, pct) in zip(files, hosts):
         lines.append(f"| {folder} | itself (used for the other) | "
-                     + ", ".join(f"{host[k] * 1e3:.3f}" for k in HOST_KEYS) + f" | {pct:.1f} |")
+                     + ", ".join(f"{host.values[k] * 1e3:.3f}" for k in HOST_KEYS)
+                     + f" | {host.host_block_s * 1e3:.3f} | {pct:.1f} |")
     lines += ["", "| campaign | calibration | runner | configurations | median err % | p90 err % | Spearman | "
               "inside the launches' range |", "|---|---|---|---|---|---|---|---|"]
     figs: dict[str, dict[str, dict[str, float]]] = {}
@@ -411,9 +438,12 @@ def real_section() -> tuple[list[str], dict[str, dict[str, dict[str, float]]]]:
                 lines.append(f"| {folder} | {calibration} | {runner} | {s['n']:.0f} | "
                              f"{s['median_abs_pct']:.1f} | {s['p90_abs_pct']:.1f} | {s['spearman']:.2f} | "
                              f"{inside} of {len(errs)} |")
+    probe_host: list[tuple[float, float]] = []     # per probe: (host_block_s, median issue s of a single collective)
     for folder, name, calibration, i in ISSUE_CAMPAIGNS:
         probe = [data / folder / name]
         result = predict_records(probe_tp_runs(probe), calibration, hosts[i][0], issue_targets(probe))
+        probe_host.append((result.compute.host_block_s,  # type: ignore[attr-defined]
+                           statistics.median(o.issue_per_call_s for o in read_issue(probe)[1] if o.op in COLLECTIVE_OPS)))
         s = error_summary(result.errors)["tp"]
         figs[folder] = {"tp": s}
         inside = sum(e.low_s <= e.predicted_s <= e.high_s for e in result.errors)
@@ -431,11 +461,15 @@ def real_section() -> tuple[list[str], dict[str, dict[str, dict[str, float]]]]:
               "came. A TP pass takes `ComputeModel.issue_s` plus its collectives, the rule the simulation issues "
               "passes with: a host-bound pass hides its collectives behind the host's issue time and pays the host "
               "cost of each collective call instead (the issue probe below shows the GPU idle most of a TP loop "
-              "and each collective call costing the host far more than its transfer). The last two rows are the issue "
-              "probes' own TP loops on other H100 machines, predicted the same way (compute fitted on their "
-              "unsharded blocks' host and GPU times and their stand-in loops, host work from the 4x H200 campaign): "
-              "the 2-GPU machine's host pays 2-4x the H200 host's cost per collective call, which no transferred "
-              "parameter knows; on the 4-GPU one a configuration's launches differ by up to 64%. "
+              "and each collective call costing the host far more than its transfer). The last three rows are the "
+              "issue probes' own TP loops on other H100 machines (the third measured after this model was fixed), "
+              "predicted the same way (compute fitted on their unsharded blocks' host and GPU times and their "
+              "stand-in loops, host work from the 4x H200 campaign scaled by their block issue time): the first "
+              "2-GPU machine's host is slow at collective calls, not at "
+              f"issuing blocks (its single collective calls alone take {probe_host[0][1] / probe_host[1][1]:.1f}x the "
+              f"4-GPU machine's, below, its block issue {probe_host[0][0] / probe_host[1][0]:.1f}x), "
+              "which the block issue time does not carry; on the 4-GPU one a configuration's launches differ by up "
+              "to 64%. "
               "FSDP is simulated unit by unit "
               "(docs/training.md); `hybrid_shard` with `replicate = world` "
               "runs FSDP1's NO_SHARD on one-rank groups (no gradient reduction; docs/validation-runners.md).", "",
@@ -482,8 +516,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         host = None
         if a.host_from:
             host, pct = host_work_from(a.host_from, a.host_calibration or a.calibration)
-            print(f"host work fitted on {', '.join(a.host_from)} (median |error| {pct:.1f}% there): "
-                  + ", ".join(f"{k}={v:.4g}" for k, v in host.items()))
+            print(f"host work fitted on {', '.join(a.host_from)} (median |error| {pct:.1f}% there, "
+                  f"host_block_s={host.host_block_s:.4g}): " + ", ".join(f"{k}={v:.4g}" for k, v in host.values.items())
+                  + "; scaled by this host's host_block_s over that one")
         else:
             print("host work: none (give --host-from FILE to fit it on another campaign)")
         result = predict_files(a.files, a.calibration, host)

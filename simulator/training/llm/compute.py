@@ -9,7 +9,9 @@
 * The optimizer step streams ``optimizer_bytes_per_param`` bytes per local parameter (fp32
   master weights, Adam moments, gradients read, 16-bit weights written).
 * The host (Python, the framework, kernel launches) needs ``host_block_s`` to issue one block's
-  forward, twice that for its backward (plus a forward when it is recomputed). Kernels and the
+  forward, and for any other pass that time per kernel of the forward times the kernels the pass
+  launches (``LayerWork.host_ops``: a GPT block's backward 1.4 forwards, 2.4 when it recomputes the
+  forward; the TP issue probe measures 1.2-1.8 without recomputation). Kernels and the
   pass's tensor-parallel collectives queue asynchronously, so a pass with its collectives takes
   the longer of its GPU time (kernels plus collectives) and its host time: small models on fast
   GPUs are host-bound, and then their TP collectives cost nothing extra. 0 in the default set
@@ -142,11 +144,10 @@ class ComputeModel:
         """Compute seconds of a pass (its TP collectives are timed on the network)."""
         return sum(self.kernel_s(k, elem_bytes) for k in work.kernels)
 
-    def host_s(self, blocks: int, forward: bool, recompute_full: bool, calls: float = 0) -> float:
-        """Host time to issue ``blocks`` blocks' forward or backward (with recomputation) and
-        ``calls`` collective calls."""
-        passes = 1 if forward else (3 if recompute_full else 2)
-        return blocks * passes * self.params.host_block_s + calls * self.params.host_collective_s
+    def host_s(self, blocks: int, ops: float, calls: float = 0) -> float:
+        """Host time to issue ``blocks`` blocks' passes of ``ops`` forwards' kernels each
+        (``LayerWork.host_ops``) and ``calls`` collective calls."""
+        return blocks * ops * self.params.host_block_s + calls * self.params.host_collective_s
 
     def issue_s(self, kernels_s: float, host_s: float, comm_s: float) -> float:
         """GPU seconds of a pass before its TP collectives (``comm_s`` of them, timed on the network

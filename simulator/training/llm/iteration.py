@@ -30,7 +30,7 @@ from simulator.core.errors import InputError
 from simulator.network.records import Record
 from simulator.training.gpus import GpuSpec
 from simulator.training.llm.compute import ComputeModel, ComputeParams
-from simulator.training.llm.config import Recompute, TrainConfig
+from simulator.training.llm.config import TrainConfig
 from simulator.training.llm.groups import GroupCollectives
 from simulator.training.llm.hbm_contention import bandwidth_share
 from simulator.training.llm.fsdp_engine import FsdpUnit
@@ -152,7 +152,6 @@ class _Builder:
         reduce-scatter (or replica all-reduce) and, when it is gathered again, an all-gather of its
         size (BACKWARD_PRE prefetches the next unit's while this one computes)."""
         c, cm, p = self.config, self.cm, self.cm.params
-        full = c.recompute is Recompute.FULL
         groups = self.dp_groups(s)
         if c.fsdp == "hybrid":
             split = [self.split_dp(g) for g in groups]
@@ -188,9 +187,9 @@ class _Builder:
                                        self.groups.time_s(j.plan, ranks, j.size_bytes), cm.mem_Bps)
 
             return FsdpUnit(name, cm.pass_s(fwd, self.B), cm.pass_s(bwd, self.B) + grads_s,
-                            cm.host_s(blocks, True, full, fwd.calls) + p.fsdp_unit_host_s
+                            cm.host_s(blocks, block.host_ops(True), fwd.calls) + p.fsdp_unit_host_s
                             + (p.fsdp_gather_host_s if gather else 0.0),
-                            cm.host_s(blocks, False, full, bwd.calls) + p.fsdp_unit_host_s
+                            cm.host_s(blocks, block.host_ops(False), bwd.calls) + p.fsdp_unit_host_s
                             + (p.fsdp_gather_host_s if gather and regather else 0.0),
                             gather, regather and bool(gather), scatter, reduce,
                             share("all_gather", gather, shards[0]), share("reduce_scatter", scatter, shards[0]),
@@ -207,8 +206,8 @@ class _Builder:
                                  0, False))
             if last:
                 units.append(FsdpUnit("output layer", cm.pass_s(out.forward, self.B), cm.pass_s(out.backward, self.B),
-                                      cm.host_s(0, True, full, out.forward.calls),
-                                      cm.host_s(0, False, full, out.backward.calls)))
+                                      cm.host_s(0, 0.0, out.forward.calls),
+                                      cm.host_s(0, 0.0, out.backward.calls)))
         return tuple(units)
 
 
@@ -294,15 +293,14 @@ def train_work(router: Router, model: TransformerSpec, config: TrainConfig, gpu:
                                                         "all-gather") for g in groups)
                     scatter_b = tuple(CollJob(b.groups.plan("reduce_scatter", g, gbytes), gbytes, 1, "reduce-scatter")
                                       for g in groups)
-            full = c.recompute is Recompute.FULL
             fjobs, bjobs = b.jobs(fwd.comm, tp_ranks), b.jobs(bwd.comm, tp_ranks)
             if measured is not None:                   # the profile's pass, less its collectives alone
                 last = v == V - 1
                 fwd_s = max(0.0, chunk_total_s(measured, c, n, last, True) - b.alone_s(fjobs, tp_ranks))
                 bwd_s = max(0.0, chunk_total_s(measured, c, n, last, False) - b.alone_s(bjobs, tp_ranks))
             else:
-                fwd_s = cm.issue_s(cm.pass_s(fwd, B), cm.host_s(n, True, full, fwd.calls), b.alone_s(fjobs, tp_ranks))
-                bwd_s = cm.issue_s(cm.pass_s(bwd, B), cm.host_s(n, False, full, bwd.calls), b.alone_s(bjobs, tp_ranks))
+                fwd_s = cm.issue_s(cm.pass_s(fwd, B), cm.host_s(n, block.host_ops(True), fwd.calls), b.alone_s(fjobs, tp_ranks))
+                bwd_s = cm.issue_s(cm.pass_s(bwd, B), cm.host_s(n, block.host_ops(False), bwd.calls), b.alone_s(bjobs, tp_ranks))
             chunks.append(ChunkWork(fwd_s, bwd_s, fjobs, bjobs, send_bytes, gather_f, gather_b, scatter_b, units))
         grad_sync: list[tuple[CollJob, ...]] = []
         param_sync: tuple[CollJob, ...] = ()

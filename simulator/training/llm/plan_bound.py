@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 
 from simulator.training.llm.comm_floor import CommFloor
 from simulator.training.llm.compute import ComputeModel
-from simulator.training.llm.config import Recompute, TrainConfig
+from simulator.training.llm.config import TrainConfig
 from simulator.training.llm.layer import CommCall, block_work, chunk_work, embedding_work, output_work
 from simulator.training.llm.memory import dp_shard_sizes, stage_layers
 from simulator.training.llm.pass_profile import chunk_total_s
@@ -62,7 +62,6 @@ def stage_pass_s(model: TransformerSpec, config: TrainConfig, cm: ComputeModel, 
     block, emb, out = block_work(model, c), embedding_work(model, c), output_work(model, c)
     V = c.pp * c.chunks
     layers = stage_layers(model.layers, V)
-    full = c.recompute is Recompute.FULL
     acc: list[dict] = [{"f": [], "b": [], "fc": [], "bc": [], "n": [], "p": 0.0} for _ in range(c.pp)]
     for v, n in enumerate(layers):
         fwd, bwd, params = chunk_work(model, c, v, n, block, emb, out)
@@ -71,8 +70,8 @@ def stage_pass_s(model: TransformerSpec, config: TrainConfig, cm: ComputeModel, 
             st["f"].append((0.0, chunk_total_s(measured, c, n, v == V - 1, True)))
             st["b"].append((0.0, chunk_total_s(measured, c, n, v == V - 1, False)))
         else:
-            st["f"].append((cm.pass_s(fwd, B), cm.host_s(n, True, full, fwd.calls)))
-            st["b"].append((cm.pass_s(bwd, B), cm.host_s(n, False, full, bwd.calls)))
+            st["f"].append((cm.pass_s(fwd, B), cm.host_s(n, block.host_ops(True), fwd.calls)))
+            st["b"].append((cm.pass_s(bwd, B), cm.host_s(n, block.host_ops(False), bwd.calls)))
         st["fc"].append(fwd.comm)
         st["bc"].append(bwd.comm)
         st["n"].append((v < V - 1) + (v > 0) if c.pp > 1 else 0)

@@ -140,3 +140,38 @@ def test_the_fitter_predicts_what_compare_predicts(extra):
     assert "nvls" in {c.algo for c in comps}
     got = Evaluator(pred, pts)(pred.params)
     assert list(got) == pytest.approx([c.predicted_s for c in comps], rel=1e-9)
+
+
+def test_the_restart_choice_scores_the_objective_the_fit_minimises():
+    """least_squares applies Huber's loss to every row, the prior's included; the best-of-restarts
+    choice (_objective) once squared the prior rows instead, so a key far from its prior was scored
+    quadratically there and linearly in the fit."""
+    import numpy as np
+    from simulator.collectives.params import DEFAULTS
+    from validation.calibrate import HUBER_SCALE, Evaluator, _objective, prior_sd, scale
+    truth = Parameters().with_values(TRUE)
+    pts = synthetic_points(truth)[:12]
+    pred = Predictor(Topo("hgx-h200"), Parameters())
+    ev = Evaluator(pred, pts)
+    keys = ["call_overhead_s", "link_efficiency.nvlink"]
+    at = Parameters().with_values({"call_overhead_s": 40e-6, "link_efficiency.nvlink": 0.5})
+    measured = np.array([p.time_s for p in pts])
+    sd = np.full(len(pts), 0.05)
+    rows = np.concatenate([np.log(ev(at) / measured) / sd,
+                           [(at[k] - DEFAULTS[k]) / scale(k) / prior_sd(k) for k in keys]])
+    assert abs(rows[-2]) > HUBER_SCALE           # the prior row is in Huber's linear part
+    a = np.abs(rows)
+    expected = np.sum(np.where(a <= HUBER_SCALE, a ** 2, 2 * HUBER_SCALE * a - HUBER_SCALE ** 2))
+    assert _objective(ev, at, keys, measured, sd, 1.0) == pytest.approx(expected, rel=1e-9)
+
+
+def test_the_fit_pulls_towards_the_predictors_parameters_not_the_datasheet():
+    """The prior is the predictor's parameter set (a loaded calibration): with an overwhelming prior
+    weight the fit stays there (it once pulled towards the datasheet's value while calling the
+    predictor's the prior)."""
+    from simulator.collectives.params import DEFAULTS
+    start = Parameters().with_values({"call_overhead_s": 25e-6})
+    assert DEFAULTS["call_overhead_s"] != start["call_overhead_s"]
+    fit = calibrate(synthetic_points(Parameters().with_values(TRUE)), Predictor(Topo("hgx-h200"), start),
+                    keys=["call_overhead_s"], prior_weight=1e4)
+    assert fit.params["call_overhead_s"] == pytest.approx(start["call_overhead_s"], rel=1e-3)

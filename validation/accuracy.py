@@ -143,26 +143,16 @@ def public_intervals_section(params: Parameters, write_calibrations: bool) -> tu
                    "public_uncalibrated_big": float(np.median(big)), **figures}
 
 
-def _size_class(b: int) -> str:
-    return "<= 64 KiB" if b <= 1 << 16 else "64 KiB - 16 MiB" if b < 1 << 24 else ">= 16 MiB"
-
-
-def _by_size(comps) -> list[str]:
-    rows = []
-    for cls in ("<= 64 KiB", "64 KiB - 16 MiB", ">= 16 MiB"):
-        sub = [c for c in comps if _size_class(c.point.size_bytes) == cls]
-        rows.append(_crow(f"  sizes {cls}", summary(sub)))
-    return rows
-
-
 def slow_mode(path: Path) -> tuple[float, float]:
-    """Small messages (<= 64 KiB, default variant): mean share of repetitions slower than 1.4x the
-    point's fastest, and the median extra time of those slow repetitions (us)."""
+    """Small messages (the lowest size band, < 64 KiB; default variant): mean share of repetitions slower
+    than 1.4x the point's fastest, and the median extra time of those slow repetitions (us)."""
     import statistics
+    from simulator.collectives.uncertainty import size_band
     from simulator.core.inputs import read_jsonl
+    from validation.calibrate import SIZE_EDGES_BYTES
     shares, extra = [], []
     for _, r in read_jsonl(path):
-        if r.get("kind") != "coll" or r.get("variant") != "default" or r["bytes"] > 1 << 16:
+        if r.get("kind") != "coll" or r.get("variant") != "default" or size_band(r["bytes"], SIZE_EDGES_BYTES):
             continue
         reps = r.get("rep_times_s") or []
         if not reps:
@@ -192,7 +182,7 @@ def campaign_section(write_calibrations: bool) -> tuple[list[str], dict]:
               "4-byte all-reduce on 2 GPUs takes about 19 us in some repetitions and 40-50 us in others). "
               f"The median gap between a point's median and its fastest repetition is "
               f"{figures['noise_2']:.1f}% on 2 GPUs and {figures['noise_4']:.1f}% on 4 GPUs: a model cannot "
-              "be expected to land closer than that to the medians. For messages up to 64 KiB, "
+              "be expected to land closer than that to the medians. For messages under 64 KiB, "
               f"{slow2[0]:.0f}% of the repetitions on 2 GPUs and {slow4[0]:.0f}% on 4 GPUs are in the slow mode "
               f"(over 1.4x the point's fastest; {slow2[1]:.0f} us and {slow4[1]:.0f} us slower): the share does not "
               "grow with the number of ranks, so it is the host, not stragglers that more GPUs would multiply.", "",

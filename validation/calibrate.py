@@ -8,8 +8,8 @@ few. The loss is Huber's (quadratic within :data:`HUBER_SCALE` spreads, linear b
 point cannot pull the fit.
 
 Before fitting, the Jacobian of the log predictions says which candidate parameters the points
-determine (validation.identifiability): collinear and inert ones keep their prior (the datasheet
-value) and are reported as such, never invented. Points of one world size cannot determine what
+determine (validation.identifiability): collinear and inert ones keep their prior (the predictor's
+value: the datasheet's unless a calibration was loaded) and are reported as such, never invented. Points of one world size cannot determine what
 scales with the ranks: the per-step hop latencies keep NCCL's values, and the per-rank cost
 (``rank_overhead_s``) comes from the repetitions' order statistics (validation.rank_sync) instead
 of a fit. A fitted efficiency that wants to exceed 1, or a
@@ -30,6 +30,7 @@ from scipy.optimize import least_squares
 from simulator.collectives.params import DEFAULTS, Parameters, bounds, out_of_range_message
 from simulator.collectives.uncertainty import LEVEL, Uncertainty, size_band
 from simulator.core.errors import InputError
+from simulator.network.closed_form import call_time_s
 from validation.compare import Comparison, Predictor, choice_for, compare, summary
 from validation.identifiability import Verdict, data_sd, identifiable, posterior
 from validation.parsers import CollMeasurement
@@ -191,8 +192,8 @@ class Evaluator:
             ab[j] = hit[:3]
             pads[j], steps[j] = self._pads(j, hit[3])
         rows = np.arange(len(self.size))[:, None]
-        t = (ab[self.choice, 0] + self.size[:, None] * ab[self.choice, 1]
-             + pads[self.choice, rows] * ab[self.choice, 2] + steps[self.choice, rows])
+        c = self.choice
+        t = call_time_s(ab[c, 0], ab[c, 1], ab[c, 2], self.size[:, None], pads[c, rows], steps[c, rows])
         return t.min(axis=1)
 
 
@@ -346,7 +347,10 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
     """Fitted parameters for ``points`` (measured collectives) on ``predictor``'s topology.
 
     ``keys``: fit exactly these (no identifiability screening); default: every candidate the points
-    determine. Minimises sum(huber(log(pred/meas) / sd_i)) + prior_weight^2 * sum(((p - prior) / prior_sd)^2)."""
+    determine. The prior is ``predictor.params`` (the datasheet's values unless a calibration was
+    loaded): the fit pulls towards it, and refused and weakly determined keys go back to it. Minimises
+    Huber's loss over the rows log(pred/meas) / sd_i and prior_weight * (p - prior) / prior_sd
+    (:func:`_objective`)."""
     usable, skipped = compare(points, predictor)
     pts = [c.point for c in usable]
     if not pts:
@@ -371,18 +375,18 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
         verdicts = [Verdict(k, True, "asked for") for k in cand]
         touched, fit_keys = list(cand), list(cand)
     refused: list[str] = []
+    prior = predictor.params        # what every fit pulls towards and what refused and weak keys return to
     starts = [start]
     for _ in range(3):          # refit without refused or weakly determined keys
-        params, sol_x = min((_fit(ev, s, measured, sd, fit_keys, prior_weight) for s in starts),
-                            key=lambda fx: _objective(ev, fx[0], fit_keys, measured, sd, prior_weight))
-        pinned = _pinned(fit_keys, sol_x, predictor.params)
+        params, sol_x = min((_fit(ev, s, measured, sd, fit_keys, prior_weight, prior) for s in starts),
+                            key=lambda fx: _objective(ev, fx[0], fit_keys, measured, sd, prior_weight, prior))
+        pinned = _pinned(fit_keys, sol_x)
         if pinned:
-            refused += [f"{k}: {out_of_range_message(k)}; kept at its prior {predictor.params[k]:.4g}"
-                        for k in pinned]
+            refused += [f"{k}: {out_of_range_message(k)}; kept at its prior {prior[k]:.4g}" for k in pinned]
             fit_keys = [k for k in fit_keys if k not in pinned]
             # refit from the prior and from the fit so far (the refused keys back at their prior): either
             # can stop at the iteration cap far from the other's optimum; the better one stays
-            starts = [start, _at_prior(params, pinned, predictor.params)]
+            starts = [start, _at_prior(params, pinned, prior)]
             continue
         break
     sc = np.array([scale(k) for k in fit_keys])
@@ -394,7 +398,7 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
     r = np.log(pred_after / measured) / sd
     noise = max(1.4826 * float(np.median(np.abs(r - np.median(r)))), 1.0)
     if keys is None and fit_keys:   # weakly determined: the data alone pin it down worse than its prior
-        moved = [abs(params[k] - predictor.params[k]) / scale(k) for k in fit_keys]
+        moved = [abs(params[k] - prior[k]) / scale(k) for k in fit_keys]
         weak = weak_keys(J1[:, [touched.index(k) for k in fit_keys]], fit_keys, noise, moved)
         if weak:
             verdicts = [Verdict(v.key, False, f"weak: the data alone give +-{sdv:.2g} x its scale, "
@@ -403,7 +407,7 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
             fit_keys = [k for k in fit_keys if k not in weak]
             # from the fit so far, the weak keys back at their prior (a restart from the prior can
             # stop at the iteration cap far from the optimum the first fit had found)
-            params, _ = _fit(ev, _at_prior(params, weak, predictor.params), measured, sd, fit_keys, prior_weight)
+            params, _ = _fit(ev, _at_prior(params, weak, prior), measured, sd, fit_keys, prior_weight, prior)
             after, _ = compare(pts, predictor.with_params(params))
     if fit_keys:
         spread = dict(zip(fit_keys, data_sd(J1[:, [touched.index(k) for k in fit_keys]], noise)))
@@ -515,21 +519,23 @@ def weak_keys(J: np.ndarray, keys: list[str], noise: float, moved: Sequence[floa
     return weak
 
 
-def _fit(ev: Evaluator, start: Parameters, measured, sd, keys, prior_weight) -> tuple[Parameters, np.ndarray]:
+def _fit(ev: Evaluator, start: Parameters, measured, sd, keys, prior_weight,
+         prior: Parameters | None = None) -> tuple[Parameters, np.ndarray]:
+    """``start`` with ``keys`` fitted: minimises :func:`_objective` (``prior``: the values the prior
+    pulls towards, default the datasheet's) from ``start``; also the solution in scaled units."""
     if not keys:
         return start, np.zeros(0)
     sc = np.array([scale(k) for k in keys])
     lo = np.array([bounds(k)[0] for k in keys]) / sc
     hi = np.array([bounds(k)[1] for k in keys]) / sc
-    prior = np.array([DEFAULTS[k] for k in keys]) / sc
     psd = np.array([prior_sd(k) for k in keys])
     # start off the bounds (a default of 0 sits on its lower bound, where trust regions stall)
     x0 = np.clip(np.array([start[k] for k in keys]) / sc, lo + 0.05 * (hi - lo).clip(max=1),
                  hi - 1e-6 * (hi - lo))
 
     def residuals(x: np.ndarray) -> np.ndarray:
-        pred = ev(start.with_values(dict(zip(keys, np.clip(x, lo, hi) * sc))))
-        return np.concatenate([np.log(pred / measured) / sd, prior_weight * (x - prior) / psd])
+        return _rows(ev, start.with_values(dict(zip(keys, np.clip(x, lo, hi) * sc))), keys, measured, sd,
+                     prior_weight, prior)
 
     def jac(x: np.ndarray) -> np.ndarray:
         base = ev(start.with_values(dict(zip(keys, x * sc))))
@@ -542,13 +548,29 @@ def _fit(ev: Evaluator, start: Parameters, measured, sd, keys, prior_weight) -> 
     return start.with_values(dict(zip(keys, x * sc))), x
 
 
-def _objective(ev: Evaluator, params: Parameters, keys, measured, sd, prior_weight) -> float:
-    """The fit's objective at ``params`` (what :func:`_fit` minimises: Huber on the weighted log
-    residuals, plus the prior's pull on ``keys``)."""
-    z = (np.log(ev(params) / measured) / sd / HUBER_SCALE) ** 2
-    rho = np.where(z <= 1, z, 2 * np.sqrt(z) - 1) * HUBER_SCALE ** 2
-    prior = np.array([(params[k] - DEFAULTS[k]) / scale(k) / prior_sd(k) for k in keys])
-    return float(np.sum(rho) + prior_weight ** 2 * np.sum(prior ** 2))
+def _rows(ev: Evaluator, params: Parameters, keys, measured, sd, prior_weight,
+          prior: Parameters | None = None) -> np.ndarray:
+    """The fit's residual rows at ``params``: each point's log(predicted / measured) over its spread,
+    then each key's distance from its prior value (``prior``, default the datasheet's) over its prior
+    deviation, times ``prior_weight``."""
+    pv = DEFAULTS if prior is None else prior
+    pull = np.array([(params[k] - pv[k]) / scale(k) / prior_sd(k) for k in keys])
+    return np.concatenate([np.log(ev(params) / measured) / sd, prior_weight * pull])
+
+
+def huber(r: np.ndarray) -> np.ndarray:
+    """Huber's loss of residuals ``r`` at HUBER_SCALE, as scipy's least_squares sums it (times 2):
+    r^2 within the scale, linear beyond."""
+    z = (np.asarray(r) / HUBER_SCALE) ** 2
+    return np.where(z <= 1, z, 2 * np.sqrt(z) - 1) * HUBER_SCALE ** 2
+
+
+def _objective(ev: Evaluator, params: Parameters, keys, measured, sd, prior_weight,
+               prior: Parameters | None = None) -> float:
+    """What :func:`_fit` minimises at ``params``: Huber's loss summed over every row of :func:`_rows`,
+    the prior's rows included (least_squares applies the loss to all of them): a key the data pull
+    far from its prior costs linearly, so data that reject the prior can move it."""
+    return float(np.sum(huber(_rows(ev, params, keys, measured, sd, prior_weight, prior))))
 
 
 def _at_prior(params: Parameters, keys, prior: Parameters) -> Parameters:
@@ -559,7 +581,7 @@ def _at_prior(params: Parameters, keys, prior: Parameters) -> Parameters:
     return params
 
 
-def _pinned(keys, x, params: Parameters) -> list[str]:
+def _pinned(keys, x) -> list[str]:
     """Keys the fit pushed onto a physical limit: efficiencies at 1, latencies at their minimum."""
     out = []
     for k, v in zip(keys, x):

@@ -39,7 +39,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from simulator.collectives.params import DEFAULTS, Parameters, out_of_range_message
-from validation.calibrate import Evaluator, _fit, _pinned
+from validation.calibrate import SIZE_EDGES_BYTES, Evaluator, _fit, _pinned
 from validation.compare import Predictor, choice_for, compare, topo_from_hint
 from validation.defaults import public_parts
 from validation.parsers import CollMeasurement, read_jsonl
@@ -47,8 +47,8 @@ from simulator.core.vocabulary import busbw_factor
 
 FIT_MIN_BYTES = 1 << 20
 """Fitted on sizes from 1 MiB: the bandwidth regime and the ramp into it, where the class's keys act."""
-SCORE_MIN_BYTES = 1 << 24
-"""Scored at >= 16 MiB (the bandwidth regime of the issue's target)."""
+SCORE_MIN_BYTES = SIZE_EDGES_BYTES[-1]
+"""Scored at >= 16 MiB (the bandwidth regime of the issue's target: the top size band)."""
 DATASET_SPREAD = 0.05
 """A dataset's points are credited 5% spread (log units), scaled by sqrt(points / median points) so
 every dataset weighs the same whatever its number of sizes."""
@@ -195,7 +195,7 @@ def fit(parts: Sequence[Part], keys: Sequence[str], start: Parameters | None = N
     keys, refused = list(keys), []
     for _ in range(len(keys) + 1):
         params, x = _fit(ev, start, meas, sd, keys, 1.0)
-        pinned = _pinned(keys, x, start)
+        pinned = _pinned(keys, x)
         if not pinned:
             break
         refused += [f"{k}: {out_of_range_message(k)}" for k in pinned]

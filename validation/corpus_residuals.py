@@ -23,8 +23,7 @@ import numpy as np
 
 from simulator.core.vocabulary import busbw_factor
 from validation.compare import Comparison, compare
-
-SCORE_MIN_BYTES = 1 << 24
+from validation.corpus import SCORE_MIN_BYTES
 
 
 @dataclass(frozen=True)

@@ -59,10 +59,19 @@ class Shape:
     def time_s(self, size_bytes: float) -> float:
         if self.at_channels is not None:
             return self.sized(size_bytes).time_s(size_bytes)
-        t = self.alpha_s + size_bytes * self.beta_s_per_byte
-        if self.plan.chunking is not None:
-            t += self.plan.chunking.pad_bytes(size_bytes) * self.wire_s_per_byte + self.plan.chunking.overhead_s(size_bytes)
-        return t
+        c = self.plan.chunking
+        if c is None:
+            return call_time_s(self.alpha_s, self.beta_s_per_byte, self.wire_s_per_byte, size_bytes)
+        return call_time_s(self.alpha_s, self.beta_s_per_byte, self.wire_s_per_byte, size_bytes,
+                           c.pad_bytes(size_bytes), c.overhead_s(size_bytes))
+
+
+def call_time_s(alpha_s, beta_s_per_byte, wire_s_per_byte, size_bytes, pad_bytes=0.0, chunk_steps_s=0.0):
+    """Seconds of one call in the closed form: alpha + S * beta, plus a pipelined plan's fill (its
+    ``pad_bytes`` at the wire's rate) and its chunk steps' own seconds. The one definition of the
+    closed form's time: :meth:`Shape.time_s` prices one call with it, the fitter
+    (validation.calibrate.Evaluator) every point at once (it works elementwise on numpy arrays)."""
+    return alpha_s + size_bytes * beta_s_per_byte + pad_bytes * wire_s_per_byte + chunk_steps_s
 
 
 class ClosedFormTimer:

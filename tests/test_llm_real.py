@@ -151,3 +151,13 @@ def test_residuals_show_each_compute_only_target(capsys: Any) -> None:
     rows = [line for line in out.splitlines() if line.startswith(("model ", "no-comm "))]
     assert len(rows) == 6 and all(line.rstrip().endswith("%") for line in rows)
     assert "compute-only target" in out
+
+
+def test_predictions_equal_but_for_the_last_bit_tie_in_the_rank_correlation() -> None:
+    """Two host-bound TP passes priced alike must tie, whichever way a refit's rounding breaks them
+    (a calibration moved by 1e-9 once turned 0.89 into 0.74 on four configurations)."""
+    from validation.llm_records import spearman
+    measured = [8.46e-3, 10.2e-3, 9.27e-3, 11.9e-3]
+    tied = spearman([8.628e-3, 11.145e-3, 8.628e-3, 11.145e-3], measured)
+    assert spearman([8.628e-3 * (1 + 1e-15), 11.145e-3, 8.628e-3, 11.145e-3], measured) == tied
+    assert spearman([8.628e-3, 11.145e-3 * (1 + 1e-15), 8.628e-3, 11.145e-3], measured) == tied

@@ -311,8 +311,16 @@ def compare_runs(records: LlmRecords, predict: Predictor) -> list[RunError]:
     return out
 
 
+TIE_DIGITS = 9
+"""Values equal to this many significant digits tie in :func:`spearman`: two configurations a model
+prices alike (e.g. host-bound TP passes of two widths) must not be ordered by floating-point noise in
+the last bit, which a refit moving a parameter by 1e-9 flips."""
+
+
 def spearman(a: Sequence[float], b: Sequence[float]) -> float:
-    """Spearman rank correlation (average ranks for ties); NaN with fewer than 3 pairs."""
+    """Spearman rank correlation (average ranks for ties, values equal to TIE_DIGITS significant
+    digits tying); NaN with fewer than 3 pairs."""
+    a, b = ([float(f"{x:.{TIE_DIGITS}g}") for x in v] for v in (a, b))
     if len(a) < 3 or len(set(a)) < 2 or len(set(b)) < 2:
         return float("nan")
     from scipy.stats import spearmanr

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,18 @@ from validation.runners.sweep import ALWAYS_ENV, parse_extra_variant, variant_en
 REPO = Path(__file__).resolve().parents[1]
 COLL_FIELDS = {"kind", "op", "world", "bytes", "dtype", "time_s", "min_s", "max_s", "iters",
                "reps", "variant", "env", "algbw_GBps", "busbw_GBps", "launch_id"}
+DDP_FIELDS = {"backend", "batch_size", "bucket_cap_mb", "device", "driver_version", "env", "gpu", "grad_bytes",
+              "hostname", "iter_times_s", "iters", "kind", "launch_id", "launch_index", "median_s", "model",
+              "model_source", "nccl_version", "nosync_iter_times_s", "nosync_median_s", "nosync_p10_s",
+              "nosync_p90_s", "optimizer", "p10_s", "p90_s", "params", "precision", "tiny", "torch_version",
+              "warmup", "world"}
+"""Every field of a ``kind:"ddp"`` record (the DDP runner's), as before its timing loop became
+validation.runners.ddp.timed_steps (shared with the ddp_compute runner)."""
+COMPUTE_FIELDS = {"backend", "batch_size", "bucket_cap_mb", "device", "driver_version", "env", "gpu", "host_iter_s",
+                  "hostname", "iter_times_s", "iters", "kind", "launch_id", "max_iter_times_s", "median_s", "model",
+                  "nccl_version", "optimizer", "precision", "rank_iter_times_s", "round", "tiny", "torch_version",
+                  "variant", "warmup", "world"}
+"""Every field of a ``kind:"ddp_compute"`` record (the profile variant adds ``profile``)."""
 WORKLOAD_KEYS = ["name", "forward_s", "backward_s", "optimizer_s", "batch_size", "device",
                  "dtype", "params"]
 
@@ -157,6 +170,7 @@ def test_ddp_sweep_keeps_every_iteration_and_separate_launches(tmp_path: Path) -
     assert len(ddp) == 4
     assert len({r["launch_id"] for r in ddp}) == 2
     for r in ddp:
+        assert r.keys() == DDP_FIELDS
         assert r["world"] == 2 and r["model"] == "mlp" and r["bucket_cap_mb"] in (0.01, 25.0)
         assert len(r["iter_times_s"]) == 4 and len(r["nosync_iter_times_s"]) == 4
         assert all(t > 0 for t in r["iter_times_s"] + r["nosync_iter_times_s"])
@@ -211,12 +225,31 @@ def test_ddp_compute_runner_interleaves_variants(tmp_path: Path) -> None:
     assert [(r["round"], r["variant"]) for r in recs] == \
         [(i, v) for i in (0, 1) for v in ("plain", "profile", "nosync", "sync")]
     for r in recs:
+        assert r.keys() == COMPUTE_FIELDS | ({"profile"} if r["variant"] == "profile" else set())
         assert r["world"] == 2 and len(r["rank_iter_times_s"]) == 2
         assert r["median_s"] > 0 and len(r["max_iter_times_s"]) == len(r["iter_times_s"])
+        if r["variant"] != "profile":        # one host gap per timed step, each at least the step itself
+            assert len(r["host_iter_s"]) == len(r["iter_times_s"]) == 2
+            assert all(h >= t > 0 for h, t in zip(r["host_iter_s"], r["iter_times_s"]))
         assert all(max(col) == m for col, m in zip(zip(*r["rank_iter_times_s"]), r["max_iter_times_s"]))
     prof = next(r for r in recs if r["variant"] == "profile")["profile"]
     from validation.models import build_workload
     check_workload(prof, [n for n, _ in build_workload("mlp", tiny=True).model.named_parameters()])
+
+
+def test_timed_steps_is_every_runners_loop_on_cpu() -> None:
+    pytest.importorskip("torch")
+    from validation.runners.ddp import time_iterations, timed_steps
+    calls: list[int] = []
+
+    def step() -> None:
+        calls.append(1)
+        time.sleep(0.002)
+    times, host = timed_steps(step, 3, is_cuda=False)
+    assert len(calls) == 3 and len(times) == len(host) == 3
+    assert all(h >= t >= 0.002 for h, t in zip(host, times))
+    plain = time_iterations(step, 2, is_cuda=False)
+    assert len(calls) == 5 and len(plain) == 2 and all(t >= 0.002 for t in plain)
 
 
 def test_ddp_sweep_records_failed_launch(tmp_path: Path) -> None:

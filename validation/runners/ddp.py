@@ -131,26 +131,38 @@ def parse_settings(argv: Sequence[str] | None) -> DDPSettings:
 # Everything below needs torch; it is imported inside the functions.
 
 
-def time_iterations(step: Callable[[], None], n: int, is_cuda: bool) -> list[float]:
-    """Seconds of each of ``n`` calls of ``step`` (CUDA events on GPU, perf_counter on CPU)."""
+def timed_steps(step: Callable[[], None], n: int, is_cuda: bool) -> tuple[list[float], list[float]]:
+    """(step seconds, host seconds from one step's start to the next's) of ``n`` calls of ``step``,
+    queued back to back as in training: CUDA events read at the end on GPU (the host's clock only
+    between the steps, outside the events), ``perf_counter`` on CPU. Every runner's timing loop."""
     import torch
 
+    host = [time.perf_counter()]
     if is_cuda:
         events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
                   for _ in range(n)]
         torch.cuda.synchronize()
+        host = [time.perf_counter()]
         for start, end in events:
             start.record()
             step()
             end.record()
+            host.append(time.perf_counter())
         torch.cuda.synchronize()
-        return [start.elapsed_time(end) / 1e3 for start, end in events]
-    times = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - t0)
-    return times
+        times = [start.elapsed_time(end) / 1e3 for start, end in events]
+    else:
+        times = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            step()
+            times.append(time.perf_counter() - t0)
+            host.append(time.perf_counter())
+    return times, [b - a for a, b in zip(host, host[1:])]
+
+
+def time_iterations(step: Callable[[], None], n: int, is_cuda: bool) -> list[float]:
+    """Seconds of each of ``n`` calls of ``step`` (:func:`timed_steps` without the host's pace)."""
+    return timed_steps(step, n, is_cuda)[0]
 
 
 def measure_cap(s: DDPSettings, cap_mb: float, device: Any, is_cuda: bool) -> dict[str, Any]:

@@ -48,6 +48,7 @@ from typing import Any, Callable, Sequence
 from simulator.core.errors import InputError
 from simulator.core.limits import MAX_BATCH_SIZE
 from validation.runners.dataparallel import parse_batch
+from validation.runners.ddp import timed_steps
 from validation.runners.launch import entry_point, join_process_group, parse_names
 
 log = logging.getLogger("validation.runners.ddp_compute")
@@ -107,34 +108,6 @@ def parse_settings(argv: Sequence[str] | None) -> ComputeSettings:
 
 # --------------------------------------------------------------------------------------------
 # Everything below needs torch; it is imported inside the functions.
-
-
-def timed_steps(step: Callable[[], None], n: int, is_cuda: bool) -> tuple[list[float], list[float]]:
-    """(step seconds, host seconds from one step's start to the next's) of ``n`` calls of ``step``,
-    queued back to back as in training (CUDA events read at the end; ``perf_counter`` on CPU)."""
-    import torch
-
-    host = [time.perf_counter()]
-    if is_cuda:
-        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-                  for _ in range(n)]
-        torch.cuda.synchronize()
-        host = [time.perf_counter()]
-        for start, end in events:
-            start.record()
-            step()
-            end.record()
-            host.append(time.perf_counter())
-        torch.cuda.synchronize()
-        times = [start.elapsed_time(end) / 1e3 for start, end in events]
-    else:
-        times = []
-        for _ in range(n):
-            t0 = time.perf_counter()
-            step()
-            times.append(time.perf_counter() - t0)
-            host.append(time.perf_counter())
-    return times, [b - a for a, b in zip(host, host[1:])]
 
 
 def sleep_rate_per_s() -> float:

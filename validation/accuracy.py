@@ -304,14 +304,13 @@ def transfer_section(write_calibrations: bool) -> tuple[list[str], dict]:
          ("4x H100, another lease", accuracy_latency.h100_files(accuracy_latency.H100B))])
     lines += mode_lines
     figures.update(mode_figures)
-    h100_lines, h100_figures = accuracy_latency.held_out_h100()
+    h100_lines, h100_figures, h100_fits = accuracy_latency.held_out_h100()
     lines += h100_lines
     figures.update(h100_figures)
-    h100 = {d: {n: [q.point for q in transfer.pooled_points(f)] for n, f in accuracy_latency.h100_files(d).items()}
-            for d in (accuracy_latency.H100, accuracy_latency.H100B) if d.exists()}
+    both = calibrate(pooled2 + [q.point for q in pooled4], pred0, name="h200-nvlink-2-4gpu")
     check_lines, check_figures = accuracy_latency.rank_cost_check(
-        [("4x H200", pooled2, pooled2 + [q.point for q in pooled4], "2 and 4 GPUs", TOPO)]
-        + [(f"4x H100, `{d.name}`", pts[2], pts[2] + pts[3], "2 and 3 GPUs", Topo("dgx-h100")) for d, pts in h100.items()])
+        [("4x H200", fit, both, "2 and 4 GPUs")]
+        + [(f"4x H100, `{name}`", one, several, "2 and 3 GPUs") for name, one, several in h100_fits])
     lines += check_lines
     figures.update(check_figures)
     p2p_lines, p2p_figures = accuracy_p2p.section()

@@ -214,9 +214,10 @@ def h100_files(d: Path = H100) -> dict[int, list[Path]]:
     return {n: sorted(d.glob(f"lat_world{n}_L*.jsonl")) for n in (2, 3, 4)}
 
 
-def _held_out(d: Path, prefix: str) -> tuple[list[str], dict, object]:
+def _held_out(d: Path, prefix: str) -> tuple[list[str], dict, object, object]:
     """Calibrate on a campaign's two 2-GPU launches pooled, predict its pooled 3- and 4-GPU launches
-    (and 4 GPUs again from 2 and 3 together): the table, per-op medians, figures and the 2-GPU fit."""
+    (and 4 GPUs again from 2 and 3 together): the table, per-op medians, figures, the 2-GPU fit and
+    the 2- and 3-GPU fit."""
     from simulator.collectives.params import Parameters
     from validation import transfer
     from validation.calibrate import calibrate
@@ -257,7 +258,7 @@ def _held_out(d: Path, prefix: str) -> tuple[list[str], dict, object]:
         lines.append(f"| {op} | " + " | ".join(
             f"{np.median([m for m, _ in by_n[n]]) * 1e6:.1f} / {np.median([p for _, p in by_n[n]]) * 1e6:.1f}"
             for n in (2, 3, 4)) + " |")
-    return lines, figures, fit
+    return lines, figures, fit, fit23
 
 
 def nccl_choices(d: Path) -> dict[int, dict[str, set]]:
@@ -279,23 +280,19 @@ def nccl_choices(d: Path) -> dict[int, dict[str, set]]:
     return out
 
 
-def rank_cost_check(cases: Sequence[tuple[str, Sequence, Sequence, str, object]]) -> tuple[list[str], dict]:
+def rank_cost_check(cases: Sequence[tuple[str, object, object, str]]) -> tuple[list[str], dict]:
     """Per machine: the per-rank cost (per doubling) read off one world size's repetitions (order
     statistics, validation.rank_sync) beside the one a fit determines from several world sizes.
-    ``cases``: (machine, points of one world size, points of several, which, topology)."""
-    from simulator.collectives.params import Parameters
-    from validation.calibrate import calibrate
-    from validation.compare import Predictor
+    ``cases``: (machine, the calibration (validation.calibrate.Fit) on one world size, the one on
+    several, which); the fits are the ones the sections above made, not made again."""
     lines = ["", "**Is the per-rank cost from the order statistics right?** Per doubling of the ranks, read off the "
              "2-GPU repetitions or, where recorded, every rank's host issue times (what a 2-GPU calibration uses) and "
              "fitted on several world sizes (a diagnostic: the "
              "4x H200 row fits the 4-GPU campaigns too, which section 3's scores never do):", "",
              "| machine | order statistics of 2 GPUs, us | fitted on several world sizes, us |", "|---|---|---|"]
     figures: dict = {}
-    for name, one, several, which, topo in cases:
-        pred0 = Predictor(topo, Parameters())
-        a = calibrate(list(one), pred0, name="one").params["rank_overhead_s"]
-        b = calibrate(list(several), pred0, name="several").params["rank_overhead_s"]
+    for name, one, several, which in cases:
+        a, b = one.params["rank_overhead_s"], several.params["rank_overhead_s"]
         figures[f"rank cost {name}"] = {"order_statistics_s": a, "fitted_s": b}
         lines.append(f"| {name} | {a * 1e6:.1f} | {b * 1e6:.1f} ({which}) |")
     gaps = sorted(abs(v["order_statistics_s"] - v["fitted_s"]) * 1e6 for v in figures.values())
@@ -307,11 +304,13 @@ def rank_cost_check(cases: Sequence[tuple[str, Sequence, Sequence, str, object]]
     return lines, figures
 
 
-def held_out_h100() -> tuple[list[str], dict]:
+def held_out_h100() -> tuple[list[str], dict, list[tuple[str, object, object]]]:
     """Two H100 campaigns held out (validation/data/h100x4_2026-11-26_lat, _lat2), each calibrated on
     its own two 2-GPU launches pooled and predicting its pooled 3- and 4-GPU launches, which no fit
-    sees; for the second, the host-or-GPU table and NCCL's per-call choices."""
-    rows, figures, fit = _held_out(H100, "h100_heldout")
+    sees; for the second, the host-or-GPU table and NCCL's per-call choices. Also returns, per
+    campaign, (its folder's name, the fit on 2 GPUs, the fit on 2 and 3 GPUs)."""
+    rows, figures, fit, fit23 = _held_out(H100, "h100_heldout")
+    fits = [(H100.name, fit, fit23)]
     rank = next(v for v in fit.verdicts if v.key == "rank_overhead_s")
     lines = ["", "**A second machine, held out** (`h100x4_2026-11-26_lat`: 4x H100, every op from 4 B to 256 KiB in "
              "steps of 16x on 2, 3 and 4 GPUs, 15 repetitions, two launches per world size interleaved 2,3,4,2,3,4 on "
@@ -333,8 +332,9 @@ def held_out_h100() -> tuple[list[str], dict]:
               "lets the collective finish, so they cannot show which rank was slow; the host issue times below can."]
     figures["h100_rank_time_spread"] = float(np.median(same))
     if not H100B.exists():
-        return lines, figures
-    rows, fig_b, fit_b = _held_out(H100B, "h100b_heldout")
+        return lines, figures, fits
+    rows, fig_b, fit_b, fit23_b = _held_out(H100B, "h100b_heldout")
+    fits.append((H100B.name, fit_b, fit23_b))
     figures.update(fig_b)
     from validation import rank_sync, transfer
     check = rank_sync.self_check([q.point for q in transfer.pooled_points(h100_files(H100B)[2])])
@@ -387,7 +387,7 @@ def held_out_h100() -> tuple[list[str], dict]:
             "make a 4-GPU-only jump; nor does the jump come back on this host: here the gather-like ops get faster with "
             "the ranks (table above: their fast level falls from 2 to 4 GPUs), so the earlier host's per-rank growth "
             "was that host's, not a law a model may extrapolate."]
-    return lines, figures
+    return lines, figures, fits
 
 
 def second_host_check() -> dict | None:

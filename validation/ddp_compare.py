@@ -136,7 +136,10 @@ class DdpPredictor:
         self._routers[(world, nvls)] = m.router
         return m
 
-    def predict(self, p: DdpMeasurement) -> DdpComparison:
+    def predict(self, p: DdpMeasurement, interval: bool = True) -> DdpComparison:
+        """The predicted iteration of ``p``; ``interval=False`` skips its 90% interval (``lo_s``/``hi_s``
+        None), which a fit that reads only the iteration time does not need (the interval costs about
+        four times the iteration's simulation)."""
         w = self.workloads.get(p.model)
         if w is None:
             raise InputError(f"no workload (profile) named {p.model!r}; give one with --profiles",
@@ -146,8 +149,10 @@ class DdpPredictor:
         if self.compute == "nosync" and p.nosync_median_s:
             w = scale_compute(w, p.nosync_median_s / step_compute_s(w))
         model = self.model(p.world, p.nvls)
-        r = with_interval(model, simulate_iteration(model, w, DDPConfig(bucket_cap_mb=p.bucket_cap_mb,
-                                                                        first_bucket_mb=None), engine="closed"), w)
+        r = simulate_iteration(model, w, DDPConfig(bucket_cap_mb=p.bucket_cap_mb, first_bucket_mb=None),
+                               engine="closed")
+        if interval:
+            r = with_interval(model, r, w)
         return DdpComparison(p, r.iteration_s, r.exposed_comm_s, r.iteration_lo_s, r.iteration_hi_s)
 
 
@@ -235,7 +240,7 @@ def calibrate_ddp(points: Sequence[DdpMeasurement], predictor: DdpPredictor,
 
     def residuals(x):
         pr = predictor.with_params(predictor.params.with_values(dict(zip(keys, x * scale))))
-        pred = np.array([pr.predict(p).predicted_s for p in points])
+        pred = np.array([pr.predict(p, interval=False).predicted_s for p in points])
         return np.log(pred / measured) / sd
 
     sol = least_squares(residuals, x0, bounds=(lo, hi), x_scale=1.0, diff_step=1e-3)

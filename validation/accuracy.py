@@ -540,13 +540,10 @@ IN_PLACE = {"llm": _llm_in_place, "search": _search_in_place, "dp": _dp_in_place
 args -> (markdown lines, begin marker, end marker)."""
 
 
-BESIDE = ("llm", "search")
-"""Sections run (one after the other) in a second process while this one runs the others, on a machine
-with two or more cores: the LLM training simulations (sections 7 and 9) are about half of the script's
-CPU time (25 + 5 s of 60 s, 2-core VM), the others together the rest, so the wall time is about the
-longer of the two. Figures are the same either way (every section is deterministic
-and reads only committed files). Not with ``--calibrations``: the LLM section reads calibrations
-(h200-nvlink, h200-nvlink-2gpu) that the others rewrite then."""
+LONGEST_FIRST = ("llm", "transfer", "ddp", "public", "dp", "campaign", "corpus", "search", "nvls", "innet")
+"""The sections by CPU time, longest first (2-core VM, 2026-11-26, seconds on a loaded machine: llm 32,
+transfer 21, ddp 12, public 8, dp 7, campaign 6, corpus 6, search 5, nvls and innet under 1): the order
+they are handed to the worker processes, so that the two cores finish at about the same time."""
 
 
 def _run_section(name: str, a: argparse.Namespace) -> tuple[list[str], dict]:
@@ -554,18 +551,22 @@ def _run_section(name: str, a: argparse.Namespace) -> tuple[list[str], dict]:
 
 
 @contextmanager
-def _beside(names: list[str], a: argparse.Namespace):
-    """{section name: future} for the :data:`BESIDE` sections started in a second process (none when
-    there is one core, one section, ``--calibrations``, or no fork on this platform)."""
+def _in_parallel(names: list[str], a: argparse.Namespace):
+    """{section name: future} for every section in ``names``, run in as many worker processes as
+    there are cores (two at most), longest first (:data:`LONGEST_FIRST`); empty (the caller runs them
+    in turn) when there is one core, one section, ``--calibrations``, or no fork on this platform.
+    Figures are the same either way: every section is deterministic and reads only committed files.
+    Not with ``--calibrations``: sections read calibrations (e.g. the LLM section h200-nvlink,
+    h200-nvlink-2gpu) that others rewrite then."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
-    todo = [n for n in BESIDE if n in names]
-    if len(names) < 2 or not todo or a.calibrations or (os.cpu_count() or 1) < 2 \
-            or "fork" not in multiprocessing.get_all_start_methods():
+    workers = min(2, os.cpu_count() or 1)
+    if len(names) < 2 or a.calibrations or workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
         yield {}
         return
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
-        yield {n: pool.submit(_run_section, n, a) for n in todo}
+    order = sorted(names, key=lambda n: LONGEST_FIRST.index(n) if n in LONGEST_FIRST else -1)
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        yield {n: pool.submit(_run_section, n, a) for n in order}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -589,7 +590,7 @@ def main(argv: list[str] | None = None) -> int:
              "or one iteration (DDP). Sizes follow nccl-tests.", ""]
     figures: dict = {}
     names = list(SECTIONS) if a.only in (None, "targets") else [a.only]
-    with _beside(names, a) as started:
+    with _in_parallel(names, a) as started:
         for name in names:
             section_lines, section_figures = started[name].result() if name in started else SECTIONS[name](a)
             lines += section_lines

@@ -156,6 +156,7 @@ class Evaluator:
         self.deps: list[tuple[str, ...]] = []
         self._cache: dict[tuple, tuple] = {}
         self._pad_cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+        self._rates: dict[tuple, object] = {}    # per topology key: simulator.network.closed_form.RateCache
         for key, op, a, pr, ch in self.plans:
             rec = _Recording(predictor.params.values)
             self._time_plan(predictor.params.__class__(rec, predictor.params.name), key, op, a, pr, ch)
@@ -163,9 +164,12 @@ class Evaluator:
 
     def _time_plan(self, params: Parameters, key, op, a, pr, channels=None) -> tuple:
         """(alpha, beta, the pipeline fill's seconds per byte, chunking) of one plan: Shape.time_s's terms."""
-        from simulator.network.closed_form import ClosedFormTimer
+        from simulator.network.closed_form import ClosedFormTimer, RateCache
         planner = self.predictor.model(*key).planner.with_params(params)
-        s = ClosedFormTimer(planner.router, params).shape(planner.plan(op, a, pr), channels)
+        rates = self._rates.get(key)
+        if rates is None:
+            rates = self._rates[key] = RateCache(planner.router)
+        s = ClosedFormTimer(planner.router, params, rates).shape(planner.plan(op, a, pr), channels)
         return s.alpha_s, s.beta_s_per_byte, s.wire_s_per_byte, s.plan.chunking
 
     def _pads(self, j: int, chunking) -> tuple[np.ndarray, np.ndarray]:

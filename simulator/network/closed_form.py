@@ -74,16 +74,44 @@ def call_time_s(alpha_s, beta_s_per_byte, wire_s_per_byte, size_bytes, pad_bytes
     return alpha_s + size_bytes * beta_s_per_byte + pad_bytes * wire_s_per_byte + chunk_steps_s
 
 
+class RateCache:
+    """Usable capacities and max-min rates of one router's plans, kept across parameter sets for
+    callers that time the same plans under many of them (a calibration's finite differences): rates
+    depend on the plans' link uses, their caps and the capacities only, and the capacities on the
+    link classes' efficiencies only, so timers made with this cache share both with earlier timers of
+    the same efficiencies. The last ``keep`` efficiency sets are kept."""
+
+    def __init__(self, router: Router, keep: int = 16) -> None:
+        self.router = router
+        self.classes = tuple(sorted(set(router.kind)))
+        self.keep = keep
+        self._sets: dict[tuple[float, ...], tuple[LinkCapacity, dict]] = {}
+
+    def of(self, params: Parameters) -> tuple[LinkCapacity, dict]:
+        """(usable capacity, the rates dict of :class:`ClosedFormTimer`) under ``params``."""
+        key = tuple(params.link_efficiency(k) for k in self.classes)
+        hit = self._sets.pop(key, None)              # re-inserted: the dict's order is least recent first
+        if hit is None:
+            hit = (LinkCapacity(params.achievable_Bps(self.router.capacity_Bps, self.router.kind)), {})
+            if len(self._sets) >= self.keep:
+                del self._sets[next(iter(self._sets))]
+        self._sets[key] = hit
+        return hit
+
+
 class ClosedFormTimer:
     """Alpha-beta of plans on an idle network; one shape per plan, cached here. Plans that differ
     only in protocol share their link uses and, unless their rate caps differ, their max-min rates,
-    which are remembered per (link uses, caps)."""
+    which are remembered per (link uses, caps); with a :class:`RateCache`, across timers too."""
 
-    def __init__(self, router: Router, params: Parameters) -> None:
+    def __init__(self, router: Router, params: Parameters, rate_cache: RateCache | None = None) -> None:
         self.router = router
         self.params = params
         self._shapes: dict[tuple[int, int | None], tuple[Plan, Shape]] = {}
         self._rates: dict[tuple, tuple[list[float], dict[int, tuple[float, int]]]] = {}
+        if rate_cache is not None:
+            assert rate_cache.router is router, "a rate cache serves the router it was made for"
+            self.capacity, self._rates = rate_cache.of(params)    # (capacity: the cached property's value)
 
     @cached_property
     def capacity(self) -> LinkCapacity:

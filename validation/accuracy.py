@@ -540,10 +540,10 @@ IN_PLACE = {"llm": _llm_in_place, "search": _search_in_place, "dp": _dp_in_place
 args -> (markdown lines, begin marker, end marker)."""
 
 
-LONGEST_FIRST = ("llm", "transfer", "ddp", "public", "dp", "campaign", "corpus", "search", "nvls", "innet")
-"""The sections by CPU time, longest first (2-core VM, 2026-11-26, seconds on a loaded machine: llm 32,
-transfer 21, ddp 12, public 8, dp 7, campaign 6, corpus 6, search 5, nvls and innet under 1): the order
-they are handed to the worker processes, so that the two cores finish at about the same time."""
+LONGEST_FIRST = ("llm", "transfer", "ddp", "dp", "search", "public", "campaign", "corpus", "nvls", "innet")
+"""The sections by CPU time, longest first (CPU seconds each on the 2-core VM under load ~10, 2026-11-26:
+llm 34, transfer 18, ddp 10, dp 8, search 7, public 7, campaign 5, corpus 2, nvls and innet under 1): the
+order they are handed to the worker processes, so that the two cores finish at about the same time."""
 
 
 def _run_section(name: str, a: argparse.Namespace) -> tuple[list[str], dict]:

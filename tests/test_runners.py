@@ -23,8 +23,8 @@ COLL_FIELDS = {"kind", "op", "world", "bytes", "dtype", "time_s", "min_s", "max_
 DDP_FIELDS = {"backend", "batch_size", "bucket_cap_mb", "device", "driver_version", "env", "gpu", "grad_bytes",
               "hostname", "iter_times_s", "iters", "kind", "launch_id", "launch_index", "median_s", "model",
               "model_source", "nccl_version", "nosync_iter_times_s", "nosync_median_s", "nosync_p10_s",
-              "nosync_p90_s", "optimizer", "p10_s", "p90_s", "params", "precision", "tiny", "torch_version",
-              "warmup", "world"}
+              "nosync_p90_s", "optimizer", "p10_s", "p90_s", "params", "precision", "sync_warmup", "tiny",
+              "torch_version", "warmup", "world"}
 """Every field of a ``kind:"ddp"`` record (the DDP runner's), as before its timing loop became
 validation.runners.ddp.timed_steps (shared with the ddp_compute runner)."""
 COMPUTE_FIELDS = {"backend", "batch_size", "bucket_cap_mb", "device", "driver_version", "env", "gpu", "host_iter_s",

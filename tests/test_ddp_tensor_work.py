@@ -28,7 +28,7 @@ def _w(**extras):
 def test_kernels_and_copy_back_lengthen_a_compute_bound_step(engine):
     plain = simulate_iteration(CostModel(line_topology(2), params()), _w(buffer_tensors=4), CFG, engine)
     k = 5e-6
-    p = params(tensor_kernel_s=k, bucket_copy_Bps=1e12)
+    p = params(tensor_kernel_s=k, copy_back_s_per_byte=1e-12)
     r = simulate_iteration(CostModel(line_topology(2), p), _w(buffer_tensors=4), CFG, engine)
     # 3 gradients scaled into the bucket (backward) and copied back (before the optimizer), 4 buffers (forward)
     copy_back = 3 * k + 3e6 / 1e12
@@ -66,12 +66,38 @@ def test_a_host_bound_step_pays_ddps_host_work():
     assert acc.host_path_s == pytest.approx(host + 2 * (2 * MS + 5 * MS))
 
 
-@pytest.mark.parametrize("extras", [{"buffer_tensors": -1}, {"forward_host_s": "x", "backward_host_s": 1.0},
-                                    {"forward_host_s": -1.0, "backward_host_s": 1.0}])
-def test_bad_per_tensor_inputs_are_input_errors(extras):
+def test_the_copy_back_has_its_own_key_not_switched_on_by_a_tiny_kernel():
+    """A 1e-12 s kernel used to add the whole copy back at ddp.bucket_copy_Bps (~0.5 ms for the MLP)."""
+    w = _w()
+    base = simulate_iteration(CostModel(line_topology(2), params(bucket_copy_Bps=1e9)), w, CFG, "closed")
+    tiny = simulate_iteration(CostModel(line_topology(2), params(bucket_copy_Bps=1e9, tensor_kernel_s=1e-12)),
+                              w, CFG, "closed")
+    assert tiny.iteration_s == pytest.approx(base.iteration_s, abs=1e-10)
+    copy = simulate_iteration(CostModel(line_topology(2), params(copy_back_s_per_byte=1e-9)), w, CFG, "closed")
+    assert copy.copy_back_s == pytest.approx(3e6 * 1e-9)
+
+
+def test_a_host_path_bounds_the_step_with_the_datasheet_ddp_keys_too():
+    """The DDP host keys at 0 (datasheet) still leave the workload's own host times as a bound: a host-bound
+    step is bounded by its host path (simulator.training.ddp, 'Per-tensor work')."""
+    m = CostModel(line_topology(2), params())
+    r = simulate_iteration(m, _w(forward_host_s=20 * MS, backward_host_s=20 * MS), CFG, "closed")
+    assert r.iteration_s == r.host_path_s == pytest.approx(40 * MS) and r.limit is Limit.HOST
+    assert simulate_iteration(m, _w(), CFG, "closed").iteration_s < 40 * MS
+
+
+@pytest.mark.parametrize("extras, field", [
+    ({"buffer_tensors": -1}, "buffer_tensors"), ({"buffer_tensors": float("nan")}, "buffer_tensors"),
+    ({"forward_host_s": "x", "backward_host_s": 1.0}, "forward_host_s"),
+    ({"forward_host_s": -1.0, "backward_host_s": 1.0}, "forward_host_s"),
+    ({"forward_host_s": 1.0, "backward_host_s": -1.0}, "backward_host_s"),
+    ({"forward_host_s": 1.0, "backward_host_s": float("nan")}, "backward_host_s"),
+    ({"forward_host_s": 1.0, "backward_host_s": 1.0, "optimizer_host_s": float("inf")}, "optimizer_host_s")])
+def test_bad_per_tensor_inputs_are_input_errors_naming_the_key(extras, field):
     m = CostModel(line_topology(2), params(tensor_kernel_s=1e-6))
-    with pytest.raises(InputError):
+    with pytest.raises(InputError) as e:
         simulate_iteration(m, _w(**extras), CFG, "closed")
+    assert e.value.field == field
 
 
 def test_probe_measurement_on_the_committed_host():
@@ -99,6 +125,55 @@ def test_ddp_host_cli_reads_a_folder_and_refuses_an_empty_one(tmp_path, capsys):
     assert "ddp.tensor_kernel_s" in capsys.readouterr().out
     assert main([str(tmp_path)]) == 2
     assert "no synchronised" in capsys.readouterr().err
+    assert main([str(tmp_path / "missing")]) == 2
+    assert "no such folder" in capsys.readouterr().err
+
+
+def _probe_copy(tmp_path, edit):
+    """The committed probe's 2-rank file, each ddp_compute record passed through ``edit`` (None drops it)."""
+    import json
+    from validation.ddp_host import PROBE
+    out = []
+    for line in (PROBE / "compute_world2.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        if r.get("kind") == "ddp_compute":
+            r = edit(r)
+        if r is not None:
+            out.append(json.dumps(r))
+    (tmp_path / "compute_world2.jsonl").write_text("\n".join(out) + "\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda r: {k: v for k, v in r.items() if k != "host_iter_s"}, "host_iter_s"),
+    (lambda r: {**r, "host_iter_s": []} if r["variant"] == "nosync" else r, "host_iter_s"),
+    (lambda r: {k: v for k, v in r.items() if k != "profile"} if r["variant"] == "profile" else r, "profile")])
+def test_a_probe_missing_a_field_is_an_input_error_naming_file_line_and_field(tmp_path, edit, field, capsys):
+    from validation.ddp_host import main, read_probe
+    folder = _probe_copy(tmp_path, edit)
+    with pytest.raises(InputError) as e:
+        read_probe(folder)
+    assert e.value.field == field and "compute_world2.jsonl:" in str(e.value)
+    assert main([str(folder)]) == 2 and field in capsys.readouterr().err
+
+
+def test_too_few_probe_points_are_an_input_error_and_a_single_round_probe_has_none(tmp_path):
+    from simulator.collectives.params import load_calibration
+    from validation.ddp_host import measure, read_probe
+    base = load_calibration("h200-nvlink-ddp")
+    with pytest.raises(InputError):
+        measure(base, [])
+    pts = read_probe()
+    with pytest.raises(InputError):
+        measure(base, pts[:2])
+    assert read_probe(_probe_copy(tmp_path, lambda r: r if int(r["round"]) == 0 else None)) == []
+
+
+def test_a_probe_model_without_a_buffer_count_is_an_input_error(tmp_path):
+    from validation.ddp_host import read_probe
+    with pytest.raises(InputError) as e:
+        read_probe(_probe_copy(tmp_path, lambda r: {**r, "model": "unknown-net"}))
+    assert e.value.field == "model"
 
 
 def test_the_held_out_host_with_steady_ddp():

@@ -337,3 +337,15 @@ def test_ratio_on_the_held_out_host_stays_under_todays_figure() -> None:
         predicted = predict_dp(d, 2, fitted).iteration_s / predict_ddp(d, 2, base)
         errs.append(abs(predicted / (d.dp_median(2) / d.ddp_median(2)) - 1))
     assert len(errs) == 4 and np.median(errs) <= 0.09
+
+
+def test_the_other_machine_is_named_and_never_a_held_out_host():
+    """'Other machine' was the first other folder by name, so the held-out h100x2_2026-11-26_dpddp fitted the
+    host keys that predict h100x2_2026-11-26_dp: held out now means never lending that fit (#15)."""
+    from validation.dp_accuracy import HELD_OUT, datasets, other_machine
+    names = [f.name for f in datasets() if any(f.glob("dp_world[2-9].jsonl"))]     # multi-GPU campaigns
+    assert set(HELD_OUT) <= set(names)
+    for n in names:
+        o = other_machine(n, names)
+        assert o is not None and o != n and o not in HELD_OUT
+    assert other_machine("h100x2_2026-11-26_dp", names) == "h100x4_2026-11-26_dp"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import statistics
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 
@@ -29,6 +30,17 @@ COLLECTIVE_CALIBRATION = "h200-nvlink-ddp"
 CALIBRATION = "h200-dataparallel"
 """The NCCL collective (and DDP) calibration the predictions start from: fitted on other runs
 (4x H200 collectives and DDP), not on these."""
+HELD_OUT = ("h100x2_2026-11-26_dpddp",)
+"""Campaigns read only after the model was fixed. Held out means: their own points are predicted with
+nothing fitted on them (host keys from their other models or from another machine, DDP keys from the
+datasheet or another host's probe), and they are never the *other machine* fit of another campaign; they
+do lend their thread diagnostics to campaigns that borrow them (section 6 names those)."""
+
+
+def other_machine(name: str, names: Sequence[str]) -> str | None:
+    """The campaign whose every-model 2-GPU fit predicts ``name``'s 'other machine' column: the first
+    other campaign by name that is not held out (:data:`HELD_OUT`), or None."""
+    return next((o for o in sorted(names) if o != name and o not in HELD_OUT), None)
 
 
 def datasets() -> list[Path]:
@@ -46,6 +58,17 @@ def _ms(x: float) -> str:
 
 def _med(xs: list[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
+
+
+def _by_other(sets) -> dict[str, list[str]]:
+    """Other-machine campaign -> the campaigns it predicts (:func:`other_machine`)."""
+    out: dict[str, list[str]] = {}
+    names = [f.name for f, _ in sets]
+    for n in names:
+        o = other_machine(n, names)
+        if o:
+            out.setdefault(o, []).append(n)
+    return out
 
 
 def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str, float], Parameters]:
@@ -67,7 +90,9 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
              "(replicate, parallel_apply, backward with the reduce, scatter + gather + loss; the runner times each "
              "step alone) of the same machine, never on iteration times, and predicts the model left out on every "
              "GPU count (so 3 and 4 GPUs are also extrapolated in the number of threads); *other machine* fits "
-             "them on every model's 2-GPU steps of another dataset (the first other one by name). The ratio is "
+             "them on every model's 2-GPU steps of another dataset (the first other one by name that is not held "
+             "out: " + "; ".join(f"`{o}` for " + ", ".join(f"`{n}`" for n in ns) for o, ns in _by_other(sets).items())
+             + "). The ratio is "
              "DataParallel's iteration over DDP's (measured on all the machine's GPUs); DDP is predicted from the "
              "same profile with the DDP model (section 3), so its own error enters the ratio. DDP measured is "
              "each launch's median over its *steady* iterations: PyTorch's DDP samples runtime statistics on its "
@@ -93,7 +118,7 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
     by_set: dict[str, list[float]] = {}
     fits = {f: fit_host(d, 2, base) for f, d in sets}
     ddp_keys = ddp_host.measure(base)             # DDP's per-tensor costs, measured on the probe host (held out here)
-    probe = {"GPU": base.with_values({ddp_host.KERNEL_KEY: ddp_keys[ddp_host.KERNEL_KEY]}),
+    probe = {"GPU": base.with_values({k: ddp_keys[k] for k in ddp_host.GPU_KEYS}),
              "GPU and host": base.with_values(ddp_keys)}
     probe_ratio: dict[str, list[float]] = {k: [] for k in probe}     # the ratio and DDP's error with them
     probe_ddp: dict[str, list[float]] = {k: [] for k in probe}
@@ -102,10 +127,13 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
     by_set_probe: dict[str, list[tuple[float, float]]] = {}   # "variant/dataset" -> (ratio err, DDP err) per point
     own_host: dict[str, Parameters] = {}          # datasets with their own DDP compute probe: keys measured there
     for f, _ in sets:
-        if any(f.glob("compute_world*.jsonl")):
-            own_host[f.name] = base.with_values(ddp_host.measure(base, ddp_host.read_probe(f)))
+        own_points = ddp_host.read_probe(f)          # none without a compute probe or a round after the first
+        if own_points:
+            own_host[f.name] = base.with_values(ddp_host.measure(base, own_points))
+    by_name = {f.name: f for f, _ in sets}
     for f, data in sets:
-        other = next((fits[o] for o, _ in sets if o != f), None)
+        other_name = other_machine(f.name, list(by_name))
+        other = fits[by_name[other_name]] if other_name else None
         loo_fits = {d.model: fit_host([o for o in data if o is not d], 2, base) for d in data}
         for d in data:
             world = max(d.ddp_s) if d.ddp_s else None
@@ -229,7 +257,9 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
     summary["probe_by_model"] = {k: {m: _med(v) for m, v in sorted(by.items())} for k, by in probe_signed.items()}
     summary["campaigns"] = len(sets)
     summary["probe_by_set"] = {k: (_med([a for a, _ in v]), _med([b for _, b in v])) for k, v in by_set_probe.items()}
-    summary["own_host_keys"] = {n: {k: q[k] for k in (*ddp_host.HOST_KEYS, ddp_host.KERNEL_KEY)}
+    summary["borrowers"] = {h: sorted({f.name for f, data in sets for d in data if h in d.diagnostics_from})
+                            for h in HELD_OUT}
+    summary["own_host_keys"] = {n: {k: q[k] for k in (*ddp_host.HOST_KEYS, *ddp_host.GPU_KEYS)}
                                 for n, q in own_host.items()}
     summary.update(dp_datasheet=_med(ds_errs), ratio=_med(ratios), ratio_max=max(ratios) if ratios else float("nan"),
                    launch_range=_med(spreads), cross=_med(cross), ratio_launch_range=_med(ratio_spreads),
@@ -581,7 +611,8 @@ def _section(write_calibration: bool) -> list[str]:
                      f"{TARGET_RATIO:g}%: {verdict(ds['ratio'], TARGET_RATIO)}); per campaign: " + "; ".join(
                          f"`{k[10:]}` {ds[k]:.1f}%" for k in sorted(ds) if k.startswith("set_ratio_"))
                      + f". DDP's own prediction at these points (section 3's model from the same profile, datasheet "
-                       f"DDP keys) is off by a median {ds['ddp_at_ratio']:.1f}%, too fast at {ds['ddp_fast']:.0f} of "
+                       f"DDP keys; the iteration is the longer of the GPU timeline and the profile's host launch "
+                       f"times, since a host-bound step is bounded by its host path) is off by a median {ds['ddp_at_ratio']:.1f}%, too fast at {ds['ddp_fast']:.0f} of "
                        f"the {ds['ratio_points']} points, which the ratio inherits. Measured DDP is the steady "
                        "iterations' median (see the table's introduction); against the median of *all* timed DDP "
                        f"iterations, as before this stop, the same predictions give a ratio error of "
@@ -595,7 +626,7 @@ def _section(write_calibration: bool) -> list[str]:
         lines.append("- DDP's per-tensor work (simulator.training.ddp, 'Per-tensor work'), measured on the compute "
                      "probe's host `h100x4_2026-11-26_ddp` (`python -m validation.ddp_host`; table below) and applied "
                      f"to these {ds['campaigns']} campaigns, none of which it saw: " + ", ".join(
-                         f"`{k}` {v * 1e6:.1f} us" for k, v in keys.items())
+                         ddp_host.key_text(k, v) for k, v in keys.items())
                      + ". With its GPU part alone (a small kernel per tensor copy, and the copy back's bytes) the "
                        f"ratio is {pr['GPU'][0]:.1f}% and DDP {pr['GPU'][1]:.1f}% (too fast at {pr['GPU'][2]} of "
                        f"{ds['ratio_points']}); with the host part too {pr['GPU and host'][0]:.1f}% and "
@@ -616,12 +647,17 @@ def _section(write_calibration: bool) -> list[str]:
             def fig(variant: str) -> str:
                 r, e = pbs.get(f"{variant}/{name}", (float("nan"), float("nan")))
                 return f"ratio {r:.1f}%, DDP {e:.1f}%"
+            lent = ds["borrowers"].get(name, [])
             lines.append(f"- Held out, read after this model was fixed: `{name}`, a host never measured before whose "
                          "DDP runs are all steady (the runner's new warmup) and which also ran the DDP compute probe. "
+                         "Held out means its own points are predicted with nothing fitted on it, and it is never "
+                         "another campaign's *other machine*; it does lend its thread diagnostics to the campaigns "
+                         "that borrow them (" + (", ".join(f"`{b}`" for b in lent) or "none")
+                         + "), so their figures moved when it was added. "
                          f"Datasheet DDP keys (the figures above): {fig('datasheet')}; with the keys measured on the "
                          f"committed probe host: GPU part {fig('GPU')}, GPU and host {fig('GPU and host')}; with the "
                          f"keys measured on this host's own probe (" + ", ".join(
-                             f"`{k}` {v * 1e6:.1f} us" for k, v in own.items())
+                             ddp_host.key_text(k, v) for k, v in own.items())
                          + f"): {fig('own host')}. The GPU kernel measured on two hosts agrees; the host keys do not "
                            "(three keys fitted to four models' host extras are poorly pinned on one host).")
         lines.append("- Before (commit c914be6, the forward-only `parallel_apply_s` law with the host keys fitted on 2-GPU "

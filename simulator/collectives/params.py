@@ -174,12 +174,14 @@ def _defaults() -> dict[str, float]:
         # cannot tell it from a compute error (0.40 with profile compute, 1.24 with no_sync compute).
         "ddp.compute_slowdown": 0.49,
         "ddp.iteration_overhead_s": 0.0,       # fixed per-iteration cost (data loader, host sync)
-        # DDP's per-tensor work (simulator.training.ddp, "Per-tensor work"): 0 in the datasheet set, so the
-        # iteration is the GPU timeline alone; validation.ddp_host measures them on one host (section 6)
+        # DDP's per-tensor work (simulator.training.ddp, "Per-tensor work"): 0 in the datasheet set, so DDP adds
+        # no per-tensor work; a workload with host launch times still takes the longer of its GPU timeline and
+        # its host path (those times). validation.ddp_host measures them on one host (section 6)
         "ddp.tensor_kernel_s": 0.0,            # GPU: fixed cost of one small per-tensor kernel (copy, scale)
         "ddp.tensor_host_s": 0.0,              # host: reducer hook and its launches, per gradient tensor
         "ddp.bucket_host_s": 0.0,              # host: launching one bucket's all-reduce
         "ddp.buffer_host_s": 0.0,              # host: broadcasting one buffer tensor before the forward
+        "ddp.copy_back_s_per_byte": 0.0,       # GPU: the gradients' bytes copied back from the buckets into .grad
         # torch.nn.DataParallel (simulator.training.dataparallel)
         "dp.copy_Bps": 1.0e12,
         "dp.copy_latency_s": 10 * _US,

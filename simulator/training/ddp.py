@@ -24,7 +24,7 @@ The model (read against PyTorch 2.13's ``torch/nn/parallel/distributed.py`` and
 * Gradient accumulation over ``k`` steps: ``k-1`` micro-steps of forward and backward under
   ``no_sync()`` (no communication, no slowdown), then one synchronised step.
 
-Per-tensor work of the synchronised step (``reducer.cpp``, ``distributed.py``; all four keys 0 in the
+Per-tensor work of the synchronised step (``reducer.cpp``, ``distributed.py``; all five keys 0 in the
 datasheet set, :mod:`validation.ddp_host` measures them on one host):
 
 * GPU: each gradient is scaled into its bucket as it becomes ready (``mark_variable_ready_dense``:
@@ -32,16 +32,19 @@ datasheet set, :mod:`validation.ddp_host` measures them on one host):
   ``copy_bucket_to_grad``), and each buffer is copied back after DDP broadcasts the buffers before
   the forward (``broadcast_buffers=True``, ``_sync_buffers``): one small kernel each, costing
   ``ddp.tensor_kernel_s`` on the compute stream (the copies into the buckets lengthen backward, the
-  buffers the forward, the copy back runs before the optimizer with its bytes at
-  ``ddp.bucket_copy_Bps``). With ``gradient_as_bucket_view`` the gradients live in the buckets:
-  the scale stays (``div_``), the copy back goes.
+  buffers the forward, the copy back runs before the optimizer, its bytes at
+  ``ddp.copy_back_s_per_byte``, a key of its own so that a tiny kernel cost does not switch on a whole
+  copy). With ``gradient_as_bucket_view`` the gradients live in the buckets: the scale stays
+  (``div_``), the copy back goes.
 * Host: a workload that carries its host launch times (``forward_host_s``, ``backward_host_s``,
   ``optimizer_host_s``, as the DataParallel runner's profile does) gets a host path: those times
   plus, per synchronised step, ``ddp.tensor_host_s`` per gradient tensor (the reducer's autograd hook
   and its two launches), ``ddp.bucket_host_s`` per bucket (the all-reduce's launch) and
   ``ddp.buffer_host_s`` per buffer tensor (``workload`` extra ``buffer_tensors``). The iteration is
   the longer of the GPU timeline and the host path (``host_path_s``): a step whose host sets the
-  pace pays DDP's host work in full.
+  pace is bounded by its host path. This holds with the DDP host keys at 0 too (the datasheet set):
+  a host-bound workload's iteration is then its own host launch times, not the GPU timeline; only a
+  workload without host times gets the GPU timeline alone.
 
 Definitions (all seconds, from the start of the iteration):
 
@@ -61,6 +64,7 @@ the alpha-beta times; they agree to rounding when ``ddp.compute_slowdown`` is 0.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Sequence
 
@@ -282,44 +286,69 @@ class TensorWork:
     copy_back_s: float = 0.0      # the gradients copied back into .grad, before the optimizer
 
 
-def _buffer_tensors(workload: Workload) -> int:
-    v = dict(workload.extras).get("buffer_tensors", 0)
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-        raise InputError("must be a number >= 0", source=workload.name, field="buffer_tensors", value=v)
+def buffer_count(v, source: str) -> int:
+    """A ``buffer_tensors`` value checked to be a whole number >= 0 (InputError naming ``source``)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 or v != int(v):
+        raise InputError("must be a whole number >= 0", source=source, field="buffer_tensors", value=v)
     return int(v)
 
 
+def buffer_tensors(workload: Workload) -> int:
+    """The workload's buffer tensors (extra ``buffer_tensors``, 0 when absent), validated."""
+    return buffer_count(dict(workload.extras).get("buffer_tensors", 0), workload.name)
+
+
 def tensor_work(p, workload: Workload, buckets: int, config: DDPConfig) -> TensorWork:
-    """DDP's per-tensor GPU work for ``workload`` (module docstring); none without buckets, and none
-    while ``ddp.tensor_kernel_s`` is 0 (the datasheet set: the copy back and its bytes are then left
-    out too, as before the per-tensor work was modelled)."""
-    kernel, tensors = p["ddp.tensor_kernel_s"], len(workload.params)
-    if not buckets or kernel <= 0:
+    """DDP's per-tensor GPU work for ``workload`` (module docstring); none without buckets. The kernels
+    cost ``ddp.tensor_kernel_s`` each; the copy back's bytes cost ``ddp.copy_back_s_per_byte`` each,
+    on their own (both 0 in the datasheet set)."""
+    kernel, per_byte, tensors = p["ddp.tensor_kernel_s"], p["ddp.copy_back_s_per_byte"], len(workload.params)
+    if not buckets:
         return TensorWork()
-    back = 0.0 if config.gradient_as_bucket_view else tensors * kernel + workload.total_bytes / p["ddp.bucket_copy_Bps"]
-    return TensorWork(_buffer_tensors(workload) * kernel, tensors * kernel, back)
+    back = 0.0 if config.gradient_as_bucket_view else tensors * kernel + workload.total_bytes * per_byte
+    return TensorWork(buffer_tensors(workload) * kernel, tensors * kernel, back)
 
 
 HOST_TIMES = ("forward_host_s", "backward_host_s", "optimizer_host_s")
+"""A workload's host launch times (extras, seconds): the first two give it a host path, the third is 0
+when absent."""
+
+
+def host_times(workload: Workload) -> tuple[float, float, float] | None:
+    """The workload's :data:`HOST_TIMES`, each checked finite and >= 0 (InputError naming the key), or None
+    when it carries no forward and backward host time."""
+    ex = dict(workload.extras)
+    if not all(k in ex for k in HOST_TIMES[:2]):
+        return None
+    out = []
+    for k in HOST_TIMES:
+        v = ex.get(k, 0.0)
+        try:
+            x = float(v)
+        except (TypeError, ValueError):
+            raise InputError("host launch time must be a number", source=workload.name, field=k, value=v) from None
+        if isinstance(v, bool) or not math.isfinite(x) or x < 0:
+            raise InputError("host launch time must be a finite number >= 0", source=workload.name, field=k,
+                             value=v)
+        out.append(x)
+    return out[0], out[1], out[2]
+
+
+def host_extra_s(p, tensors: int, buckets: int, buffers: int) -> float:
+    """DDP's host work of one synchronised step over ``no_sync()``'s (module docstring): the one formula
+    that the model, :mod:`validation.ddp_host`'s fit and its table use."""
+    return tensors * p["ddp.tensor_host_s"] + buckets * p["ddp.bucket_host_s"] + buffers * p["ddp.buffer_host_s"]
 
 
 def host_path_s(p, workload: Workload, buckets: int, accumulation_steps: int = 1) -> float | None:
     """Host seconds to issue one iteration (module docstring), or None when the workload carries no
     host launch times: ``accumulation_steps`` forwards and backwards, one optimizer step, and DDP's
     host work of the synchronised step."""
-    ex = dict(workload.extras)
-    if not all(k in ex for k in HOST_TIMES[:2]):
+    times = host_times(workload)
+    if times is None:
         return None
-    try:
-        fwd, bwd, opt = (float(ex.get(k, 0.0)) for k in HOST_TIMES)
-    except (TypeError, ValueError):
-        raise InputError("host launch times must be numbers", source=workload.name, field="forward_host_s",
-                         value={k: ex.get(k) for k in HOST_TIMES}) from None
-    if min(fwd, bwd, opt) < 0:
-        raise InputError("host launch times must be >= 0", source=workload.name, field="forward_host_s",
-                         value={k: ex.get(k) for k in HOST_TIMES})
-    ddp = (len(workload.params) * p["ddp.tensor_host_s"] + buckets * p["ddp.bucket_host_s"]
-           + _buffer_tensors(workload) * p["ddp.buffer_host_s"]) if buckets else 0.0
+    fwd, bwd, opt = times
+    ddp = host_extra_s(p, len(workload.params), buckets, buffer_tensors(workload)) if buckets else 0.0
     return accumulation_steps * (fwd + bwd) + opt + ddp
 
 

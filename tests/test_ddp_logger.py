@@ -29,7 +29,8 @@ def test_steady_median_of_a_record():
     assert steady_median_s(r) == pytest.approx(0.031)
     assert steady_median_s({**r, "sync_warmup": STEADY_WARMUP}) == pytest.approx(0.04)   # all steady then
     assert steady_median_s({"median_s": 0.035}) == 0.035                 # no per-iteration times
-    assert steady_median_s({**r, "warmup": 0, "iter_times_s": [0.04] * 10}) == pytest.approx(0.04)
+    # warmup 0: only the first timed iteration (count 1) is steady, counts 2-10 are held back
+    assert steady_median_s({**r, "warmup": 0, "iter_times_s": [0.01 * (i + 1) for i in range(10)]}) == pytest.approx(0.01)
     assert steady_median_s({**r, "warmup": 1, "iter_times_s": [0.04] * 3}) == 0.035   # all held back
 
 

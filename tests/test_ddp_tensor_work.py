@@ -86,6 +86,18 @@ def test_a_host_path_bounds_the_step_with_the_datasheet_ddp_keys_too():
     assert simulate_iteration(m, _w(), CFG, "closed").iteration_s < 40 * MS
 
 
+def test_the_interval_of_a_host_bound_step_does_not_fall_below_its_host_path():
+    """iteration_interval widened the GPU path around the host path's value: its low end fell below the host
+    path, which the iteration can never undercut."""
+    from simulator.training.ddp_intervals import iteration_interval
+    m = CostModel(topologies.prepare("dgx-h100", gpus_per_node=2, nvls=False), params())
+    w = _w(forward_host_s=20 * MS, backward_host_s=20 * MS)
+    r = simulate_iteration(m, w, CFG, "closed")
+    assert r.limit is Limit.HOST
+    lo, hi = iteration_interval(m, r, (0.8, 1.2))
+    assert lo == pytest.approx(r.host_path_s) and hi > r.iteration_s
+
+
 @pytest.mark.parametrize("extras, field", [
     ({"buffer_tensors": -1}, "buffer_tensors"), ({"buffer_tensors": float("nan")}, "buffer_tensors"),
     ({"forward_host_s": "x", "backward_host_s": 1.0}, "forward_host_s"),

@@ -19,6 +19,7 @@ profile launch is one draw of that pace. This module pools the draws of several 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from types import SimpleNamespace
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -57,8 +58,8 @@ def read_single_gpu(path: str | Path) -> list[StepSample]:
         try:
             if r.get("kind") == "dp_profile":
                 p = r["profile"]
-                sample = StepSample(r["model"], int(p["batch_size"]), "profile",
-                                    float(p["forward_s"] + p["backward_s"] + p["optimizer_s"]), str(path))
+                step = SimpleNamespace(**{k: float(p[k]) for k in ("forward_s", "backward_s", "optimizer_s")})
+                sample = StepSample(r["model"], int(p["batch_size"]), "profile", compute_s(step), str(path))
             elif r.get("kind") == "dp" and r.get("gpus") == 1:
                 sample = StepSample(r["model"], int(r["batch_size"]), "plain", float(r["median_s"]), str(path))
             else:

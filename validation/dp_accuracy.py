@@ -60,6 +60,26 @@ def _med(xs: list[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
 
 
+def _held_back_text(sets) -> str:
+    """Per campaign, how many of each DDP record's timed iterations DDP's sampling held back
+    (validation.ddp_logger.held_back), from the records' own warmup counts."""
+    from simulator.core.inputs import read_jsonl
+    from validation.ddp_logger import held_back
+    parts = []
+    for f, _ in sets:
+        seen: dict[str, int] = {}          # "warmup: held of timed" -> records
+        for path in sorted(f.glob("dp_world*.jsonl")):
+            for _, r in read_jsonl(path):
+                times, warmup = r.get("iter_times_s"), r.get("sync_warmup", r.get("warmup"))
+                if r.get("kind") != "ddp" or not isinstance(times, list) or not isinstance(warmup, int):
+                    continue
+                held = sum(held_back(warmup + i + 1) for i in range(len(times)))
+                key = f"{warmup}: {held} of {len(times)}"
+                seen[key] = seen.get(key, 0) + 1
+        parts.append(f"`{f.name}` " + ", ".join(seen) if seen else f"`{f.name}` no per-iteration times")
+    return "; ".join(parts)
+
+
 def _by_other(sets) -> dict[str, list[str]]:
     """Other-machine campaign -> the campaigns it predicts (:func:`other_machine`)."""
     out: dict[str, list[str]] = {}
@@ -98,9 +118,9 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
              "each launch's median over its *steady* iterations: PyTorch's DDP samples runtime statistics on its "
              "first 10 synchronised iterations, and at the next forward its logger waits on that iteration's "
              "CUDA events (`Logger::set_runtime_stats_and_log`), so the host stops running ahead of the GPU "
-             "and those iterations pay every launch gap (validation.ddp_logger); these campaigns timed DDP "
-             "after 3 or 5 warmup iterations, so 8 of 10 (6 of 15) timed iterations were held back "
-             "(the runner now warms up past them).", "",
+             "and those iterations pay every launch gap (validation.ddp_logger); timed DDP iterations held back, "
+             "per campaign (synchronised warmup: held back of timed per launch): " + _held_back_text(sets)
+             + " (the runner now warms up past them).", "",
              "| dataset | model | GPUs | DataParallel measured (ms) | launch range % | datasheet pred. (ms) | err % | "
              "leave-one-out pred. (ms) | err % | other machine err % | DDP measured, steady (ms) | DDP launch range % | "
              "DDP pred. (ms) | ratio measured | ratio launch range % | ratio pred. | ratio err % |",
@@ -616,8 +636,8 @@ def _section(write_calibration: bool) -> list[str]:
                        f"the {ds['ratio_points']} points, which the ratio inherits. Measured DDP is the steady "
                        "iterations' median (see the table's introduction); against the median of *all* timed DDP "
                        f"iterations, as before this stop, the same predictions give a ratio error of "
-                       f"{ds['ratio_all']:.1f}% and DDP {ds['ddp_at_ratio_all']:.1f}%: DDP's runtime-stats sampling, "
-                       "not the model, was most of DDP's error. "
+                       f"{ds['ratio_all']:.1f}% and DDP {ds['ddp_at_ratio_all']:.1f}% (same predictions: the "
+                       "difference is the held-back iterations alone). "
                        f"The measured ratio itself (each launch's DataParallel over its own DDP) spreads by a median "
                        f"{ds['ratio_launch_range']:.1f}% between launches (table above, 'ratio launch range'); the "
                        f"predicted ratio lies inside the launches' range at {ds['ratio_inside']:.0f}% of the "
@@ -635,13 +655,11 @@ def _section(write_calibration: bool) -> list[str]:
                            f"{m} " + " / ".join(f"{ds['probe_by_model'][k][m]:+.1f}%" for k in
                                                 ("datasheet", "GPU", "GPU and host"))
                            for m in ds["probe_by_model"]["datasheet"])
-                     + ". It does not carry to these hosts as a whole, so the datasheet keeps it at 0 and the figures "
-                       "above leave it out: the GPU part moves ResNet-50 and GPT-2, which wait on the GPU, the way the "
-                       "probe's own points say, but charges the MLP's 16 large gradients a copy back at "
-                       "`ddp.bucket_copy_Bps` that these runs do not show; the host part is the probe host's pace, and "
-                       "the profiles' host times it adds to already hold the profiler's own hook per parameter, so "
-                       "host-bound BERT comes out slow. A host's per-tensor cost has to be measured on that host "
-                       "(`gpu_campaign.sh ddpcompute`, then `python -m validation.ddp_host`).")
+                     + f". DDP's own error with them is {pr['GPU and host'][1]:.1f}% against the datasheet's "
+                       f"{ds['ddp_at_ratio']:.1f}% ({'better' if pr['GPU and host'][1] < ds['ddp_at_ratio'] else 'not better'}"
+                       "), so the datasheet keeps them at 0 and the figures above leave them out; the per-model "
+                       "errors say where they help and where they hurt. A host's per-tensor cost is measured on that "
+                       "host (`gpu_campaign.sh ddpcompute`, then `python -m validation.ddp_host`).")
         pbs = ds["probe_by_set"]
         for name, own in ds["own_host_keys"].items():
             def fig(variant: str) -> str:
@@ -658,8 +676,9 @@ def _section(write_calibration: bool) -> list[str]:
                          f"committed probe host: GPU part {fig('GPU')}, GPU and host {fig('GPU and host')}; with the "
                          f"keys measured on this host's own probe (" + ", ".join(
                              ddp_host.key_text(k, v) for k, v in own.items())
-                         + f"): {fig('own host')}. The GPU kernel measured on two hosts agrees; the host keys do not "
-                           "(three keys fitted to four models' host extras are poorly pinned on one host).")
+                         + f"): {fig('own host')}. This host's keys over the committed probe host's: " + ", ".join(
+                             f"`{k}` {own[k] / keys[k]:.2f}x" if keys[k] > 0 else f"`{k}` n/a (0 there)"
+                             for k in own if k != ddp_host.COPY_KEY) + ".")
         lines.append("- Before (commit c914be6, the forward-only `parallel_apply_s` law with the host keys fitted on 2-GPU "
                      "iterations, on the three H200 campaigns): 23.5% on 4 GPUs, ratio 25.8%; the earlier log2(n) forward "
                      "law (commit 3afdcdf, two campaigns): 24.8% and 11.2%. The forward-only law was a regression for the "

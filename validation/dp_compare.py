@@ -30,10 +30,10 @@ import numpy as np
 from simulator.collectives.params import Parameters
 from simulator.core.errors import InputError
 from simulator.core.inputs import read_jsonl
-from simulator.training.workload import Workload, workload_from_dict
+from simulator.training.workload import HOST_TIMES, Workload, workload_from_dict
 from validation.ddp_logger import steady_median_s
 
-TIMED = ("forward_s", "backward_s", "optimizer_s", "forward_host_s", "backward_host_s", "optimizer_host_s",
+TIMED = ("forward_s", "backward_s", "optimizer_s", *HOST_TIMES,
          "forward_fresh_thread_host_s", "forward_warm_thread_host_s", "forward_fresh_pair_host_s",
          "forward_warm_pair_host_s")
 HOST_KEYS = ("dp.replicate_s_per_module", "dp.replicate_s_per_tensor", "dp.lock_handoff_s", "dp.nccl_device_s",

@@ -126,7 +126,9 @@ class Limit(str, Enum):
     CHANNELS = "channels"    # NCCL's p2p channels (CTAs) of a send/recv or all-to-all, no link saturated
     KERNEL = "kernel"        # the kernel's own per-channel rate (NVLS-Tree's perChMaxNVLSTreeBw), no link saturated
     LATENCY = "latency"      # fixed costs dominate the size-proportional term
-    HOST = "host"            # host-based backends: TCP/shared-memory copies and CPU reductions
+    # the host sets the pace: host-based backends (TCP/shared-memory copies, CPU reductions), and a DDP step
+    # whose host path is longer than its GPU timeline (launch-bound; simulator.training.ddp)
+    HOST = "host"
     COMPUTE = "compute"      # communication hidden behind compute
     BUCKET_OVERHEAD = "bucket-overhead"   # per-bucket launch and copy cost after backward
     NONE = ""                # nothing to move

@@ -90,7 +90,7 @@ from simulator.core.errors import InputError
 from simulator.network.closed_form import CostModel
 from simulator.network.records import Record
 from simulator.network.fairness import max_min_rates
-from simulator.training.workload import Workload
+from simulator.training.workload import HOST_TIMES, Workload
 
 COALESCE_BYTES = 10 * 2**20
 """``torch.cuda.comm``'s ``buffer_size``: broadcast and reduce_add_coalesced chunk at 10 MiB."""
@@ -136,8 +136,8 @@ class DPFacts:
         share = min(1.0, max(0.0, pair / cold - 1.0)) if pair is not None and cold else None
         return cls(num("input_bytes_per_sample", 0.0), out, num("output_grad_bytes_per_sample", out),
                    tuple(p.size_bytes for p in w.params) + tuple(per_buffer), n,
-                   int(num("modules", n)), num("forward_host_s", n * launch_s_per_tensor),
-                   num("backward_host_s", n * launch_s_per_tensor), num("optimizer_host_s", 0.0), cold,
+                   int(num("modules", n)), num(HOST_TIMES[0], n * launch_s_per_tensor),
+                   num(HOST_TIMES[1], n * launch_s_per_tensor), num(HOST_TIMES[2], 0.0), cold,
                    max(1, int(num("forward_ops", n))), share)
 
 

@@ -76,7 +76,7 @@ from simulator.core.errors import InputError
 from simulator.core.limits import ACCUMULATION_STEPS, MAX_BUCKET_CAP_MB, check_range
 from simulator.core.units import MiB
 from simulator.core.vocabulary import DTYPE_BYTES, ENGINES, Limit
-from simulator.training.workload import Workload
+from simulator.training.workload import HOST_TIMES, Workload
 
 COMPRESSIONS = {"bf16": "bfloat16", "fp16": "float16"}
 #: Exposed communication below this fraction of the iteration counts as compute-bound.
@@ -309,13 +309,9 @@ def tensor_work(p, workload: Workload, buckets: int, config: DDPConfig) -> Tenso
     return TensorWork(buffer_tensors(workload) * kernel, tensors * kernel, back)
 
 
-HOST_TIMES = ("forward_host_s", "backward_host_s", "optimizer_host_s")
-"""A workload's host launch times (extras, seconds): the first two give it a host path, the third is 0
-when absent."""
-
-
 def host_times(workload: Workload) -> tuple[float, float, float] | None:
-    """The workload's :data:`HOST_TIMES`, each checked finite and >= 0 (InputError naming the key), or None
+    """The workload's host launch times (:data:`simulator.training.workload.HOST_TIMES`; the first two give
+    it a host path, the third is 0 when absent), each checked finite and >= 0 (InputError naming the key), or None
     when it carries no forward and backward host time."""
     ex = dict(workload.extras)
     if not all(k in ex for k in HOST_TIMES[:2]):

@@ -46,7 +46,10 @@ def compute_band(workload) -> tuple[float, float] | None:
 
 def iteration_interval(model: CostModel, result, band: tuple[float, float] | None = None) -> tuple[float, float]:
     """(low, high) seconds of one simulated iteration (a simulator.training.ddp.IterationResult); ``band``
-    is :func:`compute_band` of its workload."""
+    is :func:`compute_band` of its workload. The GPU path's communication and compute widen it; a host
+    path (``host_path_s``, the workload's host launch times: no uncertainty of its own) is a floor, since
+    the iteration is the longer of the two. When the host sets the pace the high end is the host path
+    widened as if the GPU path were as long (an upper bound: the GPU path is shorter)."""
     total = lo_w = hi_w = 0.0
     for b in result.buckets:
         size = b.comm_bytes or b.size_bytes
@@ -66,6 +69,9 @@ def iteration_interval(model: CostModel, result, band: tuple[float, float] | Non
         compute = step_compute_s(result)
         lo -= compute * max(0.0, 1.0 - band[0])
         hi += compute * max(0.0, band[1] - 1.0)
+    host = getattr(result, "host_path_s", None)
+    if host is not None:
+        lo = max(lo, host)
     return lo, hi
 
 

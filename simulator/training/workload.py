@@ -65,6 +65,11 @@ class ParamGrad:
     dtype: str = "float32"
 
 
+HOST_TIMES = ("forward_host_s", "backward_host_s", "optimizer_host_s")
+"""A workload's host launch times (extras, seconds; the DataParallel runner's profile writes them): the
+one place these keys are spelled (simulator.training.ddp's host path, simulator.training.dataparallel)."""
+
+
 def step_compute_s(step) -> float:
     """Forward + backward + optimizer seconds of anything that has the three (a workload, a
     simulated DDP iteration): the one place this sum is spelled."""
@@ -210,7 +215,7 @@ def workload_from_layers(model: ModelSpec, gpu: str | GpuSpec, batch_size: int, 
                     float(optimizer_s), params, batch_size, extras)
 
 
-_FILE_FUNCTIONS = ("load_profile", "load_workload", "save_workload", "step_compute_s", "workload_from_dict",
+_FILE_FUNCTIONS = ("load_profile", "load_workload", "save_workload", "workload_from_dict",
                    "workload_from_profile_record", "workload_to_dict")
 
 

@@ -271,15 +271,17 @@ def test_host_times_round_trip_pool_and_refuse_bad_shapes(tmp_path):
     write_jsonl(Dataset(meta={}, points=tuple(replace(p, rank_host_times_s=()) for p in pts)), paths[1])
     assert pooled_points(paths)[0].point.rank_host_times_s == ()   # one launch without: none
     bad = tmp_path / "bad.jsonl"
-    for host in ('[[1e-5, 1e-5]]', '[[1e-5, 1e-5, 0]]', '[1e-5]'):
+    cases = {'[[1e-5, 1e-5], [1e-5, 1e-5, 1e-5]]': "one per repetition",   # one rank's list shorter
+             '[[1e-5, 1e-5, 0], [1e-5, 1e-5, 1e-5]]': "one per repetition",  # a time not positive
+             '[1e-5, 1e-5]': "one per repetition",                             # not a list per rank
+             '[[1e-5, 1e-5, 1e-5]]': "1 lists for world 2",                    # one rank's list on 2 ranks
+             '[[1e-5, 1e-5, 1e-5], [1e-5, 1e-5, 1e-5], [1e-5, 1e-5, 1e-5]]': "3 lists for world 2"}
+    for host, why in cases.items():
         bad.write_text('{"kind": "coll", "op": "all_reduce", "world": 2, "bytes": 8, "time_s": 1e-5, '
                        f'"rep_times_s": [1e-5, 1e-5, 1e-5], "rank_host_times_s": {host}}}\n')
-        if host == '[[1e-5, 1e-5]]':      # one rank's list shorter than the repetitions
-            with pytest.raises(InputError, match="rank_host_times_s"):
-                read_jsonl(bad)
-        else:
-            with pytest.raises(InputError, match="rank_host_times_s"):
-                read_jsonl(bad)
+        with pytest.raises(InputError, match="rank_host_times_s") as err:
+            read_jsonl(bad)
+        assert why in str(err.value) and "bad.jsonl" in str(err.value)
 
 
 def test_host_reading_on_a_second_machine():
@@ -291,3 +293,51 @@ def test_host_reading_on_a_second_machine():
     assert check is not None
     assert check["shared"] < check["median"]
     assert 0 < check["host_s"] < check["reps_s"]
+
+
+def test_calibrate_names_the_host_issue_times_as_the_per_rank_cost_source():
+    """The verdict says where rank_overhead_s came from: every rank's host issue times where every point
+    has them, the repetitions where none has, both where some have."""
+    pts = host_sweep(2, 60)
+    reason = {v.key: v for v in calibrate(pts, PRED).verdicts}["rank_overhead_s"].reason
+    assert reason.startswith("from every rank's host issue times, not fitted:")
+    half = [p if i % 2 else replace(p, rank_host_times_s=()) for i, p in enumerate(pts)]
+    reason = {v.key: v for v in calibrate(half, PRED).verdicts}["rank_overhead_s"].reason
+    assert reason.startswith("from the repetitions and every rank's host issue times, not fitted:")
+    bare = [replace(p, rank_host_times_s=()) for p in pts]
+    reason = {v.key: v for v in calibrate(bare, PRED).verdicts}["rank_overhead_s"].reason
+    assert reason.startswith("from the repetitions, not fitted:")
+
+
+def test_the_reading_is_chosen_from_the_self_check(monkeypatch):
+    """estimate uses the reading of the host issue times that self_check finds closer to the points' own
+    medians: R drawn as measured where it wins, R held at its median where that wins."""
+    pts = host_sweep(2, 60)
+    assert rank_sync.reading(pts) == "shared"
+    shared = rank_sync.estimate(pts, PRED)
+    monkeypatch.setattr(rank_sync, "self_check", lambda points: {"shared": 0.05, "median": 0.01})
+    assert rank_sync.reading(pts) == "median"
+    median = rank_sync.estimate(pts, PRED)
+    usable = [p for p in pts if len(p.rep_times_s) >= rank_sync.MIN_REPS and rank_sync._latency_bound(PRED, p)]
+    assert median.per_doubling_s == pytest.approx(np.median([rank_sync.host_steps(p, "median")[0] for p in usable]))
+    assert median.per_doubling_s != pytest.approx(shared.per_doubling_s)
+    with pytest.raises(ValueError, match="reading"):
+        rank_sync.host_steps(pts[0], "mean")
+
+
+def test_rank_cost_check_ties_each_gap_to_its_row():
+    """Each row says what its 2-GPU cost was read off and the text gives each row's gap by name; no
+    cases: nothing to print (the old text indexed an empty list)."""
+    from validation.accuracy_latency import rank_cost_check
+    assert rank_cost_check([]) == ([], {})
+    host, bare = host_sweep(2, 40), sweep(2, 40)
+    lines, figures = rank_cost_check([("m-host", calibrate(host, PRED), calibrate(host + host_sweep(4, 40, seed=1), PRED),
+                                       "2 and 4 GPUs"),
+                                      ("m-reps", calibrate(bare, PRED), calibrate(bare + sweep(4, 40, seed=1), PRED),
+                                       "2 and 4 GPUs")])
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in lines if line.startswith("| m-")}
+    assert "| every rank's host issue times |" in rows["m-host"] and "| the repetitions |" in rows["m-reps"]
+    text = next(line for line in lines if line.startswith("Order statistics minus fit"))
+    for name in ("m-host", "m-reps"):
+        v = figures[f"rank cost {name}"]
+        assert f"{name} {(v['order_statistics_s'] - v['fitted_s']) * 1e6:+.1f} us" in text

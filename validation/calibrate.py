@@ -462,7 +462,7 @@ def _rank_sync(pts: Sequence[CollMeasurement], predictor: Predictor, verdicts: l
     sync = rank_sync.estimate(pts, predictor)
     if sync is None:
         return predictor.params, None, verdicts
-    verdicts = [Verdict(RANK_KEY, True, f"from the repetitions, not fitted: {sync.describe()}",
+    verdicts = [Verdict(RANK_KEY, True, f"from {sync.source}, not fitted: {sync.describe()}",
                         sync.sd_s / scale(RANK_KEY)) if u.key == RANK_KEY else u for u in verdicts]
     return predictor.params.with_values({RANK_KEY: sync.per_doubling_s}), sync, verdicts
 

@@ -559,8 +559,11 @@ def _coll_from_record(record: Mapping[str, Any], source: str, line: int) -> Coll
                 isinstance(x, (int, float)) and not isinstance(x, bool) and 0 < x < 1e9 for x in h) for h in host):
         raise f.bad("rank_host_times_s", "must be a list (one per rank) of lists of positive times in seconds, "
                     "one per repetition of rep_times_s", host)
+    world = f.whole("world", low=1, high=limits.GPUS.value)
+    if host and len(host) != world:
+        raise f.bad("rank_host_times_s", f"must hold one list per rank: {len(host)} lists for world {world}", host)
     return CollMeasurement(
-        op=op, world=f.whole("world", low=1, high=limits.GPUS.value),
+        op=op, world=world,
         size_bytes=f.whole("bytes", high=limits.MAX_SIZE_BYTES), time_s=f.number("time_s", positive=True),
         algbw_GBps=f.number("algbw_GBps", required=False, high=1e9),
         busbw_GBps=f.number("busbw_GBps", required=False, high=1e9),

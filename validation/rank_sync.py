@@ -23,7 +23,9 @@ and slow repetitions caused by one process's host at a time, not by independent 
 share of slow repetitions barely grows with the ranks. Where a point records every rank's host issue
 times (``rank_host_times_s``), the order statistic is taken over them instead (:func:`host_steps`):
 one process's distribution is then measured, not inferred from the slowest of the repetition's ranks,
-and the rest of a repetition's time enters as a factor the ranks share. How either estimate compares
+and the rest of a repetition's time enters as a factor the ranks share, drawn as measured or held at its
+median, whichever reproduces the points' own medians better (:func:`reading`, chosen on the calibration
+data by :func:`self_check`). How either estimate compares
 with a fit over several world sizes, per machine, is in docs/accuracy.md section 3; predictions carry
 the points' own spread of the step (``spread_s``), and data from two world sizes, which determine the
 cost by fitting, are better than any order statistic.
@@ -71,6 +73,12 @@ class RankSync:
         new point's growth is known no better than that spread, however well the median is."""
         return float(np.hypot(self.sd_s, self.spread_s))
 
+    @property
+    def source(self) -> str:
+        """What the cost was read off: the repetitions, every rank's host issue times, or both."""
+        return ("the repetitions" if not self.host_points else "every rank's host issue times"
+                if self.host_points == self.points else "the repetitions and every rank's host issue times")
+
     def describe(self) -> str:
         steps = ", ".join(f"{s * 1e6:.1f}" for s in self.steps_s)
         rep = self.points - self.host_points
@@ -96,10 +104,11 @@ def estimate(points: Sequence[CollMeasurement], predictor: Predictor, seed: int 
     world = worlds.pop()
     q = [0.5 ** (1.0 / 2 ** m) for m in range(DOUBLINGS + 1)]
     steps, host = [], 0
+    how = reading(points)
     for p in points:
         if len(p.rep_times_s) < MIN_REPS or not _latency_bound(predictor, p):
             continue
-        h = host_steps(p)
+        h = host_steps(p, how)
         host += h is not None
         steps.append(h if h is not None else np.diff(np.quantile(np.asarray(p.rep_times_s), q)))
     if len(steps) < MIN_POINTS:
@@ -113,7 +122,7 @@ def estimate(points: Sequence[CollMeasurement], predictor: Predictor, seed: int 
                     float(1.4826 * np.median(np.abs(first - np.median(first)))), host)
 
 
-def host_steps(p: CollMeasurement) -> np.ndarray | None:
+def host_steps(p: CollMeasurement, how: str = "shared") -> np.ndarray | None:
     """The next DOUBLINGS doublings' cost (seconds) of one point from every rank's host issue times
     (None when the point has none). A repetition's time per call is T = R x max_i X_i: X_i is rank i's
     host issue time per call (the host clock over the repetition's first calls; pooled over ranks and
@@ -121,20 +130,40 @@ def host_steps(p: CollMeasurement) -> np.ndarray | None:
     time (what the GPU time adds later in the repetition: a factor the ranks share, drawn independently of
     their hosts). On n ranks max X has the distribution F_X^n, so the median of T on n ranks solves
     mean over R of F_X(t / R)^n = 1/2 (:func:`median_slowest`); the doublings are its differences from the
-    point's own world size. (R at its median instead, a constant, is the other reading; which one
-    reproduces the measured medians at the calibration's own world size better, :func:`self_check`,
-    is printed in docs/accuracy.md section 3.)"""
+    point's own world size. ``how`` = "median" holds R at its median instead (a constant: the median on n
+    ranks is median(R) x the 0.5^(1/n) quantile of X); :func:`reading` picks the one that reproduces
+    the measured medians at the calibration's own world size better (:func:`self_check`, printed in
+    docs/accuracy.md section 3)."""
     h = np.asarray(p.rank_host_times_s, dtype=float)
     if h.ndim != 2 or h.shape[0] != p.world or h.shape[1] != len(p.rep_times_s) or h.shape[1] == 0:
         return None
     rest = np.asarray(p.rep_times_s) / h.max(axis=0)
-    return np.diff([median_slowest(h.ravel(), rest, p.world << m) for m in range(DOUBLINGS + 1)])
+    if how not in READINGS:
+        raise ValueError(f"unknown reading {how!r} (one of {', '.join(READINGS)})")
+    at = median_slowest if how == "shared" else _median_rest
+    return np.diff([at(h.ravel(), rest, p.world << m) for m in range(DOUBLINGS + 1)])
+
+
+READINGS = ("shared", "median")
+"""The two readings of the rest R of a repetition (:func:`host_steps`): drawn as measured, or its median."""
+
+
+def reading(points: Sequence[CollMeasurement]) -> str:
+    """The reading :func:`host_steps` uses for ``points``: the one :func:`self_check` finds closer to
+    the points' own measured medians ("shared" where no point has host issue times or they tie)."""
+    check = self_check(points)
+    return "median" if check is not None and check["median"] < check["shared"] else "shared"
+
+
+def _median_rest(x: np.ndarray, rest: np.ndarray, n: int) -> float:
+    """Median on n ranks with R held at its median: median(R) x the 0.5^(1/n) quantile of X."""
+    return float(np.median(rest)) * float(np.quantile(x, 0.5 ** (1 / n)))
 
 
 def self_check(points: Sequence[CollMeasurement]) -> dict[str, float] | None:
     """Median |error| (fraction) with which the two readings of the host issue times reproduce each
-    point's measured median at its own world size: ``shared`` (R drawn as measured, what
-    :func:`host_steps` uses) and ``median`` (R a constant, its median). None without host times."""
+    point's measured median at its own world size: ``shared`` (R drawn as measured) and
+    ``median`` (R a constant, its median); :func:`reading` picks the smaller. None without host times."""
     err: dict[str, list[float]] = {"shared": [], "median": []}
     for p in points:
         h = np.asarray(p.rank_host_times_s, dtype=float)
@@ -142,7 +171,7 @@ def self_check(points: Sequence[CollMeasurement]) -> dict[str, float] | None:
             continue
         rest, med = np.asarray(p.rep_times_s) / h.max(axis=0), float(np.median(p.rep_times_s))
         err["shared"].append(abs(median_slowest(h.ravel(), rest, p.world) / med - 1))
-        err["median"].append(abs(float(np.median(rest)) * float(np.quantile(h.ravel(), 0.5 ** (1 / p.world))) / med - 1))
+        err["median"].append(abs(_median_rest(h.ravel(), rest, p.world) / med - 1))
     return {k: float(np.median(v)) for k, v in err.items()} if err["shared"] else None
 
 

@@ -30,7 +30,7 @@ COLLECTIVE_CALIBRATION = "h200-nvlink-ddp"
 CALIBRATION = "h200-dataparallel"
 """The NCCL collective (and DDP) calibration the predictions start from: fitted on other runs
 (4x H200 collectives and DDP), not on these."""
-HELD_OUT = ("h100x2_2026-11-26_dpddp",)
+HELD_OUT = ("h100x2_2026-11-26_dpddp", "h200x2_2026-11-26_dpddp")
 """Campaigns read only after the model was fixed. Held out means: their own points are predicted with
 nothing fitted on them (host keys from their other models or from another machine, DDP keys from the
 datasheet or another host's probe), and they are never the *other machine* fit of another campaign; they
@@ -669,10 +669,11 @@ def _section(write_calibration: bool) -> list[str]:
             lines.append(f"- Held out, read after this model was fixed: `{name}`, a host never measured before whose "
                          "DDP runs are all steady (the runner's new warmup) and which also ran the DDP compute probe. "
                          "Held out means its own points are predicted with nothing fitted on it, and it is never "
-                         "another campaign's *other machine*; it does lend its thread diagnostics to the campaigns "
-                         "that borrow them (" + (", ".join(f"`{b}`" for b in lent) or "none")
-                         + "), so their figures moved when it was added. "
-                         f"Datasheet DDP keys (the figures above): {fig('datasheet')}; with the keys measured on the "
+                         "another campaign's *other machine*; " + (
+                             "it does lend its thread diagnostics to the campaigns that borrow them ("
+                             + ", ".join(f"`{b}`" for b in lent) + "), so their figures moved when it was added. "
+                             if lent else "no campaign borrows its thread diagnostics. ")
+                         + f"Datasheet DDP keys (the figures above): {fig('datasheet')}; with the keys measured on the "
                          f"committed probe host: GPU part {fig('GPU')}, GPU and host {fig('GPU and host')}; with the "
                          f"keys measured on this host's own probe (" + ", ".join(
                              ddp_host.key_text(k, v) for k, v in own.items())

@@ -377,15 +377,17 @@ CAMPAIGNS = (("h200x2_2026-11-26c", "llm_world2.jsonl", "h200-nvlink-2gpu"),
              ("h200x4_2026-11-26d", "llm_world4.jsonl", "h200-nvlink"))
 """The committed campaigns and the collective calibration each is predicted with."""
 OTHER_GPU_CAMPAIGNS = (("h100x4_2026-11-26h", "llm_world4.jsonl", "h100-nvlink-2gpu", 1),)
+"""Campaigns on a GPU the host fits never saw: folder, file, collective calibration (fitted on another
+machine's sweep) and the index in :data:`CAMPAIGNS` whose host work they take."""
 ISSUE_CAMPAIGNS = (("h100x2_2026-11-26_tp", "tp_issue_world2.jsonl", "h100-nvlink-2gpu", 1),
                    ("h100x4_2026-11-26_tp", "tp_issue_world4.jsonl", "h100-nvlink-2gpu", 1),
-                   ("h100x2_2026-11-26_tp2", "tp_issue_world2.jsonl", "h100-nvlink-2gpu", 1))
+                   ("h100x2_2026-11-26_tp2", "tp_issue_world2.jsonl", "h100-nvlink-2gpu", 1),
+                   ("h200x2_2026-11-26_tp", "tp_issue_world2.jsonl", "h200-nvlink-2gpu", 1))
 """The TP issue probes' loops (2x and 4x H100, other leases): TP campaigns of their own (folder, file,
 calibration, index in :data:`CAMPAIGNS` whose host work they take), compute fitted on their unsharded blocks'
 host and GPU times and their stand-in loops. The third (5 launches) was measured after the host model it
-checks (the backward's issue by its kernel count, host work in units of the block issue time) was fixed."""
-"""Campaigns on a GPU the host fits never saw: folder, file, collective calibration (fitted on another
-machine's sweep) and the index in :data:`CAMPAIGNS` whose host work they take."""
+checks (the backward's issue by its kernel count, host work in units of the block issue time) was fixed;
+the fourth (2x H200, another lease than the H200 campaigns) after that model was merged."""
 TARGET_MEDIAN_PCT = 8.0
 COLLECTIVE_OPS = ("all_reduce", "all_gather", "reduce_scatter")
 """The issue probe's single operations that are NCCL collectives (the others are its stand-ins)."""

@@ -15,7 +15,6 @@ of the GPU time alone) in every round.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import Any, Sequence
 
 from simulator.core.errors import InputError
 from simulator.core.inputs import read_jsonl
+from validation.check_cli import files_main
 
 VARIANTS = ("plain", "profile", "queued", "nosync", "sync")
 GPU_BOUND = 1.03
@@ -100,17 +100,10 @@ def table_lines(rows: Sequence[ModelCompute]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m validation.compute_check",
-                                description="Profile vs plain vs GPU-alone vs DDP compute, per model.")
-    p.add_argument("files", nargs="+")
-    a = p.parse_args(argv)
-    try:
-        records = [r for f in a.files for r in read_compute(f)]
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print("\n".join(table_lines(summarize(records))))
-    return 0
+    return files_main("python -m validation.compute_check",
+                      "Profile vs plain vs GPU-alone vs DDP compute, per model.",
+                      lambda files: [r for f in files for r in read_compute(f)],
+                      lambda records: table_lines(summarize(records)), argv)
 
 
 if __name__ == "__main__":

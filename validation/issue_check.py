@@ -19,7 +19,6 @@ Every record field is checked (:class:`validation.fields.Fields`): a missing or 
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from typing import Any, Mapping, Sequence
 
 from simulator.core.errors import InputError
 from simulator.core.inputs import read_jsonl
+from validation.check_cli import files_main
 from validation.fields import Fields
 from validation.gpt_spec import GPTSpec
 from validation.llm_records import record_spec
@@ -271,18 +271,10 @@ def probe_tp_runs(paths: Sequence[str | Path]) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m validation.issue_check",
-                                description="Host issue time, GPU time and loop time of the TP issue probe.")
-    p.add_argument("files", nargs="+")
-    a = p.parse_args(argv)
-    try:
-        points, ops, gpu = read_issue(a.files)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(f"{gpu or 'GPU not recorded'}: medians over launches")
-    print("\n".join(check_lines(points, ops)))
-    return 0
+    return files_main("python -m validation.issue_check",
+                      "Host issue time, GPU time and loop time of the TP issue probe.", read_issue,
+                      lambda read: [f"{read[2] or 'GPU not recorded'}: medians over launches",
+                                    *check_lines(read[0], read[1])], argv)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ collective. The last line sums it up as accesses per bus byte (:func:`summary_li
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any, Sequence
 
 from simulator.core.errors import InputError
 from simulator.core.inputs import read_jsonl
+from validation.check_cli import files_main
 from simulator.core.vocabulary import busbw_factor
 from simulator.training.llm.hbm_contention import HBM_ACCESSES_PER_BUS_BYTE, collective_hbm_bytes
 
@@ -125,19 +125,11 @@ def check_lines(records: list[dict[str, Any]]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m validation.overlap_check",
-                                description="Overlap probe records vs the simulator's memory-traffic charge.")
-    p.add_argument("files", nargs="+")
-    a = p.parse_args(argv)
-    try:
-        records = [r for f in a.files for r in read_overlap(f)]
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print("\n".join(check_lines(records)))
-    print(summary_line(records))
-    print(ddp_slowdown_line(records))
-    return 0
+    return files_main("python -m validation.overlap_check",
+                      "Overlap probe records vs the simulator's memory-traffic charge.",
+                      lambda files: [r for f in files for r in read_overlap(f)],
+                      lambda records: [*check_lines(records), summary_line(records), ddp_slowdown_line(records)],
+                      argv)
 
 
 if __name__ == "__main__":

@@ -111,6 +111,8 @@ def test_accuracy_section_lists_every_campaign_and_runner() -> None:
     # 2x H200 probe host measured after that model was merged (lead's device call, 20:30): 4.0%
     assert figs["h200x2_2026-11-26_tp"]["tp"]["median_abs_pct"] == pytest.approx(4.0, abs=0.5)
     assert probes[2].endswith("| 4 of 4 |")
+    # 4x H200 probe host, predicted blind by main 73cb86f (lead's device call, 21:37): 6.9%, 3 of 4 inside
+    assert figs["h200x4_2026-11-26_tp"]["tp"]["median_abs_pct"] == pytest.approx(6.9, abs=0.5)
     assert all(figs[c[0]][r]["median_abs_pct"] <= 8 for c in CAMPAIGNS for r in ("pp", "tp", "fsdp"))
     h100_tp = next(line for line in lines if line.startswith("| h100") and "| tp |" in line)
     assert h100_tp.endswith("| 4 of 4 |")     # 2 of 4 with a fixed 2x backward issue and host work carried in seconds

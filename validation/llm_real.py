@@ -382,12 +382,14 @@ machine's sweep) and the index in :data:`CAMPAIGNS` whose host work they take.""
 ISSUE_CAMPAIGNS = (("h100x2_2026-11-26_tp", "tp_issue_world2.jsonl", "h100-nvlink-2gpu", 1),
                    ("h100x4_2026-11-26_tp", "tp_issue_world4.jsonl", "h100-nvlink-2gpu", 1),
                    ("h100x2_2026-11-26_tp2", "tp_issue_world2.jsonl", "h100-nvlink-2gpu", 1),
-                   ("h200x2_2026-11-26_tp", "tp_issue_world2.jsonl", "h200-nvlink-2gpu", 1))
+                   ("h200x2_2026-11-26_tp", "tp_issue_world2.jsonl", "h200-nvlink-2gpu", 1),
+                   ("h200x4_2026-11-26_tp", "tp_issue_world4.jsonl", "h200-nvlink", 1))
 """The TP issue probes' loops (2x and 4x H100, other leases): TP campaigns of their own (folder, file,
 calibration, index in :data:`CAMPAIGNS` whose host work they take), compute fitted on their unsharded blocks'
 host and GPU times and their stand-in loops. The third (5 launches) was measured after the host model it
 checks (the backward's issue by its kernel count, host work in units of the block issue time) was fixed;
-the fourth (2x H200, another lease than the H200 campaigns) after that model was merged."""
+the fourth (2x H200, another lease than the H200 campaigns) after that model was merged; the fifth (4x H200,
+another lease again) was predicted blind by main 73cb86f (its README)."""
 TARGET_MEDIAN_PCT = 8.0
 COLLECTIVE_OPS = ("all_reduce", "all_gather", "reduce_scatter")
 """The issue probe's single operations that are NCCL collectives (the others are its stand-ins)."""
@@ -463,9 +465,10 @@ def real_section() -> tuple[list[str], dict[str, dict[str, dict[str, float]]]]:
               "came. A TP pass takes `ComputeModel.issue_s` plus its collectives, the rule the simulation issues "
               "passes with: a host-bound pass hides its collectives behind the host's issue time and pays the host "
               "cost of each collective call instead (the issue probe below shows the GPU idle most of a TP loop "
-              "and each collective call costing the host far more than its transfer). The last three rows are the "
-              "issue probes' own TP loops on other H100 machines (the third measured after this model was fixed), "
-              "predicted the same way (compute fitted on their unsharded blocks' host and GPU times and their "
+              "and each collective call costing the host far more than its transfer). The rows 'tp (issue probe loops)' are "
+              f"the issue probes' own TP loops on {len(ISSUE_CAMPAIGNS)} other leases (three of H100, then 2x and 4x "
+              "H200; the third measured after this model was fixed, the last two after it was merged, the 4x H200 "
+              "one predicted blind by main 73cb86f, its README), predicted the same way (compute fitted on their unsharded blocks' host and GPU times and their "
               "stand-in loops, host work from the 4x H200 campaign scaled by their block issue time): the first "
               "2-GPU machine's host is slow at collective calls, not at "
               f"issuing blocks (its single collective calls alone take {probe_host[0][1] / probe_host[1][1]:.1f}x the "

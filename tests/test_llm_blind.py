@@ -49,8 +49,10 @@ def test_blind_figures(blind: tuple[list[str], dict]) -> None:
     # while beside and the compute pinned by the issue probes and the measured copy bandwidth: 4.8% / 8.3%
     # (4.5% / 7.7% with the 2-GPU probe alone, 5.3% / 9.2% with the 4-GPU one alone); with the backward's host
     # issue from its kernel count (1.4 forwards, was 2) and the host work scaled by the host's block issue time:
-    # 4.2% / 8.0%
-    for world, (median, p90, rho) in {2: (4.2, 11.8, 0.99), 4: (8.0, 11.8, 0.99)}.items():
+    # 4.2% / 8.0%; with the cross-entropy backward's 22 bytes per logit (was 8), which moves the 4x H200 host fit's
+    # split between FSDP's per-unit and per-gather work (0.49 / 0.46 -> 0.61 / 0.33 ms): 4.2% / 9.0%, and on 4 GPUs
+    # NO_SHARD h4096 and FULL_SHARD h4096 (measured 18.0 / 20.7 ms) change places (Spearman 1.0 -> 0.8)
+    for world, (median, p90, rho) in {2: (4.2, 11.8, 0.99), 4: (9.0, 10.1, 0.79)}.items():
         s = figs[f"world{world}"]
         assert s["n"] == 4
         assert s["median_abs_pct"] == pytest.approx(median, abs=0.5)
@@ -67,8 +69,11 @@ def test_issue_probe_and_copy_bandwidth_pin_the_compute_fit(blind: tuple[list[st
     lines, _ = blind
     first = [float(line.split(" | ")[2]) for line in lines if line.startswith("| ") and "the first blind method" in line]
     assert len(first) == 2 and min(first) > 10          # recorded 17.0 / 14.7 (24.0 / 14.5 with the op-count backward issue)
-    free = [float(line.split(" | ")[2]) for line in lines if line.startswith("| ") and "mem_efficiency fitted (" in line]
-    assert len(free) == 2 and max(free) > 10            # recorded 6.5 / 12.4
+    free = [line for line in lines if line.startswith("| ") and "mem_efficiency fitted (" in line]
+    mems = [float(line.split("mem_efficiency fitted (")[1].split(")")[0]) for line in free]
+    # the free fit wanders between the 2- and 4-GPU launches: 1.00 / 0.69 (errors 4.7 / 6.4%); 0.44 / 0.46 with
+    # errors 17.6 / 14.3% with 8 bytes per logit in the cross-entropy backward, 6.5 / 12.4% before that
+    assert len(free) == 2 and abs(mems[0] - mems[1]) > 0.2
     for world in (2, 4):
         _, _, n, mem = blind_predictor(read_llm_records([blind_file(world)]))
         assert n == 2 + 8 and 0.8 < mem < 0.95          # 2 profiles, 2 probes x 2 specs x (host, GPU); copies 0.87

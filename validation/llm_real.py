@@ -442,6 +442,8 @@ def real_section() -> tuple[list[str], dict[str, dict[str, dict[str, float]]]]:
                 lines.append(f"| {folder} | {calibration} | {runner} | {s['n']:.0f} | "
                              f"{s['median_abs_pct']:.1f} | {s['p90_abs_pct']:.1f} | {s['spearman']:.2f} | "
                              f"{inside} of {len(errs)} |")
+    from validation.tp_host_path import markdown_lines as host_path_lines, report
+
     probe_host: list[tuple[float, float]] = []     # per probe: (host_block_s, median issue s of a single collective)
     for folder, name, calibration, i in ISSUE_CAMPAIGNS:
         probe = [data / folder / name]
@@ -479,7 +481,8 @@ def real_section() -> tuple[list[str], dict[str, dict[str, dict[str, float]]]]:
               "(docs/training.md); `hybrid_shard` with `replicate = world` "
               "runs FSDP1's NO_SHARD on one-rank groups (no gradient reduction; docs/validation-runners.md).", "",
               *probe_lines(), "",
-              *[line for folder, name, _, _ in ISSUE_CAMPAIGNS for line in markdown_lines([data / folder / name], folder)]]
+              *[line for folder, name, _, _ in ISSUE_CAMPAIGNS for line in markdown_lines([data / folder / name], folder)],
+              *host_path_lines(report([h for h, _ in hosts]), TARGET_MEDIAN_PCT)]
     return lines, figs
 
 

@@ -211,8 +211,13 @@ def output_work(model: TransformerSpec, config: TrainConfig) -> LayerWork:
     fwd = Pass((norm, logits, xent), comm)
     bwd_comm = (CommCall("reduce_scatter" if config.sequence_parallel else "all_reduce", T * model.hidden * B),) \
         if t > 1 else ()
-    bwd = Pass(logits.grads() + (MemOp("cross-entropy bwd", (4 + 2 * B) * T * V), MemOp("final norm bwd", 2 * norm.size_bytes)),
-               bwd_comm)
+    # The loss gradient in fp32, per logit: written zeroed with the target's entry (4 bytes), the softmax
+    # gradient reading it and the saved fp32 output and writing its result (12), and the cast back to the
+    # logits' dtype (4 + B): 20 + B bytes (PyTorch's F.cross_entropy on fp32 logits; Megatron's fused
+    # vocab-parallel kernel moves about 14). The runners' measured output-layer backward is 1.14-1.29 ms
+    # at h2048 on H100/H200, 8 bytes per logit priced it at 0.8-0.9 ms (docs/training.md).
+    xent_bwd = MemOp("cross-entropy bwd", (20 + B) * T * V)
+    bwd = Pass(logits.grads() + (xent_bwd, MemOp("final norm bwd", 2 * norm.size_bytes)), bwd_comm)
     return LayerWork(fwd, bwd, 3.0 * logits.flops)
 
 

@@ -220,7 +220,7 @@ def markdown_lines(rep: HostPathReport, target_pct: float = 8.0) -> list[str]:
               f"time and {_spread(ratio('block')):.2f}x over the block issue time (the model's carry: "
               f"{_spread([h.call_s / h.predictor.compute.host_collective_s for h in hs]):.2f}x; "  # type: ignore[attr-defined]
               "a quantity that carried the cost would give one ratio on every host). The probe loops predicted with `host_collective_s = m x carrier` "
-              "on each host, `m` fitted on the other three campaigns' loops (least squares on log ratios), against "
+              "on each host, `m` fitted on the other campaigns' loops (least squares on log ratios), against "
               "the model as shipped, and the floor: each loop from its own measured host issue time and GPU time, "
               "`r x max(host, GPU)`, `r` fitted on the other campaigns (a host model exact on every configuration's "
               "host issue time, under the pass rule `max(kernels, host)`):", "",

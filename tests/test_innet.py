@@ -235,4 +235,14 @@ def test_accuracy_scan_finds_collnet_and_pat_headers(tmp_path):
              "c": {"env": {"NCCL_ALGO": "Ring"}, "measured_algo": "NVLS (patched NCCL)"}, "d": {"env": {}}}
     for name, extra in metas.items():
         (tmp_path / f"{name}.jsonl").write_text(json.dumps({"kind": "meta", "name": name, **extra}) + "\n")
-    assert scan_headers(tmp_path) == (4, ["a", "b"])
+    assert scan_headers(tmp_path) == ["a", "b"]
+
+
+def test_accuracy_section_does_not_change_when_other_data_is_added(tmp_path):
+    """Section 10 names the CollNet/PAT datasets only, never the total: a data commit leaves it as it is."""
+    import json
+    from validation.accuracy_innet import evaluate
+    (tmp_path / "a.jsonl").write_text(json.dumps({"kind": "meta", "name": "a", "env": {}}) + "\n")
+    before = evaluate(tmp_path)[0]
+    (tmp_path / "b.jsonl").write_text(json.dumps({"kind": "meta", "name": "b", "env": {}}) + "\n")
+    assert evaluate(tmp_path)[0] == before and "CollNet or PAT: none, so" in "\n".join(before)

@@ -69,6 +69,9 @@ def test_issue_probe_and_copy_bandwidth_pin_the_compute_fit(blind: tuple[list[st
     lines, _ = blind
     first = [float(line.split(" | ")[2]) for line in lines if line.startswith("| ") and "the first blind method" in line]
     assert len(first) == 2 and min(first) > 10          # recorded 17.0 / 14.7 (24.0 / 14.5 with the op-count backward issue)
+    # the profiles alone leave host_block_s at the fit's start: the row carries the host work unscaled and says so
+    assert all("not determined: left at its 0.2 ms start, so the host work is carried unscaled" in line
+               for line in lines if "the first blind method" in line and line.startswith("| "))
     free = [line for line in lines if line.startswith("| ") and "mem_efficiency fitted (" in line]
     mems = [float(line.split("mem_efficiency fitted (")[1].split(")")[0]) for line in free]
     # the free fit wanders between the 2- and 4-GPU launches: 1.00 / 0.69 (errors 4.7 / 6.4%); 0.44 / 0.46 with

@@ -75,7 +75,17 @@ def test_host_work_is_carried_in_units_of_the_hosts_block_issue_time() -> None:
     faster = work.on(ComputeParams(host_block_s=0.3e-3))
     assert faster == pytest.approx({"host_collective_s": 50e-6, "fsdp_unit_host_s": 0.25e-3})
     assert work.on(ComputeParams(host_block_s=0.6e-3)) == pytest.approx(work.values)
-    assert work.on(ComputeParams()) == pytest.approx(work.values)   # no host time fitted there: carried as is
+
+
+@pytest.mark.parametrize("source_s, target_s", [(0.6e-3, 0.0), (0.0, 0.3e-3)])
+def test_host_work_without_a_block_issue_time_is_an_input_error(source_s: float, target_s: float) -> None:
+    """A host whose compute fit left host_block_s at 0 cannot carry host work: an error naming the key and
+    its value, never a silent scale of 1."""
+    from simulator.training.llm.compute import ComputeParams
+    work = HostWork({"host_collective_s": 100e-6}, host_block_s=source_s)
+    with pytest.raises(InputError, match="host_block_s") as err:
+        work.on(ComputeParams(host_block_s=target_s))
+    assert err.value.value == 0.0
 
 
 @pytest.mark.parametrize("path, calibration, other", [(TWO, "h200-nvlink-2gpu", FOUR), (FOUR, "h200-nvlink", TWO)])

@@ -36,6 +36,7 @@ from typing import Sequence
 import numpy as np
 
 from simulator.core.errors import InputError
+from simulator.training.llm.compute import ComputeParams
 from validation.issue_check import markdown_lines, probe_tp_runs, read_issue
 from validation.llm_records import (LayerProfile, LlmRecords, LlmRun, RunError, RunGroup, compare_runs,
                                     error_summary, error_table, group_runs, read_llm_records,
@@ -338,10 +339,16 @@ class HostWork:
     values: dict[str, float]     # seconds on the host they were fitted on
     host_block_s: float          # that host's block issue time (its compute fit)
 
-    def on(self, compute: object) -> dict[str, float]:
-        """The host work on the host of ``compute`` (a fitted ``ComputeParams``)."""
-        target = getattr(compute, "host_block_s")
-        scale = target / self.host_block_s if self.host_block_s > 0 and target > 0 else 1.0
+    def on(self, compute: ComputeParams) -> dict[str, float]:
+        """The host work on the host of ``compute`` (a fitted compute model). Both hosts' block issue
+        times must be positive (fitted); a zero one cannot carry anything, so it is an error, never a
+        silent scale of 1."""
+        for where, block_s in (("fitted on", self.host_block_s), ("predicted", compute.host_block_s)):
+            if not block_s > 0:
+                raise InputError(f"the host {where} has no block issue time (the compute fit left it at "
+                                 "0), so the host work cannot be carried in its units",
+                                 field="host_block_s", value=block_s)
+        scale = compute.host_block_s / self.host_block_s
         return {k: v * scale for k, v in self.values.items()}
 
 

@@ -61,7 +61,7 @@ def test_probe_records_every_point_and_the_checker_reads_them(tmp_path: Path, ca
         (1, False, False), (2, False, False), (2, False, True), (2, True, False), (2, True, True)]
     for r in points:
         assert r["loop_s"] > 0 and r["issue_forward_s"] > 0 and r["issue_backward_s"] > 0
-        assert r["gpu_s"] > 0 and r["held_out"] == 0 and len(r["loop_times_s"]) == 2
+        assert r["gpu_s"] > 0 and r["outlasted_hold"] == 0 and len(r["loop_times_s"]) == 2
     ops = [r for r in recs if r["kind"] == "llm_op_issue"]
     assert [r["op"] for r in ops] == ["all_reduce", "repeat"] and all(r["issue_per_call_s"] > 0 for r in ops)
     assert check_main([str(out)]) == 0
@@ -162,4 +162,40 @@ def test_op_issue_sizes_its_hold_and_records_what_outlasted_it(monkeypatch: Any)
     ses = Session()
     tp_issue.measure_ops(ses, Clock(), s, s.common.specs[0])  # type: ignore[arg-type]
     (rec,) = ses.recorded
-    assert rec["held_out"] == 0 and rec["hold_s"] > rec["issue_per_call_s"] * rec["calls"]
+    assert rec["outlasted_hold"] == 0 and rec["hold_s"] > rec["issue_per_call_s"] * rec["calls"]
+
+
+@pytest.mark.parametrize("read", ["read_issue", "probe_tp_runs"])
+def test_one_label_with_two_configurations_is_named(tmp_path: Path, read: str) -> None:
+    """Points are grouped by their label: a copy of a record with other blocks under the same label would be
+    averaged into it (read_issue) or replace it (probe_tp_runs), so the reader refuses it."""
+    import validation.issue_check as ic
+
+    other = _issue_record(4, False, launch=1)
+    other["point"] = _issue_record(2, False)["point"]
+    f = _write(tmp_path / "i.jsonl", [_issue_record(2, False), other])
+    with pytest.raises(InputError, match="point") as err:
+        getattr(ic, read)([f])
+    assert "line 2" in str(err.value) and "another configuration" in str(err.value)
+
+
+def test_a_second_record_of_one_launch_is_named(tmp_path: Path) -> None:
+    from validation.issue_check import probe_tp_runs
+
+    f = _write(tmp_path / "i.jsonl", [_issue_record(2, False), _issue_record(2, False, loop_s=0.5)])
+    with pytest.raises(InputError, match="launch_index"):
+        probe_tp_runs([f])
+
+
+def test_op_issue_reads_outlasted_hold_and_refuses_the_old_name(tmp_path: Path) -> None:
+    """``outlasted_hold`` (repetitions whose issue outlasted the GPU hold) was called ``held_out``, this project's
+    word for data no fit saw; a file with the old name is refused rather than read as 0."""
+    from validation.issue_check import read_issue
+
+    op = {"kind": "llm_op_issue", "op": "all_reduce", "issue_per_call_s": 1e-5, "outlasted_hold": 2}
+    f = _write(tmp_path / "i.jsonl", [_issue_record(2, False), op])
+    (issue,) = read_issue([f])[1]
+    assert issue.outlasted_hold == 2
+    old = _write(tmp_path / "old.jsonl", [_issue_record(2, False), {**op, "outlasted_hold": None, "held_out": 2}])
+    with pytest.raises(InputError, match="held_out.*renamed outlasted_hold"):
+        read_issue([old])

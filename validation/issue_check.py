@@ -98,7 +98,7 @@ class OpIssue:
 
     op: str
     issue_per_call_s: float
-    held_out: int  # repetitions, over all launches, whose issue outlasted the GPU hold
+    outlasted_hold: int  # repetitions, over all launches, whose issue outlasted the GPU hold
 
 
 @dataclass(frozen=True)
@@ -136,11 +136,28 @@ def _issue_record(f: Fields) -> IssueRecord:
                        loop_times_s=times, kernel_count=_kernel_count(f))
 
 
+def _check_apart(f: Fields, r: IssueRecord, configs: dict[str, tuple[object, ...]],
+                 launches: set[tuple[str, int]]) -> IssueRecord:
+    """``r``, once its label is known to name one configuration and one record per launch: points are
+    grouped by their label, so two configurations under one label would be averaged into one point and
+    a second record of a launch would replace the first."""
+    config = (r.spec, r.micro_batch, r.tp, r.sp, r.comm)
+    if configs.setdefault(r.point, config) != config:
+        raise f.bad("point", "the same label as an earlier record with another configuration (blocks, "
+                    "micro-batch, tp, sequence_parallel or comm)", r.point)
+    if (r.point, r.launch_index) in launches:
+        raise f.bad("launch_index", f"a second record of point {r.point!r} in this launch", r.launch_index)
+    launches.add((r.point, r.launch_index))
+    return r
+
+
 def read_records(paths: Sequence[str | Path]) -> IssueData:
     """Every launch's ``llm_issue`` record, the per-op issue medians and each launch's GPU."""
     recs: list[IssueRecord] = []
     ops: dict[str, list[tuple[float, int]]] = {}
     gpu: dict[str, str] = {}
+    configs: dict[str, tuple[object, ...]] = {}     # label -> its configuration
+    launches: set[tuple[str, int]] = set()          # (label, launch_index) read so far
     for path in paths:
         for n, rec in read_jsonl(path):
             kind = rec.get("kind")
@@ -148,10 +165,13 @@ def read_records(paths: Sequence[str | Path]) -> IssueData:
             if kind == "meta":
                 gpu[f.text("launch_id", "")] = f.text("gpu", "")
             elif kind == "llm_op_issue":
+                if f.has("held_out"):       # the field's name before 2026-11-26: never read it as 0
+                    raise f.bad("held_out", "renamed outlasted_hold (repetitions whose issue outlasted the hold)",
+                                rec["held_out"])
                 ops.setdefault(f.text("op"), []).append((float(f.number("issue_per_call_s")),  # type: ignore[arg-type]
-                                                         f.whole("held_out", default=0)))
+                                                         f.whole("outlasted_hold", default=0)))
             elif kind == "llm_issue":
-                recs.append(_issue_record(f))
+                recs.append(_check_apart(f, _issue_record(f), configs, launches))
     if not recs:
         raise InputError("no llm_issue records", source=", ".join(map(str, paths)), field="kind")
     return IssueData(tuple(recs), tuple(OpIssue(op, statistics.median(t for t, _ in v), sum(h for _, h in v))
@@ -197,7 +217,7 @@ def _per_block_ms(on: IssuePoint, off: IssuePoint, fields: Sequence[str]) -> lis
 
 
 def _ops_text(ops: Sequence[OpIssue], digits: int) -> str:
-    return ", ".join(f"{o.op} {o.issue_per_call_s * 1e6:.{digits}f}{'*' if o.held_out else ''}" for o in ops)
+    return ", ".join(f"{o.op} {o.issue_per_call_s * 1e6:.{digits}f}{'*' if o.outlasted_hold else ''}" for o in ops)
 
 
 def check_lines(points: Sequence[IssuePoint], ops: Sequence[OpIssue]) -> list[str]:

@@ -19,14 +19,14 @@ stand-ins (``comm=off``). Per point three numbers, each the median over ``--iter
 * ``gpu_s``: GPU seconds from the end of that sleep to the end of the iteration: the queued
   kernels and collectives run back to back, without host gaps: the GPU's time alone.
 
-``held_out`` counts repetitions whose issue outlasted the sleep (then the host waited: not kept
+``outlasted_hold`` counts repetitions whose issue outlasted the sleep (then the host waited: not kept
 apart; the sleep is sized from the loop). With ``--kernels``, one iteration under
 ``torch.profiler`` gives the kernels per class (``nccl``, ``gemm``, ``attention``, ``other``: count
 and GPU seconds) and the host's kernel launches; ``--op-issue`` times the host's issue of single
 operations at the block's activation size (``all_reduce``, ``all_gather``, ``reduce_scatter``,
 the stand-ins ``repeat`` and ``narrow``, an ``add``), each ``--op-calls`` calls behind a sleep of
 ``--hold`` times their time unheld: ``kind:"llm_op_issue"`` records with ``issue_per_call_s``,
-``hold_s`` and ``held_out`` (repetitions that outlasted the sleep anyway).
+``hold_s`` and ``outlasted_hold`` (repetitions that outlasted the sleep anyway).
 
 The models in ``simulator.training.llm.compute`` charge a pass ``max(kernels, host)``; these
 records separate the two. On CPU (gloo, the tests) there is no sleep and no GPU: the fields are
@@ -253,7 +253,7 @@ def measure_point(ses: Session, clock: _Clock, s: IssueSettings, spec: GPTSpec, 
         late += outlasted
     medians = ses.max_over_ranks([statistics.median(v) for v in (loop, fwd, bwd, gpu)] + [float(late)])
     out = {"loop_s": medians[0], "issue_forward_s": medians[1], "issue_backward_s": medians[2],
-           "gpu_s": medians[3], "held_out": int(medians[4]), "loop_times_s": loop, "hold_s": hold_s}
+           "gpu_s": medians[3], "outlasted_hold": int(medians[4]), "loop_times_s": loop, "hold_s": hold_s}
     if s.kernels:
         out.update(kernel_summary(step, ses.is_cuda))
     del model
@@ -286,7 +286,7 @@ def op_piece(op: str, ses: Session, spec: GPTSpec, mb: int) -> Callable[[], Any]
 
 def measure_ops(ses: Session, clock: _Clock, s: IssueSettings, spec: GPTSpec) -> None:
     """Per op, ``--op-calls`` calls issued behind a sleep of ``--hold`` times their time unheld (so
-    the sleep outlasts the issue however slow the host); ``held_out`` counts the repetitions whose
+    the sleep outlasts the issue however slow the host); ``outlasted_hold`` counts the repetitions whose
     issue outlasted it anyway (the host waited: that repetition's figure is too high)."""
     mb = s.common.micro_batch
     for op in s.op_issue:
@@ -313,7 +313,7 @@ def measure_ops(ses: Session, clock: _Clock, s: IssueSettings, spec: GPTSpec) ->
         med = ses.max_over_ranks([statistics.median(per_call[keep]), statistics.median(gpu[keep]), float(late)])
         ses.record("llm_op_issue", f"op {op} {spec.seq * mb * spec.hidden} elements", {
             **spec.fields(), "micro_batch": mb, "op": op, "calls": calls, "hold_s": hold_s,
-            "held_out": int(med[2]), "issue_per_call_s": med[0], "gpu_per_call_s": med[1]})
+            "outlasted_hold": int(med[2]), "issue_per_call_s": med[0], "gpu_per_call_s": med[1]})
 
 
 def run(s: IssueSettings) -> int:

@@ -307,10 +307,15 @@ def transfer_section(write_calibrations: bool) -> tuple[list[str], dict]:
     h100_lines, h100_figures, h100_fits = accuracy_latency.held_out_h100()
     lines += h100_lines
     figures.update(h100_figures)
+    from validation import held_out_campaign
+    blind_lines, blind_figures, blind_fits = held_out_campaign.section()
+    lines += blind_lines
+    figures.update(blind_figures)
     both = calibrate(pooled2 + [q.point for q in pooled4], pred0, name="h200-nvlink-2-4gpu")
     check_lines, check_figures = accuracy_latency.rank_cost_check(
         [("4x H200", fit, both, "2 and 4 GPUs")]
-        + [(f"4x H100, `{name}`", one, several, "2 and 3 GPUs") for name, one, several in h100_fits])
+        + [(f"4x H100, `{name}`", one, several, "2 and 3 GPUs") for name, one, several in h100_fits]
+        + ([(f"4x H200, `{blind_fits[0]}`", *blind_fits[1:], "2 and 3 GPUs")] if blind_fits else []))
     lines += check_lines
     figures.update(check_figures)
     p2p_lines, p2p_figures = accuracy_p2p.section()
@@ -428,6 +433,7 @@ def targets_section(figures: dict) -> list[str]:
                    for d, k in (("h100x4_2026-11-26_lat", "h100_heldout_4"), ("h100x4_2026-11-26_lat2", "h100b_heldout_4"))
                    if k in figures) + "."]
               if "h100_heldout_4" in figures else []),
+            *([held_out_campaign_target(figures, verdict)] if f"{HELD_OUT_SMALL}" in figures else []),
             f"- 90% intervals over all sizes: coverage {every['coverage_pct']:.0f}% (target 80%: "
             f"{verdict(every['coverage_pct'], 80, above=True)}), median width {every['median_width_pct']:.0f}% of the "
             f"prediction (target 25%: {verdict(every['median_width_pct'], 25)}); per size band (the calibration's "
@@ -476,6 +482,27 @@ def targets_section(figures: dict) -> list[str]:
     lines.append("- The 4-GPU truth pools " + ", ".join(f"`{_rel(p)}`" for p in CAMPAIGNS_4) + ": the last was "
                  "measured hours later on another 4x H200 machine, held out of every fit.")
     return lines
+
+
+HELD_OUT_SMALL = "h200c_heldout_4 < 16 MiB"
+"""Section 3's figures of the blind 4x H200 campaign (validation.held_out_campaign), 4 GPUs under 16 MiB."""
+
+
+def held_out_campaign_target(figures: dict, verdict) -> str:
+    """Section 8's line on the blind 4x H200 campaign: the < 16 MiB targets under today's model, beside
+    the campaign's README figures written before any model change."""
+    from validation.held_out_campaign import BLIND, PREFIX
+    st, big = figures[HELD_OUT_SMALL], figures.get(f"{PREFIX}_4 >= 16 MiB")
+    b = BLIND["< 16 MiB"]
+    return (f"- The second campaign measured on the device for these targets (`h200x4_2026-11-26_lat3` with `_bw2`, "
+            f"4x H200, 4 B - 1 GiB; calibrate on its 2 GPUs, predict its 4, section 3), < 16 MiB: median "
+            f"{st['median_pct']:.1f}% (target 15%: {verdict(st['median_pct'], 15)}), {st['inside_range_pct']:.0f}% "
+            f"inside the launches' range (target 75%: {verdict(st['inside_range_pct'], 75, above=True)}), 90% coverage "
+            f"{st['coverage_pct']:.0f}% (target 80%: {verdict(st['coverage_pct'], 80, above=True)}), width "
+            f"{st['median_width_pct']:.0f}% (target 25%: {verdict(st['median_width_pct'], 25)})"
+            + (f"; >= 16 MiB median {big['median_pct']:.1f}%, p90 {big['p90_pct']:.1f}%" if big else "")
+            + f". Blind (its README, main 73cb86f, before any model change): < 16 MiB {b[0]:.1f}%, {b[1]:.0f}% inside, "
+            f"coverage {b[2]:.0f}%, width {b[3]:.0f}%.")
 
 
 def _marked(lines: list[str]) -> tuple[list[str], dict]:

@@ -280,6 +280,16 @@ def nccl_choices(d: Path) -> dict[int, dict[str, set]]:
     return out
 
 
+def nccl_line(choices: dict[int, dict[str, set]]) -> str:
+    """One sentence of :func:`nccl_choices`: per world size the (algorithm, protocol) pairs, the largest
+    size per call on one channel and the most channels."""
+    ch = {n: v["channels"] for n, v in choices.items()}
+    return ("NCCL's own choice (its INFO lines, one per call): " + "; ".join(
+        f"{n} GPUs " + ", ".join(f"{a.lower()}/{p}" for a, p in sorted(v["algos"]))
+        + f" on 1 channel up to {max(b for b, c in ch[n] if c == 1)} B per call, at most "
+        f"{max(c for _, c in ch[n])} channels" for n, v in choices.items()) + ".")
+
+
 def rank_cost_check(cases: Sequence[tuple[str, object, object, str]]) -> tuple[list[str], dict]:
     """Per machine: the per-rank cost (per doubling) read off one world size's repetitions (order
     statistics, validation.rank_sync) beside the one a fit determines from several world sizes.
@@ -294,7 +304,7 @@ def rank_cost_check(cases: Sequence[tuple[str, object, object, str]]) -> tuple[l
              "| machine | order statistics of 2 GPUs, us | read off | fitted on several world sizes, us |",
              "|---|---|---|---|"]
     figures: dict = {}
-    gaps = []
+    gaps, over, under = [], [], []
     for name, one, several, which in cases:
         a, b = one.params["rank_overhead_s"], several.params["rank_overhead_s"]
         reason = next((v.reason for v in one.verdicts if v.key == "rank_overhead_s"), "")
@@ -303,10 +313,15 @@ def rank_cost_check(cases: Sequence[tuple[str, object, object, str]]) -> tuple[l
         figures[f"rank cost {name}"] = {"order_statistics_s": a, "fitted_s": b}
         lines.append(f"| {name} | {a * 1e6:.1f} | {source} | {b * 1e6:.1f} ({which}) |")
         gaps.append(f"{name} {(a - b) * 1e6:+.1f} us")
-    lines += ["", "Order statistics minus fit, per row: " + "; ".join(gaps) + ". Where the two differ, the slow "
-              "repetitions are one process's host at a time (the host-or-GPU table above), not independent draws per "
-              "rank whose maximum grows with the ranks, and the fast level's change with the ranks is the host's. The "
-              "intervals carry the order statistic's point-to-point spread, which covers part of this."]
+        (over if a >= b else under).append(name)
+    lines += ["", "Order statistics minus fit, per row: " + "; ".join(gaps) + "."
+              + (f" Where the order statistics exceed the fit ({'; '.join(over)}), the slow repetitions are one "
+                 "process's host at a time (the host-or-GPU table above), not independent draws per rank whose maximum "
+                 "grows with the ranks." if over else "")
+              + (f" Where the fit exceeds them ({'; '.join(under)}), the fast level itself grows with the ranks on that "
+                 "host (every process's issue time per call, not only the slowest draw: the host-or-GPU table's 'slowest "
+                 "host, fast' column), which one world size's repetitions cannot show." if under else "")
+              + " The intervals carry the order statistic's point-to-point spread, which covers part of this."]
     return lines, figures
 
 
@@ -391,12 +406,7 @@ def held_out_h100() -> tuple[list[str], dict, list[tuple[str, object, object]]]:
                   "and world sizes), nearly always one rank, never all: a host interruption of one process at a time, "
                   "which the whole collective stream waits for; the others were slow later in the repetition."]
     if choices:
-        ch = {n: v["channels"] for n, v in choices.items()}
-        lines += ["", "NCCL's own choice (its INFO lines, one per call): " + "; ".join(
-            f"{n} GPUs " + ", ".join(f"{a.lower()}/{p}" for a, p in sorted(v["algos"]))
-            + f" on 1 channel up to {max(b for b, c in ch[n] if c == 1)} B per call, at most "
-            f"{max(c for _, c in ch[n])} channels" for n, v in choices.items())
-            + ". The algorithm, protocol and small-size channel count do not change from 3 to 4 GPUs, so they cannot "
+        lines += ["", nccl_line(choices) + " The algorithm, protocol and small-size channel count do not change from 3 to 4 GPUs, so they cannot "
             "make a 4-GPU-only jump; nor does the jump come back on this host: here the gather-like ops get faster with "
             "the ranks (table above: their fast level falls from 2 to 4 GPUs), so the earlier host's per-rank growth "
             "was that host's, not a law a model may extrapolate."]

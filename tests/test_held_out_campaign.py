@@ -43,3 +43,15 @@ def test_held_out_campaign_stays_at_or_under_the_blind_figure(scored):
     small = scored[1][f"{hc.PREFIX}_4 < 16 MiB"]
     assert small["median_pct"] <= hc.BLIND["< 16 MiB"][0] + 0.05
     assert small["inside_range_pct"] >= hc.BLIND["< 16 MiB"][1] - 0.5
+
+
+def test_host_growth_is_largest_minus_smallest_world():
+    split = {("a", 2): {"host_fast_s": 30e-6}, ("a", 4): {"host_fast_s": 36e-6}, ("a", 3): {"host_fast_s": 1.0},
+             ("b", 2): {"host_fast_s": 40e-6}}
+    assert hc.host_growth(split) == {"a": pytest.approx(6e-6)}
+
+
+def test_lat3_host_issue_time_grows_with_the_ranks(scored):
+    """The text's claim, from the committed host issue times: every op's fast issue time is longer on 4 GPUs."""
+    growth = scored[1][f"host growth {hc.LAT.name}"]
+    assert len(growth) == 7 and min(growth.values()) > 0

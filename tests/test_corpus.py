@@ -7,6 +7,7 @@ import pytest
 
 from simulator.collectives.params import DEFAULTS, SHIPPED_DIR, load_calibration
 from validation import corpus
+from validation.corpus_clusters import cluster_of
 from validation.data import DATA_DIR
 from validation.parsers import CollMeasurement
 
@@ -36,6 +37,12 @@ def _point(variant="default", env=()):
     ({"preset": "dgx-h100", "nodes": 2, "nic": "32x 100G EFA (v2)"}, {}, "efa"),
     ({"preset": "hgx-b200", "nodes": 4}, {"hardware": "8x 400G EFA v4 per node"}, "efa"),
     ({"preset": "dgx-h100", "nodes": 2, "nic": "8x 200G GPUDirect-TCPXO"}, {}, "tcpx"),
+    ({"preset": "dgx-h100", "nodes": 2, "nic": "4x 200G GPUDirect-TCPX"}, {}, "tcpx"),
+    # whole words only: "default" holds no EFA, "tcpxyz" no TCPX
+    ({"preset": "dgx-h100", "nodes": 2, "nic": "8x ConnectX-7 400G IB"},
+     {"hardware": "DGX H100, default NCCL settings"}, "ib-roce"),
+    ({"preset": "dgx-h100", "nodes": 2, "nic": "8x 400G RoCE"}, {"hardware": "tcpxyz host"}, "ib-roce"),
+    ({"preset": "dgx-h100", "nodes": 2, "nic": "8x 400G"}, {"hardware": "p5 (EFA v2), default settings"}, "efa"),
 ])
 def test_group_from_the_header(hint, meta, group):
     assert corpus.group_of(hint, meta, [_point()]) == group
@@ -71,6 +78,39 @@ def test_adopted_only_where_held_out_beats_the_datasheet(results):
     assert tcpx.pooled("held_out") < tcpx.pooled("datasheet") < tcpx.pooled("siblings_in") and not tcpx.adopted
     # the link-class groups' fits lose leaving a dataset out: the datasheet defaults stay
     assert not any(r.adopted for r in results if r.group.link_class)
+
+
+def test_a_key_is_fitted_only_where_two_datasets_exercise_it(results):
+    """ib-roce's ring latency moves one dataset's predictions only (the L40S RoCE run, a host-staging
+    bandwidth case): it is refused by name and stays at the datasheet; every fitted key moves >= 2."""
+    ring = "hop_latency_s.net.ring.simple"
+    ib = next(r for r in results if r.group.name == "ib-roce")
+    members = [h.part for h in ib.held]
+    assert len(corpus.exercising(members, ring)) == 1
+    assert ring not in ib.whole.keys and ib.whole.params[ring] == DEFAULTS[ring]
+    assert any(x.startswith(ring + ": exercised on 1 of 4 clusters") for x in ib.whole.refused)
+    for r in results:
+        members = [h.part for h in r.held]
+        for k in r.whole.keys:
+            on = {cluster_of(label) for label in corpus.exercising(members, k)}
+            assert len(on) >= corpus.MIN_CLUSTERS_PER_KEY, (r.group.name, k)
+    # the two B200 datasets are one cluster (stas00's p6-b200): no B200 NVLink key is fitted
+    blackwell = next(r for r in results if r.group.name == "nvlink-blackwell")
+    assert len(blackwell.held) == 2 and blackwell.whole.keys == ()
+
+
+def test_shipped_corpus_keys_are_exercised_by_two_clusters(parts):
+    """Every key of a shipped corpus-*.json moves the predictions of fitted_on datasets of at least two
+    clusters (validation.corpus_clusters; rerun --calibrations if this fails)."""
+    import json
+    files = sorted(SHIPPED_DIR.glob("corpus-*.json"))
+    assert files
+    by_label = {p.label: p for p in parts}
+    for f in files:
+        doc = json.loads(f.read_text())
+        fitted_on = [by_label[label] for label in doc["fitted_on"]]
+        for k in doc["params"]:
+            assert len({cluster_of(label) for label in corpus.exercising(fitted_on, k)}) >= 2, (f.name, k)
 
 
 def test_corpus_figure_regression(results):

@@ -21,7 +21,8 @@ dataset whose measurements exceed what the hardware in its header can carry (:fu
 is listed with the reason and neither fitted nor scored. The fit is the calibrator's own (validation.calibrate: robust Huber loss, priors at the
 datasheet values, bounds; an efficiency pushed to 1 or a latency to its physical minimum is
 refused, the key kept at its prior), on sizes from :data:`FIT_MIN_BYTES` up, every dataset
-weighing the same. Scores are at >= 16 MiB, the bandwidth regime.
+weighing the same; a group fits a key only where datasets of at least two of its clusters
+exercise it (:data:`MIN_CLUSTERS_PER_KEY`). Scores are at >= 16 MiB, the bandwidth regime.
 
 ``python -m validation.accuracy --calibrations`` writes each adopted group's fit (on all its
 datasets) to ``simulator/collectives/calibrations/corpus-GROUP.json`` with its provenance; a group
@@ -33,6 +34,7 @@ NVLink fit (``corpus-nvlink-hopper``: the key it sets is the link class's, share
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -40,7 +42,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from simulator.collectives.params import DEFAULTS, Parameters, out_of_range_message
-from validation.calibrate import SIZE_EDGES_BYTES, Evaluator, _fit, _pinned
+from validation.calibrate import SIZE_EDGES_BYTES, Evaluator, _fit, _pinned, scale
 from validation.compare import Predictor, choice_for, compare, topo_from_hint
 from validation.defaults import public_parts
 from validation.corpus_clusters import SIBLINGS, cluster_of
@@ -107,7 +109,8 @@ def group_of(hint: Mapping, meta: Mapping, points: Sequence[CollMeasurement]) ->
             return "pcie"
         return nvlink_group(str(hint.get("preset", "")))
     text = f"{hint.get('nic', '')} {meta.get('hardware', '')}".lower()
-    return "efa" if "efa" in text else "tcpx" if "tcpx" in text else "ib-roce"
+    # whole words: "default NCCL settings" names no EFA
+    return "efa" if re.search(r"\befa\b", text) else "tcpx" if re.search(r"\btcpxo?\b", text) else "ib-roce"
 
 
 NVLINK_GENERATIONS = {80: "nvlink-ampere", 90: "nvlink-hopper", 100: "nvlink-blackwell"}
@@ -205,6 +208,47 @@ def fit(parts: Sequence[Part], keys: Sequence[str], start: Parameters | None = N
     return GroupFit(params, tuple(keys), tuple(refused))
 
 
+MIN_CLUSTERS_PER_KEY = 2
+"""A group fits a key only where datasets of at least two of its clusters (validation.corpus_clusters:
+different machines) exercise it: a value fitted on one cluster cannot be judged leaving that cluster out
+(its folds have no data for the key and keep the datasheet), so the whole-group fit would ship it
+unjudged, standing in for whatever that one machine lacks (the L40S RoCE run, ib-roce's only ring and a
+host-staging bandwidth case, had set the group's ring latency)."""
+
+
+def exercising(parts: Sequence[Part], key: str) -> list[str]:
+    """Labels of the parts whose predicted times at the fitted sizes (>= FIT_MIN_BYTES) move with ``key``
+    (the key halved, or set to its scale where the datasheet's value is 0)."""
+    start = Parameters()
+    v = start[key]
+    moved = start.with_values({key: v * 0.5 if v else scale(key)})
+    out = []
+    for part in parts:
+        pts = [p for p in part.points if p.size_bytes >= FIT_MIN_BYTES]
+        if pts:
+            ev = Evaluator(part.predictor.with_params(start), pts)
+            if np.any(np.abs(ev(moved) / ev(start) - 1) > 1e-9):
+                out.append(part.label)
+    return out
+
+
+def judgeable(parts: Sequence[Part], keys: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the keys datasets of at least MIN_CLUSTERS_PER_KEY clusters of ``parts`` exercise, why each other
+    key is not fitted)."""
+    kept, refused = [], []
+    clusters = {cluster_of(p.label) for p in parts}
+    for k in keys:
+        by = exercising(parts, k)
+        on = {cluster_of(label) for label in by}
+        if len(on) >= MIN_CLUSTERS_PER_KEY:
+            kept.append(k)
+        else:
+            refused.append(f"{k}: exercised on {len(on)} of {len(clusters)} clusters"
+                           + (f" ({', '.join(by)})" if by else "") + f", fitted only where {MIN_CLUSTERS_PER_KEY} "
+                           "are (a value from one cluster cannot be judged with it left out)")
+    return tuple(kept), tuple(refused)
+
+
 def errors(part: Part, params: Parameters, min_bytes: int = SCORE_MIN_BYTES) -> np.ndarray:
     """predicted / measured - 1 (signed) of a part's points from ``min_bytes`` up under ``params``."""
     comps, _ = compare([p for p in part.points if p.size_bytes >= min_bytes], part.predictor.with_params(params))
@@ -245,25 +289,27 @@ class GroupResult:
 def leave_one_dataset_out(parts: Sequence[Part]) -> list[GroupResult]:
     """Per group: every dataset predicted from a fit to the other datasets of its group less its siblings
     (validation.corpus_clusters: the same instance type), and, where it has siblings in the group, from a
-    fit that keeps them (``Held.siblings_in``); and the whole-group fit."""
+    fit that keeps them (``Held.siblings_in``); and the whole-group fit (of the group's keys, those :func:`judgeable` on its datasets)."""
     out = []
     datasheet = Parameters()
     for g in GROUPS:
         members = [p for p in parts if p.group == g.name and not p.inconsistent]
         if not members:
             continue
+        keys, unjudged = judgeable(members, g.keys)
         held = []
         for i, part in enumerate(members):
             rest = [m for m in members if cluster_of(m.label) != cluster_of(part.label)]
-            loo = fit(rest, g.keys).params if rest else datasheet
+            loo = fit(rest, keys).params if rest else datasheet
             kept = members[:i] + members[i + 1:]
             e0 = errors(part, datasheet)
             held_out = np.abs(errors(part, loo))
             siblings_in = held_out if len(kept) == len(rest) else \
-                np.abs(errors(part, fit(kept, g.keys).params if kept else datasheet))
+                np.abs(errors(part, fit(kept, keys).params if kept else datasheet))
             held.append(Held(part, np.abs(e0), held_out,
                              float(np.median(1 / (1 + e0))) if len(e0) else None, loo, siblings_in))
-        out.append(GroupResult(g, tuple(held), fit(members, g.keys)))
+        whole = fit(members, keys)
+        out.append(GroupResult(g, tuple(held), replace(whole, refused=unjudged + whole.refused)))
     return out
 
 

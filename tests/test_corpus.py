@@ -113,6 +113,28 @@ def test_shipped_corpus_keys_are_exercised_by_two_clusters(parts):
             assert len({cluster_of(label) for label in corpus.exercising(fitted_on, k)}) >= 2, (f.name, k)
 
 
+def test_per_group_notes_read_their_figures(parts, results):
+    """Section 1b's notes print figures computed from the data and the fits, not typed ones: the tcpx
+    group's held-out verdict and its TCPX/TCPXO count, p4d's NCCL version ratio, the RTX 4090's share of
+    the 2080 Ti's all_reduce rate (once typed as 'a third', which no rate of the 2080 Ti gives)."""
+    fabric = [h.part for r in results if r.group.name in ("efa", "tcpx") for h in r.held]
+    text = " ".join(corpus._per_group_notes(parts, fabric, results))
+    tcpx = next(r for r in results if r.group.name == "tcpx")
+    assert (f"{tcpx.pooled('held_out'):.1f}% median error against the datasheet's "
+            f"{tcpx.pooled('datasheet'):.1f}%: " + ("adopted" if tcpx.adopted else "not adopted")) in text
+    assert "3 datasets together (1 TCPX, 2 TCPXO)" in text
+    bw = lambda *a, **k: corpus.busbw_GBps(parts, *a, **k)          # noqa: E731
+    gib, mib = 1 << 30, 1 << 20
+    p4d = bw("aws_2x_p4d_16xA100_40GB_efa400_nccl2.8.3_ring_allreduce", "all_reduce", gib) / \
+        bw("aws_2x_p4d_16xA100_40GB_efa400_nccl2.9.9_allreduce", "all_reduce", gib)
+    assert f"carries {p4d:.2f} of the bus bandwidth" in text
+    gen3 = bw("pcie_2x2080Ti_noP2P_autodl_allcollectives", "all_reduce", 16 * mib)
+    gen4 = sorted(bw("pcie_rtx4090_2and4gpu_kalavai_allreduce", "all_reduce", 16 * mib, variant=v) / gen3
+                  for v in ("docker", "k8s"))
+    assert f"{gen4[0]:.2f}-{gen4[1]:.2f} of the 2080 Ti's Gen3 all_reduce" in text
+    assert "a third" not in text and "510 GB/s" not in text
+
+
 def test_corpus_figure_regression(results):
     """Accuracy regression: the held-out corpus figure at >= 16 MiB stays below today's (docs/accuracy.md 1b)."""
     datasheet, held = corpus.uncalibrated_errors(results)

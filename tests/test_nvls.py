@@ -186,8 +186,8 @@ def test_auto_picks_nvls_tree_for_large_all_reduce_on_two_dgx_h100():
 @pytest.mark.parametrize("preset, nodes, per_channel_GBps", [("dgx-h100", 2, 57.7), ("dgx-h100", 4, 45.5)])
 def test_nvls_tree_runs_at_most_nccls_per_channel_rate(preset, nodes, per_channel_GBps):
     """NVLS-Tree's kernel carries perChMaxNVLSTreeBw of bus bandwidth per channel (one per head GPU): on
-    two DGX H100s 8 x 57.7 = 462 GB/s, below the 510 GB/s NVLS inside each server would carry (measured
-    467 and 487 GB/s on two H100 clusters, validation/data/public); both engines, without the fill."""
+    two DGX H100s 8 x 57.7 = 462 GB/s, below what NVLS inside each server would carry (two H100 clusters
+    measured 465 and 479 GB/s from 4 GiB: docs/accuracy.md section 1b); both engines, without the fill."""
     from simulator.core.vocabulary import busbw_factor
     m = CostModel(topologies.build(preset, nodes=nodes), NO_FILL)
     shape = m.shape("all_reduce", "nvls_tree", "simple")

@@ -98,6 +98,7 @@ class Part:
     predictor: Predictor
     points: tuple[CollMeasurement, ...]
     inconsistent: str | None = None     # why the measurements contradict the header's hardware (not scored)
+    nic: str = ""                       # the header's NIC description (topology hint)
 
 
 def group_of(hint: Mapping, meta: Mapping, points: Sequence[CollMeasurement]) -> str:
@@ -110,7 +111,11 @@ def group_of(hint: Mapping, meta: Mapping, points: Sequence[CollMeasurement]) ->
         return nvlink_group(str(hint.get("preset", "")))
     text = f"{hint.get('nic', '')} {meta.get('hardware', '')}".lower()
     # whole words: "default NCCL settings" names no EFA
-    return "efa" if re.search(r"\befa\b", text) else "tcpx" if re.search(r"\btcpxo?\b", text) else "ib-roce"
+    return "efa" if re.search(r"\befa\b", text) else "tcpx" if re.search(TCPX_WORD, text) else "ib-roce"
+
+
+TCPX_WORD, TCPXO_WORD = r"\btcpxo?\b", r"\btcpxo\b"
+"""GCP's GPUDirect-TCPX (TCP through the host's stack) or -TCPXO (a NIC offload engine), and TCPXO alone."""
 
 
 NVLINK_GENERATIONS = {80: "nvlink-ampere", 90: "nvlink-hopper", 100: "nvlink-blackwell"}
@@ -134,7 +139,7 @@ def corpus_parts(data_dir: Path, params: Parameters | None = None) -> list[Part]
         pred = Predictor(topo_from_hint(hint, f), params)
         usable = tuple(c.point for c in compare(pts, pred)[0])
         if usable:
-            part = Part(label, group_of(hint, meta(f), usable), pred, usable)
+            part = Part(label, group_of(hint, meta(f), usable), pred, usable, nic=str(hint.get("nic", "")))
             out.append(replace(part, inconsistent=beyond_hardware(part)))
     return out
 
@@ -463,81 +468,137 @@ def _rates_text(rates: dict[int, float]) -> str:
     return ", ".join(f"{r:.0f} GB/s at {c >> 10} KiB" for c, r in rates.items()) or "-"
 
 
-def _busbw(parts: Sequence[Part], label: str, op: str, lo_bytes: int, hi_bytes: int | None = None,
-           variant: str | None = None) -> str:
+def busbw_GBps(parts: Sequence[Part], label: str, op: str, lo_bytes: int, hi_bytes: int | None = None,
+               variant: str | None = None) -> float | None:
     """Median measured bus bandwidth (GB/s) of one dataset's points of ``op`` in [lo_bytes, hi_bytes]."""
     v = [p.size_bytes / p.time_s * busbw_factor(p.op, p.world) / 1e9 for part in parts if part.label == label
          for p in part.points if p.op == op and p.size_bytes >= lo_bytes and (hi_bytes is None or p.size_bytes <= hi_bytes)
          and (variant is None or p.variant == variant)]
-    if not v:
+    return float(np.median(v)) if v else None
+
+
+def _gbps(m: float | None) -> str:
+    return "-" if m is None else f"{m:.1f}" if m < 20 else f"{m:.0f}"
+
+
+def _busbw(parts: Sequence[Part], *a, **k) -> str:
+    return _gbps(busbw_GBps(parts, *a, **k))
+
+
+def _ratios(values: Sequence[float | None], of: float | None, digits: int = 2) -> str:
+    """``lo-hi`` of ``values`` over ``of`` (one figure where they round alike)."""
+    if not of or any(v is None for v in values):
         return "-"
-    m = float(np.median(v))
-    return f"{m:.1f}" if m < 20 else f"{m:.0f}"
+    r = sorted(v / of for v in values)
+    lo, hi = f"{r[0]:.{digits}f}", f"{r[-1]:.{digits}f}"
+    return lo if lo == hi else f"{lo}-{hi}"
 
 
-def _per_group_notes(parts: Sequence[Part], fabric: Sequence[Part]) -> list[str]:
+def _extra_ms(parts: Sequence[Part], label: str) -> float | None:
+    """A dataset's median extra milliseconds per call at 16-256 MiB under the datasheet."""
+    extra = next((_fixed_and_bandwidth(p)[0] for p in parts if p.label == label), None)
+    return None if extra is None else extra * 1e3
+
+
+def _per_group_notes(parts: Sequence[Part], fabric: Sequence[Part], results: Sequence[GroupResult]) -> list[str]:
     """Section 1b's per-group diagnosis: the mechanism each residual group points to, with the figures
-    read from the data (medians of measured bus bandwidth, GB/s)."""
+    read from the data (medians of measured bus bandwidth, GB/s) and from the fits in ``results``."""
     from simulator.collectives.nccl_constants import per_channel_nvls_tree_GBps
+    from topologies.presets import SERVERS
     b = lambda *a, **k: _busbw(parts, *a, **k)                        # noqa: E731
+    bw = lambda *a, **k: busbw_GBps(parts, *a, **k)                   # noqa: E731
     gib, mib = 1 << 30, 1 << 20
+    by_label = {p.label: p for p in parts}
+
+    def nics_GBps(label: str) -> str:
+        topo = by_label[label].predictor.topo
+        return _gbps(topo.nic_Bps * SERVERS[topo.preset].nics / 1e9)
+
+    def version(label: str) -> str:
+        v = by_label[label].predictor.topo.nccl_version
+        return "?" if v is None else f"{v[0]}.{v[1]}"
+
+    p5, eks = "aws_2x_p5_16xH100_efa3200_allreduce", "aws_2x_p5_16xH100_eks_nccl2.18.5_allreduce_partial"
+    p4d_old, p4d_new = ("aws_2x_p4d_16xA100_40GB_efa400_nccl2.8.3_ring_allreduce",
+                        "aws_2x_p4d_16xA100_40GB_efa400_nccl2.9.9_allreduce")
+    a3high, a3mega = "gcp_a3high_2node_16xH100_tcpx_allgather_dstack", "gcp_a3mega_2node_16xH100_tcpxo_allgather_dstack"
+    gpu2080, rtx4090 = "pcie_2x2080Ti_noP2P_autodl_allcollectives", "pcie_rtx4090_2and4gpu_kalavai_allreduce"
+    tcpx = next((r for r in results if r.group.name == "tcpx"), None)
+    tcpx_parts = [h.part for h in tcpx.held] if tcpx else []
+    tcpxo = [p for p in tcpx_parts if re.search(TCPXO_WORD, p.nic.lower())]
+    tcpxo_ms = [_extra_ms(parts, p.label) for p in tcpxo]
+    l40s = "roce_L40S_2node_and_dgxH200_2node_socket_redhat [l40s_2x2_roce]"
+    ib = next((r for r in results if r.group.name == "ib-roce"), None)
+    ring_by = exercising([h.part for h in ib.held], "hop_latency_s.net.ring.simple") if ib else []
+    one_way = bw(gpu2080, "broadcast", 16 * mib)
+    both_ways = [bw(gpu2080, op, 16 * mib) for op in ("all_gather", "all_to_all")]
+    gen4 = [bw(rtx4090, "all_reduce", 16 * mib, variant=v) for v in ("docker", "k8s")]
     return [
         "- NVLS-Tree across two servers (ib-roce, efa): now capped at NCCL's per-channel kernel rate "
         f"(`perChMaxNVLSTreeBw`, one channel per head GPU: 8 x {per_channel_nvls_tree_GBps(90, 2):.1f} = "
         f"{8 * per_channel_nvls_tree_GBps(90, 2):.0f} GB/s on two Hopper servers), below what NVLS inside each "
-        "server (510 GB/s) and the NICs carry: the two H100 clusters measured "
+        "server and the NICs carry: the two H100 clusters measured "
         f"{b('nebius_2node_16xH100_ib_allreduce_dstack', 'all_reduce', 4 * gib)} (InfiniBand) and "
-        f"{b('aws_2x_p5_16xH100_efa3200_allreduce', 'all_reduce', 4 * gib)} GB/s (EFA) from 4 GiB (before the cap: "
-        "Nebius 7.4% too fast at every size from 128 MiB; `simulator/collectives/nvls.py`, both engines, limit "
-        "`kernel-bound`). On B200 the cap (8 x 96 GB/s) is above the NICs' bound; the two B200 clusters with "
-        "the same 8x 400G NICs measured "
+        f"{b(p5, 'all_reduce', 4 * gib)} GB/s (EFA) from 4 GiB (`simulator/collectives/nvls.py`, both engines, "
+        f"limit `kernel-bound`). On B200 the cap (8 x {per_channel_nvls_tree_GBps(100, 2):.0f} GB/s) is above the "
+        "NICs' bound; the two B200 clusters with the same 8x 400G NICs measured "
         f"{b('lambda_2node_16xB200_ib_allreduce_dstack', 'all_reduce', 2 * gib, 2 * gib)} (Lambda, InfiniBand) and "
         f"{b('gcp_a4_2node_16xB200_roce_allreduce_dstack_partial', 'all_reduce', 2 * gib, 2 * gib)} GB/s (GCP A4, "
         "RoCE) at 2 GiB: nothing in their headers tells them apart, and one prediction cannot be within 5% of both.",
         "- efa: the per-call cost across servers differs by cluster (extra ms per call at 16-256 MiB, and "
         "predicted/measured time from 1 GiB, datasheet: " + _fabric_evidence([p for p in fabric if p.group == "efa"])
         + "). The headers give instance type, EFA generation and NCCL version, and none of them orders these "
-        "costs (p4d 2 ms with NCCL 2.8/2.9, p4de 0.5 ms, p5 0.1 ms with NCCL 2.20 but 0.8 ms with 2.18.5 on EKS, "
-        "p6-b200 0.3 ms): the libfabric/aws-ofi-nccl versions and settings, in no header, are the missing fact. "
+        f"costs (the same p5 instances and EFA generation pay {_extra_ms(parts, p5):.2f} ms with NCCL "
+        f"{version(p5)} and {_extra_ms(parts, eks):.2f} ms with {version(eks)} on EKS): the libfabric/aws-ofi-nccl "
+        "versions and settings, in no header, are the missing fact. "
         "The EKS run's partial rows also fall in bandwidth from 512 MiB to 1 GiB and rise again at 2 GiB, which no "
-        "per-call or per-byte cost gives. p4d with NCCL 2.8.3 carries 0.71 of what 2.9.9 carries on the same "
-        "instances with the same NCCL_ALGO=RING: a version effect, one dataset on each side.",
-        "- tcpx: A3 High's GPUDirect-TCPX carries "
-        f"{b('gcp_a3high_2node_16xH100_tcpx_allgather_dstack', 'all_gather', gib)} GB/s of all_gather bus bandwidth "
-        "from 1 GiB on four 200G NICs per server (100 GB/s), A3 Mega's TCPXO "
-        f"{b('gcp_a3mega_2node_16xH100_tcpxo_allgather_dstack', 'all_gather', gib)} of 200: TCPX runs TCP on the "
-        "host's CPUs (only the receive path lands in GPU memory directly), TCPXO in the NIC. A TCPX fraction fitted "
-        "on one dataset cannot be judged held out, so the datasheet stays; the two TCPXO datasets (all_gather, "
-        "all_reduce, different clusters) differ by 0.6 ms per call.",
-        "- pcie: the RTX 2080 Ti pair without peer-to-peer (one PCIe Gen3 switch) moves "
-        f"{b('pcie_2x2080Ti_noP2P_autodl_allcollectives', 'broadcast', 16 * mib)} GB/s one way through host "
-        "memory (broadcast, reduce: 0.70 of Gen3 x16) but "
-        f"{b('pcie_2x2080Ti_noP2P_autodl_allcollectives', 'all_gather', 16 * mib)}-"
-        f"{b('pcie_2x2080Ti_noP2P_autodl_allcollectives', 'all_to_all', 16 * mib)} GB/s each way when both GPUs "
+        f"per-call or per-byte cost gives. p4d with NCCL {version(p4d_old)} carries "
+        f"{_ratios([bw(p4d_old, 'all_reduce', gib)], bw(p4d_new, 'all_reduce', gib))} of the bus bandwidth "
+        f"{version(p4d_new)} carries from 1 GiB on the same instances with the same NCCL_ALGO=RING: a version "
+        "effect, one dataset on each side.",
+        f"- tcpx: A3 High's GPUDirect-TCPX carries {b(a3high, 'all_gather', gib)} GB/s of all_gather bus bandwidth "
+        f"from 1 GiB on {nics_GBps(a3high)} GB/s of NICs per server ({by_label[a3high].nic}), A3 Mega's TCPXO "
+        f"{b(a3mega, 'all_gather', gib)} of {nics_GBps(a3mega)}: TCPX runs TCP on the host's CPUs (only the "
+        "receive path lands in GPU memory directly), TCPXO in the NIC. The group fits one per-call cost "
+        f"(`net_call_overhead_s`) to its {len(tcpx_parts)} datasets together ({len(tcpx_parts) - len(tcpxo)} TCPX, "
+        f"{len(tcpxo)} TCPXO); each predicted from the others' fit, {_pct(tcpx.pooled('held_out') if tcpx else None)}% "
+        f"median error against the datasheet's {_pct(tcpx.pooled('datasheet') if tcpx else None)}%: "
+        + ("adopted" if tcpx and tcpx.adopted else "not adopted, the datasheet stays")
+        + f". The TCPXO datasets (different clusters) pay "
+        + " and ".join("-" if v is None else f"{v:.2f}" for v in tcpxo_ms) + " ms extra per call at 16-256 MiB.",
+        f"- pcie: the RTX 2080 Ti pair without peer-to-peer (one PCIe Gen3 switch) moves {_gbps(one_way)} GB/s one "
+        "way through host memory (broadcast, reduce: "
+        f"{_ratios([one_way], SERVERS[by_label[gpu2080].predictor.topo.preset].pcie_Bps / 1e9)} of the preset's "
+        f"PCIe x16) but {_gbps(min(both_ways))}-{_gbps(max(both_ways))} GB/s each way when both GPUs "
         "send at once (all_gather, all_reduce, all_to_all): the shared switch uplink the preset has halves the "
-        "rate, the measurements cut it by 2.4-3.4x, so one host-memory efficiency cannot fit both directions; the "
-        "RTX 4090 runs (Gen4) reach "
-        f"{b('pcie_rtx4090_2and4gpu_kalavai_allreduce', 'all_reduce', 16 * mib, variant='docker')}-"
-        f"{b('pcie_rtx4090_2and4gpu_kalavai_allreduce', 'all_reduce', 16 * mib, variant='k8s')} GB/s, a third of "
-        "the 2080 Ti's Gen3 rate, and the Kubernetes pair on two sockets beats the Docker pair on one switch "
-        "(the header itself calls the plateau unexplained). How fast a GPU's SMs read and write host memory "
-        "(root complex, IOMMU, memory) is a host property no header states.",
-        "- L40S RoCE (ib-roce): "
-        f"{b('roce_L40S_2node_and_dgxH200_2node_socket_redhat [l40s_2x2_roce]', 'all_reduce', 16 * mib)} GB/s flat "
+        f"rate, the measurements cut it by {_ratios([one_way], max(both_ways), 1)}-{_ratios([one_way], min(both_ways), 1)}x, "
+        "so one host-memory efficiency cannot fit both directions; the RTX 4090 runs (Gen4) reach "
+        f"{_gbps(gen4[0])}-{_gbps(gen4[1])} GB/s of all_reduce, "
+        f"{_ratios(gen4, bw(gpu2080, 'all_reduce', 16 * mib))} of the 2080 Ti's Gen3 all_reduce "
+        f"({b(gpu2080, 'all_reduce', 16 * mib)} GB/s), and the Kubernetes pair on two sockets beats the Docker pair "
+        "on one switch (the header itself calls the plateau unexplained). How fast a GPU's SMs read and write host "
+        "memory (root complex, IOMMU, memory) is a host property no header states.",
+        f"- L40S RoCE (ib-roce): {b(l40s, 'all_reduce', 16 * mib)} GB/s flat "
         "from 16 MiB on a 400 GbE NIC per server; its source puts the two GPUs on different root complexes (bus "
         "61:00 and e1:00). Where a GPU and its NIC do not share a PCIe switch NCCL turns GPUDirect RDMA off "
         "(NCCL_NET_GDR_LEVEL) and stages every byte through host memory; the preset places GPUs and NICs under one "
-        "switch, and the NICs' placement is in no header. socket: the same L40S hosts over TCP sockets, "
-        f"{b('roce_L40S_2node_and_dgxH200_2node_socket_redhat [l40s_2x1_socket]', 'all_reduce', 16 * mib)} GB/s "
-        "(datasheet 5 GB/s per socket hop); one consistent dataset, nothing to fit it from.",
+        "switch, and the NICs' placement is in no header." + (
+            " It is the group's only dataset that runs Ring, so the group's Ring latency stays at the datasheet "
+            f"(a key is fitted only where {MIN_DATASETS_PER_KEY} datasets exercise it)." if ring_by == [l40s] else "")
+        + " socket: the same L40S hosts over "
+        f"TCP sockets, {b('roce_L40S_2node_and_dgxH200_2node_socket_redhat [l40s_2x1_socket]', 'all_reduce', 16 * mib)} "
+        f"GB/s (datasheet {_gbps(DEFAULTS['socket_max_Bps'] / 1e9)} GB/s per socket hop); one consistent dataset, "
+        "nothing to fit it from.",
         "- nvlink: fitted per GPU generation, because the rings' bus bandwidth from 1 GiB is a different fraction "
         "of each generation's NVLink (" + _ring_text(parts) + "; NCCL's graph assumes per link 20.0 of 25 GB/s on "
         "Ampere, 20.6 of 25 on Hopper and 40.1 of 50 on Blackwell: 0.80, 0.82, 0.80): one key fitted to all of them had moved the H100/H200 "
         "predictions by the other generations' difference. Hopper: adopted, with NVLS's cost per chunk step "
-        "(above). Blackwell: the B200 ring's 0.75 is below what NCCL's own graph assumes, and on p6-b200 the "
-        "torch sweep under AWS's tuner plugin (`NCCL_TUNER_PLUGIN=ofi` in the header) runs all_reduce from 512 MiB "
-        f"to 4 GiB at {b('stas00_p6b200_1node_torch_allreduce', 'all_reduce', 512 * mib, 4 * gib)} GB/s, between "
-        "the same instance type's Ring and NVLS rates: the plugin's choices and channel counts are in no header. "
+        "(above). Blackwell: the B200 ring's "
+        f"{ring_link_fraction(parts).get('nvlink-blackwell', float('nan')):.2f} is below what NCCL's own graph "
+        "assumes, and on p6-b200 the torch sweep under AWS's tuner plugin (`NCCL_TUNER_PLUGIN=ofi` in the header) "
+        f"runs all_reduce from 512 MiB to 4 GiB at {b('stas00_p6b200_1node_torch_allreduce', 'all_reduce', 512 * mib, 4 * gib)} "
+        "GB/s, between the same instance type's Ring and NVLS rates: the plugin's choices and channel counts are in "
+        "no header. "
         "Each of the two B200 datasets predicted from the other's fit is worse than under the datasheet, so a "
         "B200 NVLink efficiency cannot be shown to transfer. Ampere: one dataset (its 16 MiB point runs far "
         "below the LL128 rate the tuner's pick predicts).",
@@ -650,7 +711,7 @@ def section(data_dir: Path, shipped_dir: Path, write_calibrations: bool = False)
               + _fold_range(hopper, "nvls_step_overhead_s") + " per round of chunks.", "",
               "**What remains, per group.** Clusters of one group still disagree: measured/predicted medians "
               f"per dataset span {spread}. Per group, the physical feature each residual points to, and whether the "
-              "headers state it:", ""] + _per_group_notes(parts, fabric)
+              "headers state it:", ""] + _per_group_notes(parts, fabric, results)
     from validation import corpus_residuals
     lines += ["", "**Residual groups.** Each dataset's points from 16 MiB up as the figure predicts them (the "
               "datasheet, or where the group was adopted the fit that left the dataset out), consecutive sizes "

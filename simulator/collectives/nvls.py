@@ -96,7 +96,8 @@ def nvls_tree_layout(router: Router, op: str, ranks: list[str], per_host: dict[i
     chunking = Chunking(ch * heads, max_chunk, NVLS_TREE_CHUNK_STEPS)
     # The kernel's own pace: NCCL's NVLS-Tree graph has one channel per head, each carrying at most
     # perChMaxNVLSTreeBw of bus bandwidth (Hopper: 57.7 GB/s on 2 domains, so 8 heads 462 GB/s, below
-    # what NVLS inside the server and the NICs carry; measured 467-487 GB/s on two 8-GPU H100 servers).
+    # what NVLS inside the server and the NICs carry; two 8-GPU H100 clusters measured 465 and 479 GB/s
+    # from 4 GiB: docs/accuracy.md section 1b, computed by validation.corpus from validation/data/public).
     cap_Bps = heads * per_channel_nvls_tree_GBps(cc, N) * 1e9
     return Layout(merge(groups), (("nvlink", 0.0),), tuple(sorted(acc["inter"])), 1, 2 * int(math.log2(N)),
                   chunking=chunking, channels=ch, busbw_cap_Bps=cap_Bps if cap_Bps > 0 else math.inf)

@@ -584,7 +584,7 @@ def _per_group_notes(parts: Sequence[Part], fabric: Sequence[Part], results: Seq
         "(NCCL_NET_GDR_LEVEL) and stages every byte through host memory; the preset places GPUs and NICs under one "
         "switch, and the NICs' placement is in no header." + (
             " It is the group's only dataset that runs Ring, so the group's Ring latency stays at the datasheet "
-            f"(a key is fitted only where {MIN_DATASETS_PER_KEY} datasets exercise it)." if ring_by == [l40s] else "")
+            f"(a key is fitted only where datasets of {MIN_CLUSTERS_PER_KEY} clusters exercise it)." if ring_by == [l40s] else "")
         + " socket: the same L40S hosts over "
         f"TCP sockets, {b('roce_L40S_2node_and_dgxH200_2node_socket_redhat [l40s_2x1_socket]', 'all_reduce', 16 * mib)} "
         f"GB/s (datasheet {_gbps(DEFAULTS['socket_max_Bps'] / 1e9)} GB/s per socket hop); one consistent dataset, "

@@ -120,7 +120,8 @@ def test_per_group_notes_read_their_figures(parts, results):
     fabric = [h.part for r in results if r.group.name in ("efa", "tcpx") for h in r.held]
     text = " ".join(corpus._per_group_notes(parts, fabric, results))
     tcpx = next(r for r in results if r.group.name == "tcpx")
-    assert (f"{tcpx.pooled('held_out'):.1f}% median error against the datasheet's "
+    assert (f"{tcpx.pooled('held_out'):.1f}% median error with its siblings left out of that fit, "
+            f"{tcpx.pooled('siblings_in'):.1f}% with them kept, against the datasheet's "
             f"{tcpx.pooled('datasheet'):.1f}%: " + ("adopted" if tcpx.adopted else "not adopted")) in text
     assert "3 datasets together (1 TCPX, 2 TCPXO)" in text
     bw = lambda *a, **k: corpus.busbw_GBps(parts, *a, **k)          # noqa: E731
@@ -133,6 +134,7 @@ def test_per_group_notes_read_their_figures(parts, results):
                   for v in ("docker", "k8s"))
     assert f"{gen4[0]:.2f}-{gen4[1]:.2f} of the 2080 Ti's Gen3 all_reduce" in text
     assert "a third" not in text and "510 GB/s" not in text
+    assert "The group's 2 B200 datasets are 1 cluster" in text       # not "each predicted from the other's fit"
 
 
 def test_corpus_figure_regression(results):

@@ -494,6 +494,17 @@ def _ratios(values: Sequence[float | None], of: float | None, digits: int = 2) -
     return lo if lo == hi else f"{lo}-{hi}"
 
 
+def _one_machine(results: Sequence[GroupResult], group: str, what: str) -> str:
+    """A sentence on a group whose keys were all refused because its datasets are one cluster, or ''."""
+    r = next((r for r in results if r.group.name == group), None)
+    if r is None or r.whole.keys:
+        return ""
+    n = len({cluster_of(h.part.label) for h in r.held})
+    return (f"The group's {len(r.held)} {what} datasets are {n} cluster{'s' if n > 1 else ''} (one instance type: "
+            "validation.corpus_clusters), so no key of the group is fitted: one machine's value cannot be judged "
+            "held out.")
+
+
 def _extra_ms(parts: Sequence[Part], label: str) -> float | None:
     """A dataset's median extra milliseconds per call at 16-256 MiB under the datasheet."""
     extra = next((_fixed_and_bandwidth(p)[0] for p in parts if p.label == label), None)
@@ -561,10 +572,11 @@ def _per_group_notes(parts: Sequence[Part], fabric: Sequence[Part], results: Seq
         f"{b(a3mega, 'all_gather', gib)} of {nics_GBps(a3mega)}: TCPX runs TCP on the host's CPUs (only the "
         "receive path lands in GPU memory directly), TCPXO in the NIC. The group fits one per-call cost "
         f"(`net_call_overhead_s`) to its {len(tcpx_parts)} datasets together ({len(tcpx_parts) - len(tcpxo)} TCPX, "
-        f"{len(tcpxo)} TCPXO); each predicted from the others' fit, {_pct(tcpx.pooled('held_out') if tcpx else None)}% "
-        f"median error against the datasheet's {_pct(tcpx.pooled('datasheet') if tcpx else None)}%: "
-        + ("adopted" if tcpx and tcpx.adopted else "not adopted, the datasheet stays")
-        + f". The TCPXO datasets (different clusters) pay "
+        f"{len(tcpxo)} TCPXO); each predicted from a fit to the others: {_pct(tcpx.pooled('held_out') if tcpx else None)}% "
+        f"median error with its siblings left out of that fit, {_pct(tcpx.pooled('siblings_in') if tcpx else None)}% "
+        f"with them kept, against the datasheet's {_pct(tcpx.pooled('datasheet') if tcpx else None)}%: "
+        + ("adopted" if tcpx and tcpx.adopted else "not adopted (both must beat the datasheet), the datasheet stays")
+        + ". The TCPXO datasets pay "
         + " and ".join("-" if v is None else f"{v:.2f}" for v in tcpxo_ms) + " ms extra per call at 16-256 MiB.",
         f"- pcie: the RTX 2080 Ti pair without peer-to-peer (one PCIe Gen3 switch) moves {_gbps(one_way)} GB/s one "
         "way through host memory (broadcast, reduce: "
@@ -599,8 +611,7 @@ def _per_group_notes(parts: Sequence[Part], fabric: Sequence[Part], results: Seq
         f"runs all_reduce from 512 MiB to 4 GiB at {b('stas00_p6b200_1node_torch_allreduce', 'all_reduce', 512 * mib, 4 * gib)} "
         "GB/s, between the same instance type's Ring and NVLS rates: the plugin's choices and channel counts are in "
         "no header. "
-        "Each of the two B200 datasets predicted from the other's fit is worse than under the datasheet, so a "
-        "B200 NVLink efficiency cannot be shown to transfer. Ampere: one dataset (its 16 MiB point runs far "
+        + _one_machine(results, "nvlink-blackwell", "B200") + " Ampere: one dataset (its 16 MiB point runs far "
         "below the LL128 rate the tuner's pick predicts).",
     ]
 

@@ -286,3 +286,25 @@ def test_residuals_cli_prints_every_point(capsys):
     assert corpus_residuals.main(["--min-mib", "1024"]) == 0
     out = capsys.readouterr().out
     assert "## aws_p5_1node_8xH100_batch_allreduce (nvlink-hopper)" in out and "nvls/simple" in out
+
+
+def test_corpus_checks_rerun_the_figure_with_one_change(parts):
+    """validation.corpus_checks: its 'report' row is section 1b's figure; a check's datasheet change reaches
+    both the prior of the fits and the no-fit prediction (ib-roce alone, to stay quick)."""
+    from validation import corpus_checks
+    ib = [p for p in parts if p.group == "ib-roce"]
+    report = corpus_checks.run(corpus_checks.BY_NAME["report"], ib)
+    _, held = corpus.uncalibrated_errors(corpus.leave_one_dataset_out(ib))
+    assert report.points == len(held) and report.within == int(np.sum(held <= 0.05))
+    assert report.median_pct == pytest.approx(np.median(held) * 100)
+    fast = corpus_checks.run(corpus_checks.BY_NAME["nccl-nic-speed"], ib)
+    assert fast.points == report.points and fast.within > report.within       # B200s over 400G verbs NICs
+    text = corpus_checks.table([report, fast])
+    assert len(text) == 4 and "nccl-nic-speed" in text[3] and "ib-roce" in text[2]
+
+
+def test_corpus_checks_cli(capsys):
+    from validation import corpus_checks
+    with pytest.raises(SystemExit) as e:
+        corpus_checks.main(["--only", "no-such-check"])
+    assert e.value.code == 2

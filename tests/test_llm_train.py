@@ -114,6 +114,40 @@ def test_cli_trace_has_every_stage(tmp_path, capsys):
     assert len(names) == 2 and {"compute", "tp", "pp"} <= threads
 
 
+SHARDED_CLI = ["train", "--topology", "dgx-a100", "--nodes", "2", "--model-spec",
+               "hidden=1024,layers=8,heads=16,seq=1024", "--tp", "2", "--pp", "2", "--dp", "4",
+               "--global-batch", "16", "--micro-batch", "2"]
+"""TP 2 innermost, then DP 4, then PP 2 (one stage per server)."""
+
+
+@pytest.mark.parametrize("sharding, dp_tracks", [
+    (["--zero", "1"], {"dp"}), (["--zero", "2"], {"dp"}), (["--zero", "3"], {"dp", "dp gather"}),
+    (["--fsdp", "full"], {"dp"}), (["--fsdp", "grad-op"], {"dp"}), (["--fsdp", "hybrid", "--fsdp-shard", "2"], {"dp", "dp replicas"})])
+def test_cli_sharding_paths_give_json_and_every_stream(tmp_path, capsys, sharding, dp_tracks):
+    """Each sharding path of the issue: ``--json`` has the named fields, and ``--trace`` has, for every
+    stage, its compute and communication streams, one thread each (no two events of a thread overlap
+    unless one holds the other, which Perfetto needs to draw a thread)."""
+    path = tmp_path / "t.json"
+    assert main(SHARDED_CLI + sharding + ["--json", "--trace", str(path)]) == 0
+    d = json.loads(capsys.readouterr().out.split("\ntrace written")[0])
+    for k in ("iteration_s", "compute_s", "tp_comm_s", "pp_bubble_s", "dp_comm_exposed_s", "mfu", "tokens_per_s", "fits"):
+        assert isinstance(d[k], (int, float)) and d[k] >= 0
+    assert set(d["memory_bytes"]) == {"params", "grads", "optimizer", "activations", "total"}
+    assert d["dp"] == 4 and d["dp_comm_exposed_s"] > 0
+    events = json.loads(path.read_text())["traceEvents"]
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    spans: dict[tuple[int, str], list[tuple[float, float]]] = {}
+    for e in events:
+        if e["ph"] == "X":
+            spans.setdefault((e["pid"], threads[(e["pid"], e["tid"])]), []).append((e["ts"], e["ts"] + e["dur"]))
+    for stage in (0, 1):
+        assert {"compute", "tp", "pp"} | dp_tracks == {t for p, t in spans if p == stage}
+    for track, iv in spans.items():
+        iv.sort()
+        for (a0, a1), (b0, b1) in zip(iv, iv[1:]):
+            assert b0 >= a1 - 1e-3 or b1 <= a1 + 1e-3, (track, (a0, a1), (b0, b1))
+
+
 @pytest.mark.parametrize("extra, text", [(["--tp", "3"], "--tp"), (["--model", "gpt3-175b"], "--model"),
                                          (["--dp", "3"], "--dp"), (["--dtype", "fp8"], "fp8")])
 def test_cli_errors_are_one_line(capsys, extra, text):

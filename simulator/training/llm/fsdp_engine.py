@@ -40,6 +40,12 @@ from simulator.network.engine import Record
 from simulator.training.llm.collective_job import CollJob, run_concurrent
 from simulator.training.llm.hbm_contention import Contention
 
+NCCL_TRACK = "dp"
+"""Trace track of the stage's NCCL stream (all-gathers and reduce-scatters, one after another)."""
+REPLICA_TRACK = "dp replicas"
+"""Trace track of HYBRID_SHARD's replica all-reduces: their own process group and stream, so they
+overlap the NCCL stream's collectives and need a track of their own."""
+
 MAX_INFLIGHT_GATHERS = 2
 """FSDP1's rate limiter: all-gathered units not yet freed before the host waits (``limit_all_gathers``)."""
 
@@ -89,7 +95,7 @@ class FsdpStreams:
             yield self.freed.popleft()
 
     def _collectives(self, prev: simpy.Event, ready: simpy.Event | None, jobs: tuple[CollJob, ...], name: str,
-                     done: simpy.Event, load: float):
+                     done: simpy.Event, load: float, track: str):
         yield prev
         if ready is not None:
             yield ready
@@ -97,14 +103,15 @@ class FsdpStreams:
         self.contention.add(load)
         yield from run_concurrent(self.env, self.net, jobs)
         self.contention.add(-load)
-        self.rec.append(Record("dp", name, t0, self.env.now, sum(j.size_bytes for j in jobs)))
+        self.rec.append(Record(track, name, t0, self.env.now, sum(j.size_bytes for j in jobs)))
         done.succeed()
 
     def _comm(self, jobs: tuple[CollJob, ...], name: str, load: float, ready: simpy.Event | None = None,
               replica: bool = False) -> simpy.Event:
         done = self.env.event()
         prev = self.replica_done if replica else self.comm_done
-        self.env.process(self._collectives(prev, ready, jobs, name, done, load))
+        self.env.process(self._collectives(prev, ready, jobs, name, done, load,
+                                           REPLICA_TRACK if replica else NCCL_TRACK))
         if replica:
             self.replica_done = done
         else:

@@ -35,6 +35,10 @@ from simulator.training.llm.collective_job import CollJob, run_concurrent as _co
 from simulator.training.llm.fsdp_engine import FsdpStreams, FsdpUnit
 from simulator.training.llm.schedule import Action
 
+GATHER_TRACK = "dp gather"
+"""Trace track of ZeRO-3's parameter all-gathers: processes of their own, beside the reduce-scatter
+stream (track ``dp``), so they overlap it and need a track of their own."""
+
 
 @dataclass(frozen=True)
 class ChunkWork:
@@ -99,10 +103,10 @@ class _Pipeline:
             ev = self.inputs[key] = self.env.event()
         return ev
 
-    def _gather(self, jobs: tuple[CollJob, ...], stage: int, name: str):
+    def _gather(self, jobs: tuple[CollJob, ...], stage: int, name: str, track: str = "dp"):
         start = self.env.now
         yield from _concurrent(self.env, self.net, jobs)
-        self.records[stage].append(Record("dp", name, start, self.env.now, sum(j.size_bytes for j in jobs)))
+        self.records[stage].append(Record(track, name, start, self.env.now, sum(j.size_bytes for j in jobs)))
 
     def _dp_stream(self, stage: int, queue: list, done: simpy.Event):
         """Gradient reduce-scatters of backward passes, one after another."""
@@ -137,7 +141,8 @@ class _Pipeline:
 
         def start_gather(i: int) -> None:
             if i < len(work.order) and i not in gathers and gather_jobs(i):
-                gathers[i] = env.process(self._gather(gather_jobs(i), s, f"all-gather params {work.order[i].label}"))
+                gathers[i] = env.process(self._gather(gather_jobs(i), s, f"all-gather params {work.order[i].label}",
+                                                      GATHER_TRACK))
 
         vstages, pp = self.vstages, self.pp
         record = self.record

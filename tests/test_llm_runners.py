@@ -194,11 +194,13 @@ def test_llm_sweep_records_every_runner_once(tmp_path: Path) -> None:
         assert (r["embed_forward_s"] is None) == (r["tp"] == 2)
     full = next(r for r in prof if r["tp"] == 1)
     assert full["model_median_s"] > 0 and TIMED <= {k.removeprefix("model_") for k in full}
+    assert full["model_resident_memory_bytes"] is None and full["model_step_peak_memory_bytes"] is None
     fs = [r for r in points if r["kind"] == "llm_fsdp"]
     assert [(r["strategy"], r["replicate"], r["shard"]) for r in fs] == [
         ("full_shard", 1, 2), ("shard_grad_op", 1, 2), ("hybrid_shard", 1, 2), ("hybrid_shard", 2, 1)]
     for r in fs:
         assert sum(r["unit_params"]) == r["params"] == SPEC.params
+        assert r["resident_memory_bytes"] is None and r["step_peak_memory_bytes"] is None   # CPU: no CUDA memory
         assert r["global_batch"] == 2 * r["micro_batch"] and r["dp"] == 2
     tps = [r for r in points if r["kind"] == "llm_tp"]
     assert [r["sequence_parallel"] for r in tps] == [False, True]

@@ -27,6 +27,12 @@ all-reduces each unit's gradients over all ranks (``NO_SHARD``; recorded with ``
 ``shard = 1``): the data-parallel case that ``hybrid_shard`` with ``replicate = world`` does not
 measure.
 
+Memory (CUDA): ``peak_memory_bytes`` is the peak of allocated memory over the whole point, building
+the model included (created in fp32 and cast to bf16, then wrapped); ``resident_memory_bytes`` is what
+is allocated when the steps begin (the parameters as FSDP keeps them) and ``step_peak_memory_bytes``
+the peak during the warm-up and timed steps (``model_``-prefixed for the whole model on one GPU), each
+MAX over ranks; None on CPU.
+
 An iteration is ``zero_grad(set_to_none=True)``, forward of one micro-batch per rank (token ids
 as inputs and labels) and backward; the optimizer step is not timed (it is local compute that
 does not depend on the network). Each rank times every iteration (CUDA events); the record
@@ -117,9 +123,11 @@ def measure_local_model(ses: Session, spec: GPTSpec, micro_batch: int) -> dict[s
         model.zero_grad(set_to_none=True)
         model(ids, ids).backward()
 
+    ses.steps_memory_start()
     times = ses.time_steps(step)
+    memory = ses.steps_memory_fields("model_")
     del model
-    return summarize(times, "model_")
+    return {**summarize(times, "model_"), **memory}
 
 
 def measure_fsdp(ses: Session, spec: GPTSpec, micro_batch: int, strategy: str,
@@ -150,10 +158,12 @@ def measure_fsdp(ses: Session, spec: GPTSpec, micro_batch: int, strategy: str,
         fsdp.zero_grad(set_to_none=True)
         fsdp(ids, ids).backward()
 
+    ses.steps_memory_start()
     times = ses.time_steps(step)
+    memory = ses.steps_memory_fields()
     del fsdp, model
     gc.collect()
-    return summarize(times)
+    return {**summarize(times), **memory}
 
 
 def run(s: FsdpSettings) -> int:

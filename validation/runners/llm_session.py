@@ -130,6 +130,8 @@ class Session:
     launch_id: str
     base: dict[str, Any]
     done: set[str] = field(default_factory=set)
+    build_peak_bytes: int = 0          # this rank's peak before :meth:`steps_memory_start` (CUDA)
+    resident_bytes: int = 0            # this rank's allocated memory when the timed steps began
 
     @property
     def dtype_name(self) -> str:
@@ -158,6 +160,29 @@ class Session:
             torch.cuda.synchronize()
             torch.cuda.empty_cache()
             torch.cuda.reset_peak_memory_stats()
+        self.build_peak_bytes = self.resident_bytes = 0
+
+    def steps_memory_start(self) -> None:
+        """Mark the end of building the model (created in fp32 and cast, wrapped, flattened, ...): what is
+        allocated now is resident through the steps, and the peak from here on is the steps' own
+        (:meth:`steps_memory_fields`); :meth:`peak_memory_bytes` still covers the whole point."""
+        import torch
+
+        if self.is_cuda:
+            torch.cuda.synchronize()
+            self.build_peak_bytes = int(torch.cuda.max_memory_allocated())
+            self.resident_bytes = int(torch.cuda.memory_allocated())
+            torch.cuda.reset_peak_memory_stats()
+
+    def steps_memory_fields(self, prefix: str = "") -> dict[str, int | None]:
+        """``resident_memory_bytes`` (allocated when the timed steps began) and ``step_peak_memory_bytes``
+        (the peak of allocated memory during warm-up and timed steps), MAX over ranks; None off CUDA."""
+        import torch
+
+        if not self.is_cuda:
+            return {f"{prefix}resident_memory_bytes": None, f"{prefix}step_peak_memory_bytes": None}
+        resident, peak = self.max_over_ranks([float(self.resident_bytes), float(torch.cuda.max_memory_allocated())])
+        return {f"{prefix}resident_memory_bytes": int(resident), f"{prefix}step_peak_memory_bytes": int(peak)}
 
     def max_over_ranks(self, values: Sequence[float]) -> list[float]:
         """Element-wise MAX over ranks (every rank passes a list of the same length)."""
@@ -187,12 +212,14 @@ class Session:
         return self.max_over_ranks(times)
 
     def peak_memory_bytes(self) -> int | None:
-        """Largest peak of allocated GPU memory over ranks since :meth:`enter_point` (CUDA)."""
+        """Largest peak of allocated GPU memory over ranks since :meth:`enter_point` (CUDA): the whole point,
+        building the model included."""
         import torch
 
         if not self.is_cuda:
             return None
-        return int(self.max_over_ranks([float(torch.cuda.max_memory_allocated())])[0])
+        mine = max(self.build_peak_bytes, int(torch.cuda.max_memory_allocated()))
+        return int(self.max_over_ranks([float(mine)])[0])
 
     def record(self, kind: str, point: str, fields: dict[str, Any]) -> None:
         """Rank 0 appends the point's record (base fields first)."""

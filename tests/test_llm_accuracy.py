@@ -21,12 +21,19 @@ def test_selene_iteration_times_with_datasheet_compute():
 
 
 def test_selene_memory_per_gpu():
+    """Like for like (Figure 1 counts the blocks' states, 18 bytes per parameter, and the activations) the
+    prediction is within 0.1% on every point; the first stage's whole memory, with the embedding table the
+    figure leaves out, is above the figure by the embedding's states and stays within the 5% target."""
     _, _, mems = read_llm(LLM_DATA / "megatron_selene_a100.jsonl")
     P = LlmPredictor()
+    assert len(mems) == 8
     for r in mems:
         states, act = P.memory_GiB(r)
+        embedding = r.model.embedding_params() / r.config.tp * 18 / 2**30
+        figure = r.states_GiB + r.activations_GiB
         assert act == pytest.approx(r.activations_GiB, rel=1e-3)
-        assert (states + act) / (r.states_GiB + r.activations_GiB) == pytest.approx(1, abs=0.05)
+        assert (states - embedding + act) / figure == pytest.approx(1, abs=1e-3)
+        assert 1 < (states + act) / figure < 1.05
 
 
 def test_vtrain_8gpu_held_out_runs_with_the_shipped_fit():

@@ -118,23 +118,30 @@ def llm_section(number: int = 7) -> tuple[list[str], dict]:
               f"{spearman(ps, ms):.3f} / {spearman(pc, ms):.3f}.", "",
               "### Memory per GPU on Selene (Korthikanti et al. 2022, Figure 1; first pipeline stage)", "",
               "Figure 1 counts the transformer blocks' parameters, gradients and optimizer states (18 bytes per "
-              "parameter) and their activations; gpunetsim's first stage also holds the embedding table, shown "
-              "apart.", "",
+              "parameter: its states are 18 bytes times the blocks' parameters per GPU, no embedding) and their "
+              "activations; gpunetsim's first stage also holds the embedding table, shown apart. The like-for-like "
+              "comparison is the blocks' states plus the activations (what the figure counts); the total with the "
+              "embedding is what the first stage's GPU holds, more than the figure shows by the embedding's states.", "",
               "| run | states GiB | predicted (blocks) | predicted (with embedding) | activations GiB | predicted | "
-              "total err % |", "|---|---|---|---|---|---|---|"]
-    worst_total = worst_blocks = worst_act = 0.0
+              "like-for-like total err % | total with embedding err % |", "|---|---|---|---|---|---|---|---|"]
+    worst_total = worst_blocks = worst_act = worst_like = 0.0
     for r in sel_mem:
         states, act = sheet.memory_GiB(r)
         blocks = states - r.model.embedding_params() / r.config.tp * 18 / 2**30
-        total_err = ((states + act) / (r.states_GiB + r.activations_GiB) - 1) * 100
+        figure = r.states_GiB + r.activations_GiB
+        total_err = ((states + act) / figure - 1) * 100
+        like_err = ((blocks + act) / figure - 1) * 100
         worst_total = max(worst_total, abs(total_err))
+        worst_like = max(worst_like, abs(like_err))
         worst_blocks = max(worst_blocks, abs(blocks / r.states_GiB - 1) * 100)
         worst_act = max(worst_act, abs(act / r.activations_GiB - 1) * 100)
         lines.append(f"| {r.label} | {r.states_GiB:.2f} | {blocks:.2f} | {states:.2f} | {r.activations_GiB:.2f} | "
-                     f"{act:.2f} | {total_err:+.1f} |")
+                     f"{act:.2f} | {like_err:+.2f} | {total_err:+.1f} |")
     figs["memory_worst_total_pct"] = worst_total
-    lines += ["", f"Worst error: blocks' states {worst_blocks:.2f}%, activations {worst_act:.2f}%, per-GPU total "
-              f"(with the embedding) {worst_total:.1f}%.", "",
+    figs["memory_worst_like_pct"] = worst_like
+    lines += ["", f"Worst error: blocks' states {worst_blocks:.2f}%, activations {worst_act:.2f}%, like-for-like "
+              f"total {worst_like:.2f}%; per-GPU total with the embedding {worst_total:.1f}% (the embedding's "
+              "states, which the figure leaves out).", "",
               "### vTrain: Megatron-DeepSpeed on 2-8 A100s of one server", "",
               "Activation checkpointing on (full recomputation), 1F1B, fp16. Per model size (hidden, layers) over the "
               "8-GPU runs (held out), and over all runs:", "",
@@ -192,8 +199,9 @@ def llm_section(number: int = 7) -> tuple[list[str], dict]:
               f"- Selene iteration times, median <= {TARGET_MEDIAN:g}% without per-run tuning: datasheet "
               f"{s_sheet[0]:.1f}% ({_verdict(s_sheet[0] <= TARGET_MEDIAN)}), fitted set {s_cal[0]:.1f}% "
               f"({_verdict(s_cal[0] <= TARGET_MEDIAN)}).",
-              f"- Selene memory within {TARGET_MEMORY:g}%: worst per-GPU total {worst_total:.1f}% "
-              f"({_verdict(worst_total <= TARGET_MEMORY)}).",
+              f"- Selene memory within {TARGET_MEMORY:g}%: like for like (what Figure 1 counts) worst "
+              f"{worst_like:.2f}% ({_verdict(worst_like <= TARGET_MEMORY)}); the first stage's whole memory, with "
+              f"the embedding the figure leaves out, worst {worst_total:.1f}% above the figure.",
               f"- vTrain 8-GPU runs, median <= {TARGET_MEDIAN:g}%: {s8[0]:.1f}% ({_verdict(s8[0] <= TARGET_MEDIAN)}); "
               f"Spearman >= {TARGET_SPEARMAN:g} within each model size: lowest {min(rhos):.3f} "
               f"({_verdict(min(rhos) >= TARGET_SPEARMAN)}).",

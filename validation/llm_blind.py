@@ -44,6 +44,15 @@ PRERECORDED_MS = {("no_shard", 4, 2048): 24.5, ("no_shard", 4, 4096): 16.4,
 """NO_SHARD predictions for H200 recorded before the H100 run (commit 831553e's session)."""
 
 
+TRIED = ("Two changes were tried after these figures were known (main 418b955, recorded 2026-11-26) and not kept, "
+         "each making the blind figures worse: FSDP1's gradient pre- and post-divide on its post-backward stream, "
+         "serial with the reduction, as torch's `_runtime_utils._reduce_grad` / `_reduce_grad_no_shard` run them "
+         "(the model runs them on the compute stream): 2 / 4 GPUs 5.0 / 9.8%; collectives slowed while kernels run "
+         "beside them, 0.15 s per second of overlap (the overlap probe's slowdown of a collective beside matmuls): "
+         "4.9 / 9.9%, and the other 4x H100 campaign's FSDP median 1.9% -> 4.3%.")
+"""Model changes tried on the blind runs and not kept, with their figures (text, not recomputed)."""
+
+
 def blind_file(world: int) -> Path:
     return DATA / FOLDER / f"fsdp_world{world}.jsonl"
 
@@ -126,6 +135,7 @@ def section() -> tuple[list[str], dict[str, dict[str, float]]]:
     first_pct: list[float] = []         # the first blind method (profiles only) per world size
     no_host_pct: list[tuple[float, float]] = []     # (blind, without the FSDP host keys) per world size
     computes = []
+    where: list[str] = []               # per world size: which configurations set the median, and why
     for world in (2, 4):
         records = read_llm_records([blind_file(world)])
         pred, fit_pct, n_targets, mem = blind_predictor(records)
@@ -162,6 +172,7 @@ def section() -> tuple[list[str], dict[str, dict[str, float]]]:
                          f"{(no.measured_s - one_m) * 1e3:.2f} / {(no.predicted_s - one_p) * 1e3:.2f} | "
                          f"{(full.measured_s - no.measured_s) * 1e3:.2f} / "
                          f"{(full.predicted_s - no.predicted_s) * 1e3:.2f} |")
+        where.append(_where(world, errs, by))
         spreads += [(r.p90_s - r.p10_s) / r.median_s * 100 for r in records.runs]  # type: ignore[attr-defined]
         no_host = pred.with_compute(replace(pred.compute, **{k: 0.0 for k in HOST_KEYS}))  # type: ignore[type-var]
         diag.append(row("blind (as above)", errs))
@@ -240,8 +251,27 @@ def section() -> tuple[list[str], dict[str, dict[str, float]]]:
               f"median spread p10-p90 within a launch is {statistics.median(spreads):.0f}% of the median "
               "iteration on this machine. Collectives slow the kernels beside them only while they run "
               "(docs/training.md, FSDP), so NO_SHARD h4096's all-reduces that run after the last backward "
-              "charge nothing.", ""]
+              "charge nothing.", "",
+              "**Where the misses sit.** " + " ".join(where) + " " + TRIED, ""]
     return lines, figs
+
+
+def _where(world: int, errs: list[RunError], by: dict[tuple[str, int], RunError]) -> str:
+    """One world size's misses: the configurations whose errors set the median, the host-bound smaller spec's
+    shortfall, and the communication-bound larger spec's FULL_SHARD over NO_SHARD, measured and predicted."""
+    ranked = sorted(errs, key=lambda e: abs(e.error_pct))
+    mid = ranked[len(ranked) // 2 - 1:len(ranked) // 2 + 1] if len(ranked) % 2 == 0 else [ranked[len(ranked) // 2]]
+    small, large = min(h for _, h in by), max(h for _, h in by)
+    short = [(e.measured_s - e.predicted_s) * 1e3 for (_, h), e in by.items() if h == small]
+    no, full = by[("no_shard", large)], by[("full_shard", large)]
+    spread = max((e.high_s - e.low_s) / e.measured_s * 100 for (_, h), e in by.items() if h == large)
+    return (f"{world} GPUs: the median is set by " + " and ".join(f"{_strategy(e).upper()} h{_hidden(e)} "
+                                                                   f"({e.error_pct:+.1f}%)" for e in mid)
+            + f"; both h{small} runs (host-bound: see the row without the FSDP host work) are predicted "
+            f"{min(short):.1f}-{max(short):.1f} ms short, as if the host work carried from H200 were too small for "
+            f"this host; the h{large} runs (units of 0.4-0.5 GB, launches within {spread:.1f}% of each other) "
+            f"measure FULL_SHARD {(full.measured_s - no.measured_s) * 1e3:.2f} ms over NO_SHARD where the model "
+            f"gives {(full.predicted_s - no.predicted_s) * 1e3:.2f} ms.")
 
 
 def main() -> int:

@@ -80,3 +80,25 @@ def test_issue_probe_and_copy_bandwidth_pin_the_compute_fit(blind: tuple[list[st
     for world in (2, 4):
         _, _, n, mem = blind_predictor(read_llm_records([blind_file(world)]))
         assert n == 2 + 8 and 0.8 < mem < 0.95          # 2 profiles, 2 probes x 2 specs x (host, GPU); copies 0.87
+
+
+def test_held_out_h200_lease() -> None:
+    """The same FSDP runs on a 4x H200 lease measured after the model was fixed: nothing is fitted on them (the
+    compute fit takes their single-GPU profiles and the H200 issue probes, the host work another campaign), and the
+    figures docs/accuracy.md reports; the runner recorded the steps' own memory."""
+    from validation.llm_blind import H200_PROBES, HELD_OUT_LEASE, held_out_lease
+
+    assert HELD_OUT_LEASE not in {folder for folder, _, _ in HOST_FROM.values()} | {f for f, _ in H200_PROBES}
+    for world in (2, 4):
+        records = read_llm_records([DATA / HELD_OUT_LEASE / f"fsdp_world{world}.jsonl"])
+        assert records.runs[0].gpu == "NVIDIA H200" and len(records.runs) == 12
+        for line in (DATA / HELD_OUT_LEASE / f"fsdp_world{world}.jsonl").read_text().splitlines():
+            r = json.loads(line)
+            if r["kind"] == "llm_fsdp":
+                assert 0 < r["resident_memory_bytes"] < r["step_peak_memory_bytes"] <= r["peak_memory_bytes"]
+    lines, figs = held_out_lease()
+    # recorded 2026-11-26 (main ccb08f9 + h14fsdp): 2 GPUs 12.5% (p90 23.7%), 4 GPUs 6.5% (p90 13.6%)
+    for world, median in {2: 12.5, 4: 6.5}.items():
+        s = figs[f"world{world}"]
+        assert s["n"] == 4 and s["median_abs_pct"] == pytest.approx(median, abs=0.5) and s["spearman"] >= 0.99
+    assert HELD_OUT_LEASE in "\n".join(lines)

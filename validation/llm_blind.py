@@ -315,7 +315,7 @@ def held_out_lease() -> tuple[list[str], dict[str, dict[str, float]]]:
              *[f"| {w[5:]} | {s['median_abs_pct']:.1f} | {s['p90_abs_pct']:.1f} | {s['spearman']:.2f} |"
                for w, s in figs.items()], "", *rows, "",
              "NO_SHARD at hidden 4096 is predicted too slow here too (2 / 4 GPUs "
-             f"{no_large[2]:+.1f} / {no_large[4]:+.1f}%, on 4x H100 +1.8 / +7.7% above): the model's NO_SHARD charges "
+             f"{no_large[2]:+.1f} / {no_large[4]:+.1f}%; on 4x H100 in the table above): the model's NO_SHARD charges "
              "(all-reduce per unit beside the backward, FSDP1's divides and hooks) add more than these runs show. "
              "The runner recorded the steps' "
              "own memory on this lease (`resident_memory_bytes`, `step_peak_memory_bytes`; "

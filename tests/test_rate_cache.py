@@ -46,3 +46,21 @@ def test_shared_only_between_equal_link_efficiencies_and_bounded():
     assert ClosedFormTimer(r, base, cache)._rates is not a._rates               # made again (evicts c's)
     assert ClosedFormTimer(r, base.nudged("link_efficiency.nvlink", 0.5), cache)._rates is d._rates
     assert ClosedFormTimer(r, base.nudged("link_efficiency.nvlink", 0.6), cache)._rates is not c._rates
+
+
+def test_a_cache_of_another_router_is_refused_even_under_python_O():
+    """The check was an ``assert``: under ``python -O`` a cache made for another router served its rates."""
+    import subprocess
+    import sys
+    code = ("import topologies\n"
+            "from simulator.collectives.params import Parameters\n"
+            "from simulator.core.errors import InvariantError\n"
+            "from simulator.network.closed_form import ClosedFormTimer, RateCache\n"
+            "from topologies.routing import router_for\n"
+            "r = lambda: router_for(topologies.prepare('dgx-h100', nodes=2, gpus_per_node=4))\n"
+            "try:\n"
+            "    ClosedFormTimer(r(), Parameters(), RateCache(r()))\n"
+            "except InvariantError as e:\n"
+            "    print('refused:', e)\n")
+    out = subprocess.run([sys.executable, "-O", "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.startswith("refused: a rate cache serves the router it was made for")

@@ -65,3 +65,8 @@ class InputError(ValueError):
         if self.source:
             return self
         return InputError(self.message, source=source, field=self.field, value=self.value)
+
+
+class InvariantError(RuntimeError):
+    """A broken internal invariant: a bug in gpunetsim, never bad input. Raised explicitly where an
+    ``assert`` would vanish under ``python -O`` and let a wrong number through."""

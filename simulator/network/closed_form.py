@@ -20,6 +20,7 @@ from simulator.collectives.params import Parameters
 from simulator.collectives.planner import Planner
 from simulator.collectives.plans import Plan
 from simulator.collectives.tuner import Tuner
+from simulator.core.errors import InvariantError
 from simulator.core.vocabulary import Limit
 from simulator.network.fairness import FlowGroups, LinkCapacity
 from topologies.routing import Router
@@ -110,7 +111,8 @@ class ClosedFormTimer:
         self._shapes: dict[tuple[int, int | None], tuple[Plan, Shape]] = {}
         self._rates: dict[tuple, tuple[list[float], dict[int, tuple[float, int]]]] = {}
         if rate_cache is not None:
-            assert rate_cache.router is router, "a rate cache serves the router it was made for"
+            if rate_cache.router is not router:
+                raise InvariantError("a rate cache serves the router it was made for, not another")
             self.capacity, self._rates = rate_cache.of(params)    # (capacity: the cached property's value)
 
     @cached_property

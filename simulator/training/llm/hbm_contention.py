@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import simpy
 
+from simulator.core.errors import InvariantError
 from simulator.core.vocabulary import busbw_factor
 
 HBM_ACCESSES_PER_BUS_BYTE = 4.0
@@ -80,7 +81,8 @@ class Contention:
         if share == 0.0:
             return
         load = self.load + share
-        assert load > -LOAD_TOLERANCE, f"a collective ended that never started (load {load:g})"
+        if not load > -LOAD_TOLERANCE:
+            raise InvariantError(f"a collective ended that never started (load {load:g})")
         self.load = load if load > LOAD_TOLERANCE else 0.0  # shares added and removed in another order
         event, self.changed = self.changed, self.env.event()
         event.succeed()

@@ -86,3 +86,19 @@ def test_two_servers_ring_at_the_network_speed_tree_up_to_twice_it():
     assert model.nccl.choose("all_reduce", 1 << 30)[0] == "tree"
     one = NcclInputs.from_router(Router(topologies.build("dgx-a100")))      # one server: unchanged
     assert one.tree_bw_intra_GBps == one.bw_intra_GBps
+
+
+@pytest.mark.parametrize("cc, row", [(70, 0), (80, 1), (86, 1), (90, 2), (100, 3), (120, 3)])
+def test_one_generation_rule_for_every_per_generation_table(cc, row):
+    """tuning.cc's [Volta, Ampere, Hopper, Blackwell] rows: one rule in nccl_constants, used by NCCL's table and
+    by the NVLS-Tree per-channel cap (they were spelled twice, with N == 1 against domains <= 1)."""
+    from simulator.collectives import nccl_constants as c, nccl_model
+    assert c.generation_index(cc) == row
+    assert c.per_channel_nvls_tree_GBps(cc, 2) == c.PER_CH_MAX_NVLS_TREE[row][1]
+    assert not hasattr(nccl_model, "_cc_index")
+
+
+@pytest.mark.parametrize("nodes, column", [(1, 0), (2, 1), (3, 2), (4, 2), (64, 2)])
+def test_one_node_count_rule_for_every_n1_n2_n4_table(nodes, column):
+    from simulator.collectives.nccl_constants import nodes_index
+    assert nodes_index(nodes) == column

@@ -37,12 +37,21 @@ while the NVSwitch reduces and multicasts."""
 PER_CH_MAX_NVLS_TREE = ((26.5, 18.5, 10.0), (24.0, 23.6, 17.8), (0.0, 57.7, 45.5), (0.0, 96.0, 80.0))
 
 
+def generation_index(compute_capability: int) -> int:
+    """The row of the [Volta, Ampere, Hopper, Blackwell] tables above for a compute capability (e.g. 90)."""
+    cc = compute_capability
+    return 3 if cc >= 100 else 2 if cc >= 90 else 1 if cc >= 80 else 0
+
+
+def nodes_index(nodes: int) -> int:
+    """The column of the [N1, N2, N4] tables above: one node (NVLink domain), two, or more."""
+    return 0 if nodes <= 1 else 1 if nodes == 2 else 2
+
+
 def per_channel_nvls_tree_GBps(compute_capability: int, domains: int) -> float:
     """NCCL's ``perChMaxNVLSTreeBw``: the bus bandwidth (GB/s) one channel of the NVLS-Tree kernel
     reaches, by GPU generation and number of NVLink domains (N1, N2, N4 and more)."""
-    cc = compute_capability
-    row = 3 if cc >= 100 else 2 if cc >= 90 else 1 if cc >= 80 else 0
-    return PER_CH_MAX_NVLS_TREE[row][0 if domains <= 1 else 1 if domains == 2 else 2]
+    return PER_CH_MAX_NVLS_TREE[generation_index(compute_capability)][nodes_index(domains)]
 PAT_BW_FACTOR = 0.75                 # NCCL: PAT's bus bandwidth x 0.75
 PAT_LOG_LATENCY_DIVISOR = 3.5        # NCCL: PAT latency = 8 + log2(nodes) x (network latency / 3.5) + ...
 PAT_RANK_LATENCY_US = 2.8            # ... + ranks x 2.8 us ("still a linear part")

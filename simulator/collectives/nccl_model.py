@@ -28,7 +28,8 @@ from simulator.collectives.nccl_constants import (BASE_LAT, BASE_LAT_NEWER, COLL
                                                    NVLS_EFFICIENCY, PAT_BW_FACTOR, PAT_LOG_LATENCY_DIVISOR,
                                                    PAT_RANK_LATENCY_US, PER_CH_MAX_RING_LL128,
                                                    PER_CH_MAX_TREE, PER_CH_MAX_TREE_LL128, SPEED_INTER, SPEED_INTRA,
-                                                   TREE_CORRECTION, per_channel_nvls_tree_GBps)
+                                                   TREE_CORRECTION, generation_index, nodes_index,
+                                                   per_channel_nvls_tree_GBps)
 from simulator.core.vocabulary import PROTOS
 
 TUNED_OPS = ("all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce")
@@ -158,10 +159,6 @@ class NcclInputs:
                    collnet, pat, tree_intra)
 
 
-def _cc_index(cc: int) -> int:
-    return 3 if cc >= 100 else 2 if cc >= 90 else 1 if cc >= 80 else 0
-
-
 class NcclModel:
     """NCCL's latency (us) / bandwidth (GB/s) table and its per-call time estimate."""
 
@@ -172,8 +169,8 @@ class NcclModel:
         x = inputs
         n, N = x.ranks, x.nodes
         ppn = n / N
-        cc = _cc_index(x.comp_cap)
-        i2 = 0 if N == 1 else 1 if N == 2 else 2
+        cc = generation_index(x.comp_cap)
+        i2 = nodes_index(N)
         i1 = cc if N == 1 else 0
         ll_max = LL_MAX_BW[i1][i2]
         for op in TUNED_OPS:

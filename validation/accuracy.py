@@ -597,7 +597,7 @@ def _in_parallel(names: list[str], a: argparse.Namespace):
     if len(names) < 2 or a.calibrations or workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
         yield {}
         return
-    order = sorted(names, key=lambda n: LONGEST_FIRST.index(n) if n in LONGEST_FIRST else -1)
+    order = sorted(names, key=LONGEST_FIRST.index)     # every section is listed (tests/test_accuracy_script.py)
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
         yield {n: pool.submit(_run_section, n, a) for n in order}
 

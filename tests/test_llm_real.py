@@ -127,6 +127,9 @@ def test_accuracy_section_lists_every_campaign_and_runner() -> None:
     h100_tp = next(line for line in lines if line.startswith("| h100") and "| tp |" in line)
     assert h100_tp.endswith("| 4 of 4 |")     # 2 of 4 with a fixed 2x backward issue and host work carried in seconds
     assert any("differ by up to 42%" in line for line in lines)
+    # each issue probe's launch spread is computed (the 4x H100 probe's 64% was typed text until review s13)
+    spread = next(line for line in lines if "A configuration's launches differ by up to" in line)
+    assert "64% on `h100x4_2026-11-26_tp`" in spread and all(f"% on `{c[0]}`" in spread for c in ISSUE_CAMPAIGNS)
     assert any(line.startswith("| h2048 L4 s2048 mb1 tp=2 sp=on comm=on |") for line in lines)       # the issue probes' tables
     assert any(line.startswith("| h2048 L4 s2048 mb1 tp=4 sp=on comm=on |") for line in lines)
 
@@ -176,3 +179,11 @@ def test_predictions_equal_but_for_the_last_bit_tie_in_the_rank_correlation() ->
     tied = spearman([8.628e-3, 11.145e-3, 8.628e-3, 11.145e-3], measured)
     assert spearman([8.628e-3 * (1 + 1e-15), 11.145e-3, 8.628e-3, 11.145e-3], measured) == tied
     assert spearman([8.628e-3, 11.145e-3 * (1 + 1e-15), 8.628e-3, 11.145e-3], measured) == tied
+
+
+def test_values_straddling_a_rounding_boundary_still_tie() -> None:
+    """2e-15 apart across a 9th-digit rounding boundary: rounding to 9 digits ordered them (rho 1.0)."""
+    from validation.llm_records import spearman
+    x, y = 1.000000005000001, 1.000000004999999
+    assert spearman([x, y, 3, 4], [2, 1, 3, 4]) == spearman([x, x, 3, 4], [2, 1, 3, 4]) == pytest.approx(0.9487, abs=1e-4)
+    assert spearman([1.0, 1.0 + 1e-6, 3, 4], [2, 1, 3, 4]) < 0.9     # values 1e-6 apart are ordered

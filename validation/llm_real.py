@@ -452,11 +452,13 @@ def real_section() -> tuple[list[str], dict[str, dict[str, dict[str, float]]]]:
     from validation.tp_host_path import markdown_lines as host_path_lines, report
 
     probe_host: list[tuple[float, float]] = []     # per probe: (host_block_s, median issue s of a single collective)
+    probe_spread: dict[str, float] = {}            # per probe: its widest configuration's slowest / fastest launch - 1
     for folder, name, calibration, i in ISSUE_CAMPAIGNS:
         probe = [data / folder / name]
         result = predict_records(probe_tp_runs(probe), calibration, hosts[i][0], issue_targets(probe))
         probe_host.append((result.compute.host_block_s,  # type: ignore[attr-defined]
                            statistics.median(o.issue_per_call_s for o in read_issue(probe)[1] if o.op in COLLECTIVE_OPS)))
+        probe_spread[folder] = max(e.high_s / e.low_s - 1 for e in result.errors)
         s = error_summary(result.errors)["tp"]
         figs[folder] = {"tp": s}
         inside = sum(e.low_s <= e.predicted_s <= e.high_s for e in result.errors)
@@ -482,8 +484,8 @@ def real_section() -> tuple[list[str], dict[str, dict[str, dict[str, float]]]]:
               "2-GPU machine's host is slow at collective calls, not at "
               f"issuing blocks (its single collective calls alone take {probe_host[0][1] / probe_host[1][1]:.1f}x the "
               f"4-GPU machine's, below, its block issue {probe_host[0][0] / probe_host[1][0]:.1f}x), "
-              "which the block issue time does not carry; on the 4-GPU one a configuration's launches differ by up "
-              "to 64%. "
+              "which the block issue time does not carry. A configuration's launches differ by up to "
+              + ", ".join(f"{x * 100:.0f}% on `{f}`" for f, x in probe_spread.items()) + ". "
               "FSDP is simulated unit by unit "
               "(docs/training.md); `hybrid_shard` with `replicate = world` "
               "runs FSDP1's NO_SHARD on one-rank groups (no gradient reduction; docs/validation-runners.md).", "",

@@ -311,16 +311,29 @@ def compare_runs(records: LlmRecords, predict: Predictor) -> list[RunError]:
     return out
 
 
-TIE_DIGITS = 9
-"""Values equal to this many significant digits tie in :func:`spearman`: two configurations a model
+TIE_RELATIVE = 1e-9
+"""Values within this fraction of each other tie in :func:`spearman`: two configurations a model
 prices alike (e.g. host-bound TP passes of two widths) must not be ordered by floating-point noise in
-the last bit, which a refit moving a parameter by 1e-9 flips."""
+the last bit, which a refit moving a parameter by 1e-9 flips. A tolerance, not rounding: rounding
+splits two values 1e-15 apart that straddle a rounding boundary."""
+
+
+def _tied(values: Sequence[float]) -> list[float]:
+    """``values`` with every value within :data:`TIE_RELATIVE` of the next smaller one's tie value given
+    that tie value (in sorted order, so a run ties to its smallest), so the ranks tie there and nowhere
+    else."""
+    out = [float(x) for x in values]
+    order = sorted(range(len(out)), key=out.__getitem__)
+    for prev, i in zip(order, order[1:]):
+        if abs(out[i] - out[prev]) <= TIE_RELATIVE * max(abs(out[i]), abs(out[prev])):
+            out[i] = out[prev]
+    return out
 
 
 def spearman(a: Sequence[float], b: Sequence[float]) -> float:
-    """Spearman rank correlation (average ranks for ties, values equal to TIE_DIGITS significant
-    digits tying); NaN with fewer than 3 pairs."""
-    a, b = ([float(f"{x:.{TIE_DIGITS}g}") for x in v] for v in (a, b))
+    """Spearman rank correlation (average ranks for ties, values within TIE_RELATIVE of each other
+    tying); NaN with fewer than 3 pairs."""
+    a, b = _tied(a), _tied(b)
     if len(a) < 3 or len(set(a)) < 2 or len(set(b)) < 2:
         return float("nan")
     from scipy.stats import spearmanr

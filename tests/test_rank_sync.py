@@ -341,3 +341,23 @@ def test_rank_cost_check_ties_each_gap_to_its_row():
     for name in ("m-host", "m-reps"):
         v = figures[f"rank cost {name}"]
         assert f"{name} {(v['order_statistics_s'] - v['fitted_s']) * 1e6:+.1f} us" in text
+
+
+def test_rank_cost_check_reads_the_source_as_data_and_names_a_fit_at_its_bound():
+    """The 'read off' column comes from the fit's RankSync, not from a verdict's wording (rewording it
+    turned the column into 'not read off'); a fitted cost on its lower bound says so instead of passing
+    for a measured 0."""
+    from dataclasses import replace
+
+    from validation.accuracy_latency import rank_cost_check
+    from validation.calibrate import RANK_KEY
+    one = calibrate(sweep(2, 40), PRED)
+    assert one.rank_sync is not None
+    reworded = replace(one, verdicts=tuple(replace(v, reason="reworded") for v in one.verdicts))
+    at_bound = replace(one, params=one.params.with_values({RANK_KEY: 1.4e-13}))
+    inside = replace(one, params=one.params.with_values({RANK_KEY: 3e-6}))
+    lines, _ = rank_cost_check([("m-bound", reworded, at_bound, "2 and 3 GPUs"), ("m-in", one, inside, "2 and 3 GPUs")])
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in lines if line.startswith("| m-")}
+    assert "| the repetitions |" in rows["m-bound"] and rows["m-bound"].endswith(
+        "| 0.0 (2 and 3 GPUs, at its lower bound: the data push it below 0) |")
+    assert rows["m-in"].endswith("| 3.0 (2 and 3 GPUs) |")

@@ -34,6 +34,7 @@ from simulator.network.closed_form import call_time_s
 from validation.compare import Comparison, Predictor, choice_for, compare, summary
 from validation.identifiability import Verdict, data_sd, identifiable, posterior
 from validation.parsers import CollMeasurement
+from validation.rank_sync import RankSync
 
 SHARDED_OPS = ("all_reduce", "reduce_scatter", "all_gather", "all_to_all")
 """Ops in which each rank owns a shard (S/n) it copies or reduces locally; broadcast, reduce and
@@ -97,6 +98,7 @@ class Fit:
     refused: tuple[str, ...] = ()         # messages naming refused keys
     uncertainty: Uncertainty | None = None
     domain: dict = field(default_factory=dict)
+    rank_sync: RankSync | None = None     # the per-rank cost read off the order statistics, not fitted
 
     def trusted_for(self) -> str:
         """One line: the predictions this calibration was fitted for."""
@@ -431,7 +433,7 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
     params = params.with_values({}, name=name).with_uncertainty(unc.to_block())
     verdicts = [v for v in verdicts if v.key in touched or keys is not None]
     return Fit(params, tuple(fit_keys), summary(usable), summary(after), tuple(after), len(skipped),
-               tuple(verdicts), tuple(refused), unc, dom)
+               tuple(verdicts), tuple(refused), unc, dom, sync)
 
 
 RANK_KEY = "rank_overhead_s"

@@ -349,3 +349,13 @@ def test_the_other_machine_is_named_and_never_a_held_out_host():
         o = other_machine(n, names)
         assert o is not None and o != n and o not in HELD_OUT
     assert other_machine("h100x2_2026-11-26_dp", names) == "h100x4_2026-11-26_dp"
+
+
+def test_held_out_says_which_columns_use_the_campaigns_own_data():
+    """'Nothing fitted on them' contradicted the leave-one-out and own-host columns, which use the campaign's
+    other models and its own probe (review s13 #15)."""
+    from validation.dp_accuracy import HELD_OUT_MEANING
+    assert "nothing fitted" not in HELD_OUT_MEANING
+    for column in ("*datasheet*", "*other machine*", "*leave-one-out* fits the host keys on its other models",
+                   "*own host* measures the DDP keys on its own compute probe"):
+        assert column in HELD_OUT_MEANING

@@ -31,10 +31,14 @@ CALIBRATION = "h200-dataparallel"
 """The NCCL collective (and DDP) calibration the predictions start from: fitted on other runs
 (4x H200 collectives and DDP), not on these."""
 HELD_OUT = ("h100x2_2026-11-26_dpddp", "h200x2_2026-11-26_dpddp")
-"""Campaigns read only after the model was fixed. Held out means: their own points are predicted with
-nothing fitted on them (host keys from their other models or from another machine, DDP keys from the
-datasheet or another host's probe), and they are never the *other machine* fit of another campaign; they
-do lend their thread diagnostics to campaigns that borrow them (section 6 names those)."""
+"""Campaigns read only after the model was fixed. Held out means :data:`HELD_OUT_MEANING`, and they
+are never the *other machine* fit of another campaign; they do lend their thread diagnostics to
+campaigns that borrow them (section 6 names those)."""
+HELD_OUT_MEANING = ("no fit uses the point it predicts; the *datasheet* and *other machine* columns and the "
+                    "DDP keys from the datasheet or the committed probe host use nothing of the campaign, "
+                    "*leave-one-out* fits the host keys on its other models and *own host* measures the DDP keys "
+                    "on its own compute probe")
+"""What 'held out' means in section 6 (the report quotes it): which columns use the campaign's own data."""
 
 
 def other_machine(name: str, names: Sequence[str]) -> str | None:
@@ -668,7 +672,7 @@ def _section(write_calibration: bool) -> list[str]:
             lent = ds["borrowers"].get(name, [])
             lines.append(f"- Held out, read after this model was fixed: `{name}`, a host never measured before whose "
                          "DDP runs are all steady (the runner's new warmup) and which also ran the DDP compute probe. "
-                         "Held out means its own points are predicted with nothing fitted on it, and it is never "
+                         f"Held out means {HELD_OUT_MEANING}, and it is never "
                          "another campaign's *other machine*; " + (
                              "it does lend its thread diagnostics to the campaigns that borrow them ("
                              + ", ".join(f"`{b}`" for b in lent) + "), so their figures moved when it was added. "

@@ -54,3 +54,52 @@ def test_committed_resnet50_ddp_runs_are_slower_while_held_back():
     # runs warmed up past the sampling (sync_warmup): the same iterations are no slower (the 2x H200 host's
     # second launch ran them 1.8 ms faster: launch noise, in the other direction)
     assert len(warmed) >= 3 and max(warmed) < 0.3e-3
+
+
+def _ddp_record(**over) -> dict:
+    times = [0.040] * 8 + [0.030, 0.031, 0.032]       # warmup 3: the first 8 timed iterations were held back
+    r = {"kind": "ddp", "model": "m", "batch_size": 8, "world": 2, "bucket_cap_mb": 25, "warmup": 3,
+         "iter_times_s": times, "median_s": statistics.median(times), "p10_s": 0.030, "p90_s": 0.040}
+    return {**r, **over}
+
+
+def test_measured_ddp_iteration_is_the_steady_one(tmp_path):
+    """Section 4 (validation.ddp_compare.read_ddp) measures a record over its steady iterations, as section 6
+    does (steady_median_s): one definition. Before, read_ddp took the record's median_s over all timed ones."""
+    from validation.ddp_compare import read_ddp
+    from validation.ddp_logger import steady_stats_s
+    f = tmp_path / "ddp.jsonl"
+    f.write_text(json.dumps(_ddp_record()) + "\n" + json.dumps(_ddp_record(warmup=None)) + "\n")
+    steady, unknown = read_ddp(f)
+    assert steady.median_s == pytest.approx(0.031) == steady_median_s(_ddp_record())
+    assert (steady.p10_s, steady.p90_s) == pytest.approx((0.0302, 0.0318))
+    assert (steady.median_s, steady.p10_s, steady.p90_s) == steady_stats_s(_ddp_record())
+    assert unknown.median_s == 0.040 and unknown.p90_s == 0.040      # no warmup count: the record's own figures
+
+
+def test_bad_iteration_times_are_input_errors(tmp_path):
+    from simulator.core.errors import InputError
+    from validation.ddp_compare import read_ddp
+    for bad in ([0.03, "slow"], [0.03, -1.0], 0.03, [0.03, True]):
+        f = tmp_path / "ddp.jsonl"
+        f.write_text(json.dumps(_ddp_record(iter_times_s=bad)) + "\n")
+        with pytest.raises(InputError, match="iter_times_s"):
+            read_ddp(f)
+    f.write_text(json.dumps(_ddp_record(warmup="eight")) + "\n")
+    with pytest.raises(InputError, match="warmup"):
+        read_ddp(f)
+
+
+def test_section4_spread_leaves_out_the_held_back_iterations():
+    """The 4x H200 DDP campaign timed 20 iterations after 8 warmup ones: 3 held back per launch, ResNet-50's
+    ~2 ms slower. Section 4's points span the steady iterations only (p10-p90 within 1.5%), the records'
+    own p10-p90 (all timed iterations) span 4% and more."""
+    from validation.accuracy_ddp import CAMPAIGN
+    from validation.ddp_compare import aggregate, read_ddp
+    path = CAMPAIGN / "ddp_world4.jsonl"
+    records = [json.loads(x) for x in path.read_text().splitlines()]
+    own = [(r["p90_s"] - r["p10_s"]) / r["median_s"] for r in records if r.get("model") == "resnet50"
+           and r.get("kind") == "ddp"]
+    points = [p for p in aggregate(read_ddp(path)) if p.model == "resnet50"]
+    assert len(points) == 5 and len(own) == 10
+    assert max((p.p90_s - p.p10_s) / p.median_s for p in points) < 0.015 < 0.04 < min(own)

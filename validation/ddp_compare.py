@@ -1,7 +1,9 @@
 """DDP iterations: predicted vs measured, and calibration of the DDP model's own parameters.
 
 Measured records come from ``validation.runners.ddp`` (kind ``ddp``: model, batch size, world,
-bucket_cap_mb, every iteration's time and their median). Each model's single-GPU workload comes
+bucket_cap_mb, every iteration's time and their median); a measurement is the median and p10-p90 of its
+steady iterations (:mod:`validation.ddp_logger`: PyTorch's DDP holds the host back on its first 10
+synchronised iterations, which the simulator does not predict). Each model's single-GPU workload comes
 from a profile (``validation.profiler`` output, matched on the workload ``name`` = record
 ``model``). The runner passes ``bucket_cap_mb`` explicitly, so every bucket, the first included,
 has that cap (``DDPConfig(first_bucket_mb=None)``), as PyTorch does.
@@ -27,6 +29,7 @@ from simulator.core.limits import MAX_BATCH_SIZE, MAX_BUCKET_CAP_MB
 from simulator.collectives.params import DEFAULTS, Parameters, bounds
 from simulator.training.workload import Workload, load_workload, step_compute_s
 from validation.compare import Topo, nvls_from_env
+from validation.ddp_logger import steady_stats_s
 from validation.fields import Fields
 
 log = logging.getLogger(__name__)
@@ -56,13 +59,19 @@ class DdpMeasurement:
 
 def ddp_from_record(record: Mapping[str, object], source: str, where: str) -> DdpMeasurement:
     """One ``kind: "ddp"`` record, every field checked: positive finite times with
-    ``p10_s <= median_s <= p90_s``, a whole batch size and world, a positive bucket cap."""
+    ``p10_s <= median_s <= p90_s``, a whole batch size and world, a positive bucket cap. Its times are
+    those of the steady iterations (:func:`validation.ddp_logger.steady_stats_s`: DDP holds the host back
+    on its first 10 synchronised iterations; the record's own figures when it lacks per-iteration times)."""
     f = Fields(record, source, where, "ddp")
     median, p10, p90 = (f.number(k, positive=True) for k in ("median_s", "p10_s", "p90_s"))
     assert median is not None and p10 is not None and p90 is not None
     if not p10 <= median <= p90:
         raise f.bad("p10_s", "needs p10_s <= median_s <= p90_s",
                     {"p10_s": p10, "median_s": median, "p90_s": p90})
+    f.times("iter_times_s")
+    if f.has("sync_warmup") or f.has("warmup"):
+        f.whole("sync_warmup" if f.has("sync_warmup") else "warmup", high=10**9)
+    median, p10, p90 = steady_stats_s(record)   # the steady iterations only (validation.ddp_logger)
     return DdpMeasurement(
         f.text("model"), f.whole("batch_size", low=1, high=MAX_BATCH_SIZE),
         f.whole("world", low=1, high=limits.GPUS.value),

@@ -48,12 +48,30 @@ def steady_times_s(times_s: Sequence[float], warmup: int) -> list[float]:
     return [t for i, t in enumerate(times_s) if not held_back(warmup + i + 1)]
 
 
-def steady_median_s(record: Mapping) -> float:
-    """A ``kind: "ddp"`` record's median over its steady iterations (after ``sync_warmup``, else ``warmup``,
-    synchronised iterations); its ``median_s`` when it lacks
-    the per-iteration times or the warmup count, or when every timed iteration was held back."""
+def _steady(record: Mapping) -> list[float]:
+    """The record's steady iteration times (empty when it lacks ``iter_times_s`` or a warmup count)."""
     times, warmup = record.get("iter_times_s"), record.get("sync_warmup", record.get("warmup"))
     if not isinstance(times, list) or not isinstance(warmup, int) or isinstance(warmup, bool):
-        return float(record["median_s"])
-    steady = steady_times_s([float(t) for t in times], warmup)
+        return []
+    return steady_times_s([float(t) for t in times], warmup)
+
+
+def steady_stats_s(record: Mapping) -> tuple[float, float, float]:
+    """A ``kind: "ddp"`` record's measured iteration: median, p10 and p90 (as the runners compute them,
+    :func:`validation.runners.ddp.summarize`) over its steady iterations (after ``sync_warmup``, else
+    ``warmup``, synchronised iterations). The one definition of a measured DDP iteration: section 4
+    (``validation.ddp_compare.read_ddp``) and the DataParallel comparison (section 6) both take it.
+    The record's own ``median_s``, ``p10_s``, ``p90_s`` when it lacks the per-iteration times or the
+    warmup count, or when every timed iteration was held back."""
+    from validation.runners.ddp import summarize
+    steady = _steady(record)
+    if not steady:
+        return float(record["median_s"]), float(record["p10_s"]), float(record["p90_s"])
+    s = summarize(steady)
+    return s["median_s"], s["p10_s"], s["p90_s"]
+
+
+def steady_median_s(record: Mapping) -> float:
+    """The median of :func:`steady_stats_s` (needs no ``p10_s``/``p90_s``)."""
+    steady = _steady(record)
     return statistics.median(steady) if steady else float(record["median_s"])

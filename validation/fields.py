@@ -90,6 +90,16 @@ class Fields:
             raise self.bad(name, f"must be {'>' if positive else '>='} 0 and <= {high:g}", v)
         return f
 
+    def times(self, name: str) -> tuple[float, ...]:
+        """An optional list of positive finite times in seconds (each ``<= MAX_TIME_S``); ``()`` when absent."""
+        v = self.record.get(name)
+        if v is None:
+            return ()
+        if not isinstance(v, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                              and math.isfinite(x) and 0 < x <= MAX_TIME_S for x in v):
+            raise self.bad(name, "must be a list of positive times in seconds", v)
+        return tuple(float(x) for x in v)
+
     def flag(self, name: str, default: bool = False) -> bool:
         v = self.record.get(name, default)
         if not isinstance(v, bool):

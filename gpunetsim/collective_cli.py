@@ -91,7 +91,9 @@ def _collective(args: argparse.Namespace) -> int:
                  else f"{'-':>9} {'-':>9}") + f"  {_marker(r.regret)}".rstrip())
     if outside and not args.json:
         print(f"# extrapolated beyond the calibration's data ({'; '.join(sorted(outside))}): "
-              "the interval includes the parameters it could not determine")
+              + ("the interval is the backend's residual spread where it was measured "
+                 "(simulator.collectives.host_uncertainty)" if host else
+                 "the interval includes the parameters it could not determine"))
     return 0
 
 

@@ -584,6 +584,34 @@ def gloo_lines(folders: list[Path]) -> tuple[list[str], dict[str, float], Parame
     return lines, summary, fitted
 
 
+def gloo_interval_lines(folders: list[Path], fitted: Parameters) -> tuple[list[str], dict]:
+    """The Gloo intervals' paragraph and blocks (validation.host_intervals.gloo_blocks; {} without Gloo data)."""
+    from validation.host_intervals import gloo_blocks
+    per = [(f, read_points(sorted(f.glob("gloo_world*.jsonl")))) for f in folders]
+    per = [(f, pts) for f, pts in per if pts]
+    if not per:
+        return [], {}
+    blocks = gloo_blocks(per, per[0][0].name, fitted, HostPredictor("hgx-h200"))
+    (_, cc, cw), (_, dc, dw) = blocks["calibrated"], blocks["datasheet"]
+    return ["", "Intervals (`time_lo_s`/`time_hi_s` of `gpunetsim collective --backend gloo`, and of `gpunetsim ddp "
+                "--backend gloo` through its buckets; simulator.collectives.host_uncertainty): the 5-95% quantiles of "
+                "log(measured/predicted) per size band (< 64 KiB, 64 KiB - 16 MiB, >= 16 MiB), from the calibration's "
+                f"predictions of every Gloo point it was not fitted on (`{CALIBRATION}`) or from the datasheet defaults "
+                "against every committed Gloo point (`calibrations/uncertainty/host.json`, used by calibrations without "
+                "a Gloo block). Left one dataset out (the bands from the other datasets, tried on the one left out): "
+                f"calibrated coverage {cc:.0f}% with median width {cw:.0f}% of the prediction; datasheet {dc:.0f}% "
+                f"with {dw:.0f}%. MPI has no measurement: its datasheet interval is a broad prior (a factor 4.5 either "
+                "way where latency sets the time, 1.65 where bandwidth does), marked as such in the output, until "
+                "`python -m validation.host_calibrate --backend mpi` writes a calibration with its own residuals."], blocks
+
+
+def write_host_datasheet(gloo_block: dict) -> None:
+    """The datasheet's host-backend intervals file (simulator.collectives.host_uncertainty.HOST_FILE)."""
+    import json
+    from simulator.collectives.host_uncertainty import HOST_FILE, MPI_PRIOR
+    HOST_FILE.write_text(json.dumps({"gloo": gloo_block, "mpi": MPI_PRIOR}, indent=1) + "\n")
+
+
 def section(write_calibration: bool = False) -> list[str]:
     """The section's markdown lines, between its markers (heading included). With
     ``write_calibration``, also (re)writes the shipped calibration :data:`CALIBRATION`."""
@@ -600,9 +628,14 @@ def _section(write_calibration: bool) -> list[str]:
     base = load_calibration(COLLECTIVE_CALIBRATION)
     dl, ds, dp_fit = dp_lines(folders, base)
     gl, gs, gloo_fit = gloo_lines(folders)
+    gl_iv, gloo_blocks = gloo_interval_lines(folders, gloo_fit)
+    gl += gl_iv
     if write_calibration:
         from simulator.collectives.params import SHIPPED_DIR, save_calibration
         keys = {k: dp_fit[k] for k in HOST_KEYS} | {k: v for k, v in gloo_fit.diff().items() if k.startswith("gloo.")}
+        if gloo_blocks:
+            write_host_datasheet(gloo_blocks["datasheet"][0])
+            base = base.with_host_uncertainty({"gloo": gloo_blocks["calibrated"][0]})
         save_calibration(base.with_values(keys, name=CALIBRATION), SHIPPED_DIR / f"{CALIBRATION}.json",
                          fitted_on=[f"{folders[-1].name}/dp_world*.jsonl (2 GPUs)",
                                     *(f"{f.name}/gloo_world2.jsonl" for f in folders

@@ -12,7 +12,9 @@ the launches' spread is kept. The fit (:func:`validation.calibrate.fit_log`: log
 squares with a mild pull towards the defaults) moves the per-call and per-step latencies, the
 loopback bandwidth and the CPU reduction rate on CPU tensors, and the staging efficiency on CUDA
 tensors (the other parameters held at the CPU fit), so that "calibrate on 2 processes, predict
-4" is a prediction: the 4-process points are never fitted.
+4" is a prediction: the 4-process points are never fitted. The calibration carries the fit's residual
+spread as its ``host_uncertainty`` block (validation.host_intervals.fit_block), from which
+``gpunetsim collective --backend gloo|mpi --calibration FILE`` prints 90% intervals.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from simulator.core import limits
 from simulator.core.errors import InputError
 from simulator.core.inputs import read_jsonl
 from validation.fields import Fields
+from validation.host_intervals import fit_block
 
 CPU_KEYS = ("gloo.call_overhead_s", "gloo.step_latency_s.loopback", "gloo.loopback_Bps", "gloo.reduce_Bps")
 CUDA_KEYS = ("gloo.staging_efficiency", "gloo.staging_overhead_s")
@@ -90,14 +93,23 @@ class HostPredictor:
         return out
 
 
+def _key_sets(predictor: HostPredictor) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    return (("cpu", MPI_KEYS),) if predictor.backend == "mpi" else (("cpu", CPU_KEYS), ("cuda", CUDA_KEYS))
+
+
+def fitted_keys(points: Sequence[HostPoint], predictor: HostPredictor) -> tuple[str, ...]:
+    """The keys :func:`fit` moves on ``points`` (those of the tensor kinds they hold)."""
+    return tuple(k for tensors, keys in _key_sets(predictor) if any(p.tensors == tensors for p in points)
+                 for k in keys)
+
+
 def fit(points: Sequence[HostPoint], predictor: HostPredictor, params: Parameters | None = None,
         name: str = "gloo-calibrated") -> Parameters:
     """Parameters fitted to ``points``: the CPU keys on CPU-tensor points, then the staging
     efficiency on CUDA-tensor points (either set may be absent); MPI's keys for an MPI predictor."""
     from validation.calibrate import fit_log
     params = params or Parameters()
-    sets = (("cpu", MPI_KEYS),) if predictor.backend == "mpi" else (("cpu", CPU_KEYS), ("cuda", CUDA_KEYS))
-    for tensors, keys in sets:
+    for tensors, keys in _key_sets(predictor):
         pts = [p for p in points if p.tensors == tensors]
         if pts:
             params = fit_log(params, keys, lambda q: predictor.predict(pts, q),
@@ -127,6 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         before = errors_pct(pts, pred.predict(pts, Parameters()))
         params = fit(pts, pred, name=f"{a.backend}-calibrated")
         after = errors_pct(pts, pred.predict(pts, params))
+        params = params.with_host_uncertainty({a.backend: fit_block(pts, pred, params, len(fitted_keys(pts, pred)))})
         save_calibration(params, a.out, fitted_on=[str(m) for m in a.measurements], topology=a.topology,
                          points=len(pts), median_err_pct_before=float(np.median(before)),
                          median_err_pct_after=float(np.median(after)))

@@ -171,7 +171,7 @@ def _defaults() -> dict[str, float]:
         # 2 and 4 H100s) delays the work by x of the all-reduce's time, s = x / (1 - x): median 0.49 over 16
         # points, range 0.26-1.10 (python -m validation.overlap_check validation/data/h100x4_2026-11-26j/
         # overlap_world{4,2}.jsonl; tests/test_overlap_probe.py recomputes it). A fit to DDP iterations
-        # cannot tell it from a compute error (0.40 with profile compute, 1.24 with no_sync compute).
+        # cannot tell it from a compute error (0.41 with profile compute, 1.8 with no_sync compute: accuracy.md section 4).
         "ddp.compute_slowdown": 0.49,
         "ddp.iteration_overhead_s": 0.0,       # fixed per-iteration cost (data loader, host sync)
         # DDP's per-tensor work (simulator.training.ddp, "Per-tensor work"): 0 in the datasheet set, so DDP adds
@@ -276,6 +276,8 @@ class Parameters:
     uncertainty: Mapping | None = field(default=None, compare=False)
     """The calibration's ``uncertainty`` block (simulator.collectives.uncertainty reads it), or None:
     the datasheet's own, fitted to the spread of the public measurements."""
+    host_uncertainty: Mapping | None = field(default=None, compare=False)
+    """The calibration's ``host_uncertainty`` block (Gloo and MPI; simulator.collectives.host_uncertainty)."""
 
     def __getitem__(self, key: str) -> float:
         return self.values[key]
@@ -319,15 +321,20 @@ class Parameters:
             if not lo <= float(v) <= hi:
                 raise InputError(out_of_range_message(k), source=source, field=f"params.{k}", value=v)
             merged[k] = float(v)
-        return Parameters(MappingProxyType(merged), name=name or self.name, uncertainty=self.uncertainty)
+        return Parameters(MappingProxyType(merged), name or self.name, self.uncertainty, self.host_uncertainty)
 
     def nudged(self, key: str, value: float) -> "Parameters":
         """A copy with one value changed and no range check (finite differences near a bound)."""
-        return Parameters(MappingProxyType({**self.values, key: float(value)}), self.name, self.uncertainty)
+        return Parameters(MappingProxyType({**self.values, key: float(value)}), self.name, self.uncertainty,
+                          self.host_uncertainty)
 
     def with_uncertainty(self, uncertainty: Mapping | None) -> "Parameters":
         """The same values with a calibration's uncertainty block (see simulator.collectives.uncertainty)."""
-        return Parameters(self.values, self.name, uncertainty)
+        return Parameters(self.values, self.name, uncertainty, self.host_uncertainty)
+
+    def with_host_uncertainty(self, block: Mapping | None) -> "Parameters":
+        """The same values with a ``host_uncertainty`` block (see simulator.collectives.host_uncertainty)."""
+        return Parameters(self.values, self.name, self.uncertainty, block)
 
     def diff(self) -> dict[str, float]:
         """The values that differ from the datasheet defaults."""
@@ -363,6 +370,9 @@ def load_calibration(path_or_name: str | Path | None) -> Parameters:
     if unc is not None:
         from simulator.collectives.uncertainty import check_block
         params = params.with_uncertainty(check_block(unc, src))
+    if data.get("host_uncertainty") is not None:
+        from simulator.collectives.host_uncertainty import check_host_block
+        params = params.with_host_uncertainty(check_host_block(data["host_uncertainty"], src))
     return params
 
 
@@ -385,6 +395,8 @@ def save_calibration(params: Parameters, path: str | Path, **meta: object) -> No
     out = {"format": CALIBRATION_FORMAT, "name": params.name, **meta, "params": params.diff()}
     if params.uncertainty is not None and "uncertainty" not in out:
         out["uncertainty"] = dict(params.uncertainty)
+    if params.host_uncertainty is not None and "host_uncertainty" not in out:
+        out["host_uncertainty"] = dict(params.host_uncertainty)
     text = json.dumps(out, indent=2, sort_keys=False)
     # lists of numbers (a covariance row, residual quantiles) on one line each
     text = re.sub(r"\[\s*([-+0-9.eE]+(?:,\s*[-+0-9.eE]+)*)\s*\]",

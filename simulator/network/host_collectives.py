@@ -164,6 +164,7 @@ class HostCollectiveModel:
         nics = 1 if backend == "gloo" else max(1, info.nics_per_host)
         self._net_Bps = nic * nics * self.params[f"{backend}.net_efficiency"]
         self._staging_Bps: float | None = None
+        self._unc: tuple | None = None      # (the backend's Uncertainty or None,), read on first use
 
     @property
     def ranks(self) -> int:
@@ -260,6 +261,34 @@ class HostCollectiveModel:
 
     def limit(self, op: str, size_bytes: float, algo: str = "auto", proto: str = "auto") -> Limit:
         return self.timing(op, size_bytes, algo).limit
+
+    def interval(self, op: str, size_bytes: float, algo: str = "auto"):
+        """The call's 90% interval (a :class:`~simulator.network.intervals.Interval`) from the backend's
+        residual spread (simulator.collectives.host_uncertainty): the calibration's, else the datasheet's;
+        ``outside`` says where the prediction leaves the data behind it. None without any block."""
+        from simulator.collectives import host_uncertainty
+        from simulator.network.intervals import Interval
+        if self._unc is None:
+            self._unc = (host_uncertainty.of(self.params, self.backend),)
+        unc = self._unc[0]
+        if unc is None:
+            return None
+        t = self.timing(op, size_bytes, algo)
+        if not t.time_s > 0:
+            return Interval(t.time_s, t.time_s)
+        lo, hi = unc.bounds(t.time_s, (t.call_s + t.latency_s) / t.time_s, 0.0, size_bytes)
+        why = unc.outside(self.ranks, [], size_bytes, op)
+        tensors = unc.domain.get("tensors")
+        if tensors and self.tensors not in tensors:
+            why.append(f"{self.tensors} tensors (measured on {', '.join(tensors)})")
+        if self._block_unmeasured():
+            why.append(f"no {self.backend} measurement behind this interval (a prior)")
+        return Interval(lo, hi, tuple(why))
+
+    def _block_unmeasured(self) -> bool:
+        from simulator.collectives import host_uncertainty
+        block = host_uncertainty.block_for(self.params, self.backend)
+        return bool(block is not None and block.get("measured") is False)
 
 
 def collective_model(G_or_router: nx.Graph | PresetCluster | Router, params: Parameters | None = None,

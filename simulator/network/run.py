@@ -81,7 +81,11 @@ def run_collective(model: CostModel, op: str, size_bytes: int, algo: str = "auto
 def run_host_collective(model, op: str, size_bytes: int, algo: str = "auto",
                         proto: str = "auto") -> CollectiveResult:
     """One Gloo or MPI collective (:class:`~simulator.network.host_collectives.HostCollectiveModel`),
-    in closed form; ``proto`` of the result is the transport (tcp, shm, net). No interval: the
-    host models have no calibration uncertainty yet."""
+    in closed form; ``proto`` of the result is the transport (tcp, shm, net). Its 90% interval comes from
+    the backend's residual spread (simulator.collectives.host_uncertainty)."""
     t, a, transport = model.best(op, size_bytes, algo, proto)
-    return CollectiveResult(op, int(size_bytes), model.ranks, t, a, transport, "closed")
+    iv = model.interval(op, size_bytes, a)
+    if iv is None:
+        return CollectiveResult(op, int(size_bytes), model.ranks, t, a, transport, "closed")
+    return CollectiveResult(op, int(size_bytes), model.ranks, t, a, transport, "closed", None, iv.lo_s, iv.hi_s,
+                            iv.outside)

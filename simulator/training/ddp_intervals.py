@@ -1,6 +1,7 @@
 """A 90% interval for a DDP iteration, from the collective calibration's intervals and the compute's spread.
 
-Communication: each bucket's all-reduce has a 90% interval (simulator.network.intervals); its
+Communication: each bucket's all-reduce has a 90% interval (simulator.network.intervals; Gloo and MPI:
+simulator.collectives.host_uncertainty); its
 communication time can shrink or grow by that much. Faster communication can at best remove the
 exposed part it shortens: low = iteration - exposed * (1 - low ratio). Slower communication can at
 worst expose all of its extra time: high = iteration + communication * (high ratio - 1). The ratios
@@ -44,7 +45,7 @@ def compute_band(workload) -> tuple[float, float] | None:
     return lo, hi
 
 
-def iteration_interval(model: CostModel, result, band: tuple[float, float] | None = None) -> tuple[float, float]:
+def iteration_interval(model, result, band: tuple[float, float] | None = None) -> tuple[float, float]:
     """(low, high) seconds of one simulated iteration (a simulator.training.ddp.IterationResult); ``band``
     is :func:`compute_band` of its workload. The GPU path's communication and compute widen it; a host
     path (``host_path_s``, the workload's host launch times: no uncertainty of its own) is a floor, since
@@ -55,8 +56,14 @@ def iteration_interval(model: CostModel, result, band: tuple[float, float] | Non
         size = b.comm_bytes or b.size_bytes
         if size <= 0:
             continue
-        t = model.timer.time(model.planner.plan("all_reduce", b.algo, b.proto), size)
-        iv = model.intervals.interval("all_reduce", b.algo, b.proto, size, t)
+        if isinstance(model, CostModel):
+            t = model.timer.time(model.planner.plan("all_reduce", b.algo, b.proto), size)
+            iv = model.intervals.interval("all_reduce", b.algo, b.proto, size, t)
+        else:                  # Gloo or MPI (simulator.network.host_collectives): the backend's residual spread
+            t = model.time_s("all_reduce", size, b.algo)
+            iv = model.interval("all_reduce", size, b.algo)
+            if iv is None:
+                continue
         total += t
         lo_w += iv.lo_s
         hi_w += iv.hi_s
@@ -76,9 +83,7 @@ def iteration_interval(model: CostModel, result, band: tuple[float, float] | Non
 
 
 def with_interval(model, result, workload=None):
-    """The same iteration result with its 90% interval filled in (unchanged for the host backends'
-    models, which carry no calibration uncertainty); ``workload`` adds its compute band, if it has one."""
-    if not isinstance(model, CostModel):
-        return result
+    """The same iteration result with its 90% interval filled in (the host backends' from their residual
+    spread, simulator.collectives.host_uncertainty); ``workload`` adds its compute band, if it has one."""
     lo, hi = iteration_interval(model, result, compute_band(workload) if workload is not None else None)
     return replace(result, iteration_lo_s=lo, iteration_hi_s=hi)

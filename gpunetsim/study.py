@@ -441,17 +441,20 @@ def evaluate(point: Point) -> dict[str, object]:
         from simulator.network.run import run_collective, run_host_collective
         r = (run_collective(model, point.op, point.size_bytes, "auto", "auto", point.engine)
              if isinstance(model, CostModel) else run_host_collective(model, point.op, point.size_bytes))
-        row.update(time_s=r.time_s, algbw_GBps=r.algbw_GBps, busbw_GBps=r.busbw_GBps, algo_used=r.algo,
-                   proto_used=r.proto, limit=str(model.limit(point.op, point.size_bytes)))
+        row.update(time_s=r.time_s, time_lo_s=r.time_lo_s, time_hi_s=r.time_hi_s, algbw_GBps=r.algbw_GBps,
+                   busbw_GBps=r.busbw_GBps, algo_used=r.algo, proto_used=r.proto,
+                   limit=str(model.limit(point.op, point.size_bytes)))
         return row
     if point.kind == "train":
         return evaluate_train(point, model, row)
     from simulator.training.ddp import DDPConfig, simulate_iteration
+    from simulator.training.ddp_intervals import with_interval
     gpu = gpu_of(model, point.gpu)
     w = _workload(point.model, gpu, point.batch_size)
-    r = simulate_iteration(model, w, DDPConfig(bucket_cap_mb=float(point.bucket_cap_mb or 25.0)),
-                           engine=point.engine)
-    row.update(gpu=gpu, batch_size=r.batch_size, iteration_s=r.iteration_s, samples_per_s=r.samples_per_s,
+    r = with_interval(model, simulate_iteration(model, w, DDPConfig(bucket_cap_mb=float(point.bucket_cap_mb or 25.0)),
+                                                engine=point.engine), w)
+    row.update(gpu=gpu, batch_size=r.batch_size, iteration_s=r.iteration_s, iteration_lo_s=r.iteration_lo_s,
+               iteration_hi_s=r.iteration_hi_s, samples_per_s=r.samples_per_s,
                scaling_efficiency=r.scaling_efficiency, single_gpu_iteration_s=r.single_gpu_iteration_s,
                forward_s=r.forward_s, backward_s=r.backward_s, optimizer_s=r.optimizer_s,
                exposed_comm_s=r.exposed_comm_s, comm_s=r.comm_s, overlap_fraction=r.overlap_fraction,

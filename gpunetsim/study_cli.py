@@ -114,6 +114,12 @@ def _label(row: dict, cols: Sequence[str]) -> str:
     return series_label(row, ["model", *cols])
 
 
+def _ms(seconds: float | None) -> str:
+    """An interval edge in ms, 8 wide; '-' where the row has none (DataParallel, or a row resumed from an
+    older results.jsonl)."""
+    return f"{'-':>8}" if seconds is None else f"{seconds * 1e3:>8.2f}"
+
+
 def print_table(study, rows: Sequence[dict]) -> None:
     """The DDP rows as a table, then a bus-bandwidth summary of the collective rows."""
     from gpunetsim.report import _varying
@@ -134,10 +140,11 @@ def print_table(study, rows: Sequence[dict]) -> None:
         cols = [c for c in _varying(ddp, _COLS) if c != "gpus"]
         labels = [_label(r, cols) for r in ddp]
         w = max(14, *(len(s) for s in labels))
-        print(f"#{'configuration':<{w - 1}} {'nodes':>5} {'GPUs':>5} {'iter(ms)':>9} {'samples/s':>10} "
-              f"{'scaling':>7} {'exposed(ms)':>11}  limit")
+        print(f"#{'configuration':<{w - 1}} {'nodes':>5} {'GPUs':>5} {'iter(ms)':>9} {'90% lo':>8} {'90% hi':>8} "
+              f"{'samples/s':>10} {'scaling':>7} {'exposed(ms)':>11}  limit")
         for lab, r in zip(labels, ddp):
             print(f"{lab:<{w}} {r['nodes']:>5} {r['total_gpus']:>5} {r['iteration_s'] * 1e3:>9.2f} "
+                  f"{_ms(r.get('iteration_lo_s'))} {_ms(r.get('iteration_hi_s'))} "
                   f"{r['samples_per_s'] or 0:>10.0f} {r['scaling_efficiency'] * 100:>6.1f}% "
                   f"{r['exposed_comm_s'] * 1e3:>11.3f}  {r['limit']}")
     if coll:

@@ -131,6 +131,30 @@ def test_ddp_row_has_the_documented_columns(small):
     assert row["limit"] in row["explanation"]
 
 
+def test_rows_carry_the_90pct_interval(small):
+    """DDP rows carry iteration_lo_s/iteration_hi_s (simulator.training.ddp_intervals) and collective rows
+    time_lo_s/time_hi_s (before: neither), in results.jsonl and results.csv."""
+    ddp = evaluate(small.points[1])
+    assert 0 < ddp["iteration_lo_s"] <= ddp["iteration_s"] < ddp["iteration_hi_s"]
+    coll = evaluate(next(p for p in small.points if p.kind == "collective"))
+    assert 0 < coll["time_lo_s"] < coll["time_s"] < coll["time_hi_s"]
+
+
+def test_table_prints_the_interval_columns(small, capsys):
+    from gpunetsim.study_cli import print_table
+    row = evaluate(small.points[1])
+    old = {k: v for k, v in row.items() if k not in ("iteration_lo_s", "iteration_hi_s")}   # an older results.jsonl
+    print_table(small, [row, old])
+    lines = capsys.readouterr().out.splitlines()
+    head = next(x for x in lines if x.startswith("#configuration")).split()
+    assert head[head.index("iter(ms)") + 1:head.index("iter(ms)") + 5] == ["90%", "lo", "90%", "hi"]
+    new, resumed = (x.split() for x in lines[-2:])
+    i = new.index(f"{row['iteration_s'] * 1e3:.2f}")          # iter(ms), then the interval's edges
+    assert float(new[i + 1]) == pytest.approx(row["iteration_lo_s"] * 1e3, abs=0.01)
+    assert float(new[i + 2]) == pytest.approx(row["iteration_hi_s"] * 1e3, abs=0.01)
+    assert resumed[i + 1:i + 3] == ["-", "-"]
+
+
 def test_collective_row_matches_run_collective(small):
     import topologies
     from simulator.network.closed_form import CostModel

@@ -360,9 +360,13 @@ def _worst_large(rows, params: Parameters, pooled2) -> list[str]:
             f"on 4 ({ll2.size_bytes >> 20} MiB), is predicted from the ring's step share: NCCL's ring kernel runs "
             "2n-1 steps per n chunks of which 2(n-1) move data, and LL's CTAs, not the wire, set its pace "
             f"(fitted step rate {params['ll_max_busbw_Bps'] / 1e9:.0f} GB/s: 2/3 of it on 2 GPUs, 6/7 on 4; "
-            "`simulator/collectives/plans.py` ring_step_share). What remains is mostly at 16-32 MiB, where the "
-            "fixed cost carried over from 2 GPUs (per-call host cost, NCCL's per-step hop latency times 6 steps "
-            "on 4 GPUs) is larger than the 4-GPU measurements show at these sizes, and the forced tree, whose "
+            "`simulator/collectives/plans.py` ring_step_share). The host's issue of each call (the per-call, "
+            "per-op and per-rank costs the small sizes fit) overlaps the GPU work of the call before it "
+            "(`simulator/network/host_overlap.py`), so it no longer adds to the large calls (with it added, as in main 73cb86f, "
+            "10 of the 18 points above 8% were 16 MiB calls predicted 8-27% slow). What remains is mostly at 16-32 MiB, where the GPU's "
+            "fixed cost carried over from 2 GPUs (NCCL's per-step hop latency times 6 steps on 4 GPUs) is "
+            "larger than the 4-GPU measurements show at these sizes; the all-to-all on 4 GPUs, slower than its "
+            "2-GPU fit of NCCL's p2p channels gives; and the forced tree, whose "
             f"4-GPU times extrapolate to {intercept_us:.0f} us at size 0 from its two largest sizes (Simple; "
             "the model's tree pipeline has no such fill)."]
 

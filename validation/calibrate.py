@@ -172,7 +172,7 @@ class Evaluator:
         if rates is None:
             rates = self._rates[key] = RateCache(planner.router)
         s = ClosedFormTimer(planner.router, params, rates).shape(planner.plan(op, a, pr), channels)
-        return s.alpha_s, s.beta_s_per_byte, s.wire_s_per_byte, s.plan.chunking
+        return s.alpha_s, s.beta_s_per_byte, s.wire_s_per_byte, s.host_s, s.plan.chunking
 
     def _pads(self, j: int, chunking) -> tuple[np.ndarray, np.ndarray]:
         """(bytes of plan ``j``'s pipeline fill, seconds of its chunk steps) at every point's size."""
@@ -187,7 +187,7 @@ class Evaluator:
 
     def __call__(self, params: Parameters) -> np.ndarray:
         v = params.values
-        ab = np.empty((len(self.plans), 3))
+        ab = np.empty((len(self.plans), 4))
         pads = np.empty((len(self.plans), len(self.size)))
         steps = np.empty((len(self.plans), len(self.size)))
         for j, (plan, deps) in enumerate(zip(self.plans, self.deps)):
@@ -195,11 +195,11 @@ class Evaluator:
             hit = self._cache.get(ck)
             if hit is None:
                 hit = self._cache[ck] = self._time_plan(params, *plan)
-            ab[j] = hit[:3]
-            pads[j], steps[j] = self._pads(j, hit[3])
+            ab[j] = hit[:4]
+            pads[j], steps[j] = self._pads(j, hit[4])
         rows = np.arange(len(self.size))[:, None]
         c = self.choice
-        t = call_time_s(ab[c, 0], ab[c, 1], ab[c, 2], self.size[:, None], pads[c, rows], steps[c, rows])
+        t = call_time_s(ab[c, 0], ab[c, 1], ab[c, 2], self.size[:, None], pads[c, rows], steps[c, rows], ab[c, 3])
         return t.min(axis=1)
 
 
@@ -369,14 +369,17 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
     sc_all = np.array([scale(k) for k in cand])
     x_prior_all = np.array([predictor.params[k] for k in cand]) / sc_all
     ev = Evaluator(predictor, pts)
-    J0 = _jacobian(ev, predictor.params, cand, x_prior_all, sc_all, base) / sd[:, None]
-    start, sync = predictor.params, None
+    start, sync = _host_start(pts, predictor.params, cand), None
+    if start is not predictor.params:
+        base = ev(start)
+        x_prior_all = np.array([start[k] for k in cand]) / sc_all
+    J0 = _jacobian(ev, start, cand, x_prior_all, sc_all, base) / sd[:, None]
     if keys is None:
         verdicts = identifiable(J0, cand)
         touched = [v.key for v in verdicts if v.reason != "moves no point"]
         verdicts = _one_world(pts, verdicts)
         fit_keys = [v.key for v in verdicts if v.determined]
-        start, sync, verdicts = _rank_sync(pts, predictor, verdicts)
+        start, sync, verdicts = _rank_sync(pts, predictor, verdicts, start)
     else:
         verdicts = [Verdict(k, True, "asked for") for k in cand]
         touched, fit_keys = list(cand), list(cand)
@@ -454,19 +457,31 @@ def _one_world(pts: Sequence[CollMeasurement], verdicts: list[Verdict]) -> list[
             for v in verdicts]
 
 
-def _rank_sync(pts: Sequence[CollMeasurement], predictor: Predictor, verdicts: list[Verdict]):
+def _host_start(pts: Sequence[CollMeasurement], params: Parameters, cand: Sequence[str]) -> Parameters:
+    """Where the fit starts and screens the keys: ``params``, with the host's issue cost per call
+    (``call_overhead_s``) at the fastest point's time when ``params`` has none. A call's host issue
+    overlaps the GPU work of the call before it (closed_form.call_time_s), so at 0 it moves no point and
+    the screening would call it undetermined; no call of a back-to-back stream costs less than its issue."""
+    if "call_overhead_s" not in cand or params["call_overhead_s"] > 0:
+        return params
+    return params.with_values({"call_overhead_s": min(p.time_s for p in pts)})
+
+
+def _rank_sync(pts: Sequence[CollMeasurement], predictor: Predictor, verdicts: list[Verdict],
+               start: Parameters | None = None):
     """(start parameters, estimate, verdicts): a per-rank cost the fit cannot determine (one world
     size) taken from the repetitions' order statistics (validation.rank_sync) instead of its prior 0."""
     from validation import rank_sync
+    start = predictor.params if start is None else start
     v = next((v for v in verdicts if v.key == RANK_KEY), None)
     if v is None or v.determined:
-        return predictor.params, None, verdicts
+        return start, None, verdicts
     sync = rank_sync.estimate(pts, predictor)
     if sync is None:
-        return predictor.params, None, verdicts
+        return start, None, verdicts
     verdicts = [Verdict(RANK_KEY, True, f"from {sync.source}, not fitted: {sync.describe()}",
                         sync.sd_s / scale(RANK_KEY)) if u.key == RANK_KEY else u for u in verdicts]
-    return predictor.params.with_values({RANK_KEY: sync.per_doubling_s}), sync, verdicts
+    return start.with_values({RANK_KEY: sync.per_doubling_s}), sync, verdicts
 
 
 LOG_FIT_PRIOR_WEIGHT = 0.1

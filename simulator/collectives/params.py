@@ -26,7 +26,10 @@ Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless 
   through host memory no per-channel ceiling is modelled (the CTA copies into a local buffer).
 - ``socket_max_Bps``: bandwidth of one hop through the socket transport (TCP through the kernel).
 - ``call_overhead_s``: per-call cost outside NCCL's model (framework launch, e.g. PyTorch's
-  ``dist.all_reduce`` adds tens of microseconds); 0 in the datasheet set.
+  ``dist.all_reduce`` adds tens of microseconds); 0 in the datasheet set. With ``op_overhead_s.{op}``
+  and ``rank_overhead_s`` it is the host's issue of the call (``Plan.host_s``), which overlaps the
+  previous call's GPU work in a stream of calls (simulator.network.host_overlap): small calls run at
+  its pace, large ones hide it.
 - ``net_call_overhead_s``: per-call cost of a collective whose ranks span several servers, beyond
   NCCL's per-step network latency: the fabric's own per-message path (AWS EFA's SRD through libfabric,
   GCP's GPUDirect-TCPX/TCPXO through host or NIC offload engines). 0 in the datasheet set (verbs: NCCL's

@@ -95,6 +95,8 @@ class Plan:
     local_s_per_byte: float = 0.0   # per byte of S outside the network (local copies, reductions)
     chunking: Chunking | None = None    # pipelined chunks (NVLS): the engines add chunking.pad_bytes(S)
     p2p: P2pChannels | None = None      # NCCL's p2p channels by size (direct plans)
+    host_s: float = 0.0                 # the host's issue of the call (part of call_overhead_s): in a stream
+    #                                     of calls it overlaps the previous call's GPU work (closed_form.call_time_s)
 
     def pad_bytes(self, size_bytes: float) -> float:
         """Extra bytes of S the flows carry for the pipeline's fill (0 for most algorithms)."""
@@ -217,12 +219,14 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
     # work is part of the step rate (the ceiling above), not added to it.
     local = 0.0 if proto == "ll" and algo == "ring" else \
         params[f"op_local_s_per_byte.{op}"] + params[f"op_shard_s_per_byte.{op}"] / n
+    # the host's issue of the call (framework, launch, the slowest rank's): hides under the GPU work of the
+    # call before it in a stream of calls; the network's own per-call cost across servers does not
+    host = max(0.0, params["call_overhead_s"] + params[f"op_overhead_s.{op}"]
+               + params["rank_overhead_s"] * math.log2(n))
     return Plan(op, algo, proto, n, len(per_host), lay.channels or channels(router, per_host),
                 tuple(groups), params.base_latency_s(a, proto) + latency,
-                max(0.0, params["call_overhead_s"] + params[f"op_overhead_s.{op}"]
-                    + params["rank_overhead_s"] * math.log2(n))
-                + (params["net_call_overhead_s"] if len(per_host) > 1 else 0.0),
-                local, chunking, p2p)
+                host + (params["net_call_overhead_s"] if len(per_host) > 1 else 0.0),
+                local, chunking, p2p, host)
 
 
 def ring_step_share(op: str, n: int) -> float:

@@ -23,6 +23,7 @@ from simulator.collectives.tuner import Tuner
 from simulator.core.errors import InvariantError
 from simulator.core.vocabulary import Limit
 from simulator.network.fairness import FlowGroups, LinkCapacity
+from simulator.network.host_overlap import stream_time_s
 from topologies.routing import Router
 
 if TYPE_CHECKING:
@@ -31,7 +32,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Shape:
-    """alpha/beta of one collective: time(S) = alpha_s + S * beta_s_per_byte.
+    """alpha/beta of one collective: time(S) = alpha_s + S * beta_s_per_byte, except that ``host_s``,
+    the host's issue of the call (part of alpha), overlaps the previous call's GPU work in a stream of
+    calls (:func:`call_time_s`, simulator.network.host_overlap).
 
     A p2p plan's beta depends on the size through NCCL's channel count (simulator.collectives.p2p):
     its shape is the one without a channel ceiling, and ``sized(S)`` (which ``time_s`` uses) is the
@@ -44,6 +47,7 @@ class Shape:
     wire_s_per_byte: float = 0.0     # the network part of beta (what the pipeline fill's bytes cost)
     channels: int | None = None
     at_channels: Callable[[int], "Shape"] | None = field(default=None, compare=False, repr=False)
+    host_s: float = 0.0              # the host's issue of the call (part of alpha_s; Plan.host_s)
 
     def sized(self, size_bytes: float) -> "Shape":
         """The shape that holds at ``size_bytes`` (itself unless the plan's channels vary with size)."""
@@ -62,17 +66,22 @@ class Shape:
             return self.sized(size_bytes).time_s(size_bytes)
         c = self.plan.chunking
         if c is None:
-            return call_time_s(self.alpha_s, self.beta_s_per_byte, self.wire_s_per_byte, size_bytes)
+            return call_time_s(self.alpha_s, self.beta_s_per_byte, self.wire_s_per_byte, size_bytes,
+                               host_s=self.host_s)
         return call_time_s(self.alpha_s, self.beta_s_per_byte, self.wire_s_per_byte, size_bytes,
-                           c.pad_bytes(size_bytes), c.overhead_s(size_bytes))
+                           c.pad_bytes(size_bytes), c.overhead_s(size_bytes), self.host_s)
 
 
-def call_time_s(alpha_s, beta_s_per_byte, wire_s_per_byte, size_bytes, pad_bytes=0.0, chunk_steps_s=0.0):
+def call_time_s(alpha_s, beta_s_per_byte, wire_s_per_byte, size_bytes, pad_bytes=0.0, chunk_steps_s=0.0,
+                host_s=0.0):
     """Seconds of one call in the closed form: alpha + S * beta, plus a pipelined plan's fill (its
-    ``pad_bytes`` at the wire's rate) and its chunk steps' own seconds. The one definition of the
-    closed form's time: :meth:`Shape.time_s` prices one call with it, the fitter
+    ``pad_bytes`` at the wire's rate) and its chunk steps' own seconds; the host's issue of the call,
+    ``host_s`` (part of alpha), overlaps the GPU work of the call before it in a stream of calls, so
+    the two combine as simulator.network.host_overlap.stream_time_s says (about the larger of them). The one
+    definition of the closed form's time: :meth:`Shape.time_s` prices one call with it, the fitter
     (validation.calibrate.Evaluator) every point at once (it works elementwise on numpy arrays)."""
-    return alpha_s + size_bytes * beta_s_per_byte + pad_bytes * wire_s_per_byte + chunk_steps_s
+    gpu = alpha_s - host_s + size_bytes * beta_s_per_byte + pad_bytes * wire_s_per_byte + chunk_steps_s
+    return stream_time_s(host_s, gpu)
 
 
 class RateCache:
@@ -131,7 +140,8 @@ class ClosedFormTimer:
                 if plan.groups else 0.0
             sized = (lambda c, p=plan: self.shape(p, c)) if plan.p2p is not None and channels is None else None
             hit = self._shapes[key] = (plan, Shape(plan.call_overhead_s + plan.latency_s,
-                                                   beta + plan.local_s_per_byte, plan, neck, beta, channels, sized))
+                                                   beta + plan.local_s_per_byte, plan, neck, beta, channels, sized,
+                                                   plan.host_s))
         return hit[1]
 
     def _rates_and_bottleneck(self, plan: Plan, channels: int | None = None) -> tuple[list[float], Limit]:

@@ -7,7 +7,8 @@ Concurrent transfers share each directed link max-min fairly; rates are recomput
 transfer starts or ends, and ``env.now`` is the only clock.
 
 :func:`run_plan` executes a collective schedule: after the call overhead and the plan's latency,
-all flow groups start together (one rate computation) and the collective ends when the last one finishes.
+all flow groups start together (one rate computation) and the collective ends when the last one finishes,
+then waits out the host's issue of the call, which overlaps that GPU work (simulator.network.host_overlap).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import simpy
 
 from simulator.core.gc_pause import cyclic_gc_paused
 from simulator.network.fairness import LinkCapacity, group_rates
+from simulator.network.host_overlap import stream_time_s
 from simulator.network.records import Record
 from simulator.collectives.params import Parameters
 from simulator.collectives.plans import Plan
@@ -162,7 +164,9 @@ def run_plan(env: simpy.Environment, net: FlowNetwork, plan: Plan, size_bytes: i
              records: list[Record] | None = None, track: str = "comm", name: str | None = None):
     """A SimPy process executing one collective; returns its duration (seconds)."""
     start = env.now
-    yield env.timeout(plan.call_overhead_s + plan.latency_s)
+    # the host's issue (plan.host_s) overlaps the GPU work of the call before it (simulator.network.host_overlap);
+    # the rest of the fixed cost runs before the flows
+    yield env.timeout(max(0.0, plan.call_overhead_s - plan.host_s) + plan.latency_s)
     carried = size_bytes + plan.pad_bytes(size_bytes)       # + the pipeline fill (NVLS), else 0
     caps = plan.rate_caps(size_bytes)                       # p2p plans: NCCL's channels at this size
     events = net.start([(g.uses, g.bytes_per_byte * carried, c) for g, c in zip(plan.groups, caps)])
@@ -172,6 +176,8 @@ def run_plan(env: simpy.Environment, net: FlowNetwork, plan: Plan, size_bytes: i
         yield env.timeout(plan.local_s_per_byte * size_bytes)
     if plan.chunking is not None and plan.chunking.step_overhead_s > 0:
         yield env.timeout(plan.chunk_overhead_s(size_bytes))
+    if plan.host_s > 0:       # the issue overlaps the GPU work: the call lasts their stream time
+        yield env.timeout(max(0.0, stream_time_s(plan.host_s, env.now - start) - (env.now - start)))
     if records is not None:
         records.append(Record(track, name or f"{plan.op} {plan.algo}/{plan.proto}", start, env.now, size_bytes))
     return env.now - start

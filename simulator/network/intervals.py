@@ -1,6 +1,7 @@
 """90% prediction intervals for collective times.
 
-A prediction is ``alpha + S * beta`` (simulator.network.closed_form). Its uncertainty has two parts
+A prediction is ``alpha + S * beta`` (simulator.network.closed_form), its host issue overlapping the rest
+(simulator.network.host_overlap). Its uncertainty has two parts
 (simulator.collectives.uncertainty): the parameters' covariance, carried to log time through the
 sensitivities d(alpha)/d(param) and d(beta)/d(param) of the plan that runs, and the residual spread
 the parameters do not explain (host noise, bimodal launches), which differs between latency- and
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from simulator.collectives import uncertainty as unc_mod
 from simulator.collectives.params import bounds
 from simulator.network.closed_form import ClosedFormTimer, CostModel
+from simulator.network.host_overlap import stream_partials, stream_time_s
 
 _STEP = 1e-2      # finite-difference step, in each key's scaled units (1% of its scale)
 
@@ -28,6 +30,18 @@ class _Sensitivity:
     beta_s_per_byte: float
     d_alpha: tuple[float, ...]     # seconds per scaled unit of each key
     d_beta: tuple[float, ...]      # seconds per byte per scaled unit
+    host_s: float = 0.0            # the host's issue (part of alpha; simulator.network.host_overlap)
+    d_host: tuple[float, ...] = ()
+
+    def time_s(self, size_bytes: float) -> float:
+        """The closed form's time (the issue overlapping the rest, as closed_form.call_time_s)."""
+        return stream_time_s(self.host_s, self.alpha_s - self.host_s + size_bytes * self.beta_s_per_byte)
+
+    def gradient(self, size_bytes: float) -> list[float]:
+        """d time / d each key (seconds per scaled unit) at ``size_bytes``."""
+        th, tg = stream_partials(self.host_s, self.alpha_s - self.host_s + size_bytes * self.beta_s_per_byte)
+        dh = self.d_host or (0.0,) * len(self.d_alpha)
+        return [th * h + tg * (a - h + size_bytes * b) for a, b, h in zip(self.d_alpha, self.d_beta, dh)]
 
 
 @dataclass(frozen=True)
@@ -74,23 +88,25 @@ class IntervalModel:
         hit = self._sens.get(key)
         if hit is None:
             base = base.sized(size_bytes) if channels is not None else base
-            da, db = [], []
+            da, db, dh = [], [], []
             for planner, timer, step in self._perturbations():
                 s = timer.shape(planner.plan(op, algo, proto), channels)
                 da.append((s.alpha_s - base.alpha_s) / step)
                 db.append((s.beta_s_per_byte - base.beta_s_per_byte) / step)
-            hit = self._sens[key] = _Sensitivity(base.alpha_s, base.beta_s_per_byte, tuple(da), tuple(db))
+                dh.append((s.host_s - base.host_s) / step)
+            hit = self._sens[key] = _Sensitivity(base.alpha_s, base.beta_s_per_byte, tuple(da), tuple(db),
+                                                 base.host_s, tuple(dh))
         return hit
 
     def interval(self, op: str, algo: str, proto: str, size_bytes: float, time_s: float | None = None) -> Interval:
         """The interval of one call; ``time_s`` (e.g. a discrete-event time) defaults to the closed form's."""
         s = self.sensitivity(op, algo, proto, size_bytes)
-        t_cf = s.alpha_s + size_bytes * s.beta_s_per_byte
+        t_cf = s.time_s(size_bytes)
         t = t_cf if time_s is None else time_s
         if not (t_cf > 0 and math.isfinite(t_cf)):
             return Interval(t, t)
         sd = self._param_sd(s, size_bytes, t_cf) if s.d_alpha else 0.0
-        lo, hi = self.unc.bounds(t, s.alpha_s / t_cf, sd, size_bytes)
+        lo, hi = self.unc.bounds(t, min(1.0, s.alpha_s / t_cf), sd, size_bytes)
         plan = self.model.planner.plan(op, algo, proto)
         classes = self._classes.get((op, algo, proto))
         if classes is None:
@@ -102,7 +118,7 @@ class IntervalModel:
     def _param_sd(self, s: _Sensitivity, size_bytes: float, t_cf: float) -> float:
         """Standard deviation of log time from the parameters' covariance (keys with an uncertainty)."""
         import numpy as np
-        g = (np.array(s.d_alpha) + size_bytes * np.array(s.d_beta)) / t_cf
+        g = np.array(s.gradient(size_bytes)) / t_cf
         return math.sqrt(max(float(g @ self.unc.cov @ g), 0.0))
 
 

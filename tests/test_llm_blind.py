@@ -51,8 +51,9 @@ def test_blind_figures(blind: tuple[list[str], dict]) -> None:
     # issue from its kernel count (1.4 forwards, was 2) and the host work scaled by the host's block issue time:
     # 4.2% / 8.0%; with the cross-entropy backward's 22 bytes per logit (was 8), which moves the 4x H200 host fit's
     # split between FSDP's per-unit and per-gather work (0.49 / 0.46 -> 0.61 / 0.33 ms): 4.2% / 9.0%, and on 4 GPUs
-    # NO_SHARD h4096 and FULL_SHARD h4096 (measured 18.0 / 20.7 ms) change places (Spearman 1.0 -> 0.8)
-    for world, (median, p90, rho) in {2: (4.2, 11.8, 0.99), 4: (9.0, 10.1, 0.79)}.items():
+    # NO_SHARD h4096 and FULL_SHARD h4096 (measured 18.0 / 20.7 ms) change places (Spearman 1.0 -> 0.8); with
+    # h100-nvlink-2gpu refitted under the host issue's overlap (#10, simulator/network/host_overlap.py): 4.7% / 9.5%
+    for world, (median, p90, rho) in {2: (4.7, 11.9, 0.99), 4: (9.5, 11.9, 0.79)}.items():
         s = figs[f"world{world}"]
         assert s["n"] == 4
         assert s["median_abs_pct"] == pytest.approx(median, abs=0.5)

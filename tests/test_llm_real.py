@@ -59,7 +59,9 @@ def test_host_work_is_alike_on_both_machines(hosts: dict) -> None:
     for work in (two_work, four_work):          # each host's block issue time, from its own compute fit
         assert 0.5e-3 < work.host_block_s < 1e-3        # 0.675 and 0.736 ms
     for k in ("fsdp_unit_host_s", "fsdp_gather_host_s"):
-        assert 0.1e-3 < two[k] < 1e-3 and abs(two[k] / four[k] - 1) < 0.5
+        # (fsdp_gather_host_s 0.361 / 0.232 ms since the collective calibrations were refitted under the host
+        # issue's overlap, #10: the split below is weakly determined, the pair's sum agrees within 1%)
+        assert 0.1e-3 < two[k] < 1e-3 and abs(two[k] / four[k] - 1) < 0.6
     # what a gathered unit pass costs the host agrees closely; its split between the two keys is
     # weakly determined (only SHARD_GRAD_OP's backward, which gathers nothing, separates them)
     pair = [h["fsdp_unit_host_s"] + h["fsdp_gather_host_s"] for h in (two, four)]
@@ -141,7 +143,9 @@ def test_h100_campaign_predicted_with_host_work_from_h200(hosts: dict) -> None:
     result = predict_files([h100], "h100-nvlink-2gpu", hosts[FOUR][0])
     assert result.preset == "dgx-h100" and result.targets == 6
     summary = error_summary(result.errors)
-    expected = {"fsdp": (8, 2.6, 8.3), "tp": (4, 7.9, 21.3), "pp": (4, 6.5, 8.4)}
+    expected = {"fsdp": (8, 4.0, 8.0), "tp": (4, 7.9, 21.3), "pp": (4, 6.8, 8.2)}
+    # fsdp 2.6 / 8.3, pp 6.5 / 8.4 before h100-nvlink-2gpu and h200-nvlink were refitted under the host issue's
+    # overlap (#10, simulator/network/host_overlap.py);
     # fsdp 1.9 / 8.1, tp 7.9 / 21.4, pp 7.8 / 11.8 with 8 bytes per logit in the cross-entropy backward (22 now);
     # with a fixed 2x backward issue and the host work carried in seconds: fsdp 4.4 / 9.5, tp 8.9 / 27.0,
     # pp 6.9 / 10.4; fsdp 10.7 / 15.5 before the memory-traffic charge, 5.5 with it static; tp 13.3 / 25.0

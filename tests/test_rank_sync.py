@@ -21,8 +21,10 @@ def host_cost(rng, shape, fast_s=20e-6, slow_s=40e-6, p_slow=0.2, jitter_s=1e-6)
 
 
 def measured(rng, world, reps, gpu_s):
-    """Repetition times of a back-to-back stream: the slowest of ``world`` ranks' hosts, plus the GPU."""
-    return host_cost(rng, (reps, world)).max(axis=1) + gpu_s
+    """Repetition times of a back-to-back stream: the slowest of ``world`` ranks' hosts, overlapping the GPU
+    (simulator.network.host_overlap)."""
+    from simulator.network.host_overlap import stream_time_s
+    return stream_time_s(host_cost(rng, (reps, world)).max(axis=1), gpu_s)
 
 
 def sweep(world, reps, seed=0):

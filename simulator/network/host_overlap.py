@@ -29,25 +29,17 @@ iteration's groups, which carry the host's own timeline) add ``Plan.call_overhea
 
 from __future__ import annotations
 
-import numpy as np
-
 NORM = 4.0
 """p of the p-norm that combines a call's host issue with its GPU work (see the module docstring)."""
 
 
 def stream_time_s(host_s, gpu_s):
     """Seconds per call of a stream whose calls take ``host_s`` to issue and ``gpu_s`` on the GPU:
-    ``(host_s^p + gpu_s^p)^(1/p)``, p = :data:`NORM` (floats, or numpy arrays elementwise)."""
-    if isinstance(gpu_s, np.ndarray) or isinstance(host_s, np.ndarray):
-        top = np.maximum(host_s, gpu_s)
-        safe = np.where(top > 0, top, 1.0)
-        return np.where(top > 0, top * ((host_s / safe) ** NORM + (gpu_s / safe) ** NORM) ** (1.0 / NORM), 0.0)
-    top = max(host_s, gpu_s)
-    if top <= 0:
-        return 0.0
-    if host_s <= 0:
-        return gpu_s
-    return top * ((host_s / top) ** NORM + (gpu_s / top) ** NORM) ** (1.0 / NORM)
+    ``(host_s^p + gpu_s^p)^(1/p)``, p = :data:`NORM` (floats, or numpy arrays elementwise; written
+    without numpy so that plain predictions do not import it)."""
+    top = (host_s + gpu_s + abs(host_s - gpu_s)) / 2          # the larger of the two
+    safe = top + (top == 0)                                   # (0 / 1 where both are 0)
+    return top * ((host_s / safe) ** NORM + (gpu_s / safe) ** NORM) ** (1.0 / NORM)
 
 
 def stream_partials(host_s: float, gpu_s: float) -> tuple[float, float]:

@@ -100,8 +100,9 @@ def test_held_out_h200_lease() -> None:
     lines, figs = held_out_lease()
     # recorded 2026-11-26: 2 GPUs 12.5% (p90 23.7%), 4 GPUs 6.5% (p90 13.6%) with main ccb08f9; with the
     # cross-entropy backward's 22 bytes per logit (main 0353123): 12.6% (24.3%), 8.6% (16.7%), and on 4 GPUs
-    # NO_SHARD h4096 predicted above FULL_SHARD h4096 (Spearman 0.8)
-    for world, (median, rho) in {2: (12.6, 0.99), 4: (8.6, 0.79)}.items():
+    # NO_SHARD h4096 predicted above FULL_SHARD h4096 (Spearman 0.8); 4 GPUs 9.1% with h200-nvlink refitted under
+    # the host issue's overlap (#10, simulator/network/host_overlap.py)
+    for world, (median, rho) in {2: (12.6, 0.99), 4: (9.1, 0.79)}.items():
         s = figs[f"world{world}"]
         assert s["n"] == 4 and s["median_abs_pct"] == pytest.approx(median, abs=0.5) and s["spearman"] >= rho
     assert HELD_OUT_LEASE in "\n".join(lines)

@@ -207,7 +207,7 @@ def test_host_split_tells_a_slow_host_from_a_slow_gpu(tmp_path):
     assert ag["gpu_slow_s"] == pytest.approx(2 * ag["gpu_fast_s"], rel=0.1)
     assert ag["slow_with_slow_host"] == 1.0 and ag["slow_hosts"] == 1.0
     assert ar["slow_with_slow_host"] == 0.0 and ar["host_slow_s"] == pytest.approx(ar["host_fast_s"], rel=0.1)
-    lines, figures = host_section("t", [path])
+    lines, figures = host_section("t", host_split([path]))
     assert any(line.startswith("| all_gather | 4 | 1 |") for line in lines) and "host split t" in figures
 
 

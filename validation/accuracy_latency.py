@@ -242,11 +242,7 @@ def _held_out(d: Path, prefix: str) -> tuple[list[str], dict, object, object]:
     for n, label, p in cases + [(4, "4, fitted on 2 and 3 GPUs", pred0.with_params(fit23.params))]:
         st = transfer.stats(transfer.score(pooled[n], p))
         figures[f"{prefix}_{n}" + ("_fit23" if "and 3" in label else "_reps_only" if "only" in label else "")] = st
-        lines.append(f"| {label} | {st['points']} | {st['median_pct']:.1f} | "
-                     f"{st['p90_pct']:.1f} | {st['inside_range_pct']:.0f} | {st['coverage_pct']:.0f} | "
-                     f"{st['median_width_pct']:.0f} | " + " | ".join(
-                         f"{st[k]:.0f}" if k in st else "- (two world sizes)"
-                         for k in ("launch_coverage_pct", "launch_width_pct")) + " |")
+        lines.append(held_out_row([label], st))
     lines += ["", f"The last row calibrates on the 2- and 3-GPU launches together: two world sizes determine the "
               f"per-rank cost by fitting ({fit23.params['rank_overhead_s'] * 1e6:.1f} us per doubling instead of "
               f"{fit.params['rank_overhead_s'] * 1e6:.1f} from the order statistics)."]
@@ -261,6 +257,15 @@ def _held_out(d: Path, prefix: str) -> tuple[list[str], dict, object, object]:
             f"{np.median([m for m, _ in by_n[n]]) * 1e6:.1f} / {np.median([p for _, p in by_n[n]]) * 1e6:.1f}"
             for n in (2, 3, 4)) + " |")
     return lines, figures, fit, fit23
+
+
+def held_out_row(cells: Sequence[str], st: dict) -> str:
+    """A held-out machine's table row: the leading ``cells`` (GPUs, sizes, ...), then
+    validation.transfer.stats' figures ``st`` (the any-launch columns '-' where one world size has none)."""
+    return (f"| {' | '.join(cells)} | {st['points']} | {st['median_pct']:.1f} | {st['p90_pct']:.1f} | "
+            f"{st['inside_range_pct']:.0f} | {st['coverage_pct']:.0f} | {st['median_width_pct']:.0f} | "
+            + " | ".join(f"{st[k]:.0f}" if k in st else "- (two world sizes)"
+                         for k in ("launch_coverage_pct", "launch_width_pct")) + " |")
 
 
 def nccl_choices(d: Path) -> dict[int, dict[str, set]]:
@@ -395,7 +400,8 @@ def held_out_h100() -> tuple[list[str], dict, list[tuple[str, object, object]]]:
                   f"{second['shared'] * 100:.1f}%, R held at its median within {second['median'] * 100:.1f}%; the "
                   f"per-rank cost there is {second['host_s'] * 1e6:.1f} us per doubling from the host issue times, "
                   f"{second['reps_s'] * 1e6:.1f} us from the repetitions alone (no 4-GPU launch to score either)."]
-    host_lines, host_figures = host_section("`h100x4_2026-11-26_lat2`", sorted(H100B.glob("lat_world*_L*.jsonl")))
+    host_lines, host_figures = host_section("`h100x4_2026-11-26_lat2`",
+                                            host_split(sorted(H100B.glob("lat_world*_L*.jsonl"))))
     lines += host_lines
     figures.update(host_figures)
     split = host_figures.get("host split `h100x4_2026-11-26_lat2`", {})
@@ -480,9 +486,8 @@ def host_split(paths: Sequence) -> dict[tuple[str, int], dict]:
     return out
 
 
-def host_section(name: str, paths: Sequence) -> tuple[list[str], dict]:
-    """Markdown lines and figures of :func:`host_split` for one campaign."""
-    rows = host_split(paths)
+def host_section(name: str, rows: dict[tuple[str, int], dict]) -> tuple[list[str], dict]:
+    """Markdown lines and figures of one campaign's :func:`host_split` (``rows``)."""
     if not rows:
         return [], {}
     lines = ["", f"**Host or GPU** ({name}: every rank's host issue time per call, `rank_host_times_s`, beside the "

@@ -39,17 +39,10 @@ def files() -> dict[int, list[Path]]:
             for n in (2, 3, 4)}
 
 
-def _row(label: str, sizes: str, st: dict) -> str:
-    return (f"| {label} | {sizes} | {st['points']} | {st['median_pct']:.1f} | {st['p90_pct']:.1f} | "
-            f"{st['inside_range_pct']:.0f} | {st['coverage_pct']:.0f} | {st['median_width_pct']:.0f} | "
-            + " | ".join(f"{st[k]:.0f}" if k in st else "- (two world sizes)"
-                         for k in ("launch_coverage_pct", "launch_width_pct")) + " |")
-
-
 def score_campaign() -> tuple[list[str], dict, object, object, dict]:
     """The campaign's table rows, figures, the 2-GPU fit, the 2- and 3-GPU fit and the pooled points."""
     from simulator.collectives.params import Parameters
-    from validation import transfer
+    from validation import accuracy_latency, transfer
     from validation.calibrate import calibrate
     from validation.compare import Predictor, Topo
     pooled = {n: transfer.pooled_points(f) for n, f in files().items()}
@@ -76,7 +69,7 @@ def score_campaign() -> tuple[list[str], dict, object, object, dict]:
             st = transfer.stats([r for r in rows if lo <= r.pooled.point.size_bytes < hi])
             if st.get("points"):
                 figures[f"{PREFIX}_{n}{suffix} {name}"] = st
-                lines.append(_row(label, name, st))
+                lines.append(accuracy_latency.held_out_row([label, name], st))
     return lines, figures, fit, fit23, pooled
 
 
@@ -125,12 +118,12 @@ def section() -> tuple[list[str], dict, tuple[str, object, object]]:
                 "choice)." if check else ""), "", *rows]
     if check:
         figures[f"host reading self check {LAT.name}"] = {**check, "reading": how}
-    host_lines, host_figures = accuracy_latency.host_section(f"`{LAT.name}`", sorted(LAT.glob("lat_world*_L*.jsonl")))
+    split = accuracy_latency.host_split(sorted(LAT.glob("lat_world*_L*.jsonl")))
+    host_lines, host_figures = accuracy_latency.host_section(f"`{LAT.name}`", split)
     lines += host_lines
     figures.update(host_figures)
-    split = host_figures.get(f"host split `{LAT.name}`", {})
     ratio = [v["gpu_fast_s"] / v["host_fast_s"] for v in split.values() if v["host_fast_s"] > 0]
-    growth = host_growth(accuracy_latency.host_split(sorted(LAT.glob("lat_world*_L*.jsonl"))))
+    growth = host_growth(split)
     figures[f"host growth {LAT.name}"] = growth
     if ratio and growth:
         lines += ["", f"As on `h100x4_2026-11-26_lat2`, fast repetitions run at the host's pace: GPU time per call "

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from simulator.collectives import uncertainty as unc_mod
 from simulator.collectives.params import bounds
-from simulator.network.closed_form import ClosedFormTimer, CostModel
-from simulator.network.host_overlap import stream_partials, stream_time_s
+from simulator.network.closed_form import ClosedFormTimer, CostModel, call_time_s
+from simulator.network.host_overlap import stream_partials
 
 _STEP = 1e-2      # finite-difference step, in each key's scaled units (1% of its scale)
 
@@ -34,8 +34,8 @@ class _Sensitivity:
     d_host: tuple[float, ...] = ()
 
     def time_s(self, size_bytes: float) -> float:
-        """The closed form's time (the issue overlapping the rest, as closed_form.call_time_s)."""
-        return stream_time_s(self.host_s, self.alpha_s - self.host_s + size_bytes * self.beta_s_per_byte)
+        """The closed form's time (the issue overlapping the rest): closed_form.call_time_s."""
+        return call_time_s(self.alpha_s, self.beta_s_per_byte, 0.0, size_bytes, host_s=self.host_s)
 
     def gradient(self, size_bytes: float) -> list[float]:
         """d time / d each key (seconds per scaled unit) at ``size_bytes``."""

@@ -25,9 +25,7 @@ import numpy as np
 
 from simulator.collectives.params import Parameters
 from simulator.collectives.uncertainty import LEVEL, size_band
-
-EDGES_BYTES = (64 * 1024, 16 * 2**20)
-"""Size bands of the residuals: < 64 KiB, 64 KiB - 16 MiB, >= 16 MiB."""
+from validation.calibrate import SIZE_EDGES_BYTES   # the NCCL fit's residual bands: < 64 KiB, 64 KiB - 16 MiB, >= 16 MiB
 
 
 def _q(r: Sequence[float]) -> list[float]:
@@ -46,11 +44,12 @@ def residual_block(points: Sequence, predicted: Sequence[float], latency_share: 
     def q(mask: np.ndarray) -> list[float]:
         lo, mid, hi = _q(r[mask] if mask.any() else r)
         return [mid - (mid - lo) * widen, mid, mid + (hi - mid) * widen]
-    bands = np.array([size_band(s, EDGES_BYTES) for s in sizes])
+    bands = np.array([size_band(s, SIZE_EDGES_BYTES) for s in sizes])
     lat = np.asarray(latency_share) >= 0.5
     return {"level": LEVEL,
             "residual": {"latency": q(lat), "bandwidth": q(~lat),
-                         "by_size": {"edges_bytes": list(EDGES_BYTES), "q": [q(bands == b) for b in range(3)]}},
+                         "by_size": {"edges_bytes": list(SIZE_EDGES_BYTES),
+                                     "q": [q(bands == b) for b in range(len(SIZE_EDGES_BYTES) + 1)]}},
             "domain": {"worlds": sorted({int(p.world) for p in points}), "ops": sorted({p.op for p in points}),
                        "min_bytes": int(sizes.min()), "max_bytes": int(sizes.max()),
                        "tensors": sorted({p.tensors for p in points})},

@@ -247,3 +247,28 @@ def test_fsdp_no_shard_is_one_point_with_whole_copies() -> None:
     assert [x.split()[1:3] for x in labels[1:]] == [["no_shard", "replicate=4"], ["hybrid_shard", "replicate=1"],
                                                     ["hybrid_shard", "replicate=4"]]
     assert "no_shard" not in fsdp.build_parser().get_default("strategies")   # not in the default campaign
+
+
+def test_fsdp_issue_records_host_and_gpu_times_apart(tmp_path: Path) -> None:
+    """``--issue``: every timed point (the whole model on one GPU too) gets the host's forward and backward
+    issue times and the GPU's time apart, beside its iteration times."""
+    pytest.importorskip("torch")
+    out = tmp_path / "issue.jsonl"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--standalone",
+                           "-m", "validation.runners.fsdp", "--specs", TINY_SPECS.split(";")[0], "--micro-batch", "2",
+                           "--strategies", "no_shard,hybrid_shard", "--replicate", "2", "--iters", "2",
+                           "--warmup", "1", "--issue", *CPU_ARGS, "--out", str(out)],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    recs = [r for r in records(out) if r["kind"] != "meta"]
+    assert [(r["kind"], r.get("strategy")) for r in recs] == [
+        ("llm_profile", None), ("llm_fsdp", "no_shard"), ("llm_fsdp", "hybrid_shard")]
+    for r, prefix in zip(recs, ("model_", "", "")):
+        assert all(r[f"{prefix}{k}"] > 0 for k in ("issue_forward_s", "issue_backward_s", "gpu_s", "hold_s"))
+        assert r[f"{prefix}outlasted_hold"] == 0          # no sleep on CPU: never counted
+        assert r[f"{prefix}hold_s"] == pytest.approx(3.0 * r[f"{prefix}median_s"])
+    plain = fsdp.parse_settings(["--specs", TINY_SPECS, "--out", "x.jsonl"])
+    assert not plain.issue            # off unless asked: the campaigns' records keep their fields
+    with pytest.raises(InputError):
+        fsdp.parse_settings(["--specs", TINY_SPECS, "--hold", "0", "--out", "x.jsonl"])

@@ -33,6 +33,15 @@ is allocated when the steps begin (the parameters as FSDP keeps them) and ``step
 the peak during the warm-up and timed steps (``model_``-prefixed for the whole model on one GPU), each
 MAX over ranks; None on CPU.
 
+With ``--issue`` every timed point (the whole model on one GPU too, ``model_``-prefixed) also gets the
+host's and the GPU's time apart, as :mod:`validation.runners.tp_issue` takes them: ``--iters`` steps each
+issued behind a sleep kernel of ``--hold`` times the point's median iteration, so the host never waits for
+the GPU: ``issue_forward_s`` and ``issue_backward_s`` (host seconds to issue the forward and the backward,
+FSDP's hooks and collective calls included), ``gpu_s`` (GPU seconds from the sleep's end to the step's
+end: kernels and collectives back to back) and ``outlasted_hold`` (steps whose issue outlasted the sleep:
+the host waited for the GPU, e.g. in FULL_SHARD's all-gather rate limiter, so those are not the host
+alone); medians over the steps, MAX over ranks. On CPU they come from the host clock and mean nothing.
+
 An iteration is ``zero_grad(set_to_none=True)``, forward of one micro-batch per rank (token ids
 as inputs and labels) and backward; the optimizer step is not timed (it is local compute that
 does not depend on the network). Each rank times every iteration (CUDA events); the record
@@ -43,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import statistics
 import sys
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -64,6 +74,8 @@ class FsdpSettings:
     common: CommonSettings
     strategies: tuple[str, ...]
     replicate: tuple[int, ...]
+    issue: bool = False
+    hold: float = 3.0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,6 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strategies", default="full_shard,shard_grad_op,hybrid_shard")
     p.add_argument("--replicate", default="1",
                    help="hybrid_shard: comma-separated numbers of replicas (mesh rows)")
+    p.add_argument("--issue", action="store_true",
+                   help="also time the host's issue (forward, backward) and the GPU alone, behind a sleep")
+    p.add_argument("--hold", type=float, default=3.0,
+                   help="--issue: the sleep lasts this many times the point's median iteration")
     add_common_arguments(p)
     return p
 
@@ -82,8 +98,10 @@ def parse_settings(argv: Sequence[str] | None) -> FsdpSettings:
     for s in strategies:
         if s not in STRATEGIES:
             raise InputError(f"choose from {', '.join(STRATEGIES)}", field="strategies", value=s)
+    if not a.hold > 0:
+        raise InputError("must be > 0", field="hold", value=a.hold)
     return FsdpSettings(common_settings(a), strategies,
-                        tuple(parse_ints(a.replicate, "replicate")))
+                        tuple(parse_ints(a.replicate, "replicate")), a.issue, a.hold)
 
 
 def plan_points(s: FsdpSettings, world: int) -> list[Point]:
@@ -109,36 +127,46 @@ def plan_labels(s: FsdpSettings, world: int) -> list[str]:
 # Everything below needs torch; it is imported inside the functions.
 
 
-def measure_local_model(ses: Session, spec: GPTSpec, micro_batch: int) -> dict[str, Any]:
-    """The whole model's iteration on each GPU alone (no FSDP), MAX over ranks."""
+def measure_local_model(ses: Session, spec: GPTSpec, micro_batch: int, clock: Any = None,
+                        hold: float = 3.0) -> dict[str, Any]:
+    """The whole model's iteration on each GPU alone (no FSDP), MAX over ranks; with ``clock``, its host
+    issue and GPU times apart too (:func:`validation.runners.tp_issue.issue_fields`)."""
     import torch
 
     from validation.gpt import GPT, token_batch
+    from validation.runners.tp_issue import issue_fields
 
     with torch.device(ses.device):
         model = GPT(spec).to(ses.dtype)
     ids = token_batch(spec, micro_batch, ses.device, torch.Generator().manual_seed(ses.rank))
 
-    def step() -> None:
+    def forward() -> Any:
         model.zero_grad(set_to_none=True)
-        model(ids, ids).backward()
+        return model(ids, ids)
+
+    def step() -> None:
+        forward().backward()
 
     ses.steps_memory_start()
     times = ses.time_steps(step)
     memory = ses.steps_memory_fields("model_")
+    issue = {} if clock is None else issue_fields(ses, clock, forward, lambda y: y.backward(),
+                                                  hold * statistics.median(times), "model_")
     del model
-    return {**summarize(times, "model_"), **memory}
+    return {**summarize(times, "model_"), **memory, **issue}
 
 
 def measure_fsdp(ses: Session, spec: GPTSpec, micro_batch: int, strategy: str,
-                 replicate: int) -> dict[str, Any]:
-    """Iteration times under one sharding strategy, MAX over ranks."""
+                 replicate: int, clock: Any = None, hold: float = 3.0) -> dict[str, Any]:
+    """Iteration times under one sharding strategy, MAX over ranks; with ``clock``, the host issue and GPU
+    times apart too (:func:`validation.runners.tp_issue.issue_fields`)."""
     import torch
     from torch.distributed.fsdp import BackwardPrefetch, ShardingStrategy
     from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
     from torch.distributed.fsdp.wrap import ModuleWrapPolicy
 
     from validation.gpt import GPT, GPTBlock, token_batch
+    from validation.runners.tp_issue import issue_fields
 
     with torch.device(ses.device):
         model = GPT(spec).to(ses.dtype)
@@ -154,34 +182,42 @@ def measure_fsdp(ses: Session, spec: GPTSpec, micro_batch: int, strategy: str,
     fsdp = FSDP(model, **kwargs)
     ids = token_batch(spec, micro_batch, ses.device, torch.Generator().manual_seed(ses.rank))
 
-    def step() -> None:
+    def forward() -> Any:
         fsdp.zero_grad(set_to_none=True)
-        fsdp(ids, ids).backward()
+        return fsdp(ids, ids)
+
+    def step() -> None:
+        forward().backward()
 
     ses.steps_memory_start()
     times = ses.time_steps(step)
     memory = ses.steps_memory_fields()
+    issue = {} if clock is None else issue_fields(ses, clock, forward, lambda y: y.backward(),
+                                                  hold * statistics.median(times))
     del fsdp, model
     gc.collect()
-    return {**summarize(times), **memory}
+    return {**summarize(times), **memory, **issue}
 
 
 def run(s: FsdpSettings) -> int:
     from validation.runners.layer_profile import profile_record
 
+    from validation.runners.tp_issue import Clock
+
     mb = s.common.micro_batch
     ses = start_session("fsdp", s.common)
+    clock = Clock(ses.is_cuda) if s.issue else None
     for point in ses.points_to_run(plan_points(s, ses.world)):
         spec = point.spec
         common = {**spec.fields(), "micro_batch": mb, "params": spec.params}
         if point.what == "profile":
             fields = profile_record(ses, spec, mb)
-            fields.update(measure_local_model(ses, spec, mb))
+            fields.update(measure_local_model(ses, spec, mb, clock, s.hold))
             ses.record("llm_profile", point.label, {**common, **fields,
                                                     "peak_memory_bytes": ses.peak_memory_bytes()})
             continue
         strategy, replicate = point.option
-        result = measure_fsdp(ses, spec, mb, strategy, replicate)
+        result = measure_fsdp(ses, spec, mb, strategy, replicate, clock, s.hold)
         units = [spec.embedding_params + spec.head_params] + [spec.layer_params] * spec.layers
         ses.record("llm_fsdp", point.label, {
             **common, "strategy": strategy, "replicate": replicate,

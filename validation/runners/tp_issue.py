@@ -113,7 +113,7 @@ def kernel_class(name: str) -> str:
 # Everything below needs torch; it is imported inside the functions.
 
 
-class _Clock:
+class Clock:
     """Holds the GPU busy for a given time (a sleep kernel) and stamps host and GPU time."""
 
     def __init__(self, is_cuda: bool) -> None:
@@ -156,7 +156,7 @@ class _Clock:
             torch.cuda.synchronize()
 
 
-def _held(ses: Session, clock: _Clock, pieces: Sequence[Callable[[], Any]], hold_s: float
+def held_issue(ses: Session, clock: Clock, pieces: Sequence[Callable[[], Any]], hold_s: float
           ) -> tuple[list[float], float, bool]:
     """Issue ``pieces`` (each gets the previous one's result) behind a sleep of ``hold_s``: the host
     seconds of each piece, the GPU seconds from the sleep's end to the last piece's end, and whether
@@ -177,6 +177,24 @@ def _held(ses: Session, clock: _Clock, pieces: Sequence[Callable[[], Any]], hold
     end = clock.mark()
     clock.sync()
     return host, clock.between(start, end), clock.is_cuda and sum(host) > 0.9 * hold_s
+
+
+def issue_fields(ses: Session, clock: Clock, forward: Callable[[], Any], backward: Callable[[Any], None],
+                 hold_s: float, prefix: str = "") -> dict[str, Any]:
+    """The host's issue time of ``forward`` and ``backward`` (which takes the forward's result) and the GPU's
+    time alone, each of the session's ``iters`` steps behind a sleep of ``hold_s`` (:func:`held_issue`):
+    ``issue_forward_s``, ``issue_backward_s``, ``gpu_s`` (medians over the steps, MAX over ranks),
+    ``outlasted_hold`` (steps whose issue outlasted the sleep) and ``hold_s``, keys prefixed by ``prefix``."""
+    fwd, bwd, gpu, late = [], [], [], 0
+    for _ in range(ses.settings.iters):
+        host, gpu_s, outlasted = held_issue(ses, clock, (forward, backward), hold_s)
+        fwd.append(host[0])
+        bwd.append(host[1])
+        gpu.append(gpu_s)
+        late += outlasted
+    m = ses.max_over_ranks([statistics.median(v) for v in (fwd, bwd, gpu)] + [float(late)])
+    return {f"{prefix}issue_forward_s": m[0], f"{prefix}issue_backward_s": m[1], f"{prefix}gpu_s": m[2],
+            f"{prefix}outlasted_hold": int(m[3]), f"{prefix}hold_s": hold_s}
 
 
 def kernel_summary(step: Callable[[], None], is_cuda: bool) -> dict[str, Any]:
@@ -212,7 +230,7 @@ def kernel_summary(step: Callable[[], None], is_cuda: bool) -> dict[str, Any]:
         return {"kernels": None, "kernels_error": f"{type(exc).__name__}: {exc}"}
 
 
-def measure_point(ses: Session, clock: _Clock, s: IssueSettings, spec: GPTSpec, tp_size: int, sp: bool,
+def measure_point(ses: Session, clock: Clock, s: IssueSettings, spec: GPTSpec, tp_size: int, sp: bool,
                   comm: bool) -> dict[str, Any]:
     import torch
 
@@ -243,17 +261,8 @@ def measure_point(ses: Session, clock: _Clock, s: IssueSettings, spec: GPTSpec, 
 
     time_iterations(step, s.common.warmup, ses.is_cuda)
     loop = ses.max_over_ranks(time_iterations(step, s.common.iters, ses.is_cuda))
-    hold_s = s.hold * statistics.median(loop)
-    fwd, bwd, gpu, late = [], [], [], 0
-    for _ in range(s.common.iters):
-        host, gpu_s, outlasted = _held(ses, clock, (forward, backward), hold_s)
-        fwd.append(host[0])
-        bwd.append(host[1])
-        gpu.append(gpu_s)
-        late += outlasted
-    medians = ses.max_over_ranks([statistics.median(v) for v in (loop, fwd, bwd, gpu)] + [float(late)])
-    out = {"loop_s": medians[0], "issue_forward_s": medians[1], "issue_backward_s": medians[2],
-           "gpu_s": medians[3], "outlasted_hold": int(medians[4]), "loop_times_s": loop, "hold_s": hold_s}
+    out = {"loop_s": statistics.median(loop),
+           **issue_fields(ses, clock, forward, backward, s.hold * statistics.median(loop)), "loop_times_s": loop}
     if s.kernels:
         out.update(kernel_summary(step, ses.is_cuda))
     del model
@@ -284,7 +293,7 @@ def op_piece(op: str, ses: Session, spec: GPTSpec, mb: int) -> Callable[[], Any]
     return lambda: full.add(full)
 
 
-def measure_ops(ses: Session, clock: _Clock, s: IssueSettings, spec: GPTSpec) -> None:
+def measure_ops(ses: Session, clock: Clock, s: IssueSettings, spec: GPTSpec) -> None:
     """Per op, ``--op-calls`` calls issued behind a sleep of ``--hold`` times their time unheld (so
     the sleep outlasts the issue however slow the host); ``outlasted_hold`` counts the repetitions whose
     issue outlasted it anyway (the host waited: that repetition's figure is too high)."""
@@ -305,7 +314,7 @@ def measure_ops(ses: Session, clock: _Clock, s: IssueSettings, spec: GPTSpec) ->
         hold_s = s.hold * ses.max_over_ranks([time.perf_counter() - t0])[0]
         per_call, gpu, late = [], [], 0
         for i in range(s.common.warmup + s.common.iters):
-            host, gpu_s, outlasted = _held(ses, clock, (many,), hold_s)
+            host, gpu_s, outlasted = held_issue(ses, clock, (many,), hold_s)
             per_call.append(host[0] / calls)
             gpu.append(gpu_s / calls)
             late += outlasted and i >= s.common.warmup
@@ -320,7 +329,7 @@ def run(s: IssueSettings) -> int:
     import gc
 
     ses = start_session("tp_issue", s.common)
-    clock = _Clock(ses.is_cuda)
+    clock = Clock(ses.is_cuda)
     for point in ses.points_to_run(plan_points(s, ses.world)):
         tp_size, sp, comm = point.option
         fields = measure_point(ses, clock, s, point.spec, tp_size, sp, comm)

@@ -13,6 +13,11 @@
 #           fsdp2, fsdp4   FSDP NO_SHARD (whole copies, each unit's gradients all-reduced over all GPUs: the
 #                   data-parallel case llm's hybrid_shard replicate=world does not measure) beside FULL_SHARD
 #                   again, with the layer profiles, on 2 or 4 GPUs; 3 launches, at most 240 s of launches
+#           fsdpissue2, fsdpissue4   where FSDP's time goes: the fsdp phase's specs under NO_SHARD (each unit's
+#                   gradients all-reduced), NO_SHARD without communication (hybrid_shard, replicate = world: one-rank
+#                   shard groups) and FULL_SHARD, with the layer profiles; every point (the whole model on one GPU
+#                   too) also issued behind a sleep kernel (fsdp --issue): the host's forward and backward issue
+#                   times and the GPU's time alone; 3 launches, at most 240 s of launches (about 2 minutes)
 #           dp      torch DataParallel vs DDP on all GPUs (3 separate launches, each with the single-GPU
 #                   profile and DataParallel on 1..G GPUs), then gloo all_reduce on CPU tensors (2 and 4
 #                   processes) and CUDA tensors (G processes), 3 launches each, interleaved; about 5 minutes
@@ -86,6 +91,12 @@ fsdp() {   # nproc
       --launch-timeout-s 120 --out "$out/fsdp_world$1.jsonl" \
     || echo "fsdp sweep on $1 GPUs: points missing (see llm_failed records)"
 }
+fsdpissue() {   # nproc
+  $PY -m validation.runners.llm_sweep --nproc "$1" --preset gpu --runners fsdp \
+      --runner-args "fsdp=--strategies no_shard,hybrid_shard,full_shard --replicate $1 --issue" --launches 3 \
+      --budget-s 240 --launch-timeout-s 120 --out "$out/fsdpissue_world$1.jsonl" \
+    || echo "fsdpissue sweep on $1 GPUs: points missing (see llm_failed records)"
+}
 gloo() {   # launch index: gloo all_reduce, CPU tensors on 2 and 4 processes, CUDA tensors on every GPU
   local i=$1 spec n dev
   for spec in 2:cpu 4:cpu "$G:cuda"; do
@@ -123,6 +134,8 @@ case "$phase" in
   llm4) llm 4 ;;
   fsdp2) fsdp 2 ;;
   fsdp4) fsdp 4 ;;
+  fsdpissue2) fsdpissue 2 ;;
+  fsdpissue4) fsdpissue 4 ;;
   dp)
     G=$($PY -c "import torch; print(torch.cuda.device_count())")
     $PY -m validation.runners.dp_sweep --nproc "$G" --models resnet50,bert-base,gpt2,mlp --launches 3 \

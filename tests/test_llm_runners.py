@@ -268,6 +268,18 @@ def test_fsdp_issue_records_host_and_gpu_times_apart(tmp_path: Path) -> None:
         assert all(r[f"{prefix}{k}"] > 0 for k in ("issue_forward_s", "issue_backward_s", "gpu_s", "hold_s"))
         assert r[f"{prefix}outlasted_hold"] == 0          # no sleep on CPU: never counted
         assert r[f"{prefix}hold_s"] == pytest.approx(3.0 * r[f"{prefix}median_s"])
+    from validation.fsdp_issue import NO_SHARD, NOCOMM, ONE_GPU, host_splits, read_points, report
+    points = read_points([out])
+    assert sorted(p.what for p in points) == sorted([ONE_GPU, NO_SHARD, NOCOMM])
+    assert {p.units for p in points if p.what != ONE_GPU} == {SPEC.layers + 1}
+    (split,) = host_splits(points)
+    nocomm = next(p for p in points if p.what == NOCOMM)
+    one = next(p for p in points if p.what == ONE_GPU)
+    assert split.forward_per_unit_s == pytest.approx((nocomm.issue_forward_s - one.issue_forward_s) / (SPEC.layers + 1))
+    assert split.all_reduce_per_unit_s is not None
+    assert any("forward share" in line for line in report(points))
+    with pytest.raises(InputError):           # records without --issue are named, never read as zeros
+        read_points([REPO / "validation/data/h200x4_2026-11-26_fsdp/fsdp_world2.jsonl"])
     plain = fsdp.parse_settings(["--specs", TINY_SPECS, "--out", "x.jsonl"])
     assert not plain.issue            # off unless asked: the campaigns' records keep their fields
     with pytest.raises(InputError):

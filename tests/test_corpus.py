@@ -308,3 +308,45 @@ def test_corpus_checks_cli(capsys):
     with pytest.raises(SystemExit) as e:
         corpus_checks.main(["--only", "no-such-check"])
     assert e.value.code == 2
+
+
+def test_reach_counts_the_figure(results):
+    """validation.corpus_reach counts section 1b's figure: its points and points within 5% are the figure's,
+    the named datasets and the others add up, near and far misses split the others' misses, and the fewest
+    datasets made whole do cover the shortfall (and one fewer would not)."""
+    from validation import corpus_reach
+    _, held = corpus.uncalibrated_errors(results)
+    r = corpus_reach.reach(results)
+    assert r.points == len(held) and r.within == int(np.sum(held <= 0.05))
+    assert r.needed == (len(held) + 1) // 2
+    named_pts, named_in = r.named
+    pts, within, near = r.others
+    assert named_pts == corpus._unpredictable(results) and named_pts + pts == r.points
+    rest = corpus.predictable_errors(results)
+    assert len(rest) == pts and within == int(np.sum(rest <= 0.05))
+    assert near == int(np.sum((rest > 0.05) & (rest <= 0.10)))
+    assert sum(r.far_by_band) == int(np.sum(rest > 0.10)) >= r.far_multi_server
+    fewest = r.fewest_datasets()
+    short = r.needed - r.within
+    assert sum(d.outside for d in fewest) >= short > sum(d.outside for d in fewest[:-1])
+    text = corpus_reach.paragraph(r)
+    assert f"{r.within}, {short} short" in text and f"would need {r.others_needed} within 5%" in text
+
+
+def test_reach_paragraph_says_whether_near_misses_suffice():
+    """The verdict follows the counts: near misses enough, or not enough, to reach the target."""
+    from validation.corpus_reach import DatasetCount, Reach, paragraph
+    named = DatasetCount("host", "pcie", 10, 0, 0, False, True)
+    enough = Reach((named, DatasetCount("a", "efa", 10, 4, 6, True, False)), (0, 0, 0, 0), 0)
+    assert "would just reach it (10 of 10)" in paragraph(enough)
+    short = Reach((named, DatasetCount("a", "efa", 10, 4, 1, True, False)), (5, 0, 0, 0), 5)
+    assert "Even with every near miss brought within 5%, 5 of 10" in paragraph(short)
+    done = Reach((DatasetCount("a", "efa", 10, 6, 0, True, False),), (0, 0, 0, 0), 0)
+    assert paragraph(done).startswith("**Target in reach.**")
+
+
+def test_reach_cli(capsys):
+    from validation import corpus_reach
+    assert corpus_reach.main([]) == 0
+    out = capsys.readouterr().out
+    assert "| dataset | group |" in out and "What the 5% target needs" in out

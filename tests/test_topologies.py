@@ -120,3 +120,22 @@ def test_cpu_sockets_option_and_shm_class_across_the_root_complex():
     assert two.route_class(two.route("h0.gpu1", "h0.gpu2")) == "shm"      # through the CPU: host memory
     with pytest.raises(InputError, match="1 or 2"):
         topologies.build("pcie-gen4", cpu_sockets=4)
+
+
+def test_nvlink_usable_follows_nccls_per_link_figures():
+    """An NVLink carries NCCL's per-link share of its datasheet rate (src/graph/topo.h: 20.0 of 25 GB/s on
+    NVLink3, 20.6 of 25 on NVLink4, 40.1 of 50 on NVLink5) relative to Hopper's, which link_efficiency.nvlink
+    stands for; the graph keeps the datasheet bandwidth, both routers carry bandwidth x usable."""
+    from topologies.preset_routing import PresetRouter
+    from topologies.presets import nvlink_usable
+    assert nvlink_usable(90) == 1.0
+    assert nvlink_usable(80) == pytest.approx((20.0 / 25) / (20.6 / 25))
+    assert nvlink_usable(100) == pytest.approx((40.1 / 50) / (20.6 / 25))
+    assert nvlink_usable(70) == nvlink_usable(80) and nvlink_usable(60) == 1.0
+    assert nvlink_usable(86) == nvlink_usable(80) and nvlink_usable(103) == nvlink_usable(100)
+    for preset, cc, datasheet_GBps in (("dgx-a100", 80, 300), ("dgx-h100", 90, 450), ("hgx-b200", 100, 900)):
+        G = topologies.build(preset)
+        assert {d["bw_Bps"] for _, _, d in G.edges(data=True) if d["kind"] == "nvlink"} == {datasheet_GBps * 1e9}
+        for r in (Router(G), PresetRouter(topologies.prepare(preset))):
+            nv = [c for c, k in zip(r.capacity_Bps, r.kind) if k == "nvlink"]
+            assert nv and nv == pytest.approx([datasheet_GBps * 1e9 * nvlink_usable(cc)] * len(nv))

@@ -11,6 +11,9 @@ Node attributes:
 Edge attributes:
     kind        link class, one of LINK_KINDS ("nvlink", "pcie", "socket", "net")
     bw_Bps      bandwidth per direction, bytes/s (datasheet value)
+    usable      optional share of ``bw_Bps`` the link's generation carries relative to the one its class's
+                efficiency (``link_efficiency.*``) stands for (NVLink by GPU generation: topologies.presets.
+                nvlink_usable); default 1. Routers carry ``bw_Bps x usable`` as the link's capacity.
     latency_s   one-way latency of the link, seconds
 
 Graph attributes (``G.graph``), every one that a builder sets; read them through

@@ -83,8 +83,10 @@ class PresetCluster:
         L = self.leaves
         up = list(L.uplink_Bps) if L is not None and L.spine else []
         fabric_cap = [bw for bw in up for _ in range(L.rails) for _ in (0, 1)] if up else []
-        self.capacity_Bps: list[float] = ([float(d["bw_Bps"]) for _, _, d in links] * nodes
-                                          + [float(bw) for bw in fabric_cap])
+        self.datasheet_Bps: list[float] = ([float(d["bw_Bps"]) for _, _, d in links] * nodes
+                                           + [float(bw) for bw in fabric_cap])
+        usable = [float(d.get("usable", 1.0)) for _, _, d in links] * nodes + [1.0] * len(fabric_cap)
+        self.capacity_Bps: list[float] = [bw * u for bw, u in zip(self.datasheet_Bps, usable)]
         self.latency_s: list[float] = ([float(d.get("latency_s", 0.0)) for _, _, d in links] * nodes
                                        + [float(L.uplink_latency_s) if up else 0.0] * len(fabric_cap))
         self.kind: list[str] = [d["kind"] for _, _, d in links] * nodes + ["net"] * len(fabric_cap)

@@ -83,6 +83,7 @@ class PresetRouter(Router):
         self.p2p = c.info.p2p
         self.socket_transport = c.info.socket_transport
         self.capacity_Bps = c.capacity_Bps
+        self.datasheet_Bps = c.datasheet_Bps
         self.kind = c.kind
         self.latency_s = c.latency_s
         T = self._T = c.server

@@ -41,6 +41,29 @@ if TYPE_CHECKING:
 
 GB = 1e9
 
+NCCL_NVLINK_PER_LINK = {70: (20.0, 25.0), 80: (20.0, 25.0), 90: (20.6, 25.0), 100: (40.1, 50.0)}
+"""Per GPU generation (compute capability): (NCCL's bandwidth of one NVLink, GB/s: src/graph/topo.h
+``SM70/SM80/SM90/SM100_NVLINK_BW``, what its topology search and tuner count per link; the datasheet's
+rate of one link per direction, GB/s: NVLink 2/3/4 25, NVLink 5 50)."""
+NVLINK_REFERENCE_CC = 90
+"""The generation ``link_efficiency.nvlink`` stands for: Hopper, on which its datasheet value and every
+shipped fit of it were measured (H100/H200 servers)."""
+
+
+def nvlink_usable(compute_capability: int) -> float:
+    """Share of its datasheet rate one NVLink of this generation carries, relative to Hopper's: NCCL's
+    per-link figure over the datasheet's (0.800 NVLink3, 0.824 NVLink4, 0.802 NVLink5) divided by Hopper's.
+    NCCL's own tables say an A100 or B200 link carries 2.9% / 2.7% less of its datasheet rate than an H100
+    link; one ``link_efficiency.nvlink`` for every generation would miss that (the public corpus: rings
+    from 1 GiB at 0.78 of NVLink3, 0.81 of NVLink4, 0.75 of NVLink5: docs/accuracy.md section 1b). Unknown
+    generations (no NVLink table entry): 1."""
+    ref_nccl, ref_sheet = NCCL_NVLINK_PER_LINK[NVLINK_REFERENCE_CC]
+    cc = max((c for c in NCCL_NVLINK_PER_LINK if c <= compute_capability), default=None)
+    if cc is None:
+        return 1.0
+    nccl, sheet = NCCL_NVLINK_PER_LINK[cc]
+    return (nccl / sheet) / (ref_nccl / ref_sheet)
+
 
 @dataclass(frozen=True)
 class ServerSpec:
@@ -125,7 +148,8 @@ def server(spec: ServerSpec | str, *, host: int = 0, gpus: int | None = None,
         G.add_node(g, kind="gpu", host=host, local=i)
         G.add_edge(g, p + f"pcie{i // spec.gpus_per_switch}", kind="pcie", bw_Bps=spec.pcie_Bps, latency_s=0.0)
         if spec.nvlink_Bps:
-            G.add_edge(g, p + "nvswitch", kind="nvlink", bw_Bps=spec.nvlink_Bps, latency_s=0.0)
+            G.add_edge(g, p + "nvswitch", kind="nvlink", bw_Bps=spec.nvlink_Bps, latency_s=0.0,
+                       usable=nvlink_usable(spec.compute_capability))
     for k in range(spec.nics):
         nic = p + f"nic{k}"
         G.add_node(nic, kind="nic", host=host, local=k)

@@ -11,7 +11,8 @@ Rules (what NCCL does on such machines):
   NCCL's default P2P level stops at PCIe switches (PXB), so such pairs go through host memory.
 
 A route is a tuple of integer link ids; ``Router.capacity_Bps[id]``, ``Router.latency_s[id]`` and
-``Router.kind[id]`` give each directed link's bandwidth, wire latency and class (plain lists). One builder makes every route from cached segments;
+``Router.kind[id]`` give each directed link's bandwidth (its datasheet ``bw_Bps`` x ``usable``: topologies.graph;
+``Router.datasheet_Bps[id]`` without it), wire latency and class (plain lists). One builder makes every route from cached segments;
 servers built from the same preset share one template so a 4096-GPU cluster routes in well under a
 second.
 """
@@ -55,15 +56,17 @@ class Router:
         self.p2p = self.info.p2p
         self.socket_transport = self.info.socket_transport
         ids: dict[tuple[str, str], int] = {}
-        cap, kind, lat = [], [], []
+        cap, sheet, kind, lat = [], [], [], []
         for u, v, d in G.edges(data=True):
             for a, b in ((u, v), (v, u)):
                 ids[(a, b)] = len(cap)
-                cap.append(float(d["bw_Bps"]))
+                sheet.append(float(d["bw_Bps"]))
+                cap.append(sheet[-1] * float(d.get("usable", 1.0)))
                 kind.append(d["kind"])
                 lat.append(float(d.get("latency_s", 0.0)))
         self.link_id = ids
         self.capacity_Bps: list[float] = cap
+        self.datasheet_Bps: list[float] = sheet       # capacity_Bps before the link's ``usable`` share
         self.kind: list[str] = kind
         self.latency_s: list[float] = lat
         self.link_names = [None] * len(cap)

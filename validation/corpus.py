@@ -518,7 +518,7 @@ def _per_group_notes(parts: Sequence[Part], fabric: Sequence[Part], results: Seq
     """Section 1b's per-group diagnosis: the mechanism each residual group points to, with the figures
     read from the data (medians of measured bus bandwidth, GB/s) and from the fits in ``results``."""
     from simulator.collectives.nccl_constants import per_channel_nvls_tree_GBps
-    from topologies.presets import SERVERS
+    from topologies.presets import SERVERS, nvlink_usable
     b = lambda *a, **k: _busbw(parts, *a, **k)                        # noqa: E731
     bw = lambda *a, **k: busbw_GBps(parts, *a, **k)                   # noqa: E731
     gib, mib = 1 << 30, 1 << 20
@@ -607,7 +607,12 @@ def _per_group_notes(parts: Sequence[Part], fabric: Sequence[Part], results: Seq
         "- nvlink: fitted per GPU generation, because the rings' bus bandwidth from 1 GiB is a different fraction "
         "of each generation's NVLink (" + _ring_text(parts) + "; NCCL's graph assumes per link 20.0 of 25 GB/s on "
         "Ampere, 20.6 of 25 on Hopper and 40.1 of 50 on Blackwell: 0.80, 0.82, 0.80): one key fitted to all of them had moved the H100/H200 "
-        "predictions by the other generations' difference. Hopper: adopted, with NVLS's cost per chunk step "
+        "predictions by the other generations' difference. The topology carries NCCL's per-link share of each "
+        "generation relative to Hopper's, which `link_efficiency.nvlink` stands for (`topologies.presets.nvlink_usable`: "
+        f"{nvlink_usable(80):.3f} on NVLink3, {nvlink_usable(100):.3f} on NVLink5), so the datasheet's "
+        f"{DEFAULTS['link_efficiency.nvlink']:.2f} of a link becomes {DEFAULTS['link_efficiency.nvlink'] * nvlink_usable(80):.3f} "
+        f"of an A100's and {DEFAULTS['link_efficiency.nvlink'] * nvlink_usable(100):.3f} of a B200's (NCCL's own tables give "
+        "part of the measured difference, none of it fitted here). Hopper: adopted, with NVLS's cost per chunk step "
         "(above). Blackwell: the B200 ring's "
         f"{ring_link_fraction(parts).get('nvlink-blackwell', float('nan')):.2f} is below what NCCL's own graph "
         "assumes, and on p6-b200 the torch sweep under AWS's tuner plugin (`NCCL_TUNER_PLUGIN=ofi` in the header) "

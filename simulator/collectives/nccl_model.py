@@ -95,7 +95,9 @@ class NcclInputs:
         hosts = {router.host_of(g) for g in gpus}
         nodes = len(hosts)
         first = gpus[0]
-        cap, kind = router.capacity_Bps, router.kind
+        # NCCL's search counts its own per-link figures, taken here as 0.8 of the datasheet: the links'
+        # datasheet bandwidth, not the share of it our timing carries (topologies.presets.nvlink_usable)
+        cap, kind = getattr(router, "datasheet_Bps", router.capacity_Bps), router.kind
         ports = [out for _, out, _ in router.neighbors(first)]
         nvlink = sum(float(cap[i]) for i in ports if kind[i] == "nvlink")
         pcie = max((float(cap[i]) for i in ports if kind[i] == "pcie"), default=0.0)

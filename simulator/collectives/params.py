@@ -16,7 +16,9 @@ Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless 
   a fitted parameter: on NVLink the step rate binds and the efficiency moves no point, but across
   servers older NCCL models LL at a quarter of the wire for all-reduce (its tuning model's 1/4 before
   it became 1/2), and fixing it at 1/2 left the 2021 AWS p4d EFA runs (NCCL 2.8/2.9) misfitted.
-- ``link_efficiency.{nvlink,pcie,socket,net}``: achievable fraction of a link's datasheet bandwidth.
+- ``link_efficiency.{nvlink,pcie,socket,net}``: achievable fraction of a link's datasheet bandwidth (NVLink:
+  of Hopper's; other generations' links carry NCCL's per-link share relative to Hopper's,
+  topologies.presets.nvlink_usable).
 - ``shm_efficiency``: extra factor on routes through host memory (two copies instead of one).
 - ``p2p_channel_Bps``: payload rate of one NCCL p2p channel (one CTA copying a peer's part and
   receiving another's) between GPUs of one server; a send/recv or all-to-all flow gets NCCL's channel

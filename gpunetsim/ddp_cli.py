@@ -121,6 +121,8 @@ def _dataparallel(args: argparse.Namespace, config) -> int:
     from simulator.network.closed_form import CostModel
     from simulator.training.dataparallel import simulate_dataparallel
     from simulator.training.ddp import simulate_iteration
+    from simulator.training.ddp_intervals import with_interval
+    from simulator.training.iteration_bands import dataparallel_kind
     if args.backend != "nccl" or args.tensors not in (None, "cuda"):
         raise InputError("DataParallel uses no process group (torch.cuda.comm copies, NCCL broadcast and "
                          "reduce between the GPUs of one process); leave --backend and --tensors out",
@@ -134,7 +136,7 @@ def _dataparallel(args: argparse.Namespace, config) -> int:
     info = model.router.info
     w = load_any_workload(args.workload, args.gpu, info.gpu_model, args.batch_size)
     r = simulate_dataparallel(model, w)
-    ddp = simulate_iteration(model, w, config, "closed")
+    ddp = with_interval(model, simulate_iteration(model, w, config, "closed"), w)
     if args.trace:
         from gpunetsim.trace import write_chrome_trace
         meta = {"tool": "gpunetsim ddp --strategy dataparallel", "workload": w.name, "topology": info.name,
@@ -144,17 +146,19 @@ def _dataparallel(args: argparse.Namespace, config) -> int:
         except OSError as e:
             raise InputError(f"cannot write trace: {e.strerror}", source=args.trace) from None
     if args.json:
-        print(json.dumps({**r.as_dict(), "ddp_iteration_s": ddp.iteration_s,
+        print(json.dumps({**r.as_dict(), "ddp_iteration_s": ddp.iteration_s, "ddp_iteration_lo_s": ddp.iteration_lo_s,
+                          "ddp_iteration_hi_s": ddp.iteration_hi_s,
                           "ddp_speedup": r.iteration_s / ddp.iteration_s}))
         return 0
-    print(format_dataparallel(r, ddp, f"{info.name} x1", model.params.name))
+    print(format_dataparallel(r, ddp, f"{info.name} x1", model.params.name, dataparallel_kind(model.params)))
     if args.trace:
         print(f"trace written to {args.trace} (open in ui.perfetto.dev or chrome://tracing)")
     return 0
 
 
-def format_dataparallel(r, ddp, topology: str, params: str) -> str:
-    """DataParallel's phases on GPU 0 and on the host, next to DDP on the same GPUs. Times in us."""
+def format_dataparallel(r, ddp, topology: str, params: str, band: str = "datasheet") -> str:
+    """DataParallel's phases on GPU 0 and on the host, next to DDP on the same GPUs; ``band`` names the
+    interval's band (simulator.training.iteration_bands). Times in us."""
     us = 1e6
     lines = [f"# gpunetsim ddp --strategy dataparallel: {r.workload} on {topology} ({r.gpus} GPUs, one "
              f"process), params={params}",
@@ -164,6 +168,9 @@ def format_dataparallel(r, ddp, topology: str, params: str) -> str:
     lines += [f"{'total':<12} {r.gpu_path_s * us:>12.1f} {r.host_path_s * us:>12.1f}",
               "",
               f"iteration      {r.iteration_s * us:12.1f} us (the longer of the GPU and host paths)"]
+    if r.iteration_lo_s is not None:
+        lines.append(f"90% interval   {r.iteration_lo_s * us:12.1f} - {r.iteration_hi_s * us:.1f} us (held-out errors "
+                     f"of DataParallel predictions, {band} host keys)")
     if r.samples_per_s is not None:
         lines.append(f"throughput     {r.samples_per_s:12.1f} samples/s ({r.gpus} GPUs x batch {r.batch_size})")
     lines.append(f"scaling        {r.scaling_efficiency * 100:11.1f} % of {r.gpus} x one GPU "

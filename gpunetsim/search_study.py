@@ -143,7 +143,8 @@ def evaluate_search(point, row: dict[str, object]) -> dict[str, object]:
     row.update(total_gpus=cluster.gpus, gpu=cluster.gpu, global_batch=axes.batch(gpus), plans=out.enumerated,
                plans_no_fit=out.no_fit, plans_pruned=out.pruned, plans_simulated=out.simulated)
     if not out.plans:
-        row.update(fits=False, iteration_s=None, tokens_per_s=None, mfu=None, limiter="memory")
+        row.update(fits=False, iteration_s=None, iteration_lo_s=None, iteration_hi_s=None, tokens_per_s=None, mfu=None,
+                   limiter="memory")
         return row
     best = out.plans[0]
     d = best.as_dict()
@@ -191,13 +192,18 @@ def print_search_table(rows: list[dict]) -> None:
     print(f"# LLM plans: the fastest of each model's plans per GPU count (gpunetsim search), {batch}; "
           f"scaling = tokens/s per GPU vs the smallest count that fits")
     print(f"#{'model':<{w - 1}} {'GPUs':>5} {'plan (TPxPPxDP, micro-batch, schedule, recompute, sharding)':<52} "
-          f"{'iter(s)':>8} {'tokens/s':>10} {'MFU':>6} {'scaling':>7} {'simulated':>9}  limited by")
+          f"{'iter(s)':>8} {'90% interval':>15} {'tokens/s':>10} {'MFU':>6} {'scaling':>7} {'simulated':>9}  limited by")
     for i, (name, r) in enumerate(zip(names, rows)):
         searched = f"{r['plans_simulated']}/{r['plans']}"
         if not r.get("fits"):
-            print(f"{name:<{w}} {r['total_gpus']:>5} {'no plan fits in memory':<52} {'-':>8} {'-':>10} {'-':>6} "
+            print(f"{name:<{w}} {r['total_gpus']:>5} {'no plan fits in memory':<52} {'-':>8} {'-':>15} {'-':>10} {'-':>6} "
                   f"{'-':>7} {searched:>9}  memory")
             continue
         print(f"{name:<{w}} {r['total_gpus']:>5} {plan_label(r):<52} {float(r['iteration_s']):>8.3f} "
-              f"{float(r['tokens_per_s']):>10.0f} {float(r['mfu']) * 100:>5.1f}% {eff[i] * 100:>6.1f}% "
+              f"{interval_text(r.get('iteration_lo_s'), r.get('iteration_hi_s')):>15} {float(r['tokens_per_s']):>10.0f} {float(r['mfu']) * 100:>5.1f}% {eff[i] * 100:>6.1f}% "
               f"{searched:>9}  {r['limiter']}")
+
+
+def interval_text(lo_s: float | None, hi_s: float | None) -> str:
+    """'lo-hi' seconds of an iteration's 90% interval ('-' without one), for the plan tables."""
+    return "-" if lo_s is None or hi_s is None else f"{lo_s:.3f}-{hi_s:.3f}"

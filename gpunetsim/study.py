@@ -411,7 +411,8 @@ def _dataparallel_row(point: Point, model: CostModel, row: dict[str, object]) ->
     r = simulate_dataparallel(model, w)
     ph = {x.name: x.gpu_s for x in r.phases}
     comm = sum(ph.get(k, 0.0) for k in ("scatter", "replicate", "gather", "reduce"))
-    row.update(gpu=gpu, batch_size=r.batch_size, iteration_s=r.iteration_s, samples_per_s=r.samples_per_s,
+    row.update(gpu=gpu, batch_size=r.batch_size, iteration_s=r.iteration_s, iteration_lo_s=r.iteration_lo_s,
+               iteration_hi_s=r.iteration_hi_s, samples_per_s=r.samples_per_s,
                scaling_efficiency=r.scaling_efficiency, single_gpu_iteration_s=r.single_gpu_iteration_s,
                forward_s=ph.get("forward", 0.0), backward_s=ph.get("backward", 0.0),
                optimizer_s=ph.get("optimizer", 0.0), exposed_comm_s=comm, comm_s=comm,

@@ -96,14 +96,18 @@ def _train(args: argparse.Namespace) -> int:
         return 0
     profiled = compute.profile is not None and compute.profile.lookup(gpu.name, model, config) is not None
     print(format_result(r, f"{info.name} x{args.nodes}", params.name,
-                        compute.name + (" (passes from its measured profile)" if profiled else "")))
+                        compute.name + (" (passes from its measured profile)" if profiled else ""), compute))
     if args.trace:
         print(f"trace written to {args.trace} (open in ui.perfetto.dev or chrome://tracing)")
     return 0
 
 
-def format_result(r, topology: str, params: str, compute: str) -> str:
-    """The human-readable report: configuration, breakdown, throughput, memory."""
+def format_result(r, topology: str, params: str, compute: str, compute_params=None) -> str:
+    """The human-readable report: configuration, breakdown, throughput, memory; ``compute_params`` (the
+    compute set, datasheet if None) names the interval's band (simulator.training.iteration_bands)."""
+    from simulator.training.iteration_bands import train_kind
+    from simulator.training.llm.compute import ComputeParams
+    compute_params = compute_params or ComputeParams()
     c = r.config
     sched = c.schedule.value + (f" (v={c.chunks})" if c.chunks > 1 else "")
     opts = [f"recompute {c.recompute.value}"] + (["SP"] if c.sequence_parallel else []) + \
@@ -114,6 +118,8 @@ def format_result(r, topology: str, params: str, compute: str) -> str:
              f"# TP {c.tp} x PP {c.pp} x DP {c.dp}, {sched}, {c.microbatches} micro-batches of {c.micro_batch}, "
              + ", ".join(opts),
              f"iteration          {r.iteration_s:10.3f} s   (stage {r.critical_stage}, the last to finish)",
+             *([f"  90% interval     {r.iteration_lo_s:10.3f} - {r.iteration_hi_s:.3f} s (held-out errors of LLM "
+                f"predictions, {train_kind(compute_params)} compute)"] if r.iteration_lo_s is not None else []),
              f"  compute          {r.compute_s:10.3f} s",
              f"  TP communication {r.tp_comm_s:10.3f} s",
              f"  pipeline sends   {r.pp_comm_s:10.3f} s",

@@ -117,10 +117,15 @@ def print_train_table(rows: list[dict]) -> None:
     varying = [a for a in TRAIN_AXES if len({str(r.get(a)) for r in rows}) > 1 and a != "dp"]
     labels = [", ".join(f"{a}={r.get(a)}" for a in varying) or str(r.get("model")) for r in rows]
     w = max(14, *(len(s) for s in labels))
-    print(f"#{'LLM training':<{w - 1}} {'nodes':>5} {'GPUs':>5} {'TPxPPxDP':>10} {'iter(s)':>9} {'tokens/s':>10} "
-          f"{'MFU':>6} {'mem(GiB)':>8}  fits")
+    print(f"#{'LLM training':<{w - 1}} {'nodes':>5} {'GPUs':>5} {'TPxPPxDP':>10} {'iter(s)':>9} {'90% lo':>8} "
+          f"{'90% hi':>8} {'tokens/s':>10} {'MFU':>6} {'mem(GiB)':>8}  fits")
     for lab, r in zip(labels, rows):
         shape = f"{r['tp']}x{r['pp']}x{r['dp']}"
         print(f"{lab:<{w}} {r['nodes']:>5} {r['total_gpus']:>5} {shape:>10} {r['iteration_s']:>9.3f} "
-              f"{r['tokens_per_s']:>10.0f} {r['mfu'] * 100:>5.1f}% {r['memory_total_bytes'] / 2**30:>8.1f}  "
+              f"{_s(r.get('iteration_lo_s'))} {_s(r.get('iteration_hi_s'))} {r['tokens_per_s']:>10.0f} {r['mfu'] * 100:>5.1f}% {r['memory_total_bytes'] / 2**30:>8.1f}  "
               f"{'yes' if r['fits'] else 'NO'}")
+
+
+def _s(seconds: float | None) -> str:
+    """Seconds in a column of 8, '-' when there is no interval."""
+    return f"{'-':>8}" if seconds is None else f"{seconds:>8.3f}"

@@ -521,7 +521,7 @@ def _dp(a) -> tuple[list[str], dict]:
 
 def _llm(a) -> tuple[list[str], dict]:
     from validation import llm_accuracy
-    return _marked(llm_accuracy.llm_section()[0])
+    return _marked(llm_accuracy.llm_section(write_bands=a.calibrations)[0])
 
 
 def _search(a) -> tuple[list[str], dict]:
@@ -551,7 +551,7 @@ SECTIONS = {
 
 def _llm_in_place(a) -> tuple[list[str], str, str]:
     from validation import llm_accuracy
-    return llm_accuracy.llm_section()[0], llm_accuracy.LLM_BEGIN, llm_accuracy.LLM_END
+    return llm_accuracy.llm_section(write_bands=a.calibrations)[0], llm_accuracy.LLM_BEGIN, llm_accuracy.LLM_END
 
 
 def _search_in_place(a) -> tuple[list[str], str, str]:

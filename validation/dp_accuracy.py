@@ -10,6 +10,7 @@ computed here; nothing is typed in.
 
 from __future__ import annotations
 
+import math
 import statistics
 from pathlib import Path
 from typing import Sequence
@@ -140,6 +141,7 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
     signed: dict[str, tuple[float, float]] = {}       # "dataset/model" -> (DataParallel, DDP) err % at the ratio
     shares: dict[str, float | None] = {}              # "dataset/model" -> its own two-thread queued share
     by_set: dict[str, list[float]] = {}
+    band_res: dict[str, dict[str, list[float]]] = {"datasheet": {}, "calibrated": {}}   # log(meas / pred) per dataset
     fits = {f: fit_host(d, 2, base) for f, d in sets}
     ddp_keys = ddp_host.measure(base)             # DDP's per-tensor costs, measured on the probe host (held out here)
     probe = {"GPU": base.with_values({k: ddp_keys[k] for k in ddp_host.GPU_KEYS}),
@@ -165,6 +167,7 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
                 meas = d.dp_median(g)
                 ds = predict_dp(d, g, base).iteration_s
                 lo = predict_dp(d, g, loo_fits[d.model]).iteration_s
+                band_res["datasheet"].setdefault(f.name, []).append(math.log(meas / ds))
                 e_lo = 100 * abs(lo / meas - 1)
                 errs.setdefault(g, []).append(e_lo)
                 by_set.setdefault(f"set_loo_{f.name}_{g}", []).append(e_lo)
@@ -176,7 +179,9 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
                     fit2.setdefault(g, []).append(100 * abs(predict_dp(d, g, fits[f]).iteration_s / meas - 1))
                     fit2_by.setdefault(f"dp_fit2_{f.name}_{g}", []).append(fit2[g][-1])
                 if other is not None:
-                    cross.append(100 * abs(predict_dp(d, g, other).iteration_s / meas - 1))
+                    om = predict_dp(d, g, other).iteration_s
+                    cross.append(100 * abs(om / meas - 1))
+                    band_res["calibrated"].setdefault(f.name, []).append(math.log(meas / om))
                     row.append(_pct(cross[-1]))
                 else:
                     row.append("")
@@ -290,6 +295,7 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
                    ratio_inside=100 * sum(ratio_inside) / len(ratio_inside) if ratio_inside else float("nan"),
                    ratio_points=len(ratios), ddp_fast=ddp_fast)
     summary["signed"], summary["shares"] = signed, shares
+    summary["band_residuals"] = band_res
     return lines, summary, fitted
 
 
@@ -605,6 +611,32 @@ def gloo_interval_lines(folders: list[Path], fitted: Parameters) -> tuple[list[s
                 "`python -m validation.host_calibrate --backend mpi` writes a calibration with its own residuals."], blocks
 
 
+def dp_band_lines(residuals: dict, write: bool) -> list[str]:
+    """The DataParallel intervals' paragraph and tables (validation.iteration_bands); with ``write``, also the
+    shipped band file the simulator applies (simulator.training.iteration_bands.DATAPARALLEL_FILE)."""
+    from simulator.training.iteration_bands import DATAPARALLEL_FILE
+    from validation import iteration_bands as ib
+    if not all(residuals.get(k) for k in ("datasheet", "calibrated")):
+        return []
+    built = {"datasheet": ib.make_band(residuals["datasheet"], "the datasheet host keys' predictions of every "
+                                       "committed DataParallel run on 2 or more GPUs (validation.dp_accuracy)"),
+             "calibrated": ib.make_band(residuals["calibrated"], "predictions with the host keys fitted on another "
+                                        "machine's 2-GPU steps ('other machine' column; validation.dp_accuracy)")}
+    if write:
+        ib.write(DATAPARALLEL_FILE, built)
+    out = ["", "Intervals (`iteration_lo_s`/`iteration_hi_s` of `gpunetsim ddp --strategy dataparallel`, "
+               "`gpunetsim.dataparallel()` and DataParallel study rows; simulator.training.iteration_bands): the "
+               "prediction times exp of the 5% and 95% quantiles of log(measured / predicted) over the points above, "
+               "each dataset weighing the same, widened to hold the prediction. Without fitted `dp.` keys the band "
+               "of the *datasheet* column; with them (a calibration such as `h200-dataparallel`, fitted on one "
+               "machine and used on others) the band of the *other machine* column. Each dataset left out in turn "
+               "(its points against the band of the other datasets): " + "; ".join(
+                   ib.band_sentence(k, b) for k, b in built.items()) + ". " + ib.shipped_check(DATAPARALLEL_FILE, built)]
+    for k in built:
+        out += ["", f"{k.capitalize()} band, each dataset left out:", "", *ib.table(residuals[k])]
+    return out
+
+
 def write_host_datasheet(gloo_block: dict) -> None:
     """The datasheet's host-backend intervals file (simulator.collectives.host_uncertainty.HOST_FILE)."""
     import json
@@ -630,6 +662,7 @@ def _section(write_calibration: bool) -> list[str]:
     gl, gs, gloo_fit = gloo_lines(folders)
     gl_iv, gloo_blocks = gloo_interval_lines(folders, gloo_fit)
     gl += gl_iv
+    dl += dp_band_lines(ds.get("band_residuals", {}), write_calibration)
     if write_calibration:
         from simulator.collectives.params import SHIPPED_DIR, save_calibration
         keys = {k: dp_fit[k] for k in HOST_KEYS} | {k: v for k, v in gloo_fit.diff().items() if k.startswith("gloo.")}

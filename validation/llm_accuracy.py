@@ -27,6 +27,7 @@ from simulator.collectives.params import CALIBRATION_FORMAT, SHIPPED_DIR
 from simulator.training.llm.compute import ComputeParams, load_compute_params
 from validation.llm_compare import LLM_DATA, LlmPredictor, LlmRun, errors_pct, read_llm, spearman
 from validation.llm_blind import held_out_lease, section as blind_section
+from validation.iteration_bands import log_ratios
 from validation.llm_real import real_section
 
 SELENE = LLM_DATA / "megatron_selene_a100.jsonl"
@@ -85,8 +86,9 @@ def _stats(pred: list[float], meas: list[float]) -> tuple[float, float, float]:
     return float(np.median(e)), float(np.percentile(e, 90)), float(e.max())
 
 
-def llm_section(number: int = 7) -> tuple[list[str], dict]:
-    """The markdown lines and the headline figures."""
+def llm_section(number: int = 7, write_bands: bool = False) -> tuple[list[str], dict]:
+    """The markdown lines and the headline figures; ``write_bands`` also rewrites the shipped interval bands
+    of ``gpunetsim train`` (simulator.training.iteration_bands.TRAIN_FILE)."""
     fitted = load_compute_params(CALIBRATION)
     sheet = LlmPredictor()
     cal = LlmPredictor(compute=fitted)
@@ -168,9 +170,17 @@ def llm_section(number: int = 7) -> tuple[list[str], dict]:
     s8 = _stats(all8p, all8m)
     figs["vtrain8"] = s8
     figs["vtrain8_min_spearman"] = min(rhos)
-    real_lines, figs["own_runs"] = real_section()
-    blind_lines, figs["blind_h100"] = blind_section()
-    held_lines, figs["held_out_h200"] = held_out_lease()
+    own: dict[str, list[float]] = {}
+    real_lines, figs["own_runs"] = real_section(own)
+    blind_lines, figs["blind_h100"] = blind_section(own)
+    held_lines, figs["held_out_h200"] = held_out_lease(own)
+    r8 = [r for r in vt_runs if r.config.gpus == 8]
+    band_lines = train_band_lines(
+        {"Selene": log_ratios(ms, ps), "vTrain": log_ratios([r.iteration_s for r in vt_runs],
+                                                            [pred_sheet[id(r)] for r in vt_runs])},
+        {"Selene": log_ratios(ms, pc), "vTrain 8 GPUs": log_ratios([r.iteration_s for r in r8],
+                                                                   [pred_cal[id(r)] for r in r8]), **own},
+        write_bands)
     from validation.pass_profile import feature_table
     feat_lines, analytic8 = feature_table()
     figs["vtrain8_analytic_median"] = analytic8
@@ -195,7 +205,7 @@ def llm_section(number: int = 7) -> tuple[list[str], dict]:
               "single mechanism of the analytic model: " + _profile_facts(fitted) + " A host cost per TP "
               "collective call, small-message collective latency or kernel launches that grow with TP only add time "
               "as TP grows or the shape shrinks, where here a larger shape can take less.", "",
-              *real_lines, *blind_lines, *held_lines,
+              *real_lines, *blind_lines, *held_lines, *band_lines,
               "### Targets", "",
               f"- Selene iteration times, median <= {TARGET_MEDIAN:g}% without per-run tuning: datasheet "
               f"{s_sheet[0]:.1f}% ({_verdict(s_sheet[0] <= TARGET_MEDIAN)}), fitted set {s_cal[0]:.1f}% "
@@ -219,6 +229,36 @@ def llm_section(number: int = 7) -> tuple[list[str], dict]:
               "`mem_efficiency` at its bound of 1 says the memory-bound kernel byte counts are upper estimates.", "",
               LLM_END]
     return lines, figs
+
+
+def train_band_lines(datasheet: dict[str, list[float]], calibrated: dict[str, list[float]], write: bool) -> list[str]:
+    """The subsection on ``gpunetsim train``'s intervals: the two bands from the held-out log(measured / predicted)
+    per dataset, each dataset left out in turn (validation.iteration_bands); with ``write``, the shipped file."""
+    from simulator.training.iteration_bands import TRAIN_FILE
+    from validation import iteration_bands as ib
+    built = {"datasheet": ib.make_band(datasheet, "the datasheet compute set's predictions of the public Megatron "
+                                       "runs: Selene, every vTrain run (validation.llm_accuracy)"),
+             "calibrated": ib.make_band(calibrated, "held-out predictions with a fitted compute set: Selene and the "
+                                        "8-GPU vTrain runs with a100-megatron, the own FSDP/TP/PP campaigns, the TP "
+                                        "issue probes, the blind FSDP runs and the held-out lease (validation.llm_accuracy)")}
+    if write:
+        ib.write(TRAIN_FILE, built)
+    out = ["### Intervals of `gpunetsim train` and `gpunetsim search`", "",
+           "`iteration_lo_s`/`iteration_hi_s` (`--json`; the text's `90% interval` line; plan search and study rows) "
+           "come from these measurements, not from the parts of the iteration: no dataset times the compute, TP, "
+           "pipeline and data-parallel parts of an iteration apart, so what is measured is the whole iteration's "
+           "error. The interval is the prediction times exp of the 5% and 95% quantiles of log(measured / predicted) "
+           "over the held-out predictions above, each dataset weighing the same (vTrain's 720 runs do not set the "
+           "band alone), widened to hold the prediction (simulator.training.iteration_bands). *Datasheet*: the "
+           "compute set's defaults, from the datasheet predictions of Selene and vTrain (the own campaigns are never "
+           "predicted without their compute fit); *calibrated*: any compute set that differs from the defaults "
+           "(`--calibration a100-megatron`, a fit on the GPU's profiles), from every held-out prediction of this "
+           "section with a fitted compute set (in-sample points, the 2- and 4-GPU vTrain runs the set was fitted on, "
+           "are left out). Each dataset left out in turn (its points against the band of the other datasets): "
+           + "; ".join(ib.band_sentence(k, b) for k, b in built.items()) + ". " + ib.shipped_check(TRAIN_FILE, built)]
+    for k, groups in (("datasheet", datasheet), ("calibrated", calibrated)):
+        out += ["", f"{k.capitalize()} compute, each dataset left out:", "", *ib.table(groups)]
+    return out + [""]
 
 
 def _profile_facts(cp) -> str:

@@ -26,7 +26,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from validation.llm_real import (CAMPAIGNS, FIT_KEYS, HOST_KEYS, HostWork, RealPredictor, compute_targets,
-                                 fit_compute, fitted_predictor, host_work_from, issue_targets)
+                                 collect_residuals, fit_compute, fitted_predictor, host_work_from,
+                                 issue_targets)
 from validation.llm_records import RunError, compare_runs, error_summary, read_llm_records
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -121,8 +122,9 @@ def collective_check() -> list[str]:
     return rows
 
 
-def section() -> tuple[list[str], dict[str, dict[str, float]]]:
-    """Markdown lines (a subsection of docs/accuracy.md's LLM section) and the FSDP figures per world."""
+def section(residuals: dict[str, list[float]] | None = None) -> tuple[list[str], dict[str, dict[str, float]]]:
+    """Markdown lines (a subsection of docs/accuracy.md's LLM section) and the FSDP figures per world;
+    ``residuals``, if given, gains log(measured / predicted) of every configuration under :data:`FOLDER`."""
     figs: dict[str, dict[str, float]] = {}
     table = ["| GPUs | configuration | measured ms (launches' range) | predicted ms | error % | "
              "H200 prediction recorded before the run, ms |", "|---|---|---|---|---|---|"]
@@ -147,6 +149,7 @@ def section() -> tuple[list[str], dict[str, dict[str, float]]]:
         host, host_folder = host_for(world)
         blind = pred.with_compute(replace(pred.compute, **host.on(pred.compute)))  # type: ignore[type-var]
         errs = _errors(blind, records)
+        collect_residuals(residuals, FOLDER, errs)
         s = error_summary(errs)["fsdp"]
         figs[f"world{world}"] = s
         computes.append((world, n_targets, fit_pct, pred.compute, host, host_folder))
@@ -279,7 +282,7 @@ def _where(world: int, errs: list[RunError], by: dict[tuple[str, int], RunError]
             f"gives {(full.predicted_s - no.predicted_s) * 1e3:.2f} ms.")
 
 
-def held_out_lease() -> tuple[list[str], dict[str, dict[str, float]]]:
+def held_out_lease(residuals: dict[str, list[float]] | None = None) -> tuple[list[str], dict[str, dict[str, float]]]:
     """Markdown lines and FSDP figures per world of :data:`HELD_OUT_LEASE`, predicted by the blind method: compute
     fitted on its own single-GPU profiles and the H200 issue probes (no copy probe on H200, so ``mem_efficiency``
     is fitted too), network and host work as for the blind test (the H200 campaign of the same world size)."""
@@ -296,6 +299,7 @@ def held_out_lease() -> tuple[list[str], dict[str, dict[str, float]]]:
         host, _ = host_for(world)
         pred = base.with_compute(replace(compute, **host.on(compute)))  # type: ignore[type-var]
         errs = _errors(pred, records)
+        collect_residuals(residuals, HELD_OUT_LEASE, errs)
         figs[f"world{world}"] = error_summary(errs)["fsdp"]
         no_large[world] = max((e for e in errs if _strategy(e) == "no_shard"), key=_hidden).error_pct
         fit = (f"{len(targets)}, {pct:.1f}%: host_block_s {compute.host_block_s * 1e3:.3f} ms, "  # type: ignore[attr-defined]

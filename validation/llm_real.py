@@ -27,6 +27,7 @@ Steps:
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 from dataclasses import dataclass, replace
@@ -402,8 +403,10 @@ COLLECTIVE_OPS = ("all_reduce", "all_gather", "reduce_scatter")
 """The issue probe's single operations that are NCCL collectives (the others are its stand-ins)."""
 
 
-def real_section() -> tuple[list[str], dict[str, dict[str, dict[str, float]]]]:
-    """Markdown lines for docs/accuracy.md (the LLM section) and the figures per campaign."""
+def real_section(residuals: dict[str, list[float]] | None = None
+                 ) -> tuple[list[str], dict[str, dict[str, dict[str, float]]]]:
+    """Markdown lines for docs/accuracy.md (the LLM section) and the figures per campaign; ``residuals``, if
+    given, gains log(measured / predicted) of every configuration per campaign (validation.iteration_bands)."""
     data = Path(__file__).resolve().parent / "data"
     files = [(folder, data / folder / name, calibration) for folder, name, calibration in CAMPAIGNS]
     hosts = [host_work_from([path], calibration) for _, path, calibration in files]
@@ -441,6 +444,7 @@ def real_section() -> tuple[list[str], dict[str, dict[str, dict[str, float]]]]:
             tp_spread += [e.high_s / e.low_s - 1 for e in result.errors if e.runner == "tp"]
         summary = error_summary(result.errors)
         figs[folder] = summary
+        collect_residuals(residuals, folder, result.errors)
         for runner in ("pp", "tp", "fsdp", "all"):
             if runner in summary:
                 s = summary[runner]
@@ -461,6 +465,7 @@ def real_section() -> tuple[list[str], dict[str, dict[str, dict[str, float]]]]:
         probe_spread[folder] = max(e.high_s / e.low_s - 1 for e in result.errors)
         s = error_summary(result.errors)["tp"]
         figs[folder] = {"tp": s}
+        collect_residuals(residuals, folder, result.errors)
         inside = sum(e.low_s <= e.predicted_s <= e.high_s for e in result.errors)
         lines.append(f"| {folder} | {calibration} | tp (issue probe loops) | {s['n']:.0f} | "
                      f"{s['median_abs_pct']:.1f} | {s['p90_abs_pct']:.1f} | {s['spearman']:.2f} | "
@@ -493,6 +498,12 @@ def real_section() -> tuple[list[str], dict[str, dict[str, dict[str, float]]]]:
               *[line for folder, name, _, _ in ISSUE_CAMPAIGNS for line in markdown_lines([data / folder / name], folder)],
               *host_path_lines(report([h for h, _ in hosts]), TARGET_MEDIAN_PCT)]
     return lines, figs
+
+
+def collect_residuals(residuals: dict[str, list[float]] | None, name: str, errors: Sequence[RunError]) -> None:
+    """Add log(measured / predicted) of ``errors`` to ``residuals[name]`` (nothing when ``residuals`` is None)."""
+    if residuals is not None:
+        residuals.setdefault(name, []).extend(math.log(e.measured_s / e.predicted_s) for e in errors)
 
 
 PROBE = ("h100x4_2026-11-26j", ("overlap_world4.jsonl", "overlap_world2.jsonl"))

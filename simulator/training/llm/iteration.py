@@ -29,6 +29,7 @@ from simulator.collectives.params import Parameters
 from simulator.core.errors import InputError
 from simulator.network.records import Record
 from simulator.training.gpus import GpuSpec
+from simulator.training.iteration_bands import train_interval
 from simulator.training.llm.compute import ComputeModel, ComputeParams
 from simulator.training.llm.config import TrainConfig
 from simulator.training.llm.groups import GroupCollectives
@@ -74,10 +75,13 @@ class TrainResult:
     critical_stage: int
     gpu: str
     records: dict[int, list[Record]] = field(repr=False, compare=False, default_factory=dict)
+    iteration_lo_s: float | None = None     # 90% interval (simulator.training.iteration_bands)
+    iteration_hi_s: float | None = None
 
     def as_dict(self) -> dict:
         return {"model": self.model, "gpus": self.gpus, "gpu": self.gpu, **self.config.as_dict(),
-                "iteration_s": self.iteration_s, "compute_s": self.compute_s, "tp_comm_s": self.tp_comm_s,
+                "iteration_s": self.iteration_s, "iteration_lo_s": self.iteration_lo_s,
+                "iteration_hi_s": self.iteration_hi_s, "compute_s": self.compute_s, "tp_comm_s": self.tp_comm_s,
                 "pp_comm_s": self.pp_comm_s, "pp_bubble_s": self.pp_bubble_s,
                 "dp_comm_exposed_s": self.dp_comm_exposed_s, "optimizer_s": self.optimizer_s,
                 "overhead_s": self.overhead_s, "mfu": self.mfu, "hfu": self.hfu,
@@ -361,4 +365,5 @@ def simulate_train(G_or_router: nx.Graph | PresetCluster | Router, model: Transf
     mem = memory_per_gpu(model, c, gpu.memory_bytes, hybrid)
     return TrainResult(model.name, c.gpus, c, iteration, t.compute_s, t.tp_comm_s, t.pp_comm_s, bubble, dp_exposed,
                        stages[crit].optimizer_s, overhead, model_flops / (iteration * peak),
-                       hw_flops * c.tp * c.dp / (iteration * peak), tokens / iteration, mem, crit, gpu.name, records)
+                       hw_flops * c.tp * c.dp / (iteration * peak), tokens / iteration, mem, crit, gpu.name, records,
+                       *train_interval(iteration, compute or ComputeParams()))

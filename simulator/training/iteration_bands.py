@@ -1,0 +1,109 @@
+"""90% intervals of whole-iteration predictions from the measured spread of held-out errors: DataParallel
+(simulator.training.dataparallel) and LLM training (simulator.training.llm).
+
+The NCCL collectives' intervals come from a fit's parameter covariance and residuals per size band
+(simulator.collectives.uncertainty), and DDP's from its buckets' (simulator.training.ddp_intervals). The
+DataParallel and LLM validations measure whole iterations only (no part of an iteration is timed apart
+on every dataset), so the interval of such a prediction is what those measurements say about the whole:
+the prediction times exp of the 5% and 95% quantiles of log(measured / predicted) over the validation's
+*held-out* predictions (docs/accuracy.md sections 6 and 7), each dataset weighing the same (one dataset of
+720 runs must not set the band of every other kind of run). The band widens to hold the prediction itself
+(a low end above 0 or a high end below 0 is set to 0): an interval that excludes its own prediction would
+say the model is biased by a known amount, which it would then correct instead.
+
+Two bands per model, by what the prediction is built from:
+
+* DataParallel: *datasheet* (every ``dp.`` host key at its default) from the datasheet predictions of every
+  committed DataParallel run; *calibrated* (a calibration with fitted ``dp.`` keys, e.g. ``h200-dataparallel``)
+  from the predictions with keys fitted on *another machine's* runs (how a shipped calibration is used);
+* LLM training: *datasheet* compute (``ComputeParams`` defaults) from the datasheet predictions of the public
+  Megatron runs (Selene, vTrain); *calibrated* compute (a compute set fitted on the GPU's runs or profiles:
+  ``a100-megatron``, or the validation's fits on a campaign's single-GPU profiles) from every held-out
+  prediction of sections 7 (Selene and the 8-GPU vTrain runs with the fitted set, the own FSDP / TP / PP
+  campaigns, the TP issue probes, the blind FSDP runs and the held-out lease).
+
+Written by ``python -m validation.accuracy --calibrations`` (validation.iteration_bands) into
+``calibrations/uncertainty/{dataparallel,train}.json``::
+
+    {"datasheet": {"level": 0.9, "log_ratio": [q05, q50, q95], "datasets": {name: points, ...},
+                   "coverage_pct": .., "width_pct": .., "source": ".."}, "calibrated": {...}}
+
+``coverage_pct`` and ``width_pct`` are the band's leave-one-dataset-out coverage and median width (each
+dataset's points against the band of the other datasets), for the reader; only ``log_ratio`` is used.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import lru_cache
+from pathlib import Path
+from typing import Mapping
+
+from simulator.collectives.params import SHIPPED_DIR, Parameters
+from simulator.core.errors import InputError
+
+BAND_DIR = SHIPPED_DIR / "uncertainty"
+DATAPARALLEL_FILE = BAND_DIR / "dataparallel.json"
+TRAIN_FILE = BAND_DIR / "train.json"
+KINDS = ("datasheet", "calibrated")
+
+
+def check_band(band: object, source: str, field: str) -> Mapping:
+    """One band, checked: a level in (0, 1) and three ordered finite log-ratio quantiles (InputError
+    naming the field otherwise)."""
+    if not isinstance(band, Mapping):
+        raise InputError("must be a JSON object", source=source, field=field, value=type(band).__name__)
+    level, q = band.get("level"), band.get("log_ratio")
+    if not isinstance(level, (int, float)) or not 0 < level < 1:
+        raise InputError("must be a number between 0 and 1", source=source, field=f"{field}.level", value=level)
+    if (not isinstance(q, list) or len(q) != 3 or not all(isinstance(x, (int, float)) and math.isfinite(x) for x in q)
+            or not q[0] <= q[1] <= q[2]):
+        raise InputError("must be three ordered finite numbers [q_low, median, q_high] of log(measured / predicted)",
+                         source=source, field=f"{field}.log_ratio", value=q)
+    return band
+
+
+@lru_cache(maxsize=4)
+def bands(path: Path) -> Mapping[str, Mapping]:
+    """{kind: band} of a shipped band file ({} when it does not exist yet)."""
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise InputError(f"not valid JSON: {e.msg}", source=str(path)) from None
+    if not isinstance(data, Mapping):
+        raise InputError("must be a JSON object {kind: band}", source=str(path))
+    return {k: check_band(data[k], str(path), k) for k in KINDS if k in data}
+
+
+def interval(time_s: float, band: Mapping | None) -> tuple[float | None, float | None]:
+    """(low, high) seconds of a prediction of ``time_s`` under ``band`` (None, None without one); always
+    holds ``time_s``."""
+    if band is None:
+        return None, None
+    lo, _, hi = band["log_ratio"]
+    return time_s * math.exp(min(lo, 0.0)), time_s * math.exp(max(hi, 0.0))
+
+
+def dataparallel_kind(params: Parameters) -> str:
+    """'calibrated' when ``params`` carries any fitted ``dp.`` key, else 'datasheet'."""
+    return "calibrated" if any(k.startswith("dp.") for k in params.diff()) else "datasheet"
+
+
+def dataparallel_interval(time_s: float, params: Parameters) -> tuple[float | None, float | None]:
+    """The 90% interval of a DataParallel iteration of ``time_s`` predicted with ``params``."""
+    return interval(time_s, bands(DATAPARALLEL_FILE).get(dataparallel_kind(params)))
+
+
+def train_kind(compute) -> str:
+    """'calibrated' when the LLM compute set (simulator.training.llm.compute.ComputeParams) differs from the
+    datasheet defaults or carries a measured pass profile, else 'datasheet'."""
+    default = type(compute)()
+    return "calibrated" if compute.profile is not None or compute.values() != default.values() else "datasheet"
+
+
+def train_interval(time_s: float, compute) -> tuple[float | None, float | None]:
+    """The 90% interval of an LLM training iteration of ``time_s`` simulated with the compute set ``compute``."""
+    return interval(time_s, bands(TRAIN_FILE).get(train_kind(compute)))

@@ -1,0 +1,158 @@
+"""90% intervals of DataParallel, LLM training and plan search predictions (simulator.training.iteration_bands,
+validation.iteration_bands). Before, `gpunetsim ddp --strategy dataparallel`, `gpunetsim train` and `gpunetsim
+search` printed no interval and their --json had no iteration_lo_s/iteration_hi_s."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+import gpunetsim
+from gpunetsim.cli import main
+from simulator.collectives.params import load_calibration
+from simulator.core.errors import InputError
+from simulator.training import iteration_bands as sib
+from simulator.training.llm.compute import ComputeParams, load_compute_params
+from validation import iteration_bands as vib
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "accuracy.md"
+
+
+def _json(capsys, *argv: str):
+    assert main(list(argv)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _holds(r: dict) -> None:
+    assert r["iteration_lo_s"] is not None and r["iteration_hi_s"] is not None
+    assert 0 < r["iteration_lo_s"] <= r["iteration_s"] <= r["iteration_hi_s"]
+    assert r["iteration_hi_s"] > r["iteration_lo_s"]
+
+
+def test_shipped_bands_exist_and_are_checked():
+    for path in (sib.DATAPARALLEL_FILE, sib.TRAIN_FILE):
+        b = sib.bands(path)
+        assert set(b) == set(sib.KINDS)
+        for band in b.values():
+            assert band["level"] == 0.9 and band["datasets"] and 0 <= band["coverage_pct"] <= 100
+
+
+@pytest.mark.parametrize("calibration, kind", [(None, "datasheet"), ("h200-dataparallel", "calibrated")])
+def test_dataparallel_json_text_and_api_carry_the_band(capsys, calibration, kind):
+    extra = ["--calibration", calibration] if calibration else []
+    argv = ["ddp", "--strategy", "dataparallel", "--topology", "hgx-h200", "--gpus", "4", "--workload", "resnet50",
+            *extra]
+    r = _json(capsys, *argv, "--json")
+    _holds(r)
+    assert r["ddp_iteration_lo_s"] <= r["ddp_iteration_s"] <= r["ddp_iteration_hi_s"]
+    band = sib.bands(sib.DATAPARALLEL_FILE)[kind]["log_ratio"]
+    assert r["iteration_hi_s"] / r["iteration_s"] == pytest.approx(math.exp(max(band[2], 0.0)))
+    assert r["iteration_lo_s"] / r["iteration_s"] == pytest.approx(math.exp(min(band[0], 0.0)))
+    assert main(argv) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("90% interval"))
+    assert f"{kind} host keys" in line
+    api = gpunetsim.dataparallel(topology="hgx-h200", gpus=4, workload="resnet50", calibration=calibration)
+    assert (api.iteration_lo_s, api.iteration_hi_s) == pytest.approx((r["iteration_lo_s"], r["iteration_hi_s"]))
+
+
+def test_band_kind_follows_the_fitted_keys():
+    assert sib.dataparallel_kind(load_calibration(None)) == "datasheet"
+    assert sib.dataparallel_kind(load_calibration("h200-nvlink")) == "datasheet"      # no dp. key fitted
+    assert sib.dataparallel_kind(load_calibration("h200-dataparallel")) == "calibrated"
+    assert sib.train_kind(ComputeParams()) == "datasheet"
+    assert sib.train_kind(load_compute_params("h200-nvlink")) == "datasheet"         # no llm block: defaults
+    assert sib.train_kind(load_compute_params("a100-megatron")) == "calibrated"
+
+
+@pytest.mark.parametrize("calibration, kind", [(None, "datasheet"), ("a100-megatron", "calibrated")])
+def test_train_json_and_text_carry_the_band(capsys, calibration, kind):
+    extra = ["--calibration", calibration] if calibration else []
+    argv = ["train", "--topology", "dgx-a100", "--model-spec", "hidden=1024,layers=8,heads=16,seq=1024",
+            "--tp", "2", "--pp", "2", "--global-batch", "8", *extra]
+    r = _json(capsys, *argv, "--json")
+    _holds(r)
+    band = sib.bands(sib.TRAIN_FILE)[kind]["log_ratio"]
+    assert r["iteration_hi_s"] / r["iteration_s"] == pytest.approx(math.exp(max(band[2], 0.0)))
+    assert main(argv) == 0
+    assert any("90% interval" in x and f"{kind} compute" in x for x in capsys.readouterr().out.splitlines())
+
+
+def test_search_plans_and_table_carry_the_band(capsys):
+    argv = ["search", "--model-spec", "hidden=1024,layers=8,heads=16,seq=1024", "--topology", "dgx-a100",
+            "--gpus", "8", "--global-batch", "16", "--micro-batches", "1", "--recompute", "none", "--top", "3"]
+    out = _json(capsys, *argv, "--json")
+    assert out["plans"]
+    for p in out["plans"]:
+        _holds(p)
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    head = next(x for x in lines if x.lstrip().startswith("# cluster"))
+    assert "90% interval" in head
+    first = next(x for x in lines if x.lstrip().startswith("1 "))
+    lo, hi = (float(x) for x in next(t for t in first.split() if "-" in t and t[0].isdigit()).split("-"))
+    assert lo == pytest.approx(out["plans"][0]["iteration_lo_s"], abs=1e-3)
+    assert hi == pytest.approx(out["plans"][0]["iteration_hi_s"], abs=1e-3)
+
+
+def test_study_rows_of_train_dataparallel_and_search_carry_the_band(tmp_path):
+    from gpunetsim.study import evaluate, load_study
+    f = tmp_path / "s.yaml"
+    f.write_text("topology: dgx-a100\ntrain:\n  model: ['hidden=1024,layers=8,heads=16,seq=1024']\n  tp: 8\n"
+                 "  global_batch: 16\n")
+    _holds(evaluate(load_study(f).points[0]))
+    f.write_text("model: resnet50\ntopology: hgx-h200\ngpus: 2\nengine: closed\nstrategy: dataparallel\n")
+    _holds(evaluate(load_study(f).points[0]))
+    f.write_text("topology: dgx-a100\nsearch:\n  model: ['hidden=1024,layers=8,heads=16,seq=1024']\n  gpus: [8]\n"
+                 "  global_batch: 16\n  micro_batches: [1]\n  recompute: [none]\n  sharding: [ddp]\n")
+    _holds(evaluate(load_study(f).points[0]))
+
+
+def test_train_study_table_prints_the_interval(tmp_path, capsys):
+    from gpunetsim.study import evaluate, load_study
+    from gpunetsim.train_study import print_train_table
+    f = tmp_path / "s.yaml"
+    f.write_text("topology: dgx-a100\ntrain:\n  model: ['hidden=1024,layers=8,heads=16,seq=1024']\n  tp: 8\n"
+                 "  global_batch: 16\n")
+    row = evaluate(load_study(f).points[0])
+    print_train_table([row])
+    lines = capsys.readouterr().out.splitlines()
+    assert "90% lo" in lines[0] and "90% hi" in lines[0]
+    assert f"{row['iteration_lo_s']:.3f}" in lines[1] and f"{row['iteration_hi_s']:.3f}" in lines[1]
+
+
+def test_interval_always_holds_the_prediction():
+    """A band wholly above 0 (every held-out run slower than predicted) still holds the prediction."""
+    assert sib.interval(2.0, {"log_ratio": [0.1, 0.2, 0.3]}) == pytest.approx((2.0, 2.0 * math.exp(0.3)))
+    assert sib.interval(2.0, {"log_ratio": [-0.3, -0.2, -0.1]}) == pytest.approx((2.0 * math.exp(-0.3), 2.0))
+    assert sib.interval(2.0, None) == (None, None)
+
+
+@pytest.mark.parametrize("band, field", [([], "datasheet"), ({"level": 2, "log_ratio": [0, 0, 0]}, "datasheet.level"),
+                                         ({"level": 0.9, "log_ratio": [1, 0, 2]}, "datasheet.log_ratio"),
+                                         ({"level": 0.9, "log_ratio": [0, "x", 1]}, "datasheet.log_ratio")])
+def test_bad_band_names_the_field(band, field):
+    with pytest.raises(InputError) as e:
+        sib.check_band(band, "f.json", field.split(".")[0])
+    assert e.value.field == field and e.value.source == "f.json"
+
+
+def test_datasets_weigh_the_same_and_coverage_leaves_each_out():
+    groups = {"big": [0.0] * 1000, "small": [1.0] * 10}
+    # each dataset weighs half: the upper quartile is the small one's (by points it would be the big one's 0)
+    assert vib.weighted_quantiles(groups, [0.25, 0.75]) == pytest.approx([0.0, 1.0])
+    rows = {r[0]: r for r in vib.lodo_rows({"a": [0.0, 0.1], "b": [0.05, 0.08], "c": [1.0, 1.0]})}
+    assert rows["c"][4] == 0                                  # the others' band (within 0.1) misses c
+    assert rows["a"][4] == 100 and rows["b"][4] == 100        # c widens the others' band to 1.0
+    cov, mean_cov, width = vib.summary(list(rows.values()))
+    assert cov == pytest.approx(200 / 3) and mean_cov == pytest.approx(200 / 3) and width > 0
+
+
+def test_accuracy_report_quotes_the_shipped_bands():
+    """docs/accuracy.md (the generated report) says the shipped band files hold the bands built from its residuals."""
+    text = DOC.read_text()
+    for name in ("dataparallel.json", "train.json"):
+        assert f"calibrations/uncertainty/{name}` holds these bands" in text
+    assert "differs from these bands" not in text

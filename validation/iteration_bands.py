@@ -1,0 +1,111 @@
+"""The whole-iteration bands of simulator.training.iteration_bands (DataParallel, LLM training): built from
+held-out residuals, checked by leaving one dataset out, and written as the shipped band files.
+
+Input: per dataset, the log(measured / predicted) of every held-out prediction (the sections that predict
+them collect these: validation.dp_accuracy, validation.llm_accuracy). A band is the 5%, 50% and 95%
+quantiles of those, each dataset weighing the same (a point weighs 1 / its dataset's points). Coverage is
+measured leaving one dataset out: each dataset's points against the band of the *other* datasets (widened
+to hold the prediction, as the simulator applies it); width is the interval's (high - low) / prediction.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from simulator.training.iteration_bands import KINDS, bands, interval
+
+LEVEL = 0.9
+
+
+def weighted_quantiles(groups: Mapping[str, Sequence[float]], qs: Sequence[float]) -> list[float]:
+    """Quantiles of every group's values together, each group weighing the same in total (linear
+    interpolation between the points' mid-cumulative weights)."""
+    vals, wts = [], []
+    for v in groups.values():
+        if len(v):
+            vals += list(v)
+            wts += [1.0 / len(v)] * len(v)
+    order = np.argsort(vals)
+    x, w = np.asarray(vals, dtype=float)[order], np.asarray(wts)[order]
+    cum = (np.cumsum(w) - w / 2) / w.sum()
+    return [float(np.interp(q, cum, x)) for q in qs]
+
+
+def make_band(groups: Mapping[str, Sequence[float]], source: str) -> dict:
+    """The band of ``groups`` ({dataset: log ratios}) with its leave-one-dataset-out figures."""
+    lo, mid, hi = weighted_quantiles(groups, [(1 - LEVEL) / 2, 0.5, (1 + LEVEL) / 2])
+    rows = lodo_rows(groups)
+    cov, mean_cov, width = summary(rows)
+    return {"level": LEVEL, "log_ratio": [round(lo, 6), round(mid, 6), round(hi, 6)],
+            "datasets": {k: len(v) for k, v in groups.items()},
+            "coverage_pct": round(cov, 1), "dataset_coverage_pct": round(mean_cov, 1), "width_pct": round(width, 1),
+            "source": source}
+
+
+def lodo_rows(groups: Mapping[str, Sequence[float]]) -> list[tuple[str, int, float, float, float, float]]:
+    """Per dataset: (name, points, band low %, band high % (as measured over predicted - 1), share of its points
+    inside %, width %), the band from the other datasets."""
+    rows = []
+    for name, r in groups.items():
+        others = {k: v for k, v in groups.items() if k != name and len(v)}
+        if not others or not len(r):
+            continue
+        lo, hi = interval(1.0, {"log_ratio": weighted_quantiles(others, [(1 - LEVEL) / 2, 0.5, (1 + LEVEL) / 2])})
+        ratios = np.exp(np.asarray(r, dtype=float))
+        inside = float(np.mean((ratios >= lo * (1 - 1e-12)) & (ratios <= hi * (1 + 1e-12)))) * 100
+        rows.append((name, len(r), (lo - 1) * 100, (hi - 1) * 100, inside, (hi - lo) * 100))
+    return rows
+
+
+def summary(rows: Sequence[tuple]) -> tuple[float, float, float]:
+    """(coverage over every point %, coverage averaged over datasets %, median width over points %)."""
+    if not rows:
+        return float("nan"), float("nan"), float("nan")
+    n = sum(r[1] for r in rows)
+    cov = sum(r[1] * r[4] for r in rows) / n
+    widths = np.repeat([r[5] for r in rows], [r[1] for r in rows])
+    return cov, float(np.mean([r[4] for r in rows])), float(np.median(widths))
+
+
+def table(groups: Mapping[str, Sequence[float]]) -> list[str]:
+    """The markdown table of :func:`lodo_rows`."""
+    out = ["| dataset left out | points | band from the others: low / high % | inside % | width % |",
+           "|---|---|---|---|---|"]
+    for name, n, lo, hi, inside, width in lodo_rows(groups):
+        out.append(f"| {name} | {n} | {lo:+.1f} / {hi:+.1f} | {inside:.0f} | {width:.0f} |")
+    return out
+
+
+def shipped_check(path: Path, built: Mapping[str, dict]) -> str:
+    """A sentence: whether the shipped band file holds the bands built here (what the simulator applies)."""
+    shipped = bands(path) if path.exists() else {}
+    same = all(k in shipped and list(shipped[k]["log_ratio"]) == built[k]["log_ratio"] for k in built)
+    rel = f"simulator/collectives/calibrations/uncertainty/{path.name}"
+    if same:
+        return f"The shipped `{rel}` holds these bands."
+    return (f"**The shipped `{rel}` differs from these bands: rerun `python -m validation.accuracy --calibrations`.**")
+
+
+def write(path: Path, built: Mapping[str, dict]) -> None:
+    """Write the band file (``--calibrations``); the simulator reads it through its cache, cleared here."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({k: built[k] for k in KINDS if k in built}, indent=1) + "\n")
+    bands.cache_clear()
+
+
+def log_ratios(measured: Sequence[float], predicted: Sequence[float]) -> list[float]:
+    """log(measured / predicted) per pair."""
+    return [math.log(m / p) for m, p in zip(measured, predicted)]
+
+
+def band_sentence(kind: str, b: Mapping) -> str:
+    """'datasheet: x% / +y% (coverage c%, d% per dataset; width w%)' for the prose."""
+    lo, hi = interval(1.0, b)
+    return (f"{kind} {(lo - 1) * 100:+.1f} / {(hi - 1) * 100:+.1f}% of the prediction ({len(b['datasets'])} datasets; "
+            f"left one dataset out: coverage {b['coverage_pct']:.0f}% of the points, {b['dataset_coverage_pct']:.0f}% "
+            f"averaged over datasets, median width {b['width_pct']:.0f}%)")

@@ -166,7 +166,7 @@ def format_search(out, model: str, global_batch: int, tokens: float) -> str:
              f"# {out.enumerated} plans, {out.no_fit} do not fit, {out.pruned} skipped by the lower bound, "
              f"{out.simulated} simulated",
              f"{'#':>2} {'cluster':<16} {'GPUs':>5} {'TPxPPxDP':>9} {'mb':>2} {'schedule':<13} {'recomp':<9} "
-             f"{'sharding':<9} {'iter(s)':>8} {'90% interval':>15} {'train':>7} {'GPU-h':>8} {'cost($)':>9} {'MFU':>6} "
+             f"{'sharding':<9} {'iter(s)':>8} {'90% lo':>8} {'90% hi':>8} {'train':>7} {'GPU-h':>8} {'cost($)':>9} {'MFU':>6} "
              f"{'free GiB':>8}  limited by"]
     for i, p in enumerate(out.plans, 1):
         c, r = p.config, p.result
@@ -174,7 +174,7 @@ def format_search(out, model: str, global_batch: int, tokens: float) -> str:
         cost = f"{p.cost:9.3g}" if p.cost is not None else f"{'-':>9}"
         lines.append(f"{i:>2} {p.cluster.label:<16} {p.cluster.gpus:>5} {f'{c.tp}x{c.pp}x{c.dp}':>9} "
                      f"{c.micro_batch:>2} {sched:<13} {c.recompute.value:<9} {c.sharding:<9} "
-                     f"{p.iteration_s:8.3f} {interval_text(r.get('iteration_lo_s'), r.get('iteration_hi_s')):>15} "
+                     f"{p.iteration_s:8.3f} {interval_text(r.get('iteration_lo_s'), r.get('iteration_hi_s'))} "
                      f"{_duration(p.training_s):>7} {p.gpu_hours:8.3g} {cost} "
                      f"{r['mfu'] * 100:5.1f}% {p.headroom_bytes / GiB:8.1f}  {p.limiter}")
     if not out.plans:

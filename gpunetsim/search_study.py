@@ -192,18 +192,19 @@ def print_search_table(rows: list[dict]) -> None:
     print(f"# LLM plans: the fastest of each model's plans per GPU count (gpunetsim search), {batch}; "
           f"scaling = tokens/s per GPU vs the smallest count that fits")
     print(f"#{'model':<{w - 1}} {'GPUs':>5} {'plan (TPxPPxDP, micro-batch, schedule, recompute, sharding)':<52} "
-          f"{'iter(s)':>8} {'90% interval':>15} {'tokens/s':>10} {'MFU':>6} {'scaling':>7} {'simulated':>9}  limited by")
+          f"{'iter(s)':>8} {'90% lo':>8} {'90% hi':>8} {'tokens/s':>10} {'MFU':>6} {'scaling':>7} {'simulated':>9}  limited by")
     for i, (name, r) in enumerate(zip(names, rows)):
         searched = f"{r['plans_simulated']}/{r['plans']}"
         if not r.get("fits"):
-            print(f"{name:<{w}} {r['total_gpus']:>5} {'no plan fits in memory':<52} {'-':>8} {'-':>15} {'-':>10} {'-':>6} "
+            print(f"{name:<{w}} {r['total_gpus']:>5} {'no plan fits in memory':<52} {'-':>8} {'-':>8} {'-':>8} {'-':>10} {'-':>6} "
                   f"{'-':>7} {searched:>9}  memory")
             continue
         print(f"{name:<{w}} {r['total_gpus']:>5} {plan_label(r):<52} {float(r['iteration_s']):>8.3f} "
-              f"{interval_text(r.get('iteration_lo_s'), r.get('iteration_hi_s')):>15} {float(r['tokens_per_s']):>10.0f} {float(r['mfu']) * 100:>5.1f}% {eff[i] * 100:>6.1f}% "
+              f"{interval_text(r.get('iteration_lo_s'), r.get('iteration_hi_s'))} {float(r['tokens_per_s']):>10.0f} {float(r['mfu']) * 100:>5.1f}% {eff[i] * 100:>6.1f}% "
               f"{searched:>9}  {r['limiter']}")
 
 
 def interval_text(lo_s: float | None, hi_s: float | None) -> str:
-    """'lo-hi' seconds of an iteration's 90% interval ('-' without one), for the plan tables."""
-    return "-" if lo_s is None or hi_s is None else f"{lo_s:.3f}-{hi_s:.3f}"
+    """The two columns (8 wide each) of an iteration's 90% interval in seconds, '-' without one, for the
+    plan tables."""
+    return " ".join(f"{'-':>8}" if x is None else f"{x:>8.3f}" for x in (lo_s, hi_s))

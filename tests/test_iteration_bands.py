@@ -89,12 +89,12 @@ def test_search_plans_and_table_carry_the_band(capsys):
         _holds(p)
     assert main(argv) == 0
     lines = capsys.readouterr().out.splitlines()
-    head = next(x for x in lines if x.lstrip().startswith("# cluster"))
-    assert "90% interval" in head
-    first = next(x for x in lines if x.lstrip().startswith("1 "))
-    lo, hi = (float(x) for x in next(t for t in first.split() if "-" in t and t[0].isdigit()).split("-"))
-    assert lo == pytest.approx(out["plans"][0]["iteration_lo_s"], abs=1e-3)
-    assert hi == pytest.approx(out["plans"][0]["iteration_hi_s"], abs=1e-3)
+    head = next(x for x in lines if x.lstrip().startswith("# cluster")).split()
+    assert head[head.index("iter(s)") + 1:head.index("iter(s)") + 5] == ["90%", "lo", "90%", "hi"]
+    first = next(x for x in lines if x.lstrip().startswith("1 ")).split()
+    i = first.index(f"{out['plans'][0]['iteration_s']:.3f}")
+    assert float(first[i + 1]) == pytest.approx(out["plans"][0]["iteration_lo_s"], abs=1e-3)
+    assert float(first[i + 2]) == pytest.approx(out["plans"][0]["iteration_hi_s"], abs=1e-3)
 
 
 def test_study_rows_of_train_dataparallel_and_search_carry_the_band(tmp_path):
@@ -108,6 +108,21 @@ def test_study_rows_of_train_dataparallel_and_search_carry_the_band(tmp_path):
     f.write_text("topology: dgx-a100\nsearch:\n  model: ['hidden=1024,layers=8,heads=16,seq=1024']\n  gpus: [8]\n"
                  "  global_batch: 16\n  micro_batches: [1]\n  recompute: [none]\n  sharding: [ddp]\n")
     _holds(evaluate(load_study(f).points[0]))
+
+
+def test_plan_study_table_prints_the_interval(tmp_path, capsys):
+    from gpunetsim.search_study import print_search_table
+    from gpunetsim.study import evaluate, load_study
+    f = tmp_path / "s.yaml"
+    f.write_text("topology: dgx-a100\nsearch:\n  model: ['hidden=1024,layers=8,heads=16,seq=1024']\n  gpus: [8]\n"
+                 "  global_batch: 16\n  micro_batches: [1]\n  recompute: [none]\n  sharding: [ddp]\n")
+    row = evaluate(load_study(f).points[0])
+    print_search_table([row])
+    head, line = capsys.readouterr().out.splitlines()[1:3]
+    assert "90% lo" in head and "90% hi" in head
+    cols = line.split()
+    i = cols.index(f"{row['iteration_s']:.3f}")
+    assert cols[i + 1:i + 3] == [f"{row['iteration_lo_s']:.3f}", f"{row['iteration_hi_s']:.3f}"]
 
 
 def test_train_study_table_prints_the_interval(tmp_path, capsys):

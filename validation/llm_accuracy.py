@@ -177,7 +177,8 @@ def llm_section(number: int = 7, write_bands: bool = False) -> tuple[list[str], 
     r8 = [r for r in vt_runs if r.config.gpus == 8]
     band_lines = train_band_lines(
         {"Selene": log_ratios(ms, ps), "vTrain": log_ratios([r.iteration_s for r in vt_runs],
-                                                            [pred_sheet[id(r)] for r in vt_runs])},
+                                                            [pred_sheet[id(r)] for r in vt_runs]),
+         **datasheet_own_runs()},
         {"Selene": log_ratios(ms, pc), "vTrain 8 GPUs": log_ratios([r.iteration_s for r in r8],
                                                                    [pred_cal[id(r)] for r in r8]), **own},
         write_bands)
@@ -231,13 +232,37 @@ def llm_section(number: int = 7, write_bands: bool = False) -> tuple[list[str], 
     return lines, figs
 
 
+def datasheet_own_runs() -> dict[str, list[float]]:
+    """log(measured / predicted) of every own LLM campaign of this section (the FSDP/TP/PP campaigns, the blind
+    FSDP runs, the held-out lease, the TP issue probes) predicted as a user without any calibration would:
+    datasheet compute (no optimizer step, which the runners do not time) and datasheet collectives."""
+    from validation.issue_check import probe_tp_runs
+    from validation.llm_blind import DATA, FOLDER, HELD_OUT_LEASE
+    from validation.llm_real import CAMPAIGNS, ISSUE_CAMPAIGNS, OTHER_GPU_CAMPAIGNS, RealPredictor
+    from validation.llm_records import compare_runs, read_llm_records
+    files = [(f, [DATA / f / n]) for f, n, *_ in (*CAMPAIGNS, *OTHER_GPU_CAMPAIGNS)]
+    files += [(f, [DATA / f / f"fsdp_world{w}.jsonl" for w in (2, 4)]) for f in (FOLDER, HELD_OUT_LEASE)]
+    out: dict[str, list[float]] = {}
+    for folder, paths in files:
+        for path in paths:
+            records = read_llm_records([path])
+            errors = compare_runs(records, RealPredictor(records.runs[0].gpu, None).iteration_s)
+            out.setdefault(folder, []).extend(log_ratios([e.measured_s for e in errors], [e.predicted_s for e in errors]))
+    for folder, name, *_ in ISSUE_CAMPAIGNS:
+        records = probe_tp_runs([DATA / folder / name])
+        errors = compare_runs(records, RealPredictor(records.runs[0].gpu, None).iteration_s)
+        out[folder] = log_ratios([e.measured_s for e in errors], [e.predicted_s for e in errors])
+    return out
+
+
 def train_band_lines(datasheet: dict[str, list[float]], calibrated: dict[str, list[float]], write: bool) -> list[str]:
     """The subsection on ``gpunetsim train``'s intervals: the two bands from the held-out log(measured / predicted)
     per dataset, each dataset left out in turn (validation.iteration_bands); with ``write``, the shipped file."""
     from simulator.training.iteration_bands import TRAIN_FILE
     from validation import iteration_bands as ib
-    built = {"datasheet": ib.make_band(datasheet, "the datasheet compute set's predictions of the public Megatron "
-                                       "runs: Selene, every vTrain run (validation.llm_accuracy)"),
+    built = {"datasheet": ib.make_band(datasheet, "the datasheet compute and collective sets' predictions of the "
+                                       "public Megatron runs (Selene, every vTrain run) and of every own campaign "
+                                       "(validation.llm_accuracy)"),
              "calibrated": ib.make_band(calibrated, "held-out predictions with a fitted compute set: Selene and the "
                                         "8-GPU vTrain runs with a100-megatron, the own FSDP/TP/PP campaigns, the TP "
                                         "issue probes, the blind FSDP runs and the held-out lease (validation.llm_accuracy)")}
@@ -250,8 +275,9 @@ def train_band_lines(datasheet: dict[str, list[float]], calibrated: dict[str, li
            "error. The interval is the prediction times exp of the 5% and 95% quantiles of log(measured / predicted) "
            "over the held-out predictions above, each dataset weighing the same (vTrain's 720 runs do not set the "
            "band alone), widened to hold the prediction (simulator.training.iteration_bands). *Datasheet*: the "
-           "compute set's defaults, from the datasheet predictions of Selene and vTrain (the own campaigns are never "
-           "predicted without their compute fit); *calibrated*: any compute set that differs from the defaults "
+           "compute set's defaults, from the datasheet predictions of Selene and vTrain and of every own campaign "
+           "above predicted as a user without a calibration would (datasheet compute without the optimizer step, "
+           "which the runners do not time, and datasheet collectives; `llm_accuracy.datasheet_own_runs`); *calibrated*: any compute set that differs from the defaults "
            "(`--calibration a100-megatron`, a fit on the GPU's profiles), from every held-out prediction of this "
            "section with a fitted compute set (in-sample points, the 2- and 4-GPU vTrain runs the set was fitted on, "
            "are left out). Each dataset left out in turn (its points against the band of the other datasets): "

@@ -19,6 +19,10 @@ from simulator.training.llm.compute import ComputeParams, load_compute_params
 from validation import iteration_bands as vib
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "accuracy.md"
+TINY = "hidden=1024,layers=8,heads=16,seq=1024"
+TRAIN_STUDY = f"topology: dgx-a100\ntrain:\n  model: ['{TINY}']\n  tp: 8\n  global_batch: 16\n"
+SEARCH_STUDY = (f"topology: dgx-a100\nsearch:\n  model: ['{TINY}']\n  gpus: [8]\n  global_batch: 16\n  micro_batches: [1]\n"
+                "  recompute: [none]\n  sharding: [ddp]\n")
 
 
 def _json(capsys, *argv: str):
@@ -100,13 +104,11 @@ def test_search_plans_and_table_carry_the_band(capsys):
 def test_study_rows_of_train_dataparallel_and_search_carry_the_band(tmp_path):
     from gpunetsim.study import evaluate, load_study
     f = tmp_path / "s.yaml"
-    f.write_text("topology: dgx-a100\ntrain:\n  model: ['hidden=1024,layers=8,heads=16,seq=1024']\n  tp: 8\n"
-                 "  global_batch: 16\n")
+    f.write_text(TRAIN_STUDY)
     _holds(evaluate(load_study(f).points[0]))
     f.write_text("model: resnet50\ntopology: hgx-h200\ngpus: 2\nengine: closed\nstrategy: dataparallel\n")
     _holds(evaluate(load_study(f).points[0]))
-    f.write_text("topology: dgx-a100\nsearch:\n  model: ['hidden=1024,layers=8,heads=16,seq=1024']\n  gpus: [8]\n"
-                 "  global_batch: 16\n  micro_batches: [1]\n  recompute: [none]\n  sharding: [ddp]\n")
+    f.write_text(SEARCH_STUDY)
     _holds(evaluate(load_study(f).points[0]))
 
 
@@ -114,8 +116,7 @@ def test_plan_study_table_prints_the_interval(tmp_path, capsys):
     from gpunetsim.search_study import print_search_table
     from gpunetsim.study import evaluate, load_study
     f = tmp_path / "s.yaml"
-    f.write_text("topology: dgx-a100\nsearch:\n  model: ['hidden=1024,layers=8,heads=16,seq=1024']\n  gpus: [8]\n"
-                 "  global_batch: 16\n  micro_batches: [1]\n  recompute: [none]\n  sharding: [ddp]\n")
+    f.write_text(SEARCH_STUDY)
     row = evaluate(load_study(f).points[0])
     print_search_table([row])
     head, line = capsys.readouterr().out.splitlines()[1:3]
@@ -129,8 +130,7 @@ def test_train_study_table_prints_the_interval(tmp_path, capsys):
     from gpunetsim.study import evaluate, load_study
     from gpunetsim.train_study import print_train_table
     f = tmp_path / "s.yaml"
-    f.write_text("topology: dgx-a100\ntrain:\n  model: ['hidden=1024,layers=8,heads=16,seq=1024']\n  tp: 8\n"
-                 "  global_batch: 16\n")
+    f.write_text(TRAIN_STUDY)
     row = evaluate(load_study(f).points[0])
     print_train_table([row])
     lines = capsys.readouterr().out.splitlines()

@@ -171,3 +171,23 @@ def test_accuracy_report_quotes_the_shipped_bands():
     for name in ("dataparallel.json", "train.json"):
         assert f"calibrations/uncertainty/{name}` holds these bands" in text
     assert "differs from these bands" not in text
+
+
+def test_compare_rows_carry_the_interval_and_its_coverage(capsys):
+    """gpunetsim compare: every collective and DDP row has predicted_lo_s <= predicted_s <= predicted_hi_s, and the
+    summaries the measurements' coverage (before: no interval in compare's output)."""
+    data = Path(__file__).resolve().parents[1] / "validation" / "data" / "h200x4_2026-11-26b"
+    argv = ["compare", "--measurements", str(data / "coll_world4.jsonl"), str(data / "ddp_world4.jsonl"),
+            "--profiles", *(str(p) for p in sorted(data.glob("profile_*.json"))), "--calibration", "h200-nvlink",
+            "--html", ""]
+    assert main([*argv, "--json"]) == 0
+    rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    points = [r for r in rows if "kind" in r]
+    assert {r["kind"] for r in points} == {"coll", "ddp"}
+    for r in points:
+        assert 0 < r["predicted_lo_s"] <= r["predicted_s"] <= r["predicted_hi_s"]
+    inside = [r["predicted_lo_s"] <= r["measured_s"] <= r["predicted_hi_s"] for r in points if r["kind"] == "coll"]
+    assert rows[-1]["summary"]["interval_coverage_pct"] == pytest.approx(100 * sum(inside) / len(inside))
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert text.count("90% lo") == 2 and "inside the 90% interval" in text

@@ -124,17 +124,23 @@ def _fmt(s: dict) -> str:
     if "median_spread_pct" in s:
         text += (f" (measured p10-p90 spread {s['median_spread_pct']:.1f}%; "
                  f"{s['within_p10_p90_pct']:.0f}% of predictions inside it)")
+    if "interval_coverage_pct" in s:
+        text += (f"; {s['interval_coverage_pct']:.0f}% of measurements inside the 90% interval (median width "
+                 f"{s['interval_width_pct']:.0f}%)")
     return text
 
 
-def _print_collectives(comps, predicted_label: str) -> None:
-    """One line per collective point: measured and predicted time, error, algorithm/protocol."""
-    print(f"{'op':<15}{'world':>6}{'variant':>9}{'bytes':>13}{'measured us':>13}{predicted_label:>14}"
+def _print_collectives(comps, predicted_label: str, bounds=None) -> None:
+    """One line per collective point: measured and predicted time, the prediction's 90% interval when
+    ``bounds`` ((low, high) seconds per comparison) is given, error, algorithm/protocol."""
+    band = f"{'90% lo':>10}{'90% hi':>10}" if bounds is not None else ""
+    print(f"{'op':<15}{'world':>6}{'variant':>9}{'bytes':>13}{'measured us':>13}{predicted_label:>14}{band}"
           f"{'err %':>8}  algo/proto")
-    for c in comps:
+    for i, c in enumerate(comps):
         p = c.point
+        iv = f"{bounds[i][0] * 1e6:>10.2f}{bounds[i][1] * 1e6:>10.2f}" if bounds is not None else ""
         print(f"{p.op:<15}{p.world:>6}{p.variant:>9}{p.size_bytes:>13}{p.time_s * 1e6:>13.2f}"
-              f"{c.predicted_s * 1e6:>14.2f}{c.error * 100:>8.1f}  {c.algo}/{c.proto}")
+              f"{c.predicted_s * 1e6:>14.2f}{iv}{c.error * 100:>8.1f}  {c.algo}/{c.proto}")
 
 
 def _fit_options(args: argparse.Namespace) -> tuple[list[str] | None, float]:
@@ -206,37 +212,44 @@ def _calibrate(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from validation.compare import Predictor, compare, summary
+    from validation.compare import Predictor, compare, interval_summary, summary
     from validation.ddp_compare import DdpPredictor, compare_ddp, ddp_summary
     if args.html:
         check_writable(args.html, "--html")
     d = _load(args)
     comps, skipped = compare(d.coll, Predictor(d.topo, d.params)) if d.coll else ([], [])
     ddp = compare_ddp(d.ddp, DdpPredictor(d.topo, d.params, d.workloads, args.compute)) if d.ddp else []
+    predictor = Predictor(d.topo, d.params)
+    bounds = [predictor.interval(c) for c in comps]
+    coll_summary = {**summary(comps), **interval_summary(comps, bounds)}
     if args.json:
-        for c in comps:
+        for c, (lo, hi) in zip(comps, bounds):
             p = c.point
             print(json.dumps({"kind": "coll", "op": p.op, "world": p.world, "variant": p.variant,
                               "bytes": p.size_bytes, "measured_s": p.time_s, "predicted_s": c.predicted_s,
-                              "error": c.error, "algo": c.algo, "proto": c.proto}))
+                              "predicted_lo_s": lo, "predicted_hi_s": hi, "error": c.error, "algo": c.algo,
+                              "proto": c.proto}))
         for c in ddp:
             p = c.point
             print(json.dumps({"kind": "ddp", "model": p.model, "world": p.world, "bucket_cap_mb": p.bucket_cap_mb,
                               "measured_s": p.median_s, "p10_s": p.p10_s, "p90_s": p.p90_s,
-                              "predicted_s": c.predicted_s, "error": c.error}))
-        print(json.dumps({"summary": summary(comps), "ddp_summary": ddp_summary(ddp), "skipped": len(skipped)}))
+                              "predicted_s": c.predicted_s, "predicted_lo_s": c.lo_s, "predicted_hi_s": c.hi_s,
+                              "error": c.error}))
+        print(json.dumps({"summary": coll_summary, "ddp_summary": ddp_summary(ddp), "skipped": len(skipped)}))
     else:
         print(f"# compare: params={d.params.name}, topology={d.topo.preset} x{d.topo.nodes}")
         if comps:
-            _print_collectives(comps, "predicted us")
-            print(f"collectives: {_fmt(summary(comps))}; {len(skipped)} points not representable (skipped)")
+            _print_collectives(comps, "predicted us", bounds)
+            print(f"collectives: {_fmt(coll_summary)}; {len(skipped)} points not representable (skipped)")
         if ddp:
             print(f"{'model':<12}{'world':>6}{'cap MB':>8}{'measured ms':>13}{'p10-p90 ms':>16}{'predicted ms':>14}"
-                  f"{'err %':>8}")
+                  f"{'90% lo':>10}{'90% hi':>10}{'err %':>8}")
             for c in ddp:
                 p = c.point
+                band = "".join(f"{'-':>10}" if x is None else f"{x * 1e3:>10.2f}" for x in (c.lo_s, c.hi_s))
                 print(f"{p.model:<12}{p.world:>6}{p.bucket_cap_mb:>8g}{p.median_s * 1e3:>13.2f}"
-                      f"{p.p10_s * 1e3:>8.2f}-{p.p90_s * 1e3:<7.2f}{c.predicted_s * 1e3:>14.2f}{c.error * 100:>8.1f}")
+                      f"{p.p10_s * 1e3:>8.2f}-{p.p90_s * 1e3:<7.2f}{c.predicted_s * 1e3:>14.2f}{band}"
+                      f"{c.error * 100:>8.1f}")
             print(f"DDP iterations: {_fmt(ddp_summary(ddp))}")
     if args.html and comps:
         from validation.plots import compare_html

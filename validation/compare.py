@@ -176,6 +176,12 @@ class Predictor:
             algo = "auto"
         return m, algo, proto
 
+    def interval(self, c: Comparison) -> tuple[float, float]:
+        """(low, high) seconds of the comparison's prediction: the 90% interval of the calibration
+        (simulator.network.intervals) for the algorithm and protocol it was predicted with."""
+        iv = self.setup(c.point)[0].intervals.interval(c.point.op, c.algo, c.proto, c.point.size_bytes, c.predicted_s)
+        return iv.lo_s, iv.hi_s
+
     def latency_bound(self, c: Comparison) -> bool:
         """Whether the compared point, run as predicted (``c.algo``/``c.proto``), is latency-bound
         (simulator.network.closed_form.Shape.latency_bound, the rule of CostModel.limit)."""
@@ -217,6 +223,17 @@ def summary(comps: Sequence[Comparison]) -> dict[str, float]:
     if len(nccl):
         out["nccl_median_time_pct"] = float(np.median(nccl))
     return out
+
+
+def interval_summary(comps: Sequence[Comparison], bounds: Sequence[tuple[float, float]]) -> dict[str, float]:
+    """Share of measured times inside their prediction's 90% interval and the median interval width over the
+    prediction, percent ({} without points)."""
+    if not comps:
+        return {}
+    return {"interval_coverage_pct": float(np.mean([lo <= c.point.time_s <= hi for c, (lo, hi) in zip(comps, bounds)])
+                                           * 100),
+            "interval_width_pct": float(np.median([(hi - lo) / c.predicted_s for c, (lo, hi) in zip(comps, bounds)])
+                                        * 100)}
 
 
 def dataset_points(ds: Dataset, in_place: bool = False, statistic: str = "median") -> list[CollMeasurement]:

@@ -360,6 +360,6 @@ def test_rank_cost_check_reads_the_source_as_data_and_names_a_fit_at_its_bound()
     inside = replace(one, params=one.params.with_values({RANK_KEY: 3e-6}))
     lines, _ = rank_cost_check([("m-bound", reworded, at_bound, "2 and 3 GPUs"), ("m-in", one, inside, "2 and 3 GPUs")])
     rows = {line.split(" | ")[0].lstrip("| "): line for line in lines if line.startswith("| m-")}
-    assert "| the repetitions |" in rows["m-bound"] and rows["m-bound"].endswith(
-        "| 0.0 (2 and 3 GPUs, at its lower bound: the data push it below 0) |")
-    assert rows["m-in"].endswith("| 3.0 (2 and 3 GPUs) |")
+    assert "| the repetitions |" in rows["m-bound"] and (
+        "| 0.0 (2 and 3 GPUs, at its lower bound: the data push it below 0) |" in rows["m-bound"])
+    assert "| 3.0 (2 and 3 GPUs) |" in rows["m-in"]

@@ -222,6 +222,10 @@ CAMPAIGNS_4 = (CAMPAIGN / "coll_world4.jsonl", CAMPAIGN / "coll_world4_r15.jsonl
                DATA / "h200x4_2026-11-26d" / "coll_world4_r15.jsonl")
 
 
+H200 = "4x H200"
+"""Section 3's pooled campaigns in validation.rank_model_error.MACHINES."""
+
+
 def _rel(p: Path) -> str:
     return str(p.relative_to(DATA))
 
@@ -231,7 +235,9 @@ def transfer_section(write_calibrations: bool) -> tuple[list[str], dict]:
     pooled2 = [q.point for q in transfer.pooled_points(CAMPAIGNS_2)]
     pooled4 = transfer.pooled_points(CAMPAIGNS_4)
     pred0 = Predictor(TOPO, Parameters())
-    fit = calibrate(pooled2, pred0, name="h200-nvlink-2gpu")
+    from validation import rank_model_error
+    # judged with the per-rank cost's model error of the other machines (validation.rank_model_error)
+    fit = calibrate(pooled2, pred0, name="h200-nvlink-2gpu", rank_model_sd_s=rank_model_error.model_sd_s(H200))
     floor = transfer.nccl_floor(pooled2, pred0)
     rows = transfer.score(pooled4, pred0.with_params(fit.params), floor)
     kept = [v for v in fit.verdicts if not v.determined]
@@ -311,9 +317,9 @@ def transfer_section(write_calibrations: bool) -> tuple[list[str], dict]:
     blind_lines, blind_figures, blind_fits = held_out_campaign.section()
     lines += blind_lines
     figures.update(blind_figures)
-    both = calibrate(pooled2 + [q.point for q in pooled4], pred0, name="h200-nvlink-2-4gpu")
+    rank_model_error.check_shipped()
     check_lines, check_figures = accuracy_latency.rank_cost_check(
-        [("4x H200", fit, both, "2 and 4 GPUs")]
+        [(H200, fit, rank_model_error.several_fit(H200), "2 and 4 GPUs")]
         + [(f"4x H100, `{name}`", one, several, "2 and 3 GPUs") for name, one, several in h100_fits]
         + ([(f"4x H200, `{blind_fits[0]}`", *blind_fits[1:], "2 and 3 GPUs")] if blind_fits else []))
     lines += check_lines
@@ -321,7 +327,8 @@ def transfer_section(write_calibrations: bool) -> tuple[list[str], dict]:
     p2p_lines, p2p_figures = accuracy_p2p.section()
     lines += p2p_lines
     figures.update(p2p_figures)
-    if write_calibrations:
+    if write_calibrations:       # shipped with the term of every machine (validation.rank_sync.MODEL_SD_S)
+        fit = calibrate(pooled2, pred0, name="h200-nvlink-2gpu")
         save_calibration(fit.params, CAL / "h200-nvlink-2gpu.json", fitted_on=[_rel(p) for p in CAMPAIGNS_2],
                          statistic="median of pooled repetitions", topology=TOPO.__dict__, after=fit.after,
                          trusted_for=fit.domain,

@@ -349,14 +349,17 @@ def repetition_quantiles(points: Sequence[CollMeasurement]) -> dict | None:
 
 
 def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Sequence[str] | None = None,
-              name: str = "calibrated", prior_weight: float = PRIOR_WEIGHT) -> Fit:
+              name: str = "calibrated", prior_weight: float = PRIOR_WEIGHT,
+              rank_model_sd_s: float | None = None) -> Fit:
     """Fitted parameters for ``points`` (measured collectives) on ``predictor``'s topology.
 
     ``keys``: fit exactly these (no identifiability screening); default: every candidate the points
     determine. The prior is ``predictor.params`` (the datasheet's values unless a calibration was
     loaded): the fit pulls towards it, and refused and weakly determined keys go back to it. Minimises
     Huber's loss over the rows log(pred/meas) / sd_i and prior_weight * (p - prior) / prior_sd
-    (:func:`_objective`)."""
+    (:func:`_objective`). ``rank_model_sd_s``: the per-rank cost's model error when it is read off the
+    order statistics (default validation.rank_sync.MODEL_SD_S; the accuracy report passes each machine
+    the figure of the other machines, so its coverage is judged on a term it did not set)."""
     usable, skipped = compare(points, predictor)
     pts = [c.point for c in usable]
     if not pts:
@@ -379,7 +382,7 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
         touched = [v.key for v in verdicts if v.reason != "moves no point"]
         verdicts = _one_world(pts, verdicts)
         fit_keys = [v.key for v in verdicts if v.determined]
-        start, sync, verdicts = _rank_sync(pts, predictor, verdicts, start)
+        start, sync, verdicts = _rank_sync(pts, predictor, verdicts, start, rank_model_sd_s)
     else:
         verdicts = [Verdict(k, True, "asked for") for k in cand]
         touched, fit_keys = list(cand), list(cand)
@@ -468,7 +471,7 @@ def _host_start(pts: Sequence[CollMeasurement], params: Parameters, cand: Sequen
 
 
 def _rank_sync(pts: Sequence[CollMeasurement], predictor: Predictor, verdicts: list[Verdict],
-               start: Parameters | None = None):
+               start: Parameters | None = None, model_sd_s: float | None = None):
     """(start parameters, estimate, verdicts): a per-rank cost the fit cannot determine (one world
     size) taken from the repetitions' order statistics (validation.rank_sync) instead of its prior 0."""
     from validation import rank_sync
@@ -476,7 +479,7 @@ def _rank_sync(pts: Sequence[CollMeasurement], predictor: Predictor, verdicts: l
     v = next((v for v in verdicts if v.key == RANK_KEY), None)
     if v is None or v.determined:
         return start, None, verdicts
-    sync = rank_sync.estimate(pts, predictor)
+    sync = rank_sync.estimate(pts, predictor, model_sd_s=model_sd_s)
     if sync is None:
         return start, None, verdicts
     verdicts = [Verdict(RANK_KEY, True, f"from {sync.source}, not fitted: {sync.describe()}",

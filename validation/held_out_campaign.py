@@ -21,7 +21,6 @@ import numpy as np
 DATA = Path(__file__).resolve().parent / "data"
 LAT = DATA / "h200x4_2026-11-26_lat3"
 BW = DATA / "h200x4_2026-11-26_bw2"
-TOPOLOGY = "hgx-h200"
 PREFIX = "h200c_heldout"
 """Figures' keys: ``{PREFIX}_{GPUs} {sizes}`` (sizes a band of validation.transfer.BANDS, '< 16 MiB' or 'all')."""
 
@@ -31,6 +30,8 @@ BLIND = {"< 64 KiB": (7.7, 80.0), "64 KiB - 16 MiB": (16.2, 86.0), "< 16 MiB": (
 (median err %, inside the launches' range %[, 90% coverage %, median width %])."""
 
 SMALL = ("< 16 MiB", 0, 1 << 24)
+MACHINE = f"4x H200, `{LAT.name}`"
+"""The campaign in validation.rank_model_error.MACHINES."""
 
 
 def files() -> dict[int, list[Path]]:
@@ -41,15 +42,15 @@ def files() -> dict[int, list[Path]]:
 
 def score_campaign() -> tuple[list[str], dict, object, object, dict]:
     """The campaign's table rows, figures, the 2-GPU fit, the 2- and 3-GPU fit and the pooled points."""
-    from simulator.collectives.params import Parameters
-    from validation import accuracy_latency, transfer
+    from validation import accuracy_latency, rank_model_error, transfer
     from validation.calibrate import calibrate
-    from validation.compare import Predictor, Topo
-    pooled = {n: transfer.pooled_points(f) for n, f in files().items()}
-    pred0 = Predictor(Topo(TOPOLOGY), Parameters())
-    fit = calibrate([q.point for q in pooled[2]], pred0, name="h200-lat3-2gpu")
-    bare = calibrate([replace(q.point, rank_host_times_s=()) for q in pooled[2]], pred0, name="reps-only")
-    fit23 = calibrate([q.point for n in (2, 3) for q in pooled[n]], pred0, name="h200-lat3-2-3gpu")
+    pooled = rank_model_error.pooled(MACHINE)
+    pred0 = rank_model_error.predictor(MACHINE)
+    sd = rank_model_error.model_sd_s(MACHINE)       # the per-rank cost's model error of the other machines
+    fit = calibrate([q.point for q in pooled[2]], pred0, name="h200-lat3-2gpu", rank_model_sd_s=sd)
+    bare = calibrate([replace(q.point, rank_host_times_s=()) for q in pooled[2]], pred0, name="reps-only",
+                     rank_model_sd_s=sd)
+    fit23 = rank_model_error.several_fit(MACHINE)
     bands = transfer.BANDS[:-1] + (SMALL,) + transfer.BANDS[-1:]
     cases = [(2, "2 (fitted)", pred0.with_params(fit.params), "", (SMALL, transfer.BANDS[-1])),
              (3, "3", pred0.with_params(fit.params), "", (SMALL,)),

@@ -64,7 +64,9 @@ def test_two_gpu_calibration_predicts_four_gpus_in_the_bandwidth_regime():
     """Shipped 2-GPU calibration (fitted on the pooled 2-GPU campaigns only) against the pooled
     4-GPU campaigns, >= 16 MiB, the pool of docs/accuracy.md section 3 (all three 4-GPU campaigns,
     validation.accuracy.CAMPAIGNS_4): 2.9% median, p90 14.8%, 93% coverage of intervals 34% wide when
-    written. LL's step rate (ring_step_share) took the 4-GPU LL all-reduces from +15% to -7% and the
+    written; 92% coverage at 22% wide since the intervals keep a quarter of the covariance's
+    extrapolation spread there (validation.extrapolation_scale; the share was learned on the other machine,
+    `h200x4_2026-11-26_lat3`, too). LL's step rate (ring_step_share) took the 4-GPU LL all-reduces from +15% to -7% and the
     p90 from 16.7% to 14.8%; what remains above 8% is mostly 16-32 MiB (docs/accuracy.md, "What sets
     the >= 16 MiB p90"). On the two h200x4_2026-11-26b campaigns alone the median is 3.1% (2.3% before
     the step share: the fit trades the LL rows' 15% against a few points at 16-32 MiB)."""
@@ -73,8 +75,8 @@ def test_two_gpu_calibration_predicts_four_gpus_in_the_bandwidth_regime():
     pooled = [q for q in transfer.pooled_points(CAMPAIGNS_4) if q.point.size_bytes >= 1 << 24]
     rows = transfer.score(pooled, Predictor(TOPO, load_calibration("h200-nvlink-2gpu")))
     s = transfer.stats(rows)
-    assert s["points"] == 98 and s["median_pct"] < 3.0 and s["coverage_pct"] > 90
-    assert s["median_width_pct"] < 40 and s["p90_pct"] < 15.0
+    assert s["points"] == 98 and s["median_pct"] < 3.0 and s["coverage_pct"] > 85
+    assert s["median_width_pct"] < 30 and s["p90_pct"] < 15.0
 
 
 def test_one_two_gpu_campaign_alone_calibrates():

@@ -235,11 +235,11 @@ def transfer_section(write_calibrations: bool) -> tuple[list[str], dict]:
     pooled2 = [q.point for q in transfer.pooled_points(CAMPAIGNS_2)]
     pooled4 = transfer.pooled_points(CAMPAIGNS_4)
     pred0 = Predictor(TOPO, Parameters())
-    from validation import rank_model_error
-    # judged with the per-rank cost's model error of the other machines (validation.rank_model_error)
-    fit = calibrate(pooled2, pred0, name="h200-nvlink-2gpu", rank_model_sd_s=rank_model_error.model_sd_s(H200))
+    from validation import extrapolation_scale, rank_model_error
+    # judged with the per-rank cost's model error and the extrapolation shares of the other machines
+    fit = rank_model_error.two_gpu_fit(H200)
     floor = transfer.nccl_floor(pooled2, pred0)
-    rows = transfer.score(pooled4, pred0.with_params(fit.params), floor)
+    rows = transfer.score(pooled4, pred0.with_params(extrapolation_scale.judged(fit.params, H200)), floor)
     kept = [v for v in fit.verdicts if not v.determined]
     sync = next((v for v in fit.verdicts if v.key == "rank_overhead_s" and v.determined and v.key not in fit.keys),
                 None)
@@ -252,7 +252,8 @@ def transfer_section(write_calibrations: bool) -> tuple[list[str], dict]:
              "campaigns; 'coverage' the share of pooled medians inside the prediction's 90% interval; 'width' the "
              "interval's median width over the prediction. An interval is the calibration's residual quantiles of "
              "the prediction's size band (the 2-GPU points' own spread: bimodal host noise at small sizes, a few "
-             "percent where runs reproduce) and the fitted parameters' covariance carried to 4 GPUs, added in "
+             "percent where runs reproduce) and the fitted parameters' covariance carried to 4 GPUs (at >= 16 MiB the share "
+             "of it that other machines' unseen points showed, below), added in "
              "quadrature; coverage is measured on the 4-GPU campaigns, which no fit saw. The baseline is NCCL's own cost model for the same "
              "algorithm and protocol plus one per-call floor fitted on the same 2-GPU points "
              f"({floor * 1e6:.1f} us); it covers the ops NCCL's tuner models, so the last two columns compare "
@@ -298,6 +299,9 @@ def transfer_section(write_calibrations: bool) -> tuple[list[str], dict]:
     from validation import interval_report
     iv_lines, iv_figures = interval_report.section(rows, fit.uncertainty)
     lines += iv_lines
+    share_lines, share_figures = extrapolation_scale.section()
+    lines += share_lines
+    figures.update(share_figures)
     figures.update(iv_figures)
     from validation import accuracy_latency, accuracy_p2p
     pred2 = Predictor(Topo("hgx-h200", gpus_per_node=2), fit.params)

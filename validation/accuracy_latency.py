@@ -221,14 +221,14 @@ def _held_out(d: Path, prefix: str) -> tuple[list[str], dict, object, object]:
     (and 4 GPUs again from 2 and 3 together): the table, per-op medians, figures, the 2-GPU fit and
     the 2- and 3-GPU fit. The 2-GPU fits carry the per-rank cost's model error of the other machines
     (validation.rank_model_error)."""
-    from validation import rank_model_error, transfer
+    from validation import extrapolation_scale, rank_model_error, transfer
     from validation.calibrate import calibrate
     name = f"4x H100, `{d.name}`"
     pooled = rank_model_error.pooled(name)
     pred0 = rank_model_error.predictor(name)
     sd = rank_model_error.model_sd_s(name)
-    fit = calibrate([q.point for q in pooled[2]], pred0, name="h100-latency-2gpu", rank_model_sd_s=sd)
-    pred = pred0.with_params(fit.params)
+    fit = rank_model_error.two_gpu_fit(name)
+    pred = pred0.with_params(extrapolation_scale.judged(fit.params, name))
     fit23 = rank_model_error.several_fit(name)
     lines = ["| GPUs | points | median err % | p90 err % | inside range % | 90% coverage % | median width % "
              "| single repetitions inside the any-launch band % | band width % |", "|---|---|---|---|---|---|---|---|---|"]
@@ -239,9 +239,11 @@ def _held_out(d: Path, prefix: str) -> tuple[list[str], dict, object, object]:
         bare = calibrate([replace(q.point, rank_host_times_s=()) for q in pooled[2]], pred0, name="reps-only",
                          rank_model_sd_s=sd)
         cases += [(n, f"{n}, per-rank cost from the repetitions only "
-                   f"({bare.params['rank_overhead_s'] * 1e6:.1f} us per doubling)", pred0.with_params(bare.params))
+                   f"({bare.params['rank_overhead_s'] * 1e6:.1f} us per doubling)",
+                   pred0.with_params(extrapolation_scale.judged(bare.params, name)))
                   for n in (3, 4)]
-    for n, label, p in cases + [(4, "4, fitted on 2 and 3 GPUs", pred0.with_params(fit23.params))]:
+    for n, label, p in cases + [(4, "4, fitted on 2 and 3 GPUs",
+                                 pred0.with_params(extrapolation_scale.judged(fit23.params, name)))]:
         st = transfer.stats(transfer.score(pooled[n], p))
         figures[f"{prefix}_{n}" + ("_fit23" if "and 3" in label else "_reps_only" if "only" in label else "")] = st
         lines.append(held_out_row([label], st))

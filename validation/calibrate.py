@@ -350,7 +350,7 @@ def repetition_quantiles(points: Sequence[CollMeasurement]) -> dict | None:
 
 def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Sequence[str] | None = None,
               name: str = "calibrated", prior_weight: float = PRIOR_WEIGHT,
-              rank_model_sd_s: float | None = None) -> Fit:
+              rank_model_sd_s: float | None = None, param_scale: Sequence[float] | None = None) -> Fit:
     """Fitted parameters for ``points`` (measured collectives) on ``predictor``'s topology.
 
     ``keys``: fit exactly these (no identifiability screening); default: every candidate the points
@@ -359,7 +359,9 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
     Huber's loss over the rows log(pred/meas) / sd_i and prior_weight * (p - prior) / prior_sd
     (:func:`_objective`). ``rank_model_sd_s``: the per-rank cost's model error when it is read off the
     order statistics (default validation.rank_sync.MODEL_SD_S; the accuracy report passes each machine
-    the figure of the other machines, so its coverage is judged on a term it did not set)."""
+    the figure of the other machines, so its coverage is judged on a term it did not set);
+    ``param_scale``: per size band, the share of the covariance's extrapolation spread the intervals keep
+    (default validation.extrapolation_scale.PARAM_SCALE, learned on other machines' unseen points)."""
     usable, skipped = compare(points, predictor)
     pts = [c.point for c in usable]
     if not pts:
@@ -433,7 +435,9 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
                                prior_weight) if len(after) == len(pts) else None
     residual = residual_quantiles(after, predictor.with_params(params), inflate=loo)
     if "by_size" in residual and touched:
+        from validation.extrapolation_scale import PARAM_SCALE
         residual["by_size"]["param_sd"] = in_sample_param_sd(J1 * sd[:, None], cov, pts)
+        residual["by_size"]["param_scale"] = [float(x) for x in (PARAM_SCALE if param_scale is None else param_scale)]
     unc = Uncertainty.from_block({"keys": list(touched), "scale": [scale(k) for k in touched], "cov": cov,
                                   "residual": residual, "domain": dom})
     params = params.with_values({}, name=name).with_uncertainty(unc.to_block())

@@ -42,24 +42,27 @@ def files() -> dict[int, list[Path]]:
 
 def score_campaign() -> tuple[list[str], dict, object, object, dict]:
     """The campaign's table rows, figures, the 2-GPU fit, the 2- and 3-GPU fit and the pooled points."""
-    from validation import accuracy_latency, rank_model_error, transfer
+    from validation import accuracy_latency, extrapolation_scale, rank_model_error, transfer
     from validation.calibrate import calibrate
     pooled = rank_model_error.pooled(MACHINE)
     pred0 = rank_model_error.predictor(MACHINE)
     sd = rank_model_error.model_sd_s(MACHINE)       # the per-rank cost's model error of the other machines
-    fit = calibrate([q.point for q in pooled[2]], pred0, name="h200-lat3-2gpu", rank_model_sd_s=sd)
+    fit = rank_model_error.two_gpu_fit(MACHINE)
     bare = calibrate([replace(q.point, rank_host_times_s=()) for q in pooled[2]], pred0, name="reps-only",
                      rank_model_sd_s=sd)
     fit23 = rank_model_error.several_fit(MACHINE)
+
+    def judged(params):          # the extrapolation shares of the other machines
+        return pred0.with_params(extrapolation_scale.judged(params, MACHINE))
     bands = transfer.BANDS[:-1] + (SMALL,) + transfer.BANDS[-1:]
-    cases = [(2, "2 (fitted)", pred0.with_params(fit.params), "", (SMALL, transfer.BANDS[-1])),
-             (3, "3", pred0.with_params(fit.params), "", (SMALL,)),
-             (4, "4", pred0.with_params(fit.params), "", bands),
+    cases = [(2, "2 (fitted)", judged(fit.params), "", (SMALL, transfer.BANDS[-1])),
+             (3, "3", judged(fit.params), "", (SMALL,)),
+             (4, "4", judged(fit.params), "", bands),
              (3, f"3, per-rank cost from the repetitions only ({bare.params['rank_overhead_s'] * 1e6:.1f} us per "
-              "doubling)", pred0.with_params(bare.params), "_reps_only", (SMALL,)),
+              "doubling)", judged(bare.params), "_reps_only", (SMALL,)),
              (4, f"4, per-rank cost from the repetitions only ({bare.params['rank_overhead_s'] * 1e6:.1f} us per "
-              "doubling)", pred0.with_params(bare.params), "_reps_only", (SMALL,)),
-             (4, "4, fitted on 2 and 3 GPUs", pred0.with_params(fit23.params), "_fit23", (SMALL,))]
+              "doubling)", judged(bare.params), "_reps_only", (SMALL,)),
+             (4, "4, fitted on 2 and 3 GPUs", judged(fit23.params), "_fit23", (SMALL,))]
     lines = ["| GPUs | sizes | points | median err % | p90 err % | inside range % | 90% coverage % | median width % "
              "| single repetitions inside the any-launch band % | band width % |",
              "|---|---|---|---|---|---|---|---|---|---|"]

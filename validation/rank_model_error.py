@@ -96,6 +96,15 @@ def several_fit(name: str):
 
 
 @lru_cache(maxsize=None)
+def two_gpu_fit(name: str):
+    """The calibration on the machine's 2-GPU points, carrying the other machines' model error (what
+    section 3 judges the machine's larger world sizes with)."""
+    from validation.calibrate import calibrate
+    return calibrate([q.point for q in pooled(name)[2]], predictor(name), name="2gpu",
+                     rank_model_sd_s=model_sd_s(name))
+
+
+@lru_cache(maxsize=None)
 def order_statistic_s(name: str) -> float:
     """The per-rank cost per doubling a 2-GPU calibration reads off the order statistics (what
     validation.calibrate takes as ``rank_overhead_s`` on these points)."""

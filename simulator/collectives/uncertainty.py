@@ -21,6 +21,11 @@ A calibration file carries an ``uncertainty`` block, written by ``gpunetsim cali
   own spread from the parameters' covariance (median per band): their leave-one-out residuals already
   hold it, so a prediction adds from the covariance only the part of its own spread above that
   (what extrapolating to other world sizes, ops or sizes brings), not the same uncertainty twice.
+  Its optional ``param_scale`` (one factor in [0, 1] per band) multiplies that part: how much of the
+  covariance's extrapolation a band's unseen points showed (validation.extrapolation_scale: at
+  >= 16 MiB the 2 -> 4 GPU points of other machines fall inside the residual quantiles alone, the
+  covariance's collinear directions, e.g. per-byte shard work against the wire's efficiency, carry
+  far more spread than they show).
 - ``residual.reps`` (optional): ``{"world": n0, "edges_bytes": [...], "p": [...], "q": [[...], ...]}``,
   quantiles (at probabilities ``p``) of log(repetition / the point's median) per size band, over the
   repetitions of the calibration's points (one world size n0): how far a single launch strays from
@@ -90,6 +95,7 @@ class Uncertainty:
     size_edges_bytes: tuple[float, ...] = ()                 # size bands' upper edges (by_size)
     size_residual: tuple[tuple[float, float, float], ...] = ()   # quantiles per size band
     size_param_sd: tuple[float, ...] = ()    # per size band: the parameters' spread the residuals hold
+    size_param_scale: tuple[float, ...] = ()  # per size band: the share of the extrapolation spread kept
     reps: Mapping | None = None      # residual.reps: one launch's spread around the median, per band
 
     @property
@@ -111,15 +117,24 @@ class Uncertainty:
             return self.size_residual[band]
         return self.residual_at(latency_share)
 
+    def excess_sd(self, param_sd: float, size_bytes: float | None = None) -> float:
+        """The part of a prediction's parameter spread (``param_sd``, log time) above its size band's
+        in-sample spread, which the residuals already hold (all of it without per-band figures)."""
+        if self.size_param_sd and size_bytes is not None:
+            held = self.size_param_sd[size_band(size_bytes, self.size_edges_bytes)]
+            return math.sqrt(max(param_sd ** 2 - held ** 2, 0.0))
+        return param_sd
+
     def bounds(self, time_s: float, latency_share: float, param_sd: float,
                size_bytes: float | None = None) -> tuple[float, float]:
         """(low, high) seconds around ``time_s``: residual quantiles (of the size band, when known)
         and the parameters' spread (``param_sd``: standard deviation of log time; with the band's
-        in-sample spread known, only its excess over it), added in quadrature on either side."""
+        in-sample spread known, only its excess over it, times the band's ``param_scale``), added in
+        quadrature on either side."""
         lo, mid, hi = self.residual_for(latency_share, size_bytes)
-        if self.size_param_sd and size_bytes is not None:
-            held = self.size_param_sd[size_band(size_bytes, self.size_edges_bytes)]
-            param_sd = math.sqrt(max(param_sd ** 2 - held ** 2, 0.0))
+        param_sd = self.excess_sd(param_sd, size_bytes)
+        if self.size_param_scale and size_bytes is not None:
+            param_sd *= self.size_param_scale[size_band(size_bytes, self.size_edges_bytes)]
         zs = self.z * param_sd
         return (time_s * math.exp(mid - math.hypot(mid - lo, zs)),
                 time_s * math.exp(mid + math.hypot(hi - mid, zs)))
@@ -165,7 +180,9 @@ class Uncertainty:
                              **({"by_size": {"edges_bytes": [int(e) for e in self.size_edges_bytes],
                                              "q": [[float(x) for x in q] for q in self.size_residual],
                                              **({"param_sd": [float(x) for x in self.size_param_sd]}
-                                                if self.size_param_sd else {})}}
+                                                if self.size_param_sd else {}),
+                                             **({"param_scale": [float(x) for x in self.size_param_scale]}
+                                                if self.size_param_scale else {})}}
                                 if self.size_residual else {}),
                              **({"reps": dict(self.reps)} if self.reps else {})},
                 "domain": dict(self.domain)}
@@ -178,7 +195,8 @@ class Uncertainty:
         by_size = block["residual"].get("by_size") or {}
         bands = (tuple(float(e) for e in by_size.get("edges_bytes", ())),
                  tuple(tuple(q) for q in by_size.get("q", ())),
-                 tuple(float(x) for x in by_size.get("param_sd", ())))
+                 tuple(float(x) for x in by_size.get("param_sd", ())),
+                 tuple(float(x) for x in by_size.get("param_scale", ())))
         reps = block["residual"].get("reps") or None
         if not keys:                 # residual spread only (the datasheet's): no arrays, no numpy
             return cls(keys, (), (), residual, domain, level, *bands, reps)
@@ -228,6 +246,11 @@ def check_block(block: object, source: str | None = None) -> Mapping:
                 isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0 for x in psd)):
             raise bad("needs one non-negative number per size band (the parameters' in-sample spread)",
                       "residual.by_size.param_sd", psd)
+        pscale = by_size.get("param_scale")
+        if pscale is not None and (not isinstance(pscale, list) or len(pscale) != len(rows) or not all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x <= 1 for x in pscale)):
+            raise bad("needs one number in [0, 1] per size band (the share of the extrapolation spread kept)",
+                      "residual.by_size.param_scale", pscale)
     if res.get("reps") is not None:
         _check_reps(res["reps"], bad)
     level = block.get("level", LEVEL)

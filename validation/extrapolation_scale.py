@@ -1,0 +1,158 @@
+"""How much of the covariance's extrapolation spread a size band's intervals keep, learned on other machines.
+
+A prediction's 90% interval adds to its size band's residual quantiles the part of its parameters'
+spread above the calibration points' own (simulator.collectives.uncertainty: what extrapolating to
+other world sizes brings). That part comes from the linearised posterior, whose directions the 2-GPU
+points cannot tell apart keep their prior spread: on 2 GPUs a ring's per-byte shard work (S/n) and its
+wire time (S (n-1)/n) are the same S/2, so the covariance lets either take the other's share, and on 4
+GPUs, where the shares part, the prediction inherits that prior spread (at >= 16 MiB about 8% of log
+time, against 2% in sample). The unseen 4-GPU points of the committed machines show far less: at
+>= 16 MiB the residual quantiles alone hold 90% of them on 4x H200 and 96% on the held-out 4x H200
+lease (docs/accuracy.md section 3).
+
+So each band keeps a share k in [FLOOR, 1] of that spread (``residual.by_size.param_scale`` of a
+calibration's uncertainty block): the smallest k on a grid of 0.05 whose intervals hold the level (90%)
+of the pooled unseen points of the machines' largest world sizes in that band, 1 where none does or no
+machine has points there. Only :data:`LEARNED_BANDS` are learned (>= 16 MiB, where a call's host issue
+overlaps its GPU work and the per-rank cost, whose model error is validation.rank_model_error's, plays
+no part); below, the covariance counts in full. FLOOR keeps a quarter of the spread however little the
+checks need: they extrapolate 2 -> 4 GPUs, a user may extrapolate further. The shipped factors
+(:data:`PARAM_SCALE`) are learned on every machine; the accuracy report judges each machine with the
+factors of the other machines (:func:`scale_for` with ``exclude``), so no machine's coverage rests on a
+factor its own points set.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+
+PARAM_SCALE = (1.0, 1.0, 0.25)
+"""The shipped share per size band (validation.calibrate.SIZE_EDGES_BYTES: < 64 KiB, 64 KiB - 16 MiB,
+>= 16 MiB): :func:`scale_for` over every machine; the report refuses to run when they differ."""
+FLOOR = 0.25
+"""The least share a learned band keeps."""
+STEP = 0.05
+LEARNED_BANDS = (2,)
+"""Bands whose share is learned (>= 16 MiB)."""
+
+
+@lru_cache(maxsize=None)
+def records(name: str) -> np.ndarray:
+    """Per unseen point of the machine's largest world size (validation.rank_model_error.MACHINES),
+    predicted by its 2-GPU calibration: band, log(measured / predicted), the band's residual quantiles
+    (low, median, high) and the extrapolation spread (standard deviation of log time above the band's
+    in-sample spread, before any share)."""
+    from simulator.collectives.uncertainty import size_band
+    from validation import rank_model_error
+    pooled = rank_model_error.pooled(name)
+    pred = rank_model_error.predictor(name).with_params(rank_model_error.two_gpu_fit(name).params)
+    rows = []
+    for q in pooled[max(pooled)]:
+        p = q.point
+        c = pred.predict(p)
+        if c is None:
+            continue
+        im = pred.setup(p)[0].intervals
+        s = im.sensitivity(p.op, c.algo, c.proto, p.size_bytes)
+        t = s.time_s(p.size_bytes)
+        u = im.unc
+        if not (u.size_residual and t > 0 and math.isfinite(t)):
+            continue
+        band = size_band(p.size_bytes, u.size_edges_bytes)
+        rows.append((band, math.log(p.time_s / c.predicted_s), *u.size_residual[band],
+                     u.excess_sd(im._param_sd(s, p.size_bytes, t) if s.d_alpha else 0.0, p.size_bytes)))
+    return np.array(rows, dtype=float).reshape(-1, 6)
+
+
+def coverage(rows: np.ndarray, k: float, level: float = 0.9) -> tuple[float, float]:
+    """(share inside, median width over the prediction) of the level's intervals of ``rows``
+    (:func:`records`) with a share ``k`` of the extrapolation spread."""
+    from statistics import NormalDist
+    if not len(rows):
+        return float("nan"), float("nan")
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    r, lo, mid, hi, e = rows[:, 1], rows[:, 2], rows[:, 3], rows[:, 4], rows[:, 5]
+    down, up = np.hypot(mid - lo, z * k * e), np.hypot(hi - mid, z * k * e)
+    inside = (r >= mid - down) & (r <= mid + up)
+    return float(inside.mean()), float(np.median(np.exp(mid + up) - np.exp(mid - down)))
+
+
+def learned(rows: np.ndarray, level: float = 0.9) -> float:
+    """The smallest share on the grid from FLOOR to 1 whose intervals hold ``level`` of ``rows``; 1 where
+    none does or there are no rows."""
+    if not len(rows):
+        return 1.0
+    for k in np.arange(FLOOR, 1.0 + 1e-9, STEP):
+        if coverage(rows, float(k), level)[0] >= level:
+            return round(float(k), 2)
+    return 1.0
+
+
+def scale_for(exclude: str | None = None) -> tuple[float, ...]:
+    """The share per size band learned on the machines other than ``exclude``."""
+    from validation import rank_model_error
+    from validation.calibrate import SIZE_EDGES_BYTES
+    pooled = [records(m.name) for m in rank_model_error.MACHINES if m.name != exclude]
+    rows = np.concatenate(pooled) if pooled else np.zeros((0, 6))
+    return tuple(learned(rows[rows[:, 0] == b]) if b in LEARNED_BANDS else 1.0
+                 for b in range(len(SIZE_EDGES_BYTES) + 1))
+
+
+def check_shipped() -> tuple[float, ...]:
+    """The shares over every machine; InvariantError when the shipped :data:`PARAM_SCALE` is not them."""
+    from simulator.core.errors import InvariantError
+    every = scale_for()
+    if tuple(round(x, 2) for x in every) != tuple(PARAM_SCALE):
+        raise InvariantError(f"validation.extrapolation_scale.PARAM_SCALE is {PARAM_SCALE} but the committed machines "
+                             f"give {every}: update the constant")
+    return every
+
+
+def judged(params, exclude: str):
+    """``params`` (a calibration) with the shares learned on the machines other than ``exclude``."""
+    block = dict(params.uncertainty)
+    residual = dict(block["residual"])
+    if "by_size" not in residual:
+        return params
+    residual["by_size"] = {**residual["by_size"], "param_scale": list(scale_for(exclude))}
+    return params.with_uncertainty({**block, "residual": residual})
+
+
+def section() -> tuple[list[str], dict]:
+    """docs/accuracy.md section 3's lines and figures: per machine with points in a learned band, the
+    coverage and width of its unseen points' intervals with the covariance's spread in full, with none,
+    and with the share the other machines give (the one its figures in section 3 use)."""
+    from validation import rank_model_error
+    from validation.calibrate import SIZE_EDGES_BYTES
+    from simulator.collectives.uncertainty import size_bands
+    every = check_shipped()
+    names = size_bands(SIZE_EDGES_BYTES)
+    lines, figures = [], {"extrapolation share shipped": every}
+    for b in LEARNED_BANDS:
+        rows = [(m.name, records(m.name)) for m in rank_model_error.MACHINES]
+        rows = [(n, r[r[:, 0] == b]) for n, r in rows if np.any(r[:, 0] == b)]
+        if not rows:
+            continue
+        lines += ["", f"**How much of the covariance's extrapolation the intervals keep ({names[b][0]}).** An interval "
+                  "adds to its band's residual quantiles the part of its parameters' spread above the calibration "
+                  "points' own; on 2 GPUs a ring's per-byte shard work and its wire time are both S/2, so the "
+                  "covariance lets either take the other's share, and on more GPUs, where the shares part, a "
+                  "prediction inherits that prior spread. The unseen points show less, so the band keeps the "
+                  f"smallest share (grid {STEP:g}, at least {FLOOR:g}) whose intervals hold 90% of the other machines' "
+                  "unseen points (`validation/extrapolation_scale.py`); each machine's figures in section 3 use the "
+                  "share the other machines give, the shipped calibrations the share over all of them "
+                  f"({every[b]:g}). Unseen points of each machine's largest world size, predicted from its 2 GPUs:", "",
+                  "| machine | points | share 1 (the covariance in full): coverage %, width % | share 0 (residuals "
+                  "alone): coverage %, width % | share from the other machines | with it: coverage %, width % |",
+                  "|---|---|---|---|---|---|"]
+        for name, r in rows:
+            k = scale_for(name)[b]
+            full, none, used = coverage(r, 1.0), coverage(r, 0.0), coverage(r, k)
+            figures[f"extrapolation share {name} {names[b][0]}"] = {"points": len(r), "share": k, "full": full,
+                                                                    "none": none, "used": used}
+            lines.append(f"| {name} | {len(r)} | {full[0] * 100:.0f}, {full[1] * 100:.0f} | {none[0] * 100:.0f}, "
+                         f"{none[1] * 100:.0f} | {k:g} | {used[0] * 100:.0f}, {used[1] * 100:.0f} |")
+    return lines, figures

@@ -1,0 +1,28 @@
+"""Section 8's verdicts (validation.accuracy.targets_section): on blind figures only, and never printed so that
+a figure reads as its own target while judged the other way (review s14, findings 1 and 9)."""
+
+from validation import accuracy
+from validation.held_out_campaign import BLIND, PREFIX
+
+
+def test_a_figure_never_prints_as_its_target_when_judged_the_other_way():
+    assert accuracy.shown(79.8, 80) == "79.8" and accuracy.shown(80.2, 80) == "80.2"
+    assert accuracy.shown(79.96, 80) == "79.96" and accuracy.shown(80.0, 80) == "80"
+    assert accuracy.shown(77.5, 80) == "78" and accuracy.shown(12.64, 15, 1) == "12.6"
+    assert accuracy.judged(79.8, 80, above=True) == "79.8% (target 80%: **missed**)"
+    assert accuracy.judged(2.6, 3, 1) == "2.6% (target 3%: met)"
+
+
+def test_held_out_campaign_verdicts_are_on_its_blind_figures():
+    """Today's figures of h200x4_2026-11-26_lat3/_bw2 come after a model change designed on that campaign:
+    printed without verdicts; the verdicts judge the README's blind figures."""
+    today = {"median_pct": 12.6, "inside_range_pct": 87.0, "coverage_pct": 80.4, "median_width_pct": 40.0}
+    line = accuracy.held_out_campaign_target({accuracy.HELD_OUT_SMALL: today,
+                                              f"{PREFIX}_4 >= 16 MiB": {"median_pct": 2.6, "p90_pct": 9.0}})
+    blind, after = line.split("Under today's model")
+    b, bb = BLIND["< 16 MiB"], BLIND[">= 16 MiB"]
+    assert f"median {b[0]:.1f}% (target 15%: **missed**)" in blind
+    assert f"coverage {b[2]:.0f}% (target 80%: **missed**)" in blind
+    assert f"p90 {bb[2]:.1f}% (target 8%: **missed**)" in blind
+    assert "target" not in after and "met" not in after and "not held out" in after
+    assert "median 12.6%" in after and "coverage 80%" in after and "p90 9.0%" in after

@@ -105,4 +105,6 @@ def test_held_out_h200_lease() -> None:
     for world, (median, rho) in {2: (12.6, 0.99), 4: (9.1, 0.79)}.items():
         s = figs[f"world{world}"]
         assert s["n"] == 4 and s["median_abs_pct"] == pytest.approx(median, abs=0.5) and s["spearman"] >= rho
-    assert HELD_OUT_LEASE in "\n".join(lines)
+    text = "\n".join(lines)
+    assert HELD_OUT_LEASE in text and "whose FSDP runs no fit has seen" in text
+    assert all(c in text for c in ("ccb08f9", "0353123", "77f589a")) and "changed since only" not in text

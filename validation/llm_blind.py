@@ -308,9 +308,12 @@ def held_out_lease(residuals: dict[str, list[float]] | None = None) -> tuple[lis
             rows.append(f"| {world} | {fit} | {e.point.split(' mb=')[0]} h{_hidden(e)} | {e.measured_s * 1e3:.2f} "
                         f"({e.low_s * 1e3:.2f}-{e.high_s * 1e3:.2f}) | {e.predicted_s * 1e3:.2f} | {e.error_pct:+.1f} |")
     lines = [f"### Held out: the same FSDP runs on a 4x H200 lease (`{HELD_OUT_LEASE}`)", "",
-             "Measured after the blind method above was fixed (the model changed since only in the cross-entropy "
-             "backward's bytes, main 0353123; with the model of that time 2 / 4 GPUs 12.5 / 6.5%), on a lease of "
-             "4x NVIDIA H200 (NV18 all pairs, 64 CPU cores) no fit has seen, 3 launches per configuration; predicted by "
+             "Measured after the blind method above was fixed, on a lease of 4x NVIDIA H200 (NV18 all pairs, 64 CPU "
+             "cores) whose FSDP runs no fit has seen, 3 launches per configuration. The model changed twice since, so "
+             "only the first figures recorded are blind: 2 / 4 GPUs 12.5 / 6.5% with the model of that time (main "
+             "ccb08f9); 12.6 / 8.6% after the cross-entropy backward's bytes (main 0353123); the table below also "
+             "has the host/GPU overlap of collective calls with the H200 calibrations refitted under it (main "
+             "77f589a). Predicted by "
              "the blind method: compute fitted on the lease's own single-GPU whole-model profiles and on the H200 TP "
              f"issue probes {' and '.join(f'`{f}`' for f, _ in H200_PROBES)} (no copy probe exists on H200, so "
              "`mem_efficiency` is fitted), collectives from the shipped H200 calibration of that world size, host work "

@@ -104,3 +104,47 @@ def test_host_calibrate_writes_the_fits_widened_residuals(tmp_path) -> None:
     assert run_host_collective(HostCollectiveModel(topologies.prepare("hgx-h200", gpus_per_node=4),
                                                    load_calibration(str(out)), "gloo", "cpu"),
                                "all_reduce", 2**20).extrapolated == ("4 GPUs (fitted on 2)",)
+
+
+def _gloo_subset(tmp_path, sizes: set[int], variant: str = "cpu") -> Path:
+    """The 2-process Gloo records of h200x2_2026-11-26c at ``sizes`` only, ``variant`` tensors only."""
+    out = tmp_path / "few.jsonl"
+    lines = [x for x in (DATA / "h200x2_2026-11-26c" / "gloo_world2.jsonl").read_text().splitlines()
+             if json.loads(x)["variant"].startswith(variant)
+             and (json.loads(x)["kind"] == "meta" or json.loads(x)["bytes"] in sizes)]
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def test_host_calibrate_refuses_a_fit_with_no_more_points_than_keys(tmp_path, capsys) -> None:
+    """Before, 3 CPU points for 4 CPU keys wrote a block 'widened by sqrt(n / (n - k)) = 2.00' (a made-up
+    factor) whose one-point band gave a zero-width interval (review s14, finding 11)."""
+    from validation.host_calibrate import main as host_main
+    out = tmp_path / "g3.json"
+    assert host_main(["--measurements", str(_gloo_subset(tmp_path, {4096, 16384, 65536})), "--out", str(out)]) == 2
+    assert "3 points for 4 fitted keys" in capsys.readouterr().err and not out.exists()
+
+
+def test_host_calibrate_on_few_points_writes_no_interval_block(tmp_path, capsys) -> None:
+    from validation.host_calibrate import main as host_main
+    out = tmp_path / "g6.json"
+    sizes = {4096 << (2 * i) for i in range(6)}
+    assert host_main(["--measurements", str(_gloo_subset(tmp_path, sizes)), "--out", str(out)]) == 0
+    assert "no gloo interval block: fewer than 10 points" in capsys.readouterr().out
+    assert not load_calibration(str(out)).host_uncertainty
+
+
+def test_residual_block_has_no_band_with_fewer_than_min_points() -> None:
+    """A band's 5-95% quantiles from one point gave lo == mid == hi; an empty band took every point's silently."""
+    from types import SimpleNamespace
+    from validation.calibrate import MIN_BAND_POINTS
+    from validation.host_intervals import residual_block
+    pts = [SimpleNamespace(op="all_reduce", world=2, tensors="cpu", size_bytes=4096 << i, time_s=1e-4 * (1 + i % 3))
+           for i in range(MIN_BAND_POINTS + 2)]                       # 4 KiB - 8 MiB: nothing >= 16 MiB
+    block = residual_block(pts, [1e-4] * len(pts), [1.0] * len(pts), "test")
+    assert "by_size" not in block["residual"] and "no per-band quantiles" in block["source"]
+    assert "bandwidth regime: 0 points, every point's quantiles" in block["source"]
+    assert block["residual"]["bandwidth"] == block["residual"]["latency"]
+    lo, mid, hi = block["residual"]["latency"]
+    assert lo < mid < hi
+    check_host_block({"gloo": block})

@@ -592,6 +592,7 @@ def gloo_lines(folders: list[Path]) -> tuple[list[str], dict[str, float], Parame
 
 def gloo_interval_lines(folders: list[Path], fitted: Parameters) -> tuple[list[str], dict]:
     """The Gloo intervals' paragraph and blocks (validation.host_intervals.gloo_blocks; {} without Gloo data)."""
+    from validation.calibrate import MIN_BAND_POINTS
     from validation.host_intervals import gloo_blocks
     per = [(f, read_points(sorted(f.glob("gloo_world*.jsonl")))) for f in folders]
     per = [(f, pts) for f, pts in per if pts]
@@ -601,7 +602,8 @@ def gloo_interval_lines(folders: list[Path], fitted: Parameters) -> tuple[list[s
     (_, cc, cw), (_, dc, dw) = blocks["calibrated"], blocks["datasheet"]
     return ["", "Intervals (`time_lo_s`/`time_hi_s` of `gpunetsim collective --backend gloo`, and of `gpunetsim ddp "
                 "--backend gloo` through its buckets; simulator.collectives.host_uncertainty): the 5-95% quantiles of "
-                "log(measured/predicted) per size band (< 64 KiB, 64 KiB - 16 MiB, >= 16 MiB), from the calibration's "
+                "log(measured/predicted) per size band (< 64 KiB, 64 KiB - 16 MiB, >= 16 MiB; latency- and bandwidth-bound "
+                f"points apart where a band holds fewer than {MIN_BAND_POINTS} points), from the calibration's "
                 f"predictions of every Gloo point it was not fitted on (`{CALIBRATION}`) or from the datasheet defaults "
                 "against every committed Gloo point (`calibrations/uncertainty/host.json`, used by calibrations without "
                 "a Gloo block). Left one dataset out (the bands from the other datasets, tried on the one left out): "

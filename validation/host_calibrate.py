@@ -14,7 +14,9 @@ loopback bandwidth and the CPU reduction rate on CPU tensors, and the staging ef
 tensors (the other parameters held at the CPU fit), so that "calibrate on 2 processes, predict
 4" is a prediction: the 4-process points are never fitted. The calibration carries the fit's residual
 spread as its ``host_uncertainty`` block (validation.host_intervals.fit_block), from which
-``gpunetsim collective --backend gloo|mpi --calibration FILE`` prints 90% intervals.
+``gpunetsim collective --backend gloo|mpi --calibration FILE`` prints 90% intervals; on fewer than
+MIN_BAND_POINTS (10) points it carries none (the datasheet's interval applies), and a fit with no more
+points than keys is refused.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from simulator.core import limits
 from simulator.core.errors import InputError
 from simulator.core.inputs import read_jsonl
 from validation.fields import Fields
+from validation.calibrate import MIN_BAND_POINTS
 from validation.host_intervals import fit_block
 
 CPU_KEYS = ("gloo.call_overhead_s", "gloo.step_latency_s.loopback", "gloo.loopback_Bps", "gloo.reduce_Bps")
@@ -139,7 +142,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         before = errors_pct(pts, pred.predict(pts, Parameters()))
         params = fit(pts, pred, name=f"{a.backend}-calibrated")
         after = errors_pct(pts, pred.predict(pts, params))
-        params = params.with_host_uncertainty({a.backend: fit_block(pts, pred, params, len(fitted_keys(pts, pred)))})
+        block = fit_block(pts, pred, params, len(fitted_keys(pts, pred)))
+        if block is not None:
+            params = params.with_host_uncertainty({a.backend: block})
         save_calibration(params, a.out, fitted_on=[str(m) for m in a.measurements], topology=a.topology,
                          points=len(pts), median_err_pct_before=float(np.median(before)),
                          median_err_pct_after=float(np.median(after)))
@@ -150,6 +155,9 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{np.median(after):.1f}% fitted (in sample) -> {a.out}")
     for k, v in sorted(params.diff().items()):
         print(f"  {k} = {v:.4g}")
+    if block is None:
+        print(f"  no {a.backend} interval block: fewer than {MIN_BAND_POINTS} points; predictions with this "
+              f"calibration take the datasheet's {a.backend} interval")
     return 0
 
 

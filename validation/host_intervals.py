@@ -3,12 +3,14 @@
 The block format and how a prediction uses it: simulator.collectives.host_uncertainty. Here:
 
 * :func:`residual_block`: quantiles (5%, 50%, 95%) of log(measured / predicted) per size band (edges 64 KiB
-  and 16 MiB, as the NCCL intervals), and per regime (latency-bound: the model's per-call and per-step
-  latency is half the predicted time or more) for sizes outside the bands, with the domain the points
-  cover;
+  and 16 MiB, as the NCCL intervals) when every band holds MIN_BAND_POINTS points (the NCCL fit's rule,
+  validation.calibrate), and per regime (latency-bound: the model's per-call and per-step latency is half
+  the predicted time or more), a regime with fewer points taking every point's quantiles; the source says
+  which; with the domain the points cover;
 * :func:`fit_block`: the block of a fit from its own residuals, widened by sqrt(n / (n - k)) (n points,
   k fitted keys: a least-squares fit's residuals are that much narrower than a new point's),
-  what ``python -m validation.host_calibrate`` writes into a calibration;
+  what ``python -m validation.host_calibrate`` writes into a calibration (none on fewer than
+  MIN_BAND_POINTS points; InputError when the fit has no more points than keys);
 * :func:`gloo_blocks`: the two shipped Gloo blocks (docs/accuracy.md section 6): the calibration's, from the
   residuals of its predictions of every committed point it was not fitted on, and the datasheet's, from the
   defaults' residuals over every committed point; each with its coverage left one dataset out (the
@@ -25,7 +27,8 @@ import numpy as np
 
 from simulator.collectives.params import Parameters
 from simulator.collectives.uncertainty import LEVEL, size_band
-from validation.calibrate import SIZE_EDGES_BYTES   # the NCCL fit's residual bands: < 64 KiB, 64 KiB - 16 MiB, >= 16 MiB
+from simulator.core.errors import InputError
+from validation.calibrate import MIN_BAND_POINTS, SIZE_EDGES_BYTES   # the NCCL fit's residual bands and their minimum
 
 
 def _q(r: Sequence[float]) -> list[float]:
@@ -37,23 +40,33 @@ def residual_block(points: Sequence, predicted: Sequence[float], latency_share: 
                    source: str, widen: float = 1.0) -> dict:
     """The residual-only uncertainty block of ``points`` (HostPoint: op, world, tensors, size_bytes, time_s)
     against ``predicted`` seconds; ``latency_share`` per point splits the regimes; ``widen`` scales every
-    quantile's distance from the median."""
+    quantile's distance from the median. Per-band quantiles only when every size band holds MIN_BAND_POINTS
+    points (else the regimes' mix applies, as for the NCCL fit); a regime with fewer points takes every
+    point's quantiles. ``source`` gets what was left out appended."""
     r = np.log(np.array([p.time_s for p in points]) / np.asarray(predicted, dtype=float))
     sizes = np.array([p.size_bytes for p in points], dtype=float)
 
     def q(mask: np.ndarray) -> list[float]:
-        lo, mid, hi = _q(r[mask] if mask.any() else r)
+        lo, mid, hi = _q(r[mask] if mask.sum() >= MIN_BAND_POINTS else r)
         return [mid - (mid - lo) * widen, mid, mid + (hi - mid) * widen]
     bands = np.array([size_band(s, SIZE_EDGES_BYTES) for s in sizes])
+    counts = np.bincount(bands, minlength=len(SIZE_EDGES_BYTES) + 1)
     lat = np.asarray(latency_share) >= 0.5
+    residual: dict = {"latency": q(lat), "bandwidth": q(~lat)}
+    notes = [f"{name} regime: {int(m.sum())} points, every point's quantiles" for name, m in
+             (("latency", lat), ("bandwidth", ~lat)) if m.sum() < MIN_BAND_POINTS]
+    if counts.min() >= MIN_BAND_POINTS:
+        residual["by_size"] = {"edges_bytes": list(SIZE_EDGES_BYTES),
+                               "q": [q(bands == b) for b in range(len(SIZE_EDGES_BYTES) + 1)]}
+    else:
+        notes.insert(0, f"no per-band quantiles (points per size band {', '.join(map(str, counts))}; fewer than "
+                        f"{MIN_BAND_POINTS} in one)")
     return {"level": LEVEL,
-            "residual": {"latency": q(lat), "bandwidth": q(~lat),
-                         "by_size": {"edges_bytes": list(SIZE_EDGES_BYTES),
-                                     "q": [q(bands == b) for b in range(len(SIZE_EDGES_BYTES) + 1)]}},
+            "residual": residual,
             "domain": {"worlds": sorted({int(p.world) for p in points}), "ops": sorted({p.op for p in points}),
                        "min_bytes": int(sizes.min()), "max_bytes": int(sizes.max()),
                        "tensors": sorted({p.tensors for p in points})},
-            "source": source}
+            "source": source + (f" ({'; '.join(notes)})" if notes else "")}
 
 
 def latency_shares(points: Sequence, params: Parameters, topology: str, backend: str) -> list[float]:
@@ -72,10 +85,17 @@ def latency_shares(points: Sequence, params: Parameters, topology: str, backend:
     return out
 
 
-def fit_block(points: Sequence, predictor, params: Parameters, keys: int) -> dict:
-    """The block of a fit of ``keys`` parameters to ``points``: its residuals widened by sqrt(n / (n - k))."""
+def fit_block(points: Sequence, predictor, params: Parameters, keys: int) -> dict | None:
+    """The block of a fit of ``keys`` parameters to ``points``: its residuals widened by sqrt(n / (n - k));
+    None on fewer than MIN_BAND_POINTS points (no spread worth the name); InputError when the fit has no
+    more points than keys (its residuals say nothing of a new point's)."""
     n = len(points)
-    widen = math.sqrt(n / (n - keys)) if n > keys else 2.0
+    if n <= keys:
+        raise InputError(f"{n} points for {keys} fitted keys: a fit needs more points than keys (more sizes or "
+                         "process counts)", field="measurements", value=n)
+    if n < MIN_BAND_POINTS:
+        return None
+    widen = math.sqrt(n / (n - keys))
     return residual_block(points, predictor.predict(points, params),
                           latency_shares(points, params, predictor.topology, predictor.backend),
                           f"the fit's own residuals over {n} points, widened by sqrt(n / (n - k)) = {widen:.2f} "

@@ -31,6 +31,7 @@ if __name__ == "__main__":     # before numpy loads: the fits' SVDs are small (h
 import argparse
 from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 
 from simulator.collectives.params import SHIPPED_DIR, Parameters, load_calibration, save_calibration
 from validation.accuracy_innet import BEGIN as INNET_BEGIN, END as INNET_END, evaluate as innet_section
@@ -282,6 +283,11 @@ def transfer_section(write_calibrations: bool) -> tuple[list[str], dict]:
         lines.append(f"| {name} | {st['points']} | {st['median_pct']:.1f} | {st['p90_pct']:.1f} | "
                      f"{st['inside_range_pct']:.0f} | {st['coverage_pct']:.0f} | {st['median_width_pct']:.0f} | "
                      f"{_f(st.get('baseline_median_pct'))} | {_f(st.get('ours_on_baseline_points_pct'))} |")
+    from validation import overlap_norm
+    figures["transfer all, other norm"] = overlap_norm.stats_under(   # the same fit, uncached, under the other norm
+        overlap_norm.ALTERNATIVE, lambda: SimpleNamespace(params=extrapolation_scale.judged(
+            rank_model_error.two_gpu_fit.__wrapped__(H200).params, H200)), pooled4, pred0)
+    lines += ["", overlap_norm.line(figures["transfer all"], figures["transfer all, other norm"])]
     lines += _worst_large(rows, fit.params, pooled2)
     lines += _by_truth(rows, figures)
     launch = [(name, figures[f"transfer {name}"]) for name, _, _ in transfer.BANDS + (("all", 0, 0),)
@@ -377,7 +383,7 @@ def _worst_large(rows, params: Parameters, pooled2) -> list[str]:
             "`simulator/collectives/plans.py` ring_step_share). The host's issue of each call (the per-call, "
             "per-op and per-rank costs the small sizes fit) overlaps the GPU work of the call before it "
             "(`simulator/network/host_overlap.py`), so it no longer adds to the large calls (with it added, as in main 73cb86f, "
-            "10 of the 18 points above 8% were 16 MiB calls predicted 8-27% slow). What remains is mostly at 16-32 MiB, where the GPU's "
+            "10 of the 18 points above 8% were 16 MiB calls predicted 8-27% slow: recorded at main 77f589a). What remains is mostly at 16-32 MiB, where the GPU's "
             "fixed cost carried over from 2 GPUs (NCCL's per-step hop latency times 6 steps on 4 GPUs) is "
             "larger than the 4-GPU measurements show at these sizes; the all-to-all on 4 GPUs, slower than its "
             "2-GPU fit of NCCL's p2p channels gives; and the forced tree, whose "

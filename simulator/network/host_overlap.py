@@ -19,7 +19,8 @@ than their maximum (perfect overlap), so no fitted parameter can make a call fas
 p = 4: fits of the 2-GPU points of section 3 and of ``h200x4_2026-11-26_bw2`` + ``_lat3`` with p = 2,
 4, 8 and a hard maximum left Huber objectives of 2011/126, 1979/119, 1966/119 and 2448/125 (the hard
 maximum's kink stalls the fitter); 4 and 8 fit the 2-GPU data alike (4 was chosen knowing that it also
-predicted the 4-GPU points slightly better: docs/accuracy.md section 3 says so).
+predicted section 3's held-out 4-GPU points slightly better: docs/accuracy.md section 3 prints both,
+validation.overlap_norm).
 
 Both engines use :func:`stream_time_s`: the closed form (``closed_form.call_time_s``) and the
 discrete-event engine (``engine.run_plan``, which runs the GPU part and then waits out the rest). An

@@ -187,6 +187,25 @@ def test_a_second_record_of_one_launch_is_named(tmp_path: Path) -> None:
         probe_tp_runs([f])
 
 
+def test_two_campaigns_with_the_same_launch_indices_are_two_launches(tmp_path: Path, capsys: Any) -> None:
+    """launch_index restarts at 0 in every campaign: files of two campaigns read together were refused as 'a
+    second record of point ... in this launch' (review s14, finding 7); a launch is its launch_id and index."""
+    from validation.issue_check import probe_tp_runs
+
+    def pair(launch_id: str, loop_s: float) -> list[dict[str, Any]]:
+        on = _issue_record(2, False, launch_id=launch_id, loop_s=loop_s)
+        return [on, {**on, "comm": False, "point": on["point"].replace("comm=on", "comm=off"), "loop_s": loop_s / 2}]
+
+    files = [_write(tmp_path / "a.jsonl", pair("L0", 0.02)), _write(tmp_path / "b.jsonl", pair("other", 0.03))]
+    runs = probe_tp_runs(files).runs
+    assert sorted((r.launch_id, r.median_s, r.nocomm_median_s) for r in runs) == [("L0", 0.02, 0.01),
+                                                                                   ("other", 0.03, 0.015)]
+    assert check_main([str(f) for f in files]) == 0
+    real = Path(__file__).resolve().parents[1] / "validation" / "data"
+    assert check_main([str(real / d / "tp_issue_world2.jsonl") for d in ("h100x2_2026-11-26_tp",
+                                                                          "h100x2_2026-11-26_tp2")]) == 0
+
+
 def test_op_issue_reads_outlasted_hold_and_refuses_the_old_name(tmp_path: Path) -> None:
     """``outlasted_hold`` (repetitions whose issue outlasted the GPU hold) was called ``held_out``, this project's
     word for data no fit saw; a file with the old name is refused rather than read as 0."""

@@ -137,17 +137,19 @@ def _issue_record(f: Fields) -> IssueRecord:
 
 
 def _check_apart(f: Fields, r: IssueRecord, configs: dict[str, tuple[object, ...]],
-                 launches: set[tuple[str, int]]) -> IssueRecord:
+                 launches: set[tuple[str, str, int]]) -> IssueRecord:
     """``r``, once its label is known to name one configuration and one record per launch: points are
     grouped by their label, so two configurations under one label would be averaged into one point and
-    a second record of a launch would replace the first."""
+    a second record of a launch would replace the first. A launch is its ``launch_id`` and
+    ``launch_index`` (the index restarts at 0 in every campaign, so files of several campaigns hold
+    launches of one index)."""
     config = (r.spec, r.micro_batch, r.tp, r.sp, r.comm)
     if configs.setdefault(r.point, config) != config:
         raise f.bad("point", "the same label as an earlier record with another configuration (blocks, "
                     "micro-batch, tp, sequence_parallel or comm)", r.point)
-    if (r.point, r.launch_index) in launches:
+    if (r.point, r.launch_id, r.launch_index) in launches:
         raise f.bad("launch_index", f"a second record of point {r.point!r} in this launch", r.launch_index)
-    launches.add((r.point, r.launch_index))
+    launches.add((r.point, r.launch_id, r.launch_index))
     return r
 
 
@@ -157,7 +159,7 @@ def read_records(paths: Sequence[str | Path]) -> IssueData:
     ops: dict[str, list[tuple[float, int]]] = {}
     gpu: dict[str, str] = {}
     configs: dict[str, tuple[object, ...]] = {}     # label -> its configuration
-    launches: set[tuple[str, int]] = set()          # (label, launch_index) read so far
+    launches: set[tuple[str, str, int]] = set()     # (label, launch_id, launch_index) read so far
     for path in paths:
         for n, rec in read_jsonl(path):
             kind = rec.get("kind")
@@ -272,12 +274,12 @@ def probe_tp_runs(paths: Sequence[str | Path]) -> Any:
     from validation.runners.tp import collectives
 
     data = read_records(paths)
-    by = {(r.point, r.launch_index): r for r in data.records if r.tp > 1}
+    by = {(r.point, r.launch_id, r.launch_index): r for r in data.records if r.tp > 1}
     runs = []
-    for (label, launch), r in by.items():
+    for (label, launch_id, launch), r in by.items():
         if not r.comm:
             continue
-        off = by.get((label.replace("comm=on", "comm=off"), launch))
+        off = by.get((label.replace("comm=on", "comm=off"), launch_id, launch))
         mb = r.micro_batch
         runs.append(LlmRun("tp", label.replace(" comm=on", "").replace("issue ", "tp "), r.spec, r.world, r.tp,
                            1, 1, mb, mb, r.loop_s, min(r.loop_times_s), max(r.loop_times_s), r.loop_times_s,

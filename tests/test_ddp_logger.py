@@ -77,6 +77,18 @@ def test_measured_ddp_iteration_is_the_steady_one(tmp_path):
     assert unknown.median_s == 0.040 and unknown.p90_s == 0.040      # no warmup count: the record's own figures
 
 
+def test_a_whole_float_or_a_null_sync_warmup_still_counts(tmp_path):
+    """Before, "warmup": 3.0 passed the reader's check and was then ignored (isinstance int), and a null
+    sync_warmup hid the warmup: both fell back silently to the median over all timed iterations (0.040;
+    review s14, finding 8)."""
+    from validation.ddp_compare import read_ddp
+    f = tmp_path / "ddp.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in (_ddp_record(warmup=3.0), _ddp_record(sync_warmup=None),
+                                                         _ddp_record(sync_warmup=3, warmup=0))))
+    assert [m.median_s for m in read_ddp(f)] == pytest.approx([0.031] * 3)
+    assert steady_median_s(_ddp_record(warmup=3.0)) == steady_median_s(_ddp_record(sync_warmup=None)) == 0.031
+
+
 def test_bad_iteration_times_are_input_errors(tmp_path):
     from simulator.core.errors import InputError
     from validation.ddp_compare import read_ddp

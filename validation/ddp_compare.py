@@ -69,9 +69,9 @@ def ddp_from_record(record: Mapping[str, object], source: str, where: str) -> Dd
         raise f.bad("p10_s", "needs p10_s <= median_s <= p90_s",
                     {"p10_s": p10, "median_s": median, "p90_s": p90})
     f.times("iter_times_s")
-    if f.has("sync_warmup") or f.has("warmup"):
-        f.whole("sync_warmup" if f.has("sync_warmup") else "warmup", high=10**9)
-    median, p10, p90 = steady_stats_s(record)   # the steady iterations only (validation.ddp_logger)
+    warmup = (f.whole("sync_warmup" if f.has("sync_warmup") else "warmup", high=10**9)
+              if f.has("sync_warmup") or f.has("warmup") else None)    # (a null sync_warmup: absent)
+    median, p10, p90 = steady_stats_s(record, warmup)   # the steady iterations only (validation.ddp_logger)
     return DdpMeasurement(
         f.text("model"), f.whole("batch_size", low=1, high=MAX_BATCH_SIZE),
         f.whole("world", low=1, high=limits.GPUS.value),

@@ -48,23 +48,37 @@ def steady_times_s(times_s: Sequence[float], warmup: int) -> list[float]:
     return [t for i, t in enumerate(times_s) if not held_back(warmup + i + 1)]
 
 
-def _steady(record: Mapping) -> list[float]:
-    """The record's steady iteration times (empty when it lacks ``iter_times_s`` or a warmup count)."""
-    times, warmup = record.get("iter_times_s"), record.get("sync_warmup", record.get("warmup"))
-    if not isinstance(times, list) or not isinstance(warmup, int) or isinstance(warmup, bool):
+def warmup_count(record: Mapping) -> int | None:
+    """The record's synchronised warm-up iterations: ``sync_warmup``, else ``warmup`` (a null one absent);
+    a whole float (3.0) counts as its integer; None when neither is a whole number."""
+    warmup = record.get("sync_warmup")
+    if warmup is None:
+        warmup = record.get("warmup")
+    if isinstance(warmup, float) and warmup.is_integer():
+        warmup = int(warmup)
+    return warmup if isinstance(warmup, int) and not isinstance(warmup, bool) else None
+
+
+def _steady(record: Mapping, warmup: int | None = None) -> list[float]:
+    """The record's steady iteration times (empty when it lacks ``iter_times_s`` or a warmup count);
+    ``warmup``: the count when the caller has validated it, else :func:`warmup_count`."""
+    times = record.get("iter_times_s")
+    warmup = warmup_count(record) if warmup is None else warmup
+    if not isinstance(times, list) or warmup is None:
         return []
     return steady_times_s([float(t) for t in times], warmup)
 
 
-def steady_stats_s(record: Mapping) -> tuple[float, float, float]:
+def steady_stats_s(record: Mapping, warmup: int | None = None) -> tuple[float, float, float]:
     """A ``kind: "ddp"`` record's measured iteration: median, p10 and p90 (as the runners compute them,
     :func:`validation.runners.ddp.summarize`) over its steady iterations (after ``sync_warmup``, else
     ``warmup``, synchronised iterations). The one definition of a measured DDP iteration: section 4
     (``validation.ddp_compare.read_ddp``) and the DataParallel comparison (section 6) both take it.
     The record's own ``median_s``, ``p10_s``, ``p90_s`` when it lacks the per-iteration times or the
-    warmup count, or when every timed iteration was held back."""
+    warmup count, or when every timed iteration was held back. ``warmup``: the count a reader validated
+    (validation.ddp_compare), else read off the record (:func:`warmup_count`)."""
     from validation.runners.ddp import summarize
-    steady = _steady(record)
+    steady = _steady(record, warmup)
     if not steady:
         return float(record["median_s"]), float(record["p10_s"]), float(record["p90_s"])
     s = summarize(steady)

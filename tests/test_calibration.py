@@ -175,3 +175,31 @@ def test_the_fit_pulls_towards_the_predictors_parameters_not_the_datasheet():
     fit = calibrate(synthetic_points(Parameters().with_values(TRUE)), Predictor(Topo("hgx-h200"), start),
                     keys=["call_overhead_s"], prior_weight=1e4)
     assert fit.params["call_overhead_s"] == pytest.approx(start["call_overhead_s"], rel=1e-3)
+
+
+def test_data_sd_leaves_a_key_free_where_its_column_vanishes():
+    """A key whose column is ~0 at the point of evaluation (a host issue hidden under GPU work) was printed
+    'determined (+-1e-13 x its scale)': the pseudo-inverse dropped its direction (review s14, finding 3)."""
+    import numpy as np
+
+    from validation.identifiability import data_sd
+    J = np.array([[1.0, 1e-15, 0.0], [2.0, 3e-15, 0.0], [0.5, 1e-15, 0.0]])
+    sd = data_sd(J, 1.0)
+    assert np.isfinite(sd[0]) and sd[0] == pytest.approx(1 / np.sqrt(5.25)) and np.isinf(sd[1:]).all()
+    both = np.array([[1.0, 1.0], [2.0, 2.0]])                  # collinear: neither is known alone
+    assert np.isinf(data_sd(both, 1.0)).all()
+
+
+def test_bandwidth_only_data_leave_the_host_issue_at_its_prior():
+    """On >= 256 MiB calls the host's issue hides under the GPU work: the fit drove call_overhead_s to ~0 and
+    called it determined; now it goes back to its prior and says why."""
+    from validation.data import DATA_DIR
+    from validation.parsers import load_measurements
+    pts = [p for p in load_measurements(DATA_DIR / "h200x4_2026-11-26_bw2" / "bw_world2_L1.jsonl").points
+           if p.size_bytes >= 1 << 28]
+    fit = calibrate(pts, Predictor(Topo("hgx-h200", gpus_per_node=2), Parameters()))
+    v = {x.key: x for x in fit.verdicts}
+    assert "call_overhead_s" not in fit.keys and not v["call_overhead_s"].determined
+    assert "moves no point at the fit" in v["call_overhead_s"].reason
+    assert not any(k.startswith("op_overhead_s.") for k in fit.keys)
+    assert fit.params["call_overhead_s"] == 0.0 and fit.after["median_time_pct"] < 4.0

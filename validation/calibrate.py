@@ -415,9 +415,10 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
         moved = [abs(params[k] - prior[k]) / scale(k) for k in fit_keys]
         weak = weak_keys(J1[:, [touched.index(k) for k in fit_keys]], fit_keys, noise, moved)
         if weak:
-            verdicts = [Verdict(v.key, False, f"weak: the data alone give +-{sdv:.2g} x its scale, "
-                                f"its prior +-{prior_sd(v.key):.2g}") if v.key in weak else v
-                        for v in verdicts for sdv in [weak.get(v.key, 0.0)]]
+            verdicts = [Verdict(v.key, False, (f"weak: the data alone give +-{sdv:.2g} x its scale, "
+                                               f"its prior +-{prior_sd(v.key):.2g}") if np.isfinite(sdv) else
+                                "moves no point at the fit (e.g. a host issue hidden under the GPU work)")
+                        if v.key in weak else v for v in verdicts for sdv in [weak.get(v.key, 0.0)]]
             fit_keys = [k for k in fit_keys if k not in weak]
             # from the fit so far, the weak keys back at their prior (a restart from the prior can
             # stop at the iteration cap far from the optimum the first fit had found)

@@ -89,6 +89,23 @@ def test_two_identical_allreduce_jobs_share_the_spine_fairly():
     assert cluster.capacity_Bps[uplink] == pytest.approx(2 * 400e9 / 8 / 4)
 
 
+@pytest.mark.parametrize("size", [16 << 20, GiB])
+def test_fair_share_closed_form_overlaps_the_host_issue_as_the_engine_does(size):
+    """With a host issue cost (a calibration's call_overhead_s) the closed form of shared collectives is
+    closed_form.call_time_s, as the shared engine: it added the issue to the GPU work (16 MiB: 850 us
+    against the engine's 508 us; review s14, finding 10)."""
+    G = spine_cluster()
+    hosts = place(G, [2, 2], "spread")
+    params = Parameters().with_values({"call_overhead_s": 400e-6})
+    jobs = [CollectiveJob("a", size_bytes=size, algo="ring"), CollectiveJob("b", size_bytes=size, algo="ring")]
+    r = simulate_cluster(G, jobs, hosts, params, iterations=2)
+    cluster = Router(G)
+    progs = [program(cluster, params, j, h) for j, h in zip(jobs, hosts)]
+    assert progs[0].comm[0].plan.host_s == pytest.approx(400e-6)
+    closed = fair_share_times(capacities(cluster, params), [(p.comm[0].plan, size) for p in progs])
+    assert [j.shared_s for j in r.jobs] == pytest.approx(closed, rel=1e-6)
+
+
 def test_no_sharing_no_slowdown():
     """Packed jobs stay under their own leaf: nothing shared, slowdown exactly 1."""
     G = spine_cluster()

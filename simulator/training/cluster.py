@@ -36,7 +36,7 @@ import numpy as np
 from simulator.collectives.params import Parameters
 from simulator.collectives.plans import Plan
 from simulator.core.errors import InputError
-from simulator.network.closed_form import CostModel
+from simulator.network.closed_form import CostModel, call_time_s
 from simulator.network.fairness import max_min_rates
 from simulator.training.cluster_engine import Flap, JobProgram, SharedRun, simulate_jobs
 from simulator.training.ddp import DDPConfig, comm_jobs
@@ -201,8 +201,9 @@ def _train_program(model: CostModel, job: TrainJob) -> JobProgram:
 
 def fair_share_times(capacity_Bps: np.ndarray, plans: Sequence[tuple[Plan, int]]) -> list[float]:
     """Closed form of collectives that run at the same time, each once: job j's time is
-    ``alpha_j + S_j * max_g(bytes_per_byte_g / r_g)`` with the max-min fair rates ``r`` of all
-    jobs' groups together (exact while every job is transferring, i.e. for identical jobs)."""
+    closed_form.call_time_s of ``alpha_j`` and ``beta_j = max_g(bytes_per_byte_g / r_g)`` with the max-min
+    fair rates ``r`` of all jobs' groups together (the host's issue overlapping the GPU work as in a
+    stream of calls; exact while every job is transferring, i.e. for identical jobs)."""
     ug, ul, uc, caps, owner = [], [], [], [], []
     for j, (plan, size) in enumerate(plans):
         for g, cap in zip(plan.groups, plan.rate_caps(size)):
@@ -217,7 +218,8 @@ def fair_share_times(capacity_Bps: np.ndarray, plans: Sequence[tuple[Plan, int]]
     for j, (plan, size) in enumerate(plans):
         beta = max((g.bytes_per_byte / rates[i] for i, g in
                     zip([i for i, o in enumerate(owner) if o == j], plan.groups)), default=0.0)
-        out.append(plan.call_overhead_s + plan.latency_s + size * (beta + plan.local_s_per_byte))
+        out.append(call_time_s(plan.call_overhead_s + plan.latency_s, beta + plan.local_s_per_byte, beta, size,
+                               plan.pad_bytes(size), plan.chunk_overhead_s(size), plan.host_s))
     return out
 
 

@@ -14,7 +14,9 @@ from simulator.collectives.plans import Plan
 
 @dataclass(frozen=True)
 class CollJob:
-    """``count`` back-to-back collectives of ``size_bytes`` each (nccl-tests size) with ``plan``."""
+    """``count`` collectives of ``size_bytes`` each (nccl-tests size) with ``plan``, each charged as an
+    isolated call: its issue and latency in full (``count x (call_overhead_s + latency_s)``), not hidden
+    under the previous call's GPU work as in a stream (simulator.network.host_overlap)."""
 
     plan: Plan
     size_bytes: float

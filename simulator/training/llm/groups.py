@@ -75,7 +75,10 @@ class GroupCollectives:
         return self._shape(op, choice[0], choice[1], ranks)[2]
 
     def time_s(self, plan: Plan, ranks: tuple[str, ...], size_bytes: float, count: int = 1) -> float:
-        """Closed-form seconds of ``count`` back-to-back collectives alone on an idle network."""
+        """Closed-form seconds of ``count`` collectives alone on an idle network, each priced as an isolated
+        call: alpha (its host issue included) + S * beta in full, not overlapped with the GPU work of the
+        call before as in a stream of calls (simulator.network.host_overlap: the LLM iteration carries the
+        host's own timeline)."""
         alpha, beta, _ = self._shape(plan.op, plan.algo, plan.proto, ranks, size_bytes)
         return count * (alpha + beta * size_bytes)
 

@@ -112,6 +112,8 @@ def _ddp(args: argparse.Namespace) -> int:
         print(f"90% interval   {r.iteration_lo_s * 1e6:12.1f} - {r.iteration_hi_s * 1e6:.1f} us "
               + ("(the communication model's uncertainty and the workload's compute band)"
                  if compute_band(w) else "(the communication model's uncertainty)"))
+        if r.iteration_extrapolated:
+            print(f"# extrapolated beyond the calibration's data ({'; '.join(r.iteration_extrapolated)})")
     if args.trace:
         print(f"trace written to {args.trace} (open in ui.perfetto.dev or chrome://tracing)")
     return 0

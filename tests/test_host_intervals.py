@@ -148,3 +148,20 @@ def test_residual_block_has_no_band_with_fewer_than_min_points() -> None:
     lo, mid, hi = block["residual"]["latency"]
     assert lo < mid < hi
     check_host_block({"gloo": block})
+
+
+def test_ddp_interval_says_where_it_extrapolates(capsys) -> None:
+    """The buckets' reasons reach the iteration (review s14, finding 12): Gloo's intervals come from loopback
+    TCP on one server with 2-8 processes; 16 ranks over the NICs were printed without a word."""
+    argv = ["ddp", "--backend", "gloo", "--topology", "dgx-h100", "--nodes", "2", "--workload", "gpt2"]
+    (r,) = _rows(capsys, *argv, "--json")
+    assert "16 GPUs (fitted on 2, 3, 4, 8)" in r["iteration_extrapolated"]
+    assert "2 servers over the NICs (measured on 1: TCP over loopback)" in r["iteration_extrapolated"]
+    assert main(argv) == 0
+    assert "# extrapolated beyond the calibration's data (16 GPUs" in capsys.readouterr().out
+    (inside,) = _rows(capsys, "ddp", "--topology", "hgx-h200", "--gpus", "2", "--workload", "resnet50", "--backend",
+                      "gloo", "--json")
+    assert inside["iteration_extrapolated"] == []
+    rows = _rows(capsys, "collective", "--backend", "gloo", "--topology", "dgx-h100", "--nodes", "1", "--gpus", "2",
+                 "-b", "1M", "-e", "1M", "--json")
+    assert not any("servers" in why for why in rows[0]["extrapolated"])

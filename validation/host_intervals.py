@@ -65,7 +65,8 @@ def residual_block(points: Sequence, predicted: Sequence[float], latency_share: 
             "residual": residual,
             "domain": {"worlds": sorted({int(p.world) for p in points}), "ops": sorted({p.op for p in points}),
                        "min_bytes": int(sizes.min()), "max_bytes": int(sizes.max()),
-                       "tensors": sorted({p.tensors for p in points})},
+                       "tensors": sorted({p.tensors for p in points}),
+                       "servers": 1},          # the fits model one server (validation.host_calibrate.HostPredictor)
             "source": source + (f" ({'; '.join(notes)})" if notes else "")}
 
 

@@ -281,6 +281,10 @@ class HostCollectiveModel:
         tensors = unc.domain.get("tensors")
         if tensors and self.tensors not in tensors:
             why.append(f"{self.tensors} tensors (measured on {', '.join(tensors)})")
+        servers, measured = len(set(self._host)), unc.domain.get("servers")
+        if measured and servers > measured:
+            why.append(f"{servers} servers over the NICs (measured on {measured}: "
+                       f"{'TCP over loopback' if self.backend == 'gloo' else 'shared memory'})")
         if self._block_unmeasured():
             why.append(f"no {self.backend} measurement behind this interval (a prior)")
         return Interval(lo, hi, tuple(why))

@@ -169,6 +169,7 @@ class IterationResult:
     iteration_overhead_s: float = 0.0
     iteration_lo_s: float | None = None    # 90% interval (simulator.training.ddp_intervals)
     iteration_hi_s: float | None = None
+    iteration_extrapolated: tuple[str, ...] = ()   # why the buckets' intervals leave their calibration's data
     host_path_s: float | None = None       # the host's issue time (workloads with host times only)
     copy_back_s: float = 0.0               # gradients copied back from the buckets before the optimizer
 

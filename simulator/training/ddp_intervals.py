@@ -45,13 +45,8 @@ def compute_band(workload) -> tuple[float, float] | None:
     return lo, hi
 
 
-def iteration_interval(model, result, band: tuple[float, float] | None = None) -> tuple[float, float]:
-    """(low, high) seconds of one simulated iteration (a simulator.training.ddp.IterationResult); ``band``
-    is :func:`compute_band` of its workload. The GPU path's communication and compute widen it; a host
-    path (``host_path_s``, the workload's host launch times: no uncertainty of its own) is a floor, since
-    the iteration is the longer of the two. When the host sets the pace the high end is the host path
-    widened as if the GPU path were as long (an upper bound: the GPU path is shorter)."""
-    total = lo_w = hi_w = 0.0
+def _bucket_intervals(model, result):
+    """(predicted seconds, Interval) of each bucket's all-reduce that has an interval."""
     for b in result.buckets:
         size = b.comm_bytes or b.size_bytes
         if size <= 0:
@@ -64,6 +59,23 @@ def iteration_interval(model, result, band: tuple[float, float] | None = None) -
             iv = model.interval("all_reduce", size, b.algo)
             if iv is None:
                 continue
+        yield t, iv
+
+
+def iteration_outside(model, result) -> tuple[str, ...]:
+    """Why the buckets' intervals extrapolate beyond the data behind them (each reason once, in order;
+    empty: every bucket inside the calibration's domain)."""
+    return tuple(dict.fromkeys(why for _, iv in _bucket_intervals(model, result) for why in iv.outside))
+
+
+def iteration_interval(model, result, band: tuple[float, float] | None = None) -> tuple[float, float]:
+    """(low, high) seconds of one simulated iteration (a simulator.training.ddp.IterationResult); ``band``
+    is :func:`compute_band` of its workload. The GPU path's communication and compute widen it; a host
+    path (``host_path_s``, the workload's host launch times: no uncertainty of its own) is a floor, since
+    the iteration is the longer of the two. When the host sets the pace the high end is the host path
+    widened as if the GPU path were as long (an upper bound: the GPU path is shorter)."""
+    total = lo_w = hi_w = 0.0
+    for t, iv in _bucket_intervals(model, result):
         total += t
         lo_w += iv.lo_s
         hi_w += iv.hi_s
@@ -84,6 +96,8 @@ def iteration_interval(model, result, band: tuple[float, float] | None = None) -
 
 def with_interval(model, result, workload=None):
     """The same iteration result with its 90% interval filled in (the host backends' from their residual
-    spread, simulator.collectives.host_uncertainty); ``workload`` adds its compute band, if it has one."""
+    spread, simulator.collectives.host_uncertainty) and why it extrapolates (``iteration_extrapolated``);
+    ``workload`` adds its compute band, if it has one."""
     lo, hi = iteration_interval(model, result, compute_band(workload) if workload is not None else None)
-    return replace(result, iteration_lo_s=lo, iteration_hi_s=hi)
+    return replace(result, iteration_lo_s=lo, iteration_hi_s=hi,
+                   iteration_extrapolated=iteration_outside(model, result))

@@ -90,7 +90,8 @@ def _collective(args: argparse.Namespace) -> int:
               + (f"{r.time_lo_s * 1e6:>9.2f} {r.time_hi_s * 1e6:>9.2f}" if r.time_lo_s is not None
                  else f"{'-':>9} {'-':>9}") + f"  {_marker(r.regret)}".rstrip())
     if outside and not args.json:
-        print(f"# extrapolated beyond the calibration's data ({'; '.join(sorted(outside))}): "
+        head = "caveats of the interval" if host else "extrapolated beyond the calibration's data"
+        print(f"# {head} ({'; '.join(sorted(outside))}): "
               + ("the interval is the backend's residual spread where it was measured "
                  "(simulator.collectives.host_uncertainty)" if host else
                  "the interval includes the parameters it could not determine"))

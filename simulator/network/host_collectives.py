@@ -287,6 +287,13 @@ class HostCollectiveModel:
                        f"{'TCP over loopback' if self.backend == 'gloo' else 'shared memory'})")
         if self._block_unmeasured():
             why.append(f"no {self.backend} measurement behind this interval (a prior)")
+        if not lo <= t.time_s <= hi:      # the residuals' median is far from 1: the parameters are biased here
+            own = bool((getattr(self.params, "host_uncertainty", None) or {}).get(self.backend))
+            why.append(f"prediction {'below' if t.time_s < lo else 'above'} its own 90% interval (measured/"
+                       f"predicted {lo / t.time_s:.2f}-{hi / t.time_s:.2f} here): "
+                       + ("the calibration's residuals are biased at this size" if own else
+                          f"the {self.backend} datasheet defaults are biased at this size (python -m "
+                          "validation.host_calibrate fits them to your runs)"))
         return Interval(lo, hi, tuple(why))
 
     def _block_unmeasured(self) -> bool:

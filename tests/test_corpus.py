@@ -350,3 +350,27 @@ def test_reach_cli(capsys):
     assert corpus_reach.main([]) == 0
     out = capsys.readouterr().out
     assert "| dataset | group |" in out and "What the 5% target needs" in out
+
+
+def test_exercising_perturbs_around_the_datasheet_it_is_given(monkeypatch):
+    """exercising always perturbed around Parameters(), not the datasheet leave_one_dataset_out passes in
+    (review s14, finding 13): a key at 0 there and non-zero in the given datasheet is halved from the latter."""
+    from types import SimpleNamespace
+
+    from simulator.collectives.params import Parameters
+    seen = []
+
+    class Ev:
+        def __init__(self, predictor, pts):
+            self.base = predictor
+
+        def __call__(self, params):
+            seen.append(params["call_overhead_s"])
+            return np.array([1.0 + params["call_overhead_s"]])
+
+    monkeypatch.setattr(corpus, "Evaluator", Ev)
+    part = SimpleNamespace(label="x", points=[SimpleNamespace(size_bytes=1 << 30)],
+                           predictor=SimpleNamespace(with_params=lambda p: p))
+    sheet = Parameters().with_values({"call_overhead_s": 2e-5})
+    assert corpus.exercising([part], "call_overhead_s", sheet) == ["x"]
+    assert seen == [pytest.approx(1e-5), pytest.approx(2e-5)]

@@ -221,10 +221,11 @@ unjudged, standing in for whatever that one machine lacks (the L40S RoCE run, ib
 host-staging bandwidth case, had set the group's ring latency)."""
 
 
-def exercising(parts: Sequence[Part], key: str) -> list[str]:
+def exercising(parts: Sequence[Part], key: str, datasheet: Parameters | None = None) -> list[str]:
     """Labels of the parts whose predicted times at the fitted sizes (>= FIT_MIN_BYTES) move with ``key``
-    (the key halved, or set to its scale where the datasheet's value is 0)."""
-    start = Parameters()
+    (the key halved, or set to its scale where the datasheet's value is 0) around ``datasheet`` (default
+    the datasheet defaults; the fits' prior where a check varies it)."""
+    start = datasheet or Parameters()
     v = start[key]
     moved = start.with_values({key: v * 0.5 if v else scale(key)})
     out = []
@@ -237,13 +238,14 @@ def exercising(parts: Sequence[Part], key: str) -> list[str]:
     return out
 
 
-def judgeable(parts: Sequence[Part], keys: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(the keys datasets of at least MIN_CLUSTERS_PER_KEY clusters of ``parts`` exercise, why each other
-    key is not fitted)."""
+def judgeable(parts: Sequence[Part], keys: Sequence[str],
+              datasheet: Parameters | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the keys datasets of at least MIN_CLUSTERS_PER_KEY clusters of ``parts`` exercise around
+    ``datasheet``, why each other key is not fitted)."""
     kept, refused = [], []
     clusters = {cluster_of(p.label) for p in parts}
     for k in keys:
-        by = exercising(parts, k)
+        by = exercising(parts, k, datasheet)
         on = {cluster_of(label) for label in by}
         if len(on) >= MIN_CLUSTERS_PER_KEY:
             kept.append(k)
@@ -304,7 +306,7 @@ def leave_one_dataset_out(parts: Sequence[Part], groups: Sequence[Group] = GROUP
         members = [p for p in parts if p.group == g.name and not p.inconsistent]
         if not members:
             continue
-        keys, unjudged = judgeable(members, g.keys)
+        keys, unjudged = judgeable(members, g.keys, datasheet)
         held = []
         for i, part in enumerate(members):
             rest = [m for m in members if cluster_of(m.label) != cluster_of(part.label)]

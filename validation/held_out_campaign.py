@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from validation.calibrate import SIZE_EDGES_BYTES
+
 DATA = Path(__file__).resolve().parent / "data"
 LAT = DATA / "h200x4_2026-11-26_lat3"
 BW = DATA / "h200x4_2026-11-26_bw2"
@@ -29,7 +31,8 @@ BLIND = {"< 64 KiB": (7.7, 80.0), "64 KiB - 16 MiB": (16.2, 86.0), "< 16 MiB": (
 """The blind figures of LAT's README (main 73cb86f, before any model change), 4 GPUs unless named:
 (median err %, inside the launches' range %[, 90% coverage %, median width %]; >= 16 MiB: its p90 err % third)."""
 
-SMALL = ("< 16 MiB", 0, 1 << 24)
+SMALL = ("< 16 MiB", 0, SIZE_EDGES_BYTES[-1])
+"""Every size band below the last (validation.transfer.BANDS, the calibration's residual bands)."""
 MACHINE = f"4x H200, `{LAT.name}`"
 """The campaign in validation.rank_model_error.MACHINES."""
 

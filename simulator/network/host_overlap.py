@@ -5,8 +5,9 @@ streams it predicts (DDP's buckets) issue collectives back to back: the host ret
 as the kernel is queued and issues the next while the GPU runs the first. So a call's host issue (the
 framework's launch path, ``Plan.host_s``: ``call_overhead_s + op_overhead_s.{op} + rank_overhead_s x
 log2(ranks)``) does not add to its GPU time; the stream moves at the slower of the two: the host's pace
-where the GPU work is short (small messages: 4 B - 256 KiB calls on 4 H200s take 35-40 us whatever their
-size, the slowest rank's issue time per call), the GPU's where it is long (every rank's host issues a
+where the GPU work is short (small messages: 4 B - 256 KiB calls on 4 H200s take the slowest rank's issue
+time per call whatever their size, docs/accuracy.md section 3's "Host or GPU" table of
+``h200x4_2026-11-26_lat3``), the GPU's where it is long (every rank's host issues a
 16 MiB call in 25-50 us while the call takes 50-120 us on the GPU; validation/data/h200x4_2026-11-26_bw2,
 ``rank_host_times_s``).
 

@@ -34,7 +34,9 @@ class _Sensitivity:
     d_host: tuple[float, ...] = ()
 
     def time_s(self, size_bytes: float) -> float:
-        """The closed form's time (the issue overlapping the rest): closed_form.call_time_s."""
+        """closed_form.call_time_s of alpha, beta and the issue (overlapping the rest), without a pipelined
+        plan's fill and chunk steps: for chunked (NVLS) plans not the closed form's time, and their
+        chunk-step keys get no sensitivity here."""
         return call_time_s(self.alpha_s, self.beta_s_per_byte, 0.0, size_bytes, host_s=self.host_s)
 
     def gradient(self, size_bytes: float) -> list[float]:

@@ -32,7 +32,7 @@ import simpy
 
 from simulator.network.engine import Record
 from simulator.training.llm.collective_job import CollJob, run_concurrent as _concurrent, run_job as _collective
-from simulator.training.llm.fsdp_engine import FsdpStreams, FsdpUnit
+from simulator.training.llm.fsdp_engine import NCCL_TRACK, FsdpStreams, FsdpUnit
 from simulator.training.llm.schedule import Action
 
 GATHER_TRACK = "dp gather"
@@ -103,7 +103,7 @@ class _Pipeline:
             ev = self.inputs[key] = self.env.event()
         return ev
 
-    def _gather(self, jobs: tuple[CollJob, ...], stage: int, name: str, track: str = "dp"):
+    def _gather(self, jobs: tuple[CollJob, ...], stage: int, name: str, track: str = NCCL_TRACK):
         start = self.env.now
         yield from _concurrent(self.env, self.net, jobs)
         self.records[stage].append(Record(track, name, start, self.env.now, sum(j.size_bytes for j in jobs)))
@@ -210,7 +210,7 @@ class _Pipeline:
         for phase in work.grad_sync:
             t0 = env.now
             yield from _concurrent(env, self.net, phase)
-            rec.append(Record("dp", phase[0].name if phase else "grad sync", t0, env.now,
+            rec.append(Record(NCCL_TRACK, phase[0].name if phase else "grad sync", t0, env.now,
                               sum(j.size_bytes for j in phase)))
         sync_end = env.now
         t0 = env.now
@@ -219,7 +219,8 @@ class _Pipeline:
         if work.param_sync:
             t0 = env.now
             yield from _concurrent(env, self.net, work.param_sync)
-            rec.append(Record("dp", work.param_sync[0].name, t0, env.now, sum(j.size_bytes for j in work.param_sync)))
+            rec.append(Record(NCCL_TRACK, work.param_sync[0].name, t0, env.now,
+                              sum(j.size_bytes for j in work.param_sync)))
         self.times[s] = StageTimes(compute, tp, pp_s, dp_wait, passes_end, sync_end, env.now)
 
     def _kick(self, s: int) -> None:

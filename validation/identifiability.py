@@ -87,21 +87,16 @@ def posterior(J: np.ndarray, noise_sd: float, prior_sd: np.ndarray) -> np.ndarra
 
 
 RCOND = 1e-10
-"""Directions of the data's information below this share of its largest are free (no information)."""
-NULL_SHARE = 1e-6
-"""A key with more than this share of its unit vector in the free directions is free itself."""
+"""The pseudo-inverse's cutoff: directions of the data's information below this share of its largest are
+dropped; a key whose column is below sqrt(RCOND) of the largest column lies in such a direction alone."""
 
 
 def data_sd(J: np.ndarray, noise_sd: float) -> np.ndarray:
-    """Standard deviation of each key from the data alone (inf where the data leave it free: a key with
-    a share of its direction in the information's null space, e.g. one whose column is ~0 at the point
-    of evaluation, such as a host issue hidden under the GPU work at the fit; a pseudo-inverse that
-    drops that direction would print it absurdly tight instead)."""
+    """Standard deviation of each key from the data alone (inf where the data leave it free: a column of
+    zero, or one below sqrt(RCOND) of the largest column, e.g. a host issue hidden under the GPU work at
+    the fit, whose direction the pseudo-inverse drops and would print absurdly tight instead)."""
     info = J.T @ J / max(noise_sd, 1e-9) ** 2
-    if info.size == 0:
-        return np.zeros(0)
-    s, V = np.linalg.eigh(info)
-    kept = s > RCOND * max(float(s.max()), 0.0)
-    d = (V[:, kept] ** 2 / s[kept]).sum(axis=1)
-    free = (np.linalg.norm(J, axis=0) == 0) | ((V[:, ~kept] ** 2).sum(axis=1) > NULL_SHARE) | (d <= 0)
+    d = np.diag(np.linalg.pinv(info, rcond=RCOND))
+    norms = np.linalg.norm(J, axis=0)
+    free = (norms == 0) | (norms <= np.sqrt(RCOND) * (norms.max() if norms.size else 0.0)) | (d <= 0)
     return np.where(free, np.inf, np.sqrt(np.abs(d)))

@@ -23,4 +23,6 @@ def test_section_3_prints_both_norms_figures():
     text = overlap_norm.line({"median_pct": 12.73, "coverage_pct": 79.75}, {"median_pct": 13.14, "coverage_pct": 77.5})
     assert "12.7%, 90% coverage 79.8% with p = 4" in text and "13.1% and 77.5% with p = 8" in text
     assert "not blind to that choice" in text
-    assert "**The overlap's norm was chosen with these points.**" in DOC.read_text()
+    doc = DOC.read_text()
+    assert "**The overlap's norm was chosen with these points.**" in doc
+    assert "(the overlap's norm was chosen with these 4-GPU points, section 3; with the other norm" in doc

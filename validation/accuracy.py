@@ -481,7 +481,10 @@ def targets_section(figures: dict) -> list[str]:
                    if k in figures) + "."]
               if "h100_heldout_4" in figures else []),
             *([held_out_campaign_target(figures)] if f"{HELD_OUT_SMALL}" in figures else []),
-            f"- 90% intervals over all sizes: coverage {judged(every['coverage_pct'], 80, above=True)}, median width "
+            f"- 90% intervals over all sizes: coverage {judged(every['coverage_pct'], 80, above=True)}"
+            + (f" (the overlap's norm was chosen with these 4-GPU points, section 3; with the other norm "
+               f"{figures['transfer all, other norm']['coverage_pct']:.1f}%)"
+               if "transfer all, other norm" in figures else "") + ", median width "
             f"{judged(every['median_width_pct'], 25)} of the prediction; per size band (the calibration's "
             "residual quantiles per band): " + "; ".join(
                 f"{name} coverage {figures[f'transfer {name}']['coverage_pct']:.0f}%, width "

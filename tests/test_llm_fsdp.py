@@ -134,6 +134,28 @@ def test_gradient_divide_factors_match_fsdp(world, pre, post):
     assert _divide_factors(world) == (pre, post)
 
 
+def test_one_rank_groups_divide_by_the_whole_mesh():
+    """FSDP1 on one-rank shard groups (HYBRID_SHARD with replicate = world, clamped to NO_SHARD) reduces nothing but
+    divides every unit's gradient by the mesh's size: a pre-division at 2 ranks, pre- and post-division at 4, each a
+    pass over the unit's bf16 gradient, on the GPU's time (h100x4_2026-11-27_fsdpissue's GPU-alone times)."""
+    router = Router(server("hgx-h200", gpus=1))
+    gpu_only = ComputeParams(optimizer_bytes_per_param=0.0)
+
+    def block_backward_s(divide):
+        cfg = TrainConfig(1, 1, 1, 1, fsdp="full", fsdp_divide_ranks=divide)
+        return train_work(router, SMALL, cfg, H200, compute=gpu_only).stages[0].chunks[0].units[1].backward_s
+
+    plain, two, four = block_backward_s(None), block_backward_s(2), block_backward_s(4)
+    one_pass = (SMALL.layer_params() * PARAM_BYTES * 2 / (H200.mem_bw_Bps * gpu_only.mem_efficiency)
+                + gpu_only.kernel_overhead_s)                   # read and write every byte, one kernel
+    assert two - plain == pytest.approx(one_pass, rel=0.01)
+    assert four - plain == pytest.approx(2 * one_pass, rel=0.01)
+    with pytest.raises(InputError, match="fsdp_divide_ranks"):
+        TrainConfig(1, 1, 1, 1, fsdp_divide_ranks=2)             # no FSDP: nothing divides
+    with pytest.raises(InputError, match="fsdp_divide_ranks"):
+        TrainConfig(1, 1, 1, 1, fsdp="full", fsdp_divide_ranks=0)
+
+
 @pytest.mark.parametrize("kw", [dict(fsdp_shard=2), dict(fsdp="hybrid", fsdp_shard=3), dict(fsdp="hybrid", fsdp_shard=0)])
 def test_fsdp_shard_is_checked(kw):
     with pytest.raises(InputError, match="--fsdp-shard"):

@@ -158,10 +158,12 @@ class RealPredictor:
         groups of ``world / replicate`` ranks (``--fsdp-shard``); with ``replicate = world`` the
         shard group has one rank, and FSDP1 then switches to NO_SHARD over that one-rank group
         (``_init_core_state``), so gradients are never reduced across ranks: each rank trains
-        alone, predicted as FSDP on one GPU (hooks, no collectives)."""
+        alone, predicted as FSDP on one GPU (hooks, no collectives), its gradients still divided by
+        FSDP's factors for the whole mesh (``fsdp_divide_ranks = world``: the factors are taken from the
+        mesh's size before the clamp, ``_init_process_group_state``)."""
         from simulator.training.llm.config import TrainConfig
 
-        fsdp, shard, dp, batch = None, None, run.dp, run.global_batch
+        fsdp, shard, dp, batch, divide = None, None, run.dp, run.global_batch, None
         if run.runner == "fsdp":
             assert run.replicate is not None
             if run.strategy not in FSDP_NAMES:
@@ -173,10 +175,10 @@ class RealPredictor:
             elif run.strategy == "hybrid_shard":
                 shard = run.world // run.replicate
                 if shard == 1:
-                    fsdp, shard, dp, batch = "full", None, 1, run.micro_batch
+                    fsdp, shard, dp, batch, divide = "full", None, 1, run.micro_batch, run.world
         config = TrainConfig(run.tp, run.pp, dp, batch, run.micro_batch,
                              sequence_parallel=run.sequence_parallel, fsdp=fsdp, dtype="bf16",
-                             flash_attention=True, fsdp_shard=shard)
+                             flash_attention=True, fsdp_shard=shard, fsdp_divide_ranks=divide)
         return config, config.gpus
 
     def block_passes(self, spec: object, micro_batch: int, tp: int, sp: bool, calls: float = 0.0

@@ -6,7 +6,9 @@ micro-batches per iteration is ``global_batch / (micro_batch * dp)``. ``zero`` i
 of DeepSpeed / Megatron's distributed optimizer; ``fsdp`` is PyTorch FSDP's sharding strategy
 (``full`` = FULL_SHARD, ``grad-op`` = SHARD_GRAD_OP, ``hybrid`` = HYBRID_SHARD); both cannot be
 set. ``fsdp_shard`` is HYBRID_SHARD's shard group size (data-parallel ranks that shard among themselves;
-default: the data-parallel peers inside one server). ``order`` is how ranks are laid out on the GPUs, innermost first (Megatron: ``tp-dp-pp``).
+default: the data-parallel peers inside one server). ``fsdp_divide_ranks`` (no CLI flag) makes FSDP1's gradient
+divide factors those of that many ranks instead of ``dp``: FSDP1 on one-rank shard groups (HYBRID_SHARD clamped to
+NO_SHARD) still divides by the whole device mesh. ``order`` is how ranks are laid out on the GPUs, innermost first (Megatron: ``tp-dp-pp``).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ class TrainConfig:
     order: str = "tp-dp-pp"
     flash_attention: bool = False
     fsdp_shard: int | None = None
+    fsdp_divide_ranks: int | None = None   # FSDP1's gradient divide factors from this many ranks (default dp)
 
     def __post_init__(self) -> None:
         for f in ("tp", "pp", "dp", "global_batch", "micro_batch", "virtual_stages"):
@@ -88,6 +91,10 @@ class TrainConfig:
             v = self.fsdp_shard
             if isinstance(v, bool) or not isinstance(v, int) or v < 1 or self.dp % v:
                 raise InputError(f"must be a positive divisor of --dp ({self.dp})", field="--fsdp-shard", value=v)
+        if self.fsdp_divide_ranks is not None:
+            v = self.fsdp_divide_ranks
+            if self.fsdp is None or isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise InputError("needs --fsdp and a positive integer", field="fsdp_divide_ranks", value=v)
         if self.dtype not in DTYPE_BYTES:
             raise InputError(f"expected one of {', '.join(DTYPE_BYTES)}", field="--dtype", value=self.dtype)
         if self.order not in ORDERS:

@@ -164,7 +164,7 @@ class _Builder:
         else:
             shards, replicas = groups, []
         sharded = len(shards[0]) > 1
-        pre, post = _divide_factors(c.dp)
+        pre, post = _divide_factors(c.fsdp_divide_ranks or c.dp)
 
         def unit(name: str, params: float, fwd: Pass, bwd: Pass, blocks: int, regather: bool) -> FsdpUnit:
             pbytes = params * PARAM_BYTES

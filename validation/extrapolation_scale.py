@@ -111,7 +111,7 @@ def check_shipped() -> tuple[float, ...]:
     return every
 
 
-def judged(params, exclude: str):
+def judged(params, exclude: str | None):
     """``params`` (a calibration) with the shares learned on the machines other than ``exclude``."""
     block = dict(params.uncertainty)
     residual = dict(block["residual"])

@@ -45,7 +45,7 @@ def files() -> dict[int, list[Path]]:
 
 def score_campaign() -> tuple[list[str], dict, object, object, dict]:
     """The campaign's table rows, figures, the 2-GPU fit, the 2- and 3-GPU fit and the pooled points."""
-    from validation import accuracy_latency, extrapolation_scale, rank_model_error, transfer
+    from validation import extrapolation_scale, rank_model_error
     from validation.calibrate import calibrate
     pooled = rank_model_error.pooled(MACHINE)
     pred0 = rank_model_error.predictor(MACHINE)
@@ -54,18 +54,30 @@ def score_campaign() -> tuple[list[str], dict, object, object, dict]:
     bare = calibrate([replace(q.point, rank_host_times_s=()) for q in pooled[2]], pred0, name="reps-only",
                      rank_model_sd_s=sd)
     fit23 = rank_model_error.several_fit(MACHINE)
+    lines, figures = score_fits(pooled, pred0, (fit, bare, fit23),
+                                lambda params: extrapolation_scale.judged(params, MACHINE), PREFIX)
+    return lines, figures, fit, fit23, pooled
 
-    def judged(params):          # the extrapolation shares of the other machines
-        return pred0.with_params(extrapolation_scale.judged(params, MACHINE))
+
+def score_fits(pooled: dict, pred0, fits: tuple, judged, prefix: str) -> tuple[list[str], dict]:
+    """Table rows and figures (keys ``{prefix}_{GPUs}{case} {sizes}``) of a campaign's pooled points per world
+    size predicted by its 2-GPU fit, the same fit with the per-rank cost from the repetitions only, and the fit on
+    2 and 3 GPUs (``fits``, validation.calibrate.Fit each), each calibration given its extrapolation shares by
+    ``judged`` (validation.extrapolation_scale.judged with the machines to learn them on)."""
+    from validation import accuracy_latency, transfer
+    fit, bare, fit23 = fits
+
+    def on(params):
+        return pred0.with_params(judged(params))
     bands = transfer.BANDS[:-1] + (SMALL,) + transfer.BANDS[-1:]
-    cases = [(2, "2 (fitted)", judged(fit.params), "", (SMALL, transfer.BANDS[-1])),
-             (3, "3", judged(fit.params), "", (SMALL,)),
-             (4, "4", judged(fit.params), "", bands),
+    cases = [(2, "2 (fitted)", on(fit.params), "", (SMALL, transfer.BANDS[-1])),
+             (3, "3", on(fit.params), "", (SMALL,)),
+             (4, "4", on(fit.params), "", bands),
              (3, f"3, per-rank cost from the repetitions only ({bare.params['rank_overhead_s'] * 1e6:.1f} us per "
-              "doubling)", judged(bare.params), "_reps_only", (SMALL,)),
+              "doubling)", on(bare.params), "_reps_only", (SMALL,)),
              (4, f"4, per-rank cost from the repetitions only ({bare.params['rank_overhead_s'] * 1e6:.1f} us per "
-              "doubling)", judged(bare.params), "_reps_only", (SMALL,)),
-             (4, "4, fitted on 2 and 3 GPUs", judged(fit23.params), "_fit23", (SMALL,))]
+              "doubling)", on(bare.params), "_reps_only", (SMALL,)),
+             (4, "4, fitted on 2 and 3 GPUs", on(fit23.params), "_fit23", (SMALL,))]
     lines = ["| GPUs | sizes | points | median err % | p90 err % | inside range % | 90% coverage % | median width % "
              "| single repetitions inside the any-launch band % | band width % |",
              "|---|---|---|---|---|---|---|---|---|---|"]
@@ -75,9 +87,9 @@ def score_campaign() -> tuple[list[str], dict, object, object, dict]:
         for name, lo, hi in which:
             st = transfer.stats([r for r in rows if lo <= r.pooled.point.size_bytes < hi])
             if st.get("points"):
-                figures[f"{PREFIX}_{n}{suffix} {name}"] = st
+                figures[f"{prefix}_{n}{suffix} {name}"] = st
                 lines.append(accuracy_latency.held_out_row([label, name], st))
-    return lines, figures, fit, fit23, pooled
+    return lines, figures
 
 
 def host_growth(split: dict) -> dict[str, float]:

@@ -1,0 +1,24 @@
+"""The sealed 4x H100 campaign (validation.sealed_campaign): its READMEs' blind tables are read, not retyped."""
+
+from validation import sealed_campaign as sc
+
+
+def test_blind_collectives_read_from_the_readme():
+    blind = sc.blind_collectives()
+    assert len(blind) == 7
+    assert blind[("4", "< 16 MiB together")] == (46, 16.5, 28.4, 98, 87, 63)
+    assert blind[("4", ">= 16 MiB")][1:3] == (2.1, 13.0)
+    assert all(v[0] > 0 for v in blind.values())
+
+
+def test_blind_llm_rows_cover_every_run():
+    blind = sc.blind_llm()
+    assert set(blind) == {label for label, _, _ in sc.RUNS}
+    assert blind["llm4 PP"] == (32.3, 47.2, 1.0)
+    assert blind["fsdp4"][0] == 16.5
+
+
+def test_profile_note_compares_the_two_leases_from_their_records():
+    note = " ".join(sc.profile_note())
+    assert "13.96 ms on this lease and 13.92 ms" in note
+    assert "14.1, 23.4, 18.5 ms" in note and "13.9, 14.0, 14.0 ms" in note

@@ -1,0 +1,195 @@
+"""docs/accuracy.md, sections 3 and 7: a 4x H100 campaign sealed until the model was final.
+
+The lead measured it at the start of the session of 2026-11-27 (00:15-00:28 UTC, main 2dc75c7), kept the
+files away from everyone who changed the model that session, computed its blind figures under 2dc75c7 at
+00:30 (each folder's README) and added it only once the session's model was final. So both its README's
+figures (the model before the session) and today's (the model after it) are predictions of data that no
+fit and no model change saw:
+
+* ``h100x4_2026-11-27_lat`` + ``_bw``: every op from 4 B to 256 KiB on 2, 3 and 4 GPUs and from 1 MiB to
+  1 GiB on 2 and 4, scored as :mod:`validation.held_out_campaign` scores its 4x H200 campaign (calibrate on
+  the pooled 2-GPU launches, predict 3 and 4 GPUs), issue 10;
+* ``h100x4_2026-11-27_llm``: the ``llm4`` phase's PP/TP/FSDP runs, the ``fsdp2``/``fsdp4`` phases' NO_SHARD
+  and FULL_SHARD runs and a TP issue probe, predicted by section 7's methods (issue 14).
+
+::
+
+    python -m validation.sealed_campaign
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent / "data"
+LAT = DATA / "h100x4_2026-11-27_lat"
+BW = DATA / "h100x4_2026-11-27_bw"
+LLM = DATA / "h100x4_2026-11-27_llm"
+TOPOLOGY = "dgx-h100"
+PREFIX = "h100s_sealed"
+"""Figures' keys: ``{PREFIX}_{GPUs} {sizes}`` as in validation.held_out_campaign."""
+CALIBRATION = "h100-nvlink-2gpu"
+"""The shipped collective calibration the LLM runs are predicted with (as for the other 4x H100 leases)."""
+RUNS = (("llm4 PP", "llm_world4.jsonl", "pp"), ("llm4 TP", "llm_world4.jsonl", "tp"),
+        ("llm4 FSDP", "llm_world4.jsonl", "fsdp"), ("fsdp2", "fsdp_world2.jsonl", "fsdp"),
+        ("fsdp4", "fsdp_world4.jsonl", "fsdp"), ("TP issue probe", "tp_issue_world4.jsonl", "tp"))
+"""The LLM rows: the README's label prefix, the file, the runner scored."""
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def blind_collectives() -> dict[tuple[str, str], tuple[float, ...]]:
+    """The README's blind table of ``LAT``: (GPUs, sizes) -> (points, median, p90, inside range, coverage, width)."""
+    out = {}
+    for line in (LAT / "README.md").read_text().splitlines():
+        c = _cells(line)
+        if len(c) == 8 and c[0][:1].isdigit() and c[2].isdigit():
+            out[(c[0], c[1])] = tuple(float(x) for x in c[2:])
+    return out
+
+
+def blind_llm() -> dict[str, tuple[float, float, float]]:
+    """The README's blind table of ``LLM``: row label -> (median, p90, Spearman)."""
+    out = {}
+    for line in (LLM / "README.md").read_text().splitlines():
+        c = _cells(line)
+        for label, _, _ in RUNS:
+            if len(c) == 7 and c[0].startswith(label):
+                out[label] = (float(c[3]), float(c[4]), float(c[5]))
+    return out
+
+
+def score() -> tuple[list[str], dict, dict]:
+    """Table rows, figures and pooled points of the sealed collectives, as a user would calibrate on them: the
+    per-rank cost's model error and the extrapolation shares those of every committed machine (the sealed
+    campaign is none of them, so nothing shipped was learned on it)."""
+    from dataclasses import replace as with_
+    from simulator.collectives.params import Parameters
+    from validation import extrapolation_scale, held_out_campaign, rank_model_error, transfer
+    from validation.calibrate import calibrate
+    from validation.compare import Predictor, Topo
+    pooled = {n: transfer.pooled_points(sorted(LAT.glob(f"lat_world{n}_L*.jsonl"))
+                                        + sorted(BW.glob(f"bw_world{n}_L*.jsonl"))) for n in (2, 3, 4)}
+    pred0 = Predictor(Topo(TOPOLOGY), Parameters())
+    sd = rank_model_error.model_sd_s()
+    two = [q.point for q in pooled[2]]
+    fits = (calibrate(two, pred0, name="2gpu", rank_model_sd_s=sd),
+            calibrate([with_(p, rank_host_times_s=()) for p in two], pred0, name="reps-only", rank_model_sd_s=sd),
+            calibrate([q.point for n in (2, 3) for q in pooled[n]], pred0, name="several-2-3gpu"))
+    rows, figures = held_out_campaign.score_fits(pooled, pred0, fits,
+                                                 lambda params: extrapolation_scale.judged(params, None), PREFIX)
+    return rows, figures, pooled
+
+
+def collectives() -> tuple[list[str], dict]:
+    """Section 3's lines and figures: today's model on the sealed collectives, beside the blind figures."""
+    if not LAT.exists() or not BW.exists():
+        return [], {}
+    rows, figures, pooled = score()
+    blind = blind_collectives()
+    lines = ["", f"**A sixth machine, sealed** (`{LAT.name}` with `{BW.name}`: 4x H100 80GB HBM3 on a lease no other "
+             "campaign used, every op from 4 B to 256 KiB on 2, 3 and 4 GPUs and from 1 MiB to 1 GiB on 2 and 4, "
+             "measured by the lead at the start of the session of 2026-11-27 under main 2dc75c7 and kept from "
+             "everyone who changed the model that session until the model was final; `validation.sealed_campaign`). "
+             f"Scored as the campaign above: `gpunetsim calibrate` on its pooled 2-GPU launches ({len(pooled[2])} "
+             "points), prediction of the pooled 3- and 4-GPU launches. Both the README's blind figures (the model "
+             "before that session) and today's are held out. Today:", "", *rows, "",
+             "Blind (its README, main 2dc75c7):", "",
+             "| GPUs | sizes | points | median err % | p90 err % | inside range % | 90% coverage % | median width % |",
+             "|---|---|---|---|---|---|---|---|",
+             *[f"| {g} | {s} | {v[0]:.0f} | {v[1]:.1f} | {v[2]:.1f} | {v[3]:.0f} | {v[4]:.0f} | {v[5]:.0f} |"
+               for (g, s), v in blind.items()]]
+    figures[f"{PREFIX} blind"] = {f"{g} {s}": v for (g, s), v in blind.items()}
+    return lines, figures
+
+
+def _scored(label: str, path: Path, runner: str, hosts: list) -> list:
+    """The run errors of one sealed row under today's model, by section 7's method for its kind."""
+    from validation import llm_blind as lb, llm_real as lr
+    from validation.llm_records import read_llm_records
+    if label.startswith("llm4"):
+        return [e for e in lr.predict_files([path], CALIBRATION, hosts[1][0]).errors if e.runner == runner]
+    if label.startswith("fsdp"):
+        world = int(label[-1])
+        records = read_llm_records([path])
+        pred, _, _, _ = lb.blind_predictor(records)
+        host, _ = lb.host_for(world)
+        return lb._errors(pred.with_compute(replace(pred.compute, **host.on(pred.compute))), records)
+    probe = [path]
+    return lr.predict_records(lr.probe_tp_runs(probe), CALIBRATION, hosts[1][0], lr.issue_targets(probe)).errors
+
+
+EARLIER = DATA / "h100x4_2026-11-26h" / "llm_world4.jsonl"
+"""The earlier 4x H100 lease's llm4 runs (section 7's own runs), for the comparison of the two leases."""
+
+
+def _leases(path: Path) -> tuple[float, list[float]]:
+    """A campaign's shortest 1F1B run (median over launches, s) and, for the spec it trains, the per-launch
+    medians of the single-GPU whole-model profile (s)."""
+    from validation.llm_records import group_runs, read_llm_records
+    records = read_llm_records([path])
+    pp = min((g for g in group_runs([r for r in records.runs if r.runner == "pp"])), key=lambda g: g.median_s)
+    spec = pp.runs[0].spec
+    return pp.median_s, [p.model_median_s for p in records.profiles  # type: ignore[misc]
+                         if p.tp == 1 and p.spec == spec and p.model_median_s is not None]
+
+
+def profile_note() -> list[str]:
+    """Why the sealed lease's PP runs miss, from its records beside the earlier lease's."""
+    if not EARLIER.exists():
+        return []
+    pp_now, prof_now = _leases(LLM / "llm_world4.jsonl")
+    pp_then, prof_then = _leases(EARLIER)
+    ms = lambda xs: ", ".join(f"{x * 1e3:.1f}" for x in xs)  # noqa: E731
+    return [f"The shortest PP run takes {pp_now * 1e3:.2f} ms on this lease and {pp_then * 1e3:.2f} ms on "
+            f"`{EARLIER.parent.name}`, but the single-GPU whole-model profile of its model, which the compute fit "
+            f"reads, took {ms(prof_now)} ms in this lease's three launches against {ms(prof_then)} ms there: the "
+            "profiles were disturbed (the host is shared), the fit takes the median launch and lowers the kernel "
+            "efficiency, and every PP stage is predicted slow. The runs and the model agree on the earlier lease."]
+
+
+def llm() -> tuple[list[str], dict]:
+    """Section 7's lines and figures: the sealed LLM runs under today's model, beside the blind figures."""
+    from validation import llm_real as lr
+    from validation.llm_records import error_summary
+    if not LLM.exists():
+        return [], {}
+    hosts = [lr.host_work_from([DATA / f / n], c) for f, n, c in lr.CAMPAIGNS]
+    blind = blind_llm()
+    figs: dict[str, dict[str, float]] = {}
+    rows = ["| runs | configurations | median err % | p90 err % | Spearman | inside the launches' range | "
+            "blind (main 2dc75c7): median / p90 % |", "|---|---|---|---|---|---|---|"]
+    for label, name, runner in RUNS:
+        errs = _scored(label, LLM / name, runner, hosts)
+        s = error_summary(errs)[runner]
+        figs[label] = s
+        b = blind.get(label)
+        rows.append(f"| {label} | {s['n']:.0f} | {s['median_abs_pct']:.1f} | {s['p90_abs_pct']:.1f} | "
+                    f"{s['spearman']:.2f} | {sum(e.low_s <= e.predicted_s <= e.high_s for e in errs)} of {len(errs)} | "
+                    + (f"{b[0]:.1f} / {b[1]:.1f}" if b else "-") + " |")
+    lines = [f"### Sealed: PP, TP and FSDP on a 4x H100 lease no one saw (`{LLM.name}`)", "",
+             "Measured by the lead at the start of the session of 2026-11-27 (main 2dc75c7) on the lease of section "
+             "3's sealed collectives and kept from everyone who changed the model that session; its README gives "
+             "the blind figures under 2dc75c7. Predicted by the methods above: the `llm4` runs as "
+             f"`h100x4_2026-11-26h` (compute fitted on the lease's own profiles and TP no-communication points, "
+             f"calibration `{CALIBRATION}`, host work of `{lr.CAMPAIGNS[1][0]}`), the `fsdp2`/`fsdp4` runs by the "
+             "blind FSDP method, the TP issue probe as the other probes. Command: `python -m "
+             "validation.sealed_campaign`.", "", *rows, "",
+             *profile_note(), ""]
+    figs["blind"] = {k: {"median_abs_pct": v[0], "p90_abs_pct": v[1]} for k, v in blind.items()}
+    return lines, figs
+
+
+def main() -> int:
+    lines, _ = collectives()
+    more, _ = llm()
+    print("\n".join(lines + [""] + more))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -327,6 +327,10 @@ def transfer_section(write_calibrations: bool) -> tuple[list[str], dict]:
     blind_lines, blind_figures, blind_fits = held_out_campaign.section()
     lines += blind_lines
     figures.update(blind_figures)
+    from validation import sealed_campaign
+    sealed_lines, sealed_figures = sealed_campaign.collectives()
+    lines += sealed_lines
+    figures.update(sealed_figures)
     rank_model_error.check_shipped()
     check_lines, check_figures = accuracy_latency.rank_cost_check(
         [(H200, fit, rank_model_error.several_fit(H200), "2 and 4 GPUs")]
@@ -481,6 +485,7 @@ def targets_section(figures: dict) -> list[str]:
                    if k in figures) + "."]
               if "h100_heldout_4" in figures else []),
             *([held_out_campaign_target(figures)] if f"{HELD_OUT_SMALL}" in figures else []),
+            *([sealed_campaign_target(figures)] if f"{SEALED_SMALL}" in figures else []),
             f"- 90% intervals over all sizes: coverage {judged(every['coverage_pct'], 80, above=True)}"
             + (f" (the overlap's norm was chosen with these 4-GPU points, section 3; with the other norm "
                f"{figures['transfer all, other norm']['coverage_pct']:.1f}%)"
@@ -556,6 +561,30 @@ def held_out_campaign_target(figures: dict) -> str:
             f"{st['inside_range_pct']:.0f}% inside, coverage {st['coverage_pct']:.0f}%, width "
             f"{st['median_width_pct']:.0f}%" + (f"; >= 16 MiB median {big['median_pct']:.1f}%, p90 {big['p90_pct']:.1f}%"
                                                  if big else "") + ".")
+
+
+SEALED_SMALL = "h100s_sealed_4 < 16 MiB"
+"""Section 3's figures of the sealed 4x H100 campaign (validation.sealed_campaign), 4 GPUs under 16 MiB."""
+
+
+def sealed_campaign_target(figures: dict) -> str:
+    """Section 8's line on the sealed 4x H100 campaign: held out under both the model before the session that
+    sealed it (its README) and today's, so both carry verdicts."""
+    from validation.sealed_campaign import PREFIX
+    st, big = figures[SEALED_SMALL], figures.get(f"{PREFIX}_4 >= 16 MiB")
+    blind = figures.get(f"{PREFIX} blind", {})
+    b, bb = blind.get("4 < 16 MiB together"), blind.get("4 >= 16 MiB")
+
+    def small(median, inside, coverage, width) -> str:
+        return (f"< 16 MiB median {judged(median, 15, 1)}, {judged(inside, 75, above=True)} inside the launches' "
+                f"range, 90% coverage {judged(coverage, 80, above=True)}, width {judged(width, 25)}")
+    return ("- A campaign sealed until the model was final (`h100x4_2026-11-27_lat` with `_bw`, 4x H100, 4 B - 1 GiB, "
+            "measured at the start of the session of 2026-11-27 and kept from everyone who changed the model; calibrate "
+            f"on its 2 GPUs, predict its 4, section 3): today {small(st['median_pct'], st['inside_range_pct'], st['coverage_pct'], st['median_width_pct'])}"
+            + (f"; >= 16 MiB median {judged(big['median_pct'], 3, 1)}, p90 {judged(big['p90_pct'], 8, 1)}, 90% coverage "
+               f"{judged(big['coverage_pct'], 80, above=True)}, width {judged(big['median_width_pct'], 25)}" if big else "")
+            + (f". Blind (its README, main 2dc75c7): {small(b[1], b[3], b[4], b[5])}; >= 16 MiB median "
+               f"{judged(bb[1], 3, 1)}, p90 {judged(bb[2], 8, 1)}" if b and bb else "") + ".")
 
 
 def _marked(lines: list[str]) -> tuple[list[str], dict]:

@@ -148,7 +148,7 @@ def profile_note() -> list[str]:
     return [f"The shortest PP run takes {pp_now * 1e3:.2f} ms on this lease and {pp_then * 1e3:.2f} ms on "
             f"`{EARLIER.parent.name}`, but the single-GPU whole-model profile of its model, which the compute fit "
             f"reads, took {ms(prof_now)} ms in this lease's three launches against {ms(prof_then)} ms there: the "
-            "profiles were disturbed (the host is shared), the fit takes the median launch and lowers the kernel "
+            "profiles were disturbed in two of the three launches, the fit takes the median launch and lowers the kernel "
             "efficiency, and every PP stage is predicted slow. The runs and the model agree on the earlier lease."]
 
 

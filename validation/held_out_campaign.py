@@ -37,9 +37,9 @@ MACHINE = f"4x H200, `{LAT.name}`"
 """The campaign in validation.rank_model_error.MACHINES."""
 
 
-def files() -> dict[int, list[Path]]:
-    """The campaign's launches per world size (both folders)."""
-    return {n: sorted(LAT.glob(f"lat_world{n}_L*.jsonl")) + sorted(BW.glob(f"bw_world{n}_L*.jsonl"))
+def files(lat: Path = LAT, bw: Path = BW) -> dict[int, list[Path]]:
+    """A campaign's launches per world size (both folders; by default this module's campaign)."""
+    return {n: sorted(lat.glob(f"lat_world{n}_L*.jsonl")) + sorted(bw.glob(f"bw_world{n}_L*.jsonl"))
             for n in (2, 3, 4)}
 
 

@@ -147,7 +147,7 @@ def section(residuals: dict[str, list[float]] | None = None) -> tuple[list[str],
         records = read_llm_records([blind_file(world)])
         pred, fit_pct, n_targets, mem = blind_predictor(records)
         host, host_folder = host_for(world)
-        blind = pred.with_compute(replace(pred.compute, **host.on(pred.compute)))  # type: ignore[type-var]
+        blind = host.applied(pred)
         errs = _errors(blind, records)
         collect_residuals(residuals, FOLDER, errs)
         s = error_summary(errs)["fsdp"]
@@ -361,7 +361,7 @@ def issue_lease() -> tuple[list[str], dict[str, dict[str, float]]]:
         records = read_llm_records([path])
         pred, _, _, _ = blind_predictor(records)
         host, _ = host_for(world)
-        full = pred.with_compute(replace(pred.compute, **host.on(pred.compute)))
+        full = host.applied(pred)
         gpu_only = pred.with_compute(replace(pred.compute, host_block_s=0.0, **{k: 0.0 for k in HOST_KEYS}))
         errs = _errors(full, records)
         figs[f"world{world}"] = error_summary(errs)["fsdp"]

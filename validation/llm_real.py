@@ -354,6 +354,10 @@ class HostWork:
         scale = compute.host_block_s / self.host_block_s
         return {k: v * scale for k, v in self.values.items()}
 
+    def applied(self, pred: "RealPredictor") -> "RealPredictor":
+        """``pred`` with this host work carried onto its own compute model (:meth:`on`)."""
+        return pred.with_compute(replace(pred.compute, **self.on(pred.compute)))  # type: ignore[type-var]
+
 
 def host_work_from(paths: Sequence[str | Path], calibration: str) -> tuple[HostWork, float]:
     """The host parameters (:data:`HOST_KEYS`) fitted on another campaign's files (its own
@@ -378,7 +382,7 @@ def predict_records(records: LlmRecords, calibration: str, host_work: HostWork |
     """:func:`predict_files` on records already read (``extra``: more compute-only targets)."""
     pred, fit_pct, targets = fitted_predictor(records, calibration, extra)
     if host_work:
-        pred = pred.with_compute(replace(pred.compute, **host_work.on(pred.compute)))  # type: ignore[type-var]
+        pred = host_work.applied(pred)
     return RealPrediction(tuple(compare_runs(records, pred.iteration_s)), pred.compute, fit_pct, targets,
                           pred.preset)
 

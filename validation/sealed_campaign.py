@@ -67,18 +67,16 @@ def score() -> tuple[list[str], dict, dict]:
     """Table rows, figures and pooled points of the sealed collectives, as a user would calibrate on them: the
     per-rank cost's model error and the extrapolation shares those of every committed machine (the sealed
     campaign is none of them, so nothing shipped was learned on it)."""
-    from dataclasses import replace as with_
     from simulator.collectives.params import Parameters
     from validation import extrapolation_scale, held_out_campaign, rank_model_error, transfer
     from validation.calibrate import calibrate
     from validation.compare import Predictor, Topo
-    pooled = {n: transfer.pooled_points(sorted(LAT.glob(f"lat_world{n}_L*.jsonl"))
-                                        + sorted(BW.glob(f"bw_world{n}_L*.jsonl"))) for n in (2, 3, 4)}
+    pooled = {n: transfer.pooled_points(f) for n, f in held_out_campaign.files(LAT, BW).items()}
     pred0 = Predictor(Topo(TOPOLOGY), Parameters())
     sd = rank_model_error.model_sd_s()
     two = [q.point for q in pooled[2]]
     fits = (calibrate(two, pred0, name="2gpu", rank_model_sd_s=sd),
-            calibrate([with_(p, rank_host_times_s=()) for p in two], pred0, name="reps-only", rank_model_sd_s=sd),
+            calibrate([replace(p, rank_host_times_s=()) for p in two], pred0, name="reps-only", rank_model_sd_s=sd),
             calibrate([q.point for n in (2, 3) for q in pooled[n]], pred0, name="several-2-3gpu"))
     rows, figures = held_out_campaign.score_fits(pooled, pred0, fits,
                                                  lambda params: extrapolation_scale.judged(params, None), PREFIX)
@@ -118,7 +116,7 @@ def _scored(label: str, path: Path, runner: str, hosts: list) -> list:
         records = read_llm_records([path])
         pred, _, _, _ = lb.blind_predictor(records)
         host, _ = lb.host_for(world)
-        return lb._errors(pred.with_compute(replace(pred.compute, **host.on(pred.compute))), records)
+        return lb._errors(host.applied(pred), records)
     probe = [path]
     return lr.predict_records(lr.probe_tp_runs(probe), CALIBRATION, hosts[1][0], lr.issue_targets(probe)).errors
 

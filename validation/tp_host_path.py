@@ -125,7 +125,7 @@ def probe_host(folder: str, name: str, calibration: str, host_work: object) -> P
               for p in {r.point for r in data.records if r.tp == 1}]
     records = probe_tp_runs(path)
     pred, _, _ = fitted_predictor(records, calibration, issue_targets(path))
-    pred = pred.with_compute(replace(pred.compute, **host_work.on(pred.compute)))  # type: ignore[attr-defined]
+    pred = host_work.applied(pred)
     loops = tuple((p.loop_s, p.host_s, p.gpu_s) for p in points if p.tp > 1 and p.comm)
     return ProbeHost(folder, calibration, in_loop_call_s(points, folder), op["all_reduce"].issue_per_call_s,
                      _median(blocks, "unsharded block (tp=1)", folder), loops, records, pred)

@@ -50,6 +50,9 @@ def _cluster(args: argparse.Namespace) -> int:
         d = result.as_dict()
         for j, g in zip(d["jobs"], runs):
             j["goodput"] = g.as_dict() if g is not None else None
+            if g is not None:             # the iteration's wall time with failures, and its 90% interval
+                j.update({f"effective{k}": (j[f"shared{k}"] / g.goodput if j[f"shared{k}"] is not None else None)
+                          for k in ("_s", "_lo_s", "_hi_s")})
         print(json.dumps({"scenario": sc.name, "gpus": sc.gpus, "placement": sc.placement, "seed": sc.seed, **d}))
         return 0
     print(format_cluster(sc, result, runs))
@@ -82,19 +85,25 @@ def host_ranges(hosts) -> str:
     return ",".join(out)
 
 
+def _ms(t_s: float | None) -> str:
+    """A 90% interval end in ms, 8 wide ('-' without one)."""
+    return f"{'-':>8}" if t_s is None else f"{t_s * 1e3:>8.3f}"
+
+
 def format_cluster(sc, r, runs=()) -> str:
     """The table: one line per job (times in ms), then each job's contended links."""
     a = sc.attributes
     lines = [f"# gpunetsim cluster: {sc.name} on {a.get('name')} x{a.get('hosts', 1)} "
              f"({sc.gpus} GPUs), placement={sc.placement}, {r.iterations} iterations, seed={sc.seed}",
              f"{'job':<12} {'GPUs':>5} {'servers':<14} {'healthy(ms)':>11} {'alone(ms)':>10} {'shared(ms)':>10} "
-             f"{'slowdown':>8} {'stragglers':>10} {'E[max]':>6}"]
+             f"{'90% lo':>8} {'90% hi':>8} {'slowdown':>8} {'stragglers':>10} {'E[max]':>6}"]
     for j in r.jobs:
         servers = host_ranges(j.hosts)
         if len(servers) > 14:
             servers = servers[:13] + "~"
         lines.append(f"{j.name:<12} {j.gpus:>5} {servers:<14} {j.healthy_s * 1e3:>11.3f} {j.alone_s * 1e3:>10.3f} "
-                     f"{j.shared_s * 1e3:>10.3f} {j.slowdown:>7.3f}x {j.straggler_factor:>10.3f} "
+                     f"{j.shared_s * 1e3:>10.3f} {_ms(j.shared_lo_s)} {_ms(j.shared_hi_s)} "
+                     f"{j.slowdown:>7.3f}x {j.straggler_factor:>10.3f} "
                      f"{j.straggler_expected:>6.3f}")
     lines.append("")
     lines.append("links saturated while shared (per job, longest first):")
@@ -112,10 +121,12 @@ def format_cluster(sc, r, runs=()) -> str:
         lines.append("")
         lines.append(f"failures over {dur(sc.run_s)} of training "
                      "(checkpoint every interval; effective = shared / goodput):")
-        lines.append(f"{'job':<12} {'MTBF':>10} {'interval':>10} {'goodput':>8} {'failures':>9} {'effective(ms)':>13}")
+        lines.append(f"{'job':<12} {'MTBF':>10} {'interval':>10} {'goodput':>8} {'failures':>9} {'effective(ms)':>13} "
+                     f"{'90% lo':>8} {'90% hi':>8}")
         for j, g in zip(r.jobs, runs):
+            lo, hi = (None if x is None else x / g.goodput for x in (j.shared_lo_s, j.shared_hi_s))
             lines.append(f"{j.name:<12} {dur(g.mtbf_s):>10} {dur(g.interval_s):>10} {g.goodput * 100:>7.2f}% "
-                         f"{g.failures:>9.1f} {j.shared_s / g.goodput * 1e3:>13.3f}")
+                         f"{g.failures:>9.1f} {j.shared_s / g.goodput * 1e3:>13.3f} {_ms(lo)} {_ms(hi)}")
     return "\n".join(lines)
 
 
@@ -138,7 +149,7 @@ def register_stragglers(sub) -> None:
 def _stragglers(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from simulator.training.stragglers import StragglerModel, expected_max, monte_carlo_max
+    from simulator.training.stragglers import StragglerModel, expected_max, max_quantiles, monte_carlo_max
     try:
         ranks = [int(x) for x in args.ranks.split(",")]
     except ValueError:
@@ -166,14 +177,19 @@ def _stragglers(args: argparse.Namespace) -> int:
     if not args.json:
         print(f"# gpunetsim stragglers: {args.distribution}, cv={args.cv:g}, {args.slow_gpus} slow GPUs "
               f"x{args.slow_factor:g}, {args.samples} Monte Carlo samples, seed={args.seed}")
-        print(f"{'GPUs':>6} {'E[max] integral':>16} {'Monte Carlo':>12} {'+-se':>8} {'diff/se':>8}")
+        print(f"{'GPUs':>6} {'E[max] integral':>16} {'Monte Carlo':>12} {'+-se':>8} {'diff/se':>8} {'90% lo':>8} "
+              f"{'90% hi':>8}")
     for n in ranks:
         scales = model.scales([f"slow{i}" for i in range(args.slow_gpus)] + [""] * (n - args.slow_gpus))
         exact = expected_max(model, scales)
+        lo, hi = max_quantiles(model, scales, (0.05, 0.95))
         mean, se = monte_carlo_max(model, scales, args.samples, rng)
         z = (mean - exact) / se if se > 0 else 0.0
         if args.json:
-            print(json.dumps({"gpus": n, "expected_max": exact, "monte_carlo": mean, "standard_error": se}))
+            print(json.dumps({"gpus": n, "expected_max": exact, "iteration_max_lo": lo, "iteration_max_hi": hi,
+                              "monte_carlo": mean, "standard_error": se}))
         else:
-            print(f"{n:>6} {exact:>16.5f} {mean:>12.5f} {se:>8.5f} {z:>8.2f}")
+            print(f"{n:>6} {exact:>16.5f} {mean:>12.5f} {se:>8.5f} {z:>8.2f} {lo:>8.5f} {hi:>8.5f}")
+    if not args.json:
+        print("# 90% lo/hi: where one iteration's multiplier falls (its 5% and 95% quantiles under this model)")
     return 0

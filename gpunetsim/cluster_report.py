@@ -17,7 +17,14 @@ def cluster_figures(result) -> list:
     names = [j.name for j in result.jobs]
     times = go.Figure()
     for label, attr in (("healthy", "healthy_s"), ("alone", "alone_s"), ("shared", "shared_s")):
-        times.add_trace(go.Bar(x=names, y=[getattr(j, attr) * 1e3 for j in result.jobs], name=label,
+        lo = [getattr(j, attr.replace("_s", "_lo_s")) for j in result.jobs]
+        hi = [getattr(j, attr.replace("_s", "_hi_s")) for j in result.jobs]
+        y = [getattr(j, attr) for j in result.jobs]
+        bars = None
+        if all(x is not None for x in lo + hi):          # the 90% interval (simulator.training.cluster_intervals)
+            bars = dict(type="data", symmetric=False, array=[(h - v) * 1e3 for h, v in zip(hi, y)],
+                        arrayminus=[(v - l) * 1e3 for l, v in zip(lo, y)])
+        times.add_trace(go.Bar(x=names, y=[v * 1e3 for v in y], name=label, error_y=bars,
                                hovertemplate="%{x}: %{y:.3f} ms"))
     times.update_layout(barmode="group")
     _layout(times, "Mean iteration time per job", "job", "iteration time (ms)")
@@ -34,17 +41,21 @@ def cluster_figures(result) -> list:
         util.update_yaxes(autorange="reversed")
         _layout(util, "Links saturated while shared by several jobs", "utilisation over the run (%)", "link")
     return [("times", "Mean iteration time per job", times,
-             "healthy: alone, no stragglers or degraded links; alone: alone with them; shared: all jobs together."),
+             "healthy: alone, no stragglers or degraded links; alone: alone with them; shared: all jobs together. "
+             "Whiskers: the 90% interval (the job's own model uncertainty; docs/shared-clusters.md)."),
             ("links", "Contended links", util,
              "Links a job crosses that were saturated while two or more jobs crossed them." if util is not None
              else "No link was saturated while shared.")]
 
 
 def write_cluster_report(scenario, result, path: str | Path) -> Path:
+    def band(j) -> str:
+        return "-" if j.shared_lo_s is None else f"{j.shared_lo_s * 1e3:.3f} - {j.shared_hi_s * 1e3:.3f}"
     rows = "".join(f"<tr><td>{html.escape(j.name)}</td><td>{j.gpus}</td><td>{j.alone_s * 1e3:.3f}</td>"
-                   f"<td>{j.shared_s * 1e3:.3f}</td><td>{j.slowdown:.3f}x</td></tr>" for j in result.jobs)
+                   f"<td>{j.shared_s * 1e3:.3f}</td><td>{band(j)}</td><td>{j.slowdown:.3f}x</td></tr>"
+                   for j in result.jobs)
     table = ('<h2>Jobs</h2><table class="limits"><tr><th>job</th><th>GPUs</th><th>alone (ms)</th>'
-             f"<th>shared (ms)</th><th>slowdown</th></tr>{rows}</table>")
+             f"<th>shared (ms)</th><th>shared 90% interval (ms)</th><th>slowdown</th></tr>{rows}</table>")
     return write_atomic(path, html_page(f"gpunetsim cluster: {scenario.name}",
                                         f"{scenario.gpus} GPUs, placement {scenario.placement}, "
                                         f"{result.iterations} iterations", cluster_figures(result), table),

@@ -210,15 +210,20 @@ def format_result(r, topology: str, params: str) -> str:
     if r.accumulation_steps > 1:
         lines.append(f"# gradient accumulation: {r.accumulation_steps} micro-steps "
                      f"({r.accumulation_steps - 1} under no_sync)")
+    def band(part: str) -> str:
+        """'   90% lo - hi us' of a part with an interval (simulator.training.ddp_intervals.part_intervals)."""
+        lo, hi = getattr(r, f"{part}_lo_s", None), getattr(r, f"{part}_hi_s", None)
+        return "" if lo is None or hi is None else f"   90% {lo * us:.1f} - {hi * us:.1f} us"
+
     lines += [f"iteration      {r.iteration_s * us:12.1f} us",
-              f"  forward      {r.forward_s * us:12.1f} us",
-              f"  backward     {r.backward_s * us:12.1f} us",
-              f"  exposed comm {r.exposed_comm_s * us:12.1f} us",
-              f"  optimizer    {r.optimizer_s * us:12.1f} us"]
+              f"  forward      {r.forward_s * us:12.1f} us{band('forward')}",
+              f"  backward     {r.backward_s * us:12.1f} us{band('backward')}",
+              f"  exposed comm {r.exposed_comm_s * us:12.1f} us{band('exposed_comm')}",
+              f"  optimizer    {r.optimizer_s * us:12.1f} us{band('optimizer')}"]
     if r.iteration_overhead_s:
         lines.append(f"  overhead     {r.iteration_overhead_s * us:12.1f} us")
     lines.append(f"communication  {r.comm_s * us:12.1f} us on the comm stream, "
-                 f"{r.overlap_fraction * 100:.1f}% overlapped with backward")
+                 f"{r.overlap_fraction * 100:.1f}% overlapped with backward{band('comm')}")
     if r.buckets:
         lines.append("")
         lines.append(f"{'bucket':>6} {'size(B)':>11} {'params':>6} {'ready(us)':>10} {'start(us)':>10} "

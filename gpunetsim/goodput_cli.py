@@ -75,8 +75,14 @@ def format_goodput(r) -> str:
     rows = [("Young sqrt(2dM)", r.young_s), ("Daly", r.daly_s), ("optimum (numeric)", r.optimum_s)]
     if r.interval_s != r.optimum_s:
         rows.append(("yours", r.interval_s))
-    for label, tau in rows:
-        e = r.at_interval(tau)
-        lines.append(f"{label:<18} {dur(tau):>10} {e.goodput * 100:>7.2f}% {dur(e.wall_s):>10} {e.failures:>9.1f} "
-                     f"{dur(e.checkpoint_total_s):>11} {dur(e.lost_s):>10}")
+    runs = [(label, r.at_interval(tau)) for label, tau in rows]
+    for label, e in runs:
+        lines.append(f"{label:<18} {dur(e.interval_s):>10} {e.goodput * 100:>7.2f}% {dur(e.wall_s):>10} "
+                     f"{e.failures:>9.1f} {dur(e.checkpoint_total_s):>11} {dur(e.lost_s):>10}")
+    lines.append("90% interval of one run (the failure model's spread, simulator.training.goodput_spread):")
+    lines.append(f"{'interval':<18} {'goodput':>17} {'wall time':>21} {'failures':>15} {'lost':>21}")
+    for label, e in runs:
+        lines.append(f"{label:<18} {e.goodput_lo * 100:>7.2f}% - {e.goodput_hi * 100:>6.2f}% "
+                     f"{dur(e.wall_lo_s):>10} - {dur(e.wall_hi_s):>8} {e.failures_lo:>6.1f} - {e.failures_hi:>6.1f} "
+                     f"{dur(e.lost_lo_s):>10} - {dur(e.lost_hi_s):>8}")
     return "\n".join(lines)

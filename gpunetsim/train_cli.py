@@ -81,7 +81,7 @@ def _train(args: argparse.Namespace) -> int:
     gpu = get_gpu(args.gpu or gpu_for_model(info.gpu_model))
     params = params_from_args(args)
     compute = load_compute_params(args.calibration)
-    r = simulate_train(router, model, config, gpu, params, compute)
+    r = simulate_train(router, model, config, gpu, params, compute, parts=True)
     if args.trace:
         from gpunetsim.trace import write_chrome_trace
         meta = {"tool": "gpunetsim train", "model": model.name, "topology": info.name,
@@ -102,6 +102,27 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+PART_LABELS = (("compute", "compute"), ("tp_comm", "TP communication"), ("pp_comm", "pipeline sends"),
+               ("pp_bubble", "pipeline bubble"), ("dp_comm_exposed", "DP exposed"), ("optimizer", "optimizer"),
+               ("overhead", "overhead"))
+
+
+def _part_lines(r) -> list[str]:
+    """One line per part of the breakdown (overhead only when there is one), with its 90% interval when
+    computed (simulator.training.llm.part_intervals)."""
+    out = []
+    for part, label in PART_LABELS:
+        value = getattr(r, f"{part}_s")
+        if part == "overhead" and not value:
+            continue
+        b = r.bounds(part)
+        tail = f"   90% {b[0]:.3f} - {b[1]:.3f} s" if b is not None else ""
+        out.append(f"  {label:<16} {value:10.3f} s{tail}")
+    if r.part_bounds:
+        out.append("  (parts: compute-only band for compute and optimizer, the collectives' intervals for communication)")
+    return out
+
+
 def format_result(r, topology: str, params: str, compute: str, compute_params=None) -> str:
     """The human-readable report: configuration, breakdown, throughput, memory; ``compute_params`` (the
     compute set, datasheet if None) names the interval's band (simulator.training.iteration_bands)."""
@@ -120,14 +141,7 @@ def format_result(r, topology: str, params: str, compute: str, compute_params=No
              f"iteration          {r.iteration_s:10.3f} s   (stage {r.critical_stage}, the last to finish)",
              *([f"  90% interval     {r.iteration_lo_s:10.3f} - {r.iteration_hi_s:.3f} s (held-out errors of LLM "
                 f"predictions, {train_kind(compute_params)} compute)"] if r.iteration_lo_s is not None else []),
-             f"  compute          {r.compute_s:10.3f} s",
-             f"  TP communication {r.tp_comm_s:10.3f} s",
-             f"  pipeline sends   {r.pp_comm_s:10.3f} s",
-             f"  pipeline bubble  {r.pp_bubble_s:10.3f} s",
-             f"  DP exposed       {r.dp_comm_exposed_s:10.3f} s",
-             f"  optimizer        {r.optimizer_s:10.3f} s"]
-    if r.overhead_s:
-        lines.append(f"  overhead         {r.overhead_s:10.3f} s")
+             *_part_lines(r)]
     lines += [f"throughput         {r.tokens_per_s:10.0f} tokens/s, MFU {r.mfu * 100:.1f}% (HFU {r.hfu * 100:.1f}%)",
               f"memory per GPU     stage {m.stage}: params {m.params / GiB:.2f} GiB, grads {m.grads / GiB:.2f} GiB, "
               f"optimizer {m.optimizer / GiB:.2f} GiB, activations {m.activations / GiB:.2f} GiB",

@@ -102,7 +102,7 @@ def evaluate_train(point, cost_model, row: dict[str, object]) -> dict[str, objec
                          s["dtype"], s["order"], s["flash_attention"])
     gpu = get_gpu(gpu_of(cost_model, point.gpu))
     r = simulate_train(router, resolve_train_model(str(s["model"])), config, gpu, cost_model.params,
-                       load_compute_params(point.calibration), record=False)
+                       load_compute_params(point.calibration), record=False, parts=True)
     d = r.as_dict()
     mem = d.pop("memory_bytes")
     row.update({k: v for k, v in d.items() if k not in row or k in ("dp", "model")})

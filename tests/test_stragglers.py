@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from simulator.core.errors import InputError
-from simulator.training.stragglers import StragglerModel, expected_max, monte_carlo_max
+from simulator.training.stragglers import StragglerModel, expected_max, max_quantiles, monte_carlo_max
 
 # E[max of n standard normals] (tables, e.g. Harter 1961; n=2 is 1/sqrt(pi) exactly)
 NORMAL_MAX = {2: 1 / math.sqrt(math.pi), 3: 1.5 / math.sqrt(math.pi), 4: 1.0293753730, 10: 1.5387527308,
@@ -70,3 +70,43 @@ def test_bad_models_name_the_field(kwargs, field):
     with pytest.raises(InputError) as e:
         StragglerModel(**kwargs)
     assert e.value.field == field
+
+
+@pytest.mark.parametrize("dist, cv, n, slow", [("normal", 0.05, 2, 1.0), ("normal", 0.05, 1024, 1.0),
+                                               ("lognormal", 0.1, 1024, 1.2), ("lognormal", 0.3, 8, 1.0)])
+def test_one_iterations_interval_holds_ninety_percent_of_draws(dist, cv, n, slow):
+    """stragglers' 90% lo/hi: the 5% and 95% quantiles of one iteration's M (before: no interval)."""
+    model = StragglerModel(dist, cv, {"s": slow})
+    scales = model.scales(["s"] + [""] * (n - 1))
+    lo, mid, hi = max_quantiles(model, scales, (0.05, 0.5, 0.95))
+    assert lo < mid < hi and lo < expected_max(model, scales) < hi
+    draws = model.draw(np.random.default_rng(3), scales, 40000)
+    assert np.mean(draws < lo) == pytest.approx(0.05, abs=0.006)
+    assert np.mean(draws > hi) == pytest.approx(0.05, abs=0.006)
+
+
+def test_two_normals_quantile_by_hand():
+    """max of 2 normals: P(M <= x) = Phi(z)^2 = 0.05 at z = Phi^-1(sqrt(0.05))."""
+    from statistics import NormalDist
+    z = NormalDist().inv_cdf(math.sqrt(0.05))
+    assert max_quantiles(StragglerModel("normal", 0.05), np.ones(2), (0.05,))[0] == pytest.approx(1 + 0.05 * z, abs=1e-6)
+
+
+def test_no_variability_gives_a_point():
+    model = StragglerModel("none", 0.0, {"a": 1.5})
+    assert max_quantiles(model, model.scales(["a", "b"]), (0.05, 0.95)) == [1.5, 1.5]
+
+
+def test_cli_prints_and_json_carries_the_interval(capsys):
+    import json
+
+    from gpunetsim.cli import main
+    argv = ["stragglers", "--distribution", "normal", "--cv", "0.05", "--ranks", "2,64", "--samples", "1000"]
+    assert main([*argv, "--json"]) == 0
+    rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    for r in rows:
+        assert r["iteration_max_lo"] < r["expected_max"] < r["iteration_max_hi"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "90% lo" in out[1] and "90% hi" in out[1]
+    assert f"{rows[1]['iteration_max_hi']:.5f}" in out[3]

@@ -109,3 +109,14 @@ def band_sentence(kind: str, b: Mapping) -> str:
     return (f"{kind} {(lo - 1) * 100:+.1f} / {(hi - 1) * 100:+.1f}% of the prediction ({len(b['datasets'])} datasets; "
             f"left one dataset out: coverage {b['coverage_pct']:.0f}% of the points, {b['dataset_coverage_pct']:.0f}% "
             f"averaged over datasets, median width {b['width_pct']:.0f}%)")
+
+
+def left_out_lines(built: Mapping[str, Mapping], groups: Mapping[str, Mapping[str, Sequence[float]]], path: Path,
+                   what: str) -> tuple[str, list[str]]:
+    """(the sentence on each kind's band left one dataset out and whether the shipped file ``path`` holds them,
+    the per-kind tables titled '<Kind> <what>, each dataset left out:') of a report's band subsection."""
+    sentence = "; ".join(band_sentence(k, b) for k, b in built.items()) + ". " + shipped_check(path, built)
+    tables: list[str] = []
+    for k, g in groups.items():
+        tables += ["", f"{k.capitalize()} {what}, each dataset left out:", "", *table(g)]
+    return sentence, tables

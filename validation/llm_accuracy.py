@@ -171,7 +171,8 @@ def llm_section(number: int = 7, write_bands: bool = False) -> tuple[list[str], 
     figs["vtrain8"] = s8
     figs["vtrain8_min_spearman"] = min(rhos)
     own: dict[str, list[float]] = {}
-    real_lines, figs["own_runs"] = real_section(own)
+    fits: dict[str, object] = {}
+    real_lines, figs["own_runs"] = real_section(own, fits)
     blind_lines, figs["blind_h100"] = blind_section(own)
     held_lines, figs["held_out_h200"] = held_out_lease(own)
     issue_lines, figs["issue_h100"] = issue_lease()
@@ -185,6 +186,8 @@ def llm_section(number: int = 7, write_bands: bool = False) -> tuple[list[str], 
         {"Selene": log_ratios(ms, pc), "vTrain 8 GPUs": log_ratios([r.iteration_s for r in r8],
                                                                    [pred_cal[id(r)] for r in r8]), **own},
         write_bands)
+    from validation.compute_bands import section_lines as compute_band_lines
+    band_lines += compute_band_lines(fits, write_bands)
     from validation.pass_profile import feature_table
     feat_lines, analytic8 = feature_table()
     figs["vtrain8_analytic_median"] = analytic8
@@ -280,6 +283,8 @@ def train_band_lines(datasheet: dict[str, list[float]], calibrated: dict[str, li
                                         "issue probes, the blind FSDP runs and the held-out lease (validation.llm_accuracy)")}
     if write:
         ib.write(TRAIN_FILE, built)
+    sentence, tables = ib.left_out_lines(built, {"datasheet": datasheet, "calibrated": calibrated}, TRAIN_FILE,
+                                         "compute")
     out = ["### Intervals of `gpunetsim train` and `gpunetsim search`", "",
            "`iteration_lo_s`/`iteration_hi_s` (`--json`; the text's `90% interval` line; plan search and study rows) "
            "come from these measurements, not from the parts of the iteration: no dataset times the compute, TP, "
@@ -293,10 +298,8 @@ def train_band_lines(datasheet: dict[str, list[float]], calibrated: dict[str, li
            "(`--calibration a100-megatron`, a fit on the GPU's profiles), from every held-out prediction of this "
            "section with a fitted compute set (in-sample points, the 2- and 4-GPU vTrain runs the set was fitted on, "
            "are left out). Each dataset left out in turn (its points against the band of the other datasets): "
-           + "; ".join(ib.band_sentence(k, b) for k, b in built.items()) + ". " + ib.shipped_check(TRAIN_FILE, built)]
-    for k, groups in (("datasheet", datasheet), ("calibrated", calibrated)):
-        out += ["", f"{k.capitalize()} compute, each dataset left out:", "", *ib.table(groups)]
-    return out + [""]
+           + sentence]
+    return out + tables + [""]
 
 
 def _profile_facts(cp) -> str:

@@ -409,10 +409,11 @@ COLLECTIVE_OPS = ("all_reduce", "all_gather", "reduce_scatter")
 """The issue probe's single operations that are NCCL collectives (the others are its stand-ins)."""
 
 
-def real_section(residuals: dict[str, list[float]] | None = None
+def real_section(residuals: dict[str, list[float]] | None = None, fits: dict[str, object] | None = None
                  ) -> tuple[list[str], dict[str, dict[str, dict[str, float]]]]:
     """Markdown lines for docs/accuracy.md (the LLM section) and the figures per campaign; ``residuals``, if
-    given, gains log(measured / predicted) of every configuration per campaign (validation.iteration_bands)."""
+    given, gains log(measured / predicted) of every configuration per campaign (validation.iteration_bands),
+    ``fits`` each campaign's fitted compute set (validation.compute_bands)."""
     data = Path(__file__).resolve().parent / "data"
     files = [(folder, data / folder / name, calibration) for folder, name, calibration in CAMPAIGNS]
     hosts = [host_work_from([path], calibration) for _, path, calibration in files]
@@ -451,6 +452,8 @@ def real_section(residuals: dict[str, list[float]] | None = None
         summary = error_summary(result.errors)
         figs[folder] = summary
         collect_residuals(residuals, folder, result.errors)
+        if fits is not None:
+            fits[folder] = result.compute
         for runner in ("pp", "tp", "fsdp", "all"):
             if runner in summary:
                 s = summary[runner]
@@ -472,6 +475,8 @@ def real_section(residuals: dict[str, list[float]] | None = None
         s = error_summary(result.errors)["tp"]
         figs[folder] = {"tp": s}
         collect_residuals(residuals, folder, result.errors)
+        if fits is not None:
+            fits[folder] = result.compute
         inside = sum(e.low_s <= e.predicted_s <= e.high_s for e in result.errors)
         lines.append(f"| {folder} | {calibration} | tp (issue probe loops) | {s['n']:.0f} | "
                      f"{s['median_abs_pct']:.1f} | {s['p90_abs_pct']:.1f} | {s['spearman']:.2f} | "

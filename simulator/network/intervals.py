@@ -64,7 +64,7 @@ class IntervalModel:
         self.model = model
         self.unc = unc_mod.of(model.params)
         self._sens: dict[tuple, _Sensitivity] = {}
-        self._classes: dict[tuple[str, str, str], list[str]] = {}
+        self._classes: dict[tuple, list[str]] = {}
         self._perturbed: list[tuple[object, ClosedFormTimer, float]] | None = None
 
     def _perturbations(self):
@@ -82,17 +82,20 @@ class IntervalModel:
             self._perturbed = out
         return self._perturbed
 
-    def sensitivity(self, op: str, algo: str, proto: str, size_bytes: float | None = None) -> _Sensitivity:
-        """Sensitivities of the plan's alpha-beta (a p2p plan's at NCCL's channel count for ``size_bytes``)."""
-        base = self.model.shape(op, algo, proto)
+    def sensitivity(self, op: str, algo: str, proto: str, size_bytes: float | None = None,
+                    ranks: tuple[str, ...] | None = None) -> _Sensitivity:
+        """Sensitivities of the plan's alpha-beta (a p2p plan's at NCCL's channel count for ``size_bytes``);
+        ``ranks``: the plan of a group of the topology's GPUs (default: all of them)."""
+        base = (self.model.shape(op, algo, proto) if ranks is None
+                else self.model.timer.shape(self.model.planner.plan(op, algo, proto, ranks)))
         channels = base.plan.channels_at(size_bytes) if size_bytes is not None else None
-        key = (op, algo, proto, channels)
+        key = (op, algo, proto, channels, ranks)
         hit = self._sens.get(key)
         if hit is None:
             base = base.sized(size_bytes) if channels is not None else base
             da, db, dh = [], [], []
             for planner, timer, step in self._perturbations():
-                s = timer.shape(planner.plan(op, algo, proto), channels)
+                s = timer.shape(planner.plan(op, algo, proto, ranks), channels)
                 da.append((s.alpha_s - base.alpha_s) / step)
                 db.append((s.beta_s_per_byte - base.beta_s_per_byte) / step)
                 dh.append((s.host_s - base.host_s) / step)
@@ -100,19 +103,21 @@ class IntervalModel:
                                                  base.host_s, tuple(dh))
         return hit
 
-    def interval(self, op: str, algo: str, proto: str, size_bytes: float, time_s: float | None = None) -> Interval:
-        """The interval of one call; ``time_s`` (e.g. a discrete-event time) defaults to the closed form's."""
-        s = self.sensitivity(op, algo, proto, size_bytes)
+    def interval(self, op: str, algo: str, proto: str, size_bytes: float, time_s: float | None = None,
+                 ranks: tuple[str, ...] | None = None) -> Interval:
+        """The interval of one call; ``time_s`` (e.g. a discrete-event time) defaults to the closed form's;
+        ``ranks``: a call on that group of the topology's GPUs (default: all of them)."""
+        s = self.sensitivity(op, algo, proto, size_bytes, ranks)
         t_cf = s.time_s(size_bytes)
         t = t_cf if time_s is None else time_s
         if not (t_cf > 0 and math.isfinite(t_cf)):
             return Interval(t, t)
         sd = self._param_sd(s, size_bytes, t_cf) if s.d_alpha else 0.0
         lo, hi = self.unc.bounds(t, min(1.0, s.alpha_s / t_cf), sd, size_bytes)
-        plan = self.model.planner.plan(op, algo, proto)
-        classes = self._classes.get((op, algo, proto))
+        plan = self.model.planner.plan(op, algo, proto, ranks)
+        classes = self._classes.get((op, algo, proto, ranks))
         if classes is None:
-            classes = self._classes[(op, algo, proto)] = link_classes(self.model, plan)
+            classes = self._classes[(op, algo, proto, ranks)] = link_classes(self.model, plan)
         outside = self.unc.outside(plan.ranks, classes, size_bytes, op)
         launch = self.unc.launch_bounds(t, lo, hi, size_bytes, plan.ranks)
         return Interval(lo, hi, tuple(outside), *(launch or (None, None)))

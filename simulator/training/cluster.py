@@ -39,6 +39,7 @@ from simulator.core.errors import InputError
 from simulator.network.closed_form import CostModel, call_time_s
 from simulator.network.fairness import max_min_rates
 from simulator.training.cluster_engine import Flap, JobProgram, SharedRun, simulate_jobs
+from simulator.training.cluster_intervals import healthy_interval, scaled
 from simulator.training.ddp import DDPConfig, comm_jobs
 from simulator.training.ddp_jobs import CommJob
 from simulator.training.gpus import GpuSpec
@@ -120,6 +121,12 @@ class JobResult:
     straggler_factor: float        # mean compute multiplier drawn over the counted iterations
     links: tuple[LinkShare, ...]
     straggler_expected: float = 1.0  # its expectation E[max over the job's ranks] (integral)
+    healthy_lo_s: float | None = None  # 90% intervals (simulator.training.cluster_intervals)
+    healthy_hi_s: float | None = None
+    alone_lo_s: float | None = None
+    alone_hi_s: float | None = None
+    shared_lo_s: float | None = None
+    shared_hi_s: float | None = None
 
     @property
     def slowdown(self) -> float:
@@ -127,7 +134,10 @@ class JobResult:
 
     def as_dict(self) -> dict:
         return {"name": self.name, "hosts": list(self.hosts), "gpus": self.gpus, "healthy_s": self.healthy_s,
-                "alone_s": self.alone_s, "shared_s": self.shared_s, "slowdown": self.slowdown,
+                "healthy_lo_s": self.healthy_lo_s, "healthy_hi_s": self.healthy_hi_s,
+                "alone_s": self.alone_s, "alone_lo_s": self.alone_lo_s, "alone_hi_s": self.alone_hi_s,
+                "shared_s": self.shared_s, "shared_lo_s": self.shared_lo_s, "shared_hi_s": self.shared_hi_s,
+                "slowdown": self.slowdown,
                 "straggler_factor": self.straggler_factor, "straggler_expected": self.straggler_expected,
                 "links": [{"name": l.name, "ids": list(l.links), "kind": l.kind, "contended_s": l.contended_s,
                            "utilisation": l.utilisation, "jobs": list(l.jobs)} for l in self.links]}
@@ -155,11 +165,12 @@ def job_graph(G: nx.Graph, hosts: Sequence[int]) -> nx.Graph:
     return H
 
 
-def program(cluster: Router, params: Parameters, job: Job, hosts: Sequence[int]) -> JobProgram:
+def program(cluster: Router, params: Parameters, job: Job, hosts: Sequence[int],
+            model: CostModel | None = None) -> JobProgram:
     """One job's iteration as plain data on ``cluster``'s link ids, planned on the job's own view
     of the cluster (:meth:`Router.for_hosts`: its servers' GPUs; the routes and link ids are the
-    cluster's, so its plans need no mapping)."""
-    model = CostModel(cluster.for_hosts(hosts), params)
+    cluster's, so its plans need no mapping); ``model``: that view's cost model, if already built."""
+    model = model or CostModel(cluster.for_hosts(hosts), params)
     if isinstance(job, DDPJob):
         w, k = job.workload, job.config.accumulation_steps
         comm = tuple(comm_jobs(model, w, job.config))
@@ -312,7 +323,8 @@ def simulate_cluster(topology: nx.Graph | PresetCluster | Router, jobs: Sequence
         raise InputError("iterations must be at least 1", field="iterations", value=iterations)
     params = params or Parameters()
     cluster = router_for(topology)
-    programs = [program(cluster, params, j, h) for j, h in zip(jobs, hosts_of)]
+    models = [CostModel(cluster.for_hosts(h), params) for h in hosts_of]
+    programs = [program(cluster, params, j, h, m) for j, h, m in zip(jobs, hosts_of, models)]
     healthy_cap = capacities(cluster, params)
     cap = capacities(cluster, params, degraded)
     flaps = [f.on(cluster) for f in flapping]
@@ -331,9 +343,13 @@ def simulate_cluster(topology: nx.Graph | PresetCluster | Router, jobs: Sequence
         drawn = recorded[j][1][:counted]
         gpus = [g for g in cluster.gpus if cluster.host_of(g) in set(hosts)]
         expected = expected_max(stragglers, stragglers.scales(gpus)) if stragglers is not None else 1.0
-        results.append(JobResult(job.name, tuple(hosts), len(gpus), healthy, alone, shared.mean_iteration_s(j),
+        together = shared.mean_iteration_s(j)
+        bounds = healthy_interval(models[j], job, programs[j], healthy)
+        results.append(JobResult(job.name, tuple(hosts), len(gpus), healthy, alone, together,
                                  float(np.mean(drawn)) if drawn else 1.0,
-                                 _contended_links(cluster, cap, shared, j, names, top_links), expected))
+                                 _contended_links(cluster, cap, shared, j, names, top_links), expected,
+                                 *scaled(healthy, healthy, bounds), *scaled(alone, healthy, bounds),
+                                 *scaled(together, healthy, bounds)))
     return ClusterResult(tuple(results), iterations, shared.window_s)
 
 

@@ -172,6 +172,16 @@ class IterationResult:
     iteration_extrapolated: tuple[str, ...] = ()   # why the buckets' intervals leave their calibration's data
     host_path_s: float | None = None       # the host's issue time (workloads with host times only)
     copy_back_s: float = 0.0               # gradients copied back from the buckets before the optimizer
+    forward_lo_s: float | None = None      # the parts' 90% intervals (ddp_intervals.part_intervals; forward,
+    forward_hi_s: float | None = None      # backward and optimizer only with a workload's compute band)
+    backward_lo_s: float | None = None
+    backward_hi_s: float | None = None
+    optimizer_lo_s: float | None = None
+    optimizer_hi_s: float | None = None
+    exposed_comm_lo_s: float | None = None
+    exposed_comm_hi_s: float | None = None
+    comm_lo_s: float | None = None
+    comm_hi_s: float | None = None
 
     def as_dict(self) -> dict:
         """JSON-ready summary (records left out; see :mod:`gpunetsim.trace`)."""

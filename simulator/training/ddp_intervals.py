@@ -68,20 +68,27 @@ def iteration_outside(model, result) -> tuple[str, ...]:
     return tuple(dict.fromkeys(why for _, iv in _bucket_intervals(model, result) for why in iv.outside))
 
 
+def comm_ratios(model, result) -> tuple[float, float] | None:
+    """(low, high) of the buckets' all-reduces' intervals over their predicted time, weighted by it (None
+    without communication)."""
+    total = lo_w = hi_w = 0.0
+    for t, iv in _bucket_intervals(model, result):
+        total += t
+        lo_w += iv.lo_s
+        hi_w += iv.hi_s
+    return (lo_w / total, hi_w / total) if total > 0 else None
+
+
 def iteration_interval(model, result, band: tuple[float, float] | None = None) -> tuple[float, float]:
     """(low, high) seconds of one simulated iteration (a simulator.training.ddp.IterationResult); ``band``
     is :func:`compute_band` of its workload. The GPU path's communication and compute widen it; a host
     path (``host_path_s``, the workload's host launch times: no uncertainty of its own) is a floor, since
     the iteration is the longer of the two. When the host sets the pace the high end is the host path
     widened as if the GPU path were as long (an upper bound: the GPU path is shorter)."""
-    total = lo_w = hi_w = 0.0
-    for t, iv in _bucket_intervals(model, result):
-        total += t
-        lo_w += iv.lo_s
-        hi_w += iv.hi_s
+    ratios = comm_ratios(model, result)
     lo = hi = result.iteration_s
-    if total > 0:
-        lo_ratio, hi_ratio = lo_w / total, hi_w / total
+    if ratios is not None:
+        lo_ratio, hi_ratio = ratios
         lo = result.iteration_s - result.exposed_comm_s * max(0.0, 1.0 - lo_ratio)
         hi = result.iteration_s + result.comm_s * max(0.0, hi_ratio - 1.0)
     if band is not None:
@@ -94,10 +101,28 @@ def iteration_interval(model, result, band: tuple[float, float] | None = None) -
     return lo, hi
 
 
+def part_intervals(model, result, band: tuple[float, float] | None = None) -> dict[str, float | None]:
+    """The parts' 90% intervals (``<part>_lo_s``/``_hi_s``): the communication on its stream (``comm``) scaled
+    by the buckets' ratios; the exposed part (``exposed_comm``) as the iteration's: faster all-reduces shorten
+    it by their share, slower ones expose at most all they add; forward, backward and optimizer only with
+    the workload's compute band (without one, their time is the workload's own, with no error known here)."""
+    out: dict[str, float | None] = {}
+    ratios = comm_ratios(model, result) or (1.0, 1.0)
+    e, c = result.exposed_comm_s, result.comm_s
+    out.update(comm_lo_s=c * min(ratios[0], 1.0), comm_hi_s=c * max(ratios[1], 1.0),
+               exposed_comm_lo_s=e * min(ratios[0], 1.0), exposed_comm_hi_s=e + c * max(0.0, ratios[1] - 1.0))
+    for part in ("forward", "backward", "optimizer"):
+        v = getattr(result, f"{part}_s")
+        out[f"{part}_lo_s"] = v * min(band[0], 1.0) if band is not None else None
+        out[f"{part}_hi_s"] = v * max(band[1], 1.0) if band is not None else None
+    return out
+
+
 def with_interval(model, result, workload=None):
     """The same iteration result with its 90% interval filled in (the host backends' from their residual
-    spread, simulator.collectives.host_uncertainty) and why it extrapolates (``iteration_extrapolated``);
-    ``workload`` adds its compute band, if it has one."""
-    lo, hi = iteration_interval(model, result, compute_band(workload) if workload is not None else None)
+    spread, simulator.collectives.host_uncertainty), its parts' (:func:`part_intervals`) and why it
+    extrapolates (``iteration_extrapolated``); ``workload`` adds its compute band, if it has one."""
+    band = compute_band(workload) if workload is not None else None
+    lo, hi = iteration_interval(model, result, band)
     return replace(result, iteration_lo_s=lo, iteration_hi_s=hi,
-                   iteration_extrapolated=iteration_outside(model, result))
+                   iteration_extrapolated=iteration_outside(model, result), **part_intervals(model, result, band))

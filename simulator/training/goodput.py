@@ -22,6 +22,8 @@ agree where the formulas hold (``delta << M``).
 
 Expected failures over a run are ``T/M`` (failures arrive at rate ``1/M`` over the wall time,
 restarts included); the time lost to failures (rework and restarts) is ``T - W - W/tau * delta``.
+Where one run's wall time, goodput, failures and lost time fall (their 90% intervals under this model):
+:mod:`.goodput_spread`.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from scipy import optimize
 from simulator.core.config import validate
 from simulator.core.errors import InputError
 from simulator.core.units import parse_time
+from simulator.training.goodput_spread import run_bounds
 
 COMPONENTS = ("gpu", "node", "nic", "switch")
 
@@ -171,6 +174,14 @@ class GoodputResult:
     daly_s: float
     optimum_s: float
     optimum_goodput: float
+    wall_lo_s: float | None = None        # 90% intervals of one run (simulator.training.goodput_spread)
+    wall_hi_s: float | None = None
+    goodput_lo: float | None = None
+    goodput_hi: float | None = None
+    failures_lo: float | None = None
+    failures_hi: float | None = None
+    lost_lo_s: float | None = None
+    lost_hi_s: float | None = None
 
     def at_interval(self, interval_s: float) -> "GoodputResult":
         """The same run checkpointing every ``interval_s`` seconds of training."""
@@ -179,9 +190,14 @@ class GoodputResult:
         gp = goodput(interval_s, self.checkpoint_s, self.restart_s, self.mtbf_s)
         wall = self.work_s / gp if gp > 0 else math.inf
         ckpt = self.work_s / interval_s * self.checkpoint_s
+        (w_lo, w_hi), (f_lo, f_hi) = run_bounds(self.work_s, interval_s, self.checkpoint_s, self.restart_s,
+                                                self.mtbf_s)
         return replace(self, interval_s=interval_s, goodput=gp, wall_s=wall,
                        failures=wall / self.mtbf_s if math.isfinite(self.mtbf_s) else 0.0,
-                       checkpoint_total_s=ckpt, lost_s=wall - self.work_s - ckpt)
+                       checkpoint_total_s=ckpt, lost_s=wall - self.work_s - ckpt,
+                       wall_lo_s=w_lo, wall_hi_s=w_hi, goodput_lo=self.work_s / w_hi, goodput_hi=self.work_s / w_lo,
+                       failures_lo=f_lo, failures_hi=f_hi, lost_lo_s=w_lo - self.work_s - ckpt,
+                       lost_hi_s=w_hi - self.work_s - ckpt)
 
     def as_dict(self) -> dict:
         out = {k: v for k, v in self.__dict__.items() if k != "components"}

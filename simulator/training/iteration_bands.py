@@ -22,8 +22,15 @@ Two bands per model, by what the prediction is built from:
   prediction of sections 7 (Selene and the 8-GPU vTrain runs with the fitted set, the own FSDP / TP / PP
   campaigns, the TP issue probes, the blind FSDP runs and the held-out lease).
 
+A third file holds the bands of the LLM *compute* alone (the parts of an iteration that are kernels: passes,
+optimizer; simulator.training.llm.part_intervals): the same two kinds, from the compute-only measurements of the
+own LLM campaigns (each spec's whole model on one GPU, each TP configuration's loop with its collectives
+stubbed: validation.compute_bands), *datasheet* from the datasheet compute set's predictions of them,
+*calibrated* from a compute set fitted on one campaign predicting *another* campaign's measurements on the
+same GPU model.
+
 Written by ``python -m validation.accuracy --calibrations`` (validation.iteration_bands) into
-``calibrations/uncertainty/{dataparallel,train}.json``::
+``calibrations/uncertainty/{dataparallel,train,compute}.json``::
 
     {"datasheet": {"level": 0.9, "log_ratio": [q05, q50, q95], "datasets": {name: points, ...},
                    "coverage_pct": .., "width_pct": .., "source": ".."}, "calibrated": {...}}
@@ -46,6 +53,7 @@ from simulator.core.errors import InputError
 BAND_DIR = SHIPPED_DIR / "uncertainty"
 DATAPARALLEL_FILE = BAND_DIR / "dataparallel.json"
 TRAIN_FILE = BAND_DIR / "train.json"
+COMPUTE_FILE = BAND_DIR / "compute.json"
 KINDS = ("datasheet", "calibrated")
 
 
@@ -107,3 +115,9 @@ def train_kind(compute) -> str:
 def train_interval(time_s: float, compute) -> tuple[float | None, float | None]:
     """The 90% interval of an LLM training iteration of ``time_s`` simulated with the compute set ``compute``."""
     return interval(time_s, bands(TRAIN_FILE).get(train_kind(compute)))
+
+
+def compute_interval(time_s: float, compute) -> tuple[float | None, float | None]:
+    """The 90% interval of ``time_s`` of LLM compute (kernels and their issue) simulated with the compute set
+    ``compute``: the compute-only band of its kind."""
+    return interval(time_s, bands(COMPUTE_FILE).get(train_kind(compute)))

@@ -12,7 +12,9 @@ drawn independently every iteration from one distribution of mean 1 and coeffici
 A synchronous collective (every DDP bucket's all-reduce) waits for the slowest rank, so a job's
 compute stretches by ``M = max_r X_r`` per iteration (clamped at 0 for the normal's far tail).
 :func:`expected_max` integrates ``E[M] = int_0^inf (1 - prod_r F_r(x)) dx - int_-inf^0 prod_r F_r(x) dx``
-numerically (``F_r`` the CDF of ``X_r``); :func:`monte_carlo_max` estimates it from draws of an
+numerically (``F_r`` the CDF of ``X_r``), :func:`max_quantiles` inverts ``prod_r F_r`` (where one
+iteration's ``M`` falls: its 5% and 95% quantiles are the 90% interval of one iteration's multiplier, a
+property of the model, not a measured spread); :func:`monte_carlo_max` estimates ``E[M]`` from draws of an
 explicit, seeded ``numpy.random.Generator``. Both take the per-rank scales, so one slow GPU among
 a thousand is exact, not approximated.
 """
@@ -90,17 +92,11 @@ def _cdf(model: StragglerModel, x: np.ndarray) -> np.ndarray:
         return special.ndtr((np.log(np.maximum(x, 1e-300)) + s * s / 2) / s) * (x > 0)
 
 
-def expected_max(model: StragglerModel, scales: Sequence[float] | np.ndarray, points: int = 200_001) -> float:
-    """``E[max_r scale_r * Y_r]`` by numerical integration of the CDF of the maximum (trapezoid
-    rule on a grid covering the maximum's support; relative error below 1e-6 for cv >= 0.001)."""
-    scales = np.asarray(scales, dtype=float)
-    if not len(scales):
-        return 0.0
-    if model.distribution == "none" or model.cv == 0:
-        return float(scales.max())
+def _max_cdf(model: StragglerModel, scales: np.ndarray, points: int) -> tuple[np.ndarray, np.ndarray]:
+    """(grid x, CDF of the maximum ``prod_r F_r(x)`` on it), the grid covering the maximum's support: within
+    the largest scale's 12-sigma band, above the smallest scale's -12 (a model with variability)."""
     groups, counts = np.unique(scales, return_counts=True)
     s = math.sqrt(math.log1p(model.cv ** 2)) if model.distribution == "lognormal" else model.cv
-    # the maximum lies within the largest scale's 12-sigma band, above the smallest scale's -12
     lo_y, hi_y = ((1 - 12 * s, 1 + 12 * s) if model.distribution == "normal"
                   else (math.exp(-s * s / 2 - 12 * s), math.exp(-s * s / 2 + 12 * s)))
     lo, hi = min(0.0, groups.min() * lo_y), groups.max() * hi_y
@@ -109,9 +105,35 @@ def expected_max(model: StragglerModel, scales: Sequence[float] | np.ndarray, po
     with np.errstate(divide="ignore"):
         for g, c in zip(groups, counts):
             log_f += c * np.log(_cdf(model, x / g))
-    f = np.exp(log_f)
+    return x, np.exp(log_f)
+
+
+def expected_max(model: StragglerModel, scales: Sequence[float] | np.ndarray, points: int = 200_001) -> float:
+    """``E[max_r scale_r * Y_r]`` by numerical integration of the CDF of the maximum (trapezoid
+    rule on a grid covering the maximum's support; relative error below 1e-6 for cv >= 0.001)."""
+    scales = np.asarray(scales, dtype=float)
+    if not len(scales):
+        return 0.0
+    if model.distribution == "none" or model.cv == 0:
+        return float(scales.max())
+    x, f = _max_cdf(model, scales, points)
     integrand = np.where(x >= 0, 1.0 - f, -f)
     return float(np.trapezoid(integrand, x))
+
+
+def max_quantiles(model: StragglerModel, scales: Sequence[float] | np.ndarray, qs: Sequence[float],
+                  points: int = 200_001) -> list[float]:
+    """Quantiles of one iteration's ``M = max_r scale_r * Y_r`` (``qs`` in (0, 1)), where ``prod_r F_r(x)``
+    crosses each (interpolated on the grid of :func:`expected_max`; clamped at 0 as the draws are):
+    with 0.05 and 0.95, the 90% interval of one iteration's compute multiplier under the model."""
+    scales = np.asarray(scales, dtype=float)
+    if not len(scales):
+        return [0.0 for _ in qs]
+    if model.distribution == "none" or model.cv == 0:
+        return [float(scales.max()) for _ in qs]
+    x, f = _max_cdf(model, scales, points)
+    keep = np.concatenate(([True], np.diff(f) > 0))      # strictly increasing for the interpolation
+    return [max(0.0, float(np.interp(q, f[keep], x[keep]))) for q in qs]
 
 
 def monte_carlo_max(model: StragglerModel, scales: Sequence[float] | np.ndarray, samples: int,

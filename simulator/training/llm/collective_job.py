@@ -23,6 +23,7 @@ class CollJob:
     count: int
     name: str
     isolated_s: float | None = None   # set when no other traffic shares its links: its closed-form time
+    ranks: tuple[str, ...] = ()       # the group's GPUs (what its 90% interval re-plans; () when not known)
 
 
 def run_job(env: simpy.Environment, net, job: CollJob):

@@ -41,6 +41,7 @@ from simulator.training.llm.memory import GRAD_BYTES, PARAM_BYTES, Memory, dp_sh
 from simulator.training.llm.flows import ComponentFlowNetwork
 from simulator.training.llm.links import compact
 from simulator.training.llm.model import TransformerSpec
+from simulator.training.llm.part_intervals import PARTS, part_intervals
 from simulator.training.llm.pass_profile import chunk_total_s
 from simulator.training.llm.pipeline_engine import ChunkWork, CollJob, Link, StageWork, simulate_pipeline
 from simulator.training.llm.placement import Placement
@@ -77,14 +78,23 @@ class TrainResult:
     records: dict[int, list[Record]] = field(repr=False, compare=False, default_factory=dict)
     iteration_lo_s: float | None = None     # 90% interval (simulator.training.iteration_bands)
     iteration_hi_s: float | None = None
+    part_bounds: tuple[tuple[str, float, float], ...] = ()   # (part, low s, high s): .part_intervals
+
+    def bounds(self, part: str) -> tuple[float, float] | None:
+        """The 90% interval of ``<part>_s`` (simulate_train(parts=True)), or None."""
+        return next(((lo, hi) for p, lo, hi in self.part_bounds if p == part), None)
+
+    def _part(self, part: str) -> dict:
+        b = self.bounds(part)
+        value = {f"{part}_s": getattr(self, f"{part}_s")}
+        return value if b is None else {**value, f"{part}_lo_s": b[0], f"{part}_hi_s": b[1]}
 
     def as_dict(self) -> dict:
+        """The JSON row; each part's 90% interval (``<part>_lo_s``, ``<part>_hi_s``) follows it when computed."""
         return {"model": self.model, "gpus": self.gpus, "gpu": self.gpu, **self.config.as_dict(),
                 "iteration_s": self.iteration_s, "iteration_lo_s": self.iteration_lo_s,
-                "iteration_hi_s": self.iteration_hi_s, "compute_s": self.compute_s, "tp_comm_s": self.tp_comm_s,
-                "pp_comm_s": self.pp_comm_s, "pp_bubble_s": self.pp_bubble_s,
-                "dp_comm_exposed_s": self.dp_comm_exposed_s, "optimizer_s": self.optimizer_s,
-                "overhead_s": self.overhead_s, "mfu": self.mfu, "hfu": self.hfu,
+                "iteration_hi_s": self.iteration_hi_s,
+                **{k: v for p in PARTS for k, v in self._part(p).items()}, "mfu": self.mfu, "hfu": self.hfu,
                 "tokens_per_s": self.tokens_per_s, "critical_stage": self.critical_stage,
                 "memory_bytes": self.memory.as_dict(), "memory_capacity_bytes": self.memory.capacity_bytes,
                 "fits": self.memory.fits}
@@ -98,11 +108,15 @@ class _Builder:
         self.place = Placement.build(config, router.gpus, router.host_of)
         self.B = config.dtype_bytes
 
+    def job(self, op: str, ranks: tuple[str, ...], size_bytes: float, count: int, name: str) -> CollJob:
+        """``count`` calls of ``op`` of ``size_bytes`` on the group ``ranks``, with the group's fastest plan."""
+        return CollJob(self.groups.plan(op, ranks, size_bytes), size_bytes, count, name, ranks=ranks)
+
     def jobs(self, calls: tuple[CommCall, ...], ranks: tuple[str, ...]) -> tuple[CollJob, ...]:
         merged: dict[tuple[str, float], int] = defaultdict(int)
         for c in calls:
             merged[(c.op, c.size_bytes)] += c.count
-        return tuple(CollJob(self.groups.plan(op, ranks, size), size, n, op.replace("_", "-"))
+        return tuple(self.job(op, ranks, size, n, op.replace("_", "-"))
                      for (op, size), n in merged.items())
 
     def alone_s(self, jobs: tuple[CollJob, ...], ranks: tuple[str, ...]) -> float:
@@ -123,9 +137,10 @@ class _Builder:
         c, pl = self.config, self.place
         routes = tuple(self.router.route(pl.gpu(r, d, s_from), pl.gpu(r, d, s_to))
                        for d in range(c.dp) for r in range(c.tp))
-        plan = self.groups.p2p_plan(pl.gpu(0, 0, s_from), pl.gpu(0, 0, s_to))
+        pair = (pl.gpu(0, 0, s_from), pl.gpu(0, 0, s_to))
+        plan = self.groups.p2p_plan(*pair)
         factor = plan.groups[0].bytes_per_byte if plan.groups else 1.0
-        return Link(tuple(r for r in routes if r), plan.call_overhead_s + plan.latency_s, factor)
+        return Link(tuple(r for r in routes if r), plan.call_overhead_s + plan.latency_s, factor, pair)
 
     def dp_groups(self, s: int) -> list[tuple[str, ...]]:
         return [self.place.dp_group(r, s) for r in range(self.config.tp)]
@@ -168,12 +183,12 @@ class _Builder:
 
         def unit(name: str, params: float, fwd: Pass, bwd: Pass, blocks: int, regather: bool) -> FsdpUnit:
             pbytes = params * PARAM_BYTES
-            gather = tuple(CollJob(self.groups.plan("all_gather", g, pbytes), pbytes, 1, "all-gather")
+            gather = tuple(self.job("all_gather", g, pbytes, 1, "all-gather")
                            for g in shards) if sharded else ()
-            scatter = tuple(CollJob(self.groups.plan("reduce_scatter", g, pbytes), pbytes, 1, "reduce-scatter")
+            scatter = tuple(self.job("reduce_scatter", g, pbytes, 1, "reduce-scatter")
                             for g in shards) if sharded else ()
             shard_bytes = pbytes / len(shards[0])
-            reduce = tuple(CollJob(self.groups.plan("all_reduce", r, shard_bytes), shard_bytes, 1, "all-reduce")
+            reduce = tuple(self.job("all_reduce", r, shard_bytes, 1, "all-reduce")
                            for r in replicas)
             grad_ops = [MemOp("fsdp flat gradient", 2 * pbytes)]
             if pre > 1:
@@ -293,9 +308,9 @@ def train_work(router: Router, model: TransformerSpec, config: TrainConfig, gpu:
                 groups = b.dp_groups(s)
                 if len(groups[0]) > 1:
                     pbytes, gbytes = cparams * PARAM_BYTES, cparams * GRAD_BYTES    # whole (gathered) buffers
-                    gather_f = gather_b = tuple(CollJob(b.groups.plan("all_gather", g, pbytes), pbytes, 1,
+                    gather_f = gather_b = tuple(b.job("all_gather", g, pbytes, 1,
                                                         "all-gather") for g in groups)
-                    scatter_b = tuple(CollJob(b.groups.plan("reduce_scatter", g, gbytes), gbytes, 1, "reduce-scatter")
+                    scatter_b = tuple(b.job("reduce_scatter", g, gbytes, 1, "reduce-scatter")
                                       for g in groups)
             fjobs, bjobs = b.jobs(fwd.comm, tp_ranks), b.jobs(bwd.comm, tp_ranks)
             if measured is not None:                   # the profile's pass, less its collectives alone
@@ -315,18 +330,18 @@ def train_work(router: Router, model: TransformerSpec, config: TrainConfig, gpu:
                 pass                                    # reduced unit by unit (fsdp_units)
             elif not c.shard_params:
                 if c.zero in (1, 2):
-                    grad_sync.append(tuple(CollJob(b.groups.plan("reduce_scatter", g, gbytes), gbytes, 1,
+                    grad_sync.append(tuple(b.job("reduce_scatter", g, gbytes, 1,
                                                    "reduce-scatter grads") for g in groups))
                     pbytes = stage_params * PARAM_BYTES
-                    param_sync = tuple(CollJob(b.groups.plan("all_gather", g, pbytes), pbytes, 1,
+                    param_sync = tuple(b.job("all_gather", g, pbytes, 1,
                                                "all-gather params") for g in groups)
                 else:
-                    grad_sync.append(tuple(CollJob(b.groups.plan("all_reduce", g, gbytes), gbytes, 1,
+                    grad_sync.append(tuple(b.job("all_reduce", g, gbytes, 1,
                                                    "all-reduce grads") for g in groups))
         if c.pp > 1 and model.tied_embeddings and s in (0, c.pp - 1):
             ebytes = model.vocab * model.hidden / c.tp * GRAD_BYTES
             pairs = [(b.place.gpu(r, 0, 0), b.place.gpu(r, 0, c.pp - 1)) for r in range(c.tp)]
-            grad_sync.append(tuple(CollJob(b.groups.plan("all_reduce", p, ebytes), ebytes, 1,
+            grad_sync.append(tuple(b.job("all_reduce", p, ebytes, 1,
                                            "all-reduce tied embedding") for p in pairs))
         to_next = b.link(s, (s + 1) % c.pp) if (c.pp > 1 and (s < c.pp - 1 or c.chunks > 1)) else None
         to_prev = b.link(s, (s - 1) % c.pp) if (c.pp > 1 and (s > 0 or c.chunks > 1)) else None
@@ -344,8 +359,9 @@ def train_work(router: Router, model: TransformerSpec, config: TrainConfig, gpu:
 
 def simulate_train(G_or_router: nx.Graph | PresetCluster | Router, model: TransformerSpec, config: TrainConfig, gpu: GpuSpec,
                    params: Parameters | None = None, compute: ComputeParams | None = None,
-                   record: bool = True) -> TrainResult:
-    """Simulate one iteration of ``model`` trained with ``config`` on the topology's GPUs."""
+                   record: bool = True, parts: bool = False) -> TrainResult:
+    """Simulate one iteration of ``model`` trained with ``config`` on the topology's GPUs; ``parts`` adds each
+    part's 90% interval (:mod:`.part_intervals`: a few closed-form interval lookups per collective)."""
     router = router_for(G_or_router)
     w = train_work(router, model, config, gpu, params, compute)
     c, hw_flops, hybrid = config, w.hw_flops, w.hybrid
@@ -363,7 +379,11 @@ def simulate_train(G_or_router: nx.Graph | PresetCluster | Router, model: Transf
     model_flops = per_mb_model * c.tp * c.global_batch / c.micro_batch
     peak = w.peak_flops * c.gpus
     mem = memory_per_gpu(model, c, gpu.memory_bytes, hybrid)
-    return TrainResult(model.name, c.gpus, c, iteration, t.compute_s, t.tp_comm_s, t.pp_comm_s, bubble, dp_exposed,
-                       stages[crit].optimizer_s, overhead, model_flops / (iteration * peak),
-                       hw_flops * c.tp * c.dp / (iteration * peak), tokens / iteration, mem, crit, gpu.name, records,
-                       *train_interval(iteration, compute or ComputeParams()))
+    result = TrainResult(model.name, c.gpus, c, iteration, t.compute_s, t.tp_comm_s, t.pp_comm_s, bubble, dp_exposed,
+                         stages[crit].optimizer_s, overhead, model_flops / (iteration * peak),
+                         hw_flops * c.tp * c.dp / (iteration * peak), tokens / iteration, mem, crit, gpu.name, records,
+                         *train_interval(iteration, compute or ComputeParams()))
+    if not parts:
+        return result
+    bounds = part_intervals(router, params or Parameters(), w, result, compute or ComputeParams())
+    return replace(result, part_bounds=tuple((p, lo, hi) for p, (lo, hi) in bounds.items()))

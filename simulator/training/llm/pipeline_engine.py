@@ -63,6 +63,7 @@ class Link:
     routes: tuple[tuple[int, ...], ...]
     latency_s: float
     bytes_per_byte: float = 1.0                # wire bytes per payload byte (protocol efficiency)
+    ranks: tuple[str, ...] = ()                # replica 0's first TP rank on each side (its 90% interval's plan)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,129 @@
+"""90% intervals of the parts of one LLM training iteration (``gpunetsim train``'s breakdown).
+
+No dataset times the parts of an iteration apart (the whole iteration's interval comes from whole-iteration
+errors: simulator.training.iteration_bands), so each part's interval comes from what its own inputs are
+known to within, and says so (docs/training.md):
+
+* **compute** (the critical stage's passes): the compute-only band (``iteration_bands.compute_interval``),
+  measured: every own campaign's single-GPU whole-model and no-communication TP loops, predicted by the
+  datasheet compute set or by a set fitted on another campaign (validation.compute_bands). The **optimizer
+  step** and the **per-iteration overhead** are timed by no runner: they take the same band (the optimizer is
+  the compute model's memory-bound kernels, the overhead a key of the same fitted set), a propagation, not a
+  measurement of their own.
+* **TP communication** and **pipeline sends**: every call's 90% interval from the collective calibration
+  (simulator.network.intervals, planned on the call's own group), summed over the calls with their
+  predicted times as weights; the part is scaled by sum(low) / sum(predicted) and sum(high) / sum(predicted).
+  What the simulation adds beyond the calls alone (other traffic on the same links) has no measurement and
+  no width of its own.
+* **DP exposed**: the data-parallel collectives of the iteration (gradient reduction, ZeRO / FSDP gathers and
+  reduce-scatters, counted per micro-batch where they run per pass) save or add seconds within their
+  intervals: faster ones hide at most what they save, slower ones expose at most all they add,
+  [max(0, exposed - saved), exposed + added].
+* **pipeline bubble**: waiting for the other stages, which run the same passes: the bubble scaled as the
+  stage's pass work (compute + TP + sends) at its interval's ends over its value.
+
+A part of 0 seconds has the interval (0, 0). Intervals hold their prediction. The parts' intervals are not
+summed into the iteration's (the parts' errors are not independent, and the whole iteration's measured
+errors say more).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from simulator.collectives.params import Parameters
+from simulator.network.closed_form import CostModel
+from simulator.training.iteration_bands import compute_interval
+from simulator.training.llm.collective_job import CollJob
+from simulator.training.llm.groups import GroupCollectives
+from topologies.routing import Router
+
+PARTS = ("compute", "tp_comm", "pp_comm", "pp_bubble", "dp_comm_exposed", "optimizer", "overhead")
+"""The parts of ``TrainResult`` (``<part>_s``) that get ``<part>_lo_s`` / ``<part>_hi_s``."""
+
+Bounds = tuple[float, float]
+
+
+class _Calls:
+    """Predicted seconds of a part's collective calls and the ends of their intervals, summed."""
+
+    def __init__(self, groups: GroupCollectives, cost: CostModel) -> None:
+        self.groups, self.intervals = groups, cost.intervals
+        self.t_s = self.lo_s = self.hi_s = 0.0
+
+    def add(self, jobs: Iterable[CollJob], times: int = 1) -> None:
+        """``times`` runs of each job (a job is ``count`` calls on its group)."""
+        for j in jobs:
+            if not j.ranks:
+                continue
+            self.call(j.plan.op, j.plan.algo, j.plan.proto, j.size_bytes, j.ranks, times * j.count)
+
+    def call(self, op: str, algo: str, proto: str, size_bytes: float, ranks: tuple[str, ...], n: int) -> None:
+        plan = self.groups.planner.plan(op, algo, proto, ranks)
+        t = self.groups.time_s(plan, ranks, size_bytes)
+        iv = self.intervals.interval(op, algo, proto, size_bytes, t, ranks=ranks)
+        self.t_s += n * t
+        self.lo_s += n * min(iv.lo_s, t)
+        self.hi_s += n * max(iv.hi_s, t)
+
+    def scaled(self, part_s: float) -> Bounds:
+        """``part_s`` scaled by the calls' interval ends over their predicted sum."""
+        if part_s <= 0 or self.t_s <= 0:
+            return part_s, part_s
+        return part_s * self.lo_s / self.t_s, part_s * self.hi_s / self.t_s
+
+
+def _first(jobs: tuple[CollJob, ...]) -> tuple[CollJob, ...]:
+    """One of concurrent identical jobs (one per TP rank's or shard's group): the time they take together."""
+    return jobs[:1]
+
+
+def _scaled(part_s: float, ratios: tuple[float | None, float | None]) -> Bounds | None:
+    lo, hi = ratios
+    return None if lo is None or hi is None else (part_s * lo, part_s * hi)
+
+
+def part_intervals(router: Router, params: Parameters, work, result, compute) -> dict[str, Bounds]:
+    """{part: (low, high) seconds} of ``result`` (a TrainResult simulated from ``work``, a TrainWork, on
+    ``router`` with the collective set ``params`` and the compute set ``compute``); a part without a band
+    (no shipped compute band file) is left out."""
+    groups = GroupCollectives(router, params)
+    cost = CostModel(groups.planner)
+    st = work.stages[result.critical_stage]
+    m = result.config.microbatches
+    out: dict[str, Bounds] = {}
+    ratio = compute_interval(1.0, compute)
+    for part in ("compute", "optimizer", "overhead"):
+        b = _scaled(getattr(result, f"{part}_s"), ratio)
+        if b is not None:
+            out[part] = b
+    tp = _Calls(groups, cost)
+    for ch in st.chunks:
+        tp.add(ch.forward_comm)
+        tp.add(ch.backward_comm)
+    out["tp_comm"] = tp.scaled(result.tp_comm_s)
+    pp = _Calls(groups, cost)
+    for link in (st.to_next, st.to_prev):
+        if link is not None and link.ranks:
+            pp.call("send_recv", "direct", "simple", st.chunks[0].send_bytes, link.ranks, 1)
+    out["pp_comm"] = pp.scaled(result.pp_comm_s)
+    dp = _Calls(groups, cost)
+    for ch in st.chunks:
+        for jobs in (ch.gather_forward, ch.gather_backward, ch.scatter_backward):
+            dp.add(_first(jobs), m)
+        for u in ch.units:
+            dp.add(_first(u.gather), m * (2 if u.regather else 1))
+            dp.add(_first(u.scatter), m)
+            dp.add(_first(u.reduce), m)
+    for phase in st.grad_sync:
+        dp.add(_first(phase))
+    dp.add(_first(st.param_sync))
+    e = result.dp_comm_exposed_s
+    out["dp_comm_exposed"] = (max(0.0, e - (dp.t_s - dp.lo_s)), e + (dp.hi_s - dp.t_s))
+    if "compute" in out:
+        work_s = result.compute_s + result.tp_comm_s + result.pp_comm_s
+        lo = out["compute"][0] + out["tp_comm"][0] + out["pp_comm"][0]
+        hi = out["compute"][1] + out["tp_comm"][1] + out["pp_comm"][1]
+        b = result.pp_bubble_s
+        out["pp_bubble"] = (b * lo / work_s, b * hi / work_s) if work_s > 0 else (b, b)
+    return {p: out[p] for p in PARTS if p in out}

@@ -52,8 +52,10 @@ def test_blind_figures(blind: tuple[list[str], dict]) -> None:
     # 4.2% / 8.0%; with the cross-entropy backward's 22 bytes per logit (was 8), which moves the 4x H200 host fit's
     # split between FSDP's per-unit and per-gather work (0.49 / 0.46 -> 0.61 / 0.33 ms): 4.2% / 9.0%, and on 4 GPUs
     # NO_SHARD h4096 and FULL_SHARD h4096 (measured 18.0 / 20.7 ms) change places (Spearman 1.0 -> 0.8); with
-    # h100-nvlink-2gpu refitted under the host issue's overlap (#10, simulator/network/host_overlap.py): 4.7% / 9.5%
-    for world, (median, p90, rho) in {2: (4.7, 11.9, 0.99), 4: (9.5, 11.9, 0.79)}.items():
+    # h100-nvlink-2gpu refitted under the host issue's overlap (#10, simulator/network/host_overlap.py): 4.7% / 9.5%;
+    # with disturbed profile launches and iterations left out (validation.profile_launches: this lease's hidden-4096
+    # profile 6.88 -> 6.29 ms on 2 GPUs, 6.32 -> 6.17 on 4, and the H200 host fits' own): 4.6% / 8.5%
+    for world, (median, p90, rho) in {2: (4.6, 12.5, 0.99), 4: (8.5, 10.2, 0.79)}.items():
         s = figs[f"world{world}"]
         assert s["n"] == 4
         assert s["median_abs_pct"] == pytest.approx(median, abs=0.5)
@@ -75,9 +77,10 @@ def test_issue_probe_and_copy_bandwidth_pin_the_compute_fit(blind: tuple[list[st
                for line in lines if "the first blind method" in line and line.startswith("| "))
     free = [line for line in lines if line.startswith("| ") and "mem_efficiency fitted (" in line]
     mems = [float(line.split("mem_efficiency fitted (")[1].split(")")[0]) for line in free]
-    # the free fit wanders between the 2- and 4-GPU launches: 1.00 / 0.69 (errors 4.7 / 6.4%); 0.44 / 0.46 with
+    # the free fit wanders away from the measured copies' 0.87: 0.59 / 0.69 (errors 11.5 / 6.1%); 1.00 / 0.69 while the
+    # 2-GPU launches' hidden-4096 profile took a disturbed launch (validation.profile_launches); 0.44 / 0.46 with
     # errors 17.6 / 14.3% with 8 bytes per logit in the cross-entropy backward, 6.5 / 12.4% before that
-    assert len(free) == 2 and abs(mems[0] - mems[1]) > 0.2
+    assert len(free) == 2 and max(mems) < 0.75
     for world in (2, 4):
         _, _, n, mem = blind_predictor(read_llm_records([blind_file(world)]))
         assert n == 2 + 8 and 0.8 < mem < 0.95          # 2 profiles, 2 probes x 2 specs x (host, GPU); copies 0.87
@@ -101,8 +104,9 @@ def test_held_out_h200_lease() -> None:
     # recorded 2026-11-26: 2 GPUs 12.5% (p90 23.7%), 4 GPUs 6.5% (p90 13.6%) with main ccb08f9; with the
     # cross-entropy backward's 22 bytes per logit (main 0353123): 12.6% (24.3%), 8.6% (16.7%), and on 4 GPUs
     # NO_SHARD h4096 predicted above FULL_SHARD h4096 (Spearman 0.8); 4 GPUs 9.1% with h200-nvlink refitted under
-    # the host issue's overlap (#10, simulator/network/host_overlap.py)
-    for world, (median, rho) in {2: (12.6, 0.99), 4: (9.1, 0.79)}.items():
+    # the host issue's overlap (#10, simulator/network/host_overlap.py); 11.6% / 9.5% with disturbed profile launches
+    # and iterations left out (validation.profile_launches; this lease's hidden-4096 profile 6.24 -> 5.86 ms on 2 GPUs)
+    for world, (median, rho) in {2: (11.6, 0.99), 4: (9.5, 0.79)}.items():
         s = figs[f"world{world}"]
         assert s["n"] == 4 and s["median_abs_pct"] == pytest.approx(median, abs=0.5) and s["spearman"] >= rho
     text = "\n".join(lines)
@@ -123,8 +127,9 @@ def test_issue_lease_where_fsdp_time_goes() -> None:
     config, gpus = RealPredictor.config(one_rank)
     assert gpus == 1 and config.fsdp_divide_ranks == 4          # no collective, but divided by the mesh
     lines, figs = issue_lease()
-    # recorded 2026-11-27: blind with main 2dc75c7 (before the divisions) 10.1% / 15.3%; with them 7.9% / 10.4%
-    for world, median in {2: 7.9, 4: 10.4}.items():
+    # recorded 2026-11-27: blind with main 2dc75c7 (before the divisions) 10.1% / 15.3%; with them 7.9% / 10.4%;
+    # 8.4% / 10.8% with disturbed profile launches left out (validation.profile_launches: 7.19 -> 6.00 ms on 4 GPUs)
+    for world, median in {2: 8.4, 4: 10.8}.items():
         s = figs[f"world{world}"]
         assert s["n"] == 6 and s["median_abs_pct"] == pytest.approx(median, abs=0.5)
     text = "\n".join(lines)

@@ -11,7 +11,8 @@ Steps:
 1. Compute: the compute model's parameters (:data:`FIT_KEYS` of
    ``simulator.training.llm.compute.ComputeParams``) are fitted by least squares on log time
    ratios to the *compute-only* measurements of the file: each spec's whole-model iteration on
-   one GPU (``llm_profile`` ``model_median_s``, simulated on a one-GPU server) and each TP
+   one GPU (``llm_profile``, simulated on a one-GPU server; disturbed profile launches and iterations left
+   out, :mod:`validation.profile_launches`) and each TP
    configuration's loop with the collectives stubbed (``llm_tp`` ``nocomm_median_s``: ``layers``
    sharded blocks, forward and backward). The optimizer is not timed by the runners, so
    ``optimizer_bytes_per_param`` is 0.
@@ -42,6 +43,8 @@ from validation.issue_check import markdown_lines, probe_tp_runs, read_issue
 from validation.llm_records import (LayerProfile, LlmRecords, LlmRun, RunError, RunGroup, compare_runs,
                                     error_summary, error_table, group_runs, read_llm_records,
                                     transformer_fields)
+from validation import profile_launches
+from validation.profile_launches import whole_model_profiles, whole_model_s
 
 FIT_KEYS = ("gemm_efficiency", "gemm_half_dim", "mem_efficiency", "kernel_overhead_s",
             "host_block_s")
@@ -77,15 +80,11 @@ class ComputeTarget:
 
 
 def compute_targets(records: LlmRecords) -> list[ComputeTarget]:
-    """The fit's targets: per spec, the median whole-model time over launches; per TP point, the
-    median no-communication time over launches."""
-    whole: dict[tuple, list[LayerProfile]] = {}
-    for p in records.profiles:
-        if p.tp == 1 and p.model_median_s is not None:
-            whole.setdefault((p.spec, p.micro_batch), []).append(p)
-    out = [ComputeTarget(f"model {spec.text} mb={mb}", spec, mb, 1, False,
-                         statistics.median(p.model_median_s for p in ps))  # type: ignore[misc]
-           for (spec, mb), ps in whole.items()]
+    """The fit's targets: per spec, the whole-model time on one GPU of its undisturbed profile launches
+    (:func:`validation.profile_launches.whole_model_s`); per TP point, the median no-communication time
+    over launches."""
+    out = [ComputeTarget(f"model {spec.text} mb={mb}", spec, mb, 1, False, whole_model_s(ps))
+           for (spec, mb), ps in whole_model_profiles(records.profiles).items()]
     for g in group_runs([r for r in records.runs if r.runner == "tp"]):
         r = g.first
         out.append(ComputeTarget(f"no-comm {g.point}", r.spec, r.micro_batch, r.tp,
@@ -505,6 +504,7 @@ def real_section(residuals: dict[str, list[float]] | None = None, fits: dict[str
               "FSDP is simulated unit by unit "
               "(docs/training.md); `hybrid_shard` with `replicate = world` "
               "runs FSDP1's NO_SHARD on one-rank groups (no gradient reduction; docs/validation-runners.md).", "",
+              *profile_launches.markdown_lines(), "",
               *probe_lines(), "",
               *[line for folder, name, _, _ in ISSUE_CAMPAIGNS for line in markdown_lines([data / folder / name], folder)],
               *host_path_lines(report([h for h, _ in hosts]), TARGET_MEDIAN_PCT)]

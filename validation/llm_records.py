@@ -59,6 +59,7 @@ class LayerProfile:
     launch_index: int
     world: int
     gpu: str | None
+    model_iter_times_s: tuple[float, ...] = ()  # every timed whole-model iteration (MAX over ranks)
 
     @property
     def key(self) -> tuple[str, int, int, bool]:
@@ -167,7 +168,8 @@ def _profile(f: Fields) -> LayerProfile:
                         f.number("head_backward_s", positive=True, required=False),
                         f.number("model_median_s", positive=True, required=False),
                         f.text("launch_id"), f.whole("launch_index"), f.whole("world", low=1),
-                        f.text("gpu", "") or None)
+                        f.text("gpu", "") or None,
+                        _numbers(f, "model_iter_times_s") if "model_iter_times_s" in f.record else ())
 
 
 def _run(f: Fields) -> LlmRun:

@@ -2,8 +2,8 @@
 how far the LLM compute model's predictions of compute alone stray from measurements, per dataset.
 
 The measurements: every own LLM campaign's compute-only points (validation.llm_real.compute_targets: each
-spec's whole model on one GPU, ``llm_profile``; each TP configuration's loop with its collectives stubbed,
-``llm_tp`` ``nocomm_median_s``; medians over launches), the campaigns of ``llm_accuracy.datasheet_own_runs``.
+spec's whole model on one GPU, ``llm_profile``, its disturbed launches left out (validation.profile_launches);
+each TP configuration's loop with its collectives stubbed, ``llm_tp`` ``nocomm_median_s``, median over launches), the campaigns of ``llm_accuracy.datasheet_own_runs``.
 
 * *datasheet*: log(measured / predicted) with the datasheet compute set (no optimizer step, which the runners
   do not time), per campaign;

@@ -40,7 +40,9 @@ def test_each_host_pays_several_times_its_standalone_call_in_the_loop(rep: HostP
 
 
 def test_no_carrier_meets_the_target_on_every_held_out_campaign(rep: HostPathReport) -> None:
-    assert [round(x, 1) for x in rep.shipped] == pytest.approx([20.0, 11.6, 8.7, 4.0, 6.9], abs=0.5)
+    # [20.0, 11.6, 8.7, 4.0, 6.9] while the 4x H200 campaign's host work was fitted with its disturbed profile launch
+    # (validation.profile_launches)
+    assert [round(x, 1) for x in rep.shipped] == pytest.approx([17.2, 11.9, 8.7, 6.0, 4.6], abs=0.5)
     loo = {c: [e for _, e in rep.loo[c]] for c in CARRIERS}
     assert loo["standalone"] == pytest.approx([8.6, 11.7, 13.8, 7.9, 5.2], abs=0.5)
     assert loo["block"] == pytest.approx([14.2, 18.5, 8.2, 8.6, 6.6], abs=0.5)

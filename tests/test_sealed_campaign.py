@@ -30,3 +30,24 @@ def test_profile_note_says_what_the_launch_rule_leaves_and_what_still_misses():
     note = " ".join(sc.profile_note())
     assert "1 launch left out, and the fit reads 13.88 ms" in note
     assert "host-bound" in note and "9.6, 11.4, 9.0, 10.8 ms" in note
+
+
+def test_blind_script_refuses_todays_model():
+    """validation/scripts/sealed_blind_2dc75c7.py patches 2dc75c7's held_out_campaign globals; on today's model the
+    patch would be ignored and the 4x H200 campaign scored as 'sealed' (review s15 #12): it must refuse, exit != 0."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "validation/scripts/sealed_blind_2dc75c7.py"], cwd=root, timeout=120,
+                          capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+    assert done.returncode != 0 and "2dc75c7" in done.stderr and "## collectives" not in done.stdout
+
+
+def test_campaign_files_follow_the_module_folders(monkeypatch, tmp_path):
+    """held_out_campaign.files() reads LAT / BW when called, not when imported (review s15 #12)."""
+    from validation import held_out_campaign as hoc
+    (tmp_path / "lat_world2_L0.jsonl").write_text("")
+    monkeypatch.setattr(hoc, "LAT", tmp_path)
+    monkeypatch.setattr(hoc, "BW", tmp_path)
+    assert hoc.files()[2] == [tmp_path / "lat_world2_L0.jsonl"]

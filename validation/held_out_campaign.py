@@ -37,8 +37,11 @@ MACHINE = f"4x H200, `{LAT.name}`"
 """The campaign in validation.rank_model_error.MACHINES."""
 
 
-def files(lat: Path = LAT, bw: Path = BW) -> dict[int, list[Path]]:
-    """A campaign's launches per world size (both folders; by default this module's campaign)."""
+def files(lat: Path | None = None, bw: Path | None = None) -> dict[int, list[Path]]:
+    """A campaign's launches per world size (both folders; by default this module's :data:`LAT` and :data:`BW`,
+    read when called)."""
+    lat = LAT if lat is None else lat
+    bw = BW if bw is None else bw
     return {n: sorted(lat.glob(f"lat_world{n}_L*.jsonl")) + sorted(bw.glob(f"bw_world{n}_L*.jsonl"))
             for n in (2, 3, 4)}
 

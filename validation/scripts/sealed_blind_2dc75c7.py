@@ -1,10 +1,19 @@
 """The sealed 4x H100 campaign's blind figures (validation/data/h100x4_2026-11-27_{lat,bw,llm}/README.md), exactly as run
 2026-11-27 00:30 UTC: from the root of `git archive 2dc75c7` with the three folders copied into validation/data/,
-`PYTHONPATH=. python validation/scripts/sealed_blind_2dc75c7.py`. Today's model: `python -m validation.sealed_campaign`."""
+`PYTHONPATH=. python validation/scripts/sealed_blind_2dc75c7.py`. Today's model: `python -m validation.sealed_campaign`.
+
+It works by setting 2dc75c7's `validation.held_out_campaign` globals (LAT, BW, TOPOLOGY, PREFIX), which that
+version's `score_campaign()` reads. Later versions score their campaign through `validation.rank_model_error` and
+ignore them, so run elsewhere the script would silently score the 4x H200 campaign as 'sealed'; it refuses instead
+(exit 1; guard added after the run above, review s15 #12, which changes nothing inside the archive)."""
 import os, sys
 from dataclasses import replace
 from pathlib import Path
 import validation.held_out_campaign as hoc
+if hasattr(hoc, "score_fits") or not hasattr(hoc, "TOPOLOGY"):
+    sys.exit("sealed_blind_2dc75c7.py scores with main 2dc75c7's model only: run it from the root of `git archive "
+             "2dc75c7` with the three sealed folders copied into validation/data/ (this tree's "
+             "validation.held_out_campaign would ignore the folders). Today's model: python -m validation.sealed_campaign")
 from validation import llm_blind as lb, llm_real as lr
 from validation.llm_records import error_summary, read_llm_records
 

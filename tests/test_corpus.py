@@ -318,7 +318,7 @@ def test_reach_counts_the_figure(results):
     _, held = corpus.uncalibrated_errors(results)
     r = corpus_reach.reach(results)
     assert r.points == len(held) and r.within == int(np.sum(held <= 0.05))
-    assert r.needed == (len(held) + 1) // 2
+    assert r.needed == len(held) // 2 + 1
     named_pts, named_in = r.named
     pts, within, near = r.others
     assert named_pts == corpus._unpredictable(results) and named_pts + pts == r.points
@@ -337,12 +337,25 @@ def test_reach_paragraph_says_whether_near_misses_suffice():
     """The verdict follows the counts: near misses enough, or not enough, to reach the target."""
     from validation.corpus_reach import DatasetCount, Reach, paragraph
     named = DatasetCount("host", "pcie", 10, 0, 0, False, True)
-    enough = Reach((named, DatasetCount("a", "efa", 10, 4, 6, True, False)), (0, 0, 0, 0), 0)
-    assert "would just reach it (10 of 10)" in paragraph(enough)
+    enough = Reach((named, DatasetCount("a", "efa", 10, 4, 6, True, False),
+                    DatasetCount("b", "efa", 1, 1, 0, True, False)), (0, 0, 0, 0), 0)
+    assert "would just reach it (11 of 11)" in paragraph(enough)
     short = Reach((named, DatasetCount("a", "efa", 10, 4, 1, True, False)), (5, 0, 0, 0), 5)
-    assert "Even with every near miss brought within 5%, 5 of 10" in paragraph(short)
+    assert "Even with every near miss brought within 5%, 5 of 11" in paragraph(short)
     done = Reach((DatasetCount("a", "efa", 10, 6, 0, True, False),), (0, 0, 0, 0), 0)
     assert paragraph(done).startswith("**Target in reach.**")
+
+
+def test_reach_needs_a_median_not_a_middle_point():
+    """With an even count np.median averages the two middle errors: 143 of 286 within 5% does not make a 5% median,
+    144 does (review s15 #6); every dataset short named unpredictable gives a paragraph, not a ZeroDivisionError."""
+    from validation.corpus_reach import DatasetCount, Reach, paragraph
+    assert np.median([0.04] * 143 + [0.07] * 143) > 0.05 >= np.median([0.04] * 144 + [0.07] * 142)
+    r = Reach((DatasetCount("a", "efa", 286, 143, 0, True, False),), (0, 0, 0, 0), 0)
+    assert r.needed == 144
+    assert Reach((DatasetCount("a", "efa", 5, 3, 0, True, False),), (0, 0, 0, 0), 0).needed == 3
+    named = Reach((DatasetCount("host", "pcie", 10, 2, 0, False, True),), (0, 0, 0, 0), 0)
+    assert "named unpredictable" in paragraph(named)
 
 
 def test_reach_cli(capsys):

@@ -81,3 +81,30 @@ def test_judged_parameters_carry_the_other_machines_share(monkeypatch):
     assert es.judged(p, "x").uncertainty["residual"]["by_size"]["param_scale"] == [1.0, 1.0, 0.5]
     assert es.judged(Parameters().with_uncertainty({**BLOCK, "residual": {"latency": [-1, 0, 1],
                                                                              "bandwidth": [-1, 0, 1]}}), "x") is not None
+
+
+def test_a_share_at_the_floor_is_called_the_floor_and_its_alternatives_are_printed(monkeypatch):
+    """When every machine's share from the others is the floor, the report says it is the hand-set floor, not
+    learned, and prints coverage/width at the other shares (review s15 #14)."""
+    inside = rows(2, np.linspace(-0.09, 0.09, 20), 0.2)
+    monkeypatch.setattr(es, "scale_for", lambda exclude=None: (1.0, 1.0, es.FLOOR))
+    text = es.floor_paragraph([("a", inside), ("b", inside)], 2)
+    assert es.floor_binds([("a", inside)], 2) and "the floor, not learned" in text and "not blind" in text
+    c, w = es.coverage(inside, 0.75)
+    assert f"0.75 {c * 100:.0f}/{w * 100:.0f}" in text
+    monkeypatch.setattr(es, "scale_for", lambda exclude=None: (1.0, 1.0, 0.4))
+    assert not es.floor_binds([("a", inside)], 2) and "not learned" not in es.floor_paragraph([("a", inside)], 2)
+
+
+def test_the_share_is_applied_only_inside_the_domain_it_was_learned_on():
+    """simulator.collectives.uncertainty.SHARE_CHECKED_*: the largest world size and the link classes of the machines
+    the share is learned on (review s15 #4)."""
+    from simulator.collectives import uncertainty
+    from validation import rank_model_error
+    worlds = {n for m in rank_model_error.MACHINES for n, f in m.files().items() if f}
+    assert max(worlds) == uncertainty.SHARE_CHECKED_WORLD
+    assert {m.topology for m in rank_model_error.MACHINES} <= {"hgx-h200", "dgx-h100"}   # one NVLink host each
+    assert uncertainty.SHARE_CHECKED_CLASSES == ("nvlink",)
+    unc = Uncertainty.from_block(with_scale([1.0, 1.0, 0.25]))
+    assert unc.share_applies(4, ["nvlink"]) and not unc.share_applies(8, ["nvlink"])
+    assert not unc.share_applies(4, ["nvlink", "net"])

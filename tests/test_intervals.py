@@ -244,3 +244,33 @@ def test_residual_quantiles_come_from_points_pooled_over_launches():
     assert np.ptp(residual_quantiles([c for c in comps if c.point.launches == 1], pred)["reps"]["q"][0]) < 0.1
     one_launch = residual_quantiles([c for c in comps if c.point.launches == 1], pred)["by_size"]["q"]
     assert all(hi - lo > 0.6 for lo, _, hi in one_launch)
+
+
+def _collective_json(capsys, calibration: str, nodes: int, gpus: int) -> dict:
+    rc = main(["collective", "--calibration", calibration, "--topology", "hgx-h200", "--nodes", str(nodes), "--gpus",
+               str(gpus), "--op", "all_reduce", "-b", "1G", "-e", "1G", "--algo", "ring", "--json"])
+    assert rc == 0
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def test_the_extrapolation_share_applies_only_where_it_was_checked(capsys, tmp_path):
+    """The >= 16 MiB share (0.25) was learned on 2 -> 4 GPUs inside one NVLink host: 64 GPUs over the network keep
+    the covariance's spread in full, and the network keys the 2-GPU data never touched add their prior spread
+    (review s15 #4); 4 GPUs on one host keep the share."""
+    from simulator.collectives.params import read_calibration
+    block, _ = read_calibration("h200-nvlink-2gpu")
+    by_size = block["uncertainty"]["residual"]["by_size"]
+    assert by_size["param_scale"][-1] < 1
+    by_size["param_scale"] = [1.0] * len(by_size["param_scale"])
+    full = tmp_path / "full.json"
+    full.write_text(json.dumps(block))
+    shipped_64, full_64 = (_collective_json(capsys, c, 8, 8) for c in ("h200-nvlink-2gpu", str(full)))
+    assert shipped_64["time_s"] == pytest.approx(full_64["time_s"])
+    assert shipped_64["time_lo_s"] == pytest.approx(full_64["time_lo_s"])       # no share outside the check
+    assert shipped_64["time_hi_s"] == pytest.approx(full_64["time_hi_s"])
+    shipped_4, full_4 = (_collective_json(capsys, c, 1, 4) for c in ("h200-nvlink-2gpu", str(full)))
+    assert full_4["time_lo_s"] < shipped_4["time_lo_s"] < shipped_4["time_s"] < shipped_4["time_hi_s"] < full_4["time_hi_s"]
+    # crossing the network widens the interval beyond one server's at the same world size's share rule
+    one_server = _collective_json(capsys, "h200-nvlink-2gpu", 1, 8)
+    rel = lambda r: (r["time_hi_s"] - r["time_lo_s"]) / r["time_s"]  # noqa: E731
+    assert rel(shipped_64) > rel(one_server)

@@ -78,6 +78,11 @@ def test_rank_cost_check_gives_each_machine_the_others_term():
         row = next(line for line in lines if line.startswith(f"| {name} |"))
         assert row.endswith(f"| {others * 1e6:.1f} |")
     assert figures["rank model sd all machines_s"] == pytest.approx(rank_model_error.rms(miss.values()))
+    # what the term rests on (review s15 #5): the largest miss, its fit and the RMS without it
+    biggest = max(miss, key=lambda n: abs(miss[n]))
+    rest = rank_model_error.rms([g for n, g in miss.items() if n != biggest])
+    assert (f"The largest miss ({biggest}, {miss[biggest] * 1e6:+.1f} us, from its fit on 2 and 3 GPUs)" in lines[-1]
+            and f"without it the root mean square is {rest * 1e6:.1f} us" in lines[-1])
 
 
 def test_rank_hindsight_reports_each_machines_best_cost(monkeypatch):

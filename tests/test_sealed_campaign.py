@@ -1,5 +1,7 @@
 """The sealed 4x H100 campaign (validation.sealed_campaign): its READMEs' blind tables are read, not retyped."""
 
+import pytest
+
 from validation import sealed_campaign as sc
 
 
@@ -51,3 +53,34 @@ def test_campaign_files_follow_the_module_folders(monkeypatch, tmp_path):
     monkeypatch.setattr(hoc, "LAT", tmp_path)
     monkeypatch.setattr(hoc, "BW", tmp_path)
     assert hoc.files()[2] == [tmp_path / "lat_world2_L0.jsonl"]
+
+
+def test_the_profile_rule_scored_on_the_sealed_lease_is_recorded():
+    """The 'fastest launch' rule was scored on the sealed lease after its blind figures: section 7 says so and that a
+    later profile rule is not blind to its PP figure (review s15 #13)."""
+    from validation.sealed_campaign import PROFILE_RULE_TRIED, trial_note
+    text = trial_note()
+    assert "fastest" in text and f"PP {PROFILE_RULE_TRIED[2]:.1f}%" in text and "not blind" in text
+    assert "3.5 -> 7.2%" in text and "3.7 -> 10.4%" in text
+
+
+def test_the_cli_parses_its_arguments_before_scoring(capsys):
+    """--help prints and exits at once, an unknown argument exits 2; neither runs the scoring (review s15 #16)."""
+    from validation import sealed_campaign
+    with pytest.raises(SystemExit) as e:
+        sealed_campaign.main(["--help"])
+    assert e.value.code == 0 and "sealed" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e:
+        sealed_campaign.main(["--bogus"])
+    assert e.value.code == 2
+
+
+def test_the_train_band_is_checked_on_the_sealed_runs():
+    """The shipped calibrated train band against the sealed runs, its only blind check (review s15 #19)."""
+    import math
+
+    from simulator.training.iteration_bands import TRAIN_FILE, bands, interval
+    lo, hi = (math.log(x) for x in interval(1.0, bands(TRAIN_FILE)["calibrated"]))
+    text = sc.band_check({"a": [0.0, hi + 0.01], "b": [lo - 0.01, lo + 0.001, 0.0]})
+    assert "holds 3 of these 5 sealed runs (60%)" in text and "a 1/2" in text and "b 2/3" in text
+    assert "shaped on" in text

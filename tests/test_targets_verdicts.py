@@ -43,3 +43,13 @@ def test_fsdp_issue_lease_verdicts_are_on_its_blind_figures():
         assert f"{world} GPUs {pct:.1f}% ({verdict})" in blind
     assert "7.9%" in after and "10.4%" in after and "3.0" not in text
     assert "met" not in after and "missed" not in after
+
+
+def test_a_verdict_that_rests_on_a_choice_made_with_the_points_is_withheld():
+    """Section 8's all-size coverage: met under the overlap's norm chosen with these 4-GPU points (81%), missed
+    under the other (77.5%): no verdict; a verdict both choices agree on is kept (review s15 #10)."""
+    split = accuracy.judged_both(81.0, 77.5, 80, "the other norm", above=True)
+    assert "no verdict" in split and "met" not in split and "missed" not in split
+    assert "81" in split and "77.5" in split
+    same = accuracy.judged_both(68.0, 70.2, 25, "the other norm")
+    assert same.startswith("68% (target 25%: **missed**") and "70.2% under the other norm" in same

@@ -45,6 +45,9 @@ NCCL_NVLINK_PER_LINK = {70: (20.0, 25.0), 80: (20.0, 25.0), 90: (20.6, 25.0), 10
 """Per GPU generation (compute capability): (NCCL's bandwidth of one NVLink, GB/s: src/graph/topo.h
 ``SM70/SM80/SM90/SM100_NVLINK_BW``, what its topology search and tuner count per link; the datasheet's
 rate of one link per direction, GB/s: NVLink 2/3/4 25, NVLink 5 50)."""
+NCCL_OWN_NVLINK_FIGURE = (86,)
+"""Compute capabilities NCCL gives a per-link figure of their own outside :data:`NCCL_NVLINK_PER_LINK`
+(``SM86_NVLINK_BW``): unknown generations here, never the previous generation's share."""
 NVLINK_REFERENCE_CC = 90
 """The generation ``link_efficiency.nvlink`` stands for: Hopper, on which its datasheet value and every
 shipped fit of it were measured (H100/H200 servers)."""
@@ -56,10 +59,14 @@ def nvlink_usable(compute_capability: int) -> float:
     NCCL's own tables say an A100 or B200 link carries 2.9% / 2.7% less of its datasheet rate than an H100
     link; one ``link_efficiency.nvlink`` for every generation would miss that (the public corpus: rings
     from 1 GiB at 0.78 of NVLink3, 0.81 of NVLink4, 0.75 of NVLink5: docs/accuracy.md section 1b). Unknown
-    generations (no NVLink table entry): 1."""
+    generations (no NVLink table entry): 1, and so is SM86, which NCCL's ``ncclTopoNVLinkBw`` gives its own
+    12.0 GB/s (``SM86_NVLINK_BW``, not SM80's) while its datasheet rate per link differs by product, and SM60
+    (``SM60_NVLINK_BW`` 18.0, not in the table). NCCL's NVLS graph search also draws on these per-link figures
+    (the GPU-NVSwitch links are ``count x ncclTopoNVLinkBw``, src/graph/topo.cc; ``ncclTopoSearchTryNvls``), so
+    the share applies to NVLS paths as to rings."""
     ref_nccl, ref_sheet = NCCL_NVLINK_PER_LINK[NVLINK_REFERENCE_CC]
     cc = max((c for c in NCCL_NVLINK_PER_LINK if c <= compute_capability), default=None)
-    if cc is None:
+    if cc is None or compute_capability in NCCL_OWN_NVLINK_FIGURE:
         return 1.0
     nccl, sheet = NCCL_NVLINK_PER_LINK[cc]
     return (nccl / sheet) / (ref_nccl / ref_sheet)

@@ -28,6 +28,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from simulator.collectives.params import DEFAULTS, Parameters, bounds, out_of_range_message
+from simulator.collectives.priors import prior_sd, scale
 from simulator.collectives.uncertainty import LEVEL, Uncertainty, size_band
 from simulator.core.errors import InputError
 from simulator.network.closed_form import call_time_s
@@ -67,23 +68,6 @@ HUBER_SCALE = 2.0
 """Residuals beyond 2 spreads count linearly."""
 MAX_ITERATIONS = 40
 """Trust-region steps at most (the objective has kinks where a plan's slowest hop changes)."""
-
-
-def prior_sd(key: str) -> float:
-    """Prior standard deviation of a key, in its scaled units (see :func:`scale`)."""
-    if "efficiency" in key:
-        return 0.25
-    if key.endswith("_Bps"):
-        return 0.5
-    return 1.0
-
-
-def scale(key: str) -> float:
-    """A key's unit in the fitter: its default, or a typical size when the default is 0."""
-    d = DEFAULTS[key]
-    if d > 0:
-        return d
-    return 1e-12 if "_s_per_byte" in key else 10e-6
 
 
 @dataclass(frozen=True)

@@ -740,7 +740,8 @@ def section(data_dir: Path, shipped_dir: Path, write_calibrations: bool = False)
     from validation import corpus_reach, corpus_residuals
     reached = corpus_reach.reach(results)
     figures["corpus_needed_within_5pct"] = reached.needed
-    figures["corpus_others_needed_pct"] = 100 * reached.others_needed / reached.others[0]
+    if reached.others[0]:
+        figures["corpus_others_needed_pct"] = 100 * reached.others_needed / reached.others[0]
     lines += ["", corpus_reach.paragraph(reached)]
     lines += ["", "**Residual groups.** Each dataset's points from 16 MiB up as the figure predicts them (the "
               "datasheet, or where the group was adopted the fit that left the dataset out), consecutive sizes "

@@ -62,8 +62,9 @@ class Reach:
 
     @property
     def needed(self) -> int:
-        """Points within 5% a median of 5% needs (the middle point of the sorted errors)."""
-        return (self.points + 1) // 2
+        """Points within 5% a median of 5% needs: more than half (with an even count np.median averages the two
+        middle errors, so both must be within 5%; review s15 #6)."""
+        return self.points // 2 + 1
 
     def _of(self, named: bool) -> list[DatasetCount]:
         return [d for d in self.datasets if d.named_unpredictable == named]
@@ -137,6 +138,10 @@ def paragraph(r: Reach) -> str:
     if short <= 0:
         return (f"**Target in reach.** {r.within} of {r.points} points are within 5% (a median of 5% needs "
                 f"{r.needed}).")
+    if not pts:
+        return (f"**What the 5% target needs, in points** (`python -m validation.corpus_reach`). A median of 5% needs "
+                f"{r.needed} of the {r.points} points within 5%; the figure has {r.within}, {short} short, and every "
+                "dataset is named unpredictable from its headers above: no prediction of these headers can reach it.")
     fewest = r.fewest_datasets()
     bands = ", ".join(f"{n} at {_band(lo, hi)}" for n, (lo, hi) in zip(r.far_by_band, BANDS_BYTES) if n)
     with_near = within + near

@@ -155,4 +155,33 @@ def section() -> tuple[list[str], dict]:
                                                                     "none": none, "used": used}
             lines.append(f"| {name} | {len(r)} | {full[0] * 100:.0f}, {full[1] * 100:.0f} | {none[0] * 100:.0f}, "
                          f"{none[1] * 100:.0f} | {k:g} | {used[0] * 100:.0f}, {used[1] * 100:.0f} |")
+        lines += ["", floor_paragraph(rows, b)]
+        figures[f"extrapolation share floor binds {names[b][0]}"] = floor_binds(rows, b)
     return lines, figures
+
+
+GRID_SHOWN = (0.0, 0.25, 0.5, 0.75, 1.0)
+"""The shares :func:`floor_paragraph` prints coverage and width at."""
+
+
+def floor_binds(rows: list, band: int) -> bool:
+    """Whether every machine's share from the others is :data:`FLOOR` while the others' points already hold 90% at
+    it: the share is then the hand-set floor, not learned from the data (review s15 #14)."""
+    return all(scale_for(name)[band] == FLOOR for name, _ in rows)
+
+
+def floor_paragraph(rows: list, band: int) -> str:
+    """What the band's share and the >= 16 MiB interval verdicts depend on: coverage and width of each machine's
+    unseen points at the shares of :data:`GRID_SHOWN` (``rows``: (machine, :func:`records` rows of the band))."""
+    at = "; ".join(f"{name}: " + ", ".join(f"{k:g} {c * 100:.0f}/{w * 100:.0f}"
+                                          for k in GRID_SHOWN for c, w in [coverage(r, k)])
+                   for name, r in rows)
+    head = (f"**The share is the floor, not learned.** On every machine the other machines' points already hold 90% "
+            f"at the grid's lowest share, so each row's share is the floor {FLOOR:g}, a choice made in the stop that "
+            "added it (2026-11-27) seeing these machines' points: the interval figures at this size in sections 3 "
+            "and 8, and their verdicts, rest on it, and are not blind to it. "
+            if floor_binds(rows, band) else
+            "**What the share decides.** ")
+    return (head + f"Coverage/width % of the unseen points per share ({', '.join(f'{k:g}' for k in GRID_SHOWN)}): "
+            + at + ". The sealed 4x H100 campaign (section 3), kept from everyone who set the floor, is its blind "
+            "check.")

@@ -71,9 +71,29 @@ def _what(strategy: str, replicate: int, world: int) -> str:
     return f"{strategy} replicate={replicate}"
 
 
+def _units(f: Fields) -> int:
+    """FSDP units of an ``llm_fsdp`` record: one per entry of ``unit_params`` (a list of positive whole numbers,
+    parameters per unit), or the blocks and the root when it is absent or empty."""
+    v = f.record.get("unit_params")
+    if v is None or v == []:
+        return f.whole("layers", low=1) + 1
+    if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in v):
+        raise f.bad("unit_params", "must be a list of positive whole numbers (parameters per FSDP unit)", v)
+    return len(v)
+
+
+def _strategy(f: Fields) -> str:
+    from validation.llm_real import FSDP_NAMES
+    v = f.text("strategy")
+    if v not in FSDP_NAMES:
+        raise f.bad("strategy", f"unknown FSDP strategy (known: {', '.join(FSDP_NAMES)})", v)
+    return v
+
+
 def read_points(paths: Sequence[str | Path]) -> list[IssuePoint]:
     """The ``--issue`` points of ``paths`` (``llm_profile`` for the plain model, ``llm_fsdp``), medians over
-    launches; records without the issue fields (runs without ``--issue``) are an error."""
+    launches; records without the issue fields (runs without ``--issue``) are an error, and so are points whose
+    FSDP host work per unit comes out negative (:func:`host_splits`)."""
     groups: dict[tuple, list[tuple[float, ...]]] = {}
     late: dict[tuple, int] = {}
     for path in paths:
@@ -88,8 +108,8 @@ def read_points(paths: Sequence[str | Path]) -> list[IssuePoint]:
                 prefix, what, units = "model_", ONE_GPU, 0
             else:
                 prefix = ""
-                what = _what(f.text("strategy"), f.whole("replicate", low=1), f.whole("world", low=1))
-                units = len(rec.get("unit_params") or ()) or f.whole("layers", low=1) + 1
+                what = _what(_strategy(f), f.whole("replicate", low=1), f.whole("world", low=1))
+                units = _units(f)
             key = (what, record_spec(f), f.whole("micro_batch", low=1), f.whole("world", low=1), units)
             groups.setdefault(key, []).append(tuple(float(f.number(prefix + k, positive=True))  # type: ignore[arg-type]
                                                     for k in TIMES))
@@ -97,9 +117,18 @@ def read_points(paths: Sequence[str | Path]) -> list[IssuePoint]:
     if not groups:
         raise InputError("no llm_profile or llm_fsdp records with --issue fields", source=", ".join(map(str, paths)),
                          field="kind")
-    return [IssuePoint(what, spec, mb, world, units, len(v), late[(what, spec, mb, world, units)],
-                       *(statistics.median(x[i] for x in v) for i in range(len(TIMES))))
-            for (what, spec, mb, world, units), v in groups.items()]
+    points = [IssuePoint(what, spec, mb, world, units, len(v), late[(what, spec, mb, world, units)],
+                         *(statistics.median(x[i] for x in v) for i in range(len(TIMES))))
+              for (what, spec, mb, world, units), v in groups.items()]
+    source = ", ".join(map(str, paths))
+    for s in host_splits(points):
+        for name, per_unit in (("issue_forward_s", s.forward_per_unit_s), ("issue_backward_s", s.backward_per_unit_s)):
+            if per_unit <= 0:
+                raise InputError(f"NO_SHARD on one-rank groups (h{s.spec.hidden}, micro-batch {s.micro_batch}, "
+                                 f"{s.world} GPUs) issues in less time than the plain model: FSDP's host work per "
+                                 "unit cannot be negative or zero", source=source, field=name,
+                                 value=f"{per_unit * 1e3:.4f} ms per unit")
+    return points
 
 
 @dataclass(frozen=True)
@@ -108,6 +137,7 @@ class FsdpHostSplit:
 
     spec: GPTSpec
     world: int
+    micro_batch: int
     forward_per_unit_s: float      # NO_SHARD on one-rank groups less the plain model, forward issue, per unit
     backward_per_unit_s: float     # the same, backward
     all_reduce_per_unit_s: float | None   # NO_SHARD less NO_SHARD on one-rank groups, backward issue, per unit
@@ -119,15 +149,16 @@ class FsdpHostSplit:
 
 
 def host_splits(points: Sequence[IssuePoint]) -> list[FsdpHostSplit]:
-    """One :class:`FsdpHostSplit` per (spec, world) that has the plain model and NO_SHARD on one-rank groups."""
-    by = {(p.what, p.spec, p.world): p for p in points}
+    """One :class:`FsdpHostSplit` per (spec, micro-batch, world) that has the plain model and NO_SHARD on one-rank
+    groups."""
+    by = {(p.what, p.spec, p.micro_batch, p.world): p for p in points}
     out = []
-    for (what, spec, world), p in sorted(by.items(), key=lambda kv: (kv[0][2], kv[0][1].hidden)):
-        one = by.get((ONE_GPU, spec, world))
+    for (what, spec, mb, world), p in sorted(by.items(), key=lambda kv: (kv[0][3], kv[0][1].hidden, kv[0][2])):
+        one = by.get((ONE_GPU, spec, mb, world))
         if what != NOCOMM or one is None:
             continue
-        no = by.get((NO_SHARD, spec, world))
-        out.append(FsdpHostSplit(spec, world, (p.issue_forward_s - one.issue_forward_s) / p.units,
+        no = by.get((NO_SHARD, spec, mb, world))
+        out.append(FsdpHostSplit(spec, world, mb, (p.issue_forward_s - one.issue_forward_s) / p.units,
                                  (p.issue_backward_s - one.issue_backward_s) / p.units,
                                  None if no is None else (no.issue_backward_s - p.issue_backward_s) / p.units))
     return out
@@ -135,10 +166,13 @@ def host_splits(points: Sequence[IssuePoint]) -> list[FsdpHostSplit]:
 
 def report(points: Sequence[IssuePoint]) -> list[str]:
     order = {ONE_GPU: 0, NOCOMM: 1, NO_SHARD: 2, FULL_SHARD: 3}
+    several = len({p.micro_batch for p in points}) > 1         # name the micro-batch only where it tells points apart
+    mb = (lambda m: f" mb{m}") if several else (lambda m: "")  # noqa: E731
     lines = ["| GPUs | spec | configuration | launches | iteration ms | host issue ms (forward + backward) | "
              "GPU alone ms | steps outlasting the hold |", "|---|---|---|---|---|---|---|---|"]
-    for p in sorted(points, key=lambda p: (p.world, p.spec.hidden, order.get(p.what, 9), p.what)):
-        lines.append(f"| {p.world} | h{p.spec.hidden} L{p.spec.layers} s{p.spec.seq} | {p.what} | {p.launches} | "
+    for p in sorted(points, key=lambda p: (p.world, p.spec.hidden, p.micro_batch, order.get(p.what, 9), p.what)):
+        lines.append(f"| {p.world} | h{p.spec.hidden} L{p.spec.layers} s{p.spec.seq}{mb(p.micro_batch)} | {p.what} | "
+                     f"{p.launches} | "
                      f"{p.median_s * 1e3:.2f} | {p.issue_forward_s * 1e3:.2f} + {p.issue_backward_s * 1e3:.2f} | "
                      f"{p.gpu_s * 1e3:.2f} | {p.outlasted_hold} |")
     splits = host_splits(points)
@@ -149,7 +183,7 @@ def report(points: Sequence[IssuePoint]) -> list[str]:
                   "|---|---|---|---|---|---|"]
         for s in splits:
             ar = "" if s.all_reduce_per_unit_s is None else f"{s.all_reduce_per_unit_s * 1e3:.3f}"
-            lines.append(f"| {s.world} | h{s.spec.hidden} | {s.forward_per_unit_s * 1e3:.3f} | "
+            lines.append(f"| {s.world} | h{s.spec.hidden}{mb(s.micro_batch)} | {s.forward_per_unit_s * 1e3:.3f} | "
                          f"{s.backward_per_unit_s * 1e3:.3f} | {s.forward_share:.2f} | {ar} |")
     return lines
 

@@ -235,7 +235,8 @@ def llm_section(number: int = 7, write_bands: bool = False) -> tuple[list[str], 
                      f"{k} {s['median_abs_pct']:.1f}% ({_verdict(s['median_abs_pct'] <= TARGET_MEDIAN)}; blind "
                      f"{figs['sealed_h100']['blind'][k]['median_abs_pct']:.1f}%)"
                      for k, s in figs["sealed_h100"].items() if k != "blind")
-                 + " (blind: its README, main 2dc75c7)."] if figs["sealed_h100"] else []),
+                 + " (blind: its README, main 2dc75c7; one other profile rule has since been scored on it, not "
+                 "kept: section 7)."] if figs["sealed_h100"] else []),
               f"- The fitted set ({', '.join(f'{k} = {getattr(fitted, k):.3g}' for k in FIT_KEYS)}) is host-bound: "
               "vTrain's small models spend more time issuing kernels (Python, DeepSpeed's checkpointing) than "
               "computing, which the datasheet set, built for GPU-bound large models, does not charge; "

@@ -62,6 +62,10 @@ if TYPE_CHECKING:
 DATASHEET_FILE = Path(__file__).resolve().parent / "calibrations" / "uncertainty" / "datasheet.json"
 LEVEL = 0.9
 REGIMES = ("latency", "bandwidth")
+SHARE_CHECKED_WORLD = 4
+SHARE_CHECKED_CLASSES = ("nvlink",)
+"""Where ``param_scale`` was checked (validation.extrapolation_scale: the committed machines' 2 -> 3/4 GPU points
+inside one NVLink host; tests/test_extrapolation_scale.py keeps these equal to them)."""
 
 
 
@@ -126,16 +130,18 @@ class Uncertainty:
         return param_sd
 
     def bounds(self, time_s: float, latency_share: float, param_sd: float,
-               size_bytes: float | None = None) -> tuple[float, float]:
+               size_bytes: float | None = None, scaled: bool = True, prior_sd: float = 0.0) -> tuple[float, float]:
         """(low, high) seconds around ``time_s``: residual quantiles (of the size band, when known)
         and the parameters' spread (``param_sd``: standard deviation of log time; with the band's
-        in-sample spread known, only its excess over it, times the band's ``param_scale``), added in
-        quadrature on either side."""
+        in-sample spread known, only its excess over it, times the band's ``param_scale`` where
+        ``scaled``: inside :meth:`share_applies`), and ``prior_sd`` (log time: keys outside the
+        covariance, e.g. a hop class the data never crossed, at their prior spread), added in quadrature
+        on either side."""
         lo, mid, hi = self.residual_for(latency_share, size_bytes)
         param_sd = self.excess_sd(param_sd, size_bytes)
-        if self.size_param_scale and size_bytes is not None:
+        if scaled and self.size_param_scale and size_bytes is not None:
             param_sd *= self.size_param_scale[size_band(size_bytes, self.size_edges_bytes)]
-        zs = self.z * param_sd
+        zs = self.z * math.hypot(param_sd, prior_sd)
         return (time_s * math.exp(mid - math.hypot(mid - lo, zs)),
                 time_s * math.exp(mid + math.hypot(hi - mid, zs)))
 
@@ -158,13 +164,23 @@ class Uncertainty:
         up = math.hypot(b - mid, math.log(hi_s / time_s))
         return time_s * math.exp(-down), time_s * math.exp(up)
 
+    def share_applies(self, world: int, hop_classes: Sequence[str]) -> bool:
+        """Whether ``param_scale`` was checked for a prediction on ``world`` ranks over ``hop_classes``: the shares
+        are learned on 2 -> 3 and 4 GPU points inside one NVLink host (validation.extrapolation_scale), so any
+        other prediction (more ranks, another link class, several servers) keeps the covariance's spread in full."""
+        return world <= SHARE_CHECKED_WORLD and set(hop_classes) <= set(SHARE_CHECKED_CLASSES)
+
+    def unseen_classes(self, hop_classes: Sequence[str]) -> list[str]:
+        """The link classes of ``hop_classes`` that this calibration's data never crossed."""
+        return sorted(set(hop_classes) - set(self.domain.get("hop_classes", hop_classes)))
+
     def outside(self, world: int, hop_classes: Sequence[str], size_bytes: float, op: str) -> list[str]:
         """Why a prediction is an extrapolation from this calibration (empty: inside its domain)."""
         d = self.domain
         why = []
         if d.get("worlds") and world not in d["worlds"]:
             why.append(f"{world} GPUs (fitted on {', '.join(map(str, d['worlds']))})")
-        unseen = sorted(set(hop_classes) - set(d.get("hop_classes", hop_classes)))
+        unseen = self.unseen_classes(hop_classes)
         if unseen:
             why.append(f"hop class {', '.join(unseen)} not in the data")
         if d.get("min_bytes") and not d["min_bytes"] <= size_bytes <= d["max_bytes"]:

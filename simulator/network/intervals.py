@@ -66,6 +66,7 @@ class IntervalModel:
         self._sens: dict[tuple, _Sensitivity] = {}
         self._classes: dict[tuple, list[str]] = {}
         self._perturbed: list[tuple[object, ClosedFormTimer, float]] | None = None
+        self._prior_shapes: dict[tuple, tuple] = {}
 
     def _perturbations(self):
         """(planner, timer, step in scaled units) per key with an uncertainty."""
@@ -112,15 +113,42 @@ class IntervalModel:
         t = t_cf if time_s is None else time_s
         if not (t_cf > 0 and math.isfinite(t_cf)):
             return Interval(t, t)
-        sd = self._param_sd(s, size_bytes, t_cf) if s.d_alpha else 0.0
-        lo, hi = self.unc.bounds(t, min(1.0, s.alpha_s / t_cf), sd, size_bytes)
         plan = self.model.planner.plan(op, algo, proto, ranks)
         classes = self._classes.get((op, algo, proto, ranks))
         if classes is None:
             classes = self._classes[(op, algo, proto, ranks)] = link_classes(self.model, plan)
+        sd = self._param_sd(s, size_bytes, t_cf) if s.d_alpha else 0.0
+        unseen = self.unc.unseen_classes(classes) if self.unc.keys else []
+        prior = self._prior_sd(op, algo, proto, size_bytes, t_cf, unseen, ranks) if unseen else 0.0
+        lo, hi = self.unc.bounds(t, min(1.0, s.alpha_s / t_cf), sd, size_bytes,
+                                 scaled=self.unc.share_applies(plan.ranks, classes), prior_sd=prior)
         outside = self.unc.outside(plan.ranks, classes, size_bytes, op)
         launch = self.unc.launch_bounds(t, lo, hi, size_bytes, plan.ranks)
         return Interval(lo, hi, tuple(outside), *(launch or (None, None)))
+
+    def _prior_sd(self, op: str, algo: str, proto: str, size_bytes: float, t_cf: float,
+                  unseen: list[str], ranks: tuple[str, ...] | None = None) -> float:
+        """Standard deviation of log time from the keys of link classes the calibration's data never crossed
+        (``unseen``), each at its prior spread (simulator.collectives.priors): a calibration on one server knows
+        nothing of the network's keys, so a prediction across servers carries their prior, not zero."""
+        from simulator.collectives.priors import class_keys, prior_sd, scale
+        keys = [k for c in unseen for k in class_keys(c)
+                if k not in self.unc.keys and not k.startswith(("gloo.", "mpi."))]
+        p0 = self.model.params
+        t0 = (self.model.shape(op, algo, proto) if ranks is None
+              else self.model.timer.shape(self.model.planner.plan(op, algo, proto, ranks))).time_s(size_bytes)
+        var = 0.0
+        for k in keys:
+            shape = self._prior_shapes.get((op, algo, proto, ranks, k))
+            if shape is None:
+                step = _STEP if p0[k] + _STEP * scale(k) <= bounds(k)[1] else -_STEP
+                p = p0.nudged(k, p0[k] + step * scale(k))
+                plan = self.model.planner.with_params(p).plan(op, algo, proto, ranks)
+                shape = self._prior_shapes[(op, algo, proto, ranks, k)] = (
+                    ClosedFormTimer(self.model.router, p).shape(plan), step)
+            d = (shape[0].time_s(size_bytes) - t0) / shape[1]      # seconds per scaled unit of k
+            var += (d / t_cf * prior_sd(k)) ** 2
+        return math.sqrt(var)
 
     def _param_sd(self, s: _Sensitivity, size_bytes: float, t_cf: float) -> float:
         """Standard deviation of log time from the parameters' covariance (keys with an uncertainty)."""

@@ -139,7 +139,8 @@ def test_issue_lease_where_fsdp_time_goes() -> None:
     for measured, simulated in gpu_alone:                         # within 10% (9.03 / 9.00, 16.23 / 15.66, ...)
         assert abs(float(simulated) / float(measured) - 1) < 0.1
     assert "forward share" in text and "GPU-bound" in text and ISSUE_LEASE in text
-    assert "h2048 come out 11-21% too fast" in text           # computed from the rows (review s15 #11)
+    # computed from the rows (review s15 #11): 11-21% before the disturbed profile launches were left out, 11-22% since
+    assert "h2048 come out 11-22% too fast" in text
 
 
 def test_signed_range_says_the_direction_only_when_every_error_has_it():

@@ -137,3 +137,15 @@ def test_calibrated_compute_band_never_predicts_a_campaign_with_its_own_fit():
     assert set(sheet) == {"a", "b", "c"}
     assert set(cal) == {"b"}                      # a's fit predicts b (same GPU); c has no other H100 campaign
     assert ("fit-a", 1.0) not in seen and ("fit-a", 2.0) in seen and ("fit-c", 3.0) not in seen
+
+
+def test_search_plans_carry_training_time_gpu_hours_and_cost_intervals(capsys):
+    """Training time, GPU-hours and cost are the iteration times a constant: the iteration's interval ratio."""
+    argv = ["search", "--model-spec", TINY, "--topology", "dgx-a100", "--gpus", "8", "--global-batch", "16",
+            "--top", "2", "--price", "a100=2/h", "--json"]
+    assert main(argv) == 0
+    for p in json.loads(capsys.readouterr().out)["plans"]:
+        for k, lo, hi in (("training_s", "training_lo_s", "training_hi_s"), ("gpu_hours", "gpu_hours_lo", "gpu_hours_hi"),
+                          ("cost", "cost_lo", "cost_hi")):
+            assert p[lo] <= p[k] <= p[hi] and p[hi] > p[lo]
+            assert p[hi] / p[k] == pytest.approx(p["iteration_hi_s"] / p["iteration_s"])

@@ -123,11 +123,21 @@ class PlanResult:
         terms = (r["compute_s"], r["tp_comm_s"], r["pp_comm_s"], r["pp_bubble_s"], r["dp_comm_exposed_s"])
         return LIMITS[max(range(len(terms)), key=lambda i: terms[i])]
 
+    def scaled(self, value: float | None, end: str) -> float | None:
+        """``value`` (training time, GPU-hours, cost: proportional to the iteration) at the iteration's 90%
+        interval end ``end`` ('lo' or 'hi'); None without an interval."""
+        t = self.result.get(f"iteration_{end}_s")
+        return None if t is None or value is None else value * t / self.iteration_s
+
     def as_dict(self) -> dict:
+        """The JSON row; training time, GPU-hours and cost with the iteration's 90% interval (the same ratio)."""
+        bounds = {f"{k}_{e}{'_s' if k == 'training' else ''}": self.scaled(v, e)
+                  for k, v in (("training", self.training_s), ("gpu_hours", self.gpu_hours), ("cost", self.cost))
+                  for e in ("lo", "hi")}
         return {"topology": self.cluster.topology, "nodes": self.cluster.nodes, "cluster": self.cluster.label,
                 **self.result, "tokens": self.tokens, "training_s": self.training_s,
                 "gpu_hours": self.gpu_hours, "price_per_gpu_h": self.cluster.price_per_gpu_h, "cost": self.cost,
-                "memory_headroom_bytes": self.headroom_bytes, "limiter": self.limiter}
+                **bounds, "memory_headroom_bytes": self.headroom_bytes, "limiter": self.limiter}
 
 
 @dataclass

@@ -82,3 +82,12 @@ def test_json_and_table_carry_the_intervals(capsys):
     i = next(k for k, x in enumerate(out) if x.startswith("90% interval of one run"))
     yours = next(x for x in out[i:] if x.startswith("yours"))
     assert f"{r['goodput_lo'] * 100:.2f}%" in yours and f"{r['failures_hi']:.1f}" in yours
+
+
+def test_segments_many_mtbfs_long_never_end_instead_of_overflowing(capsys):
+    """Before, an MTBF of 0.36 s against a 10-minute restart raised OverflowError (exit 70)."""
+    argv = ["goodput", "--gpus", "100000", "--mtbf-gpu", "10 h", "--checkpoint-s", "600", "--restart-s", "600",
+            "--interval", "1 d", "--json"]
+    assert main(argv) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["goodput"] == 0.0 and r["wall_s"] is None and r["wall_hi_s"] is None and r["goodput_hi"] == 0.0

@@ -37,7 +37,7 @@ from scipy import optimize
 from simulator.core.config import validate
 from simulator.core.errors import InputError
 from simulator.core.units import parse_time
-from simulator.training.goodput_spread import run_bounds
+from simulator.training.goodput_spread import exp_or_inf, expm1_or_inf, run_bounds
 
 COMPONENTS = ("gpu", "node", "nic", "switch")
 
@@ -118,7 +118,7 @@ def segment_s(interval_s: float, checkpoint_s: float, restart_s: float, mtbf_s: 
     """Expected wall time to finish ``interval_s`` of work and its checkpoint (Daly's model)."""
     if math.isinf(mtbf_s):
         return interval_s + checkpoint_s
-    return mtbf_s * math.exp(restart_s / mtbf_s) * math.expm1((interval_s + checkpoint_s) / mtbf_s)
+    return mtbf_s * exp_or_inf(restart_s / mtbf_s) * expm1_or_inf((interval_s + checkpoint_s) / mtbf_s)
 
 
 def goodput(interval_s: float, checkpoint_s: float, restart_s: float, mtbf_s: float) -> float:

@@ -29,6 +29,16 @@ import math
 LEVEL = 0.9
 
 
+def exp_or_inf(x: float) -> float:
+    """``e^x``, infinite where it overflows (a segment many MTBFs long never ends)."""
+    return math.exp(x) if x < 709.0 else math.inf
+
+
+def expm1_or_inf(x: float) -> float:
+    """``e^x - 1``, infinite where it overflows."""
+    return math.expm1(x) if x < 709.0 else math.inf
+
+
 def _truncated_exp(length_s: float, mtbf_s: float) -> tuple[float, float]:
     """(mean, variance) of an exponential of mean ``mtbf_s`` given it ends within ``length_s``."""
     if length_s <= 0:
@@ -37,7 +47,7 @@ def _truncated_exp(length_s: float, mtbf_s: float) -> tuple[float, float]:
     if x < 1e-4:              # series in x: E[t/L] = 1/2 - x/12, E[(t/L)^2] = 1/3 - x/12 (errors O(x^2))
         m1, m2 = 0.5 - x / 12, 1 / 3 - x / 12
     else:
-        e = math.expm1(x)
+        e = expm1_or_inf(x)
         m1 = 1 / x - 1 / e
         m2 = 2 / x ** 2 - (1 + 2 / x) / e
     return length_s * m1, length_s ** 2 * max(m2 - m1 * m1, 0.0)
@@ -51,7 +61,7 @@ def _random_sum(count: tuple[float, float], term: tuple[float, float]) -> tuple[
 def _failures_before_success(length_s: float, mtbf_s: float) -> tuple[float, float]:
     """(mean, variance) of the failures before ``length_s`` seconds pass without one: geometric."""
     x = length_s / mtbf_s
-    return math.expm1(x), math.expm1(x) * math.exp(x)
+    return expm1_or_inf(x), expm1_or_inf(x) * exp_or_inf(x)
 
 
 def segment_moments(length_s: float, restart_s: float, mtbf_s: float) -> tuple[float, float, float, float]:

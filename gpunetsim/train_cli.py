@@ -119,7 +119,8 @@ def _part_lines(r) -> list[str]:
         tail = f"   90% {b[0]:.3f} - {b[1]:.3f} s" if b is not None else ""
         out.append(f"  {label:<16} {value:10.3f} s{tail}")
     if r.part_bounds:
-        out.append("  (parts: compute-only band for compute and optimizer, the collectives' intervals for communication)")
+        out.append("  (parts: compute and optimizer from the compute-only band, communication from its calls' "
+                   "intervals and the measured TP / PP bands)")
     return out
 
 

@@ -86,8 +86,9 @@ def section_lines(fits: Mapping[str, object], write: bool) -> list[str]:
            "datasheet compute set's predictions; *calibrated*: a set fitted on one campaign (the fits above) "
            f"predicting every other campaign of the same GPU model ({sum(len(v) for v in cal.values())} points; "
            "a user's own fit predicts shapes of its own lease, so this band is an upper estimate). The "
-           "communication parts carry their collectives' intervals (the collective calibration's), the pipeline "
-           "bubble its stage's pass work's: propagated, not measured (no dataset times the parts apart). Each "
-           "dataset left out in turn: " + sentence]
+           "communication parts carry their collectives' intervals (the collective calibration's), widened to the "
+           "measured band where campaigns time them on their own (below); the pipeline bubble and DP exposed are "
+           "propagated from those, not measured (no dataset times them apart). Each dataset left out in turn: "
+           + sentence]
     return out + tables + [""]
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import statistics
 import sys
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -30,7 +31,7 @@ from simulator.core.inputs import read_jsonl
 from validation.check_cli import files_main
 from validation.fields import Fields
 from validation.gpt_spec import GPTSpec
-from validation.llm_records import record_spec
+from validation.llm_records import file_keys, record_spec
 
 TIMES = ("loop_s", "issue_forward_s", "issue_backward_s", "gpu_s")
 
@@ -154,7 +155,14 @@ def _check_apart(f: Fields, r: IssueRecord, configs: dict[str, tuple[object, ...
 
 
 def read_records(paths: Sequence[str | Path]) -> IssueData:
-    """Every launch's ``llm_issue`` record, the per-op issue medians and each launch's GPU."""
+    """Every launch's ``llm_issue`` record, the per-op issue medians and each launch's GPU (files read before,
+    unchanged, are not read again: llm_records.file_keys)."""
+    return _read_records(file_keys(paths))
+
+
+@lru_cache(maxsize=32)
+def _read_records(keys: tuple[tuple[str, int, int], ...]) -> IssueData:
+    paths = [k[0] for k in keys]
     recs: list[IssueRecord] = []
     ops: dict[str, list[tuple[float, int]]] = {}
     gpu: dict[str, str] = {}

@@ -188,6 +188,8 @@ def llm_section(number: int = 7, write_bands: bool = False) -> tuple[list[str], 
         write_bands)
     from validation.compute_bands import section_lines as compute_band_lines
     band_lines += compute_band_lines(fits, write_bands)
+    from validation.part_checks import section_lines as comm_part_lines
+    band_lines += comm_part_lines(fits, write_bands)
     from validation.pass_profile import feature_table
     feat_lines, analytic8 = feature_table()
     figs["vtrain8_analytic_median"] = analytic8

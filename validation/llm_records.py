@@ -24,6 +24,8 @@ lowest and highest of them.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import math
 import statistics
 from dataclasses import dataclass
@@ -210,9 +212,28 @@ def read_llm_records(paths: str | Path | Sequence[str | Path]) -> LlmRecords:
     so are lines that are no JSON object (a line cut short by a killed run).
 
     A record missing a field or holding a wrong value is an :class:`InputError` naming the file,
-    the line and the field."""
-    runs, profiles, failures = [], [], []
+    the line and the field. Files read before (same path, size and modification time) are not read
+    again: the accuracy report reads each campaign in several sections."""
+    return _read_llm_records(file_keys(paths))
+
+
+def file_keys(paths: str | Path | Sequence[str | Path]) -> tuple[tuple[str, int, int], ...]:
+    """(path, size, modification time in ns) of each file (-1, -1 for one that does not exist: the
+    reader then names it)."""
+    out = []
     for path in [paths] if isinstance(paths, (str, Path)) else paths:
+        try:
+            st = Path(path).stat()
+            out.append((str(path), st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append((str(path), -1, -1))
+    return tuple(out)
+
+
+@lru_cache(maxsize=64)
+def _read_llm_records(keys: tuple[tuple[str, int, int], ...]) -> LlmRecords:
+    runs, profiles, failures = [], [], []
+    for path, _, _ in keys:
         src = str(path)
         for number, r in read_jsonl(path, skip_bad=True):
             kind = r.get("kind")

@@ -54,6 +54,7 @@ BAND_DIR = SHIPPED_DIR / "uncertainty"
 DATAPARALLEL_FILE = BAND_DIR / "dataparallel.json"
 TRAIN_FILE = BAND_DIR / "train.json"
 COMPUTE_FILE = BAND_DIR / "compute.json"
+COMM_PARTS_FILE = BAND_DIR / "comm_parts.json"
 KINDS = ("datasheet", "calibrated")
 
 
@@ -72,9 +73,8 @@ def check_band(band: object, source: str, field: str) -> Mapping:
     return band
 
 
-@lru_cache(maxsize=4)
-def bands(path: Path) -> Mapping[str, Mapping]:
-    """{kind: band} of a shipped band file ({} when it does not exist yet)."""
+def _band_file(path: Path, keys: tuple[str, ...] | None) -> Mapping[str, Mapping]:
+    """{key: band} of a band file (every key, or those of ``keys`` it has; {} when it does not exist)."""
     if not path.exists():
         return {}
     try:
@@ -82,8 +82,14 @@ def bands(path: Path) -> Mapping[str, Mapping]:
     except json.JSONDecodeError as e:
         raise InputError(f"not valid JSON: {e.msg}", source=str(path)) from None
     if not isinstance(data, Mapping):
-        raise InputError("must be a JSON object {kind: band}", source=str(path))
-    return {k: check_band(data[k], str(path), k) for k in KINDS if k in data}
+        raise InputError("must be a JSON object {name: band}", source=str(path))
+    return {k: check_band(data[k], str(path), k) for k in (keys or tuple(data)) if k in data}
+
+
+@lru_cache(maxsize=4)
+def bands(path: Path) -> Mapping[str, Mapping]:
+    """{kind: band} of a shipped band file ({} when it does not exist yet)."""
+    return _band_file(path, KINDS)
 
 
 def interval(time_s: float, band: Mapping | None) -> tuple[float | None, float | None]:
@@ -121,3 +127,11 @@ def compute_interval(time_s: float, compute) -> tuple[float | None, float | None
     """The 90% interval of ``time_s`` of LLM compute (kernels and their issue) simulated with the compute set
     ``compute``: the compute-only band of its kind."""
     return interval(time_s, bands(COMPUTE_FILE).get(train_kind(compute)))
+
+
+@lru_cache(maxsize=2)
+def part_bands(path: Path = COMM_PARTS_FILE) -> Mapping[str, Mapping]:
+    """{part: band} of the communication parts of an LLM iteration measured on their own (``tp_comm``: the TP
+    loop less the same loop without collectives; ``pp_comm``: one activation between two stages), written by
+    validation.part_checks; {} when the file does not exist."""
+    return _band_file(path, None)

@@ -13,8 +13,12 @@ known to within, and says so (docs/training.md):
 * **TP communication** and **pipeline sends**: every call's 90% interval from the collective calibration
   (simulator.network.intervals, planned on the call's own group), summed over the calls with their
   predicted times as weights; the part is scaled by sum(low) / sum(predicted) and sum(high) / sum(predicted).
-  What the simulation adds beyond the calls alone (other traffic on the same links) has no measurement and
-  no width of its own.
+  Where campaigns time the part on its own (the TP runner's loop less the same loop without collectives, the
+  PP runner's one activation between two stages: validation.part_checks), that alone covers few of them (the
+  host's cost of each collective call and its issue, not the transfer, set most of the difference), so the
+  interval is widened to the measured band of log(measured / predicted) over those campaigns
+  (``iteration_bands.part_bands``; coverage leaving one campaign out in docs/accuracy.md section 7). Other
+  traffic on the same links has no measurement and no width of its own.
 * **DP exposed**: the data-parallel collectives of the iteration (gradient reduction, ZeRO / FSDP gathers and
   reduce-scatters, counted per micro-batch where they run per pass) save or add seconds within their
   intervals: faster ones hide at most what they save, slower ones expose at most all they add,
@@ -33,7 +37,7 @@ from typing import Iterable
 
 from simulator.collectives.params import Parameters
 from simulator.network.closed_form import CostModel
-from simulator.training.iteration_bands import compute_interval
+from simulator.training.iteration_bands import compute_interval, interval, part_bands
 from simulator.training.llm.collective_job import CollJob
 from simulator.training.llm.groups import GroupCollectives
 from topologies.routing import Router
@@ -83,6 +87,15 @@ def _scaled(part_s: float, ratios: tuple[float | None, float | None]) -> Bounds 
     return None if lo is None or hi is None else (part_s * lo, part_s * hi)
 
 
+def _measured(propagated: Bounds, part_s: float, part: str) -> Bounds:
+    """The propagated interval widened to the part's measured band where campaigns time it on its own
+    (iteration_bands.part_bands): the collectives' intervals alone leave out what the measurements show."""
+    lo, hi = interval(part_s, part_bands().get(part))
+    if lo is None or hi is None:
+        return propagated
+    return min(propagated[0], lo), max(propagated[1], hi)
+
+
 def part_intervals(router: Router, params: Parameters, work, result, compute) -> dict[str, Bounds]:
     """{part: (low, high) seconds} of ``result`` (a TrainResult simulated from ``work``, a TrainWork, on
     ``router`` with the collective set ``params`` and the compute set ``compute``); a part without a band
@@ -101,12 +114,12 @@ def part_intervals(router: Router, params: Parameters, work, result, compute) ->
     for ch in st.chunks:
         tp.add(ch.forward_comm)
         tp.add(ch.backward_comm)
-    out["tp_comm"] = tp.scaled(result.tp_comm_s)
+    out["tp_comm"] = _measured(tp.scaled(result.tp_comm_s), result.tp_comm_s, "tp_comm")
     pp = _Calls(groups, cost)
     for link in (st.to_next, st.to_prev):
         if link is not None and link.ranks:
             pp.call("send_recv", "direct", "simple", st.chunks[0].send_bytes, link.ranks, 1)
-    out["pp_comm"] = pp.scaled(result.pp_comm_s)
+    out["pp_comm"] = _measured(pp.scaled(result.pp_comm_s), result.pp_comm_s, "pp_comm")
     dp = _Calls(groups, cost)
     for ch in st.chunks:
         for jobs in (ch.gather_forward, ch.gather_backward, ch.scatter_backward):

@@ -84,3 +84,26 @@ def test_the_train_band_is_checked_on_the_sealed_runs():
     text = sc.band_check({"a": [0.0, hi + 0.01], "b": [lo - 0.01, lo + 0.001, 0.0]})
     assert "holds 3 of these 5 sealed runs (60%)" in text and "a 1/2" in text and "b 2/3" in text
     assert "shaped on" in text
+
+
+def test_the_second_sealed_campaign_reads_its_own_readmes():
+    """The 4x H200 campaign sealed in the session of 2026-11-27 03:13-06:13 UTC: its blind tables (main 2ebf08d) are
+    read from its own READMEs, and its LLM rows are the phases it measured (llm4, fsdp4)."""
+    c = sc.H200
+    assert sc.SEALED == (sc.H100, sc.H200) and c.blind_commit == "2ebf08d" and c.topology == "hgx-h200"
+    blind = sc.blind_collectives(c)
+    assert blind[("4", "< 16 MiB together")] == (46, 10.5, 25.2, 93, 83, 51)
+    assert blind[("4", ">= 16 MiB")][1:3] == (2.8, 13.4)
+    llm = sc.blind_llm(c)
+    assert set(llm) == {"llm4 PP", "llm4 TP", "llm4 FSDP", "fsdp4"}
+    assert llm["llm4 PP"] == (10.9, 25.0, 1.0) and llm["fsdp4"][0] == 15.2
+
+
+def test_the_2ebf08d_blind_script_refuses_todays_model():
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "validation/scripts/sealed_blind_2ebf08d.py"], cwd=root, timeout=120,
+                          capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+    assert done.returncode != 0 and "2ebf08d" in done.stderr and "## collectives" not in done.stdout

@@ -328,9 +328,10 @@ def transfer_section(write_calibrations: bool) -> tuple[list[str], dict]:
     lines += blind_lines
     figures.update(blind_figures)
     from validation import sealed_campaign
-    sealed_lines, sealed_figures = sealed_campaign.collectives()
-    lines += sealed_lines
-    figures.update(sealed_figures)
+    for sealed in sealed_campaign.SEALED:
+        sealed_lines, sealed_figures = sealed_campaign.collectives(sealed)
+        lines += sealed_lines
+        figures.update(sealed_figures)
     rank_model_error.check_shipped()
     check_lines, check_figures = accuracy_latency.rank_cost_check(
         [(H200, fit, rank_model_error.several_fit(H200), "2 and 4 GPUs")]
@@ -494,7 +495,7 @@ def targets_section(figures: dict) -> list[str]:
                    if k in figures) + "."]
               if "h100_heldout_4" in figures else []),
             *([held_out_campaign_target(figures)] if f"{HELD_OUT_SMALL}" in figures else []),
-            *([sealed_campaign_target(figures)] if f"{SEALED_SMALL}" in figures else []),
+            *sealed_campaign_targets(figures),
             (f"- 90% intervals over all sizes (the overlap's norm p = 4 was chosen with these 4-GPU points, section "
              f"3: a verdict only where the other norm gives the same): coverage "
              f"{judged_both(every['coverage_pct'], alt['coverage_pct'], 80, 'the other norm', above=True)}, median "
@@ -578,27 +579,28 @@ def held_out_campaign_target(figures: dict) -> str:
                                                  if big else "") + ".")
 
 
-SEALED_SMALL = "h100s_sealed_4 < 16 MiB"
-"""Section 3's figures of the sealed 4x H100 campaign (validation.sealed_campaign), 4 GPUs under 16 MiB."""
+def sealed_campaign_targets(figures: dict) -> list[str]:
+    """Section 8's lines on the sealed campaigns (validation.sealed_campaign.SEALED), each held out under both the
+    model before the session that sealed it (its README) and today's, so both carry verdicts."""
+    from validation.sealed_campaign import SEALED
+    return [sealed_campaign_target(figures, c) for c in SEALED if f"{c.prefix}_4 < 16 MiB" in figures]
 
 
-def sealed_campaign_target(figures: dict) -> str:
-    """Section 8's line on the sealed 4x H100 campaign: held out under both the model before the session that
-    sealed it (its README) and today's, so both carry verdicts."""
-    from validation.sealed_campaign import PREFIX
-    st, big = figures[SEALED_SMALL], figures.get(f"{PREFIX}_4 >= 16 MiB")
-    blind = figures.get(f"{PREFIX} blind", {})
+def sealed_campaign_target(figures: dict, c) -> str:
+    """Section 8's line on one sealed campaign ``c`` (a validation.sealed_campaign.Sealed), 4 GPUs."""
+    st, big = figures[f"{c.prefix}_4 < 16 MiB"], figures.get(f"{c.prefix}_4 >= 16 MiB")
+    blind = figures.get(f"{c.prefix} blind", {})
     b, bb = blind.get("4 < 16 MiB together"), blind.get("4 >= 16 MiB")
 
     def small(median, inside, coverage, width) -> str:
         return (f"< 16 MiB median {judged(median, 15, 1)}, {judged(inside, 75, above=True)} inside the launches' "
                 f"range, 90% coverage {judged(coverage, 80, above=True)}, width {judged(width, 25)}")
-    return ("- A campaign sealed until the model was final (`h100x4_2026-11-27_lat` with `_bw`, 4x H100, 4 B - 1 GiB, "
-            "measured at the start of the session of 2026-11-27 and kept from everyone who changed the model; calibrate "
+    return (f"- A campaign sealed until the model was final (`{c.lat.name}` with `_bw`, {c.machine.split(' 80GB')[0]}, "
+            f"4 B - 1 GiB, measured {c.when} and kept from everyone who changed the model; calibrate "
             f"on its 2 GPUs, predict its 4, section 3): today {small(st['median_pct'], st['inside_range_pct'], st['coverage_pct'], st['median_width_pct'])}"
             + (f"; >= 16 MiB median {judged(big['median_pct'], 3, 1)}, p90 {judged(big['p90_pct'], 8, 1)}, 90% coverage "
                f"{judged(big['coverage_pct'], 80, above=True)}, width {judged(big['median_width_pct'], 25)}" if big else "")
-            + (f". Blind (its README, main 2dc75c7): {small(b[1], b[3], b[4], b[5])}; >= 16 MiB median "
+            + (f". Blind (its README, main {c.blind_commit}): {small(b[1], b[3], b[4], b[5])}; >= 16 MiB median "
                f"{judged(bb[1], 3, 1)}, p90 {judged(bb[2], 8, 1)}" if b and bb else "") + ".")
 
 

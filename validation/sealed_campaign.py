@@ -1,4 +1,4 @@
-"""docs/accuracy.md, sections 3 and 7: a 4x H100 campaign sealed until the model was final.
+"""docs/accuracy.md, sections 3 and 7: campaigns sealed until the model was final (4x H100, then 4x H200).
 
 The lead measured it at the start of the session of 2026-11-27 (00:15-00:28 UTC, main 2dc75c7), kept the
 files away from everyone who changed the model that session, computed its blind figures under 2dc75c7 at
@@ -12,6 +12,10 @@ fit and no model change saw:
 * ``h100x4_2026-11-27_llm``: the ``llm4`` phase's PP/TP/FSDP runs, the ``fsdp2``/``fsdp4`` phases' NO_SHARD
   and FULL_SHARD runs and a TP issue probe, predicted by section 7's methods (issue 14).
 
+The next session (2026-11-27 03:13-06:13 UTC, main 2ebf08d) did the same on a 4x H200 lease (:data:`H200`:
+``h200x4_2026-11-27_lat``, ``_bw``, ``_llm``, measured 03:15-03:27, blind figures at 03:32). Each campaign is a
+:class:`Sealed`; :data:`SEALED` lists them in the report's order.
+
 ::
 
     python -m validation.sealed_campaign
@@ -22,10 +26,33 @@ from __future__ import annotations
 import math
 
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data"
+
+
+@dataclass(frozen=True)
+class Sealed:
+    """One sealed campaign: its folders, NCCL topology, figures' key prefix, the collective calibration its LLM runs
+    are predicted with (as the other leases of its GPU), the LLM rows (README label prefix, file, runner), the
+    commit its blind figures were computed under, how the report names it, and the earlier lease its ``llm4`` runs
+    are predicted like."""
+
+    lat: Path
+    bw: Path
+    llm: Path
+    topology: str
+    prefix: str
+    calibration: str
+    runs: tuple[tuple[str, str, str], ...]
+    blind_commit: str
+    machine: str
+    title: str
+    when: str
+    like: str
+
+
 LAT = DATA / "h100x4_2026-11-27_lat"
 BW = DATA / "h100x4_2026-11-27_bw"
 LLM = DATA / "h100x4_2026-11-27_llm"
@@ -38,34 +65,43 @@ RUNS = (("llm4 PP", "llm_world4.jsonl", "pp"), ("llm4 TP", "llm_world4.jsonl", "
         ("llm4 FSDP", "llm_world4.jsonl", "fsdp"), ("fsdp2", "fsdp_world2.jsonl", "fsdp"),
         ("fsdp4", "fsdp_world4.jsonl", "fsdp"), ("TP issue probe", "tp_issue_world4.jsonl", "tp"))
 """The LLM rows: the README's label prefix, the file, the runner scored."""
+H100 = Sealed(LAT, BW, LLM, TOPOLOGY, PREFIX, CALIBRATION, RUNS, "2dc75c7", "4x H100 80GB HBM3",
+              "A sixth machine, sealed", "at the start of the session of 2026-11-27 (00:15-00:28 UTC) under main 2dc75c7",
+              "h100x4_2026-11-26h")
+H200 = Sealed(DATA / "h200x4_2026-11-27_lat", DATA / "h200x4_2026-11-27_bw", DATA / "h200x4_2026-11-27_llm",
+              "hgx-h200", "h200s_sealed", "h200-nvlink", RUNS[:3] + (RUNS[4],), "2ebf08d", "4x H200",
+              "A seventh machine, sealed", "at the start of the session of 2026-11-27 03:13-06:13 UTC (03:15-03:27) "
+              "under main 2ebf08d", "h200x4_2026-11-26d")
+SEALED = (H100, H200)
+"""The sealed campaigns in the report's order."""
 
 
 def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
-def blind_collectives() -> dict[tuple[str, str], tuple[float, ...]]:
-    """The README's blind table of ``LAT``: (GPUs, sizes) -> (points, median, p90, inside range, coverage, width)."""
+def blind_collectives(c: Sealed = H100) -> dict[tuple[str, str], tuple[float, ...]]:
+    """The README's blind table of ``c.lat``: (GPUs, sizes) -> (points, median, p90, inside range, coverage, width)."""
     out = {}
-    for line in (LAT / "README.md").read_text().splitlines():
+    for line in (c.lat / "README.md").read_text().splitlines():
         c = _cells(line)
         if len(c) == 8 and c[0][:1].isdigit() and c[2].isdigit():
             out[(c[0], c[1])] = tuple(float(x) for x in c[2:])
     return out
 
 
-def blind_llm() -> dict[str, tuple[float, float, float]]:
-    """The README's blind table of ``LLM``: row label -> (median, p90, Spearman)."""
+def blind_llm(c: Sealed = H100) -> dict[str, tuple[float, float, float]]:
+    """The README's blind table of ``c.llm``: row label -> (median, p90, Spearman)."""
     out = {}
-    for line in (LLM / "README.md").read_text().splitlines():
-        c = _cells(line)
-        for label, _, _ in RUNS:
-            if len(c) == 7 and c[0].startswith(label):
-                out[label] = (float(c[3]), float(c[4]), float(c[5]))
+    for line in (c.llm / "README.md").read_text().splitlines():
+        cells = _cells(line)
+        for label, _, _ in c.runs:
+            if len(cells) == 7 and cells[0].startswith(label):
+                out[label] = (float(cells[3]), float(cells[4]), float(cells[5]))
     return out
 
 
-def score() -> tuple[list[str], dict, dict]:
+def score(c: Sealed = H100) -> tuple[list[str], dict, dict]:
     """Table rows, figures and pooled points of the sealed collectives, as a user would calibrate on them: the
     per-rank cost's model error and the extrapolation shares those of every committed machine (the sealed
     campaign is none of them, so nothing shipped was learned on it)."""
@@ -73,46 +109,46 @@ def score() -> tuple[list[str], dict, dict]:
     from validation import extrapolation_scale, held_out_campaign, rank_model_error, transfer
     from validation.calibrate import calibrate
     from validation.compare import Predictor, Topo
-    pooled = {n: transfer.pooled_points(f) for n, f in held_out_campaign.files(LAT, BW).items()}
-    pred0 = Predictor(Topo(TOPOLOGY), Parameters())
+    pooled = {n: transfer.pooled_points(f) for n, f in held_out_campaign.files(c.lat, c.bw).items()}
+    pred0 = Predictor(Topo(c.topology), Parameters())
     sd = rank_model_error.model_sd_s()
     two = [q.point for q in pooled[2]]
     fits = (calibrate(two, pred0, name="2gpu", rank_model_sd_s=sd),
             calibrate([replace(p, rank_host_times_s=()) for p in two], pred0, name="reps-only", rank_model_sd_s=sd),
             calibrate([q.point for n in (2, 3) for q in pooled[n]], pred0, name="several-2-3gpu"))
     rows, figures = held_out_campaign.score_fits(pooled, pred0, fits,
-                                                 lambda params: extrapolation_scale.judged(params, None), PREFIX)
+                                                 lambda params: extrapolation_scale.judged(params, None), c.prefix)
     return rows, figures, pooled
 
 
-def collectives() -> tuple[list[str], dict]:
-    """Section 3's lines and figures: today's model on the sealed collectives, beside the blind figures."""
-    if not LAT.exists() or not BW.exists():
+def collectives(c: Sealed = H100) -> tuple[list[str], dict]:
+    """Section 3's lines and figures: today's model on a sealed campaign's collectives, beside the blind figures."""
+    if not c.lat.exists() or not c.bw.exists():
         return [], {}
-    rows, figures, pooled = score()
-    blind = blind_collectives()
-    lines = ["", f"**A sixth machine, sealed** (`{LAT.name}` with `{BW.name}`: 4x H100 80GB HBM3 on a lease no other "
+    rows, figures, pooled = score(c)
+    blind = blind_collectives(c)
+    lines = ["", f"**{c.title}** (`{c.lat.name}` with `{c.bw.name}`: {c.machine} on a lease no other "
              "campaign used, every op from 4 B to 256 KiB on 2, 3 and 4 GPUs and from 1 MiB to 1 GiB on 2 and 4, "
-             "measured by the lead at the start of the session of 2026-11-27 under main 2dc75c7 and kept from "
+             f"measured by the lead {c.when} and kept from "
              "everyone who changed the model that session until the model was final; `validation.sealed_campaign`). "
              f"Scored as the campaign above: `gpunetsim calibrate` on its pooled 2-GPU launches ({len(pooled[2])} "
              "points), prediction of the pooled 3- and 4-GPU launches. Both the README's blind figures (the model "
              "before that session) and today's are held out. Today:", "", *rows, "",
-             "Blind (its README, main 2dc75c7):", "",
+             f"Blind (its README, main {c.blind_commit}):", "",
              "| GPUs | sizes | points | median err % | p90 err % | inside range % | 90% coverage % | median width % |",
              "|---|---|---|---|---|---|---|---|",
              *[f"| {g} | {s} | {v[0]:.0f} | {v[1]:.1f} | {v[2]:.1f} | {v[3]:.0f} | {v[4]:.0f} | {v[5]:.0f} |"
                for (g, s), v in blind.items()]]
-    figures[f"{PREFIX} blind"] = {f"{g} {s}": v for (g, s), v in blind.items()}
+    figures[f"{c.prefix} blind"] = {f"{g} {s}": v for (g, s), v in blind.items()}
     return lines, figures
 
 
-def _scored(label: str, path: Path, runner: str, hosts: list) -> list:
+def _scored(label: str, path: Path, runner: str, hosts: list, c: Sealed = H100) -> list:
     """The run errors of one sealed row under today's model, by section 7's method for its kind."""
     from validation import llm_blind as lb, llm_real as lr
     from validation.llm_records import read_llm_records
     if label.startswith("llm4"):
-        return [e for e in lr.predict_files([path], CALIBRATION, hosts[1][0]).errors if e.runner == runner]
+        return [e for e in lr.predict_files([path], c.calibration, hosts[1][0]).errors if e.runner == runner]
     if label.startswith("fsdp"):
         world = int(label[-1])
         records = read_llm_records([path])
@@ -120,7 +156,7 @@ def _scored(label: str, path: Path, runner: str, hosts: list) -> list:
         host, _ = lb.host_for(world)
         return lb._errors(host.applied(pred), records)
     probe = [path]
-    return lr.predict_records(lr.probe_tp_runs(probe), CALIBRATION, hosts[1][0], lr.issue_targets(probe)).errors
+    return lr.predict_records(lr.probe_tp_runs(probe), c.calibration, hosts[1][0], lr.issue_targets(probe)).errors
 
 
 EARLIER = DATA / "h100x4_2026-11-26h" / "llm_world4.jsonl"
@@ -207,20 +243,20 @@ def profile_note() -> list[str]:
             f"{whole.measured_s * 1e3:.2f} ms measured, and the PP stages are predicted slow with it."]
 
 
-def llm() -> tuple[list[str], dict]:
-    """Section 7's lines and figures: the sealed LLM runs under today's model, beside the blind figures."""
+def llm(c: Sealed = H100) -> tuple[list[str], dict]:
+    """Section 7's lines and figures: a sealed campaign's LLM runs under today's model, beside the blind figures."""
     from validation import llm_real as lr
     from validation.llm_records import error_summary
-    if not LLM.exists():
+    if not c.llm.exists():
         return [], {}
-    hosts = [lr.host_work_from([DATA / f / n], c) for f, n, c in lr.CAMPAIGNS]
-    blind = blind_llm()
+    hosts = [lr.host_work_from([DATA / f / n], cal) for f, n, cal in lr.CAMPAIGNS]
+    blind = blind_llm(c)
     figs: dict[str, dict[str, float]] = {}
     rows = ["| runs | configurations | median err % | p90 err % | Spearman | inside the launches' range | "
-            "blind (main 2dc75c7): median / p90 % |", "|---|---|---|---|---|---|---|"]
+            f"blind (main {c.blind_commit}): median / p90 % |", "|---|---|---|---|---|---|---|"]
     ratios: dict[str, list[float]] = {}
-    for label, name, runner in RUNS:
-        errs = _scored(label, LLM / name, runner, hosts)
+    for label, name, runner in c.runs:
+        errs = _scored(label, c.llm / name, runner, hosts, c)
         s = error_summary(errs)[runner]
         figs[label] = s
         ratios[label] = [math.log(e.measured_s / e.predicted_s) for e in errs]
@@ -228,18 +264,21 @@ def llm() -> tuple[list[str], dict]:
         rows.append(f"| {label} | {s['n']:.0f} | {s['median_abs_pct']:.1f} | {s['p90_abs_pct']:.1f} | "
                     f"{s['spearman']:.2f} | {sum(e.low_s <= e.predicted_s <= e.high_s for e in errs)} of {len(errs)} | "
                     + (f"{b[0]:.1f} / {b[1]:.1f}" if b else "-") + " |")
-    lines = [f"### Sealed: PP, TP and FSDP on a 4x H100 lease no one saw (`{LLM.name}`)", "",
-             "Measured by the lead at the start of the session of 2026-11-27 (main 2dc75c7) on the lease of section "
-             "3's sealed collectives and kept from everyone who changed the model that session; its README gives "
-             "the blind figures under 2dc75c7. Predicted by the methods above: the `llm4` runs as "
-             f"`h100x4_2026-11-26h` (compute fitted on the lease's own profiles and TP no-communication points, "
-             f"calibration `{CALIBRATION}`, host work of `{lr.CAMPAIGNS[1][0]}`), the `fsdp2`/`fsdp4` runs by the "
-             "blind FSDP method, the TP issue probe as the other probes. Command: `python -m "
-             "validation.sealed_campaign`. One change came after this lease was opened: the compute fit leaves "
-             "disturbed profile launches out (`validation.profile_launches`, session of 2026-11-27 stop 15). This "
-             "lease showed that problem, so the rule was chosen on the other campaigns only and this lease scored "
-             "once it was fixed: for that change today's figures are a check, not a blind test.", "", *rows, "",
-             *profile_note(), "", trial_note(), "", band_check(ratios), ""]
+    kinds = "`fsdp2`/`fsdp4` runs" if any(r[0] == "fsdp2" for r in c.runs) else "`fsdp4` runs"
+    lines = [f"### Sealed: PP, TP and FSDP on a {c.machine.split(' 80GB')[0]} lease no one saw (`{c.llm.name}`)", "",
+             f"Measured by the lead {c.when} on the lease of section 3's sealed collectives and kept from everyone "
+             f"who changed the model that session; its README gives the blind figures under {c.blind_commit}. "
+             f"Predicted by the methods above: the `llm4` runs as `{c.like}` (compute fitted on the lease's own "
+             f"profiles and TP no-communication points, calibration `{c.calibration}`, host work of "
+             f"`{lr.CAMPAIGNS[1][0]}`), the {kinds} by the blind FSDP method"
+             + (", the TP issue probe as the other probes" if any(r[2] == "tp" and "issue" in r[1] for r in c.runs)
+                else "") + ". Command: `python -m validation.sealed_campaign`."
+             + (" One change came after this lease was opened: the compute fit leaves disturbed profile launches out "
+                "(`validation.profile_launches`, session of 2026-11-27 stop 15). This lease showed that problem, so "
+                "the rule was chosen on the other campaigns only and this lease scored once it was fixed: for that "
+                "change today's figures are a check, not a blind test." if c is H100 else
+                " Every change of that session (the profile-launch rule included) is held out by it."),
+             "", *rows, "", *(profile_note() + ["", trial_note(), ""] if c is H100 else []), band_check(ratios), ""]
     figs["blind"] = {k: {"median_abs_pct": v[0], "p90_abs_pct": v[1]} for k, v in blind.items()}
     return lines, figs
 
@@ -248,9 +287,10 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     argparse.ArgumentParser(prog="python -m validation.sealed_campaign",
                             description=__doc__.splitlines()[0]).parse_args(argv)
-    lines, _ = collectives()
-    more, _ = llm()
-    print("\n".join(lines + [""] + more))
+    for c in SEALED:
+        lines, _ = collectives(c)
+        more, _ = llm(c)
+        print("\n".join(lines + [""] + more))
     return 0
 
 

@@ -595,7 +595,7 @@ def sealed_campaign_target(figures: dict, c) -> str:
     def small(median, inside, coverage, width) -> str:
         return (f"< 16 MiB median {judged(median, 15, 1)}, {judged(inside, 75, above=True)} inside the launches' "
                 f"range, 90% coverage {judged(coverage, 80, above=True)}, width {judged(width, 25)}")
-    return (f"- A campaign sealed until the model was final (`{c.lat.name}` with `_bw`, {c.machine.split(' 80GB')[0]}, "
+    return (f"- A campaign sealed until the model was final (`{c.lat.name}` with `_bw`, {c.gpus}, "
             f"4 B - 1 GiB, measured {c.when} and kept from everyone who changed the model; calibrate "
             f"on its 2 GPUs, predict its 4, section 3): today {small(st['median_pct'], st['inside_range_pct'], st['coverage_pct'], st['median_width_pct'])}"
             + (f"; >= 16 MiB median {judged(big['median_pct'], 3, 1)}, p90 {judged(big['p90_pct'], 8, 1)}, 90% coverage "

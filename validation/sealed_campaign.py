@@ -52,6 +52,11 @@ class Sealed:
     when: str
     like: str
 
+    @property
+    def gpus(self) -> str:
+        """The machine's GPUs without their memory ('4x H100' of '4x H100 80GB HBM3'), as the headings name it."""
+        return self.machine.split(" 80GB")[0]
+
 
 LAT = DATA / "h100x4_2026-11-27_lat"
 BW = DATA / "h100x4_2026-11-27_bw"
@@ -265,7 +270,7 @@ def llm(c: Sealed = H100) -> tuple[list[str], dict]:
                     f"{s['spearman']:.2f} | {sum(e.low_s <= e.predicted_s <= e.high_s for e in errs)} of {len(errs)} | "
                     + (f"{b[0]:.1f} / {b[1]:.1f}" if b else "-") + " |")
     kinds = "`fsdp2`/`fsdp4` runs" if any(r[0] == "fsdp2" for r in c.runs) else "`fsdp4` runs"
-    lines = [f"### Sealed: PP, TP and FSDP on a {c.machine.split(' 80GB')[0]} lease no one saw (`{c.llm.name}`)", "",
+    lines = [f"### Sealed: PP, TP and FSDP on a {c.gpus} lease no one saw (`{c.llm.name}`)", "",
              f"Measured by the lead {c.when} on the lease of section 3's sealed collectives and kept from everyone "
              f"who changed the model that session; its README gives the blind figures under {c.blind_commit}. "
              f"Predicted by the methods above: the `llm4` runs as `{c.like}` (compute fitted on the lease's own "

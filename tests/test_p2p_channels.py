@@ -1,9 +1,11 @@
 """NCCL's p2p channels (simulator.collectives.p2p) in the timed model: counts, engines, calibration."""
 
+import math
+
 import pytest
 
 import topologies
-from simulator.collectives.p2p import P2pChannels, p2p_channels
+from simulator.collectives.p2p import P2pChannels, p2p_channels, port_limited_Bps
 from simulator.collectives.params import Parameters
 from simulator.collectives.planner import Planner
 from simulator.core.vocabulary import Limit
@@ -68,7 +70,8 @@ def test_closed_form_and_engine_agree_at_every_channel_count(op, gpus):
         assert a == pytest.approx(b, rel=1e-3), (size, a, b)
 
 
-def test_four_gpus_move_a_64_mib_send_recv_at_half_the_two_gpu_rate():
+def test_four_gpus_move_a_64_mib_send_recv_at_their_channels_rate_against_the_port():
+    """8 channels (4 GPUs) sit well below the port, 16 (2 GPUs) near it: more than half the 2-GPU rate."""
     p = Parameters().replace(call_overhead_s=0.0)
     bw = {}
     for gpus in (2, 4):
@@ -76,10 +79,43 @@ def test_four_gpus_move_a_64_mib_send_recv_at_half_the_two_gpu_rate():
         s = m.shape("send_recv", "direct", "simple").sized(64 * MiB)
         bw[gpus] = 1.0 / s.beta_s_per_byte
         assert m.limit("send_recv", 64 * MiB) is Limit.CHANNELS
-    assert bw[4] == pytest.approx(bw[2] / 2, rel=1e-6)
-    assert bw[2] == pytest.approx(16 * p["p2p_channel_Bps"], rel=1e-6)
+        port = m.planner.plan("send_recv", "direct", "simple").groups[0].port_Bps
+        assert bw[gpus] == pytest.approx(port_limited_Bps(32 // gpus * p["p2p_channel_Bps"], port), rel=1e-6)
+    assert bw[2] / 2 < bw[4] < bw[2]
     big = CostModel(_router(gpus=4), p)
-    assert big.limit("send_recv", 1 << 30) is Limit.NVLINK       # 32 channels: the link binds again
+    assert big.limit("send_recv", 1 << 30) is Limit.CHANNELS     # 32 channels round off at the port too
+
+
+def test_the_port_rounds_off_below_both_limits():
+    assert port_limited_Bps(100.0, math.inf) == 100.0 and port_limited_Bps(math.inf, 50.0) == 50.0
+    assert port_limited_Bps(100.0, 100.0) == pytest.approx(100.0 / 2 ** 0.25)
+    for a, b in ((10.0, 1000.0), (300.0, 375.0), (700.0, 375.0)):
+        r = port_limited_Bps(a, b)
+        assert r < min(a, b) and r == pytest.approx(port_limited_Bps(b, a))
+    assert port_limited_Bps(10.0, 1000.0) == pytest.approx(10.0, rel=1e-6)
+
+
+def test_the_h100_probe_rates_at_8_16_and_32_channels():
+    """The default channel rate against the default NVLink port reproduces the probe's send/recv slopes
+    (validation/data/h100x4_2026-11-26_p2p) at all three channel counts within 6%; a hard minimum with
+    one channel rate cannot: 16 channels carry 1.86 times what 8 do, not 2."""
+    from validation.parsers import read_jsonl
+    d = "validation/data/h100x4_2026-11-26_p2p/"
+
+    def slope_Bps(world, variant, lo, hi):
+        t = {p.size_bytes: p.time_s for p in read_jsonl(f"{d}sendrecv_world{world}.jsonl").points
+             if p.variant == variant}
+        return (hi - lo) * MiB / (t[hi * MiB] - t[lo * MiB])
+
+    measured = {8: slope_Bps(4, "default", 32, 128), 16: slope_Bps(2, "default", 64, 256),
+                32: slope_Bps(4, "default_chunk128K", 192, 512)}
+    p = Parameters()
+    for ch, gpus, size in ((8, 4, 64 * MiB), (16, 2, 128 * MiB), (32, 2, 1 << 30)):
+        s = CostModel(router_for(topologies.prepare("dgx-h100", gpus_per_node=gpus)), p) \
+            .shape("send_recv", "direct", "simple").sized(size)
+        assert s.channels == ch
+        assert 1.0 / s.beta_s_per_byte == pytest.approx(measured[ch], rel=0.06), ch
+    assert measured[16] / measured[8] < 1.9
 
 
 def test_collectives_other_than_p2p_have_no_channel_ceiling():

@@ -19,6 +19,18 @@ NCCL's rule (NCCL 2.2x: src/graph/paths.cc at init, src/enqueue.cc per call), re
 So the channels per peer shrink as ranks grow (4 H200s give a 16-128 MiB send/recv 8 channels, 2
 H200s 16: half the bandwidth, as measured) and grow with the size (from 256 MiB on 4 GPUs).
 Learned from NCCL's source, not copied; only the rule is NCCL's.
+
+**The channels against their port** (:func:`port_limited_Bps`). A flow's channels copy into the peer
+through the GPU's NVLink port; as their demand (channels x one channel's rate) nears what the port
+carries for the flow, the CTAs' writes queue behind each other and the rate rounds off below both
+limits instead of meeting the lower one at a corner: ``(channels_Bps^-p + port_Bps^-p)^(-1/p)``,
+p = :data:`PORT_NORM`. Measured on 4 H100s (validation/data/h100x4_2026-11-26_p2p, send/recv slopes
+between sizes of one channel count): 8 channels carry 166 GB/s, 16 carry 296-309 (not twice 166), 32
+carry 349-378 (the port's ceiling); p = 4 with 20.8 GB/s a channel and a 375 GB/s port gives 165, 295 and
+366, a hard minimum 166, 333 and 375 (p = 2 cannot hold both 16 and 32 channels: 488 at 32). So a
+calibration on 2 GPUs (16 channels, near the port) no longer reads the rounding-off as a slow channel
+and underrates the 8 channels a 4-GPU send/recv gets (+10-13% on 4 H200s and 4 H100s at 32-128 MiB
+with the hard minimum; docs/accuracy.md section 3).
 """
 
 from __future__ import annotations
@@ -31,6 +43,25 @@ from simulator.collectives.layout import hosts
 from simulator.collectives.nccl_constants import (MAX_CHANNELS, NET_PEER_CHANNELS, NVLINK_CHUNK_BYTES, OTHER_CHUNK_BYTES,
                                                   SIMPLE_BUFFER_BYTES, STEPS)
 from topologies.routing import Router
+
+
+PORT_NORM = 4.0
+"""p of the soft minimum of a p2p flow's channels and its port (module docstring: 'The channels against
+their port'); the same p as the host/GPU overlap of simulator.network.host_overlap, chosen on the
+H100 probe's 8/16/32-channel rates (p = 4 and 6 fit them within 3%, p = 2 not), not on the 4-GPU
+points it is scored on."""
+
+
+def port_limited_Bps(channels_Bps: float, port_Bps: float) -> float:
+    """Rate of a p2p flow whose channels could carry ``channels_Bps`` through a port that gives it
+    ``port_Bps``: ``(channels_Bps^-p + port_Bps^-p)^(-1/p)``, p = :data:`PORT_NORM` (below both, the
+    lower one where the other is far above it: within 1% at 2.2 times it)."""
+    if channels_Bps == math.inf or port_Bps == math.inf:
+        return min(channels_Bps, port_Bps)
+    if channels_Bps <= 0 or port_Bps <= 0:
+        return 0.0
+    top = max(channels_Bps, port_Bps)
+    return top / ((top / channels_Bps) ** PORT_NORM + (top / port_Bps) ** PORT_NORM) ** (1.0 / PORT_NORM)
 
 
 def pow2_up(x: int) -> int:

@@ -22,9 +22,11 @@ Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless 
 - ``shm_efficiency``: extra factor on routes through host memory (two copies instead of one).
 - ``p2p_channel_Bps``: payload rate of one NCCL p2p channel (one CTA copying a peer's part and
   receiving another's) between GPUs of one server; a send/recv or all-to-all flow gets NCCL's channel
-  count for its size and rank count (simulator.collectives.p2p) times this. 20 GB/s: measured on 4
-  H100s (NCCL 2.28, validation/data/h100x4_2026-11-26_p2p: 8 channels carry 166 GB/s, 16 carry 305 GB/s of a 128-256 MiB
-  send/recv); Hopper's SM copy rate, unmeasured on other GPU generations. Across servers and
+  count for its size and rank count (simulator.collectives.p2p) times this, rounded off against the
+  flow's share of its NVLink port (``p2p.port_limited_Bps``). 21 GB/s: measured on 4 H100s (NCCL 2.28,
+  validation/data/h100x4_2026-11-26_p2p: 8 channels carry 166 GB/s of a 32-128 MiB send/recv, 16 carry
+  296-309, 32 carry 349-378: 21 GB/s a channel against the port gives 166, 292 and 353 at the default
+  NVLink efficiency); Hopper's SM copy rate, unmeasured on other GPU generations. Across servers and
   through host memory no per-channel ceiling is modelled (the CTA copies into a local buffer).
 - ``socket_max_Bps``: bandwidth of one hop through the socket transport (TCP through the kernel).
 - ``call_overhead_s``: per-call cost outside NCCL's model (framework launch, e.g. PyTorch's
@@ -159,7 +161,7 @@ def _defaults() -> dict[str, float]:
         "link_efficiency.socket": 0.8,
         "link_efficiency.net": 0.92,
         "shm_efficiency": 0.5,
-        "p2p_channel_Bps": 20e9,               # one p2p channel (CTA) on one server; see the docstring
+        "p2p_channel_Bps": 21e9,               # one p2p channel (CTA) on one server; see the docstring
         "socket_max_Bps": 5e9,                 # per hop through NCCL's socket transport (TCP)
         "call_overhead_s": 0.0,
         "net_call_overhead_s": 0.0,            # per call across servers, beyond NCCL's per-step latency
@@ -347,11 +349,13 @@ class Parameters:
 
 
 def ideal() -> Parameters:
-    """No protocol or launch cost and full link bandwidth: time = wire latency + bytes / bandwidth."""
+    """No protocol or launch cost and full link bandwidth: time = wire latency + bytes / bandwidth (no CTA
+    ceiling either: LL's step rate and a p2p channel's rate are unbounded)."""
     zero = {k: 0.0 for k in DEFAULTS if "latency_s" in k}
     ones = {k: 1.0 for k in DEFAULTS if "efficiency" in k}
     # built directly: zero latency is below the physical minimum that calibration files must respect
-    return Parameters(MappingProxyType({**DEFAULTS, **zero, **ones, "ll_max_busbw_Bps": 1e15}), name="ideal")
+    return Parameters(MappingProxyType({**DEFAULTS, **zero, **ones, "ll_max_busbw_Bps": 1e15, "p2p_channel_Bps": 1e15}),
+                      name="ideal")
 
 
 CALIBRATION_FORMAT = "gpunetsim-calibration/1"

@@ -18,8 +18,9 @@ NCCL's algorithms, in flow terms (n ranks, N servers, C channels, S = nccl-tests
 - direct: all_to_all sends S/n from every rank to every other rank at once; send_recv sends S
   from each rank to the next (nccl-tests' sendrecv pattern). Each peer's bytes are spread over
   NCCL's p2p channels (simulator.collectives.p2p), whose count depends on the size and shrinks as
-  ranks grow; a flow between GPUs of one server moves at most ``channels x p2p_channel_Bps``
-  (``Plan.rate_caps``), so a direct plan's rate depends on the size it is run at.
+  ranks grow; a flow between GPUs of one server moves at most ``channels x p2p_channel_Bps``,
+  rounded off against the flow's share of its NVLink port (``Plan.rate_caps``,
+  simulator.collectives.p2p.port_limited_Bps), so a direct plan's rate depends on the size it is run at.
 
 Channels whose flows follow exactly the same links are merged into one group (a ring inside one
 server has a single channel): this keeps a 4096-GPU all-reduce to a handful of groups.
@@ -42,7 +43,7 @@ from simulator.collectives.layout import (Chunking, Layout, LayoutGroup, binary_
                                           successors, tree_edges)
 from simulator.collectives.innet import collnet_chain_layout, collnet_direct_layout, nvls_sharp_layout, pat_layout
 from simulator.collectives.nvls import nvls_layout, nvls_tree_layout
-from simulator.collectives.p2p import P2pChannels, p2p_channels
+from simulator.collectives.p2p import P2pChannels, p2p_channels, port_limited_Bps
 from simulator.collectives.params import Parameters
 from topologies.route_table import join_routes
 from topologies.routes import LinkUses
@@ -69,6 +70,7 @@ class FlowGroup:
     rate_cap_Bps: float = math.inf   # wire-rate ceiling of each flow of the group
     weights: tuple[float, ...] | None = None   # flows each route stands for (PAT's steps; default 1)
     channel_Bps: float = math.inf    # wire rate of one p2p channel of each flow (direct plans on one server)
+    port_Bps: float = math.inf       # with channel_Bps: each flow's share of its busiest link's usable rate
 
     @cached_property
     def uses(self) -> LinkUses:
@@ -111,10 +113,11 @@ class Plan:
         return self.p2p.count(size_bytes) if self.p2p is not None else None
 
     def caps_for(self, channels: int | None) -> tuple[float, ...]:
-        """Each group's wire-rate ceiling when every peer's bytes use ``channels`` p2p channels."""
+        """Each group's wire-rate ceiling when every peer's bytes use ``channels`` p2p channels: the
+        channels' rate rounded off against the flow's port (simulator.collectives.p2p.port_limited_Bps)."""
         if channels is None:
             return tuple(g.rate_cap_Bps for g in self.groups)
-        return tuple(min(g.rate_cap_Bps, channels * g.channel_Bps) for g in self.groups)
+        return tuple(min(g.rate_cap_Bps, port_limited_Bps(channels * g.channel_Bps, g.port_Bps)) for g in self.groups)
 
     def rate_caps(self, size_bytes: float) -> tuple[float, ...]:
         """Each group's wire-rate ceiling in a call of ``size_bytes`` (what the engines pass on)."""
@@ -188,7 +191,8 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
         # one server, GPU to GPU: the sending CTAs copy straight into the peer, at p2p_channel_Bps each
         ch = params["p2p_channel_Bps"] / eff if algo == "direct" and not (g.inter or g.shm or g.socket) \
             else math.inf
-        groups.append(FlowGroup(g.routes, g.payload_per_byte / eff, g.label, eff, cap, g.weights, channel_Bps=ch))
+        groups.append(FlowGroup(g.routes, g.payload_per_byte / eff, g.label, eff, cap, g.weights, channel_Bps=ch,
+                                port_Bps=_port_share_Bps(router, g.uses, params) if ch < math.inf else math.inf))
     if proto == "ll" and algo != "direct":
         # NCCL caps LL's bus bandwidth (llMaxBw); a tree's algorithm bandwidth is half its bus bandwidth.
         # A ring's LL ceiling is its CTAs' step rate, of which only the steps that move data count.
@@ -227,6 +231,14 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
                 tuple(groups), params.base_latency_s(a, proto) + latency,
                 host + (params["net_call_overhead_s"] if len(per_host) > 1 else 0.0),
                 local, chunking, p2p, host)
+
+
+def _port_share_Bps(router: Router, uses: LinkUses, params: Parameters) -> float:
+    """One flow's share of its busiest link on an idle network: each link's usable rate over the flows of
+    the group that cross it, the least over the links (an all-to-all's 3 peers on 4 GPUs share each GPU's
+    port; a send/recv's one flow has it alone). What a p2p flow's channels round off against."""
+    return min(float(router.capacity_Bps[i]) * params.link_efficiency(str(router.kind[i])) / c
+               for i, c in zip(uses.link_ids, uses.link_counts))
 
 
 def ring_step_share(op: str, n: int) -> float:

@@ -55,6 +55,11 @@
 #                   whose per-call lines name NCCL's algorithm, protocol and channels for every op and size
 #                   (nccl_w{n}.*.log); about 4 minutes (issue 10: the 4-GPU jump of the gather-like ops)
 #           lathost2  lathost on 2 GPUs only (two launches + the NCCL_DEBUG=INFO one); about 1.5 minutes
+#           bwfine  the bandwidth regime's knee (issue 10: the 2 -> 4 GPU errors at 16-64 MiB): all_reduce, all_gather,
+#                   all_to_all, send_recv (default variant) and all_reduce under nop2p (NCCL_P2P_DISABLE=1: the SHM
+#                   path), 2 MiB - 128 MiB in steps of sqrt(2), 5 repetitions, on 2 and 4 GPUs interleaved 2,4,2,4
+#                   (bwfine_world{n}_L{i}.jsonl), then one short launch per world size (2, 3, 4) with NCCL_DEBUG=INFO
+#                   whose per-call lines name NCCL's algorithm, protocol and channels (nccl_bw_w{n}.*.log); about 4 minutes
 # NVLink multicast stays off (shared hosts): NCCL_NVLS_ENABLE=0 and friends are exported here and by the runners.
 set -uo pipefail
 phase=$1; out=$2
@@ -129,6 +134,25 @@ lathost() {   # latency with host issue times, then NCCL's per-call choices at 2
           --max-failed-launches 0 --out "$out/nccl_tuning_w$n.jsonl"
   done
 }
+bwfine() {   # 2-128 MiB in steps of sqrt(2) on 2 and 4 GPUs (default + nop2p), then NCCL's per-call choices at 2, 3, 4
+  local i n f=1.4142135623730951
+  for i in 1 2; do
+    for n in 2 4; do
+      $PY -m validation.runners.sweep --nproc "$n" --variants default --ops all_reduce,all_gather,all_to_all,send_recv \
+          --min-bytes 2M --max-bytes 128M --factor $f --reps 5 --launch-timeout-s 120 --max-failed-launches 1 \
+          --out "$out/bwfine_world${n}_L$i.jsonl"
+      $PY -m validation.runners.sweep --nproc "$n" --variants nop2p --ops all_reduce \
+          --min-bytes 2M --max-bytes 128M --factor $f --reps 5 --launch-timeout-s 90 --max-failed-launches 1 \
+          --out "$out/bwfine_world${n}_L$i.jsonl"
+    done
+  done
+  for n in 2 3 4; do
+    NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING NCCL_DEBUG_FILE="$out/nccl_bw_w$n.%h.%p.log" \
+      $PY -m validation.runners.sweep --nproc "$n" --variants default,nop2p --ops all_reduce,all_gather,all_to_all \
+          --min-bytes 2M --max-bytes 128M --factor $f --reps 1 --iters 3 --warmup 1 --launch-timeout-s 60 \
+          --max-failed-launches 0 --out "$out/nccl_bw_tuning_w$n.jsonl"
+  done
+}
 case "$phase" in
   llm2) llm 2 ;;
   llm4) llm 4 ;;
@@ -189,6 +213,7 @@ case "$phase" in
   latency) latency ;;
   lathost) lathost ;;
   lathost2) lathost 2 ;;
+  bwfine) bwfine ;;
   rerun2) rerun 2 ;;
   rerun4) rerun 4 ;;
   coll2) coll 2 ;;

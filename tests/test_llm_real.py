@@ -198,3 +198,13 @@ def test_values_straddling_a_rounding_boundary_still_tie() -> None:
     x, y = 1.000000005000001, 1.000000004999999
     assert spearman([x, y, 3, 4], [2, 1, 3, 4]) == spearman([x, x, 3, 4], [2, 1, 3, 4]) == pytest.approx(0.9487, abs=1e-4)
     assert spearman([1.0, 1.0 + 1e-6, 3, 4], [2, 1, 3, 4]) < 0.9     # values 1e-6 apart are ordered
+
+
+def test_host_work_fit_is_made_once_per_file_state(tmp_path: Path) -> None:
+    """The same files and calibration give the same fit (made once per process, each caller its own dict); a path
+    that is not a file is an InputError naming it, not an OSError."""
+    first, pct = host_work_from([TWO], "h200-nvlink-2gpu")
+    again, pct2 = host_work_from([TWO], "h200-nvlink-2gpu")
+    assert first == again and pct == pct2 and first.values is not again.values
+    with pytest.raises(InputError, match="missing.jsonl"):
+        host_work_from([tmp_path / "missing.jsonl"], "h200-nvlink-2gpu")

@@ -176,6 +176,8 @@ def llm_section(number: int = 7, write_bands: bool = False) -> tuple[list[str], 
     blind_lines, figs["blind_h100"] = blind_section(own)
     held_lines, figs["held_out_h200"] = held_out_lease(own)
     issue_lines, figs["issue_h100"] = issue_lease()
+    from validation import fsdp_host_carry
+    carry_lines, figs["fsdp_host_carry"] = fsdp_host_carry.markdown_lines()
     from validation import sealed_campaign
     sealed_lines, figs["sealed_h100"] = sealed_campaign.llm(sealed_campaign.H100)
     more_sealed, figs["sealed_h200"] = sealed_campaign.llm(sealed_campaign.H200)
@@ -216,7 +218,7 @@ def llm_section(number: int = 7, write_bands: bool = False) -> tuple[list[str], 
               "single mechanism of the analytic model: " + _profile_facts(fitted) + " A host cost per TP "
               "collective call, small-message collective latency or kernel launches that grow with TP only add time "
               "as TP grows or the shape shrinks, where here a larger shape can take less.", "",
-              *real_lines, *blind_lines, *held_lines, *issue_lines, *sealed_lines, *band_lines,
+              *real_lines, *blind_lines, *held_lines, *issue_lines, *carry_lines, *sealed_lines, *band_lines,
               "### Targets", "",
               f"- Selene iteration times, median <= {TARGET_MEDIAN:g}% without per-run tuning: datasheet "
               f"{s_sheet[0]:.1f}% ({_verdict(s_sheet[0] <= TARGET_MEDIAN)}), fitted set {s_cal[0]:.1f}% "

@@ -282,6 +282,16 @@ def _where(world: int, errs: list[RunError], by: dict[tuple[str, int], RunError]
             f"gives {(full.predicted_s - no.predicted_s) * 1e3:.2f} ms.")
 
 
+def held_out_predictor(records: object, world: int) -> tuple[RealPredictor, float, int]:
+    """The compute of an H200 FSDP lease without a copy probe: fitted on its own single-GPU profiles and the H200
+    issue probes, ``mem_efficiency`` fitted too; the shipped H200 calibration of that world size. With the fit's
+    median |error| in % and the number of targets."""
+    base = RealPredictor(records.runs[0].gpu, HOST_FROM[world][2])  # type: ignore[attr-defined]
+    targets = compute_targets(records) + _probe_targets(H200_PROBES)  # type: ignore[arg-type]
+    compute, pct = fit_compute(base, targets)
+    return base.with_compute(compute), pct, len(targets)
+
+
 def held_out_lease(residuals: dict[str, list[float]] | None = None) -> tuple[list[str], dict[str, dict[str, float]]]:
     """Markdown lines and FSDP figures per world of :data:`HELD_OUT_LEASE`, predicted by the blind method: compute
     fitted on its own single-GPU profiles and the H200 issue probes (no copy probe on H200, so ``mem_efficiency``
@@ -292,17 +302,14 @@ def held_out_lease(residuals: dict[str, list[float]] | None = None) -> tuple[lis
     no_large: dict[int, float] = {}     # NO_SHARD at the larger hidden size, error %
     for world in (2, 4):
         records = read_llm_records([DATA / HELD_OUT_LEASE / f"fsdp_world{world}.jsonl"])
-        calibration = HOST_FROM[world][2]
-        base = RealPredictor(records.runs[0].gpu, calibration)  # type: ignore[attr-defined]
-        targets = compute_targets(records) + _probe_targets(H200_PROBES)  # type: ignore[arg-type]
-        compute, pct = fit_compute(base, targets)
+        fitted, pct, n_targets = held_out_predictor(records, world)
+        compute = fitted.compute
         host, _ = host_for(world)
-        pred = host.applied(base.with_compute(compute))
-        errs = _errors(pred, records)
+        errs = _errors(host.applied(fitted), records)
         collect_residuals(residuals, HELD_OUT_LEASE, errs)
         figs[f"world{world}"] = error_summary(errs)["fsdp"]
         no_large[world] = max((e for e in errs if _strategy(e) == "no_shard"), key=_hidden).error_pct
-        fit = (f"{len(targets)}, {pct:.1f}%: host_block_s {compute.host_block_s * 1e3:.3f} ms, "  # type: ignore[attr-defined]
+        fit = (f"{n_targets}, {pct:.1f}%: host_block_s {compute.host_block_s * 1e3:.3f} ms, "  # type: ignore[attr-defined]
                f"mem_efficiency {compute.mem_efficiency:.2f}")  # type: ignore[attr-defined]
         for e in errs:
             rows.append(f"| {world} | {fit} | {e.point.split(' mb=')[0]} h{_hidden(e)} | {e.measured_s * 1e3:.2f} "

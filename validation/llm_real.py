@@ -32,6 +32,7 @@ import math
 import statistics
 import sys
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
@@ -361,11 +362,27 @@ class HostWork:
 def host_work_from(paths: Sequence[str | Path], calibration: str) -> tuple[HostWork, float]:
     """The host parameters (:data:`HOST_KEYS`) fitted on another campaign's files (its own
     compute fit and collective calibration), with that host's block issue time; with the median
-    |error| in % of that fit."""
+    |error| in % of that fit. The same files (path, size and modification time) and calibration
+    give the same fit, so it is made once per process (the accuracy report asks for it often)."""
+    try:
+        key = tuple((str(Path(p).resolve()), Path(p).stat().st_size, Path(p).stat().st_mtime_ns) for p in paths)
+    except OSError:             # not a file: read_llm_records reports it
+        key = None
+    values, block_s, pct = _host_fit(key, calibration) if key else _fit_host_files(paths, calibration)
+    return HostWork(dict(values), block_s), pct
+
+
+def _fit_host_files(paths: Sequence[str | Path], calibration: str) -> tuple[tuple[tuple[str, float], ...], float, float]:
     records = read_llm_records(paths)
     pred, _, _ = fitted_predictor(records, calibration)
     values, pct = fit_host_work(pred, records)
-    return HostWork(values, pred.compute.host_block_s), pct  # type: ignore[attr-defined]
+    return tuple(values.items()), float(pred.compute.host_block_s), pct  # type: ignore[attr-defined]
+
+
+@lru_cache(maxsize=32)
+def _host_fit(key: tuple[tuple[str, int, int], ...], calibration: str
+              ) -> tuple[tuple[tuple[str, float], ...], float, float]:
+    return _fit_host_files([path for path, _, _ in key], calibration)
 
 
 def predict_files(paths: Sequence[str | Path], calibration: str,

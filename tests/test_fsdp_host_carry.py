@@ -1,0 +1,74 @@
+"""validation.fsdp_host_carry: how FSDP1's host work carries between the committed FSDP leases."""
+
+from __future__ import annotations
+
+import pytest
+
+from validation import fsdp_host_carry as fhc
+from validation.llm_real import CAMPAIGNS
+
+
+@pytest.fixture(scope="module")
+def carried() -> tuple[list, list[float], list]:
+    scored = fhc.score()
+    needed, results = fhc.evaluate(scored)
+    return scored, needed, results
+
+
+def test_leases_are_the_committed_fsdp_leases_without_the_sealed_one() -> None:
+    folders = {lease.folder for lease in fhc.LEASES}
+    assert "h100x4_2026-11-27_llm" not in folders          # the sealed lease: a final check only
+    assert len(folders) == 7 and len(fhc.LEASES) == 11
+    for lease in fhc.LEASES:
+        assert (fhc.DATA / lease.folder / lease.name).exists()
+        # the host work a lease takes never comes from its own runs
+        assert CAMPAIGNS[lease.host_from][0] != lease.folder
+
+
+def test_rules_take_nothing_from_the_lease_predicted(carried: tuple) -> None:
+    """Changing what a lease needs changes no rule's value for that lease (leave one lease out)."""
+    scored, needed, _ = carried
+    for i in range(len(scored)):
+        moved = list(needed)
+        moved[i] *= 3.0
+        for _, _, rule in fhc.RULES:
+            assert rule(i, scored, moved) == pytest.approx(rule(i, scored, needed))
+
+
+def test_seconds_carry_better_than_the_block_issue_time(carried: tuple) -> None:
+    """Recorded 2026-11-27 (h14host2) on the six leases the rule was chosen on: RMS log error 0.208 scaled by the
+    block issue time, 0.170 in seconds; pooled over other leases 0.279 scaled, 0.211 in seconds. With the lease
+    measured after (held out of the choice): 0.227 / 0.194, pooled 0.273 / 0.215; with disturbed profile launches
+    left out of the compute fits (main 4b85499): 0.251 / 0.225, pooled 0.288 / 0.239. Neither lease left out of the
+    choice confirms rule 2, so HostWork keeps rule 1 (scaled)."""
+    scored, needed, results = carried
+    old, new, pooled, pooled_scaled = results
+    assert new.rms_log < old.rms_log and pooled.rms_log < pooled_scaled.rms_log
+    assert new.rms_log == pytest.approx(0.225, abs=0.02) and old.rms_log == pytest.approx(0.251, abs=0.02)
+    # rule 2 as branch h14host2 would have given it: the FSDP medians of the blind H100 lease f and the held-out H200 lease
+    labels = [s.lease.label for s in scored]
+    med = dict(zip(labels, new.median_pct))
+    assert med["h100x4_2026-11-26f 4 GPUs"] == pytest.approx(7.2, abs=0.5)
+    assert med["h200x4_2026-11-26_fsdp 2 GPUs"] == pytest.approx(3.6, abs=0.5)
+    # rule 1 is HostWork's: it reproduces the blind section's figures (8.5% and 11.6% on main 31cfb4d)
+    assert dict(zip(labels, old.median_pct))["h100x4_2026-11-26f 4 GPUs"] == pytest.approx(8.5, abs=0.5)
+    # the lease measured after the choice: held out, it misses 8% under both rules (11.3 / 13.5% and 11.2 / 13.6%)
+    held = [i for i, label in enumerate(labels) if label.startswith(fhc.HELD_OUT)]
+    assert [round(new.median_pct[i], 1) for i in held] == pytest.approx([11.3, 13.5], abs=0.5)
+    assert [round(old.median_pct[i], 1) for i in held] == pytest.approx([11.2, 13.6], abs=0.5)
+    # what the leases need spreads far wider than any rule follows (0.44-0.83 ms per unit pass)
+    assert 0.3e-3 < min(needed) and max(needed) < 1e-3 and max(needed) / min(needed) > 1.5
+
+
+def test_report_lines(carried: tuple) -> None:
+    scored, _, _ = carried
+    lines, figs = fhc.markdown_lines(scored)
+    text = "\n".join(lines)
+    assert "python -m validation.fsdp_host_carry" in text and "leave-one-lease-out, not blind" in text
+    assert f"`{fhc.HELD_OUT}` was measured after that choice was made" in text
+    assert "`HostWork` keeps rule 1" in text
+    issue = fhc.plain_issue_rows(scored)
+    rows = [line for line in lines if line.startswith("| h")]
+    assert len(rows) == len(fhc.LEASES) + len(issue)         # one per lease, then the plain-model issue rows
+    assert len(issue) == 8 and all(0.9 < float(r.split("|")[5]) < 1.3 for r in issue)
+    assert figs["rule2_rms_log"] < figs["rule1_rms_log"]

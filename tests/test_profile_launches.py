@@ -10,8 +10,8 @@ import pytest
 from simulator.core.errors import InputError
 from validation.gpt_spec import parse_spec
 from validation.llm_records import LayerProfile, read_llm_records
-from validation.profile_launches import (SEALED, agreement, half_sample_mode, launch_level, launch_levels,
-                                         main, median_launch_s, summary, whole_model_profiles, whole_model_s)
+from validation.profile_launches import (CHECKS, SEALED, agreement, half_sample_mode, launch_level, launch_levels,
+                                         main, markdown_lines, median_launch_s, summary, whole_model_profiles, whole_model_s)
 
 SPEC = parse_spec("hidden=64,layers=4,heads=4,seq=32,vocab=100")
 DATA = Path(__file__).resolve().parents[1] / "validation" / "data"
@@ -95,7 +95,7 @@ def test_the_disturbed_h200_launch_of_the_4_gpu_campaign() -> None:
 def test_the_rule_agrees_with_other_leases_better_than_the_median_launch() -> None:
     """The check the rule was chosen by, on every committed campaign but the sealed one: each campaign's whole-model
     time against the same GPU's other leases (median launch: mean 5.1%, largest 30.4%; now 1.6%, 5.3%)."""
-    rows = [r for r in agreement() if not r.campaign.startswith(SEALED)]
+    rows = [r for r in agreement() if not r.campaign.startswith(CHECKS)]
     assert len(rows) >= 16
     (_, old_mean, old_max), _, (_, new_mean, new_max) = summary(rows)
     assert new_mean < 2.0 < 4.0 < old_mean and new_max < 6.0 < 20.0 < old_max
@@ -105,3 +105,14 @@ def test_cli_lists_each_campaign(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([str(DATA / "h200x4_2026-11-26d" / "llm_world4.jsonl")]) == 0
     out = capsys.readouterr().out
     assert out.count("DISTURBED LAUNCH") == 1 and "| undisturbed launches (now) |" in out
+
+
+def test_the_lease_measured_after_the_rule_is_a_check() -> None:
+    """h100x4_2026-11-27_fsdpissue2 (measured on branch h14host2 after the rule was chosen) is listed with the sealed
+    leases, never in the choice: at hidden 4096 on 4 GPUs all three of its launches run 9-14% above the other H100
+    leases' level, so no launch rule brings it closer (recorded 2026-11-27, stop 16: 8.9% under the rule)."""
+    rows = [r for r in agreement() if r.campaign.startswith("h100x4_2026-11-27_fsdpissue2/fsdpissue_world4")]
+    slow = [r for r in rows if "hidden=4096" in r.spec]
+    assert len(slow) == 1 and all(d > 8.0 for d in slow[0].deviation_pct)
+    assert any("(checks)" in line for line in markdown_lines())
+

@@ -173,6 +173,8 @@ def format_dataparallel(r, ddp, topology: str, params: str, band: str = "datashe
     if r.iteration_lo_s is not None:
         lines.append(f"90% interval   {r.iteration_lo_s * us:12.1f} - {r.iteration_hi_s * us:.1f} us (held-out errors "
                      f"of DataParallel predictions, {band} host keys)")
+        if r.iteration_extrapolated:
+            lines.append(f"  (caveats of the interval: {'; '.join(r.iteration_extrapolated)})")
     if r.samples_per_s is not None:
         lines.append(f"throughput     {r.samples_per_s:12.1f} samples/s ({r.gpus} GPUs x batch {r.batch_size})")
     lines.append(f"scaling        {r.scaling_efficiency * 100:11.1f} % of {r.gpus} x one GPU "

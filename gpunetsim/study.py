@@ -412,7 +412,8 @@ def _dataparallel_row(point: Point, model: CostModel, row: dict[str, object]) ->
     ph = {x.name: x.gpu_s for x in r.phases}
     comm = sum(ph.get(k, 0.0) for k in ("scatter", "replicate", "gather", "reduce"))
     row.update(gpu=gpu, batch_size=r.batch_size, iteration_s=r.iteration_s, iteration_lo_s=r.iteration_lo_s,
-               iteration_hi_s=r.iteration_hi_s, samples_per_s=r.samples_per_s,
+               iteration_hi_s=r.iteration_hi_s, iteration_extrapolated=list(r.iteration_extrapolated),
+               samples_per_s=r.samples_per_s,
                scaling_efficiency=r.scaling_efficiency, single_gpu_iteration_s=r.single_gpu_iteration_s,
                forward_s=ph.get("forward", 0.0), backward_s=ph.get("backward", 0.0),
                optimizer_s=ph.get("optimizer", 0.0), exposed_comm_s=comm, comm_s=comm,
@@ -455,7 +456,8 @@ def evaluate(point: Point) -> dict[str, object]:
     r = with_interval(model, simulate_iteration(model, w, DDPConfig(bucket_cap_mb=float(point.bucket_cap_mb or 25.0)),
                                                 engine=point.engine), w)
     row.update(gpu=gpu, batch_size=r.batch_size, iteration_s=r.iteration_s, iteration_lo_s=r.iteration_lo_s,
-               iteration_hi_s=r.iteration_hi_s, samples_per_s=r.samples_per_s,
+               iteration_hi_s=r.iteration_hi_s, iteration_extrapolated=list(r.iteration_extrapolated),
+               samples_per_s=r.samples_per_s,
                scaling_efficiency=r.scaling_efficiency, single_gpu_iteration_s=r.single_gpu_iteration_s,
                forward_s=r.forward_s, backward_s=r.backward_s, optimizer_s=r.optimizer_s,
                exposed_comm_s=r.exposed_comm_s, comm_s=r.comm_s, overlap_fraction=r.overlap_fraction,
@@ -545,7 +547,8 @@ def csv_text(rows: Sequence[dict[str, object]]) -> str:
     w = csv.DictWriter(f, fieldnames=columns_of(rows), restval="")
     w.writeheader()
     for r in rows:
-        w.writerow({k: ("" if v is None else v) for k, v in r.items()})
+        w.writerow({k: ("" if v is None else "; ".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
+                    for k, v in r.items()})
     return f.getvalue()
 
 

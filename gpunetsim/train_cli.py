@@ -121,6 +121,8 @@ def _part_lines(r) -> list[str]:
     if r.part_bounds:
         out.append("  (parts: compute and optimizer from the compute-only band, communication from its calls' "
                    "intervals and the measured TP / PP bands)")
+        if r.parts_extrapolated:
+            out.append(f"  (caveats of the compute-only band: {'; '.join(r.parts_extrapolated)})")
     return out
 
 
@@ -141,7 +143,9 @@ def format_result(r, topology: str, params: str, compute: str, compute_params=No
              + ", ".join(opts),
              f"iteration          {r.iteration_s:10.3f} s   (stage {r.critical_stage}, the last to finish)",
              *([f"  90% interval     {r.iteration_lo_s:10.3f} - {r.iteration_hi_s:.3f} s (held-out errors of LLM "
-                f"predictions, {train_kind(compute_params)} compute)"] if r.iteration_lo_s is not None else []),
+                f"predictions, {train_kind(compute_params, r.gpu)} compute)"] if r.iteration_lo_s is not None else []),
+             *([f"  (caveats of the interval: {'; '.join(r.iteration_extrapolated)})"]
+               if r.iteration_lo_s is not None and r.iteration_extrapolated else []),
              *_part_lines(r)]
     lines += [f"throughput         {r.tokens_per_s:10.0f} tokens/s, MFU {r.mfu * 100:.1f}% (HFU {r.hfu * 100:.1f}%)",
               f"memory per GPU     stage {m.stage}: params {m.params / GiB:.2f} GiB, grads {m.grads / GiB:.2f} GiB, "

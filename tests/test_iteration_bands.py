@@ -66,9 +66,9 @@ def test_band_kind_follows_the_fitted_keys():
     assert sib.dataparallel_kind(load_calibration(None)) == "datasheet"
     assert sib.dataparallel_kind(load_calibration("h200-nvlink")) == "datasheet"      # no dp. key fitted
     assert sib.dataparallel_kind(load_calibration("h200-dataparallel")) == "calibrated"
-    assert sib.train_kind(ComputeParams()) == "datasheet"
-    assert sib.train_kind(load_compute_params("h200-nvlink")) == "datasheet"         # no llm block: defaults
-    assert sib.train_kind(load_compute_params("a100-megatron")) == "calibrated"
+    assert sib.train_kind(ComputeParams(), "A100-SXM-80GB") == "datasheet"
+    assert sib.train_kind(load_compute_params("h200-nvlink"), "H200-SXM") == "datasheet"   # no llm block: defaults
+    assert sib.train_kind(load_compute_params("a100-megatron"), "A100-SXM-80GB") == "calibrated"
 
 
 @pytest.mark.parametrize("calibration, kind", [(None, "datasheet"), ("a100-megatron", "calibrated")])
@@ -191,3 +191,96 @@ def test_compare_rows_carry_the_interval_and_its_coverage(capsys):
     assert main(argv) == 0
     text = capsys.readouterr().out
     assert text.count("90% lo") == 2 and "inside the 90% interval" in text
+
+
+A100, H100 = "A100-SXM-80GB", "H100-SXM"
+MEGATRON_22B = ["train", "--nodes", "1", "--model", "megatron-22b", "--tp", "8", "--global-batch", "4",
+                "--micro-batch", "4", "--recompute", "selective", "--sequence-parallel", "--dtype", "fp16"]
+
+
+def test_a_compute_set_takes_the_calibrated_bands_only_on_the_gpu_it_was_fitted_on(capsys):
+    """Review s15 #8 / s16 #1: every calibrated dataset pairs a fitted set with runs of its own GPU model, so
+    a100-megatron (fitted on A100s) used on an H100 takes the datasheet band, for the iteration and the compute
+    parts, and says why; on an A100 it keeps the calibrated bands."""
+    cp = load_compute_params("a100-megatron")
+    assert cp.fitted_gpus == (A100,)
+    assert sib.train_kind(cp, A100) == "calibrated" and sib.train_kind(cp, H100) == "datasheet"
+    h100 = _json(capsys, *MEGATRON_22B, "--topology", "dgx-h100", "--calibration", "a100-megatron", "--json")
+    sheet = sib.bands(sib.TRAIN_FILE)["datasheet"]["log_ratio"]
+    assert h100["iteration_hi_s"] / h100["iteration_s"] == pytest.approx(math.exp(sheet[2]))
+    compute = sib.bands(sib.COMPUTE_FILE)["datasheet"]["log_ratio"]
+    assert h100["compute_hi_s"] / h100["compute_s"] == pytest.approx(math.exp(compute[2]))
+    assert any("a100-megatron fitted on A100-SXM-80GB, used on H100-SXM" in c for c in h100["iteration_extrapolated"])
+    assert any("used on H100-SXM" in c for c in h100["parts_extrapolated"])
+    a100 = _json(capsys, *MEGATRON_22B, "--topology", "dgx-a100", "--calibration", "a100-megatron", "--json")
+    cal = sib.bands(sib.TRAIN_FILE)["calibrated"]["log_ratio"]
+    assert a100["iteration_hi_s"] / a100["iteration_s"] == pytest.approx(math.exp(cal[2]))
+    assert not any("fitted on" in c for c in a100["iteration_extrapolated"])
+    assert main([*MEGATRON_22B, "--topology", "dgx-h100", "--calibration", "a100-megatron"]) == 0
+    text = capsys.readouterr().out
+    assert "datasheet compute)" in text and "(caveats of the interval: compute set a100-megatron" in text
+
+
+def test_fitted_gpus_come_from_llm_gpus_or_the_pass_profile_and_bad_names_are_refused(tmp_path):
+    f = tmp_path / "c.json"
+    f.write_text(json.dumps({"llm": {"host_block_s": 0.001}, "llm_gpus": ["h100"]}))
+    assert load_compute_params(str(f)).fitted_gpus == (H100,)
+    f.write_text(json.dumps({"llm": {"host_block_s": 0.001}}))
+    cp = load_compute_params(str(f))
+    assert cp.fitted_gpus == () and sib.train_kind(cp, H100) == "datasheet"
+    assert any("no GPU it names" in c for c in sib.train_caveats(cp, H100))
+    for bad in (["tpu-v9"], "h100", [3]):
+        f.write_text(json.dumps({"llm": {"host_block_s": 0.001}, "llm_gpus": bad}))
+        with pytest.raises(InputError, match="llm_gpus"):
+            load_compute_params(str(f))
+
+
+def test_a_band_wholly_above_its_prediction_says_so(capsys):
+    """Review s15 #2 / s16 #3: the datasheet bands' 5% quantiles are above 0 (every held-out run slower than
+    predicted), so the interval starts at the prediction; the output says the model is biased there."""
+    band = {"level": 0.9, "log_ratio": [0.1, 0.5, 1.0]}
+    (c,) = sib.caveats(band)
+    assert "lies above the prediction" in c and "1.11-2.72x" in c and "median 1.65x" in c
+    assert "lies below" in sib.caveats({"level": 0.9, "log_ratio": [-1.0, -0.5, -0.1]})[0]
+    assert sib.caveats({"level": 0.9, "log_ratio": [-0.1, 0.0, 0.1]}) == ()
+    r = _json(capsys, *MEGATRON_22B, "--topology", "dgx-a100", "--json")
+    assert any("lies above the prediction" in c for c in r["iteration_extrapolated"])
+    assert any("lies above the prediction" in c for c in r["parts_extrapolated"])
+
+
+def test_bands_record_their_runs_domain_and_flag_predictions_outside_it(capsys):
+    """Review s15 #9: the DataParallel and train bands record the GPU models and GPU counts of their runs; a
+    prediction outside them says it extrapolates (as DDP's intervals do)."""
+    band = {"level": 0.9, "log_ratio": [-0.1, 0.0, 0.1], "domain": {"gpus": [H100], "world": [2, 4]}}
+    assert sib.caveats(band, H100, 4) == ()
+    assert sib.caveats(band, H100, 8) == ("8 GPUs (the band's runs: 2-4 GPUs)",)
+    assert sib.caveats(band, A100, 1) == ("1 GPUs (the band's runs: 2-4 GPUs)", f"{A100} (the band's runs: {H100})")
+    for path in (sib.DATAPARALLEL_FILE, sib.TRAIN_FILE, sib.COMPUTE_FILE):
+        for b in sib.bands(path).values():
+            assert b["domain"]["gpus"] and 1 <= b["domain"]["world"][0] <= b["domain"]["world"][1]
+    dp = sib.bands(sib.DATAPARALLEL_FILE)["datasheet"]["domain"]
+    assert dp["world"] == [2, 4] and set(dp["gpus"]) == {"H100-SXM", "H200-SXM"}
+    argv = ["ddp", "--strategy", "dataparallel", "--topology", "hgx-h200", "--workload", "resnet50"]
+    assert _json(capsys, *argv, "--gpus", "8", "--json")["iteration_extrapolated"] == [
+        "8 GPUs (the band's runs: 2-4 GPUs)"]
+    assert _json(capsys, *argv, "--gpus", "4", "--json")["iteration_extrapolated"] == []
+    assert main([*argv, "--gpus", "8"]) == 0
+    assert "(caveats of the interval: 8 GPUs (the band's runs: 2-4 GPUs))" in capsys.readouterr().out
+    r = _json(capsys, "train", "--topology", "hgx-b200", "--model-spec", TINY, "--tp", "8", "--global-batch", "8",
+              "--json")
+    assert any(c.startswith("B200 (the band's runs:") for c in r["iteration_extrapolated"])
+
+
+def test_band_domain_is_checked_on_read(tmp_path):
+    for bad in ({"gpus": [], "world": [2, 4]}, {"gpus": ["H100-SXM"], "world": [4, 2]},
+                {"gpus": ["H100-SXM"], "world": [0, 2]}, {"gpus": ["H100-SXM"]}, "H100"):
+        with pytest.raises(InputError, match="domain"):
+            sib.check_band({"level": 0.9, "log_ratio": [0, 0, 0], "domain": bad}, "f.json", "datasheet")
+
+
+def test_folder_domain_counts_a_campaigns_runs_only():
+    """h200x2_2026-11-26c also holds 4-rank gloo loops: its LLM runs are 2 GPUs; its DataParallel runs 2."""
+    assert vib.folder_domain("h200x2_2026-11-26c") == (frozenset({"H200-SXM"}), frozenset({2}))
+    assert vib.folder_domain("h100x4_2026-11-26_tp") == (frozenset({H100}), frozenset({4}))     # TP issue probes
+    assert vib.domain({"a": [0.1], "Selene": [0.2], "empty": []}, {"a": ({H100}, {2}), "Selene": ({A100}, {64, 3072})}) \
+        == {"gpus": [A100, H100], "world": [2, 3072]}

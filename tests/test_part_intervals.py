@@ -56,10 +56,13 @@ def test_pipeline_parts_have_widths(capsys):
     assert r["pp_bubble_s"] > 0 and r["pp_bubble_hi_s"] > r["pp_bubble_s"]
 
 
-@pytest.mark.parametrize("calibration, kind", [(None, "datasheet"), ("a100-megatron", "calibrated")])
-def test_compute_parts_take_the_compute_band_of_their_kind(capsys, calibration, kind):
+@pytest.mark.parametrize("calibration, topology, kind", [(None, "dgx-h100", "datasheet"),
+                                                         ("a100-megatron", "dgx-h100", "datasheet"),
+                                                         ("a100-megatron", "dgx-a100", "calibrated")])
+def test_compute_parts_take_the_compute_band_of_their_kind(capsys, calibration, topology, kind):
+    """A fitted set takes the calibrated band on the GPU it was fitted on only (review s15 #8)."""
     extra = ["--calibration", calibration] if calibration else []
-    r = _train(capsys, "--tp", "8", *extra)
+    r = _train(capsys, "--tp", "8", "--topology", topology, *extra)
     lo, _, hi = sib.bands(sib.COMPUTE_FILE)[kind]["log_ratio"]
     for p in ("compute", "optimizer"):
         assert r[f"{p}_hi_s"] / r[f"{p}_s"] == pytest.approx(math.exp(max(hi, 0.0)))
@@ -103,7 +106,7 @@ def test_compute_band_file_is_shipped_and_reported():
     b = sib.bands(sib.COMPUTE_FILE)
     assert set(b) == set(sib.KINDS)
     assert "calibrations/uncertainty/compute.json` holds these bands" in DOC.read_text()
-    assert sib.train_kind(load_compute_params("a100-megatron")) == "calibrated"
+    assert sib.train_kind(load_compute_params("a100-megatron"), "A100-SXM-80GB") == "calibrated"
 
 
 def test_calibrated_compute_band_never_predicts_a_campaign_with_its_own_fit():

@@ -116,3 +116,18 @@ def test_the_lease_measured_after_the_rule_is_a_check() -> None:
     assert len(slow) == 1 and all(d > 8.0 for d in slow[0].deviation_pct)
     assert any("(checks)" in line for line in markdown_lines())
 
+
+def test_cli_refuses_bad_input_with_one_line_and_exit_2(tmp_path, capsys) -> None:
+    """Review s16 #4: `python -m validation.profile_launches` took `--help` as a file and a bad file gave a
+    traceback (exit 1), the line named twice."""
+    from validation.profile_launches import main
+    with pytest.raises(SystemExit) as e:
+        main(["--help"])
+    assert e.value.code == 0 and "profile launches" in capsys.readouterr().out
+    assert main([str(tmp_path / "missing.jsonl")]) == 2
+    assert "file not found" in capsys.readouterr().err
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"kind": "llm_profile", "x": 1}\n')
+    assert main([str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "has no 'hidden'" in err and err.count("line 1") == 1

@@ -107,3 +107,31 @@ def test_the_2ebf08d_blind_script_refuses_todays_model():
     done = subprocess.run([sys.executable, "validation/scripts/sealed_blind_2ebf08d.py"], cwd=root, timeout=120,
                           capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
     assert done.returncode != 0 and "2ebf08d" in done.stderr and "## collectives" not in done.stdout
+
+
+def test_sealed_targets_are_one_bullet_per_sealed_campaign(monkeypatch):
+    """llm_accuracy's Targets bullets on the sealed leases come from one loop over sealed_campaign.SEALED (a third
+    campaign needs only its record), each saying whether every change since it was opened is held out by it."""
+    from dataclasses import replace
+
+    from validation import llm_accuracy as la
+    third = replace(sc.H200, prefix="b200s_sealed", machine="4x B200", blind_commit="c4781bc")
+    monkeypatch.setattr(sc, "SEALED", (sc.H100, sc.H200, third))
+    row = {"median_abs_pct": 9.0, "p90_abs_pct": 20.0}
+    figs = {c.prefix: {"llm4 PP": row, "blind": {"llm4 PP": {"median_abs_pct": 12.5, "p90_abs_pct": 30.0}}}
+            for c in sc.SEALED}
+    figs["h200s_sealed"] = {}                                  # a campaign not committed gives no bullet
+    lines = la.sealed_targets(figs)
+    assert len(lines) == 2
+    assert lines[0].startswith("- Own PP / TP / FSDP runs on a 4x H100 lease") and "main 2dc75c7" in lines[0]
+    assert "not blind to it" in lines[0] and "llm4 PP 9.0% (**missed**; blind 12.5%)" in lines[0]
+    assert "4x B200" in lines[1] and "main c4781bc" in lines[1] and "every change since it was opened" in lines[1]
+    assert sc.H200.blind_to_all and not sc.H100.blind_to_all
+
+
+def test_sealed_records_carry_their_own_folders_and_notes():
+    """The H100 record is the only spelling of its folders (no module-level copies) and its notes follow the
+    record: the earlier lease it is compared with is ``like``, the rule tried on it ``tried``."""
+    assert not hasattr(sc, "LAT") and not hasattr(sc, "LLM") and not hasattr(sc, "EARLIER")
+    assert sc.H100.tried == sc.PROFILE_RULE_TRIED and sc.H200.tried is None
+    assert sc.trial_note(sc.H200) == "" and "fastest" in sc.trial_note(sc.H100)

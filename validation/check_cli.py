@@ -14,13 +14,15 @@ T = TypeVar("T")
 
 
 def files_main(prog: str, description: str, read: Callable[[list[str]], T],
-               report: Callable[[T], list[str]], argv: Sequence[str] | None = None) -> int:
-    """Parse ``files...`` from ``argv``, ``read`` them, print ``report``'s lines; exit status 2 on bad input."""
+               report: Callable[[T], list[str]], argv: Sequence[str] | None = None,
+               default: Callable[[], list[str]] | None = None) -> int:
+    """Parse ``files...`` from ``argv`` (none: ``default()``'s, where given), ``read`` them, print ``report``'s
+    lines; exit status 2 on bad input."""
     p = argparse.ArgumentParser(prog=prog, description=description)
-    p.add_argument("files", nargs="+")
+    p.add_argument("files", nargs="*" if default is not None else "+")
     a = p.parse_args(argv)
     try:
-        data = read(a.files)
+        data = read(a.files or (default() if default is not None else []))
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

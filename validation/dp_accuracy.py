@@ -613,6 +613,10 @@ def gloo_interval_lines(folders: list[Path], fitted: Parameters) -> tuple[list[s
                 "`python -m validation.host_calibrate --backend mpi` writes a calibration with its own residuals."], blocks
 
 
+DP_RUNS = ("dp",)
+"""The record kind of a DataParallel run (what a band's domain counts: validation.iteration_bands.folder_domain)."""
+
+
 def dp_band_lines(residuals: dict, write: bool) -> list[str]:
     """The DataParallel intervals' paragraph and tables (validation.iteration_bands); with ``write``, also the
     shipped band file the simulator applies (simulator.training.iteration_bands.DATAPARALLEL_FILE)."""
@@ -621,9 +625,11 @@ def dp_band_lines(residuals: dict, write: bool) -> list[str]:
     if not all(residuals.get(k) for k in ("datasheet", "calibrated")):
         return []
     built = {"datasheet": ib.make_band(residuals["datasheet"], "the datasheet host keys' predictions of every "
-                                       "committed DataParallel run on 2 or more GPUs (validation.dp_accuracy)"),
+                                       "committed DataParallel run on 2 or more GPUs (validation.dp_accuracy)",
+                                       kinds=DP_RUNS),
              "calibrated": ib.make_band(residuals["calibrated"], "predictions with the host keys fitted on another "
-                                        "machine's 2-GPU steps ('other machine' column; validation.dp_accuracy)")}
+                                        "machine's 2-GPU steps ('other machine' column; validation.dp_accuracy)",
+                                        kinds=DP_RUNS)}
     if write:
         ib.write(DATAPARALLEL_FILE, built)
     out = ["", "Intervals (`iteration_lo_s`/`iteration_hi_s` of `gpunetsim ddp --strategy dataparallel`, "

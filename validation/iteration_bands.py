@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from functools import lru_cache
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -20,6 +21,9 @@ import numpy as np
 from simulator.training.iteration_bands import KINDS, bands, interval
 
 LEVEL = 0.9
+DATA = Path(__file__).resolve().parent / "data"
+LLM_RUNS = ("llm_fsdp", "llm_tp", "llm_pp", "llm_issue")
+"""The record kinds of an LLM campaign's runs and TP issue probes (validation.llm_records, validation.issue_check)."""
 
 
 def weighted_quantiles(groups: Mapping[str, Sequence[float]], qs: Sequence[float]) -> list[float]:
@@ -36,15 +40,58 @@ def weighted_quantiles(groups: Mapping[str, Sequence[float]], qs: Sequence[float
     return [float(np.interp(q, cum, x)) for q in qs]
 
 
-def make_band(groups: Mapping[str, Sequence[float]], source: str) -> dict:
-    """The band of ``groups`` ({dataset: log ratios}) with its leave-one-dataset-out figures."""
+def make_band(groups: Mapping[str, Sequence[float]], source: str,
+              known: Mapping[str, tuple[set[str], set[int]]] | None = None, kinds: tuple[str, ...] = LLM_RUNS) -> dict:
+    """The band of ``groups`` ({dataset: log ratios}) with its leave-one-dataset-out figures and its domain
+    (:func:`domain`; ``known``: the GPUs and GPU counts of datasets that are no campaign folder; ``kinds``: the
+    record kinds of a folder's runs)."""
     lo, mid, hi = weighted_quantiles(groups, [(1 - LEVEL) / 2, 0.5, (1 + LEVEL) / 2])
     rows = lodo_rows(groups)
     cov, mean_cov, width = summary(rows)
     return {"level": LEVEL, "log_ratio": [round(lo, 6), round(mid, 6), round(hi, 6)],
             "datasets": {k: len(v) for k, v in groups.items()},
             "coverage_pct": round(cov, 1), "dataset_coverage_pct": round(mean_cov, 1), "width_pct": round(width, 1),
-            "source": source}
+            "source": source, "domain": domain(groups, known or {}, kinds)}
+
+
+@lru_cache(maxsize=None)
+def folder_domain(name: str, kinds: tuple[str, ...] = LLM_RUNS) -> tuple[frozenset[str], frozenset[int]]:
+    """(catalog GPU names, GPU counts) of the runs of a committed campaign folder: the ``world`` of its records of
+    ``kinds`` and the ``gpu`` its files' records name (the runners write it in each launch's meta record)."""
+    from simulator.core.inputs import read_jsonl
+    from simulator.training.gpus import get_gpu, gpu_for_model
+    gpus: set[str] = set()
+    worlds: set[int] = set()
+    for path in sorted((DATA / name).glob("*.jsonl")):
+        named, runs = set(), set()
+        for _, r in read_jsonl(path, skip_bad=True):
+            if isinstance(r.get("gpu"), str):
+                named.add(get_gpu(gpu_for_model(r["gpu"])).name)
+            w = r.get("world")
+            if r.get("kind") in kinds and isinstance(w, int) and not isinstance(w, bool) and w >= 1:
+                runs.add(w)
+        if runs:
+            gpus |= named
+            worlds |= runs
+    return frozenset(gpus), frozenset(worlds)
+
+
+def domain(groups: Mapping[str, Sequence[float]], known: Mapping[str, tuple[set[str], set[int]]],
+           kinds: tuple[str, ...] = LLM_RUNS) -> dict:
+    """What the band's runs cover: {"gpus": sorted catalog names, "world": [fewest, most GPUs]} over the datasets
+    of ``groups`` that have points (``known`` for a dataset, else its campaign folder's runs of ``kinds``:
+    :func:`folder_domain`)."""
+    gpus: set[str] = set()
+    worlds: set[int] = set()
+    for name, values in groups.items():
+        if not len(values):
+            continue
+        g, w = known[name] if name in known else folder_domain(name, kinds)
+        if not g or not w:
+            raise ValueError(f"dataset {name!r}: no GPU or GPU count (not a campaign folder; pass it in known)")
+        gpus |= set(g)
+        worlds |= set(w)
+    return {"gpus": sorted(gpus), "world": [min(worlds), max(worlds)]}
 
 
 def lodo_rows(groups: Mapping[str, Sequence[float]]) -> list[tuple[str, int, float, float, float, float]]:
@@ -84,7 +131,8 @@ def table(groups: Mapping[str, Sequence[float]]) -> list[str]:
 def shipped_check(path: Path, built: Mapping[str, dict]) -> str:
     """A sentence: whether the shipped band file holds the bands built here (what the simulator applies)."""
     shipped = bands(path) if path.exists() else {}
-    same = all(k in shipped and list(shipped[k]["log_ratio"]) == built[k]["log_ratio"] for k in built)
+    same = all(k in shipped and list(shipped[k]["log_ratio"]) == built[k]["log_ratio"]
+               and shipped[k].get("domain") == built[k].get("domain") for k in built)
     rel = f"simulator/collectives/calibrations/uncertainty/{path.name}"
     if same:
         return f"The shipped `{rel}` holds these bands."

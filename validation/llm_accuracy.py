@@ -76,7 +76,8 @@ def write_calibration(cp: ComputeParams, summary: dict) -> Path:
                     "runs": f"{summary['runs']} runs on 2 and 4 A100s (random sample, seed {FIT_SEED})",
                     "in_sample_median_pct": round(summary["median_pct"], 2),
                     "in_sample_p90_pct": round(summary["p90_pct"], 2), "tool": "python -m validation.llm_accuracy --fit"},
-            "params": {}, "llm": {k: getattr(cp, k) for k in FIT_KEYS}}
+            "params": {}, "llm": {k: getattr(cp, k) for k in FIT_KEYS},
+            "llm_gpus": [LlmPredictor().gpu.name]}     # the GPU its runs are on: its interval band's key
     out.write_text(json.dumps(data, indent=2) + "\n")
     return out
 
@@ -179,9 +180,11 @@ def llm_section(number: int = 7, write_bands: bool = False) -> tuple[list[str], 
     from validation import fsdp_host_carry
     carry_lines, figs["fsdp_host_carry"] = fsdp_host_carry.markdown_lines()
     from validation import sealed_campaign
-    sealed_lines, figs["sealed_h100"] = sealed_campaign.llm(sealed_campaign.H100)
-    more_sealed, figs["sealed_h200"] = sealed_campaign.llm(sealed_campaign.H200)
-    sealed_lines += more_sealed
+    sealed_lines: list[str] = []
+    figs["sealed"] = {}
+    for c in sealed_campaign.SEALED:
+        more, figs["sealed"][c.prefix] = sealed_campaign.llm(c)
+        sealed_lines += more
     r8 = [r for r in vt_runs if r.config.gpus == 8]
     band_lines = train_band_lines(
         {"Selene": log_ratios(ms, ps), "vTrain": log_ratios([r.iteration_s for r in vt_runs],
@@ -189,7 +192,9 @@ def llm_section(number: int = 7, write_bands: bool = False) -> tuple[list[str], 
          **datasheet_own_runs()},
         {"Selene": log_ratios(ms, pc), "vTrain 8 GPUs": log_ratios([r.iteration_s for r in r8],
                                                                    [pred_cal[id(r)] for r in r8]), **own},
-        write_bands)
+        write_bands, {"Selene": ({sheet.gpu.name}, {r.config.gpus for r in sel_runs}),
+                      "vTrain": ({sheet.gpu.name}, {r.config.gpus for r in vt_runs}),
+                      "vTrain 8 GPUs": ({sheet.gpu.name}, {r.config.gpus for r in r8})})
     from validation.compute_bands import section_lines as compute_band_lines
     band_lines += compute_band_lines(fits, write_bands)
     from validation.part_checks import section_lines as comm_part_lines
@@ -236,20 +241,7 @@ def llm_section(number: int = 7, write_bands: bool = False) -> tuple[list[str], 
               "after the model was fixed: " + ", ".join(
                   f"{w[5:]} GPUs {s['median_abs_pct']:.1f}% ({_verdict(s['median_abs_pct'] <= TARGET_MEDIAN)})"
                   for w, s in figs["held_out_h200"].items()) + "; " + issue_lease_target(figs["issue_h100"]),
-              *([f"- Own PP / TP / FSDP runs on a 4x H100 lease sealed until the model was final, median <= "
-                 f"{TARGET_MEDIAN:g}%: " + ", ".join(
-                     f"{k} {s['median_abs_pct']:.1f}% ({_verdict(s['median_abs_pct'] <= TARGET_MEDIAN)}; blind "
-                     f"{figs['sealed_h100']['blind'][k]['median_abs_pct']:.1f}%)"
-                     for k, s in figs["sealed_h100"].items() if k != "blind")
-                 + " (blind: its README, main 2dc75c7; one other profile rule has since been scored on it, not "
-                 "kept: section 7)."] if figs["sealed_h100"] else []),
-              *([f"- Own PP / TP / FSDP runs on a 4x H200 lease sealed during the next session until its model was "
-                 f"final, median <= {TARGET_MEDIAN:g}%: " + ", ".join(
-                     f"{k} {s['median_abs_pct']:.1f}% ({_verdict(s['median_abs_pct'] <= TARGET_MEDIAN)}; blind "
-                     f"{figs['sealed_h200']['blind'][k]['median_abs_pct']:.1f}%)"
-                     for k, s in figs["sealed_h200"].items() if k != "blind")
-                 + " (blind: its README, main 2ebf08d; every change of that session is held out by it)."]
-                if figs["sealed_h200"] else []),
+              *sealed_targets(figs["sealed"]),
               f"- The fitted set ({', '.join(f'{k} = {getattr(fitted, k):.3g}' for k in FIT_KEYS)}) is host-bound: "
               "vTrain's small models spend more time issuing kernels (Python, DeepSpeed's checkpointing) than "
               "computing, which the datasheet set, built for GPU-bound large models, does not charge; "
@@ -281,17 +273,20 @@ def datasheet_own_runs() -> dict[str, list[float]]:
     return out
 
 
-def train_band_lines(datasheet: dict[str, list[float]], calibrated: dict[str, list[float]], write: bool) -> list[str]:
+def train_band_lines(datasheet: dict[str, list[float]], calibrated: dict[str, list[float]], write: bool,
+                     known: dict | None = None) -> list[str]:
     """The subsection on ``gpunetsim train``'s intervals: the two bands from the held-out log(measured / predicted)
-    per dataset, each dataset left out in turn (validation.iteration_bands); with ``write``, the shipped file."""
+    per dataset, each dataset left out in turn (validation.iteration_bands); with ``write``, the shipped file;
+    ``known``: the GPUs and GPU counts of the datasets that are no campaign folder (the public runs)."""
     from simulator.training.iteration_bands import TRAIN_FILE
     from validation import iteration_bands as ib
     built = {"datasheet": ib.make_band(datasheet, "the datasheet compute and collective sets' predictions of the "
                                        "public Megatron runs (Selene, every vTrain run) and of every own campaign "
-                                       "(validation.llm_accuracy)"),
+                                       "(validation.llm_accuracy)", known),
              "calibrated": ib.make_band(calibrated, "held-out predictions with a fitted compute set: Selene and the "
                                         "8-GPU vTrain runs with a100-megatron, the own FSDP/TP/PP campaigns, the TP "
-                                        "issue probes, the blind FSDP runs and the held-out lease (validation.llm_accuracy)")}
+                                        "issue probes, the blind FSDP runs and the held-out lease (validation.llm_accuracy)",
+                                        known)}
     if write:
         ib.write(TRAIN_FILE, built)
     sentence, tables = ib.left_out_lines(built, {"datasheet": datasheet, "calibrated": calibrated}, TRAIN_FILE,
@@ -305,10 +300,14 @@ def train_band_lines(datasheet: dict[str, list[float]], calibrated: dict[str, li
            "band alone), widened to hold the prediction (simulator.training.iteration_bands). *Datasheet*: the "
            "compute set's defaults, from the datasheet predictions of Selene and vTrain and of every own campaign "
            "above predicted as a user without a calibration would (datasheet compute without the optimizer step, "
-           "which the runners do not time, and datasheet collectives; `llm_accuracy.datasheet_own_runs`); *calibrated*: any compute set that differs from the defaults "
-           "(`--calibration a100-megatron`, a fit on the GPU's profiles), from every held-out prediction of this "
+           "which the runners do not time, and datasheet collectives; `llm_accuracy.datasheet_own_runs`); *calibrated*: a compute set that differs from the defaults "
+           "and was fitted on the GPU it predicts (`--calibration a100-megatron` on A100s, a fit on the GPU's profiles; "
+           "every dataset below pairs a set with its own GPU model, so a set used on another GPU takes the datasheet "
+           "band and says so), from every held-out prediction of this "
            "section with a fitted compute set (in-sample points, the 2- and 4-GPU vTrain runs the set was fitted on, "
-           "are left out). Each dataset left out in turn (its points against the band of the other datasets): "
+           "are left out). Each band records the GPUs and GPU counts of its runs; a prediction outside them, or under "
+           "a band wholly above the prediction, prints its caveats (`iteration_extrapolated`). Each dataset left out "
+           "in turn (its points against the band of the other datasets): "
            + sentence]
     return out + tables + [""]
 
@@ -329,6 +328,26 @@ def _profile_facts(cp) -> str:
                    f"and {d.microbatch_s * 1e3:.1f} ms at TP 2 (splitting the output layer in two saves "
                    f"{(1 - d.microbatch_s / c.microbatch_s) * 100:.0f}%)")
     return "; ".join(out) + "."
+
+
+def sealed_targets(sealed: dict) -> list[str]:
+    """The Targets bullets on the sealed leases of validation.sealed_campaign.SEALED (``sealed``: {its prefix: its
+    figures}, empty for a campaign not committed): today's median per row with its verdict beside the blind one."""
+    from validation.sealed_campaign import SEALED
+    out = []
+    for c in SEALED:
+        figs = sealed.get(c.prefix)
+        if not figs:
+            continue
+        seen = ("every change since it was opened is held out by it" if c.blind_to_all else
+                "a change made since it was opened is checked on it, not blind to it: section 7")
+        out.append(f"- Own PP / TP / FSDP runs on a {c.gpus} lease sealed until its session's model was final, median "
+                   f"<= {TARGET_MEDIAN:g}%: " + ", ".join(
+                       f"{k} {s['median_abs_pct']:.1f}% ({_verdict(s['median_abs_pct'] <= TARGET_MEDIAN)}; "
+                       + (f"blind {b['median_abs_pct']:.1f}%)" if (b := figs["blind"].get(k)) else "no blind figure)")
+                       for k, s in figs.items() if k != "blind")
+                   + f" (blind: its README, main {c.blind_commit}; {seen}).")
+    return out
 
 
 def issue_lease_target(today: dict[str, dict[str, float]]) -> str:

@@ -140,9 +140,9 @@ def record_spec(f: Fields) -> GPTSpec:
     """The runners' GPT of a record (every field of :data:`SPEC_FIELDS`), errors naming the line."""
     try:
         return GPTSpec(**{k: f.whole(k, low=1) for k in SPEC_FIELDS})
-    except InputError as e:
-        raise InputError(e.message, source=f.source, field=f"{f.where}: {e.field}",
-                         value=e.value) from None
+    except InputError as e:                  # the spec's own checks name no line; Fields' errors already do
+        named = e.field if e.field and e.field.startswith(str(f.where)) else f"{f.where}: {e.field}"
+        raise InputError(e.message, source=f.source, field=named, value=e.value) from None
 
 
 def _numbers(f: Fields, name: str) -> tuple[float, ...]:

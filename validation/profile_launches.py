@@ -216,18 +216,31 @@ def markdown_lines() -> list[str]:
     return lines
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    paths = [Path(a) for a in (argv if argv is not None else sys.argv[1:])] or profile_files()
-    for path in paths:
+def report(paths: Sequence[str | Path]) -> list[str]:
+    """Each file's whole-model time per spec and its launches' levels, then :func:`markdown_lines`."""
+    out = []
+    for path in map(Path, paths):
         for (spec, mb), ps in whole_model_profiles(read_llm_records([path]).profiles).items():
-            print(f"{path.parent.name}/{path.name} {spec.text} mb={mb}: {whole_model_s(ps) * 1e3:.2f} ms "
-                  f"(median launch {median_launch_s(ps) * 1e3:.2f})")
+            out.append(f"{path.parent.name}/{path.name} {spec.text} mb={mb}: {whole_model_s(ps) * 1e3:.2f} ms "
+                       f"(median launch {median_launch_s(ps) * 1e3:.2f})")
             for x in launch_levels(ps):
-                print(f"  {x.launch_id:24s} median {x.median_s * 1e3:7.2f}  level {x.level_s * 1e3:7.2f}  "
-                      f"disturbed iterations {x.disturbed_iterations} of {x.iterations}"
-                      + ("  DISTURBED LAUNCH" if x.disturbed else ""))
-    print("\n".join(markdown_lines()))
-    return 0
+                out.append(f"  {x.launch_id:24s} median {x.median_s * 1e3:7.2f}  level {x.level_s * 1e3:7.2f}  "
+                           f"disturbed iterations {x.disturbed_iterations} of {x.iterations}"
+                           + ("  DISTURBED LAUNCH" if x.disturbed else ""))
+    return out + markdown_lines()
+
+
+def _read(paths: list[str]) -> list[str]:
+    """Every file read once before the report (a bad file is an InputError before anything is printed)."""
+    for path in paths:
+        read_llm_records([path])
+    return paths
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from validation.check_cli import files_main
+    return files_main("python -m validation.profile_launches", __doc__.splitlines()[0], _read, report, argv,
+                      default=lambda: [str(p) for p in profile_files()])
 
 
 if __name__ == "__main__":

@@ -32,12 +32,28 @@ from pathlib import Path
 DATA = Path(__file__).resolve().parent / "data"
 
 
+RUNS = (("llm4 PP", "llm_world4.jsonl", "pp"), ("llm4 TP", "llm_world4.jsonl", "tp"),
+        ("llm4 FSDP", "llm_world4.jsonl", "fsdp"), ("fsdp2", "fsdp_world2.jsonl", "fsdp"),
+        ("fsdp4", "fsdp_world4.jsonl", "fsdp"), ("TP issue probe", "tp_issue_world4.jsonl", "tp"))
+"""The LLM rows a sealed lease may have: the README's label prefix, the file, the runner scored."""
+
+PROFILE_RULE_TRIED = ("the fastest of the three profile launches instead of the median", "main 2dc75c7", 9.1,
+                      {"H200 TP": (3.5, 7.2), "H200 FSDP": (3.7, 10.4)})
+"""A compute-fit rule scored on the 4x H100 lease after its blind figures (stop 14's closing note, by the lead): the
+rule, the model it ran on, the sealed PP median err % it gave, and (before, after) median err % of the committed H200
+campaigns it moved. Not kept; recorded so that no later profile rule is presented as blind to this lease's PP figure
+(review s15 #13)."""
+
+
 @dataclass(frozen=True)
 class Sealed:
-    """One sealed campaign: its folders, NCCL topology, figures' key prefix, the collective calibration its LLM runs
-    are predicted with (as the other leases of its GPU), the LLM rows (README label prefix, file, runner), the
-    commit its blind figures were computed under, how the report names it, and the earlier lease its ``llm4`` runs
-    are predicted like."""
+    """One sealed campaign: its folders, NCCL topology, figures' key prefix (``{prefix}_{GPUs} {sizes}`` as in
+    validation.held_out_campaign), the shipped collective calibration its LLM runs are predicted with (as the other
+    leases of its GPU), the LLM rows (of :data:`RUNS`), the commit its blind figures were computed under, how the
+    report names it, and the earlier lease its ``llm4`` runs are predicted like. ``after``: a change made after the
+    lease was opened, knowing what it showed (its figures are then a check of that change, not a blind test; empty:
+    every change is held out by it); ``tried``: another rule scored on it and not kept (as
+    :data:`PROFILE_RULE_TRIED`)."""
 
     lat: Path
     bw: Path
@@ -51,28 +67,28 @@ class Sealed:
     title: str
     when: str
     like: str
+    after: str = ""
+    tried: tuple | None = None
 
     @property
     def gpus(self) -> str:
         """The machine's GPUs without their memory ('4x H100' of '4x H100 80GB HBM3'), as the headings name it."""
         return self.machine.split(" 80GB")[0]
 
+    @property
+    def blind_to_all(self) -> bool:
+        """Whether every change since the lease was opened is held out by it (nothing made or tried on it)."""
+        return not self.after and self.tried is None
 
-LAT = DATA / "h100x4_2026-11-27_lat"
-BW = DATA / "h100x4_2026-11-27_bw"
-LLM = DATA / "h100x4_2026-11-27_llm"
-TOPOLOGY = "dgx-h100"
-PREFIX = "h100s_sealed"
-"""Figures' keys: ``{PREFIX}_{GPUs} {sizes}`` as in validation.held_out_campaign."""
-CALIBRATION = "h100-nvlink-2gpu"
-"""The shipped collective calibration the LLM runs are predicted with (as for the other 4x H100 leases)."""
-RUNS = (("llm4 PP", "llm_world4.jsonl", "pp"), ("llm4 TP", "llm_world4.jsonl", "tp"),
-        ("llm4 FSDP", "llm_world4.jsonl", "fsdp"), ("fsdp2", "fsdp_world2.jsonl", "fsdp"),
-        ("fsdp4", "fsdp_world4.jsonl", "fsdp"), ("TP issue probe", "tp_issue_world4.jsonl", "tp"))
-"""The LLM rows: the README's label prefix, the file, the runner scored."""
-H100 = Sealed(LAT, BW, LLM, TOPOLOGY, PREFIX, CALIBRATION, RUNS, "2dc75c7", "4x H100 80GB HBM3",
+
+H100 = Sealed(DATA / "h100x4_2026-11-27_lat", DATA / "h100x4_2026-11-27_bw", DATA / "h100x4_2026-11-27_llm",
+              "dgx-h100", "h100s_sealed", "h100-nvlink-2gpu", RUNS, "2dc75c7", "4x H100 80GB HBM3",
               "A sixth machine, sealed", "at the start of the session of 2026-11-27 (00:15-00:28 UTC) under main 2dc75c7",
-              "h100x4_2026-11-26h")
+              "h100x4_2026-11-26h",
+              after="the compute fit leaves disturbed profile launches out (`validation.profile_launches`, session of "
+                    "2026-11-27 stop 15). This lease showed that problem, so the rule was chosen on the other campaigns "
+                    "only and this lease scored once it was fixed",
+              tried=PROFILE_RULE_TRIED)
 H200 = Sealed(DATA / "h200x4_2026-11-27_lat", DATA / "h200x4_2026-11-27_bw", DATA / "h200x4_2026-11-27_llm",
               "hgx-h200", "h200s_sealed", "h200-nvlink", RUNS[:3] + (RUNS[4],), "2ebf08d", "4x H200",
               "A seventh machine, sealed", "at the start of the session of 2026-11-27 03:13-06:13 UTC (03:15-03:27) "
@@ -89,9 +105,9 @@ def blind_collectives(c: Sealed = H100) -> dict[tuple[str, str], tuple[float, ..
     """The README's blind table of ``c.lat``: (GPUs, sizes) -> (points, median, p90, inside range, coverage, width)."""
     out = {}
     for line in (c.lat / "README.md").read_text().splitlines():
-        c = _cells(line)
-        if len(c) == 8 and c[0][:1].isdigit() and c[2].isdigit():
-            out[(c[0], c[1])] = tuple(float(x) for x in c[2:])
+        cells = _cells(line)
+        if len(cells) == 8 and cells[0][:1].isdigit() and cells[2].isdigit():
+            out[(cells[0], cells[1])] = tuple(float(x) for x in cells[2:])
     return out
 
 
@@ -164,10 +180,6 @@ def _scored(label: str, path: Path, runner: str, hosts: list, c: Sealed = H100) 
     return lr.predict_records(lr.probe_tp_runs(probe), c.calibration, hosts[1][0], lr.issue_targets(probe)).errors
 
 
-EARLIER = DATA / "h100x4_2026-11-26h" / "llm_world4.jsonl"
-"""The earlier 4x H100 lease's llm4 runs (section 7's own runs), for the comparison of the two leases."""
-
-
 def _leases(path: Path) -> tuple[float, list[float], list]:
     """A campaign's shortest 1F1B run (median over launches, s), for the spec it trains the per-launch medians of
     the single-GPU whole-model profile (s), and those profiles."""
@@ -177,14 +189,6 @@ def _leases(path: Path) -> tuple[float, list[float], list]:
     spec = pp.runs[0].spec
     profiles = [p for p in records.profiles if p.tp == 1 and p.spec == spec and p.model_median_s is not None]
     return pp.median_s, [p.model_median_s for p in profiles], profiles  # type: ignore[misc]
-
-
-PROFILE_RULE_TRIED = ("the fastest of the three profile launches instead of the median", "main 2dc75c7", 9.1,
-                      {"H200 TP": (3.5, 7.2), "H200 FSDP": (3.7, 10.4)})
-"""A compute-fit rule scored on this lease after its blind figures (stop 14's closing note, by the lead): the rule,
-the model it ran on, the sealed PP median err % it gave, and (before, after) median err % of the committed H200
-campaigns it moved. Not kept; recorded so that no later profile rule is presented as blind to this lease's PP figure
-(review s15 #13)."""
 
 
 def band_check(ratios: dict[str, list[float]]) -> str:
@@ -205,35 +209,38 @@ def band_check(ratios: dict[str, list[float]]) -> str:
             + ". These runs are the band's only blind check; they are not in it.")
 
 
-def trial_note() -> str:
-    """The alternative profile rule already scored on this lease (:data:`PROFILE_RULE_TRIED`)."""
-    rule, model, pp, moved = PROFILE_RULE_TRIED
+def trial_note(c: Sealed = H100) -> str:
+    """The alternative rule already scored on the lease (``c.tried``, e.g. :data:`PROFILE_RULE_TRIED`); '' if none."""
+    if c.tried is None:
+        return ""
+    rule, model, pp, moved = c.tried
     return (f"Seen since: after the blind figures, one other compute-fit rule was scored on this lease ({rule}, on "
             f"{model}): PP {pp:.1f}%, while " + ", ".join(f"{k} went {a:.1f} -> {b:.1f}%" for k, (a, b) in moved.items())
             + "; not kept. A later change of the profile rule is therefore not blind to this lease's PP figure, "
             "and the lease is unseen only by the model as committed.")
 
 
-def profile_note() -> list[str]:
-    """Why the sealed lease's PP runs missed blind, and what still misses, from its records beside the earlier
-    lease's."""
+def profile_note(c: Sealed = H100) -> list[str]:
+    """Why the sealed lease's PP runs missed blind, and what still misses, from its records beside those of the
+    earlier lease of its GPU (``c.like``, section 7's own runs)."""
     from validation import llm_real as lr
     from validation.llm_records import read_llm_records
     from validation.profile_launches import launch_levels, whole_model_s
-    if not EARLIER.exists():
+    earlier_file = DATA / c.like / "llm_world4.jsonl"
+    if not earlier_file.exists():
         return []
-    pp_now, prof_now, profiles = _leases(LLM / "llm_world4.jsonl")
-    pp_then, prof_then, _ = _leases(EARLIER)
+    pp_now, prof_now, profiles = _leases(c.llm / "llm_world4.jsonl")
+    pp_then, prof_then, _ = _leases(earlier_file)
     ms = lambda xs: ", ".join(f"{x * 1e3:.1f}" for x in xs)  # noqa: E731
     levels = launch_levels(profiles)
-    records = read_llm_records([LLM / "llm_world4.jsonl"])
-    pred, _, _ = lr.fitted_predictor(records, CALIBRATION)
+    records = read_llm_records([c.llm / "llm_world4.jsonl"])
+    pred, _, _ = lr.fitted_predictor(records, c.calibration)
     targets = lr.compute_targets(records)
     whole = next(t for t in targets if t.tp == 1 and t.spec == profiles[0].spec)
     nocomm = [t for t in targets if t.tp > 1]
-    earlier = [t for t in lr.compute_targets(read_llm_records([EARLIER])) if t.tp > 1]
+    earlier = [t for t in lr.compute_targets(read_llm_records([earlier_file])) if t.tp > 1]
     return [f"The shortest PP run takes {pp_now * 1e3:.2f} ms on this lease and {pp_then * 1e3:.2f} ms on "
-            f"`{EARLIER.parent.name}`, but the single-GPU whole-model profile of its model, which the compute fit "
+            f"`{c.like}`, but the single-GPU whole-model profile of its model, which the compute fit "
             f"reads, took {ms(prof_now)} ms in this lease's three launches against {ms(prof_then)} ms there: the "
             "profiles were disturbed in two of the three launches. The blind model (main 2dc75c7) took the median "
             "launch, lowered the kernel efficiency and predicted every PP stage slow. The fit now leaves disturbed "
@@ -242,7 +249,7 @@ def profile_note() -> list[str]:
             f"{sum(x.disturbed for x in levels)} launch left out, and the fit reads {whole_model_s(profiles) * 1e3:.2f} ms. "
             "What still misses is the fit itself: this lease's host issues the TP no-communication loops slowly "
             f"({ms(t.measured_s for t in nocomm)} ms against {ms(t.measured_s for t in earlier)} ms on "
-            f"`{EARLIER.parent.name}`), the one `host_block_s` of the fit "
+            f"`{c.like}`), the one `host_block_s` of the fit "
             f"({pred.compute.host_block_s * 1e3:.2f} ms) follows them and makes the single-GPU model host-bound: "  # type: ignore[attr-defined]
             f"the fitted whole model takes {pred.compute_only_s(whole) * 1e3:.2f} ms against "
             f"{whole.measured_s * 1e3:.2f} ms measured, and the PP stages are predicted slow with it."]
@@ -278,12 +285,10 @@ def llm(c: Sealed = H100) -> tuple[list[str], dict]:
              f"`{lr.CAMPAIGNS[1][0]}`), the {kinds} by the blind FSDP method"
              + (", the TP issue probe as the other probes" if any(r[2] == "tp" and "issue" in r[1] for r in c.runs)
                 else "") + ". Command: `python -m validation.sealed_campaign`."
-             + (" One change came after this lease was opened: the compute fit leaves disturbed profile launches out "
-                "(`validation.profile_launches`, session of 2026-11-27 stop 15). This lease showed that problem, so "
-                "the rule was chosen on the other campaigns only and this lease scored once it was fixed: for that "
-                "change today's figures are a check, not a blind test." if c is H100 else
-                " Every change of that session (the profile-launch rule included) is held out by it."),
-             "", *rows, "", *(profile_note() + ["", trial_note(), ""] if c is H100 else []), band_check(ratios), ""]
+             + (f" One change came after this lease was opened: {c.after}: for that change today's figures are a "
+                "check, not a blind test." if c.after else
+                " Every change of the model since it was opened is held out by it."),
+             "", *rows, "", *(profile_note(c) + ["", trial_note(c), ""] if c.tried is not None else []), band_check(ratios), ""]
     figs["blind"] = {k: {"median_abs_pct": v[0], "p90_abs_pct": v[1]} for k, v in blind.items()}
     return lines, figs
 

@@ -90,7 +90,7 @@ from simulator.core.errors import InputError
 from simulator.network.closed_form import CostModel
 from simulator.network.records import Record
 from simulator.network.fairness import max_min_rates
-from simulator.training.iteration_bands import dataparallel_interval
+from simulator.training.iteration_bands import dataparallel_caveats, dataparallel_interval
 from simulator.training.workload import HOST_TIMES, Workload
 
 COALESCE_BYTES = 10 * 2**20
@@ -171,6 +171,7 @@ class DataParallelResult:
     chunks: int = 0
     iteration_lo_s: float | None = None     # 90% interval (simulator.training.iteration_bands)
     iteration_hi_s: float | None = None
+    iteration_extrapolated: tuple[str, ...] = ()    # why the interval is not what its band measured (caveats)
 
     @property
     def overhead_s(self) -> float:
@@ -323,7 +324,7 @@ def simulate_dataparallel(model: CostModel, workload: Workload, params: Paramete
     if n == 1:
         phases = (DPPhase("forward", fwd, f.forward_host_s), DPPhase("backward", bwd, f.backward_host_s),
                   DPPhase("optimizer", opt, f.optimizer_host_s))
-        return _result(phases, 1, workload, single, 0, p)
+        return _result(phases, 1, workload, single, 0, p, _gpu_name(r))
     g0 = gpus[0]
     chunks = chunk_sizes(f.tensor_bytes)
     grad_chunks = chunk_sizes(f.tensor_bytes[:f.param_tensors])
@@ -352,11 +353,20 @@ def simulate_dataparallel(model: CostModel, workload: Workload, params: Paramete
                 len(grad_chunks) * per_chunk, sum(f.tensor_bytes[:f.param_tensors])),
         DPPhase("optimizer", opt, f.optimizer_host_s),
     )
-    return _result(phases, n, workload, single, len(chunks), p)
+    return _result(phases, n, workload, single, len(chunks), p, _gpu_name(r))
+
+
+def _gpu_name(router) -> str | None:
+    """The catalog name of the topology's GPU (None when its ``gpu_model`` names none we know: not checked)."""
+    from simulator.training.gpus import get_gpu, gpu_for_model
+    try:
+        return get_gpu(gpu_for_model(router.info.gpu_model)).name
+    except InputError:
+        return None
 
 
 def _result(phases: Sequence[DPPhase], n: int, w: Workload, single: float, chunks: int,
-            params: Parameters) -> DataParallelResult:
+            params: Parameters, gpu_name: str | None = None) -> DataParallelResult:
     gpu = sum(ph.gpu_s for ph in phases)
     host = sum(ph.host_s for ph in phases)
     it = max(gpu, host)
@@ -380,4 +390,5 @@ def _result(phases: Sequence[DPPhase], n: int, w: Workload, single: float, chunk
     return DataParallelResult(it, gpu, host, tuple(phases), n, bs, n * bs / it if bs else None, single,
                               single / it if it > 0 else 1.0, limit, w.name,
                               tuple(sorted(records, key=lambda x: (x.start_s, x.track))), chunks,
-                              *dataparallel_interval(it, params))
+                              *dataparallel_interval(it, params),
+                              iteration_extrapolated=dataparallel_caveats(params, gpu_name, n))

@@ -36,7 +36,14 @@ Written by ``python -m validation.accuracy --calibrations`` (validation.iteratio
                    "coverage_pct": .., "width_pct": .., "source": ".."}, "calibrated": {...}}
 
 ``coverage_pct`` and ``width_pct`` are the band's leave-one-dataset-out coverage and median width (each
-dataset's points against the band of the other datasets), for the reader; only ``log_ratio`` is used.
+dataset's points against the band of the other datasets), for the reader. ``log_ratio`` sets the interval; the
+optional ``domain`` ({"gpus": [catalog names], "world": [fewest, most GPUs]}: what the band's runs cover) and the
+quantiles' sign set its caveats (:func:`caveats`): a prediction outside the domain extrapolates the band, and a
+band wholly above (or below) 0 says the model is biased there, which the interval only widens to hold.
+
+A *calibrated* LLM band needs a compute set fitted on the GPU it predicts (``ComputeParams.fitted_gpus``, from
+the calibration's ``llm_gpus`` or its pass profile's GPUs): every calibrated dataset pairs a set with runs of its
+own GPU model, so a set used on another GPU (``a100-megatron`` on an H100) takes the datasheet band and says so.
 """
 
 from __future__ import annotations
@@ -70,7 +77,22 @@ def check_band(band: object, source: str, field: str) -> Mapping:
             or not q[0] <= q[1] <= q[2]):
         raise InputError("must be three ordered finite numbers [q_low, median, q_high] of log(measured / predicted)",
                          source=source, field=f"{field}.log_ratio", value=q)
+    if "domain" in band:
+        _check_domain(band["domain"], source, f"{field}.domain")
     return band
+
+
+def _check_domain(d: object, source: str, field: str) -> None:
+    """A band's ``domain``: {"gpus": non-empty list of names, "world": [fewest, most] GPUs} (InputError otherwise)."""
+    if not isinstance(d, Mapping):
+        raise InputError("must be a JSON object {gpus, world}", source=source, field=field, value=d)
+    gpus, world = d.get("gpus"), d.get("world")
+    if not isinstance(gpus, list) or not gpus or not all(isinstance(g, str) and g for g in gpus):
+        raise InputError("must be a non-empty list of GPU names", source=source, field=f"{field}.gpus", value=gpus)
+    if (not isinstance(world, list) or len(world) != 2
+            or not all(isinstance(w, int) and not isinstance(w, bool) and w >= 1 for w in world) or world[0] > world[1]):
+        raise InputError("must be [fewest, most] GPUs, whole numbers >= 1", source=source, field=f"{field}.world",
+                         value=world)
 
 
 def _band_file(path: Path, keys: tuple[str, ...] | None) -> Mapping[str, Mapping]:
@@ -101,6 +123,28 @@ def interval(time_s: float, band: Mapping | None) -> tuple[float | None, float |
     return time_s * math.exp(min(lo, 0.0)), time_s * math.exp(max(hi, 0.0))
 
 
+def caveats(band: Mapping | None, gpu: str | None = None, world: int | None = None) -> tuple[str, ...]:
+    """Why an interval under ``band`` is not what the band's data showed for a prediction on ``world`` GPUs of
+    model ``gpu`` (catalog name; None: not checked): the band lies wholly on one side of the prediction (its
+    held-out runs were all slower, or all faster: the model is biased there by about the band's median, and the
+    interval is only widened to hold the prediction: review s15 #2), or the prediction is outside the GPU models
+    or GPU counts of the band's runs (its ``domain``: review s15 #9)."""
+    if band is None:
+        return ()
+    lo, mid, hi = band["log_ratio"]
+    out = []
+    if lo > 0 or hi < 0:
+        out.append(f"the band lies {'above' if lo > 0 else 'below'} the prediction (its held-out runs measured "
+                   f"{math.exp(lo):.2f}-{math.exp(hi):.2f}x it, median {math.exp(mid):.2f}x; widened to hold it)")
+    d = band.get("domain")
+    if d:
+        if world is not None and not d["world"][0] <= world <= d["world"][1]:
+            out.append(f"{world} GPUs (the band's runs: {d['world'][0]}-{d['world'][1]} GPUs)")
+        if gpu is not None and gpu not in d["gpus"]:
+            out.append(f"{gpu} (the band's runs: {', '.join(d['gpus'])})")
+    return tuple(out)
+
+
 def dataparallel_kind(params: Parameters) -> str:
     """'calibrated' when ``params`` carries any fitted ``dp.`` key, else 'datasheet'."""
     return "calibrated" if any(k.startswith("dp.") for k in params.diff()) else "datasheet"
@@ -111,22 +155,55 @@ def dataparallel_interval(time_s: float, params: Parameters) -> tuple[float | No
     return interval(time_s, bands(DATAPARALLEL_FILE).get(dataparallel_kind(params)))
 
 
-def train_kind(compute) -> str:
-    """'calibrated' when the LLM compute set (simulator.training.llm.compute.ComputeParams) differs from the
-    datasheet defaults or carries a measured pass profile, else 'datasheet'."""
-    default = type(compute)()
-    return "calibrated" if compute.profile is not None or compute.values() != default.values() else "datasheet"
+def dataparallel_caveats(params: Parameters, gpu: str | None, world: int) -> tuple[str, ...]:
+    """:func:`caveats` of a DataParallel prediction on ``world`` GPUs of model ``gpu``."""
+    return caveats(bands(DATAPARALLEL_FILE).get(dataparallel_kind(params)), gpu, world)
 
 
-def train_interval(time_s: float, compute) -> tuple[float | None, float | None]:
-    """The 90% interval of an LLM training iteration of ``time_s`` simulated with the compute set ``compute``."""
-    return interval(time_s, bands(TRAIN_FILE).get(train_kind(compute)))
+def _fitted(compute) -> bool:
+    """Whether the compute set differs from the datasheet defaults or carries a measured pass profile."""
+    return compute.profile is not None or compute.values() != type(compute)().values()
 
 
-def compute_interval(time_s: float, compute) -> tuple[float | None, float | None]:
+def train_kind(compute, gpu: str) -> str:
+    """'calibrated' when the LLM compute set (simulator.training.llm.compute.ComputeParams) is fitted (it differs
+    from the datasheet defaults or carries a measured pass profile) *on* ``gpu`` (a catalog name in its
+    ``fitted_gpus``), else 'datasheet': the calibrated bands hold sets predicting their own GPU model only
+    (review s15 #8)."""
+    return "calibrated" if _fitted(compute) and gpu in compute.fitted_gpus else "datasheet"
+
+
+def _foreign(compute, gpu: str) -> tuple[str, ...]:
+    """The caveat of a fitted compute set used on a GPU it was not fitted on (empty otherwise)."""
+    if not _fitted(compute) or gpu in compute.fitted_gpus:
+        return ()
+    where = ", ".join(compute.fitted_gpus) or "no GPU it names (`llm_gpus`)"
+    return (f"compute set {compute.name} fitted on {where}, used on {gpu}: the datasheet band (no band measures a "
+            "fitted set on another GPU)",)
+
+
+def train_interval(time_s: float, compute, gpu: str) -> tuple[float | None, float | None]:
+    """The 90% interval of an LLM training iteration of ``time_s`` simulated with the compute set ``compute`` on
+    GPUs of model ``gpu``."""
+    return interval(time_s, bands(TRAIN_FILE).get(train_kind(compute, gpu)))
+
+
+def train_caveats(compute, gpu: str, world: int | None = None) -> tuple[str, ...]:
+    """Why :func:`train_interval` of a prediction on ``world`` GPUs of model ``gpu`` is not what its band's data
+    showed: a compute set fitted on another GPU, the band's bias, a prediction outside its runs (:func:`caveats`)."""
+    return _foreign(compute, gpu) + caveats(bands(TRAIN_FILE).get(train_kind(compute, gpu)), gpu, world)
+
+
+def compute_interval(time_s: float, compute, gpu: str) -> tuple[float | None, float | None]:
     """The 90% interval of ``time_s`` of LLM compute (kernels and their issue) simulated with the compute set
-    ``compute``: the compute-only band of its kind."""
-    return interval(time_s, bands(COMPUTE_FILE).get(train_kind(compute)))
+    ``compute`` on ``gpu``: the compute-only band of its kind."""
+    return interval(time_s, bands(COMPUTE_FILE).get(train_kind(compute, gpu)))
+
+
+def compute_caveats(compute, gpu: str) -> tuple[str, ...]:
+    """:func:`caveats` of :func:`compute_interval` (a compute set fitted on another GPU, the band's bias; the
+    compute-only band's runs are single GPUs and TP loops, so no GPU count is checked)."""
+    return _foreign(compute, gpu) + caveats(bands(COMPUTE_FILE).get(train_kind(compute, gpu)), gpu)
 
 
 @lru_cache(maxsize=2)

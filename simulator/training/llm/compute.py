@@ -30,9 +30,10 @@ Defaults are datasheet peaks times round efficiencies typical of published cuBLA
 (large fp16/bf16 GEMMs reach 70-85% of the dense peak, STREAM-like kernels ~80% of HBM
 bandwidth). :func:`load_compute_params` reads a calibration file's ``llm`` object, so the same
 ``--calibration FILE`` that corrects the collectives can carry fitted compute parameters
-(``validation.llm_accuracy`` fits the A100 set shipped as ``a100-megatron``), and its
+(``validation.llm_accuracy`` fits the A100 set shipped as ``a100-megatron``), its
 ``pass_profile`` list: measured pass times per shape that replace this model for the plans they
-cover (:mod:`.pass_profile`).
+cover (:mod:`.pass_profile`), and ``llm_gpus``: the GPUs the set was fitted on (default: the pass
+profile's), which decide its interval band (simulator.training.iteration_bands).
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ class ComputeParams:
     host_collective_s: float = 0.0
     name: str = "datasheet"
     profile: PassProfile | None = None          # measured pass times per shape (:mod:`.pass_profile`)
+    fitted_gpus: tuple[str, ...] = ()           # catalog GPUs the set was fitted on (its interval band's key)
 
     def __post_init__(self) -> None:
         for f, lo, hi in (("gemm_efficiency", 1e-3, 1.0), ("gemm_half_dim", 0.0, 1e5),
@@ -78,7 +80,7 @@ class ComputeParams:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name in PARAM_NAMES}
 
 
-PARAM_NAMES = tuple(f.name for f in fields(ComputeParams) if f.name not in ("name", "profile"))
+PARAM_NAMES = tuple(f.name for f in fields(ComputeParams) if f.name not in ("name", "profile", "fitted_gpus"))
 
 
 def load_compute_params(path_or_name: str | Path | None) -> ComputeParams:
@@ -97,9 +99,25 @@ def load_compute_params(path_or_name: str | Path | None) -> ComputeParams:
                              field=f"llm.{k}", value=k)
     profile = parse_profile(data["pass_profile"], src) if "pass_profile" in data else None
     try:
-        return replace(ComputeParams(), name=str(data.get("name", Path(src).stem)), profile=profile, **llm)
+        return replace(ComputeParams(), name=str(data.get("name", Path(src).stem)), profile=profile,
+                       fitted_gpus=_fitted_gpus(data, profile), **llm)
     except InputError as e:
         raise e.within(src) from None
+
+
+def _fitted_gpus(data: dict, profile: PassProfile | None) -> tuple[str, ...]:
+    """The catalog GPUs a calibration's compute set was fitted on: its ``llm_gpus`` list, else its pass profile's
+    GPUs, else none (simulator.training.iteration_bands then gives it the datasheet band, and says why)."""
+    from simulator.training.gpus import get_gpu
+    names = data.get("llm_gpus")
+    if names is None:
+        names = sorted({e.gpu for e in profile.entries}) if profile is not None else []
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise InputError("must be a list of GPU names", field="llm_gpus", value=names)
+    try:
+        return tuple(sorted({get_gpu(n).name for n in names}))
+    except InputError as e:
+        raise InputError(e.message, field="llm_gpus", value=e.value) from None
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from simulator.collectives.params import Parameters
 from simulator.core.errors import InputError
 from simulator.network.records import Record
 from simulator.training.gpus import GpuSpec
-from simulator.training.iteration_bands import train_interval
+from simulator.training.iteration_bands import compute_caveats, train_caveats, train_interval
 from simulator.training.llm.compute import ComputeModel, ComputeParams
 from simulator.training.llm.config import TrainConfig
 from simulator.training.llm.groups import GroupCollectives
@@ -79,6 +79,8 @@ class TrainResult:
     iteration_lo_s: float | None = None     # 90% interval (simulator.training.iteration_bands)
     iteration_hi_s: float | None = None
     part_bounds: tuple[tuple[str, float, float], ...] = ()   # (part, low s, high s): .part_intervals
+    iteration_extrapolated: tuple[str, ...] = ()    # why the interval is not what its band measured (caveats)
+    parts_extrapolated: tuple[str, ...] = ()        # the same for the compute parts' band (with part_bounds)
 
     def bounds(self, part: str) -> tuple[float, float] | None:
         """The 90% interval of ``<part>_s`` (simulate_train(parts=True)), or None."""
@@ -93,7 +95,8 @@ class TrainResult:
         """The JSON row; each part's 90% interval (``<part>_lo_s``, ``<part>_hi_s``) follows it when computed."""
         return {"model": self.model, "gpus": self.gpus, "gpu": self.gpu, **self.config.as_dict(),
                 "iteration_s": self.iteration_s, "iteration_lo_s": self.iteration_lo_s,
-                "iteration_hi_s": self.iteration_hi_s,
+                "iteration_hi_s": self.iteration_hi_s, "iteration_extrapolated": list(self.iteration_extrapolated),
+                **({"parts_extrapolated": list(self.parts_extrapolated)} if self.part_bounds else {}),
                 **{k: v for p in PARTS for k, v in self._part(p).items()}, "mfu": self.mfu, "hfu": self.hfu,
                 "tokens_per_s": self.tokens_per_s, "critical_stage": self.critical_stage,
                 "memory_bytes": self.memory.as_dict(), "memory_capacity_bytes": self.memory.capacity_bytes,
@@ -382,8 +385,10 @@ def simulate_train(G_or_router: nx.Graph | PresetCluster | Router, model: Transf
     result = TrainResult(model.name, c.gpus, c, iteration, t.compute_s, t.tp_comm_s, t.pp_comm_s, bubble, dp_exposed,
                          stages[crit].optimizer_s, overhead, model_flops / (iteration * peak),
                          hw_flops * c.tp * c.dp / (iteration * peak), tokens / iteration, mem, crit, gpu.name, records,
-                         *train_interval(iteration, compute or ComputeParams()))
+                         *train_interval(iteration, compute or ComputeParams(), gpu.name),
+                         iteration_extrapolated=train_caveats(compute or ComputeParams(), gpu.name, c.gpus))
     if not parts:
         return result
     bounds = part_intervals(router, params or Parameters(), w, result, compute or ComputeParams())
-    return replace(result, part_bounds=tuple((p, lo, hi) for p, (lo, hi) in bounds.items()))
+    return replace(result, part_bounds=tuple((p, lo, hi) for p, (lo, hi) in bounds.items()),
+                   parts_extrapolated=compute_caveats(compute or ComputeParams(), gpu.name) if bounds else ())

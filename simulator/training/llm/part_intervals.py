@@ -105,7 +105,7 @@ def part_intervals(router: Router, params: Parameters, work, result, compute) ->
     st = work.stages[result.critical_stage]
     m = result.config.microbatches
     out: dict[str, Bounds] = {}
-    ratio = compute_interval(1.0, compute)
+    ratio = compute_interval(1.0, compute, result.gpu)
     for part in ("compute", "optimizer", "overhead"):
         b = _scaled(getattr(result, f"{part}_s"), ratio)
         if b is not None:

@@ -76,9 +76,12 @@ def test_each_machine_is_judged_with_the_others_share(monkeypatch):
 
 def test_judged_parameters_carry_the_other_machines_share(monkeypatch):
     from simulator.collectives.params import Parameters
+    from validation import world_growth
     monkeypatch.setattr(es, "scale_for", lambda exclude=None: (1.0, 1.0, 0.5))
+    monkeypatch.setattr(world_growth, "growth_for", lambda exclude=None: (0.1, 0.05, 0.0))
     p = Parameters().with_uncertainty(with_scale([1.0, 1.0, 0.25]))
-    assert es.judged(p, "x").uncertainty["residual"]["by_size"]["param_scale"] == [1.0, 1.0, 0.5]
+    residual = es.judged(p, "x").uncertainty["residual"]
+    assert residual["by_size"]["param_scale"] == [1.0, 1.0, 0.5] and residual["growth"]["sd"] == [0.1, 0.05, 0.0]
     assert es.judged(Parameters().with_uncertainty({**BLOCK, "residual": {"latency": [-1, 0, 1],
                                                                              "bandwidth": [-1, 0, 1]}}), "x") is not None
 

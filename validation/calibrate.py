@@ -334,7 +334,8 @@ def repetition_quantiles(points: Sequence[CollMeasurement]) -> dict | None:
 
 def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Sequence[str] | None = None,
               name: str = "calibrated", prior_weight: float = PRIOR_WEIGHT,
-              rank_model_sd_s: float | None = None, param_scale: Sequence[float] | None = None) -> Fit:
+              rank_model_sd_s: float | None = None, param_scale: Sequence[float] | None = None,
+              growth_sd: Sequence[float] | None = None) -> Fit:
     """Fitted parameters for ``points`` (measured collectives) on ``predictor``'s topology.
 
     ``keys``: fit exactly these (no identifiability screening); default: every candidate the points
@@ -345,7 +346,9 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
     order statistics (default validation.rank_sync.MODEL_SD_S; the accuracy report passes each machine
     the figure of the other machines, so its coverage is judged on a term it did not set);
     ``param_scale``: per size band, the share of the covariance's extrapolation spread the intervals keep
-    (default validation.extrapolation_scale.PARAM_SCALE, learned on other machines' unseen points)."""
+    (default validation.extrapolation_scale.PARAM_SCALE, learned on other machines' unseen points);
+    ``growth_sd``: per size band, the intervals' growth spread on world sizes the points do not cover (default
+    validation.world_growth.GROWTH_SD, likewise learned)."""
     usable, skipped = compare(points, predictor)
     pts = [c.point for c in usable]
     if not pts:
@@ -423,6 +426,8 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
         from validation.extrapolation_scale import PARAM_SCALE
         residual["by_size"]["param_sd"] = in_sample_param_sd(J1 * sd[:, None], cov, pts)
         residual["by_size"]["param_scale"] = [float(x) for x in (PARAM_SCALE if param_scale is None else param_scale)]
+    from validation import world_growth
+    residual.update(world_growth.block(None if growth_sd is None else tuple(growth_sd)))
     unc = Uncertainty.from_block({"keys": list(touched), "scale": [scale(k) for k in touched], "cov": cov,
                                   "residual": residual, "domain": dom})
     params = params.with_values({}, name=name).with_uncertainty(unc.to_block())

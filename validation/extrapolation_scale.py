@@ -42,11 +42,13 @@ LEARNED_BANDS = (2,)
 @lru_cache(maxsize=None)
 def records(name: str) -> np.ndarray:
     """Per unseen point of the machine's largest world size (validation.rank_model_error.MACHINES),
-    predicted by its 2-GPU calibration: band, log(measured / predicted), the band's residual quantiles
-    (low, median, high) and the extrapolation spread (standard deviation of log time above the band's
+    predicted by its 2-GPU calibration: band (validation.calibrate.SIZE_EDGES_BYTES), log(measured /
+    predicted), the residual quantiles its interval uses (low, median, high: the band's, or without per-band
+    quantiles the latency/bandwidth mix) and the extrapolation spread (standard deviation of log time above the band's
     in-sample spread, before any share)."""
     from simulator.collectives.uncertainty import size_band
     from validation import rank_model_error
+    from validation.calibrate import SIZE_EDGES_BYTES
     pooled = rank_model_error.pooled(name)
     pred = rank_model_error.predictor(name).with_params(rank_model_error.two_gpu_fit(name).params)
     rows = []
@@ -59,25 +61,30 @@ def records(name: str) -> np.ndarray:
         s = im.sensitivity(p.op, c.algo, c.proto, p.size_bytes)
         t = s.time_s(p.size_bytes)
         u = im.unc
-        if not (u.size_residual and t > 0 and math.isfinite(t)):
+        if not (t > 0 and math.isfinite(t)):
             continue
-        band = size_band(p.size_bytes, u.size_edges_bytes)
-        rows.append((band, math.log(p.time_s / c.predicted_s), *u.size_residual[band],
+        band = size_band(p.size_bytes, SIZE_EDGES_BYTES)      # (the calibration's own bands, when it has them)
+        rows.append((band, math.log(p.time_s / c.predicted_s), *u.residual_for(min(1.0, s.alpha_s / t), p.size_bytes),
                      u.excess_sd(im._param_sd(s, p.size_bytes, t) if s.d_alpha else 0.0, p.size_bytes)))
     return np.array(rows, dtype=float).reshape(-1, 6)
 
 
-def coverage(rows: np.ndarray, k: float, level: float = 0.9) -> tuple[float, float]:
+def coverage(rows: np.ndarray, k: float, level: float = 0.9, growth_sd: float = 0.0, each: bool = False):
     """(share inside, median width over the prediction) of the level's intervals of ``rows``
-    (:func:`records`) with a share ``k`` of the extrapolation spread."""
+    (:func:`records`) with a share ``k`` of the extrapolation spread and a growth spread ``growth_sd``
+    (log time, validation.world_growth) in quadrature with it; ``each``: also every point's inside
+    flag and width."""
     from statistics import NormalDist
     if not len(rows):
-        return float("nan"), float("nan")
+        return (float("nan"), float("nan")) + (((), ()) if each else ())
     z = NormalDist().inv_cdf(0.5 + level / 2)
     r, lo, mid, hi, e = rows[:, 1], rows[:, 2], rows[:, 3], rows[:, 4], rows[:, 5]
-    down, up = np.hypot(mid - lo, z * k * e), np.hypot(hi - mid, z * k * e)
+    spread = z * np.hypot(k * e, growth_sd)
+    down, up = np.hypot(mid - lo, spread), np.hypot(hi - mid, spread)
     inside = (r >= mid - down) & (r <= mid + up)
-    return float(inside.mean()), float(np.median(np.exp(mid + up) - np.exp(mid - down)))
+    width = np.exp(mid + up) - np.exp(mid - down)
+    out = (float(inside.mean()), float(np.median(width)))
+    return out + (inside, width) if each else out
 
 
 def learned(rows: np.ndarray, level: float = 0.9) -> float:
@@ -101,24 +108,29 @@ def scale_for(exclude: str | None = None) -> tuple[float, ...]:
                  for b in range(len(SIZE_EDGES_BYTES) + 1))
 
 
-def check_shipped() -> tuple[float, ...]:
-    """The shares over every machine; InvariantError when the shipped :data:`PARAM_SCALE` is not them."""
+def shipped_matches(name: str, shipped: tuple[float, ...], every: tuple[float, ...], digits: int) -> tuple[float, ...]:
+    """``every`` (a figure learned over every machine); InvariantError naming the constant ``name`` when its
+    ``shipped`` value is not ``every`` rounded to ``digits``."""
     from simulator.core.errors import InvariantError
-    every = scale_for()
-    if tuple(round(x, 2) for x in every) != tuple(PARAM_SCALE):
-        raise InvariantError(f"validation.extrapolation_scale.PARAM_SCALE is {PARAM_SCALE} but the committed machines "
-                             f"give {every}: update the constant")
+    if tuple(round(x, digits) for x in every) != tuple(shipped):
+        raise InvariantError(f"{name} is {shipped} but the committed machines give {every}: update the constant")
     return every
 
 
+def check_shipped() -> tuple[float, ...]:
+    """The shares over every machine; InvariantError when the shipped :data:`PARAM_SCALE` is not them."""
+    return shipped_matches("validation.extrapolation_scale.PARAM_SCALE", PARAM_SCALE, scale_for(), 2)
+
+
 def judged(params, exclude: str | None):
-    """``params`` (a calibration) with the shares learned on the machines other than ``exclude``."""
+    """``params`` (a calibration) with the shares learned on the machines other than ``exclude``, and the
+    growth spreads too (validation.world_growth.judged): how the report judges a machine's intervals."""
+    from validation import world_growth
     block = dict(params.uncertainty)
     residual = dict(block["residual"])
-    if "by_size" not in residual:
-        return params
-    residual["by_size"] = {**residual["by_size"], "param_scale": list(scale_for(exclude))}
-    return params.with_uncertainty({**block, "residual": residual})
+    if "by_size" in residual:
+        residual["by_size"] = {**residual["by_size"], "param_scale": list(scale_for(exclude))}
+    return world_growth.judged(params.with_uncertainty({**block, "residual": residual}), exclude)
 
 
 def section() -> tuple[list[str], dict]:

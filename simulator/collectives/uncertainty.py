@@ -26,6 +26,13 @@ A calibration file carries an ``uncertainty`` block, written by ``gpunetsim cali
   >= 16 MiB the 2 -> 4 GPU points of other machines fall inside the residual quantiles alone, the
   covariance's collinear directions, e.g. per-byte shard work against the wire's efficiency, carry
   far more spread than they show).
+- ``residual.growth`` (optional): ``{"edges_bytes": [...], "sd": [...]}``, per size band (one more
+  than the edges) a non-negative spread of log time per doubling of the ranks: how a time's growth
+  with the ranks varies between machines and launches, which no calibration's own world sizes show.
+  A prediction on a world size the calibration did not see adds it, times the doublings to the
+  nearest fitted world size, in quadrature with the parameters' part (validation.world_growth: below
+  16 MiB another lease's 2 -> 4 GPU growth of an op predicts a lease's no better than the model,
+  docs/accuracy.md section 3).
 - ``residual.reps`` (optional): ``{"world": n0, "edges_bytes": [...], "p": [...], "q": [[...], ...]}``,
   quantiles (at probabilities ``p``) of log(repetition / the point's median) per size band, over the
   repetitions of the calibration's points (one world size n0): how far a single launch strays from
@@ -101,6 +108,8 @@ class Uncertainty:
     size_param_sd: tuple[float, ...] = ()    # per size band: the parameters' spread the residuals hold
     size_param_scale: tuple[float, ...] = ()  # per size band: the share of the extrapolation spread kept
     reps: Mapping | None = None      # residual.reps: one launch's spread around the median, per band
+    growth_edges_bytes: tuple[float, ...] = ()   # residual.growth: size bands' upper edges
+    growth_sd: tuple[float, ...] = ()            # per band: log time per doubling of ranks beyond the fitted
 
     @property
     def z(self) -> float:
@@ -129,19 +138,36 @@ class Uncertainty:
             return math.sqrt(max(param_sd ** 2 - held ** 2, 0.0))
         return param_sd
 
+    def doublings(self, world: int | None) -> float:
+        """Doublings of the ranks from ``world`` to the nearest world size the calibration was fitted on
+        (0 inside its domain, or without one)."""
+        fitted = [w for w in self.domain.get("worlds", ()) if w > 0]
+        if world is None or world <= 0 or not fitted:
+            return 0.0
+        return min(abs(math.log2(world / w)) for w in fitted)
+
+    def growth_spread(self, size_bytes: float | None, world: int | None) -> float:
+        """The growth spread (log time) of a prediction of ``size_bytes`` on ``world`` ranks: its band's
+        ``residual.growth`` figure times :meth:`doublings` (0 without the block)."""
+        if not self.growth_sd or size_bytes is None:
+            return 0.0
+        return self.growth_sd[size_band(size_bytes, self.growth_edges_bytes)] * self.doublings(world)
+
     def bounds(self, time_s: float, latency_share: float, param_sd: float,
-               size_bytes: float | None = None, scaled: bool = True, prior_sd: float = 0.0) -> tuple[float, float]:
+               size_bytes: float | None = None, scaled: bool = True, prior_sd: float = 0.0,
+               world: int | None = None) -> tuple[float, float]:
         """(low, high) seconds around ``time_s``: residual quantiles (of the size band, when known)
         and the parameters' spread (``param_sd``: standard deviation of log time; with the band's
         in-sample spread known, only its excess over it, times the band's ``param_scale`` where
-        ``scaled``: inside :meth:`share_applies`), and ``prior_sd`` (log time: keys outside the
-        covariance, e.g. a hop class the data never crossed, at their prior spread), added in quadrature
-        on either side."""
+        ``scaled``: inside :meth:`share_applies`), ``prior_sd`` (log time: keys outside the
+        covariance, e.g. a hop class the data never crossed, at their prior spread) and, on a ``world``
+        the calibration did not see, the band's growth spread (:meth:`growth_spread`), added in
+        quadrature on either side."""
         lo, mid, hi = self.residual_for(latency_share, size_bytes)
         param_sd = self.excess_sd(param_sd, size_bytes)
         if scaled and self.size_param_scale and size_bytes is not None:
             param_sd *= self.size_param_scale[size_band(size_bytes, self.size_edges_bytes)]
-        zs = self.z * math.hypot(param_sd, prior_sd)
+        zs = self.z * math.sqrt(param_sd ** 2 + prior_sd ** 2 + self.growth_spread(size_bytes, world) ** 2)
         return (time_s * math.exp(mid - math.hypot(mid - lo, zs)),
                 time_s * math.exp(mid + math.hypot(hi - mid, zs)))
 
@@ -200,6 +226,8 @@ class Uncertainty:
                                              **({"param_scale": [float(x) for x in self.size_param_scale]}
                                                 if self.size_param_scale else {})}}
                                 if self.size_residual else {}),
+                             **({"growth": {"edges_bytes": [int(e) for e in self.growth_edges_bytes],
+                                            "sd": [float(x) for x in self.growth_sd]}} if self.growth_sd else {}),
                              **({"reps": dict(self.reps)} if self.reps else {})},
                 "domain": dict(self.domain)}
 
@@ -214,11 +242,14 @@ class Uncertainty:
                  tuple(float(x) for x in by_size.get("param_sd", ())),
                  tuple(float(x) for x in by_size.get("param_scale", ())))
         reps = block["residual"].get("reps") or None
+        g = block["residual"].get("growth") or {}
+        growth = (tuple(float(e) for e in g.get("edges_bytes", ())), tuple(float(x) for x in g.get("sd", ())))
         if not keys:                 # residual spread only (the datasheet's): no arrays, no numpy
-            return cls(keys, (), (), residual, domain, level, *bands, reps)
+            return cls(keys, (), (), residual, domain, level, *bands, reps, *growth)
         import numpy as np
         cov = np.array(block.get("cov", []), dtype=float).reshape(len(keys), len(keys))
-        return cls(keys, np.array(block.get("scale", []), dtype=float), cov, residual, domain, level, *bands, reps)
+        return cls(keys, np.array(block.get("scale", []), dtype=float), cov, residual, domain, level, *bands, reps,
+                   *growth)
 
 
 def check_block(block: object, source: str | None = None) -> Mapping:
@@ -267,14 +298,29 @@ def check_block(block: object, source: str | None = None) -> Mapping:
                 isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x <= 1 for x in pscale)):
             raise bad("needs one number in [0, 1] per size band (the share of the extrapolation spread kept)",
                       "residual.by_size.param_scale", pscale)
+
     if res.get("reps") is not None:
         _check_reps(res["reps"], bad)
+    if res.get("growth") is not None:
+        _check_growth(res["growth"], bad)
     level = block.get("level", LEVEL)
     if not isinstance(level, (int, float)) or not 0 < level < 1:
         raise bad("must lie between 0 and 1", "level", level)
     if not isinstance(block.get("domain", {}), Mapping):
         raise bad("must be a JSON object", "domain", block.get("domain"))
     return block
+
+
+def _check_growth(growth: object, bad) -> None:
+    """``residual.growth``: increasing positive edges and one non-negative spread per band."""
+    edges = growth.get("edges_bytes") if isinstance(growth, Mapping) else None
+    sd = growth.get("sd") if isinstance(growth, Mapping) else None
+    if (not isinstance(edges, list) or not all(isinstance(e, (int, float)) and not isinstance(e, bool) and e > 0
+                                               for e in edges) or sorted(edges) != edges
+            or not isinstance(sd, list) or len(sd) != len(edges) + 1 or not all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0 for x in sd)):
+        raise bad("needs increasing positive 'edges_bytes' and one non-negative 'sd' per size band (log time per "
+                  "doubling of the ranks)", "residual.growth", growth)
 
 
 def _check_reps(reps: object, bad) -> None:

@@ -121,7 +121,7 @@ class IntervalModel:
         unseen = self.unc.unseen_classes(classes) if self.unc.keys else []
         prior = self._prior_sd(op, algo, proto, size_bytes, t_cf, unseen, ranks) if unseen else 0.0
         lo, hi = self.unc.bounds(t, min(1.0, s.alpha_s / t_cf), sd, size_bytes,
-                                 scaled=self.unc.share_applies(plan.ranks, classes), prior_sd=prior)
+                                 scaled=self.unc.share_applies(plan.ranks, classes), prior_sd=prior, world=plan.ranks)
         outside = self.unc.outside(plan.ranks, classes, size_bytes, op)
         launch = self.unc.launch_bounds(t, lo, hi, size_bytes, plan.ranks)
         return Interval(lo, hi, tuple(outside), *(launch or (None, None)))

@@ -1,0 +1,133 @@
+"""The growth spread an interval adds on world sizes its calibration did not see, learned on other
+machines' unseen points below 16 MiB (issue 10, validation.world_growth)."""
+
+import numpy as np
+import pytest
+
+from simulator.collectives.uncertainty import Uncertainty, check_block
+from simulator.core.errors import InputError, InvariantError
+from validation import world_growth as wg
+
+BLOCK = {"level": 0.9, "keys": [], "scale": [], "cov": [],
+         "residual": {"latency": [-0.3, 0.0, 0.3], "bandwidth": [-0.1, 0.0, 0.1],
+                      "by_size": {"edges_bytes": [65536, 16777216],
+                                  "q": [[-0.3, 0.0, 0.3], [-0.2, 0.0, 0.2], [-0.1, 0.0, 0.1]],
+                                  "param_sd": [0.0, 0.0, 0.0]}},
+         "domain": {"worlds": [2]}}
+
+
+def with_growth(growth, worlds=(2,), edges=(65536, 16777216)):
+    return {**BLOCK, "residual": {**BLOCK["residual"], "growth": {"edges_bytes": list(edges), "sd": growth}},
+            "domain": {"worlds": list(worlds)}}
+
+
+def test_growth_spread_widens_only_unseen_world_sizes_by_their_doublings():
+    u = Uncertainty.from_block(with_growth([0.2, 0.1, 0.0]))
+    bare = Uncertainty.from_block(BLOCK)
+    small, big = 1024, 1 << 28
+    assert u.bounds(1.0, 1.0, 0.0, small, world=2) == bare.bounds(1.0, 1.0, 0.0, small, world=2)      # a fitted world size
+    lo, hi = u.bounds(1.0, 1.0, 0.0, small, world=4)                                            # one doubling
+    assert hi == pytest.approx(np.exp(np.hypot(0.3, u.z * 0.2)))
+    assert lo == pytest.approx(np.exp(-np.hypot(0.3, u.z * 0.2)))
+    assert u.bounds(1.0, 1.0, 0.0, small, world=8)[1] == pytest.approx(np.exp(np.hypot(0.3, u.z * 0.4)))  # two
+    assert u.bounds(1.0, 0.0, 0.0, big, world=8) == bare.bounds(1.0, 0.0, 0.0, big, world=8)           # >= 16 MiB: 0
+    assert u.bounds(1.0, 1.0, 0.0, small) == bare.bounds(1.0, 1.0, 0.0, small)             # no world given
+    # with the parameters' spread, the two add in quadrature
+    assert u.bounds(1.0, 1.0, 0.1, small, world=4)[1] == pytest.approx(np.exp(np.hypot(0.3, u.z * np.hypot(0.1, 0.2))))
+    back = Uncertainty.from_block(u.to_block())
+    assert back.growth_sd == (0.2, 0.1, 0.0) and back.growth_edges_bytes == (65536, 16777216)
+    assert "growth" not in bare.to_block()["residual"]
+    # a block without per-band residual quantiles (few points per band) carries it all the same
+    plain = {**with_growth([0.2, 0.1, 0.0]), "residual": {"latency": [-0.3, 0.0, 0.3], "bandwidth": [-0.1, 0.0, 0.1],
+                                                        "growth": {"edges_bytes": [65536, 16777216],
+                                                                   "sd": [0.2, 0.1, 0.0]}}}
+    assert Uncertainty.from_block(check_block(plain)).bounds(1.0, 1.0, 0.0, small, world=4)[1] == pytest.approx(hi)
+
+
+def test_doublings_count_to_the_nearest_fitted_world():
+    u = Uncertainty.from_block(with_growth([0.2, 0.1, 0.0], worlds=(2, 8)))
+    assert u.doublings(4) == pytest.approx(1.0) and u.doublings(16) == pytest.approx(1.0)
+    assert u.doublings(3) == pytest.approx(np.log2(1.5)) and u.doublings(8) == 0.0
+    assert Uncertainty.from_block({**BLOCK, "domain": {}}).doublings(4) == 0.0
+
+
+@pytest.mark.parametrize("growth", [[0.1, 0.1], [0.1, -0.1, 0.0], "0.1", [True, 0.1, 0.0], [0.1, float("nan"), 0.0]])
+def test_bad_growth_spread_names_the_field(growth):
+    with pytest.raises(InputError, match="residual.growth"):
+        check_block(with_growth(growth), "cal.json")
+    with pytest.raises(InputError, match="residual.growth"):
+        check_block(with_growth([0.1, 0.1, 0.0], edges=(16777216, 65536)), "cal.json")
+    with pytest.raises(InputError, match="residual.growth"):
+        check_block({**BLOCK, "residual": {**BLOCK["residual"], "growth": [0.1, 0.1, 0.0]}}, "cal.json")
+
+
+def rows(band, r, lo=-0.1, hi=0.1, e=0.0):
+    """validation.extrapolation_scale.records-shaped rows."""
+    return np.array([[band, x, lo, 0.0, hi, e] for x in r], dtype=float)
+
+
+def test_learned_growth_is_the_smallest_that_holds_the_level():
+    inside = [(rows(0, np.linspace(-0.09, 0.09, 20)), 1.0)]
+    assert wg.learned(inside, 0) == 0.0
+    wide = [(rows(0, np.r_[np.linspace(-0.09, 0.09, 16), [0.4, -0.4, 0.5, -0.5]]), 1.0)]
+    g = wg.learned(wide, 0)
+    assert 0 < g < wg.TOP and wg.coverage(wide, 0, g)[0] >= 0.9 > wg.coverage(wide, 0, g - wg.STEP)[0]
+    # the same points two doublings away need half the spread per doubling
+    assert wg.learned([(wide[0][0], 2.0)], 0) == pytest.approx(round(np.ceil(g / 2 / wg.STEP - 1e-9) * wg.STEP, 3))
+    assert wg.learned(wide, 1) == 0.0                      # no points in that band
+    assert wg.learned([(rows(0, [5.0] * 10), 1.0)], 0) == wg.TOP
+
+
+def test_each_machine_is_judged_with_the_others_growth(monkeypatch):
+    from validation import rank_model_error
+    names = [m.name for m in rank_model_error.MACHINES]
+    data = {names[0]: rows(0, np.linspace(-0.09, 0.09, 20)),
+            names[1]: rows(0, np.r_[np.linspace(-0.05, 0.05, 8), [0.4, -0.4]])}
+    monkeypatch.setattr(wg, "machine_rows", lambda name: (data.get(name, np.zeros((0, 6))), 1.0))
+    assert wg.growth_for(names[1]) == (0.0, 0.0, 0.0)
+    assert wg.growth_for(names[0])[0] > 0 and wg.growth_for(names[0])[1:] == (0.0, 0.0)
+    monkeypatch.setattr(wg, "GROWTH_SD", wg.growth_for())
+    assert wg.check_shipped() == wg.GROWTH_SD
+    monkeypatch.setattr(wg, "GROWTH_SD", (0.5, 0.0, 0.0))
+    with pytest.raises(InvariantError, match="GROWTH_SD"):
+        wg.check_shipped()
+
+
+def test_intervals_of_a_calibration_widen_beyond_its_worlds():
+    """End to end: a 2-GPU calibration's interval on 4 GPUs is wider with a growth spread, on 2 GPUs not."""
+    from simulator.collectives.params import Parameters
+    from simulator.network.closed_form import CostModel
+    from topologies import build
+    p = Parameters().with_uncertainty(with_growth([0.2, 0.1, 0.0]))
+    q = Parameters().with_uncertainty({**BLOCK, "domain": {"worlds": [2]}})
+    for n, wider in ((2, False), (4, True)):
+        G = build("hgx-h200", gpus_per_node=n)
+        a, b = CostModel(G, p), CostModel(G, q)
+        ia, ib = (m.intervals.interval("all_reduce", *m.choose("all_reduce", 1024), 1024) for m in (a, b))
+        assert (ia.hi_s / ia.lo_s > ib.hi_s / ib.lo_s * 1.01) == wider
+
+
+def test_judged_and_calibrated_blocks_carry_the_figures(monkeypatch):
+    from simulator.collectives.params import Parameters
+    monkeypatch.setattr(wg, "growth_for", lambda exclude=None: (0.3, 0.2, 0.0))
+    judged = wg.judged(Parameters().with_uncertainty(with_growth([0.1, 0.1, 0.0])), "x")
+    assert judged.uncertainty["residual"]["growth"]["sd"] == [0.3, 0.2, 0.0]
+    monkeypatch.setattr(wg, "growth_for", lambda exclude=None: (0.0, 0.0, 0.0))
+    assert "growth" not in wg.judged(judged, "x").uncertainty["residual"]
+    monkeypatch.setattr(wg, "GROWTH_SD", (0.2, 0.1, 0.0))
+    assert wg.block() == {"growth": {"edges_bytes": [65536, 16777216], "sd": [0.2, 0.1, 0.0]}}
+    assert wg.block((0.0, 0.0, 0.0)) == {}
+
+
+def test_calibrate_writes_the_shipped_growth_unless_told_otherwise():
+    """A calibration carries validation.world_growth.GROWTH_SD; ``growth_sd`` replaces it (all 0: no block)."""
+    from validation.calibrate import calibrate
+    from validation.compare import Predictor, Topo
+    from validation.parsers import CollMeasurement
+    from simulator.collectives.params import Parameters
+    pred = Predictor(Topo("hgx-h200", gpus_per_node=2), Parameters())
+    pts = [CollMeasurement("all_reduce", 2, s, 30e-6 + s / 1e11 * (1 + 0.01 * i), None, None)
+           for i, s in enumerate((4, 64, 1024, 16384, 65536, 1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28))]
+    fit = calibrate(pts, pred)
+    assert fit.params.uncertainty["residual"]["growth"]["sd"] == list(wg.GROWTH_SD)
+    assert "growth" not in calibrate(pts, pred, growth_sd=(0.0, 0.0, 0.0)).params.uncertainty["residual"]

@@ -358,11 +358,60 @@ def test_reach_needs_a_median_not_a_middle_point():
     assert "named unpredictable" in paragraph(named)
 
 
+def test_hindsight_bounds_score_the_figures_points(results):
+    """validation.corpus_reach.hindsight: both bounds score exactly the figure's points; the group-wide bound is
+    never worse than the datasheet on a group (it keeps the datasheet where that is better), and the per-dataset
+    bound is each dataset's own in-sample fit of its group's keys."""
+    from validation import corpus_reach
+    _, held = corpus.uncalibrated_errors(results)
+    h = corpus_reach.hindsight(results)
+    assert len(h.shared.errors) == len(h.own.errors) == len(held) and len(h.own_medians) == sum(len(r.held) for r in results)
+    ib = next(r for r in results if r.group.name == "ib-roce")
+    one = corpus_reach.hindsight([ib])
+    datasheet = np.concatenate([x.datasheet for x in ib.held])
+    assert one.shared.median_pct <= np.median(datasheet) * 100 + 1e-9
+    part = ib.held[0].part
+    own = np.abs(corpus.errors(part, corpus.fit([part], ib.group.keys).params))
+    assert np.allclose(one.own.errors[:len(own)], own) and one.own_medians[0] == pytest.approx(np.median(own))
+
+
+def test_hindsight_text_follows_the_counts():
+    from validation.corpus_reach import Bound, Hindsight, hindsight_text
+    few, many = Bound(np.array([0.01, 0.2, 0.3])), Bound(np.array([0.01, 0.02, 0.3]))
+    text = hindsight_text(Hindsight(few, many, (0.01, 0.2)), 2)
+    assert "misses the target even on the points it is fitted to" in text and "per-dataset values would reach it" in text
+    assert "1 of 2 datasets under 5% median" in text
+    text = hindsight_text(Hindsight(many, few, (0.2,)), 2)
+    assert "the calibrator's fit in hindsight would reach it" in text and "even per-dataset values miss it" in text
+
+
+def test_count_search_picks_the_most_points_within_5pct(results):
+    """validation.corpus_reach.count_search (one-key group EFA, to stay quick): its choice puts at least as many
+    of the group's points within 5% as the datasheet and as the calibrator's fit, its errors are those values'
+    errors, and the text names the group's count and values."""
+    from simulator.collectives.params import Parameters
+    from validation import corpus_reach
+    efa = next(r for r in results if r.group.name == "efa")
+    parts = [h.part for h in efa.held]
+    bound, (choice,) = corpus_reach.count_search([efa])
+
+    def within(params):
+        return int(np.sum(np.concatenate([np.abs(corpus.errors(p, params)) for p in parts]) <= 0.05))
+    whole = corpus.fit(parts, efa.group.keys).params
+    assert choice.searched and choice.group == "efa" and choice.points == len(bound.errors)
+    assert choice.within == bound.within >= max(within(Parameters()), within(whole))
+    assert within(Parameters().with_values(choice.values)) == choice.within
+    assert set(choice.values) <= set(efa.group.keys)
+    text = corpus_reach.search_text(bound, (choice,), 143)
+    assert f"efa {choice.within}/{choice.points}" in text and "net_call_overhead_s" in text
+    assert corpus_reach.grid("link_efficiency.pcie").max() == pytest.approx(1.0) and corpus_reach.grid("net_call_overhead_s")[0] == 0
+
+
 def test_reach_cli(capsys):
     from validation import corpus_reach
     assert corpus_reach.main([]) == 0
     out = capsys.readouterr().out
-    assert "| dataset | group |" in out and "What the 5% target needs" in out
+    assert "| dataset | group |" in out and "What the 5% target needs" in out and "Hindsight fits" in out
 
 
 def test_exercising_perturbs_around_the_datasheet_it_is_given(monkeypatch):

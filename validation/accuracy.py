@@ -598,7 +598,10 @@ def targets_section(figures: dict) -> list[str]:
                      f"{figures['corpus_lodo_siblings_in_big']:.1f}%; without the datasets section 1b names "
                      f"unpredictable from their headers {figures['corpus_lodo_predictable_big']:.1f}% (not the "
                      f"target's figure); {figures['corpus_within_5pct']} points within 5% of the "
-                     f"{figures['corpus_needed_within_5pct']} a median of 5% needs (`python -m validation.corpus_reach`).")
+                     f"{figures['corpus_needed_within_5pct']} a median of 5% needs (`python -m validation.corpus_reach`); "
+                     f"in hindsight (in sample) the calibrator's fit of one value per group reaches "
+                     f"{figures['corpus_hindsight_shared_big']:.1f}%, one per dataset "
+                     f"{figures['corpus_hindsight_own_big']:.1f}%.")
     if "public_interval_coverage" in figures:
         lines.append(f"- Uncalibrated 90% intervals, each dataset left out: {figures['public_interval_coverage']:.0f}% "
                      f"coverage, median width {figures['public_interval_width']:.0f}%.")

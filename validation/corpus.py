@@ -742,7 +742,10 @@ def section(data_dir: Path, shipped_dir: Path, write_calibrations: bool = False)
     figures["corpus_needed_within_5pct"] = reached.needed
     if reached.others[0]:
         figures["corpus_others_needed_pct"] = 100 * reached.others_needed / reached.others[0]
-    lines += ["", corpus_reach.paragraph(reached)]
+    bounds = corpus_reach.hindsight(results)
+    figures["corpus_hindsight_shared_big"] = bounds.shared.median_pct
+    figures["corpus_hindsight_own_big"] = bounds.own.median_pct
+    lines += ["", corpus_reach.paragraph(reached), "", corpus_reach.hindsight_text(bounds, reached.needed)]
     lines += ["", "**Residual groups.** Each dataset's points from 16 MiB up as the figure predicts them (the "
               "datasheet, or where the group was adopted the fit that left the dataset out), consecutive sizes "
               "of one configuration and one algorithm/protocol together, medians (`python -m "

@@ -289,6 +289,10 @@ def transfer_section(write_calibrations: bool) -> tuple[list[str], dict]:
             rank_model_error.two_gpu_fit.__wrapped__(H200).params, H200)), pooled4, pred0)
     lines += ["", overlap_norm.line(figures["transfer all"], figures["transfer all, other norm"])]
     lines += _worst_large(rows, fit.params, pooled2)
+    from validation import bw_lease_spread
+    bw_lines, bw_figures = bw_lease_spread.section(rows, H200)
+    lines += bw_lines
+    figures.update(bw_figures)
     lines += _by_truth(rows, figures)
     launch = [(name, figures[f"transfer {name}"]) for name, _, _ in transfer.BANDS + (("all", 0, 0),)
               if figures[f"transfer {name}"].get("launch_reps")]

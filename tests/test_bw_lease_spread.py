@@ -1,0 +1,51 @@
+"""validation.bw_lease_spread: what the committed leases leave to a 2 -> 4 GPU prediction at >= 16 MiB."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from validation import bw_lease_spread as b
+
+
+def test_leases_pair_up_by_gpu():
+    names = [name for name, _, _ in b.leases()]
+    assert len(names) >= 4
+    rows = b.transfer_rows()
+    gpu = {name: g for name, g, _ in b.leases()}
+    assert rows and all(gpu[r["from"]] == gpu[r["to"]] and r["from"] != r["to"] for r in rows)
+
+
+def test_the_16_mib_points_set_the_leases_p90():
+    """Another lease's growth misses the 8% p90 on most H200 pairs, and only because of the 16 MiB points."""
+    rows = b.transfer_rows()
+    assert sum(r["stats"][1] > b.TARGET_P90_PCT for r in rows) >= len(rows) // 2
+    assert all(r["p90_without_16"] < r["stats"][1] for r in rows)
+    assert all(r["p90_without_16"] < b.TARGET_P90_PCT for r in rows)
+
+
+def test_fast_level_agrees_across_leases_where_medians_do_not():
+    modes = b.mode_rows()
+    assert {m["op"] for m in modes} >= {"all_reduce", "all_gather", "reduce_scatter"}
+    assert max(m["fast_spread"] for m in modes) < 0.05
+    assert max(m["median_spread"] for m in modes) > 0.15
+
+
+def _row(size, median_s, reps, predicted_s):
+    point = SimpleNamespace(size_bytes=size, time_s=median_s, rep_times_s=reps)
+    return SimpleNamespace(pooled=SimpleNamespace(point=point), error=predicted_s / median_s - 1,
+                           comparison=SimpleNamespace(predicted_s=predicted_s))
+
+
+def test_against_fast_scores_the_tenth_percentile():
+    rows = [_row(16 << 20, 2.0, [1.0] * 9 + [3.0], 1.0), _row(1 << 20, 1.0, [1.0], 5.0)]   # the small one is left out
+    med, p90, med_fast, p90_fast = b.against_fast(rows)
+    assert med == pytest.approx(50.0) and p90 == pytest.approx(50.0)
+    assert med_fast == pytest.approx(0.0, abs=1e-9) and p90_fast == pytest.approx(0.0, abs=1e-9)
+
+
+def test_section_prints_the_pair_table_and_the_diagnostic():
+    rows = [_row(16 << 20, 2.0, [1.0] * 10, 1.0)]
+    lines, figures = b.section(rows, "X")
+    text = "\n".join(lines)
+    assert "| growth from | predicts |" in text and "against the fast levels" in text
+    assert figures["bw_against_fast X"][2] == pytest.approx(0.0, abs=1e-9)

@@ -49,3 +49,9 @@ def test_section_prints_the_pair_table_and_the_diagnostic():
     text = "\n".join(lines)
     assert "| growth from | predicts |" in text and "against the fast levels" in text
     assert figures["bw_against_fast X"][2] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_targets_clause_names_the_pairs():
+    assert b.targets_clause({}) == ""
+    text = b.targets_clause({"bw_lease_transfer": {"a -> b": (1.0, 12.0, 20.0), "b -> a": (1.0, 6.0, 9.0)}})
+    assert "misses 8% on 1 of 2 pairs" in text and "6.0-12.0%" in text

@@ -514,6 +514,7 @@ def targets_section(figures: dict) -> list[str]:
     lines = ["", "## 8. Targets (issue 10)", ""]
     big, small = figures.get("transfer >= 16 MiB"), figures.get("transfer < 64 KiB")
     mid, every = figures.get("transfer 64 KiB - 16 MiB"), figures.get("transfer all")
+    from validation import bw_lease_spread
     pooled, one = (figures.get(f"transfer {label} < 16 MiB") for label, _ in TRUTHS)
     small_rows, big_rows = interval_report.split(figures.get("interval_bands", ()))
     if big and every:
@@ -522,7 +523,8 @@ def targets_section(figures: dict) -> list[str]:
         med_small = sum(u["median_pct"] * u["points"] for u in under) / pts if pts else None
         rng_small = sum(u["inside_range_pct"] * u["points"] for u in under) / pts if pts else None
         lines += [
-            f"- 2 -> 4 GPUs, >= 16 MiB: median {judged(big['median_pct'], 3, 1)}, p90 {judged(big['p90_pct'], 8, 1)}.",
+            f"- 2 -> 4 GPUs, >= 16 MiB: median {judged(big['median_pct'], 3, 1)}, p90 {judged(big['p90_pct'], 8, 1)}."
+            + bw_lease_spread.targets_clause(figures),
             f"- 2 -> 4 GPUs, < 16 MiB against the pooled median: median {shown(med_small, 15, 1)}% (point-weighted over "
             f"the two bands; target 15%: {verdict(med_small, 15)}), {judged(rng_small, 75, 1, above=True)} of "
             "predictions inside the campaigns' range."

@@ -95,6 +95,7 @@ def transfer_rows() -> list[dict]:
             err = [abs(r[a][k] / r[b][k] - 1) * 100 for k in common]
             rest = [e for k, e in zip(common, err) if k[1] > BIG_BYTES]
             rows.append({"from": a, "to": b, "points": len(common), "stats": _stats(err),
+                         "band80": 2 * float(np.percentile(err, 80)),
                          "p90_without_16": float(np.percentile(rest, 90)) if rest else float("nan"),
                          "at_16": _stats([e for k, e in zip(common, err) if k[1] == BIG_BYTES])})
     return rows
@@ -152,12 +153,12 @@ def section(rows=None, machine: str = "4x H200") -> tuple[list[str], dict]:
              "another lease of the same GPU; default variant, power-of-two sizes; the sealed campaigns' figures are "
              "looked at here, nothing is fitted on them). 'p90 without 16 MiB' drops the 16 MiB points.", "",
              "| growth from | predicts | points | median err % | p90 err % | largest % | p90 without 16 MiB % | "
-             "16 MiB points: median / largest % |",
-             "|---|---|---|---|---|---|---|---|"]
+             "16 MiB points: median / largest % | band holding 80%, width % |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in tr:
         m, p, mx = r["stats"]
         lines.append(f"| {r['from']} | {r['to']} | {r['points']} | {m:.1f} | {p:.1f} | {mx:.1f} | "
-                     f"{r['p90_without_16']:.1f} | {r['at_16'][0]:.1f} / {r['at_16'][2]:.1f} |")
+                     f"{r['p90_without_16']:.1f} | {r['at_16'][0]:.1f} / {r['at_16'][2]:.1f} | {r['band80']:.0f} |")
     fast_spread = [m["fast_spread"] * 100 for m in modes]
     med_spread = [m["median_spread"] * 100 for m in modes]
     above4 = sorted(a * 100 for m in modes for a in m["above_fast"].values())
@@ -179,11 +180,29 @@ def section(rows=None, machine: str = "4x H200") -> tuple[list[str], dict]:
               f"2-GPU medians of the same points {above2[0]:.0f}-{above2[-1]:.0f}% (median {np.median(above2):.0f}%; "
               f"{sum(a > 5 for a in above2)} of {len(above2)} more than 5%), so the 2-GPU points a calibration "
               "sees do not show it. The >= 16 MiB p90 target is met or missed on one lease's medians by the 16 MiB "
-              "points' slow share; the model's own share of the error is what it shows against the fast levels."]
+              "points' slow share; the model's own share of the error is what it shows against the fast levels. "
+              "The interval's width target is another matter: a band around these growth predictions (symmetric, "
+              "twice the 80th percentile of their errors) holds 80% of a lease's 4-GPU medians at a width of "
+              f"{min(r['band80'] for r in tr):.0f}-{max(r['band80'] for r in tr):.0f}%, under the 25% target, so at "
+              ">= 16 MiB the leases leave room for it; the model's intervals are as wide as they are because they "
+              "carry its own 2-GPU residuals (the interval table below, 'of which the 2-GPU residuals alone')."]
     if rows is not None:
         m, p, mf, pf = against_fast(rows)
         figures[f"bw_against_fast {machine}"] = (m, p, mf, pf)
-        lines += ["", f"{machine}, the same predictions (the table above) against the fast levels instead of the pooled "
-                  f"medians (diagnostic only): >= 16 MiB median {mf:.1f}% and p90 {pf:.1f}% (against the medians "
-                  f"{m:.1f}% and {p:.1f}%)."]
+        lines += ["", f"{machine}: this section's 4-GPU predictions from the 2-GPU calibration scored against the points' "
+                  f"fast levels instead of their pooled medians (a diagnostic of the model's own error; the target stays "
+                  f"on the medians): >= 16 MiB median {mf:.1f}% and p90 {pf:.1f}% (against the medians {m:.1f}% and "
+                  f"{p:.1f}%)."]
     return lines, figures
+
+
+def targets_clause(figures: dict) -> str:
+    """Section 8's words after the >= 16 MiB p90 verdict: what the leases' own growth reaches (empty without it)."""
+    pairs = figures.get("bw_lease_transfer")
+    if not pairs:
+        return ""
+    p90s = [v[1] for v in pairs.values()]
+    return (f" Another lease's own measured 2 -> 4 GPU growth, applied to a lease's 2-GPU medians with no model, "
+            f"misses 8% on {sum(p > TARGET_P90_PCT for p in p90s)} of {len(p90s)} pairs of leases (p90 "
+            f"{min(p90s):.1f}-{max(p90s):.1f}%), at the 16 MiB points whose 4-GPU medians fall in a slow mode on some "
+            "leases and not others (section 3, `validation.bw_lease_spread`).")

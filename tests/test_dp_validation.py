@@ -359,3 +359,34 @@ def test_held_out_says_which_columns_use_the_campaigns_own_data():
     for column in ("*datasheet*", "*other machine*", "*leave-one-out* fits the host keys on its other models",
                    "*own host* measures the DDP keys on its own compute probe"):
         assert column in HELD_OUT_MEANING
+
+
+def test_calibrated_dataparallel_band_rotates_the_fit_and_judges_without_a_fit_on_the_left_out():
+    """Review s15 #15: the calibrated band was the spread of one machine's fit (the first campaign by name) predicting
+    every other dataset, and that machine's left-out check still read predictions made with its own fit. Now every
+    campaign not held out predicts every other one, and a dataset left out is judged without a fit on it."""
+    from validation import dp_accuracy as da
+    from validation import iteration_bands as ib
+    names = ["a", "b", "c", da.HELD_OUT[0]]
+    assert da.fitters("a", names) == ["b", "c"] and da.fitters(da.HELD_OUT[0], names) == ["a", "b", "c"]
+    pairs = {("b", "a"): [0.0], ("c", "a"): [0.01], ("a", "b"): [5.0], ("c", "b"): [0.02], ("a", "c"): [5.0],
+             ("b", "c"): [-0.01]}
+    assert da.without_fits_on(pairs, "a") == {"b": [0.02], "c": [-0.01]}
+    groups = {n: [v for (f, m), vs in pairs.items() if m == n for v in vs] for n in ("a", "b", "c")}
+    rows = {r[0]: r for r in ib.lodo_rows(groups, lambda n: da.without_fits_on(pairs, n))}
+    assert rows["a"][3] < 5 and rows["a"][4] == 100         # a's own fit (the 5.0s) never judges a
+    plain = {r[0]: r for r in ib.lodo_rows(groups)}
+    assert plain["a"][3] > 100                               # the old check read them
+    real = dict(zip("abc", ("h100x2_2026-11-26_dp", "h100x4_2026-11-26i", "h200x4_2026-11-26e")))
+    pairs = {(real[f], real[m]): v for (f, m), v in pairs.items()}
+    groups = {real[n]: v for n, v in groups.items()}
+    band = da.dp_band_lines({"datasheet": groups, "calibrated": groups}, False, pairs)
+    assert any("without the predictions of a fit on it" in line for line in band)
+    assert "| h100x2_2026-11-26_dp | 2 | " in "\n".join(band)
+
+
+def test_shipped_calibrated_dataparallel_band_has_every_pair():
+    from simulator.training.iteration_bands import DATAPARALLEL_FILE, bands
+    b = bands(DATAPARALLEL_FILE)["calibrated"]
+    assert "every pair" in b["source"] and sum(b["datasets"].values()) > 2 * sum(
+        bands(DATAPARALLEL_FILE)["datasheet"]["datasets"].values())

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import statistics
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -46,6 +46,21 @@ def other_machine(name: str, names: Sequence[str]) -> str | None:
     """The campaign whose every-model 2-GPU fit predicts ``name``'s 'other machine' column: the first
     other campaign by name that is not held out (:data:`HELD_OUT`), or None."""
     return next((o for o in sorted(names) if o != name and o not in HELD_OUT), None)
+
+
+def fitters(name: str, names: Sequence[str]) -> list[str]:
+    """Every campaign whose every-model 2-GPU fit predicts ``name`` for the *calibrated* band: each other campaign
+    that is not held out (review s15 #15: not one machine's fit for every dataset)."""
+    return [o for o in sorted(names) if o != name and o not in HELD_OUT]
+
+
+def without_fits_on(pairs: Mapping[tuple[str, str], Sequence[float]], left_out: str) -> dict[str, list[float]]:
+    """The other datasets' points of the calibrated band when ``left_out`` is judged: no prediction of a fit on it."""
+    out: dict[str, list[float]] = {}
+    for (fitted_on, name), v in pairs.items():
+        if left_out not in (fitted_on, name):
+            out.setdefault(name, []).extend(v)
+    return out
 
 
 def datasets() -> list[Path]:
@@ -142,6 +157,7 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
     shares: dict[str, float | None] = {}              # "dataset/model" -> its own two-thread queued share
     by_set: dict[str, list[float]] = {}
     band_res: dict[str, dict[str, list[float]]] = {"datasheet": {}, "calibrated": {}}   # log(meas / pred) per dataset
+    band_pairs: dict[tuple[str, str], list[float]] = {}     # (fitted on, dataset) -> log(meas / pred)
     fits = {f: fit_host(d, 2, base) for f, d in sets}
     ddp_keys = ddp_host.measure(base)             # DDP's per-tensor costs, measured on the probe host (held out here)
     probe = {"GPU": base.with_values({k: ddp_keys[k] for k in ddp_host.GPU_KEYS}),
@@ -178,10 +194,12 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
                 if g > 2:     # the machine's own 2-GPU fit (every model), predicting more GPUs
                     fit2.setdefault(g, []).append(100 * abs(predict_dp(d, g, fits[f]).iteration_s / meas - 1))
                     fit2_by.setdefault(f"dp_fit2_{f.name}_{g}", []).append(fit2[g][-1])
+                for o in fitters(f.name, list(by_name)):      # every other machine's fit: the band's pairs
+                    pair = predict_dp(d, g, fits[by_name[o]]).iteration_s
+                    band_pairs.setdefault((o, f.name), []).append(math.log(meas / pair))
                 if other is not None:
                     om = predict_dp(d, g, other).iteration_s
                     cross.append(100 * abs(om / meas - 1))
-                    band_res["calibrated"].setdefault(f.name, []).append(math.log(meas / om))
                     row.append(_pct(cross[-1]))
                 else:
                     row.append("")
@@ -295,7 +313,9 @@ def dp_lines(folders: list[Path], base: Parameters) -> tuple[list[str], dict[str
                    ratio_inside=100 * sum(ratio_inside) / len(ratio_inside) if ratio_inside else float("nan"),
                    ratio_points=len(ratios), ddp_fast=ddp_fast)
     summary["signed"], summary["shares"] = signed, shares
-    summary["band_residuals"] = band_res
+    for (_, name), v in band_pairs.items():
+        band_res["calibrated"].setdefault(name, []).extend(v)
+    summary["band_residuals"], summary["band_pairs"] = band_res, band_pairs
     return lines, summary, fitted
 
 
@@ -617,19 +637,21 @@ DP_RUNS = ("dp",)
 """The record kind of a DataParallel run (what a band's domain counts: validation.iteration_bands.folder_domain)."""
 
 
-def dp_band_lines(residuals: dict, write: bool) -> list[str]:
+def dp_band_lines(residuals: dict, write: bool, pairs: Mapping | None = None) -> list[str]:
     """The DataParallel intervals' paragraph and tables (validation.iteration_bands); with ``write``, also the
     shipped band file the simulator applies (simulator.training.iteration_bands.DATAPARALLEL_FILE)."""
     from simulator.training.iteration_bands import DATAPARALLEL_FILE
     from validation import iteration_bands as ib
     if not all(residuals.get(k) for k in ("datasheet", "calibrated")):
         return []
+    others = (lambda name: without_fits_on(pairs, name)) if pairs else None
     built = {"datasheet": ib.make_band(residuals["datasheet"], "the datasheet host keys' predictions of every "
                                        "committed DataParallel run on 2 or more GPUs (validation.dp_accuracy)",
                                        kinds=DP_RUNS),
-             "calibrated": ib.make_band(residuals["calibrated"], "predictions with the host keys fitted on another "
-                                        "machine's 2-GPU steps ('other machine' column; validation.dp_accuracy)",
-                                        kinds=DP_RUNS)}
+             "calibrated": ib.make_band(residuals["calibrated"], "predictions with the host keys fitted on each other "
+                                        "machine's 2-GPU steps (every pair; left out, a dataset is judged without "
+                                        "the predictions of a fit on it; validation.dp_accuracy)", kinds=DP_RUNS,
+                                        others=others)}
     if write:
         ib.write(DATAPARALLEL_FILE, built)
     out = ["", "Intervals (`iteration_lo_s`/`iteration_hi_s` of `gpunetsim ddp --strategy dataparallel`, "
@@ -637,11 +659,15 @@ def dp_band_lines(residuals: dict, write: bool) -> list[str]:
                "prediction times exp of the 5% and 95% quantiles of log(measured / predicted) over the points above, "
                "each dataset weighing the same, widened to hold the prediction. Without fitted `dp.` keys the band "
                "of the *datasheet* column; with them (a calibration such as `h200-dataparallel`, fitted on one "
-               "machine and used on others) the band of the *other machine* column. Each dataset left out in turn "
+               "machine and used on others) the band of every other machine's fit predicting each dataset (each "
+               "campaign not held out fits the host keys on its 2-GPU steps and predicts every other campaign: the "
+               "*other machine* column shows the first of them), so its points are each run once per fit, and a "
+               "dataset left out is judged without the predictions of a fit on it. Each dataset left out in turn "
                "(its points against the band of the other datasets): " + "; ".join(
                    ib.band_sentence(k, b) for k, b in built.items()) + ". " + ib.shipped_check(DATAPARALLEL_FILE, built)]
     for k in built:
-        out += ["", f"{k.capitalize()} band, each dataset left out:", "", *ib.table(residuals[k])]
+        out += ["", f"{k.capitalize()} band, each dataset left out:", "",
+                *ib.table(residuals[k], others if k == "calibrated" else None)]
     return out
 
 
@@ -670,7 +696,7 @@ def _section(write_calibration: bool) -> list[str]:
     gl, gs, gloo_fit = gloo_lines(folders)
     gl_iv, gloo_blocks = gloo_interval_lines(folders, gloo_fit)
     gl += gl_iv
-    dl += dp_band_lines(ds.get("band_residuals", {}), write_calibration)
+    dl += dp_band_lines(ds.get("band_residuals", {}), write_calibration, ds.get("band_pairs"))
     if write_calibration:
         from simulator.collectives.params import SHIPPED_DIR, save_calibration
         keys = {k: dp_fit[k] for k in HOST_KEYS} | {k: v for k, v in gloo_fit.diff().items() if k.startswith("gloo.")}

@@ -14,7 +14,7 @@ import json
 import math
 from functools import lru_cache
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -41,12 +41,13 @@ def weighted_quantiles(groups: Mapping[str, Sequence[float]], qs: Sequence[float
 
 
 def make_band(groups: Mapping[str, Sequence[float]], source: str,
-              known: Mapping[str, tuple[set[str], set[int]]] | None = None, kinds: tuple[str, ...] = LLM_RUNS) -> dict:
+              known: Mapping[str, tuple[set[str], set[int]]] | None = None, kinds: tuple[str, ...] = LLM_RUNS,
+              others: "Others | None" = None) -> dict:
     """The band of ``groups`` ({dataset: log ratios}) with its leave-one-dataset-out figures and its domain
     (:func:`domain`; ``known``: the GPUs and GPU counts of datasets that are no campaign folder; ``kinds``: the
-    record kinds of a folder's runs)."""
+    record kinds of a folder's runs; ``others``: as :func:`lodo_rows`)."""
     lo, mid, hi = weighted_quantiles(groups, [(1 - LEVEL) / 2, 0.5, (1 + LEVEL) / 2])
-    rows = lodo_rows(groups)
+    rows = lodo_rows(groups, others)
     cov, mean_cov, width = summary(rows)
     return {"level": LEVEL, "log_ratio": [round(lo, 6), round(mid, 6), round(hi, 6)],
             "datasets": {k: len(v) for k, v in groups.items()},
@@ -94,15 +95,22 @@ def domain(groups: Mapping[str, Sequence[float]], known: Mapping[str, tuple[set[
     return {"gpus": sorted(gpus), "world": [min(worlds), max(worlds)]}
 
 
-def lodo_rows(groups: Mapping[str, Sequence[float]]) -> list[tuple[str, int, float, float, float, float]]:
+Others = Callable[[str], Mapping[str, Sequence[float]]]
+"""The datasets whose points make the band that judges a left-out dataset (default: every other one's)."""
+
+
+def lodo_rows(groups: Mapping[str, Sequence[float]], others: Others | None = None
+              ) -> list[tuple[str, int, float, float, float, float]]:
     """Per dataset: (name, points, band low %, band high % (as measured over predicted - 1), share of its points
-    inside %, width %), the band from the other datasets."""
+    inside %, width %), the band from the other datasets (``others(name)``: their points when ``name`` is left
+    out, e.g. without the predictions a fit on ``name`` made)."""
     rows = []
     for name, r in groups.items():
-        others = {k: v for k, v in groups.items() if k != name and len(v)}
-        if not others or not len(r):
+        pool = others(name) if others is not None else groups
+        others_ = {k: v for k, v in pool.items() if k != name and len(v)}
+        if not others_ or not len(r):
             continue
-        lo, hi = interval(1.0, {"log_ratio": weighted_quantiles(others, [(1 - LEVEL) / 2, 0.5, (1 + LEVEL) / 2])})
+        lo, hi = interval(1.0, {"log_ratio": weighted_quantiles(others_, [(1 - LEVEL) / 2, 0.5, (1 + LEVEL) / 2])})
         ratios = np.exp(np.asarray(r, dtype=float))
         inside = float(np.mean((ratios >= lo * (1 - 1e-12)) & (ratios <= hi * (1 + 1e-12)))) * 100
         rows.append((name, len(r), (lo - 1) * 100, (hi - 1) * 100, inside, (hi - lo) * 100))
@@ -119,11 +127,11 @@ def summary(rows: Sequence[tuple]) -> tuple[float, float, float]:
     return cov, float(np.mean([r[4] for r in rows])), float(np.median(widths))
 
 
-def table(groups: Mapping[str, Sequence[float]]) -> list[str]:
+def table(groups: Mapping[str, Sequence[float]], others: "Others | None" = None) -> list[str]:
     """The markdown table of :func:`lodo_rows`."""
     out = ["| dataset left out | points | band from the others: low / high % | inside % | width % |",
            "|---|---|---|---|---|"]
-    for name, n, lo, hi, inside, width in lodo_rows(groups):
+    for name, n, lo, hi, inside, width in lodo_rows(groups, others):
         out.append(f"| {name} | {n} | {lo:+.1f} / {hi:+.1f} | {inside:.0f} | {width:.0f} |")
     return out
 

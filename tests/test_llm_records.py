@@ -131,3 +131,23 @@ def test_bad_record_names_file_line_and_field(tmp_path: Path) -> None:
 def test_transformer_fields_say_untied_gpt() -> None:
     f = transformer_fields(SPEC)
     assert f["tied_embeddings"] is False and f["bias"] is True and f["kv_heads"] == 4
+
+
+def test_a_whole_record_holding_nan_is_refused_not_skipped(data: Path, tmp_path: Path) -> None:
+    """Review s16 #5: a line holding NaN was skipped like a torn line, so a campaign silently lost records (six
+    single-GPU profiles of h200x4_2026-11-26d vanished and profile_launches printed nothing for the file); a line
+    cut short by a killed run is still skipped."""
+    import json
+    from simulator.core.errors import InputError
+    src = Path(__file__).resolve().parents[1] / "validation/data/h200x4_2026-11-26d/llm_world4.jsonl"
+    lines = src.read_text().splitlines()
+    i = next(k for k, line in enumerate(lines) if '"llm_profile"' in line)
+    rec = json.loads(lines[i])
+    rec["model_iter_times_s"] = [float("nan")] * 3
+    bad = tmp_path / "nan.jsonl"
+    bad.write_text("\n".join([*lines[:i], json.dumps(rec), *lines[i + 1:]]) + "\n")
+    with pytest.raises(InputError, match=f"line {i + 1}"):
+        read_llm_records([bad])
+    torn = tmp_path / "torn.jsonl"
+    torn.write_text("\n".join([*lines[:i], lines[i][:40], *lines[i + 1:]]) + "\n")
+    assert len(read_llm_records([torn]).profiles) == len(read_llm_records([src]).profiles) - 1

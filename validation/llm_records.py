@@ -235,7 +235,7 @@ def _read_llm_records(keys: tuple[tuple[str, int, int], ...]) -> LlmRecords:
     runs, profiles, failures = [], [], []
     for path, _, _ in keys:
         src = str(path)
-        for number, r in read_jsonl(path, skip_bad=True):
+        for number, r in read_jsonl(path, skip_bad=True, torn_only=True):
             kind = r.get("kind")
             f = Fields(r, src, f"line {number}", str(kind))
             if kind == "llm_profile":

@@ -244,18 +244,20 @@ def read_structured(path: str | os.PathLike[str], *, what: str = "file") -> Any:
 
 
 def read_jsonl(path: str | os.PathLike[str], *, skip_bad: bool = False,
-               missing_ok: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
+               missing_ok: bool = False, torn_only: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, record)`` for every JSON-object line of a JSONL file.
 
     ``skip_bad``: lines that are not a JSON object (a line cut short by a killed run) are
-    skipped instead of refused; ``missing_ok``: a missing file has no records."""
+    skipped instead of refused; with ``torn_only`` only lines cut short are, and a whole line
+    holding a refused value (NaN, Infinity, a huge number) is an InputError naming it;
+    ``missing_ok``: a missing file has no records."""
     src = str(path)
     if missing_ok and not os.path.lexists(src):
         return
-    yield from jsonl_records(read_text(path, what="JSONL file"), src, skip_bad=skip_bad)
+    yield from jsonl_records(read_text(path, what="JSONL file"), src, skip_bad=skip_bad, torn_only=torn_only)
 
 
-def jsonl_records(text: str, source: str = "", *, skip_bad: bool = False
+def jsonl_records(text: str, source: str = "", *, skip_bad: bool = False, torn_only: bool = False
                   ) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, record)`` for every JSON-object line of JSONL text (see :func:`read_jsonl`)."""
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -264,7 +266,7 @@ def jsonl_records(text: str, source: str = "", *, skip_bad: bool = False
         try:
             record = parse_json(raw, source, one_line=True)
         except InputError as e:
-            if skip_bad:
+            if skip_bad and not (torn_only and _complete(raw)):
                 continue
             raise InputError(e.message, source=source, field=f"line {number}", value=e.value) from None
         if not isinstance(record, dict):
@@ -273,6 +275,16 @@ def jsonl_records(text: str, source: str = "", *, skip_bad: bool = False
             raise InputError("each line must be a JSON object", source=source, field=f"line {number}",
                              value=type(record).__name__)
         yield number, record
+
+
+def _complete(raw: str) -> bool:
+    """Whether a refused line is a whole JSON document (e.g. one holding NaN or a huge number): a bad value to
+    name, never a line cut short by a killed run, which ``skip_bad`` skips (review s16 #5)."""
+    try:
+        json.loads(raw)
+    except ValueError:
+        return False
+    return True
 
 
 def path_exists(path: str | os.PathLike[str]) -> bool:

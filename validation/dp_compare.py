@@ -277,10 +277,27 @@ def _model(data: DPModelData, gpus: int, params: Parameters):
     return hit
 
 
+_PREDICTED: dict[tuple, tuple] = {}
+"""DataParallel predictions by (the data's identity, GPUs, parameter names, parameter values), each kept with
+the data it was made for (so an identity is never reused for other data): the leave-one-out host fits of
+docs/accuracy.md section 6 try the same parameter sets on the same models' runs over and over (about three
+predictions in four repeat one made before). A result (a frozen DataParallelResult) depends on nothing else."""
+_NAMES: dict[tuple[str, ...], tuple[str, ...]] = {}
+"""One tuple per distinct ordering of parameter names (the memo's keys share it)."""
+
+
 def predict_dp(data: DPModelData, gpus: int, params: Parameters):
-    """The DataParallel prediction (a DataParallelResult) from the profile alone."""
+    """The DataParallel prediction (a DataParallelResult) from the profile alone (made once per data, GPUs and
+    parameter values: :data:`_PREDICTED`)."""
     from simulator.training.dataparallel import simulate_dataparallel
-    return simulate_dataparallel(_model(data, gpus, params), data.profile, params)
+    names = tuple(params.values)
+    key = (id(data), gpus, _NAMES.setdefault(names, names), tuple(params.values.values()))
+    hit = _PREDICTED.get(key)
+    if hit is None or hit[0] is not data:
+        if len(_PREDICTED) > 50000:
+            _PREDICTED.clear()
+        hit = _PREDICTED[key] = (data, simulate_dataparallel(_model(data, gpus, params), data.profile, params))
+    return hit[1]
 
 
 def predict_ddp(data: DPModelData, gpus: int, params: Parameters) -> float:

@@ -22,6 +22,7 @@ the calibration's ``uncertainty`` block, from which every prediction's 90% inter
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Callable, Sequence
 
 import numpy as np
@@ -147,6 +148,8 @@ class Evaluator:
             rec = _Recording(predictor.params.values)
             self._time_plan(predictor.params.__class__(rec, predictor.params.name), key, op, a, pr, ch)
             self.deps.append(tuple(sorted(rec.read)))
+        # each plan's parameter values as one key (operator.itemgetter: a tuple, the value itself for one key)
+        self._deps_of = [itemgetter(*d) if d else (lambda v: ()) for d in self.deps]
 
     def _time_plan(self, params: Parameters, key, op, a, pr, channels=None) -> tuple:
         """(alpha, beta, the pipeline fill's seconds per byte, chunking) of one plan: Shape.time_s's terms."""
@@ -170,17 +173,18 @@ class Evaluator:
         return hit
 
     def __call__(self, params: Parameters) -> np.ndarray:
-        v = params.values
-        ab = np.empty((len(self.plans), 4))
-        pads = np.empty((len(self.plans), len(self.size)))
-        steps = np.empty((len(self.plans), len(self.size)))
-        for j, (plan, deps) in enumerate(zip(self.plans, self.deps)):
-            ck = (j, tuple(v[k] for k in deps))
-            hit = self._cache.get(ck)
+        v, cache = params.values, self._cache
+        terms, pads, steps = [], [], []
+        for j, deps in enumerate(self._deps_of):
+            ck = (j, deps(v))
+            hit = cache.get(ck)
             if hit is None:
-                hit = self._cache[ck] = self._time_plan(params, *plan)
-            ab[j] = hit[:4]
-            pads[j], steps[j] = self._pads(j, hit[4])
+                t = self._time_plan(params, *self.plans[j])
+                hit = cache[ck] = (t[:4], *self._pads(j, t[4]))
+            terms.append(hit[0])
+            pads.append(hit[1])
+            steps.append(hit[2])
+        ab, pads, steps = np.array(terms, dtype=float), np.array(pads, dtype=float), np.array(steps, dtype=float)
         rows = np.arange(len(self.size))[:, None]
         c = self.choice
         t = call_time_s(ab[c, 0], ab[c, 1], ab[c, 2], self.size[:, None], pads[c, rows], steps[c, rows], ab[c, 3])

@@ -123,6 +123,7 @@ def _part_lines(r) -> list[str]:
                    "intervals and the measured TP / PP bands)")
         if r.parts_extrapolated:
             out.append(f"  (caveats of the compute-only band: {'; '.join(r.parts_extrapolated)})")
+        out += [f"  ({c})" for c in r.comm_extrapolated]
     return out
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from gpunetsim.cli import main
 from simulator.collectives.params import load_calibration
+from simulator.core.errors import InputError
 from simulator.training import iteration_bands as sib
 from simulator.training.gpus import get_gpu
 from simulator.training.llm.compute import ComputeParams, load_compute_params
@@ -162,12 +163,85 @@ def test_measured_comm_part_bands_are_shipped_and_reported():
     assert "calibrations/uncertainty/comm_parts.json` holds these bands" in DOC.read_text()
 
 
-def test_tp_comm_interval_holds_the_measured_band(capsys):
-    """The TP interval is at least the measured band of the TP runs' collective share (validation.part_checks):
-    the collectives' own intervals alone held 6 of 32 measured configurations."""
-    r = _train(capsys, "--tp", "8", "--calibration", "h100-nvlink-2gpu")
+IN_DOMAIN = ["train", "--topology", "dgx-h100", "--nodes", "1", "--model-spec", "hidden=4096,layers=8,heads=32,seq=2048",
+             "--tp", "2", "--pp", "2", "--global-batch", "8", "--micro-batch", "1"]
+"""A plan inside the measured TP and PP bands' runs: H100, TP 2 with 16 MiB calls, 2 stages sending 8 MiB."""
+IN_DOMAIN_WITH_LOSS = [*IN_DOMAIN[:IN_DOMAIN.index("--pp")], "--global-batch", "8", "--micro-batch", "1"]
+"""The same on one stage: its TP part also holds the output layer's 8 KiB loss all-reduces (under 10% of its time)."""
+GPT3 = ["train", "--topology", "dgx-a100", "--nodes", "2", "--model", "gpt3-175b", "--tp", "8", "--pp", "2",
+        "--global-batch", "64", "--micro-batch", "1"]
+
+
+def _run(capsys, argv: list[str]) -> dict:
+    assert main([*argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _widened(r: dict, part: str) -> bool:
+    lo, hi = sib.interval(r[f"{part}_s"], sib.part_bands()[part])
+    return r[f"{part}_lo_s"] <= lo * (1 + 1e-12) and r[f"{part}_hi_s"] >= hi * (1 - 1e-12)
+
+
+def test_tp_and_pp_intervals_hold_the_measured_band_inside_its_runs(capsys):
+    """Inside the band's domain (its runs' GPUs, group sizes and bytes per call) the TP and PP intervals are at
+    least the measured band of the runs' parts (validation.part_checks): the collectives' own intervals alone
+    held 6 of 32 measured TP configurations."""
+    r = _run(capsys, IN_DOMAIN)
+    assert r["tp_comm_s"] > 0 and r["pp_comm_s"] > 0
+    assert _widened(r, "tp_comm") and _widened(r, "pp_comm")
+    assert r["comm_extrapolated"] == []
+    r = _run(capsys, IN_DOMAIN_WITH_LOSS)
+    assert r["pp_comm_s"] == 0 and _widened(r, "tp_comm") and r["comm_extrapolated"] == []
+
+
+def test_comm_bands_record_their_runs_domain():
+    """comm_parts.json says which runs its bands come from (review s16 #2): H100 / H200, 2-4 GPUs, 8-16 MiB."""
+    for part, world in (("tp_comm", [2, 4]), ("pp_comm", [2, 4])):
+        d = sib.part_bands()[part]["domain"]
+        assert set(d["gpus"]) == {"H100-SXM", "H200-SXM"} and d["world"] == world
+    assert sib.part_bands()["tp_comm"]["domain"]["call_bytes"] == [8 * 2**20, 16 * 2**20]
+    assert sib.part_bands()["pp_comm"]["domain"]["call_bytes"] == [8 * 2**20, 8 * 2**20]
+
+
+def test_tp_band_of_small_host_bound_loops_does_not_widen_a_large_model(capsys):
+    """GPT-3 175B on 2x8 A100 (TP 8, 48 MiB calls) is outside every run of the TP band: its TP part keeps its
+    calls' own interval (was 0.11x - 3.2x: the band's low end, 9x NVLink's bandwidth) and says why, in --json
+    and in the text (review s16 #2). The same for its pipeline sends."""
+    r = _run(capsys, GPT3)
     lo, hi = sib.interval(r["tp_comm_s"], sib.part_bands()["tp_comm"])
-    assert r["tp_comm_lo_s"] <= lo * (1 + 1e-12) and r["tp_comm_hi_s"] >= hi * (1 - 1e-12)
+    assert r["tp_comm_lo_s"] > 2 * lo and r["tp_comm_lo_s"] <= r["tp_comm_s"] <= r["tp_comm_hi_s"]
+    tp, pp = r["comm_extrapolated"]
+    assert tp.startswith("TP communication: A100-SXM-80GB, TP 8, calls of ") and "not widened" in tp
+    assert pp.startswith("pipeline sends: A100-SXM-80GB") and "not widened" in pp
+    assert main(GPT3) == 0
+    text = capsys.readouterr().out
+    assert f"  ({tp})" in text and f"  ({pp})" in text
+
+
+def test_tp_band_outside_its_call_sizes_only(capsys, monkeypatch):
+    """Same GPUs and TP degree as the band's runs, calls of 2 MiB (hidden 1024, seq 1024; and the loss's 4 KiB
+    all-reduces): outside on size alone, the TP part's interval is its calls' own (as without a band file)."""
+    from simulator.training.llm import part_intervals as spi
+    argv = ["train", "--topology", "dgx-h100", "--nodes", "1", "--model-spec", TINY, "--global-batch", "16",
+            "--tp", "2"]
+    r = _run(capsys, argv)
+    assert len(r["comm_extrapolated"]) == 1
+    assert r["comm_extrapolated"][0].startswith("TP communication: calls of 4 KiB-2 MiB (100% of its predicted time) "
+                                                "outside")
+    monkeypatch.setattr(spi, "part_bands", lambda: {})
+    bare = _run(capsys, argv)
+    assert (r["tp_comm_lo_s"], r["tp_comm_hi_s"]) == (bare["tp_comm_lo_s"], bare["tp_comm_hi_s"])
+    assert bare["comm_extrapolated"] == []
+
+
+def test_bad_call_bytes_domain_is_an_input_error(tmp_path, monkeypatch):
+    from simulator.training.llm import part_intervals as spi
+    bands = {"tp_comm": {**sib.part_bands()["tp_comm"], "domain": {"gpus": ["H100-SXM"], "world": [2, 4],
+                                                                   "call_bytes": [16, 8]}}}
+    monkeypatch.setattr(spi, "part_bands", lambda: bands)
+    calls = type("C", (), {"sizes": [8.0]})()
+    with pytest.raises(InputError, match="call_bytes"):
+        spi.comm_caveats("tp_comm", "H100-SXM", 2, calls)
 
 
 def test_part_checks_leave_each_campaign_out():

@@ -12,6 +12,11 @@
 
 Medians over a configuration's launches; a configuration counts as inside when its measured part lies in
 the interval. The collectives' intervals were never fitted on these runs, so the figures are held out.
+
+Each band records its ``domain``: the GPU models, group sizes (``world``: the TP degree of the TP loops, the
+stages of the PP runs) and bytes per call (``call_bytes``: the TP loops' collectives, the PP runs' activations)
+of its runs; ``gpunetsim train`` widens a part to the band only inside it (simulator.training.llm.part_intervals,
+review s16 #2).
 """
 
 from __future__ import annotations
@@ -54,8 +59,12 @@ def _calls_interval(model, calls) -> tuple[float, float, float]:
     return t, lo, hi
 
 
-def tp_rows(fits: Mapping[str, object]) -> list[tuple[str, float, float, float, float]]:
-    """(campaign, measured part, predicted part, low, high) per TP configuration of every campaign with a fit."""
+Row = tuple[str, float, float, float, float, int, tuple[int, ...]]
+
+
+def tp_rows(fits: Mapping[str, object]) -> list[Row]:
+    """(campaign, measured part, predicted part, low, high, TP degree, bytes of each call) per TP configuration
+    of every campaign with a fit."""
     from validation.issue_check import probe_tp_runs
     from validation.llm_real import CAMPAIGNS, ISSUE_CAMPAIGNS, OTHER_GPU_CAMPAIGNS, RealPredictor
     from validation.llm_records import group_runs, read_llm_records
@@ -73,12 +82,14 @@ def tp_rows(fits: Mapping[str, object]) -> list[tuple[str, float, float, float, 
             model = _MODELS.get(pred, calibration, r.tp)
             t, lo, hi = _calls_interval(model, r.collectives)
             part = pred.iteration_s(r) - pred.blocks_s(r.spec, r.micro_batch, r.tp, r.sequence_parallel)
-            out.append((folder, measured, part, part - (t - lo), part + (hi - t)))
+            out.append((folder, measured, part, part - (t - lo), part + (hi - t), r.tp,
+                        tuple(int(size) for _, size, _ in r.collectives)))
     return out
 
 
-def pp_rows() -> list[tuple[str, float, float, float, float]]:
-    """(campaign, measured send, predicted send, low, high) per PP configuration (one activation, stage 0 to 1)."""
+def pp_rows() -> list[Row]:
+    """(campaign, measured send, predicted send, low, high, stages, (activation bytes,)) per PP configuration
+    (one activation, stage 0 to 1)."""
     from validation.llm_real import CAMPAIGNS, OTHER_GPU_CAMPAIGNS, RealPredictor
     from validation.llm_records import group_runs, read_llm_records
     out = []
@@ -95,7 +106,8 @@ def pp_rows() -> list[tuple[str, float, float, float, float]]:
             plan = model.planner.plan("send_recv", "direct", "simple", pair)
             t = model.timer.shape(plan).sized(r.activation_bytes).time_s(r.activation_bytes)
             iv = model.intervals.interval("send_recv", "direct", "simple", r.activation_bytes, t, ranks=pair)
-            out.append((folder, statistics.median(x.p2p_s for x in g.runs), t, min(iv.lo_s, t), max(iv.hi_s, t)))
+            out.append((folder, statistics.median(x.p2p_s for x in g.runs), t, min(iv.lo_s, t), max(iv.hi_s, t),
+                        r.world, (int(r.activation_bytes),)))
     return out
 
 
@@ -103,6 +115,15 @@ def _band_edges(groups: Mapping[str, list[float]]) -> tuple[float, float]:
     """(low, high) ratios to the prediction of the band of ``groups`` (as the simulator applies it)."""
     from simulator.training.iteration_bands import interval
     return interval(1.0, {"log_ratio": ib.weighted_quantiles(groups, [(1 - ib.LEVEL) / 2, 0.5, (1 + ib.LEVEL) / 2])})
+
+
+def band_domain(rows: list[Row]) -> dict:
+    """The ``domain`` of a band built from ``rows``: its runs' GPU models (their campaign folders'), group sizes
+    and bytes per call."""
+    gpus = sorted({g for folder, *_ in rows for g in ib.folder_domain(folder)[0]})
+    groups = [r[5] for r in rows]
+    sizes = [s for r in rows for s in r[6]]
+    return {"gpus": gpus, "world": [min(groups), max(groups)], "call_bytes": [min(sizes), max(sizes)]}
 
 
 def section_lines(fits: Mapping[str, object], write: bool) -> list[str]:
@@ -114,10 +135,11 @@ def section_lines(fits: Mapping[str, object], write: bool) -> list[str]:
     built, table = {}, []
     for key, (label, rows) in parts.items():
         groups: dict[str, list[tuple]] = {}
-        for folder, m, p, lo, hi in rows:
+        for folder, m, p, lo, hi, *_ in rows:
             groups.setdefault(folder, []).append((m, p, lo, hi))
         logs = {f: [float(np.log(m / p)) for m, p, _, _ in rs] for f, rs in groups.items()}
-        built[key] = ib.make_band(logs, f"{label}: log(measured / predicted) per campaign (validation.part_checks)")
+        built[key] = {**ib.make_band(logs, f"{label}: log(measured / predicted) per campaign (validation.part_checks)"),
+                      "domain": band_domain(rows)}
         for folder, rs in groups.items():
             a, b = _band_edges({f: v for f, v in logs.items() if f != folder})
             alone = sum(lo <= m <= hi for m, _, lo, hi in rs)
@@ -130,7 +152,8 @@ def section_lines(fits: Mapping[str, object], write: bool) -> list[str]:
         COMM_PARTS_FILE.write_text(json.dumps(built, indent=1) + "\n")
         part_bands.cache_clear()
     shipped = part_bands()
-    same = all(k in shipped and list(shipped[k]["log_ratio"]) == built[k]["log_ratio"] for k in built)
+    same = all(k in shipped and list(shipped[k]["log_ratio"]) == built[k]["log_ratio"]
+               and shipped[k].get("domain") == built[k]["domain"] for k in built)
     rel = "simulator/collectives/calibrations/uncertainty/comm_parts.json"
     check = (f"The shipped `{rel}` holds these bands." if same else
              f"**The shipped `{rel}` differs from these bands: rerun `python -m validation.accuracy --calibrations`.**")
@@ -143,5 +166,7 @@ def section_lines(fits: Mapping[str, object], write: bool) -> list[str]:
             "| part | campaign left out | configurations | inside, collectives' intervals alone | inside, widened | "
             "median width % (widened) | median measured / predicted |", "|---|---|---|---|---|---|---|", *table, "",
             "The collectives' intervals alone hold few: on these small loops the host's cost of each collective "
-            "call and its issue, not the transfer, set the difference. Bands: "
+            "call and its issue, not the transfer, set the difference. `gpunetsim train` widens a part to its band "
+            "only inside the band's runs (GPU models, group sizes, bytes per call: the band's `domain`); outside "
+            "it keeps the calls' own intervals and says so (`comm_extrapolated`). Bands: "
             + "; ".join(ib.band_sentence(k, b) for k, b in built.items()) + ". " + check, ""]

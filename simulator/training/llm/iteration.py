@@ -81,6 +81,7 @@ class TrainResult:
     part_bounds: tuple[tuple[str, float, float], ...] = ()   # (part, low s, high s): .part_intervals
     iteration_extrapolated: tuple[str, ...] = ()    # why the interval is not what its band measured (caveats)
     parts_extrapolated: tuple[str, ...] = ()        # the same for the compute parts' band (with part_bounds)
+    comm_extrapolated: tuple[str, ...] = ()         # TP / PP parts outside their measured band's domain
 
     def bounds(self, part: str) -> tuple[float, float] | None:
         """The 90% interval of ``<part>_s`` (simulate_train(parts=True)), or None."""
@@ -96,7 +97,8 @@ class TrainResult:
         return {"model": self.model, "gpus": self.gpus, "gpu": self.gpu, **self.config.as_dict(),
                 "iteration_s": self.iteration_s, "iteration_lo_s": self.iteration_lo_s,
                 "iteration_hi_s": self.iteration_hi_s, "iteration_extrapolated": list(self.iteration_extrapolated),
-                **({"parts_extrapolated": list(self.parts_extrapolated)} if self.part_bounds else {}),
+                **({"parts_extrapolated": list(self.parts_extrapolated),
+                    "comm_extrapolated": list(self.comm_extrapolated)} if self.part_bounds else {}),
                 **{k: v for p in PARTS for k, v in self._part(p).items()}, "mfu": self.mfu, "hfu": self.hfu,
                 "tokens_per_s": self.tokens_per_s, "critical_stage": self.critical_stage,
                 "memory_bytes": self.memory.as_dict(), "memory_capacity_bytes": self.memory.capacity_bytes,
@@ -389,6 +391,7 @@ def simulate_train(G_or_router: nx.Graph | PresetCluster | Router, model: Transf
                          iteration_extrapolated=train_caveats(compute or ComputeParams(), gpu.name, c.gpus))
     if not parts:
         return result
-    bounds = part_intervals(router, params or Parameters(), w, result, compute or ComputeParams())
+    bounds, comm = part_intervals(router, params or Parameters(), w, result, compute or ComputeParams())
     return replace(result, part_bounds=tuple((p, lo, hi) for p, (lo, hi) in bounds.items()),
-                   parts_extrapolated=compute_caveats(compute or ComputeParams(), gpu.name) if bounds else ())
+                   parts_extrapolated=compute_caveats(compute or ComputeParams(), gpu.name) if bounds else (),
+                   comm_extrapolated=comm)

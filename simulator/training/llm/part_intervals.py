@@ -17,8 +17,13 @@ known to within, and says so (docs/training.md):
   PP runner's one activation between two stages: validation.part_checks), that alone covers few of them (the
   host's cost of each collective call and its issue, not the transfer, set most of the difference), so the
   interval is widened to the measured band of log(measured / predicted) over those campaigns
-  (``iteration_bands.part_bands``; coverage leaving one campaign out in docs/accuracy.md section 7). Other
-  traffic on the same links has no measurement and no width of its own.
+  (``iteration_bands.part_bands``; coverage leaving one campaign out in docs/accuracy.md section 7), *inside
+  the band's domain* only: the GPU models, group sizes (TP degree; pipeline stages) and per-call message sizes
+  of its runs (the band file's ``domain``: ``gpus``, ``world``, ``call_bytes``). The band is the spread of
+  small host-bound loops (8-16 MiB calls on 2-4 GPUs); a part whose calls are larger or smaller, on more GPUs
+  or on another GPU, keeps its calls' own interval and says why (:func:`comm_caveats`, ``comm_extrapolated``
+  in ``gpunetsim train --json``: review s16 #2). Other traffic on the same links has no measurement and no
+  width of its own.
 * **DP exposed**: the data-parallel collectives of the iteration (gradient reduction, ZeRO / FSDP gathers and
   reduce-scatters, counted per micro-batch where they run per pass) save or add seconds within their
   intervals: faster ones hide at most what they save, slower ones expose at most all they add,
@@ -36,8 +41,10 @@ from __future__ import annotations
 from typing import Iterable
 
 from simulator.collectives.params import Parameters
+from simulator.core.errors import InputError
+from simulator.core.units import format_bytes
 from simulator.network.closed_form import CostModel
-from simulator.training.iteration_bands import compute_interval, interval, part_bands
+from simulator.training.iteration_bands import COMM_PARTS_FILE, compute_interval, interval, part_bands
 from simulator.training.llm.collective_job import CollJob
 from simulator.training.llm.groups import GroupCollectives
 from topologies.routing import Router
@@ -46,6 +53,12 @@ PARTS = ("compute", "tp_comm", "pp_comm", "pp_bubble", "dp_comm_exposed", "optim
 """The parts of ``TrainResult`` (``<part>_s``) that get ``<part>_lo_s`` / ``<part>_hi_s``."""
 
 Bounds = tuple[float, float]
+INSIDE_SHARE = 0.9
+"""A part lies inside its band's call sizes when calls of those sizes carry at least this share of its predicted
+call time: a few small all-reduces (the vocabulary-parallel loss's statistics, which the TP loops lack) do not take
+a part of large calls out, nor do they bring one in."""
+GROUP = {"tp_comm": ("TP communication", "TP"), "pp_comm": ("pipeline sends", "PP")}
+"""Label of a measured communication part and of the group size its band's ``domain.world`` counts."""
 
 
 class _Calls:
@@ -54,6 +67,7 @@ class _Calls:
     def __init__(self, groups: GroupCollectives, cost: CostModel) -> None:
         self.groups, self.intervals = groups, cost.intervals
         self.t_s = self.lo_s = self.hi_s = 0.0
+        self.sizes: list[tuple[float, float]] = []      # (bytes of a call, predicted seconds of its n runs)
 
     def add(self, jobs: Iterable[CollJob], times: int = 1) -> None:
         """``times`` runs of each job (a job is ``count`` calls on its group)."""
@@ -66,6 +80,7 @@ class _Calls:
         plan = self.groups.planner.plan(op, algo, proto, ranks)
         t = self.groups.time_s(plan, ranks, size_bytes)
         iv = self.intervals.interval(op, algo, proto, size_bytes, t, ranks=ranks)
+        self.sizes.append((size_bytes, n * t))
         self.t_s += n * t
         self.lo_s += n * min(iv.lo_s, t)
         self.hi_s += n * max(iv.hi_s, t)
@@ -87,19 +102,67 @@ def _scaled(part_s: float, ratios: tuple[float | None, float | None]) -> Bounds 
     return None if lo is None or hi is None else (part_s * lo, part_s * hi)
 
 
-def _measured(propagated: Bounds, part_s: float, part: str) -> Bounds:
+def _call_bytes(band, part: str) -> tuple[float, float] | None:
+    """The band's ``domain.call_bytes`` ([fewest, most] bytes per call of its runs), checked; None without one."""
+    cb = (band.get("domain") or {}).get("call_bytes")
+    if cb is None:
+        return None
+    if (not isinstance(cb, list) or len(cb) != 2 or not all(isinstance(x, (int, float)) and x > 0 for x in cb)
+            or cb[0] > cb[1]):
+        raise InputError("must be [fewest, most] bytes per call, numbers > 0", source=str(COMM_PARTS_FILE),
+                         field=f"{part}.domain.call_bytes", value=cb)
+    return float(cb[0]), float(cb[1])
+
+
+def _span(lo: float, hi: float) -> str:
+    return format_bytes(lo) if lo == hi else f"{format_bytes(lo)}-{format_bytes(hi)}"
+
+
+def comm_caveats(part: str, gpu: str, group: int, calls: _Calls) -> str | None:
+    """Why the measured band of ``part`` (``tp_comm``, ``pp_comm``) does not apply to calls on ``group`` GPUs of
+    model ``gpu`` (the part keeps its calls' own interval), or None when it applies (inside the band's
+    ``domain``, or a band without one, or no band, or no calls)."""
+    band = part_bands().get(part)
+    d = band.get("domain") if band else None
+    if not d or not calls.sizes:
+        return None
+    label, unit = GROUP[part]
+    cb = _call_bytes(band, part)
+    this, runs = [], [", ".join(d["gpus"]), f"{unit} {d['world'][0]}-{d['world'][1]}"]
+    if gpu not in d["gpus"]:
+        this.append(gpu)
+    if not d["world"][0] <= group <= d["world"][1]:
+        this.append(f"{unit} {group}")
+    if cb is not None:
+        runs.append(f"calls of {_span(*cb)}")
+        out = [(b, t) for b, t in calls.sizes if not cb[0] <= b <= cb[1]]
+        total = sum(t for _, t in calls.sizes)
+        share = sum(t for _, t in out) / total if total > 0 else 1.0
+        if out and share > 1 - INSIDE_SHARE:
+            this.append(f"calls of {_span(min(b for b, _ in out), max(b for b, _ in out))} ({share:.0%} of its "
+                        "predicted time)")
+    if not this:
+        return None
+    return (f"{label}: {', '.join(this)} outside the measured band's runs ({', '.join(runs)}): its calls' own "
+            "intervals, not widened")
+
+
+def _measured(propagated: Bounds, part_s: float, part: str, outside: str | None) -> Bounds:
     """The propagated interval widened to the part's measured band where campaigns time it on its own
-    (iteration_bands.part_bands): the collectives' intervals alone leave out what the measurements show."""
+    (iteration_bands.part_bands) and the part lies inside the band's domain (``outside`` is None): the
+    collectives' intervals alone leave out what the measurements show there."""
     lo, hi = interval(part_s, part_bands().get(part))
-    if lo is None or hi is None:
+    if lo is None or hi is None or outside is not None:
         return propagated
     return min(propagated[0], lo), max(propagated[1], hi)
 
 
-def part_intervals(router: Router, params: Parameters, work, result, compute) -> dict[str, Bounds]:
-    """{part: (low, high) seconds} of ``result`` (a TrainResult simulated from ``work``, a TrainWork, on
-    ``router`` with the collective set ``params`` and the compute set ``compute``); a part without a band
-    (no shipped compute band file) is left out."""
+def part_intervals(router: Router, params: Parameters, work, result,
+                   compute) -> tuple[dict[str, Bounds], tuple[str, ...]]:
+    """({part: (low, high) seconds}, caveats) of ``result`` (a TrainResult simulated from ``work``, a TrainWork,
+    on ``router`` with the collective set ``params`` and the compute set ``compute``); a part without a band
+    (no shipped compute band file) is left out; the caveats say which communication part lies outside its
+    measured band's domain (:func:`comm_caveats`)."""
     groups = GroupCollectives(router, params)
     cost = CostModel(groups.planner)
     st = work.stages[result.critical_stage]
@@ -114,12 +177,14 @@ def part_intervals(router: Router, params: Parameters, work, result, compute) ->
     for ch in st.chunks:
         tp.add(ch.forward_comm)
         tp.add(ch.backward_comm)
-    out["tp_comm"] = _measured(tp.scaled(result.tp_comm_s), result.tp_comm_s, "tp_comm")
+    notes = {"tp_comm": comm_caveats("tp_comm", result.gpu, result.config.tp, tp) if result.tp_comm_s > 0 else None}
+    out["tp_comm"] = _measured(tp.scaled(result.tp_comm_s), result.tp_comm_s, "tp_comm", notes["tp_comm"])
     pp = _Calls(groups, cost)
     for link in (st.to_next, st.to_prev):
         if link is not None and link.ranks:
             pp.call("send_recv", "direct", "simple", st.chunks[0].send_bytes, link.ranks, 1)
-    out["pp_comm"] = _measured(pp.scaled(result.pp_comm_s), result.pp_comm_s, "pp_comm")
+    notes["pp_comm"] = comm_caveats("pp_comm", result.gpu, result.config.pp, pp) if result.pp_comm_s > 0 else None
+    out["pp_comm"] = _measured(pp.scaled(result.pp_comm_s), result.pp_comm_s, "pp_comm", notes["pp_comm"])
     dp = _Calls(groups, cost)
     for ch in st.chunks:
         for jobs in (ch.gather_forward, ch.gather_backward, ch.scatter_backward):
@@ -139,4 +204,4 @@ def part_intervals(router: Router, params: Parameters, work, result, compute) ->
         hi = out["compute"][1] + out["tp_comm"][1] + out["pp_comm"][1]
         b = result.pp_bubble_s
         out["pp_bubble"] = (b * lo / work_s, b * hi / work_s) if work_s > 0 else (b, b)
-    return {p: out[p] for p in PARTS if p in out}
+    return {p: out[p] for p in PARTS if p in out}, tuple(n for n in notes.values() if n)

@@ -85,4 +85,9 @@ def format_goodput(r) -> str:
         lines.append(f"{label:<18} {e.goodput_lo * 100:>7.2f}% - {e.goodput_hi * 100:>6.2f}% "
                      f"{dur(e.wall_lo_s):>10} - {dur(e.wall_hi_s):>8} {e.failures_lo:>6.1f} - {e.failures_hi:>6.1f} "
                      f"{dur(e.lost_lo_s):>10} - {dur(e.lost_hi_s):>8}")
+    notes: dict[str, list[str]] = {}
+    for label, e in runs:
+        for note in e.spread_notes:
+            notes.setdefault(note, []).append(label)
+    lines += [f"  ({', '.join(labels)}: {note})" for note, labels in notes.items()]
     return "\n".join(lines)

@@ -91,3 +91,31 @@ def test_segments_many_mtbfs_long_never_end_instead_of_overflowing(capsys):
     assert main(argv) == 0
     r = json.loads(capsys.readouterr().out)
     assert r["goodput"] == 0.0 and r["wall_s"] is None and r["wall_hi_s"] is None and r["goodput_hi"] == 0.0
+
+
+SHORT = ["goodput", "--gpus", "8", "--mtbf-gpu", "50000 h", "--checkpoint-s", "60", "--restart-s", "300",
+         "--interval", "1 h"]
+
+
+def test_a_run_shorter_than_one_interval_says_its_interval_misleads(capsys):
+    """A 1 s run checkpointing every hour (review s16 #6): no failure is likely, so both ends of one run's interval
+    are the failure-free wall time while the expectation lies above it; n = W / tau < 1 is outside Daly's model;
+    lost time is never negative (was '-0 ms - -0 ms')."""
+    assert main([*SHORT, "--run", "1 s", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["lost_lo_s"] == 0.0 and r["lost_hi_s"] == 0.0 and r["lost_s"] >= 0
+    assert r["wall_s"] > r["wall_hi_s"]
+    assert [n.split(":")[0] for n in r["spread_notes"]] == ["the run is shorter than one interval",
+                                                            "the expectation lies outside one run's 90% interval"]
+    assert main([*SHORT, "--run", "1 s"]) == 0
+    text = capsys.readouterr().out
+    assert "-0" not in text
+    assert f"  (Young sqrt(2dM), Daly, optimum (numeric), yours: {r['spread_notes'][0]})" in text
+
+
+def test_a_long_run_with_many_failures_has_no_notes(capsys):
+    assert main([*SHORT, "--gpus", "4096", "--run", "30 d", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["spread_notes"] == [] and r["wall_lo_s"] <= r["wall_s"] <= r["wall_hi_s"]
+    assert main([*SHORT, "--gpus", "4096", "--run", "30 d"]) == 0
+    assert "(Young" not in capsys.readouterr().out

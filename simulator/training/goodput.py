@@ -154,6 +154,23 @@ def optimal_interval(checkpoint_s: float, restart_s: float, mtbf_s: float) -> fl
     return math.exp(res.x)
 
 
+def spread_notes(work_s: float, interval_s: float, wall_s: float, wall_lo_s: float,
+                 wall_hi_s: float) -> tuple[str, ...]:
+    """Why one run's 90% interval (``wall_lo_s`` - ``wall_hi_s``) of ``work_s`` seconds of training checkpointed
+    every ``interval_s`` may mislead beside the expectation ``wall_s`` (review s16 #6): a run shorter than one
+    interval is a fraction of a segment (Daly's model takes ``n = W / tau`` as a real number; a real run would
+    not checkpoint at all), and a run that most likely sees no failure has both ends at the failure-free wall
+    time while rare failures pull the expectation above it."""
+    out = []
+    if work_s < interval_s:
+        out.append("the run is shorter than one interval: a fraction of a segment, outside Daly's model (which "
+                   "charges that fraction of a checkpoint; a real run of this length would not checkpoint)")
+    if math.isfinite(wall_s) and not wall_lo_s * (1 - 1e-12) <= wall_s <= wall_hi_s * (1 + 1e-12):
+        out.append("the expectation lies outside one run's 90% interval: a run most likely sees no failure, "
+                   "and rare failures pull the mean above the interval")
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class GoodputResult:
     """Expected figures of a run of ``work_s`` seconds of training at ``interval_s``."""
@@ -182,6 +199,7 @@ class GoodputResult:
     failures_hi: float | None = None
     lost_lo_s: float | None = None
     lost_hi_s: float | None = None
+    spread_notes: tuple[str, ...] = ()    # why one run's interval may mislead (:func:`spread_notes`)
 
     def at_interval(self, interval_s: float) -> "GoodputResult":
         """The same run checkpointing every ``interval_s`` seconds of training."""
@@ -194,10 +212,11 @@ class GoodputResult:
                                                 self.mtbf_s)
         return replace(self, interval_s=interval_s, goodput=gp, wall_s=wall,
                        failures=wall / self.mtbf_s if math.isfinite(self.mtbf_s) else 0.0,
-                       checkpoint_total_s=ckpt, lost_s=wall - self.work_s - ckpt,
+                       checkpoint_total_s=ckpt, lost_s=max(0.0, wall - self.work_s - ckpt),
                        wall_lo_s=w_lo, wall_hi_s=w_hi, goodput_lo=self.work_s / w_hi, goodput_hi=self.work_s / w_lo,
-                       failures_lo=f_lo, failures_hi=f_hi, lost_lo_s=w_lo - self.work_s - ckpt,
-                       lost_hi_s=w_hi - self.work_s - ckpt)
+                       failures_lo=f_lo, failures_hi=f_hi, lost_lo_s=max(0.0, w_lo - self.work_s - ckpt),
+                       lost_hi_s=max(0.0, w_hi - self.work_s - ckpt),
+                       spread_notes=spread_notes(self.work_s, interval_s, wall, w_lo, w_hi))
 
     def as_dict(self) -> dict:
         out = {k: v for k, v in self.__dict__.items() if k != "components"}

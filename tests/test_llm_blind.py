@@ -54,8 +54,10 @@ def test_blind_figures(blind: tuple[list[str], dict]) -> None:
     # NO_SHARD h4096 and FULL_SHARD h4096 (measured 18.0 / 20.7 ms) change places (Spearman 1.0 -> 0.8); with
     # h100-nvlink-2gpu refitted under the host issue's overlap (#10, simulator/network/host_overlap.py): 4.7% / 9.5%;
     # with disturbed profile launches and iterations left out (validation.profile_launches: this lease's hidden-4096
-    # profile 6.88 -> 6.29 ms on 2 GPUs, 6.32 -> 6.17 on 4, and the H200 host fits' own): 4.6% / 8.5%
-    for world, (median, p90, rho) in {2: (4.6, 12.5, 0.99), 4: (8.5, 10.2, 0.79)}.items():
+    # profile 6.88 -> 6.29 ms on 2 GPUs, 6.32 -> 6.17 on 4, and the H200 host fits' own): 4.6% / 8.5%; with the TP
+    # blocks' own host term, the pipeline stages as compute targets and the host running ahead (the H200 host fits
+    # move, and the host work is carried in the TP block issue time those fits measure): 3.6% / 4.4%
+    for world, (median, p90, rho) in {2: (3.6, 8.8, 0.99), 4: (4.4, 12.0, 0.79)}.items():
         s = figs[f"world{world}"]
         assert s["n"] == 4
         assert s["median_abs_pct"] == pytest.approx(median, abs=0.5)
@@ -105,8 +107,11 @@ def test_held_out_h200_lease() -> None:
     # cross-entropy backward's 22 bytes per logit (main 0353123): 12.6% (24.3%), 8.6% (16.7%), and on 4 GPUs
     # NO_SHARD h4096 predicted above FULL_SHARD h4096 (Spearman 0.8); 4 GPUs 9.1% with h200-nvlink refitted under
     # the host issue's overlap (#10, simulator/network/host_overlap.py); 11.6% / 9.5% with disturbed profile launches
-    # and iterations left out (validation.profile_launches; this lease's hidden-4096 profile 6.24 -> 5.86 ms on 2 GPUs)
-    for world, (median, rho) in {2: (11.6, 0.99), 4: (9.5, 0.79)}.items():
+    # and iterations left out (validation.profile_launches; this lease's hidden-4096 profile 6.24 -> 5.86 ms on 2 GPUs);
+    # 14.6% / 18.4% since the H200 host fits give FSDP's units more of the host time (their unsharded blocks' issue
+    # is now UNSHARDED_SHARE of the TP blocks', 0.59 ms on the 4x H200 campaign, while this lease's comes from the
+    # H200 issue probes, 0.78 ms)
+    for world, (median, rho) in {2: (14.6, 0.99), 4: (18.4, 0.79)}.items():
         s = figs[f"world{world}"]
         assert s["n"] == 4 and s["median_abs_pct"] == pytest.approx(median, abs=0.5) and s["spearman"] >= rho
     text = "\n".join(lines)
@@ -128,8 +133,9 @@ def test_issue_lease_where_fsdp_time_goes() -> None:
     assert gpus == 1 and config.fsdp_divide_ranks == 4          # no collective, but divided by the mesh
     lines, figs = issue_lease()
     # recorded 2026-11-27: blind with main 2dc75c7 (before the divisions) 10.1% / 15.3%; with them 7.9% / 10.4%;
-    # 8.4% / 10.8% with disturbed profile launches left out (validation.profile_launches: 7.19 -> 6.00 ms on 4 GPUs)
-    for world, median in {2: 8.4, 4: 10.8}.items():
+    # 8.4% / 10.8% with disturbed profile launches left out (validation.profile_launches: 7.19 -> 6.00 ms on 4 GPUs);
+    # 6.5% / 10.4% with the TP blocks' own host term, the stage targets and the host running ahead (H200 host fits)
+    for world, median in {2: 6.5, 4: 10.4}.items():
         s = figs[f"world{world}"]
         assert s["n"] == 6 and s["median_abs_pct"] == pytest.approx(median, abs=0.5)
     text = "\n".join(lines)
@@ -139,8 +145,9 @@ def test_issue_lease_where_fsdp_time_goes() -> None:
     for measured, simulated in gpu_alone:                         # within 10% (9.03 / 9.00, 16.23 / 15.66, ...)
         assert abs(float(simulated) / float(measured) - 1) < 0.1
     assert "forward share" in text and "GPU-bound" in text and ISSUE_LEASE in text
-    # computed from the rows (review s15 #11): 11-21% before the disturbed profile launches were left out, 11-22% since
-    assert "h2048 come out 11-22% too fast" in text
+    # computed from the rows (review s15 #11): 11-21% before the disturbed profile launches were left out, 11-22% since,
+    # 9-17% with the TP blocks' own host term and the host running ahead (the H200 host fits carry more FSDP host work)
+    assert "h2048 come out 9-17% too fast" in text
 
 
 def test_signed_range_says_the_direction_only_when_every_error_has_it():

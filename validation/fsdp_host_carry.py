@@ -14,7 +14,7 @@ them: it is scored in :mod:`validation.sealed_campaign` only):
   to predict anything;
 * what each carry rule gives that lease from *other* leases only, and the FSDP median error |predicted/measured - 1|
   over the lease's FSDP configurations with it. The rules: the same-world H200 campaign's value in units of the
-  block issue time (``host_block_s`` of each host's compute fit; ``HostWork``'s rule), the same value in
+  block issue time (``llm_real.measured_block_s`` of each host's compute fit; ``HostWork``'s rule), the same value in
   seconds (tried on branch h14host2, not adopted: see the report's paragraph), and the geometric mean over the other leases of the same world size, in seconds or in
   units of the block issue time.
 
@@ -35,7 +35,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from validation.llm_real import CAMPAIGNS, OTHER_GPU_CAMPAIGNS, HostWork, RealPredictor
+from validation.llm_real import CAMPAIGNS, OTHER_GPU_CAMPAIGNS, HostWork, RealPredictor, measured_block_s
 from validation.llm_records import LlmRecords, RunGroup, group_runs
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -84,7 +84,8 @@ class Scored:
 
     @property
     def host_block_s(self) -> float:
-        return float(self.pred.compute.host_block_s)  # type: ignore[attr-defined]
+        """The block issue time ``HostWork`` carries in (``llm_real.measured_block_s``)."""
+        return measured_block_s(self.pred.compute)  # type: ignore[arg-type]
 
     def with_host(self, unit_s: float, scaled: bool = False) -> RealPredictor:
         """The predictor with the carried host work, ``fsdp_unit_host_s`` set to ``unit_s``; ``scaled``: FSDP1's
@@ -222,7 +223,7 @@ def markdown_lines(scored: Sequence[Scored] | None = None) -> tuple[list[str], d
              "leases only, with the FSDP median error that gives. Compute fitted as the section scoring the lease "
              "fits it; the other host keys as `HostWork` carries them. Rules: "
              + "; ".join(f"{k + 1}. {r.name}" for k, r in enumerate(results)) + ".", "",
-             f"| lease | GPU | host_block_s ms | needed ms (in sample) | {head} |",
+             f"| lease | GPU | block issue ms (measured_block_s) | needed ms (in sample) | {head} |",
              "|---|---|---|---|" + "---|" * len(results)]
     for i, (s, n) in enumerate(zip(scored, needed)):
         gpu = "H200" if "h200" in s.lease.folder else "H100"

@@ -39,6 +39,10 @@ _SCALE = np.array([1.0, 100.0, 1.0, 1e-3, 1e-5, 1e-2])
 _LO = np.array([0.2, 0.0, 0.2, 0.0, 0.0, 0.0])
 _HI = np.array([1.0, 2000.0, 1.0, 0.02, 1e-3, 1.0])
 FIT_SAMPLE, FIT_SEED = 60, 1
+HOST_RUNS_AHEAD = 0.0
+"""vTrain's Megatron-DeepSpeed runs are fitted with the host waiting for each pass (``ComputeParams.host_runs_ahead``
+0): refitted with the host running ahead, the fit's in-sample median error on its 60 runs rises from 4.45% to 5.76%
+and the held-out 8-GPU runs' from 3.5% to 6.4% (python -m validation.llm_accuracy --fit, 2026-11-27; not kept)."""
 TARGET_MEDIAN, TARGET_MEMORY, TARGET_SPEARMAN = 8.0, 5.0, 0.9
 LLM_BEGIN, LLM_END = "<!-- llm:begin -->", "<!-- llm:end -->"
 
@@ -53,7 +57,7 @@ def fit(runs: list[LlmRun]) -> tuple[ComputeParams, dict]:
     """Least squares on log-time ratios over ``runs``; (fitted set, fit summary)."""
     from scipy.optimize import least_squares
     meas = np.array([r.iteration_s for r in runs])
-    base = ComputeParams()
+    base = ComputeParams(host_runs_ahead=HOST_RUNS_AHEAD)
 
     def params(x: np.ndarray) -> ComputeParams:
         return replace(base, name=CALIBRATION, **{k: float(v) for k, v in zip(FIT_KEYS, x * _SCALE)})
@@ -76,7 +80,7 @@ def write_calibration(cp: ComputeParams, summary: dict) -> Path:
                     "runs": f"{summary['runs']} runs on 2 and 4 A100s (random sample, seed {FIT_SEED})",
                     "in_sample_median_pct": round(summary["median_pct"], 2),
                     "in_sample_p90_pct": round(summary["p90_pct"], 2), "tool": "python -m validation.llm_accuracy --fit"},
-            "params": {}, "llm": {k: getattr(cp, k) for k in FIT_KEYS},
+            "params": {}, "llm": {**{k: getattr(cp, k) for k in FIT_KEYS}, "host_runs_ahead": HOST_RUNS_AHEAD},
             "llm_gpus": [LlmPredictor().gpu.name]}     # the GPU its runs are on: its interval band's key
     out.write_text(json.dumps(data, indent=2) + "\n")
     return out

@@ -12,10 +12,16 @@ Steps:
    ``simulator.training.llm.compute.ComputeParams``) are fitted by least squares on log time
    ratios to the *compute-only* measurements of the file: each spec's whole-model iteration on
    one GPU (``llm_profile``, simulated on a one-GPU server; disturbed profile launches and iterations left
-   out, :mod:`validation.profile_launches`) and each TP
+   out, :mod:`validation.profile_launches`), each TP
    configuration's loop with the collectives stubbed (``llm_tp`` ``nocomm_median_s``: ``layers``
-   sharded blocks, forward and backward). The optimizer is not timed by the runners, so
-   ``optimizer_bytes_per_param`` is 0.
+   sharded blocks, forward and backward) and each pipeline stage's forward and backward of one
+   micro-batch alone (``llm_pp`` ``stage_forward_s + stage_backward_s``). The TP loops fit the host's
+   issue time of a TP-sharded block (``host_tp_block_s``: its shards run through the framework's
+   autograd functions around every collective). The unsharded blocks' (``host_block_s``) is fitted
+   where something measures it alone (the TP issue probe's unsharded blocks); the whole model and the
+   stages leave it undetermined (their kernels explain them for any value below a bound), so there it is
+   :data:`UNSHARDED_SHARE` of ``host_tp_block_s``, the share the issue probes measure. The optimizer is
+   not timed by the runners, so ``optimizer_bytes_per_param`` is 0.
 2. Network: the collective calibration given (default: the shipped ``h200-nvlink-2gpu``).
 3. Each multi-GPU configuration (median over its launches) is simulated with
    ``simulate_train`` on one server of the records' GPU with ``world`` GPUs; none of them is
@@ -48,10 +54,17 @@ from validation import profile_launches
 from validation.profile_launches import whole_model_profiles, whole_model_s
 
 FIT_KEYS = ("gemm_efficiency", "gemm_half_dim", "mem_efficiency", "kernel_overhead_s",
-            "host_block_s")
-_SCALE = np.array([1.0, 100.0, 1.0, 1e-5, 1e-3])
-_LO = np.array([0.1, 0.0, 0.1, 0.0, 0.0])
-_HI = np.array([1.0, 2000.0, 1.0, 1e-3, 0.02])
+            "host_block_s", "host_tp_block_s")
+_SCALE = np.array([1.0, 100.0, 1.0, 1e-5, 1e-3, 1e-3])
+_LO = np.array([0.1, 0.0, 0.1, 0.0, 0.0, 0.0])
+_HI = np.array([1.0, 2000.0, 1.0, 1e-3, 0.02, 0.02])
+UNSHARDED_SHARE = 0.81
+"""An unsharded block's host issue time over a TP-sharded one's (``host_block_s / host_tp_block_s``), the median
+over the TP issue probes (:data:`ISSUE_CAMPAIGNS`: other leases, whose fits measure both, the unsharded blocks'
+issue alone and the TP stand-in loops; :func:`unsharded_shares` recomputes it). A campaign's own compute-only
+targets (whole model on one GPU, TP no-communication loops, pipeline stages alone) leave its unsharded blocks'
+issue time undetermined (the kernels explain them whatever it is, below a bound), so where nothing measures it
+:func:`fit_compute` takes ``host_block_s`` as this share of the fitted ``host_tp_block_s``."""
 PRESET_FOR_GPU = (("h200", "hgx-h200"), ("h100", "dgx-h100"), ("a100", "dgx-a100"),
                   ("b200", "hgx-b200"))
 FSDP_NAMES = {"full_shard": "full", "shard_grad_op": "grad-op", "hybrid_shard": "hybrid", "no_shard": "hybrid"}
@@ -78,12 +91,14 @@ class ComputeTarget:
     sequence_parallel: bool
     measured_s: float
     part: str = "loop"      # "loop": the whole time; "gpu": kernels alone; "host": the host's issue alone
+    stage: int = -1         # part "stage": pipeline stage ``stage`` of ``pp``, one micro-batch forward and backward
+    pp: int = 1
 
 
 def compute_targets(records: LlmRecords) -> list[ComputeTarget]:
     """The fit's targets: per spec, the whole-model time on one GPU of its undisturbed profile launches
     (:func:`validation.profile_launches.whole_model_s`); per TP point, the median no-communication time
-    over launches."""
+    over launches; per pipeline stage, one micro-batch through it alone (:func:`stage_targets`)."""
     out = [ComputeTarget(f"model {spec.text} mb={mb}", spec, mb, 1, False, whole_model_s(ps))
            for (spec, mb), ps in whole_model_profiles(records.profiles).items()]
     for g in group_runs([r for r in records.runs if r.runner == "tp"]):
@@ -91,7 +106,20 @@ def compute_targets(records: LlmRecords) -> list[ComputeTarget]:
         out.append(ComputeTarget(f"no-comm {g.point}", r.spec, r.micro_batch, r.tp,
                                  r.sequence_parallel,
                                  statistics.median(x.nocomm_median_s for x in g.runs)))  # type: ignore[misc]
-    return out
+    return out + stage_targets(records)
+
+
+def stage_targets(records: LlmRecords) -> list[ComputeTarget]:
+    """Per pipeline layout (spec, micro-batch, stages) and stage: one micro-batch's forward and backward on that
+    stage alone, no communication (the PP runner's ``stage_forward_s + stage_backward_s``), the median over
+    every launch of every configuration with that layout."""
+    by: dict[tuple, list[float]] = {}
+    for r in records.runs:
+        if r.runner == "pp":
+            for v, (f, b) in enumerate(zip(r.stage_forward_s, r.stage_backward_s)):
+                by.setdefault((r.spec, r.micro_batch, r.pp, v), []).append(f + b)
+    return [ComputeTarget(f"stage {v} of {pp} mb={mb} {spec.text}", spec, mb, 1, False, statistics.median(xs),
+                          "stage", v, pp) for (spec, mb, pp, v), xs in by.items()]
 
 
 def issue_targets(paths: Sequence[str | Path]) -> list[ComputeTarget]:
@@ -196,22 +224,47 @@ class RealPredictor:
         work = block_work(self.model(spec), config)  # type: ignore[arg-type]
         per_block = work.forward.calls + work.backward.calls
         share = calls / (spec.layers * per_block) if per_block else 0.0  # type: ignore[attr-defined]
-        return [(cm.pass_s(p, 2), cm.host_s(1, work.host_ops(forward), p.calls * share),
+        return [(cm.pass_s(p, 2), cm.host_s(1, work.host_ops(forward), p.calls * share, tp),
                  p.calls / per_block / spec.layers if per_block else 0.0)  # type: ignore[attr-defined]
                 for forward, p in ((True, work.forward), (False, work.backward))]
 
     def blocks_s(self, spec: object, micro_batch: int, tp: int, sp: bool, calls: float = 0.0,
                  comm_s: float = 0.0) -> float:
         """Seconds of ``layers`` blocks forward and backward on one TP rank with their collectives
-        (``comm_s`` in all, ``calls`` calls): each pass takes ``ComputeModel.issue_s`` (the longer of its
-        kernels and the host's issuing of them and of its collective calls, less the collectives a
-        host-bound pass hides) plus its collectives, the rule the simulation issues passes with."""
+        (``comm_s`` in all, ``calls`` calls): the forward of every block, then their backward, on one GPU
+        whose host issues pass after pass without waiting (``ComputeModel.timeline_s``: a pass's kernels
+        end no earlier than the host has issued them and its collective calls, less the collectives a
+        host-bound pass hides), each pass followed by its collectives, the rule the simulation runs a
+        stage's passes with."""
         from simulator.training.llm.compute import ComputeModel
 
         cm = ComputeModel(self.gpu, "bf16", self.compute)  # type: ignore[arg-type]
-        one = sum(cm.issue_s(k, h, comm_s * part) + comm_s * part
-                  for k, h, part in self.block_passes(spec, micro_batch, tp, sp, calls))
-        return spec.layers * one  # type: ignore[attr-defined]
+        passes = self.block_passes(spec, micro_batch, tp, sp, calls)
+        return cm.timeline_s([(k, h, comm_s * part) for k, h, part in passes
+                              for _ in range(spec.layers)])  # type: ignore[attr-defined]
+
+    def stage_s(self, t: ComputeTarget) -> float:
+        """One micro-batch's forward and backward through pipeline stage ``t.stage`` of ``t.pp`` alone, again and
+        again (the PP runner's ``stage_forward_s + stage_backward_s``): the longer of its kernels and the host's
+        issue of its blocks, the host running ahead of the GPU from pass to pass (``ComputeModel.timeline_s``
+        in its steady state)."""
+        from simulator.training.llm.compute import ComputeModel
+        from simulator.training.llm.config import TrainConfig
+        from simulator.training.llm.layer import block_work, chunk_work, embedding_work, output_work
+        from simulator.training.llm.memory import stage_layers
+
+        config = TrainConfig(1, t.pp, 1, t.micro_batch * t.pp, t.micro_batch, dtype="bf16", flash_attention=True)
+        model = self.model(t.spec)
+        cm = ComputeModel(self.gpu, "bf16", self.compute)  # type: ignore[arg-type]
+        block = block_work(model, config)  # type: ignore[arg-type]
+        n = stage_layers(model.layers, t.pp)[t.stage]  # type: ignore[attr-defined]
+        fwd, bwd, _ = chunk_work(model, config, t.stage, n, block, embedding_work(model, config),  # type: ignore[arg-type]
+                                 output_work(model, config))  # type: ignore[arg-type]
+        kernels, host = (cm.pass_s(fwd, 2), cm.pass_s(bwd, 2)), (cm.host_s(n, block.host_ops(True)),
+                                                              cm.host_s(n, block.host_ops(False)))
+        if not self.compute.host_runs_ahead:  # type: ignore[attr-defined]
+            return max(kernels[0], host[0]) + max(kernels[1], host[1])
+        return max(sum(kernels), sum(host))
 
     def collective_s(self, op: str, size_bytes: float, gpus: int) -> float:
         """Closed-form time of one collective over the first ``gpus`` GPUs of the server."""
@@ -225,6 +278,8 @@ class RealPredictor:
         from simulator.training.llm.config import TrainConfig
         from simulator.training.llm.iteration import simulate_train
 
+        if t.part == "stage":
+            return self.stage_s(t)
         if t.part != "loop":          # the issue probe's blocks: kernels alone, or the host alone
             passes = self.block_passes(t.spec, t.micro_batch, t.tp, t.sequence_parallel)
             return t.spec.layers * sum(k if t.part == "gpu" else h for k, h, _ in passes)  # type: ignore[attr-defined]
@@ -243,19 +298,27 @@ def fit_compute(pred: RealPredictor, targets: Sequence[ComputeTarget],
     held at their given values; with the median |error| in % after the fit."""
     from scipy.optimize import least_squares
 
-    fixed = fixed or {}
+    fixed = dict(fixed or {})
+    if not any(t.tp > 1 for t in targets):     # nothing TP-sharded to fit it on: TP blocks issue as unsharded ones
+        fixed.setdefault("host_tp_block_s", 0.0)
+    tied = "host_tp_block_s" not in fixed and "host_block_s" not in fixed and not any(t.part == "host" for t in targets)
+    if tied:                                   # nothing measures the unsharded blocks' issue alone (module docstring)
+        fixed["host_block_s"] = 0.0
     base = replace(pred.compute, **fixed) if fixed else pred.compute  # type: ignore[type-var]
     free = np.array([k not in fixed for k in FIT_KEYS])
     meas = np.array([t.measured_s for t in targets])
     x0 = np.array([getattr(base, k) for k in FIT_KEYS]) / _SCALE
-    if "host_block_s" not in fixed:
-        x0[4] = 0.2  # host_block_s start: 0.2 ms
+    for i, key, start_ms in ((4, "host_block_s", 0.2), (5, "host_tp_block_s", 1.0)):
+        if key not in fixed:
+            x0[i] = start_ms  # a TP loop starts host-bound, so the fit sees its host term move it
 
     def params(x: np.ndarray) -> object:
         full = x0.copy()
         full[free] = x
-        return replace(base, name="llm-real-fit",  # type: ignore[type-var]
-                       **{k: float(v) for k, v in zip(FIT_KEYS, full * _SCALE)})
+        values = {k: float(v) for k, v in zip(FIT_KEYS, full * _SCALE)}
+        if tied:
+            values["host_block_s"] = UNSHARDED_SHARE * values["host_tp_block_s"]
+        return replace(base, name="llm-real-fit", **values)  # type: ignore[type-var]
 
     def residuals(x: np.ndarray) -> np.ndarray:
         p = pred.with_compute(params(x))
@@ -335,23 +398,24 @@ class HostWork:
     """The framework's host work (:data:`HOST_KEYS`) fitted on one campaign, carried to another host in
     units of each host's own block issue time: the same Python, PyTorch and NCCL code on a faster or
     slower CPU takes proportionally less or more per collective call, per FSDP unit pass and per
-    all-gather. ``host_block_s`` (the host's time to issue one block's forward) is what the compute
-    fit measures on every host from its own single-GPU and no-communication points, so the work
-    carried needs nothing measured on the target host beyond those."""
+    all-gather. The block issue time (:func:`measured_block_s`: the host's time to issue one block's
+    forward, as its own compute fit measures it from its no-communication points) needs nothing measured
+    on the target host beyond those."""
 
     values: dict[str, float]     # seconds on the host they were fitted on
-    host_block_s: float          # that host's block issue time (its compute fit)
+    host_block_s: float          # that host's block issue time (:func:`measured_block_s` of its compute fit)
 
     def on(self, compute: ComputeParams) -> dict[str, float]:
         """The host work on the host of ``compute`` (a fitted compute model). Both hosts' block issue
         times must be positive (fitted); a zero one cannot carry anything, so it is an error, never a
         silent scale of 1."""
-        for where, block_s in (("fitted on", self.host_block_s), ("predicted", compute.host_block_s)):
+        here = measured_block_s(compute)
+        for where, block_s in (("fitted on", self.host_block_s), ("predicted", here)):
             if not block_s > 0:
                 raise InputError(f"the host {where} has no block issue time (the compute fit left it at "
                                  "0), so the host work cannot be carried in its units",
                                  field="host_block_s", value=block_s)
-        scale = compute.host_block_s / self.host_block_s
+        scale = here / self.host_block_s
         return {k: v * scale for k, v in self.values.items()}
 
     def applied(self, pred: "RealPredictor") -> "RealPredictor":
@@ -376,13 +440,20 @@ def _fit_host_files(paths: Sequence[str | Path], calibration: str) -> tuple[tupl
     records = read_llm_records(paths)
     pred, _, _ = fitted_predictor(records, calibration)
     values, pct = fit_host_work(pred, records)
-    return tuple(values.items()), float(pred.compute.host_block_s), pct  # type: ignore[attr-defined]
+    return tuple(values.items()), measured_block_s(pred.compute), pct  # type: ignore[arg-type]
 
 
 @lru_cache(maxsize=32)
 def _host_fit(key: tuple[tuple[str, int, int], ...], calibration: str
               ) -> tuple[tuple[tuple[str, float], ...], float, float]:
     return _fit_host_files([path for path, _, _ in key], calibration)
+
+
+def measured_block_s(compute: ComputeParams) -> float:
+    """The block issue time a compute fit measured, the unit :class:`HostWork` carries host work in: the
+    TP-sharded blocks' (``host_tp_block_s``) where the fit had TP no-communication loops to measure it on (its
+    ``host_block_s`` is then :data:`UNSHARDED_SHARE` of it, not measured), else the unsharded blocks'."""
+    return float(compute.host_tp_block_s or compute.host_block_s)
 
 
 def predict_files(paths: Sequence[str | Path], calibration: str,
@@ -421,6 +492,21 @@ checks (the backward's issue by its kernel count, host work in units of the bloc
 the fourth (2x H200, another lease than the H200 campaigns) after that model was merged; the fifth (4x H200,
 another lease again) was predicted blind by main 73cb86f (its README)."""
 TARGET_MEDIAN_PCT = 8.0
+
+
+def unsharded_shares() -> dict[str, float]:
+    """Per TP issue probe (:data:`ISSUE_CAMPAIGNS`), ``host_block_s / host_tp_block_s`` of its compute fit (its
+    unsharded blocks' host and GPU times alone and its stand-in TP loops, both host terms free):
+    :data:`UNSHARDED_SHARE` is their median."""
+    data = Path(__file__).resolve().parent / "data"
+    out = {}
+    for folder, name, calibration, _ in ISSUE_CAMPAIGNS:
+        probe = [data / folder / name]
+        pred, _, _ = fitted_predictor(probe_tp_runs(probe), calibration, issue_targets(probe))
+        out[folder] = pred.compute.host_block_s / pred.compute.host_tp_block_s  # type: ignore[attr-defined]
+    return out
+
+
 COLLECTIVE_OPS = ("all_reduce", "all_gather", "reduce_scatter")
 """The issue probe's single operations that are NCCL collectives (the others are its stand-ins)."""
 
@@ -436,19 +522,19 @@ def real_section(residuals: dict[str, list[float]] | None = None, fits: dict[str
     lines = ["### Own runs: FSDP, tensor parallelism and 1F1B pipelines on 2 and 4 H200, and 4 H100", "",
              "The LLM runners' measurements (docs/validation-runners.md), each configuration the median of "
              "3 launches, predicted by `python -m validation.llm_real FILE --calibration NAME --host-from "
-             "OTHER`: compute fitted on the campaign's single-GPU / no-communication measurements "
+             "OTHER`: compute fitted on the campaign's single-GPU / no-communication / pipeline-stage measurements "
              f"({', '.join(FIT_KEYS)}), collectives from the shipped calibration named, the framework's "
              f"host work ({', '.join(HOST_KEYS)}: FSDP1's per unit pass and per all-gather, and per "
              "collective call) fitted on the *other* campaign's FSDP and TP runs (2 GPUs predict 4, "
-             "4 predict 2) and carried in units of each host's block issue time (`HostWork`: the fitted "
-             "`host_block_s` of the host fitted on and of the host predicted, each from its own compute fit: "
+             "4 predict 2) and carried in units of each host's block issue time (`HostWork`: the one each "
+             "compute fit measured, `measured_block_s`, of the host fitted on and of the host predicted: "
              "the same framework code on a faster or slower CPU); no run is fitted on itself. The H100 campaign"
              + "".join(f" `{f}` takes the host work of `{CAMPAIGNS[i][0]}` and the calibration `{c}`"
                        for f, _, c, i in OTHER_GPU_CAMPAIGNS)
              + " (fitted on the 2-GPU sweep of another H100 machine, `h100x4_2026-11-26f`): only its compute "
-             "is fitted on its own single-GPU profiles and TP no-communication points.", "",
+             "is fitted on its own single-GPU profiles, TP no-communication points and pipeline stages.", "",
              "| campaign | host work fitted on | ms per FSDP unit pass, per all-gather, per collective call | "
-             "host_block_s ms | fit median err % |", "|---|---|---|---|---|"]
+             "block issue ms (host_tp_block_s) | fit median err % |", "|---|---|---|---|---|"]
     for (folder, _, _), (host, pct) in zip(files, hosts):
         lines.append(f"| {folder} | itself (used for the other) | "
                      + ", ".join(f"{host.values[k] * 1e3:.3f}" for k in HOST_KEYS)
@@ -482,12 +568,14 @@ def real_section(residuals: dict[str, list[float]] | None = None, fits: dict[str
 
     probe_host: list[tuple[float, float]] = []     # per probe: (host_block_s, median issue s of a single collective)
     probe_spread: dict[str, float] = {}            # per probe: its widest configuration's slowest / fastest launch - 1
+    shares: dict[str, float] = {}                  # per probe: host_block_s / host_tp_block_s of its fit
     for folder, name, calibration, i in ISSUE_CAMPAIGNS:
         probe = [data / folder / name]
         result = predict_records(probe_tp_runs(probe), calibration, hosts[i][0], issue_targets(probe))
         probe_host.append((result.compute.host_block_s,  # type: ignore[attr-defined]
                            statistics.median(o.issue_per_call_s for o in read_issue(probe)[1] if o.op in COLLECTIVE_OPS)))
         probe_spread[folder] = max(e.high_s / e.low_s - 1 for e in result.errors)
+        shares[folder] = result.compute.host_block_s / result.compute.host_tp_block_s  # type: ignore[attr-defined]
         s = error_summary(result.errors)["tp"]
         figs[folder] = {"tp": s}
         collect_residuals(residuals, folder, result.errors)
@@ -505,9 +593,10 @@ def real_section(residuals: dict[str, list[float]] | None = None, fits: dict[str
               + ". The last column counts predictions between the fastest and the slowest of a configuration's "
               f"launches (their medians): on the 4x H100 machine a TP configuration's launches differ by up to "
               f"{max(tp_spread, default=0.0) * 100:.0f}%, so its median of three is the middle launch of whichever "
-              "came. A TP pass takes `ComputeModel.issue_s` plus its collectives, the rule the simulation issues "
-              "passes with: a host-bound pass hides its collectives behind the host's issue time and pays the host "
-              "cost of each collective call instead (the issue probe below shows the GPU idle most of a TP loop "
+              "came. A pass's kernels end no earlier than the host has issued them, the host issuing pass after "
+              "pass ahead of the GPU (`ComputeModel.timeline_s`, as the simulation runs a stage): a host-bound pass "
+              "hides its collectives behind the host's issue time and pays the host cost of each collective call "
+              "instead (the issue probe below shows the GPU idle most of a TP loop "
               "and each collective call costing the host far more than its transfer). The rows 'tp (issue probe loops)' are "
               f"the issue probes' own TP loops on {len(ISSUE_CAMPAIGNS)} other leases (three of H100, then 2x and 4x "
               "H200; the third measured after this model was fixed, the last two after it was merged, the 4x H200 "
@@ -521,11 +610,50 @@ def real_section(residuals: dict[str, list[float]] | None = None, fits: dict[str
               "FSDP is simulated unit by unit "
               "(docs/training.md); `hybrid_shard` with `replicate = world` "
               "runs FSDP1's NO_SHARD on one-rank groups (no gradient reduction; docs/validation-runners.md).", "",
+              *run_ahead_lines(figs, shares), "",
               *profile_launches.markdown_lines(), "",
               *probe_lines(), "",
               *[line for folder, name, _, _ in ISSUE_CAMPAIGNS for line in markdown_lines([data / folder / name], folder)],
               *host_path_lines(report([h for h, _ in hosts]), TARGET_MEDIAN_PCT)]
     return lines, figs
+
+
+RULE_BEFORE = ("main c4781bc", {"h200x2_2026-11-26c": (4.2, 4.3, 1.1), "h200x4_2026-11-26d": (4.7, 7.3, 3.3),
+                                 "h100x4_2026-11-26h": (6.8, 8.3, 2.9)},
+               {"h100x2_2026-11-26_tp": 17.2, "h100x4_2026-11-26_tp": 11.9, "h100x2_2026-11-26_tp2": 8.7,
+                "h200x2_2026-11-26_tp": 6.0, "h200x4_2026-11-26_tp": 4.6})
+"""The section's figures before TP blocks had a host term of their own, the stages were compute targets and the host
+ran ahead (recorded by ``python -m validation.accuracy --only llm`` under that commit, not recomputed): the commit,
+median err % PP / TP / FSDP per own campaign, TP median err % per issue probe."""
+
+
+def run_ahead_lines(figs: dict[str, dict[str, dict[str, float]]], shares: dict[str, float]) -> list[str]:
+    """The paragraph on the host's run-ahead, the TP blocks' own host term and the stage targets, with this
+    section's figures (``figs``) beside :data:`RULE_BEFORE` and each issue probe's share (``shares``)."""
+    commit, own, probes = RULE_BEFORE
+    runners = ("pp", "tp", "fsdp")
+    return ["**TP blocks, pipeline stages and the host's run-ahead** (`ComputeParams.host_tp_block_s`, "
+            "`pipeline_engine`, `llm_real.stage_targets`, `UNSHARDED_SHARE`). Until stop 16 of 2026-11-27 one "
+            "`host_block_s` served unsharded and TP-sharded blocks; the fit followed the TP no-communication loops "
+            "(a TP block's host issue is slower: the autograd functions around every collective), made the whole "
+            "model host-bound, so that its kernels were bounded only from above (a pipeline stage's backward "
+            "kernels came out 10-14% below their measured time alone), and every pass took the longer of its "
+            "kernels and its host time, as if the host waited for the GPU before each pass (a 4-stage pipeline of "
+            "one micro-batch came out 8-13% slow: each stage's host issues its passes while it waits for its "
+            "input). Now a TP block has its own host term, each pipeline stage's forward and backward alone is a "
+            "compute target, the host runs ahead of the GPU, and where nothing measures the unsharded blocks' issue "
+            f"alone it is {UNSHARDED_SHARE:g} of the TP blocks' (the issue probes' fits, which measure both: "
+            + ", ".join(f"{x:.2f} on `{f}`" for f, x in shares.items())
+            + f"; median {statistics.median(shares.values()):.2f}). Median err % "
+            f"{' / '.join(r.upper() for r in runners)}, under {commit} -> now: "
+            + "; ".join(f"`{f}` " + " / ".join(f"{v:.1f}" for v in before) + " -> "
+                        + " / ".join(f"{figs[f][r]['median_abs_pct']:.1f}" for r in runners)
+                        for f, before in own.items() if f in figs)
+            + "; issue probe loops " + ", ".join(f"{before:.1f} -> {figs[f]['tp']['median_abs_pct']:.1f}"
+                                                 for f, before in probes.items() if f in figs)
+            + ". The structure was chosen on these campaigns and probes (in sample for that choice; each "
+            "configuration is still predicted, never fitted); the sealed leases below scored it only once it "
+            "was fixed."]
 
 
 def collect_residuals(residuals: dict[str, list[float]] | None, name: str, errors: Sequence[RunError]) -> None:

@@ -247,12 +247,15 @@ def profile_note(c: Sealed = H100) -> list[str]:
             "iterations and launches out (above; chosen before this lease was scored): the launches' levels are "
             f"{ms(x.level_s for x in levels)} ms, "
             f"{sum(x.disturbed for x in levels)} launch left out, and the fit reads {whole_model_s(profiles) * 1e3:.2f} ms. "
-            "What still misses is the fit itself: this lease's host issues the TP no-communication loops slowly "
-            f"({ms(t.measured_s for t in nocomm)} ms against {ms(t.measured_s for t in earlier)} ms on "
-            f"`{c.like}`), the one `host_block_s` of the fit "
-            f"({pred.compute.host_block_s * 1e3:.2f} ms) follows them and makes the single-GPU model host-bound: "  # type: ignore[attr-defined]
+            "What still missed then (9.1%) was the fit itself: this lease's host issues the TP no-communication "
+            f"loops slowly ({ms(t.measured_s for t in nocomm)} ms against {ms(t.measured_s for t in earlier)} ms on "
+            f"`{c.like}`), and the one `host_block_s` of the fit followed them and made the single-GPU "
+            "model host-bound. Since stop 16 of that day the TP blocks have a host term of their own "
+            f"(`host_tp_block_s` {pred.compute.host_tp_block_s * 1e3:.2f} ms here, the unsharded blocks' "  # type: ignore[attr-defined]
+            f"{pred.compute.host_block_s * 1e3:.2f} ms) and the pipeline stages alone are compute targets: "  # type: ignore[attr-defined]
             f"the fitted whole model takes {pred.compute_only_s(whole) * 1e3:.2f} ms against "
-            f"{whole.measured_s * 1e3:.2f} ms measured, and the PP stages are predicted slow with it."]
+            f"{whole.measured_s * 1e3:.2f} ms measured (section 7's own runs chose that change; this lease is a "
+            "check of it)."]
 
 
 def llm(c: Sealed = H100) -> tuple[list[str], dict]:

@@ -16,6 +16,17 @@
   the longer of its GPU time (kernels plus collectives) and its host time: small models on fast
   GPUs are host-bound, and then their TP collectives cost nothing extra. 0 in the default set
   (large models are GPU-bound).
+* ``host_tp_block_s``: the same for one tensor-parallel block's forward (``tp > 1``): its shards
+  run through the framework's own autograd functions around every collective (Megatron's ``f`` and
+  ``g``), which the host pays for in both passes even where the collective is local. 0 (the default)
+  takes ``host_block_s``. ``python -m validation.llm_real`` fits it on the TP runner's
+  no-communication loops and ``host_block_s`` on the unsharded measurements (whole model, pipeline
+  stages alone), so the two cannot trade against each other.
+* ``host_runs_ahead``: 1 (the default) when the host issues a stage's passes one after another
+  without waiting for the GPU (PyTorch queues kernels and NCCL calls asynchronously; the LLM runners'
+  pipelines: their one-micro-batch pipelines take the stages' kernels, not their host time), 0 when it
+  waits for each pass's GPU work before issuing the next, so each pass takes the longer of its kernels
+  and its host time (the vTrain runs of Megatron-DeepSpeed fit that better: ``a100-megatron`` sets it).
 * ``iteration_overhead_s``: a fixed cost per iteration (data loading, logging, host syncs).
 * ``host_collective_s``: host seconds per collective call a pass issues (its TP all-reduces,
   all-gathers, reduce-scatters: the framework's call into the communication library), added to
@@ -41,6 +52,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from functools import cached_property
 from pathlib import Path
+from typing import Sequence
 
 from simulator.core.errors import InputError
 from simulator.training.gpus import GpuSpec
@@ -59,9 +71,11 @@ class ComputeParams:
     optimizer_bytes_per_param: float = 36.0
     iteration_overhead_s: float = 0.0
     host_block_s: float = 0.0
+    host_tp_block_s: float = 0.0
     fsdp_unit_host_s: float = 0.0
     fsdp_gather_host_s: float = 0.0
     host_collective_s: float = 0.0
+    host_runs_ahead: float = 1.0
     name: str = "datasheet"
     profile: PassProfile | None = None          # measured pass times per shape (:mod:`.pass_profile`)
     fitted_gpus: tuple[str, ...] = ()           # catalog GPUs the set was fitted on (its interval band's key)
@@ -70,11 +84,16 @@ class ComputeParams:
         for f, lo, hi in (("gemm_efficiency", 1e-3, 1.0), ("gemm_half_dim", 0.0, 1e5),
                           ("mem_efficiency", 1e-3, 1.0), ("kernel_overhead_s", 0.0, 1e-2),
                           ("optimizer_bytes_per_param", 0.0, 1e3), ("iteration_overhead_s", 0.0, 60.0),
-                          ("host_block_s", 0.0, 1.0), ("fsdp_unit_host_s", 0.0, 1.0),
-                          ("fsdp_gather_host_s", 0.0, 1.0), ("host_collective_s", 0.0, 0.1)):
+                          ("host_block_s", 0.0, 1.0), ("host_tp_block_s", 0.0, 1.0),
+                          ("fsdp_unit_host_s", 0.0, 1.0),
+                          ("fsdp_gather_host_s", 0.0, 1.0), ("host_collective_s", 0.0, 0.1),
+                          ("host_runs_ahead", 0.0, 1.0)):
             v = getattr(self, f)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
                 raise InputError(f"out of range [{lo:g}, {hi:g}]", field=f"llm.{f}", value=v)
+        if self.host_runs_ahead not in (0, 1):
+            raise InputError("must be 0 (the host waits for each pass) or 1 (it runs ahead)",
+                             field="llm.host_runs_ahead", value=self.host_runs_ahead)
 
     def values(self) -> dict[str, float]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name in PARAM_NAMES}
@@ -162,10 +181,16 @@ class ComputeModel:
         """Compute seconds of a pass (its TP collectives are timed on the network)."""
         return sum(self.kernel_s(k, elem_bytes) for k in work.kernels)
 
-    def host_s(self, blocks: int, ops: float, calls: float = 0) -> float:
-        """Host time to issue ``blocks`` blocks' passes of ``ops`` forwards' kernels each
-        (``LayerWork.host_ops``) and ``calls`` collective calls."""
-        return blocks * ops * self.params.host_block_s + calls * self.params.host_collective_s
+    def block_host_s(self, tp: int = 1) -> float:
+        """Host seconds to issue one block's forward, sharded ``tp`` ways (``host_tp_block_s`` for
+        ``tp > 1`` where it is set, else ``host_block_s``)."""
+        p = self.params
+        return p.host_tp_block_s if tp > 1 and p.host_tp_block_s > 0 else p.host_block_s
+
+    def host_s(self, blocks: int, ops: float, calls: float = 0, tp: int = 1) -> float:
+        """Host time to issue ``blocks`` blocks' passes (sharded ``tp`` ways) of ``ops`` forwards'
+        kernels each (``LayerWork.host_ops``) and ``calls`` collective calls."""
+        return blocks * ops * self.block_host_s(tp) + calls * self.params.host_collective_s
 
     def issue_s(self, kernels_s: float, host_s: float, comm_s: float) -> float:
         """GPU seconds of a pass before its TP collectives (``comm_s`` of them, timed on the network
@@ -173,6 +198,19 @@ class ComputeModel:
         pass and its collectives take ``max(kernels + comm, host)``: a host-bound pass hides its
         collectives behind the host's issue time."""
         return max(kernels_s, host_s - comm_s)
+
+    def timeline_s(self, passes: Sequence[tuple[float, float, float]]) -> float:
+        """Seconds of passes run one after another on one GPU, each ``(kernels_s, host_s, comm_s)``
+        followed by its collectives (``comm_s``), as :mod:`.pipeline_engine` runs a stage: a pass's kernels
+        end no earlier than the host has issued them, less the collectives they hide (:meth:`issue_s`). The
+        host issues pass after pass without waiting for the GPU (``host_runs_ahead``), so a host that ran
+        ahead while the GPU was busy costs the next pass nothing; with ``host_runs_ahead`` 0 it starts each
+        pass when the GPU has ended the one before."""
+        gpu = host = 0.0
+        for kernels, issue, comm in passes:
+            host = (host if self.params.host_runs_ahead else gpu) + issue
+            gpu = max(gpu + kernels, host - comm) + comm
+        return gpu
 
     def optimizer_s(self, local_params: float) -> float:
         return local_params * self.params.optimizer_bytes_per_param / self.mem_Bps

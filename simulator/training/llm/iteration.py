@@ -211,9 +211,9 @@ class _Builder:
                                        self.groups.time_s(j.plan, ranks, j.size_bytes), cm.mem_Bps)
 
             return FsdpUnit(name, cm.pass_s(fwd, self.B), cm.pass_s(bwd, self.B) + grads_s,
-                            cm.host_s(blocks, block.host_ops(True), fwd.calls) + p.fsdp_unit_host_s
+                            cm.host_s(blocks, block.host_ops(True), fwd.calls, c.tp) + p.fsdp_unit_host_s
                             + (p.fsdp_gather_host_s if gather else 0.0),
-                            cm.host_s(blocks, block.host_ops(False), bwd.calls) + p.fsdp_unit_host_s
+                            cm.host_s(blocks, block.host_ops(False), bwd.calls, c.tp) + p.fsdp_unit_host_s
                             + (p.fsdp_gather_host_s if gather and regather else 0.0),
                             gather, regather and bool(gather), scatter, reduce,
                             share("all_gather", gather, shards[0]), share("reduce_scatter", scatter, shards[0]),
@@ -318,14 +318,21 @@ def train_work(router: Router, model: TransformerSpec, config: TrainConfig, gpu:
                     scatter_b = tuple(b.job("reduce_scatter", g, gbytes, 1, "reduce-scatter")
                                       for g in groups)
             fjobs, bjobs = b.jobs(fwd.comm, tp_ranks), b.jobs(bwd.comm, tp_ranks)
+            hidden = (b.alone_s(fjobs, tp_ranks), b.alone_s(bjobs, tp_ranks))
             if measured is not None:                   # the profile's pass, less its collectives alone
                 last = v == V - 1
-                fwd_s = max(0.0, chunk_total_s(measured, c, n, last, True) - b.alone_s(fjobs, tp_ranks))
-                bwd_s = max(0.0, chunk_total_s(measured, c, n, last, False) - b.alone_s(bjobs, tp_ranks))
-            else:
-                fwd_s = cm.issue_s(cm.pass_s(fwd, B), cm.host_s(n, block.host_ops(True), fwd.calls), b.alone_s(fjobs, tp_ranks))
-                bwd_s = cm.issue_s(cm.pass_s(bwd, B), cm.host_s(n, block.host_ops(False), bwd.calls), b.alone_s(bjobs, tp_ranks))
-            chunks.append(ChunkWork(fwd_s, bwd_s, fjobs, bjobs, send_bytes, gather_f, gather_b, scatter_b, units))
+                fwd_s = max(0.0, chunk_total_s(measured, c, n, last, True) - hidden[0])
+                bwd_s = max(0.0, chunk_total_s(measured, c, n, last, False) - hidden[1])
+                host = (0.0, 0.0)
+            else:                                      # kernels; the host's issue (pipeline_engine) may hold them
+                fwd_s, bwd_s = cm.pass_s(fwd, B), cm.pass_s(bwd, B)
+                host = (cm.host_s(n, block.host_ops(True), fwd.calls, c.tp),
+                        cm.host_s(n, block.host_ops(False), bwd.calls, c.tp))
+                if not cm.params.host_runs_ahead:     # the host waits for each pass: it starts as the pass does
+                    fwd_s, bwd_s = cm.issue_s(fwd_s, host[0], hidden[0]), cm.issue_s(bwd_s, host[1], hidden[1])
+                    host = (0.0, 0.0)
+            chunks.append(ChunkWork(fwd_s, bwd_s, fjobs, bjobs, send_bytes, gather_f, gather_b, scatter_b, units,
+                                    *host, *hidden))
         grad_sync: list[tuple[CollJob, ...]] = []
         param_sync: tuple[CollJob, ...] = ()
         if c.dp > 1:

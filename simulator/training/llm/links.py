@@ -55,11 +55,11 @@ class LinkTable:
         return None if link is None else replace(link, routes=tuple(self.route(r) for r in link.routes))
 
     def stage(self, st: StageWork) -> StageWork:
-        chunks = tuple(ChunkWork(c.forward_s, c.backward_s, self.jobs(c.forward_comm), self.jobs(c.backward_comm),
-                                 c.send_bytes, self.jobs(c.gather_forward), self.jobs(c.gather_backward),
-                                 self.jobs(c.scatter_backward),
-                                 tuple(replace(u, gather=self.jobs(u.gather), scatter=self.jobs(u.scatter),
-                                               reduce=self.jobs(u.reduce)) for u in c.units))
+        chunks = tuple(replace(c, forward_comm=self.jobs(c.forward_comm), backward_comm=self.jobs(c.backward_comm),
+                               gather_forward=self.jobs(c.gather_forward), gather_backward=self.jobs(c.gather_backward),
+                               scatter_backward=self.jobs(c.scatter_backward),
+                               units=tuple(replace(u, gather=self.jobs(u.gather), scatter=self.jobs(u.scatter),
+                                                   reduce=self.jobs(u.reduce)) for u in c.units))
                        for c in st.chunks)
         return replace(st, chunks=chunks, to_next=self.link(st.to_next), to_prev=self.link(st.to_prev),
                        grad_sync=tuple(self.jobs(ph) for ph in st.grad_sync), param_sync=self.jobs(st.param_sync))

@@ -5,7 +5,10 @@ Like :mod:`simulator.training.ddp_engine`, it builds on the network engine's
 built by :mod:`.iteration`) and leaves as plain data (:class:`StageTimes` and records).
 
 One SimPy process per pipeline stage walks its schedule (:mod:`.schedule`). A pass waits for its
-input (the previous virtual stage's activations, or the next one's gradients), computes, runs its
+input (the previous virtual stage's activations, or the next one's gradients), computes (its kernels, and
+never before the stage's host has issued it: the host issues pass after pass without waiting for the GPU
+or for a pass's input, so it runs ahead while the GPU waits and a pass whose issue was done then costs
+only its kernels; :meth:`.compute.ComputeModel.timeline_s`), runs its
 tensor-parallel collectives on the TP group's links (blocking, as Megatron's are), then sends its
 output to the neighbouring stage and waits for the send to finish (Megatron's batched isend/irecv
 are waited on before the next pass). With ZeRO-3 a pass first waits for its parameters' all-gather,
@@ -53,6 +56,10 @@ class ChunkWork:
     gather_backward: tuple[CollJob, ...] = ()
     scatter_backward: tuple[CollJob, ...] = ()  # gradient reduce-scatters after a backward pass
     units: tuple[FsdpUnit, ...] = ()           # FSDP: the pass unit by unit (:mod:`.fsdp_engine`) instead
+    forward_host_s: float = 0.0                # the host's time to issue a pass and its collective calls (0: the
+    backward_host_s: float = 0.0               # pass takes forward_s / backward_s whatever the host does)
+    forward_hidden_s: float = 0.0              # the pass's collectives alone: a host-bound pass hides them
+    backward_hidden_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -147,6 +154,7 @@ class _Pipeline:
 
         vstages, pp = self.vstages, self.pp
         record = self.record
+        host = env.now                                  # when the stage's host has issued every pass so far
         for i, a in enumerate(work.order):
             chunk = work.chunks[a.chunk]
             v = a.chunk * pp + s
@@ -170,6 +178,10 @@ class _Pipeline:
                     start_gather(i + 1)                     # prefetch the next pass's parameters
                 t0 = env.now
                 dt = chunk.forward_s if fwd else chunk.backward_s
+                issue = chunk.forward_host_s if fwd else chunk.backward_host_s
+                if issue > 0:                           # the kernels run no earlier than they are issued
+                    host += issue
+                    dt = max(dt, host - (chunk.forward_hidden_s if fwd else chunk.backward_hidden_s) - t0)
                 yield env.timeout(dt)
                 if record:
                     rec.append(Record("compute", a.label, t0, env.now))

@@ -1,22 +1,26 @@
 """A cheap lower bound on a plan's iteration time: its kernels (and, given a cluster, its
-communication alone) in pipeline order.
+communication alone) in pipeline order, and its host's issue time.
 
-Per stage ``s``, a micro-batch's passes through all the stage's chunks take ``F_s`` forward and
-``B_s`` backward: each pass ``max(kernels + TP collectives, host)`` (:mod:`.compute`, as
-:func:`.iteration.simulate_train` times passes; the collectives alone on the idle network, with a
-:class:`~.comm_floor.CommFloor`, else 0) plus the pipeline send after it. After its last pass a stage
-reduces its gradients (DDP, ZeRO-1/2; ``D_s``, alone), steps its optimizer (``O_s``) and
-all-gathers its parameters (ZeRO-1/2, in ``D_s``). So no stage ends before
+Per stage ``s``, a micro-batch's passes through all the stage's chunks take at least ``F_s`` forward
+and ``B_s`` backward on the GPU: each pass its kernels plus its TP collectives (the collectives alone
+on the idle network, with a :class:`~.comm_floor.CommFloor`, else 0; a pass timed by a measured
+profile, its time as :func:`.iteration.simulate_train` runs it) plus the pipeline send after it. The
+stage's host issues its passes one after another without waiting for the GPU (``H_s`` per
+micro-batch: :meth:`.compute.ComputeModel.host_s`), and no pass ends before it is issued (with
+``host_runs_ahead`` 0, and for a profiled pass, each pass counts the longer of the two from its start). After its
+last pass a stage reduces its gradients (DDP, ZeRO-1/2; ``D_s``, alone), steps its optimizer
+(``O_s``) and all-gathers its parameters (ZeRO-1/2, in ``D_s``). So no stage ends before
 
-    own_s = m (F_s + B_s) + D_s + O_s
+    own_s = m max(F_s + B_s, H_s) + D_s + O_s
 
 (``m`` micro-batches), and stage 0 does not end before the first micro-batch's forward has
-reached the last stage through chunk 0 of the others, the last stage has done all its own
+reached the last stage through chunk 0 of the others, the last stage's GPU has done all its own
 passes, and the last micro-batch's backward has come back through chunk 0 of the others:
 
     chain = sum_{s < p-1} (f0_s + b0_s) + m (F_{p-1} + B_{p-1}) + D_0 + O_0
 
-(``f0``, ``b0``: chunk 0's pass and send; for equal stages the 1F1B bubble ``(p - 1)(f + b)``).
+(``f0``, ``b0``: chunk 0's pass and send on the GPU; for equal stages the 1F1B bubble ``(p - 1)(f + b)``;
+a host runs ahead while its stage waits, so the chain counts no host time).
 The bound is ``max(chain, max_s own_s)`` plus the per-iteration overhead. Contention, waiting and
 anything not counted only add, so a plan whose bound exceeds a simulated plan's time can be
 skipped without simulating it.
@@ -51,6 +55,7 @@ class StagePass:
     backward_comm: tuple[tuple[CommCall, ...], ...]
     sends: tuple[int, ...]                              # pipeline sends per micro-batch, per chunk
     params: float
+    profiled: bool = False                              # (0, measured pass time) pairs, run as the GPU's time
 
 
 def stage_pass_s(model: TransformerSpec, config: TrainConfig, cm: ComputeModel, profiled: bool = True) -> list[StagePass]:
@@ -70,14 +75,14 @@ def stage_pass_s(model: TransformerSpec, config: TrainConfig, cm: ComputeModel, 
             st["f"].append((0.0, chunk_total_s(measured, c, n, v == V - 1, True)))
             st["b"].append((0.0, chunk_total_s(measured, c, n, v == V - 1, False)))
         else:
-            st["f"].append((cm.pass_s(fwd, B), cm.host_s(n, block.host_ops(True), fwd.calls)))
-            st["b"].append((cm.pass_s(bwd, B), cm.host_s(n, block.host_ops(False), bwd.calls)))
+            st["f"].append((cm.pass_s(fwd, B), cm.host_s(n, block.host_ops(True), fwd.calls, c.tp)))
+            st["b"].append((cm.pass_s(bwd, B), cm.host_s(n, block.host_ops(False), bwd.calls, c.tp)))
         st["fc"].append(fwd.comm)
         st["bc"].append(bwd.comm)
         st["n"].append((v < V - 1) + (v > 0) if c.pp > 1 else 0)
         st["p"] += params
-    return [StagePass(tuple(a["f"]), tuple(a["b"]), tuple(a["fc"]), tuple(a["bc"]), tuple(a["n"]), a["p"])
-            for a in acc]
+    return [StagePass(tuple(a["f"]), tuple(a["b"]), tuple(a["fc"]), tuple(a["bc"]), tuple(a["n"]), a["p"],
+                      measured is not None) for a in acc]
 
 
 class PlanBound:
@@ -105,18 +110,23 @@ class PlanBound:
         send = comm.send_s(c, c.micro_batch * self.model.seq * self.model.hidden * c.dtype_bytes / c.tp) \
             if comm is not None and c.pp > 1 else 0.0
 
-        def passes(times, calls) -> list[float]:      # a pass and its TP collectives, as the simulation issues them
+        def passes(times, calls, profiled: bool) -> tuple[list[float], float]:
+            """GPU seconds of each pass with its TP collectives, as the simulation issues them, and the host's."""
             tp = [comm.tp_s(c, k) for k in calls] if comm is not None else [0.0] * len(times)
-            return [self.cm.issue_s(k, h, t) + t for (k, h), t in zip(times, tp)]
+            if profiled or not self.cm.params.host_runs_ahead:   # each pass from its start, host and GPU together
+                return [self.cm.issue_s(k, h, t) + t for (k, h), t in zip(times, tp)], 0.0
+            return [k + t for (k, _), t in zip(times, tp)], sum(h for _, h in times)
 
-        own, first, tails = [], [], []
+        own, gpu, first, tails = [], [], [], []
         for st in stages:
-            f, b = passes(st.forward, st.forward_comm), passes(st.backward, st.backward_comm)
+            (f, fh), (b, bh) = passes(st.forward, st.forward_comm, st.profiled), passes(st.backward, st.backward_comm,
+                                                                                        st.profiled)
             tail = self.cm.optimizer_s(st.params / shard_o) + (comm.dp_tail_s(c, st.params) if comm else 0.0)
-            own.append(m * (sum(f) + sum(b) + sum(st.sends) * send) + tail)
+            gpu.append(m * (sum(f) + sum(b) + sum(st.sends) * send))
+            own.append(max(gpu[-1], m * (fh + bh)) + tail)
             first.append(f[0] + b[0] + st.sends[0] * send)
             tails.append(tail)
-        chain = sum(first[:-1]) + own[-1] - tails[-1] + tails[0]
+        chain = sum(first[:-1]) + gpu[-1] + tails[0]
         return max(max(own), chain) + self.cm.params.iteration_overhead_s
 
 

@@ -90,7 +90,7 @@ def test_the_second_sealed_campaign_reads_its_own_readmes():
     """The 4x H200 campaign sealed in the session of 2026-11-27 03:13-06:13 UTC: its blind tables (main 2ebf08d) are
     read from its own READMEs, and its LLM rows are the phases it measured (llm4, fsdp4)."""
     c = sc.H200
-    assert sc.SEALED == (sc.H100, sc.H200) and c.blind_commit == "2ebf08d" and c.topology == "hgx-h200"
+    assert sc.SEALED[:2] == (sc.H100, sc.H200) and c.blind_commit == "2ebf08d" and c.topology == "hgx-h200"
     blind = sc.blind_collectives(c)
     assert blind[("4", "< 16 MiB together")] == (46, 10.5, 25.2, 93, 83, 51)
     assert blind[("4", ">= 16 MiB")][1:3] == (2.8, 13.4)
@@ -135,3 +135,28 @@ def test_sealed_records_carry_their_own_folders_and_notes():
     assert not hasattr(sc, "LAT") and not hasattr(sc, "LLM") and not hasattr(sc, "EARLIER")
     assert sc.H100.tried == sc.PROFILE_RULE_TRIED and sc.H200.tried is None
     assert sc.trial_note(sc.H200) == "" and "fastest" in sc.trial_note(sc.H100)
+
+
+def test_the_third_sealed_campaign_reads_its_own_readmes():
+    """The 4x H200 campaign sealed in the session of 2026-11-27 06:12-09:12 UTC (another lease): blind tables under
+    main c4781bc from its own READMEs, every change of that session held out by it."""
+    c = sc.H200B
+    assert sc.SEALED == (sc.H100, sc.H200, sc.H200B) and c.blind_commit == "c4781bc" and c.blind_to_all
+    assert c.lat.name == "h200x4_2026-11-27b_lat" and c.prefix not in {x.prefix for x in sc.SEALED[:2]}
+    blind = sc.blind_collectives(c)
+    assert blind[("4", "< 16 MiB together")] == (46, 15.6, 27.3, 91, 87, 63)
+    assert blind[("4", ">= 16 MiB")] == (28, 2.4, 16.2, 25, 86, 25)
+    llm = sc.blind_llm(c)
+    assert llm == {"llm4 PP": (10.0, 23.5, 1.0), "llm4 TP": (4.8, 8.0, 0.89), "llm4 FSDP": (6.7, 9.2, 0.92),
+                   "fsdp4": (21.5, 25.8, 0.8)}
+
+
+def test_the_c4781bc_blind_script_refuses_todays_model():
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "validation/scripts/sealed_blind_c4781bc.py"], cwd=root, timeout=120,
+                          capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+    assert done.returncode != 0 and "c4781bc" in done.stderr and "###" not in done.stdout
+

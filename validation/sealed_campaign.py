@@ -1,4 +1,4 @@
-"""docs/accuracy.md, sections 3 and 7: campaigns sealed until the model was final (4x H100, then 4x H200).
+"""docs/accuracy.md, sections 3 and 7: campaigns sealed until the model was final (4x H100, then twice 4x H200).
 
 The lead measured it at the start of the session of 2026-11-27 (00:15-00:28 UTC, main 2dc75c7), kept the
 files away from everyone who changed the model that session, computed its blind figures under 2dc75c7 at
@@ -13,8 +13,10 @@ fit and no model change saw:
   and FULL_SHARD runs and a TP issue probe, predicted by section 7's methods (issue 14).
 
 The next session (2026-11-27 03:13-06:13 UTC, main 2ebf08d) did the same on a 4x H200 lease (:data:`H200`:
-``h200x4_2026-11-27_lat``, ``_bw``, ``_llm``, measured 03:15-03:27, blind figures at 03:32). Each campaign is a
-:class:`Sealed`; :data:`SEALED` lists them in the report's order.
+``h200x4_2026-11-27_lat``, ``_bw``, ``_llm``, measured 03:15-03:27, blind figures at 03:32), and the one after it
+(2026-11-27 06:12-09:12 UTC, main c4781bc) on another 4x H200 lease (:data:`H200B`: ``h200x4_2026-11-27b_*``,
+measured 06:13-06:23, blind figures at 06:26-06:55). Each campaign is a :class:`Sealed`; :data:`SEALED` lists them
+in the report's order.
 
 ::
 
@@ -93,7 +95,11 @@ H200 = Sealed(DATA / "h200x4_2026-11-27_lat", DATA / "h200x4_2026-11-27_bw", DAT
               "hgx-h200", "h200s_sealed", "h200-nvlink", RUNS[:3] + (RUNS[4],), "2ebf08d", "4x H200",
               "A seventh machine, sealed", "at the start of the session of 2026-11-27 03:13-06:13 UTC (03:15-03:27) "
               "under main 2ebf08d", "h200x4_2026-11-26d")
-SEALED = (H100, H200)
+H200B = Sealed(DATA / "h200x4_2026-11-27b_lat", DATA / "h200x4_2026-11-27b_bw", DATA / "h200x4_2026-11-27b_llm",
+               "hgx-h200", "h200s3_sealed", "h200-nvlink", RUNS[:3] + (RUNS[4],), "c4781bc", "4x H200",
+               "An eighth machine, sealed", "at the start of the session of 2026-11-27 06:12-09:12 UTC (06:13-06:23) "
+               "under main c4781bc", "h200x4_2026-11-26d")
+SEALED = (H100, H200, H200B)
 """The sealed campaigns in the report's order."""
 
 

@@ -42,6 +42,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from validation import sealed_campaign
 from validation.llm_records import LayerProfile, read_llm_records
 
 ITERATION_TOL = 0.05
@@ -53,7 +54,7 @@ LAUNCH_TOL = 0.05
 """A launch whose level is more than this fraction above the fastest launch's was disturbed."""
 
 DATA = Path(__file__).resolve().parent / "data"
-SEALED = ("h100x4_2026-11-27_llm", "h200x4_2026-11-27_llm", "h200x4_2026-11-27b_llm")
+SEALED = tuple(c.llm.name for c in sealed_campaign.SEALED)
 """The sealed leases: the first one's disturbed profiles showed the problem, the second was measured by the lead
 while the rule was being chosen and kept from its author (validation.sealed_campaign), the third a session later.
 All are left out of :func:`agreement`'s choice and listed apart as checks made after the rule was fixed."""

@@ -1,0 +1,60 @@
+"""The TP runs scored launch by launch (validation.tp_launches): the per-launch errors and per-call costs, and the
+same median as docs/accuracy.md section 7 for the H100 campaign."""
+
+from __future__ import annotations
+
+import pytest
+
+from validation.llm_records import error_summary
+from validation.tp_launches import LaunchScore, campaign_sets, launch_scores, main, report_lines
+
+
+def score(point: str, launch: int, measured_ms: float, predicted_ms: float, standin_ms: float | None = 5.0,
+          sp: bool = False, calls: int = 16) -> LaunchScore:
+    return LaunchScore("c", point, sp, launch, measured_ms * 1e-3, None if standin_ms is None else standin_ms * 1e-3,
+                       predicted_ms * 1e-3, calls)
+
+
+def test_error_and_call_cost_of_one_launch() -> None:
+    s = score("a", 0, 8.0, 10.0)
+    assert s.error_pct == pytest.approx(25.0)
+    assert s.call_s == pytest.approx(3e-3 / 16)                 # (8 - 5) ms over 16 calls
+    assert score("a", 0, 8.0, 10.0, standin_ms=None).call_s is None
+    assert score("a", 0, 8.0, 10.0, calls=0).call_s is None
+
+
+def test_report_scores_each_launch_and_the_median_of_launches() -> None:
+    scores = [score("a", 0, 10.0, 10.0), score("a", 1, 8.0, 10.0), score("a", 2, 12.5, 10.0),
+              score("b", 0, 5.0, 6.0, standin_ms=4.0, sp=True, calls=40),
+              score("b", 1, 6.0, 6.0, standin_ms=4.0, sp=True, calls=40),
+              score("b", 2, 6.0, 6.0, standin_ms=4.0, sp=True, calls=40)]
+    line = report_lines(scores)[1]
+    # median of launches: a 10.0 -> 0%, b 6.0 -> 0%; per launch: L0 (0, 20) -> 10, L1 (25, 0) -> 12.5, L2 (20, 0) -> 10
+    assert line.startswith("c | 0.0 | L0 10.0, L1 12.5, L2 10.0 | ")
+    # without SP (10-5, 8-5, 12.5-5) ms / 16; SP (1, 2, 2) ms / 40
+    assert line.endswith("| 312 (188 to 469) / 50 (25 to 50)")
+
+
+@pytest.fixture(scope="module")
+def h100() -> tuple:
+    return next(s for s in campaign_sets() if s[0] == "h100x4_2026-11-26h")
+
+
+def test_same_median_as_the_accuracy_section(h100: tuple) -> None:
+    from validation.llm_real import predict_records
+
+    folder, records, calibration, host, extra = h100
+    scores = launch_scores(folder, records, calibration, host, extra)
+    expected = error_summary([e for e in predict_records(records, calibration, host, extra).errors
+                              if e.runner == "tp"])["tp"]["median_abs_pct"]
+    assert report_lines(scores)[1].startswith(f"{folder} | {expected:.1f} | ")
+    assert len(scores) == 12                                       # 4 configurations x 3 launches
+    per_launch = [abs(s.error_pct) for s in scores]
+    assert max(per_launch) > 2 * expected                          # a launch far from the median of three
+
+
+def test_command_prints_every_campaign(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--configurations"]) == 0
+    out = capsys.readouterr().out
+    assert "h100x4_2026-11-26h | " in out and "h200x4_2026-11-26_tp | " in out
+    assert "L2 measured" in out

@@ -1,0 +1,146 @@
+"""The TP runs scored launch by launch: how much of a campaign's TP error is the launch it was measured in.
+
+::
+
+    python -m validation.tp_launches
+
+docs/accuracy.md section 7 scores each TP configuration against the median of its launches' medians (3-5
+launches). This prints, for the same predictions (``validation.llm_real``: compute fitted on the campaign's own
+compute-only points, host work from another campaign; the own campaigns, the H100 campaign and the five TP
+issue probes), each configuration's error against *each* launch, the median |error| of each launch's
+configurations, and the in-loop host cost per collective call each (launch, configuration) implies: its loop
+with the collectives less the same launch's loop with the runner's stand-ins, over the calls. Without sequence
+parallelism the stand-ins are the identity, so that is a collective call's cost; with it they are copies
+(``repeat`` for an all-gather, a slice for a reduce-scatter), so it is the call's cost over a copy's.
+
+What it shows (recorded with main 91c8e9a; docs/validation-runners.md): a configuration's launches with the
+collectives differ by a median 14-45% per campaign (the widest 22-64%), its stand-in loops by 8-20%; the in-loop
+cost per collective call spans 1.4x (``h200x4_2026-11-26d``) to over 5x within one campaign (86-189 us on
+``h100x4_2026-11-26h`` without SP), in levels that are neither one per launch nor one per configuration; so
+the median of three launches is whichever level two of them fell in, and the model, one prediction per
+configuration, is scored against that draw (``h100x4_2026-11-26h``: 1.4% against its second launch, 27.0% and
+19.2% against the others).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from validation.issue_check import probe_tp_runs
+from validation.llm_records import LlmRecords, group_runs, read_llm_records
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@dataclass(frozen=True)
+class LaunchScore:
+    """One TP configuration in one launch against its prediction (seconds)."""
+
+    campaign: str
+    point: str
+    sequence_parallel: bool
+    launch_index: int
+    measured_s: float          # the launch's median iteration with the collectives
+    standin_s: float | None    # the same launch's loop with the stand-ins (``nocomm_median_s``)
+    predicted_s: float
+    calls: int                 # collective calls per iteration
+
+    @property
+    def error_pct(self) -> float:
+        """Signed: positive when the prediction is too slow."""
+        return (self.predicted_s / self.measured_s - 1.0) * 100.0
+
+    @property
+    def call_s(self) -> float | None:
+        """In-loop seconds per collective call over its stand-in: (loop - stand-in loop) / calls."""
+        if self.standin_s is None or not self.calls:
+            return None
+        return (self.measured_s - self.standin_s) / self.calls
+
+
+def campaign_sets() -> list[tuple[str, LlmRecords, str, object, list]]:
+    """(folder, records, calibration, host work, extra compute targets) of every campaign with TP runs, predicted
+    as docs/accuracy.md section 7 predicts them (``validation.llm_real.real_section``: each own campaign with the
+    other one's host work, the H100 campaign and the probes with the host work their entries name)."""
+    from validation import llm_real as real
+
+    own = [(folder, DATA / folder / name, calibration) for folder, name, calibration in real.CAMPAIGNS]
+    hosts = [real.host_work_from([path], calibration)[0] for _, path, calibration in own]
+    out = [(folder, read_llm_records([path]), calibration, hosts[1 - i], [])
+           for i, (folder, path, calibration) in enumerate(own)]
+    out += [(folder, read_llm_records([DATA / folder / name]), calibration, hosts[i], [])
+            for folder, name, calibration, i in real.OTHER_GPU_CAMPAIGNS]
+    out += [(folder, probe_tp_runs([DATA / folder / name]), calibration, hosts[i],
+             real.issue_targets([DATA / folder / name])) for folder, name, calibration, i in real.ISSUE_CAMPAIGNS]
+    return out
+
+
+def launch_scores(folder: str, records: LlmRecords, calibration: str, host: object, extra: Sequence = ()
+                  ) -> list[LaunchScore]:
+    """Every (TP configuration, launch) of ``records`` against the configuration's one prediction."""
+    from validation.llm_real import fitted_predictor
+
+    pred, _, _ = fitted_predictor(records, calibration, extra)
+    pred = host.applied(pred)  # type: ignore[attr-defined]
+    out = []
+    for g in group_runs([r for r in records.runs if r.runner == "tp"]):
+        predicted = pred.iteration_s(g.first)
+        out += [LaunchScore(folder, g.point, r.sequence_parallel, r.launch_index, r.median_s, r.nocomm_median_s,
+                            predicted, sum(count for _, _, count in r.collectives)) for r in g.runs]
+    return out
+
+
+def spread(values: Sequence[float]) -> float:
+    """Slowest over fastest, less 1."""
+    return max(values) / min(values) - 1.0
+
+
+def report_lines(scores: Sequence[LaunchScore]) -> list[str]:
+    """Per campaign: its TP median |error| against the launches' medians, each launch's median |error|, the
+    configurations' launch spread (median and widest) with and without the collectives, and the in-loop cost per
+    call (median, range)."""
+    lines = ["campaign | TP median err % (median of launches) | per launch | launch spread % with / without "
+             "collectives (median, widest configuration) | us per call over its stand-in, without SP / with SP: median (range)"]
+    for folder in dict.fromkeys(s.campaign for s in scores):
+        mine = [s for s in scores if s.campaign == folder]
+        points = list(dict.fromkeys(s.point for s in mine))
+        by_point = {p: [s for s in mine if s.point == p] for p in points}
+        med = statistics.median(abs((ss[0].predicted_s / statistics.median(s.measured_s for s in ss) - 1) * 100)
+                                for ss in by_point.values())
+        launches = sorted({s.launch_index for s in mine})
+        per_launch = ", ".join(f"L{k} {statistics.median(abs(s.error_pct) for s in mine if s.launch_index == k):.1f}"
+                               for k in launches)
+        with_comm = [spread([s.measured_s for s in ss]) * 100 for ss in by_point.values()]
+        standin = [spread([s.standin_s for s in ss if s.standin_s]) * 100 for ss in by_point.values()]
+        calls = []
+        for sp in (False, True):
+            us = [c * 1e6 for s in mine if s.sequence_parallel == sp and (c := s.call_s) is not None]
+            calls.append(f"{statistics.median(us):.0f} ({min(us):.0f} to {max(us):.0f})" if us else "-")
+        lines.append(f"{folder} | {med:.1f} | {per_launch} | "
+                     f"{statistics.median(with_comm):.0f}, {max(with_comm):.0f} / "
+                     f"{statistics.median(standin):.0f}, {max(standin):.0f} | "
+                     f"{' / '.join(calls)}")
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m validation.tp_launches",
+                                description="The TP runs' predictions scored against each launch.")
+    p.add_argument("--configurations", action="store_true", help="also print every (configuration, launch)")
+    a = p.parse_args(argv)
+    scores = [s for args in campaign_sets() for s in launch_scores(*args)]
+    print("\n".join(report_lines(scores)))
+    if a.configurations:
+        for s in scores:
+            print(f"{s.campaign} {s.point[:44]:44s} L{s.launch_index} measured {s.measured_s * 1e3:6.2f} ms "
+                  f"predicted {s.predicted_s * 1e3:6.2f} ms {s.error_pct:+6.1f}%")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -105,7 +105,8 @@ def report_lines(scores: Sequence[LaunchScore]) -> list[str]:
     configurations' launch spread (median and widest) with and without the collectives, and the in-loop cost per
     call (median, range)."""
     lines = ["campaign | TP median err % (median of launches) | per launch | launch spread % with / without "
-             "collectives (median, widest configuration) | us per call over its stand-in, without SP / with SP: median (range)"]
+             "collectives (median, widest configuration) | us per call over its stand-in, without SP / with SP: "
+             "median (range)"]
     for folder in dict.fromkeys(s.campaign for s in scores):
         mine = [s for s in scores if s.campaign == folder]
         points = list(dict.fromkeys(s.point for s in mine))

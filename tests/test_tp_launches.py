@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from validation.llm_records import error_summary
-from validation.tp_launches import LaunchScore, campaign_sets, launch_scores, main, report_lines
+from validation.tp_launches import LaunchScore, campaign_sets, launch_scores, main, report_lines, summarize
 
 
 def score(point: str, launch: int, measured_ms: float, predicted_ms: float, standin_ms: float | None = 5.0,
@@ -51,6 +51,19 @@ def test_same_median_as_the_accuracy_section(h100: tuple) -> None:
     assert len(scores) == 12                                       # 4 configurations x 3 launches
     per_launch = [abs(s.error_pct) for s in scores]
     assert max(per_launch) > 2 * expected                          # a launch far from the median of three
+
+
+def test_launches_with_collectives_spread_more_than_the_stand_in_loops() -> None:
+    """docs/validation-runners.md: on every campaign a configuration's launches with the collectives differ more
+    (median over configurations) than its stand-in loops, and some launch is scored far from the median of three."""
+    import statistics
+
+    summaries = summarize([s for args in campaign_sets() for s in launch_scores(*args)])
+    assert len(summaries) == 8
+    for c in summaries:
+        assert statistics.median(c.spread_pct) > statistics.median(c.standin_spread_pct), c.campaign
+        assert max(pct for _, pct in c.per_launch_pct) > c.median_pct, c.campaign
+        assert c.call_s[0] and c.call_s[1]                          # every campaign has both SP settings
 
 
 def test_command_prints_every_campaign(capsys: pytest.CaptureFixture[str]) -> None:

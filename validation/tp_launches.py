@@ -100,6 +100,37 @@ def spread(values: Sequence[float]) -> float:
     return max(values) / min(values) - 1.0
 
 
+@dataclass(frozen=True)
+class CampaignLaunches:
+    """One campaign's TP runs launch by launch (percent; seconds per call)."""
+
+    campaign: str
+    median_pct: float                              # |error| against each configuration's median of launches
+    per_launch_pct: tuple[tuple[int, float], ...]  # (launch index, median |error| of its configurations)
+    spread_pct: tuple[float, ...]                  # per configuration: its launches with the collectives
+    standin_spread_pct: tuple[float, ...]          # per configuration: its stand-in loops
+    call_s: tuple[tuple[float, ...], tuple[float, ...]]   # in-loop cost per call over its stand-in: (no SP, SP)
+
+
+def summarize(scores: Sequence[LaunchScore]) -> list[CampaignLaunches]:
+    """Per campaign (in order of appearance), the figures :func:`report_lines` prints."""
+    out = []
+    for folder in dict.fromkeys(s.campaign for s in scores):
+        mine = [s for s in scores if s.campaign == folder]
+        by_point = [[s for s in mine if s.point == p] for p in dict.fromkeys(s.point for s in mine)]
+        med = statistics.median(abs((ss[0].predicted_s / statistics.median(s.measured_s for s in ss) - 1) * 100)
+                                for ss in by_point)
+        per_launch = tuple((k, statistics.median(abs(s.error_pct) for s in mine if s.launch_index == k))
+                           for k in sorted({s.launch_index for s in mine}))
+        calls = tuple(tuple(c for s in mine if s.sequence_parallel == sp and (c := s.call_s) is not None)
+                      for sp in (False, True))
+        out.append(CampaignLaunches(folder, med, per_launch, tuple(spread([s.measured_s for s in ss]) * 100
+                                                                   for ss in by_point),
+                                    tuple(spread([s.standin_s for s in ss if s.standin_s]) * 100 for ss in by_point),
+                                    (calls[0], calls[1])))
+    return out
+
+
 def report_lines(scores: Sequence[LaunchScore]) -> list[str]:
     """Per campaign: its TP median |error| against the launches' medians, each launch's median |error|, the
     configurations' launch spread (median and widest) with and without the collectives, and the in-loop cost per
@@ -107,24 +138,13 @@ def report_lines(scores: Sequence[LaunchScore]) -> list[str]:
     lines = ["campaign | TP median err % (median of launches) | per launch | launch spread % with / without "
              "collectives (median, widest configuration) | us per call over its stand-in, without SP / with SP: "
              "median (range)"]
-    for folder in dict.fromkeys(s.campaign for s in scores):
-        mine = [s for s in scores if s.campaign == folder]
-        points = list(dict.fromkeys(s.point for s in mine))
-        by_point = {p: [s for s in mine if s.point == p] for p in points}
-        med = statistics.median(abs((ss[0].predicted_s / statistics.median(s.measured_s for s in ss) - 1) * 100)
-                                for ss in by_point.values())
-        launches = sorted({s.launch_index for s in mine})
-        per_launch = ", ".join(f"L{k} {statistics.median(abs(s.error_pct) for s in mine if s.launch_index == k):.1f}"
-                               for k in launches)
-        with_comm = [spread([s.measured_s for s in ss]) * 100 for ss in by_point.values()]
-        standin = [spread([s.standin_s for s in ss if s.standin_s]) * 100 for ss in by_point.values()]
-        calls = []
-        for sp in (False, True):
-            us = [c * 1e6 for s in mine if s.sequence_parallel == sp and (c := s.call_s) is not None]
-            calls.append(f"{statistics.median(us):.0f} ({min(us):.0f} to {max(us):.0f})" if us else "-")
-        lines.append(f"{folder} | {med:.1f} | {per_launch} | "
-                     f"{statistics.median(with_comm):.0f}, {max(with_comm):.0f} / "
-                     f"{statistics.median(standin):.0f}, {max(standin):.0f} | "
+    for c in summarize(scores):
+        per_launch = ", ".join(f"L{k} {pct:.1f}" for k, pct in c.per_launch_pct)
+        calls = [f"{statistics.median(us) * 1e6:.0f} ({min(us) * 1e6:.0f} to {max(us) * 1e6:.0f})" if us else "-"
+                 for us in c.call_s]
+        lines.append(f"{c.campaign} | {c.median_pct:.1f} | {per_launch} | "
+                     f"{statistics.median(c.spread_pct):.0f}, {max(c.spread_pct):.0f} / "
+                     f"{statistics.median(c.standin_spread_pct):.0f}, {max(c.standin_spread_pct):.0f} | "
                      f"{' / '.join(calls)}")
     return lines
 

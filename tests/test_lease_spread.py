@@ -117,3 +117,46 @@ def test_best_share_is_the_most_weight_one_band_holds():
     assert ls.best_share([0.0, 0.1, 1.0], [1, 1, 4], 0.2) == pytest.approx(4 / 6)
     assert ls.best_share([0.0, 0.5], [1, 1], math.expm1(0.5)) == pytest.approx(1.0)   # the edge counts
     assert math.isnan(ls.best_share([], [], 0.25))
+
+
+def test_a_sealed_lease_has_one_name_and_its_files_are_pooled_once(monkeypatch):
+    """Closing note s16 leftover: the sealed leases were named in two places (lease_spread on the ``_lat`` folder,
+    bw_lease_spread on ``_bw``) and their files read and pooled by each table and by the lease's own section. The
+    name is the record's (Sealed.lease) in both tables, and every sealed file is read once for all three."""
+    from validation import bw_lease_spread, sealed_campaign, transfer
+    for c in sealed_campaign.SEALED:
+        assert c.lease in dict(ls._lease_files()) and c.lease in [n for n, _, _ in bw_lease_spread.leases()]
+    reads: dict = {}
+    real = transfer.read_jsonl
+
+    def counted(path):
+        reads[str(path)] = reads.get(str(path), 0) + 1
+        return real(path)
+    monkeypatch.setattr(transfer, "read_jsonl", counted)
+    transfer._pooled_files.cache_clear()
+    ls.leases.__wrapped__()
+    bw_lease_spread.points.__wrapped__()
+    for c in sealed_campaign.SEALED:
+        {n: transfer.pooled_points(f) for n, f in c.files().items()}     # what sealed_campaign.score pools
+    sealed = {str(p) for c in sealed_campaign.SEALED for f in c.files().values() for p in f}
+    assert sealed and all(reads.get(p) == 1 for p in sealed), {p: reads.get(p) for p in sealed}
+    transfer._pooled_files.cache_clear()
+
+
+def test_pooled_points_are_pooled_again_when_a_file_changes(tmp_path):
+    """The cache is keyed by each file's path, size and modification time: a rewritten file is read again."""
+    import json
+    import os
+
+    from validation import transfer
+    f = tmp_path / "x.jsonl"
+
+    def write(t: float, stamp: int) -> None:
+        f.write_text(json.dumps({"kind": "meta"}) + "\n" + json.dumps(
+            {"kind": "coll", "op": "all_reduce", "world": 2, "bytes": 1024, "time_s": t}) + "\n")
+        os.utime(f, ns=(stamp, stamp))
+    write(1e-5, 10**18)
+    assert transfer.pooled_points([f])[0].point.time_s == pytest.approx(1e-5)
+    write(3e-5, 2 * 10**18)
+    assert transfer.pooled_points([f])[0].point.time_s == pytest.approx(3e-5)
+    assert transfer.pooled_points([f]) is not transfer.pooled_points([f])      # a fresh list each call

@@ -354,7 +354,7 @@ def transfer_section(write_calibrations: bool) -> tuple[list[str], dict]:
     model_pct = {m.name: figures[f"rank hindsight {m.name}"]["median_pct"] for m in rank_model_error.MACHINES}
     for c in sealed_campaign.SEALED:
         if f"{c.prefix}_4 < 16 MiB" in figures:
-            model_pct[lease_spread.sealed_name(c)] = figures[f"{c.prefix}_4 < 16 MiB"]["median_pct"]
+            model_pct[c.lease] = figures[f"{c.prefix}_4 < 16 MiB"]["median_pct"]
     spread_lines, spread_figures = lease_spread.section(model_pct)
     lines += spread_lines
     figures.update(spread_figures)

@@ -49,9 +49,10 @@ def leases() -> list[tuple[str, str, dict[int, tuple[Path, ...]]]]:
                                                          for n in (2, 4)}),
            ("4x H100, `h100x4_2026-11-27_bwfine`", "H100", {n: _globbed("h100x4_2026-11-27_bwfine",
                                                                         f"bwfine_world{n}_L*.jsonl") for n in (2, 4)})]
-    for s in sealed_campaign.SEALED:
-        out.append((f"{s.gpus}, `{s.bw.name}` (sealed)", s.gpus.split()[-1],
-                    {n: tuple(sorted(s.bw.glob(f"bw_world{n}_L*.jsonl"))) for n in (2, 4)}))
+    for s in sealed_campaign.SEALED:    # named and read as its record says: the files validation.lease_spread and
+        if s.bw.exists():               # the lease's own section pool too (its < 16 MiB launches add no point here)
+            files = s.files()
+            out.append((s.lease, s.gpus.split()[-1], {n: tuple(files[n]) for n in (2, 4)}))
     return [(name, gpu, files) for name, gpu, files in out if all(files[n] and all(map(Path.exists, files[n]))
                                                                    for n in (2, 4))]
 

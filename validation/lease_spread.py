@@ -45,18 +45,14 @@ AT_TARGET = "share inside a band of the target's width"
 """Key of the width floor with each lease's own growth of the op taken out first."""
 
 
-def sealed_name(c) -> str:
-    """A sealed campaign's name (a validation.sealed_campaign.Sealed) in this module's table."""
-    return f"{c.gpus}, `{c.lat.name}` (sealed)"
-
-
 def _lease_files() -> list[tuple[str, dict[int, Sequence]]]:
-    """(name, files per world size) of every lease."""
-    from validation import held_out_campaign, rank_model_error, sealed_campaign
+    """(name, files per world size) of every lease (a sealed one named and read as its record says:
+    validation.sealed_campaign.Sealed.lease and .files)."""
+    from validation import rank_model_error, sealed_campaign
     named = [(m.name, m.files()) for m in rank_model_error.MACHINES]
     for c in sealed_campaign.SEALED:
         if c.lat.exists() and c.bw.exists():
-            named.append((sealed_name(c), held_out_campaign.files(c.lat, c.bw)))
+            named.append((c.lease, c.files()))
     return named
 
 

@@ -26,7 +26,7 @@ in the report's order.
 from __future__ import annotations
 
 import math
-
+import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -76,6 +76,19 @@ class Sealed:
     def gpus(self) -> str:
         """The machine's GPUs without their memory ('4x H100' of '4x H100 80GB HBM3'), as the headings name it."""
         return self.machine.split(" 80GB")[0]
+
+    @property
+    def lease(self) -> str:
+        """How the report's tables of leases name this one (validation.lease_spread under 16 MiB,
+        validation.bw_lease_spread at >= 16 MiB): its GPUs and the campaign its folders share, e.g.
+        '4x H200, `h200x4_2026-11-27b` (sealed)'."""
+        return f"{self.gpus}, `{os.path.commonprefix([self.lat.name, self.bw.name, self.llm.name]).rstrip('_')}` (sealed)"
+
+    def files(self) -> dict[int, list[Path]]:
+        """The collective launches per world size, both folders (validation.held_out_campaign.files): what every
+        table of this lease pools (validation.transfer.pooled_points, so each world's points are pooled once)."""
+        from validation import held_out_campaign
+        return held_out_campaign.files(self.lat, self.bw)
 
     @property
     def blind_to_all(self) -> bool:
@@ -136,7 +149,7 @@ def score(c: Sealed = H100) -> tuple[list[str], dict, dict]:
     from validation import extrapolation_scale, held_out_campaign, rank_model_error, transfer
     from validation.calibrate import calibrate
     from validation.compare import Predictor, Topo
-    pooled = {n: transfer.pooled_points(f) for n, f in held_out_campaign.files(c.lat, c.bw).items()}
+    pooled = {n: transfer.pooled_points(f) for n, f in c.files().items()}
     pred0 = Predictor(Topo(c.topology), Parameters())
     sd = rank_model_error.model_sd_s()
     two = [q.point for q in pooled[2]]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -48,7 +49,23 @@ class PooledPoint:
 
 
 def pooled_points(paths: Sequence[str | Path], world: int | None = None) -> list[PooledPoint]:
-    """Points of several campaigns pooled by (op, world, bytes, variant); out-of-place only."""
+    """Points of several campaigns pooled by (op, world, bytes, variant); out-of-place only. The same files (path,
+    size and modification time) and world give the same points, so they are pooled once per process (the accuracy
+    report pools each sealed campaign's files for three tables: validation.lease_spread, validation.bw_lease_spread
+    and validation.sealed_campaign)."""
+    try:
+        key = tuple((str(Path(p).resolve()), Path(p).stat().st_size, Path(p).stat().st_mtime_ns) for p in paths)
+    except OSError:             # not a file: read_jsonl reports it
+        return list(_pool(paths, world))
+    return list(_pooled_files(key, world))
+
+
+@lru_cache(maxsize=64)
+def _pooled_files(key: tuple[tuple[str, int, int], ...], world: int | None) -> tuple[PooledPoint, ...]:
+    return _pool([path for path, _, _ in key], world)
+
+
+def _pool(paths: Sequence[str | Path], world: int | None) -> tuple[PooledPoint, ...]:
     reps: dict[tuple, list[float]] = {}
     medians: dict[tuple, list[float]] = {}
     first: dict[tuple, CollMeasurement] = {}
@@ -70,7 +87,7 @@ def pooled_points(paths: Sequence[str | Path], world: int | None = None) -> list
                                        rep_times_s=tuple(float(x) for x in r), source="pooled",
                                        launches=len(medians[k]), rank_host_times_s=_pooled_host(host[k])),
                                tuple(medians[k])))
-    return sorted(out, key=lambda q: (q.point.op, q.point.variant, q.point.size_bytes))
+    return tuple(sorted(out, key=lambda q: (q.point.op, q.point.variant, q.point.size_bytes)))
 
 
 def _pooled_host(per_launch: Sequence[tuple[tuple[float, ...], ...]]) -> tuple[tuple[float, ...], ...]:

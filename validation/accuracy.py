@@ -662,8 +662,9 @@ def held_out_campaign_target(figures: dict) -> str:
 
 
 def sealed_campaign_targets(figures: dict) -> list[str]:
-    """Section 8's lines on the sealed campaigns (validation.sealed_campaign.SEALED), each held out under both the
-    model before the session that sealed it (its README) and today's, so both carry verdicts."""
+    """Section 8's lines on the sealed campaigns (validation.sealed_campaign.SEALED), each held out of every fit under
+    both the model before the session that sealed it (its README) and today's, so both carry verdicts (today's model
+    changes since the campaign's files were committed had them in view: the line names that commit)."""
     from validation.sealed_campaign import SEALED
     return [sealed_campaign_target(figures, c) for c in SEALED if f"{c.prefix}_4 < 16 MiB" in figures]
 
@@ -678,7 +679,7 @@ def sealed_campaign_target(figures: dict, c) -> str:
         return (f"< 16 MiB median {judged(median, 15, 1)}, {judged(inside, 75, above=True)} inside the launches' "
                 f"range, 90% coverage {judged(coverage, 80, above=True)}, width {judged(width, 25)}")
     return (f"- A campaign sealed until the model was final (`{c.lat.name}` with `_bw`, {c.gpus}, "
-            f"4 B - 1 GiB, measured {c.when} and kept from everyone who changed the model; calibrate "
+            f"4 B - 1 GiB, measured {c.when} and kept from everyone who changed the model until main {c.opened}; calibrate "
             f"on its 2 GPUs, predict its 4, section 3): today {small(st['median_pct'], st['inside_range_pct'], st['coverage_pct'], st['median_width_pct'])}"
             + (f"; >= 16 MiB median {judged(big['median_pct'], 3, 1)}, p90 {judged(big['p90_pct'], 8, 1)}, 90% coverage "
                f"{judged(big['coverage_pct'], 80, above=True)}, width {judged(big['median_width_pct'], 25)}" if big else "")

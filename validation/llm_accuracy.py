@@ -343,8 +343,7 @@ def sealed_targets(sealed: dict) -> list[str]:
         figs = sealed.get(c.prefix)
         if not figs:
             continue
-        seen = ("every change since it was opened is held out by it" if c.blind_to_all else
-                "a change made since it was opened is checked on it, not blind to it: section 7")
+        seen = c.held_out_of + ("; one change was chosen on it: section 7" if c.after or c.tried is not None else "")
         out.append(f"- Own PP / TP / FSDP runs on a {c.gpus} lease sealed until its session's model was final, median "
                    f"<= {TARGET_MEDIAN:g}%: " + ", ".join(
                        f"{k} {s['median_abs_pct']:.1f}% ({_verdict(s['median_abs_pct'] <= TARGET_MEDIAN)}; "

@@ -4,7 +4,8 @@ The lead measured it at the start of the session of 2026-11-27 (00:15-00:28 UTC,
 files away from everyone who changed the model that session, computed its blind figures under 2dc75c7 at
 00:30 (each folder's README) and added it only once the session's model was final. So both its README's
 figures (the model before the session) and today's (the model after it) are predictions of data that no
-fit and no model change saw:
+fit saw; of the model's changes, those made before its files were committed (:attr:`Sealed.opened`) never saw
+it, and those made since had it in view, so for them it is a check, not a blind test:
 
 * ``h100x4_2026-11-27_lat`` + ``_bw``: every op from 4 B to 256 KiB on 2, 3 and 4 GPUs and from 1 MiB to
   1 GiB on 2 and 4, scored as :mod:`validation.held_out_campaign` scores its 4x H200 campaign (calibrate on
@@ -52,9 +53,10 @@ class Sealed:
     """One sealed campaign: its folders, NCCL topology, figures' key prefix (``{prefix}_{GPUs} {sizes}`` as in
     validation.held_out_campaign), the shipped collective calibration its LLM runs are predicted with (as the other
     leases of its GPU), the LLM rows (of :data:`RUNS`), the commit its blind figures were computed under, how the
-    report names it, and the earlier lease its ``llm4`` runs are predicted like. ``after``: a change made after the
-    lease was opened, knowing what it showed (its figures are then a check of that change, not a blind test; empty:
-    every change is held out by it); ``tried``: another rule scored on it and not kept (as
+    report names it, the earlier lease its ``llm4`` runs are predicted like, and ``opened``: the commit that added
+    its files to the repository. Every change made before ``opened`` is held out by it (a blind test); every change
+    since had its files in view and is only checked on it (review s17 #1). ``after``: a change since then chosen
+    knowing what it showed (empty: none is named); ``tried``: another rule scored on it and not kept (as
     :data:`PROFILE_RULE_TRIED`)."""
 
     lat: Path
@@ -69,6 +71,7 @@ class Sealed:
     title: str
     when: str
     like: str
+    opened: str
     after: str = ""
     tried: tuple | None = None
 
@@ -91,15 +94,16 @@ class Sealed:
         return held_out_campaign.files(self.lat, self.bw)
 
     @property
-    def blind_to_all(self) -> bool:
-        """Whether every change since the lease was opened is held out by it (nothing made or tried on it)."""
-        return not self.after and self.tried is None
+    def held_out_of(self) -> str:
+        """Which model changes the lease tests blind and which it only checks (words for the report)."""
+        return (f"a blind test of the changes made before main {self.opened} (which added its files), a check of "
+                "those made since")
 
 
 H100 = Sealed(DATA / "h100x4_2026-11-27_lat", DATA / "h100x4_2026-11-27_bw", DATA / "h100x4_2026-11-27_llm",
               "dgx-h100", "h100s_sealed", "h100-nvlink-2gpu", RUNS, "2dc75c7", "4x H100 80GB HBM3",
               "A sixth machine, sealed", "at the start of the session of 2026-11-27 (00:15-00:28 UTC) under main 2dc75c7",
-              "h100x4_2026-11-26h",
+              "h100x4_2026-11-26h", "e05742f",
               after="the compute fit leaves disturbed profile launches out (`validation.profile_launches`, session of "
                     "2026-11-27 stop 15). This lease showed that problem, so the rule was chosen on the other campaigns "
                     "only and this lease scored once it was fixed",
@@ -107,11 +111,11 @@ H100 = Sealed(DATA / "h100x4_2026-11-27_lat", DATA / "h100x4_2026-11-27_bw", DAT
 H200 = Sealed(DATA / "h200x4_2026-11-27_lat", DATA / "h200x4_2026-11-27_bw", DATA / "h200x4_2026-11-27_llm",
               "hgx-h200", "h200s_sealed", "h200-nvlink", RUNS[:3] + (RUNS[4],), "2ebf08d", "4x H200",
               "A seventh machine, sealed", "at the start of the session of 2026-11-27 03:13-06:13 UTC (03:15-03:27) "
-              "under main 2ebf08d", "h200x4_2026-11-26d")
+              "under main 2ebf08d", "h200x4_2026-11-26d", "6014202")
 H200B = Sealed(DATA / "h200x4_2026-11-27b_lat", DATA / "h200x4_2026-11-27b_bw", DATA / "h200x4_2026-11-27b_llm",
                "hgx-h200", "h200s3_sealed", "h200-nvlink", RUNS[:3] + (RUNS[4],), "c4781bc", "4x H200",
                "An eighth machine, sealed", "at the start of the session of 2026-11-27 06:12-09:12 UTC (06:13-06:23) "
-               "under main c4781bc", "h200x4_2026-11-26d")
+               "under main c4781bc", "h200x4_2026-11-26d", "814a22d")
 SEALED = (H100, H200, H200B)
 """The sealed campaigns in the report's order."""
 
@@ -173,7 +177,8 @@ def collectives(c: Sealed = H100) -> tuple[list[str], dict]:
              "everyone who changed the model that session until the model was final; `validation.sealed_campaign`). "
              f"Scored as the campaign above: `gpunetsim calibrate` on its pooled 2-GPU launches ({len(pooled[2])} "
              "points), prediction of the pooled 3- and 4-GPU launches. Both the README's blind figures (the model "
-             "before that session) and today's are held out. Today:", "", *rows, "",
+             f"before that session) and today's are held out of every fit; of today's model, {c.held_out_of}. "
+             "Today:", "", *rows, "",
              f"Blind (its README, main {c.blind_commit}):", "",
              "| GPUs | sizes | points | median err % | p90 err % | inside range % | 90% coverage % | median width % |",
              "|---|---|---|---|---|---|---|---|",
@@ -307,9 +312,8 @@ def llm(c: Sealed = H100) -> tuple[list[str], dict]:
              f"`{lr.CAMPAIGNS[1][0]}`), the {kinds} by the blind FSDP method"
              + (", the TP issue probe as the other probes" if any(r[2] == "tp" and "issue" in r[1] for r in c.runs)
                 else "") + ". Command: `python -m validation.sealed_campaign`."
-             + (f" One change came after this lease was opened: {c.after}: for that change today's figures are a "
-                "check, not a blind test." if c.after else
-                " Every change of the model since it was opened is held out by it."),
+             + f" Today's figures are {c.held_out_of}"
+             + (f"; one of those was chosen knowing what this lease showed: {c.after}." if c.after else "."),
              "", *rows, "", *(profile_note(c) + ["", trial_note(c), ""] if c.tried is not None else []), band_check(ratios), ""]
     figs["blind"] = {k: {"median_abs_pct": v[0], "p90_abs_pct": v[1]} for k, v in blind.items()}
     return lines, figs

@@ -2,13 +2,13 @@
 2026-11-27 06:26-06:55 UTC: from the root of `git archive c4781bc` with the three folders copied into validation/data/
 (their README.md files empty, so no blind column is read), `PYTHONPATH=. python validation/scripts/sealed_blind_c4781bc.py`.
 It builds a `Sealed` record of c4781bc's shape for the folders; later models' records say which changes each lease
-holds out (`Sealed.blind_to_all`) and this script refuses them. Today's model: `python -m validation.sealed_campaign`."""
+holds out (`Sealed.blind_to_all`, later `Sealed.opened`) and this script refuses them. Today's model: `python -m validation.sealed_campaign`."""
 import sys
 from dataclasses import replace
 
 from validation import sealed_campaign as sc
 
-if hasattr(sc.Sealed, "blind_to_all"):
+if hasattr(sc.Sealed, "blind_to_all") or "opened" in getattr(sc.Sealed, "__dataclass_fields__", {}):
     sys.exit("sealed_blind_c4781bc.py reproduces the blind figures of main c4781bc only (run it in `git archive "
              "c4781bc`); today's figures: python -m validation.sealed_campaign")
 D = sc.DATA

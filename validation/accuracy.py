@@ -408,52 +408,84 @@ def _worst_large(rows, params: Parameters, pooled2) -> list[str]:
             "against its NVLink port (`simulator/collectives/p2p.py` port_limited_Bps), so the 16 channels a 2-GPU "
             "send/recv gets near the port no longer read as slow channels (with a hard minimum, as in main 2dc75c7, "
             "the 4-GPU send/recv of 32-128 MiB, 8 channels, was predicted 9-13% slow)."
-            + _floor_split(worst) + " The forced tree's "
+            + _floor_split(worst, rows) + " The forced tree's "
             f"4-GPU times extrapolate to {intercept_us:.0f} us at size 0 from its two largest sizes (Simple; "
             "the model's tree pipeline has no such fill)."]
 
 
-def _floor_split(worst) -> str:
-    """Which points above WORST_PCT sit within it of their own fastest repetitions (the launch-to-launch host
-    mode moves their median, not the GPU model) and which miss even those (the model's own error)."""
+def _floor_split(worst, rows) -> str:
+    """Which points above WORST_PCT sit within it of their own fast level (validation.bw_lease_spread.fast_level_s:
+    the launch-to-launch host mode moves their median, not the GPU model) and which miss even that (the model's own
+    error); each mechanism named only where its points are among them, with the figures it rests on taken from
+    ``rows`` (every scored 4-GPU row) and NCCL's constants (review s17 #6)."""
     import numpy as np
 
-    def floor_s(r):
-        reps = r.pooled.point.rep_times_s
-        return float(np.percentile(reps, 10)) if reps else None
+    from simulator.collectives.nccl_constants import HW_LAT
+    from validation.bw_lease_spread import FAST_PCT, fast_level_s
+
+    def off_fast(r) -> float:
+        return r.comparison.predicted_s / fast_level_s(r.pooled.point) - 1
 
     def name(r):
         p = r.pooled.point
         return f"{p.op} {p.variant} {p.size_bytes >> 20} MiB"
 
-    near = [r for r in worst if floor_s(r) and abs(r.comparison.predicted_s / floor_s(r) - 1) * 100 <= WORST_PCT]
+    def kind(r) -> tuple[str, str]:
+        return r.pooled.point.op, r.pooled.point.variant
+
+    def us(xs) -> str:                          # a range of microseconds, one figure where both ends agree
+        lo, hi = f"{min(xs):.0f}", f"{max(xs):.0f}"
+        return lo if lo == hi else f"{lo}-{hi}"
+
+    near = [r for r in worst if abs(off_fast(r)) * 100 <= WORST_PCT]
     far = [r for r in worst if r not in near]
     out = ""
     if near:
         spread = [max(q) / min(q) - 1 for q in (r.pooled.campaign_medians for r in near) if len(q) > 1]
+        sizes = sorted({r.pooled.point.size_bytes >> 20 for r in near})
+        gpu_us = [fast_level_s(r.pooled.point) * 1e6 for r in near]
         out += (f" {len(near)} of the {len(worst)} lie within {WORST_PCT:.0f}% of their own fastest repetitions "
-                "(the 10th percentile, where the GPU sets the pace): " + ", ".join(map(name, near))
-                + ". At 16-32 MiB on 4 GPUs a call takes 60-180 us of GPU time, within twice the host's issue time, "
-                "so a launch whose host is in its slow mode (about twice as long, section 3's small-message table) "
-                "makes many repetitions host-bound and lifts the median above the GPU's level; the share of such "
-                "repetitions varies from launch to launch"
+                f"(the {FAST_PCT:.0f}th percentile, where the GPU sets the pace): " + ", ".join(map(name, near))
+                + f". At {sizes[0]}" + (f"-{sizes[-1]}" if len(sizes) > 1 else "") + " MiB on 4 GPUs these calls take "
+                f"{us(gpu_us)} us at that pace, within twice the host's issue time, so a launch "
+                "whose host is in its slow mode (about twice as long, section 3's small-message table) makes many "
+                "repetitions host-bound and lifts the median above the GPU's level; the share of such repetitions "
+                "varies from launch to launch"
                 + (f" (these points' campaign medians differ by up to {max(spread) * 100:.0f}%)" if spread else "")
-                + ", so no prediction of one time per point holds them all within 8%.")
-    if far:
-        out += (f" Off even from their fastest repetitions ({len(far)}): " + ", ".join(
-            f"{name(r)} {(r.comparison.predicted_s / floor_s(r) - 1) * 100:+.0f}%" if floor_s(r) else name(r)
-            for r in far) + ": the model's own errors. The all-to-all on 4 GPUs is predicted fast by a nearly constant 15-30 us "
-                "from 16 to 256 MiB while its rate through the port is within a few percent of the measured "
-                "slope: a fixed cost that grows with the peers (3 on 4 GPUs, 1 on 2), which 2-GPU data cannot show; "
-                "a ring all-reduce at 16 MiB pays NCCL's per-step latency (3.4 us for Simple over NVLink) for 6 "
-                "steps on 4 GPUs against 2 on 2 GPUs, and the 4 extra steps' latency is about the amount by which "
-                "it exceeds its measured fast level; the SHM path "
-                "(nop2p) on 4 GPUs moves 16 MiB faster per byte than its larger sizes, the forced LL all-reduce "
-                "moves its bytes a few percent slower on 4 GPUs than the ring-step share predicts, and the forced "
-                "tree's pace changes between 32 and 128 MiB.")
+                + f", so no prediction of one time per point holds them all within {WORST_PCT:.0f}%.")
+    if not far:
+        return out
+    out += (f" Off even from their fastest repetitions ({len(far)}): "
+            + ", ".join(f"{name(r)} {off_fast(r) * 100:+.0f}%" for r in far) + ": the model's own errors.")
+    kinds = {kind(r) for r in far}
+    why = []
+    top = max((r.pooled.point.size_bytes for r in far if kind(r) == ("all_to_all", "default")), default=0)
+    a2a = [r for r in rows if kind(r) == ("all_to_all", "default") and 1 << 24 <= r.pooled.point.size_bytes <= top]
+    if a2a:
+        gap_us = [(r.pooled.point.time_s - r.comparison.predicted_s) * 1e6 for r in a2a]
+        sizes = [r.pooled.point.size_bytes >> 20 for r in a2a]
+        why.append(f"the all-to-all on 4 GPUs is predicted fast by {us(gap_us)} us from "
+                   f"{min(sizes)} to {max(sizes)} MiB, a nearly constant time while its rate through the port is "
+                   "close to the measured slope: a fixed cost that grows with the peers (3 on 4 GPUs, 1 on 2), which "
+                   "2-GPU data cannot show")
+    ring = [r for r in far if kind(r)[0] == "all_reduce" and r.comparison.algo == "ring"
+            and r.comparison.proto == "simple" and r.pooled.point.size_bytes == 1 << 24 and kind(r)[1] != "nop2p"]
+    if ring:
+        step_us = HW_LAT["nvlink"]["ring"][2]
+        above = [(r.comparison.predicted_s - fast_level_s(r.pooled.point)) * 1e6 for r in ring]
+        why.append(f"a ring all-reduce at 16 MiB pays NCCL's per-step latency ({step_us:g} us for Simple over NVLink) "
+                   f"for 6 steps on 4 GPUs against 2 on 2 GPUs: the 4 extra steps' {4 * step_us:.1f} us beside "
+                   f"its prediction's {us(above)} us above its measured fast level")
+    if ("all_reduce", "nop2p") in kinds:
+        why.append("the SHM path (nop2p) on 4 GPUs moves 16 MiB faster per byte than its larger sizes")
+    if ("all_reduce", "ll") in kinds:
+        why.append("the forced LL all-reduce moves its bytes a few percent slower on 4 GPUs than the ring-step share "
+                   "predicts")
+    if ("all_reduce", "tree") in kinds:
+        why.append("the forced tree's pace changes between 32 and 128 MiB")
+    if why:
+        out += " " + "; ".join(why)[0].upper() + "; ".join(why)[1:] + "."
     return out
-
-
 
 
 def _by_truth(rows, figures: dict) -> list[str]:

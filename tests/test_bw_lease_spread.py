@@ -55,3 +55,28 @@ def test_targets_clause_names_the_pairs():
     assert b.targets_clause({}) == ""
     text = b.targets_clause({"bw_lease_transfer": {"a -> b": (1.0, 12.0, 20.0), "b -> a": (1.0, 6.0, 9.0)}})
     assert "misses 8% on 1 of 2 pairs" in text and "6.0-12.0%" in text
+
+
+def _pair(p90, p90_rest, band80, to="b"):
+    return {"from": "a", "to": to, "points": 10, "stats": (1.0, p90, p90 + 1), "band80": band80,
+            "p90_without_16": p90_rest, "at_16": (1.0, 1.0, 2.0)}
+
+
+MODES = [{"op": "all_reduce", "fast": {"a": 1e-4, "b": 1.01e-4}, "median": {"a": 1e-4, "b": 1.2e-4},
+          "fast_spread": 0.01, "median_spread": 0.2, "above_fast": {"a": 0.0, "b": 0.19}, "above_fast_2": [0.0, 0.01]}]
+
+
+def test_the_section_verdicts_follow_the_figures(monkeypatch):
+    """Review s17 #5: the paragraph said 'mostly at 16 MiB' and 'under the 25% target, so ... the leases leave room'
+    whatever the pairs showed. Now both are counted from the pairs."""
+    monkeypatch.setattr(b, "mode_rows", lambda: MODES)
+    monkeypatch.setattr(b, "transfer_rows", lambda: [_pair(12.0, 11.0, 40.0), _pair(9.0, 5.0, 30.0)])
+    text = "\n".join(b.section()[0])
+    assert "misses the 8% p90 on 2 of 2 pairs" in text and "1 of them only through their 16 MiB points" in text
+    assert "mostly at 16 MiB" not in text and "leave room" not in text
+    assert "above the 25% target on 2 of 2 pairs" in text
+    monkeypatch.setattr(b, "transfer_rows", lambda: [_pair(12.0, 5.0, 10.0), _pair(9.0, 5.0, 20.0, "c")])
+    lines, figures = b.section()
+    text = "\n".join(lines)
+    assert "2 of them only through their 16 MiB points" in text and "under the 25% target" in text
+    assert "2 of them only through the 16 MiB points" in b.targets_clause(figures)

@@ -21,6 +21,7 @@ launches (validation.transfer.pooled_points).
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
@@ -33,6 +34,7 @@ BIG_BYTES = 1 << 24
 FAST_PCT = 10.0
 """The fast level of a point: this percentile of its repetitions."""
 TARGET_P90_PCT = 8.0
+"""Issue 10's p90 target at >= 16 MiB (%); the width target is validation.lease_spread.TARGET_WIDTH_PCT."""
 
 
 def _globbed(folder: str, pattern: str) -> tuple[Path, ...]:
@@ -142,13 +144,18 @@ def against_fast(rows) -> tuple[float, float, float, float]:
 def section(rows=None, machine: str = "4x H200") -> tuple[list[str], dict]:
     """Section 3's lines and figures; ``rows``: the section's scored 4-GPU rows of ``machine`` (for the model
     against the fast level), or None."""
+    from validation.lease_spread import TARGET_WIDTH_PCT
     tr = transfer_rows()
     modes = mode_rows()
     if not tr:
         return [], {}
-    figures: dict = {"bw_lease_transfer": {f"{r['from']} -> {r['to']}": r["stats"] for r in tr}}
+    figures: dict = {"bw_lease_transfer": {f"{r['from']} -> {r['to']}": r["stats"] for r in tr},
+                     "bw_lease_p90_without_16": {f"{r['from']} -> {r['to']}": r["p90_without_16"] for r in tr}}
     p90s = [r["stats"][1] for r in tr]
     missed = sum(p > TARGET_P90_PCT for p in p90s)
+    by_16 = sum(r["stats"][1] > TARGET_P90_PCT >= r["p90_without_16"] for r in tr)
+    widths = [r["band80"] for r in tr]
+    wide = sum(w > TARGET_WIDTH_PCT for w in widths)
     lines = ["", "**What the leases leave to any 2 -> 4 GPU prediction at >= 16 MiB** (`validation.bw_lease_spread`, "
              "no model: each lease's own 2-GPU pooled median times the same point's 4-GPU / 2-GPU ratio measured on "
              "another lease of the same GPU; default variant, power-of-two sizes; the sealed campaigns' figures are "
@@ -166,8 +173,9 @@ def section(rows=None, machine: str = "4x H200") -> tuple[list[str], dict]:
     above2 = sorted(a * 100 for m in modes for a in m["above_fast_2"])
     figures["bw_lease_16MiB_above_fast"] = {"4": above4, "2": above2}
     figures["bw_lease_16MiB_spread"] = {m["op"]: (m["fast_spread"] * 100, m["median_spread"] * 100) for m in modes}
-    lines += ["", f"Even this growth, taken from a lease of the same GPU, misses the 8% p90 on {missed} of {len(tr)} "
-              f"pairs (p90 {min(p90s):.1f}-{max(p90s):.1f}%), and mostly at 16 MiB. There the 4-GPU fast level "
+    lines += ["", f"Even this growth, taken from a lease of the same GPU, misses the {TARGET_P90_PCT:g}% p90 on {missed} "
+              f"of {len(tr)} pairs (p90 {min(p90s):.1f}-{max(p90s):.1f}%), {by_16} of them only through their 16 MiB "
+              "points (they meet it without them). At 16 MiB the 4-GPU fast level "
               "(the 10th percentile of a point's repetitions) agrees across the leases within "
               f"{min(fast_spread):.0f}-{max(fast_spread):.0f}% per op, while the pooled medians spread by "
               f"{min(med_spread):.0f}-{max(med_spread):.0f}% ("
@@ -184,9 +192,12 @@ def section(rows=None, machine: str = "4x H200") -> tuple[list[str], dict]:
               "points' slow share; the model's own share of the error is what it shows against the fast levels. "
               "The interval's width target is another matter: a band around these growth predictions (symmetric, "
               "twice the 80th percentile of their errors) holds 80% of a lease's 4-GPU medians at a width of "
-              f"{min(r['band80'] for r in tr):.0f}-{max(r['band80'] for r in tr):.0f}%, under the 25% target, so at "
-              ">= 16 MiB the leases leave room for it; the model's intervals are as wide as they are because they "
-              "carry its own 2-GPU residuals (the interval table below, 'of which the 2-GPU residuals alone')."]
+              f"{min(widths):.0f}-{max(widths):.0f}%"
+              + (f", under the {TARGET_WIDTH_PCT:.0f}% target, so at >= 16 MiB the leases leave room for it; the "
+                 "model's intervals are as wide as they are because they carry its own 2-GPU residuals (the interval "
+                 "table below, 'of which the 2-GPU residuals alone')." if not wide else
+                 f", above the {TARGET_WIDTH_PCT:.0f}% target on {wide} of {len(tr)} pairs: there the leases "
+                 "themselves leave an interval of a 2-GPU calibration no room to meet it.")]
     if rows is not None:
         m, p, mf, pf = against_fast(rows)
         figures[f"bw_against_fast {machine}"] = (m, p, mf, pf)
@@ -203,7 +214,9 @@ def targets_clause(figures: dict) -> str:
     if not pairs:
         return ""
     p90s = [v[1] for v in pairs.values()]
+    rest = figures.get("bw_lease_p90_without_16", {})
+    by_16 = sum(v[1] > TARGET_P90_PCT >= rest.get(k, math.inf) for k, v in pairs.items())
     return (f" Another lease's own measured 2 -> 4 GPU growth, applied to a lease's 2-GPU medians with no model, "
-            f"misses 8% on {sum(p > TARGET_P90_PCT for p in p90s)} of {len(p90s)} pairs of leases (p90 "
-            f"{min(p90s):.1f}-{max(p90s):.1f}%), at the 16 MiB points whose 4-GPU medians fall in a slow mode on some "
-            "leases and not others (section 3, `validation.bw_lease_spread`).")
+            f"misses {TARGET_P90_PCT:g}% on {sum(p > TARGET_P90_PCT for p in p90s)} of {len(p90s)} pairs of leases "
+            f"(p90 {min(p90s):.1f}-{max(p90s):.1f}%), {by_16} of them only through the 16 MiB points, whose 4-GPU "
+            "medians fall in a slow mode on some leases and not others (section 3, `validation.bw_lease_spread`).")

@@ -43,6 +43,19 @@ HOST_RUNS_AHEAD = 0.0
 """vTrain's Megatron-DeepSpeed runs are fitted with the host waiting for each pass (``ComputeParams.host_runs_ahead``
 0): refitted with the host running ahead, the fit's in-sample median error on its 60 runs rises from 4.45% to 5.76%
 and the held-out 8-GPU runs' from 3.5% to 6.4% (python -m validation.llm_accuracy --fit, 2026-11-27; not kept)."""
+HOST_RULE_TRIED = ((4.45, 5.76), (3.5, 6.4))
+"""The figures of that choice (median err %: host waiting, host running ahead), in sample then on the 8-GPU runs;
+recorded by ``python -m validation.llm_accuracy --fit`` on 2026-11-27 (stop 16), not recomputed. The 8-GPU runs'
+figure was in view when the rule was chosen, so for that one choice they are not held out (review s17 #7)."""
+
+
+def host_rule_note() -> str:
+    """The report's words on the one structural choice made with the 8-GPU vTrain runs' figure in view."""
+    (in_wait, in_ahead), (out_wait, out_ahead) = HOST_RULE_TRIED
+    return (f"One structural choice of `{CALIBRATION}` saw the 8-GPU runs' figure: the host waits for each pass "
+            f"(`host_runs_ahead` {HOST_RUNS_AHEAD:g}), chosen over the host running ahead (in sample {in_wait:g}% "
+            f"against {in_ahead:g}%, the 8-GPU runs {out_wait:g}% against {out_ahead:g}%; recorded by `--fit`, not "
+            "recomputed), so for that choice they are not held out")
 TARGET_MEDIAN, TARGET_MEMORY, TARGET_SPEARMAN = 8.0, 5.0, 0.9
 LLM_BEGIN, LLM_END = "<!-- llm:begin -->", "<!-- llm:end -->"
 
@@ -106,7 +119,8 @@ def llm_section(number: int = 7, write_bands: bool = False) -> tuple[list[str], 
              "server). Two compute parameter sets: the datasheet defaults (`simulator.training.llm.compute`), and "
              f"`--calibration {CALIBRATION}`: {len(FIT_KEYS)} global parameters ({', '.join(FIT_KEYS)}) fitted "
              f"by `python -m validation.llm_accuracy --fit` on {FIT_SAMPLE} vTrain runs on 2 and 4 GPUs (seeded "
-             "sample); every 8-GPU vTrain run and every Selene run is out of sample. Collective parameters are "
+             "sample); every 8-GPU vTrain run and every Selene run is out of sample of the fit. " + host_rule_note()
+             + ". Collective parameters are "
              "the datasheet set in both. Spearman is the rank correlation of predicted and measured times.", "",
              "### Megatron-LM on Selene (Korthikanti et al. 2022, Table 5)", "",
              "| run | GPUs | TP x PP x DP, v | measured s | datasheet s | err % | fitted set s | err % |",
@@ -237,7 +251,8 @@ def llm_section(number: int = 7, write_bands: bool = False) -> tuple[list[str], 
               f"the embedding the figure leaves out, worst {worst_total:.1f}% above the figure.",
               f"- vTrain 8-GPU runs, median <= {TARGET_MEDIAN:g}%: {s8[0]:.1f}% ({_verdict(s8[0] <= TARGET_MEDIAN)}); "
               f"Spearman >= {TARGET_SPEARMAN:g} within each model size: lowest {min(rhos):.3f} "
-              f"({_verdict(min(rhos) >= TARGET_SPEARMAN)}).",
+              f"({_verdict(min(rhos) >= TARGET_SPEARMAN)}); one choice of the fitted set's host rule saw these runs' "
+              "figure (section 7's opening).",
               "- Own FSDP runs on an unseen GPU (4x H100, blind), median <= "
               f"{TARGET_MEDIAN:g}%: " + ", ".join(
                   f"{w[5:]} GPUs {s['median_abs_pct']:.1f}% ({_verdict(s['median_abs_pct'] <= TARGET_MEDIAN)})"

@@ -177,7 +177,7 @@ def collectives(c: Sealed = H100) -> tuple[list[str], dict]:
              "everyone who changed the model that session until the model was final; `validation.sealed_campaign`). "
              f"Scored as the campaign above: `gpunetsim calibrate` on its pooled 2-GPU launches ({len(pooled[2])} "
              "points), prediction of the pooled 3- and 4-GPU launches. Both the README's blind figures (the model "
-             f"before that session) and today's are held out of every fit; of today's model, {c.held_out_of}. "
+             f"before that session) and today's are held out of every fit, and today's are {c.held_out_of}. "
              "Today:", "", *rows, "",
              f"Blind (its README, main {c.blind_commit}):", "",
              "| GPUs | sizes | points | median err % | p90 err % | inside range % | 90% coverage % | median width % |",

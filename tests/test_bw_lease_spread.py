@@ -80,3 +80,13 @@ def test_the_section_verdicts_follow_the_figures(monkeypatch):
     text = "\n".join(lines)
     assert "2 of them only through their 16 MiB points" in text and "under the 25% target" in text
     assert "2 of them only through the 16 MiB points" in b.targets_clause(figures)
+
+
+@pytest.mark.parametrize("module", ["validation.lease_spread", "validation.bw_lease_spread"])
+def test_the_lease_tables_refuse_arguments_they_do_not_take(module):
+    """Review s17 #15: `python -m validation.lease_spread --x` ran the whole table and exited 0; bw_lease_spread,
+    cited as a command, had no main."""
+    import importlib
+    with pytest.raises(SystemExit) as e:
+        importlib.import_module(module).main(["--bogus"])
+    assert e.value.code == 2

@@ -220,3 +220,17 @@ def targets_clause(figures: dict) -> str:
             f"misses {TARGET_P90_PCT:g}% on {sum(p > TARGET_P90_PCT for p in p90s)} of {len(p90s)} pairs of leases "
             f"(p90 {min(p90s):.1f}-{max(p90s):.1f}%), {by_16} of them only through the 16 MiB points, whose 4-GPU "
             "medians fall in a slow mode on some leases and not others (section 3, `validation.bw_lease_spread`).")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print this module's table and paragraph (without the model's diagnostic: `python -m validation.accuracy` adds
+    it); no arguments (any is refused, exit 2)."""
+    import argparse
+    argparse.ArgumentParser(prog="python -m validation.bw_lease_spread",
+                            description=__doc__.splitlines()[0]).parse_args(argv)
+    print("\n".join(section()[0]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -293,8 +293,11 @@ def section(model_median_pct: dict[str, float]) -> tuple[list[str], dict]:
     return lines, {"lease spread": fig}
 
 
-def main() -> int:
-    """Print this module's tables (the model's column empty: `python -m validation.accuracy` fills it)."""
+def main(argv: list[str] | None = None) -> int:
+    """Print this module's tables (the model's column empty: `python -m validation.accuracy` fills it); it takes no
+    arguments, and refuses any (exit 2) rather than ignore them."""
+    import argparse
+    argparse.ArgumentParser(prog="python -m validation.lease_spread", description=__doc__.splitlines()[0]).parse_args(argv)
     print("\n".join(section({})[0]))
     return 0
 

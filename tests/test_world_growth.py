@@ -78,19 +78,40 @@ def test_learned_growth_is_the_smallest_that_holds_the_level():
     assert wg.learned([(rows(0, [5.0] * 10), 1.0)], 0) == wg.TOP
 
 
-def test_each_machine_is_judged_with_the_others_growth(monkeypatch):
-    from validation import rank_model_error
-    names = [m.name for m in rank_model_error.MACHINES]
-    data = {names[0]: rows(0, np.linspace(-0.09, 0.09, 20)),
-            names[1]: rows(0, np.r_[np.linspace(-0.05, 0.05, 8), [0.4, -0.4]])}
-    monkeypatch.setattr(wg, "machine_rows", lambda name: (data.get(name, np.zeros((0, 6))), 1.0))
-    assert wg.growth_for(names[1]) == (0.0, 0.0, 0.0)
-    assert wg.growth_for(names[0])[0] > 0 and wg.growth_for(names[0])[1:] == (0.0, 0.0)
+def test_each_lease_is_judged_with_the_others_growth(monkeypatch):
+    data = (("a", (rows(0, np.linspace(-0.09, 0.09, 20)), 1.0)),
+            ("b", (rows(0, np.r_[np.linspace(-0.05, 0.05, 8), [0.4, -0.4]]), 1.0)))
+    monkeypatch.setattr(wg, "lease_rows", lambda: data)
+    assert wg.growth_for("b") == (0.0, 0.0, 0.0)
+    assert wg.growth_for("a")[0] > 0 and wg.growth_for("a")[1:] == (0.0, 0.0)
     monkeypatch.setattr(wg, "GROWTH_SD", wg.growth_for())
     assert wg.check_shipped() == wg.GROWTH_SD
     monkeypatch.setattr(wg, "GROWTH_SD", (0.5, 0.0, 0.0))
     with pytest.raises(InvariantError, match="GROWTH_SD"):
         wg.check_shipped()
+    held = wg.held_out()
+    assert held["a"][0]["growth_sd"] == wg.growth_for("a")[0] and held["b"][0]["used"] == held["b"][0]["none"]
+
+
+def test_leases_weigh_alike_not_by_their_points():
+    """A lease is one draw of its hour's growth: a lease of 200 points inside and one of 10 points half outside need
+    the spread that brings the second to 80%, not the one that brings the 210 points pooled to 90%."""
+    big = (rows(0, np.linspace(-0.09, 0.09, 200)), 1.0)
+    small = (rows(0, np.r_[np.linspace(-0.05, 0.05, 5), [0.4, -0.4, 0.45, -0.45, 0.5]]), 1.0)
+    pooled, alike = wg.learned([big, small], 0, pooled=True), wg.learned([big, small], 0)
+    assert pooled == 0.0 < alike                          # pooled: 205 of 210 inside without any spread
+    assert wg.lease_coverage([big, small], 0, alike) >= 0.9 > wg.lease_coverage([big, small], 0, alike - wg.STEP)
+    assert wg.coverage([small], 0, alike)[0] >= 0.8
+    assert np.isnan(wg.lease_coverage([big, small], 1, 0.1))
+
+
+def test_the_sealed_leases_join_the_committed_machines():
+    from validation import rank_model_error, sealed_campaign
+    names = [name for name, _ in wg.lease_rows()]
+    assert names[:len(rank_model_error.MACHINES)] == [m.name for m in rank_model_error.MACHINES]
+    assert [c.lease for c in sealed_campaign.SEALED] == names[len(rank_model_error.MACHINES):]
+    rows_, doublings = dict(wg.lease_rows())[sealed_campaign.H200B.lease]
+    assert doublings == 1.0 and len(rows_) == 74 and set(rows_[:, 0]) == {0.0, 1.0, 2.0}
 
 
 def test_intervals_of_a_calibration_widen_beyond_its_worlds():
@@ -131,3 +152,19 @@ def test_calibrate_writes_the_shipped_growth_unless_told_otherwise():
     fit = calibrate(pts, pred)
     assert fit.params.uncertainty["residual"]["growth"]["sd"] == list(wg.GROWTH_SD)
     assert "growth" not in calibrate(pts, pred, growth_sd=(0.0, 0.0, 0.0)).params.uncertainty["residual"]
+
+
+def test_shift_check_learns_each_leases_shift_on_the_others(monkeypatch):
+    """Leave one lease out: a lease's shift is the median of the other leases' median log ratios below 16 MiB
+    (points at >= 16 MiB left out), and its error is scored as |predicted / measured - 1|."""
+    data = (("a", (np.r_[rows(0, [0.1, 0.1, 0.1]), rows(2, [5.0])], 1.0)),
+            ("b", (rows(1, [0.3, 0.3]), 1.0)),
+            ("c", (rows(0, [-0.2, -0.2, -0.2]), 1.0)))
+    monkeypatch.setattr(wg, "lease_rows", lambda: data)
+    check = wg.shift_check()
+    assert check["a"]["points"] == 3 and check["a"]["shift"] == pytest.approx(0.05)
+    assert check["c"]["shift"] == pytest.approx(0.2)
+    assert check["a"]["median_pct"] == pytest.approx(abs(np.expm1(-0.1)) * 100)
+    assert check["c"]["shifted_median_pct"] == pytest.approx(abs(np.expm1(0.4)) * 100)
+    text = " ".join(wg.shift_lines(check))
+    assert "It helps 1 of 3 leases" in text and "b goes" in text and "c goes" in text and "a goes" not in text

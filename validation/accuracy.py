@@ -293,6 +293,10 @@ def transfer_section(write_calibrations: bool) -> tuple[list[str], dict]:
     bw_lines, bw_figures = bw_lease_spread.section(rows, H200)
     lines += bw_lines
     figures.update(bw_figures)
+    from validation import bw_residuals
+    res_lines, res_figures = bw_residuals.section()
+    lines += res_lines
+    figures.update(res_figures)
     lines += _by_truth(rows, figures)
     launch = [(name, figures[f"transfer {name}"]) for name, _, _ in transfer.BANDS + (("all", 0, 0),)
               if figures[f"transfer {name}"].get("launch_reps")]

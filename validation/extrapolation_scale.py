@@ -42,17 +42,22 @@ LEARNED_BANDS = (2,)
 @lru_cache(maxsize=None)
 def records(name: str) -> np.ndarray:
     """Per unseen point of the machine's largest world size (validation.rank_model_error.MACHINES),
-    predicted by its 2-GPU calibration: band (validation.calibrate.SIZE_EDGES_BYTES), log(measured /
-    predicted), the residual quantiles its interval uses (low, median, high: the band's, or without per-band
-    quantiles the latency/bandwidth mix) and the extrapolation spread (standard deviation of log time above the band's
-    in-sample spread, before any share)."""
-    from simulator.collectives.uncertainty import size_band
+    predicted by its 2-GPU calibration: :func:`rows_of`."""
     from validation import rank_model_error
-    from validation.calibrate import SIZE_EDGES_BYTES
     pooled = rank_model_error.pooled(name)
-    pred = rank_model_error.predictor(name).with_params(rank_model_error.two_gpu_fit(name).params)
+    return rows_of(pooled[max(pooled)], rank_model_error.predictor(name).with_params(
+        rank_model_error.two_gpu_fit(name).params))
+
+
+def rows_of(points, pred) -> np.ndarray:
+    """Per pooled point (validation.transfer.PooledPoint) that ``pred`` (a calibrated validation.compare.Predictor)
+    predicts: band (validation.calibrate.SIZE_EDGES_BYTES), log(measured / predicted), the residual quantiles its
+    interval uses (low, median, high: the band's, or without per-band quantiles the latency/bandwidth mix) and the
+    extrapolation spread (standard deviation of log time above the band's in-sample spread, before any share)."""
+    from simulator.collectives.uncertainty import size_band
+    from validation.calibrate import SIZE_EDGES_BYTES
     rows = []
-    for q in pooled[max(pooled)]:
+    for q in points:
         p = q.point
         c = pred.predict(p)
         if c is None:

@@ -30,6 +30,7 @@ import math
 import os
 import sys
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -148,21 +149,44 @@ def blind_llm(c: Sealed = H100) -> dict[str, tuple[float, float, float]]:
 def score(c: Sealed = H100) -> tuple[list[str], dict, dict]:
     """Table rows, figures and pooled points of the sealed collectives, as a user would calibrate on them: the
     per-rank cost's model error and the extrapolation shares those of every committed machine (the sealed
-    campaign is none of them, so nothing shipped was learned on it)."""
-    from simulator.collectives.params import Parameters
-    from validation import extrapolation_scale, held_out_campaign, rank_model_error, transfer
+    campaign is none of them), the growth spread that of every other lease (validation.world_growth learns it on
+    the sealed leases too, each judged without its own points)."""
+    from validation import extrapolation_scale, held_out_campaign, rank_model_error
     from validation.calibrate import calibrate
-    from validation.compare import Predictor, Topo
-    pooled = {n: transfer.pooled_points(f) for n, f in c.files().items()}
-    pred0 = Predictor(Topo(c.topology), Parameters())
+    pooled, pred0 = campaign(c.lat, c.bw, c.topology)
     sd = rank_model_error.model_sd_s()
     two = [q.point for q in pooled[2]]
-    fits = (calibrate(two, pred0, name="2gpu", rank_model_sd_s=sd),
+    fits = (two_gpu_fit(c),
             calibrate([replace(p, rank_host_times_s=()) for p in two], pred0, name="reps-only", rank_model_sd_s=sd),
             calibrate([q.point for n in (2, 3) for q in pooled[n]], pred0, name="several-2-3gpu"))
     rows, figures = held_out_campaign.score_fits(pooled, pred0, fits,
-                                                 lambda params: extrapolation_scale.judged(params, None), c.prefix)
+                                                 lambda params: extrapolation_scale.judged(params, c.lease), c.prefix)
     return rows, figures, pooled
+
+
+@lru_cache(maxsize=None)
+def campaign(lat: Path, bw: Path, topology: str) -> tuple[dict, object]:
+    """A sealed campaign's points per world size, pooled over its launches (validation.transfer.pooled_points), and
+    the datasheet predictor on its topology (the prior its calibrations start from)."""
+    from simulator.collectives.params import Parameters
+    from validation import held_out_campaign, transfer
+    from validation.compare import Predictor, Topo
+    pooled = {n: transfer.pooled_points(f) for n, f in held_out_campaign.files(lat, bw).items()}
+    return pooled, Predictor(Topo(topology), Parameters())
+
+
+def two_gpu_fit(c: Sealed):
+    """``gpunetsim calibrate`` on a sealed campaign's pooled 2-GPU launches (validation.calibrate.Fit), carrying the
+    per-rank cost's model error of every committed machine (the sealed campaign is none of them)."""
+    return _two_gpu_fit(c.lat, c.bw, c.topology)
+
+
+@lru_cache(maxsize=None)
+def _two_gpu_fit(lat: Path, bw: Path, topology: str):
+    from validation import rank_model_error
+    from validation.calibrate import calibrate
+    pooled, pred0 = campaign(lat, bw, topology)
+    return calibrate([q.point for q in pooled[2]], pred0, name="2gpu", rank_model_sd_s=rank_model_error.model_sd_s())
 
 
 def collectives(c: Sealed = H100) -> tuple[list[str], dict]:

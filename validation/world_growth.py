@@ -1,4 +1,4 @@
-"""How much a time's growth with the ranks varies between machines, for intervals below 16 MiB.
+"""How much a time's growth with the ranks varies between leases, for intervals below 16 MiB.
 
 A 2-GPU calibration predicts 4 GPUs from its structure (the per-rank cost read off the order statistics,
 NCCL's per-step latencies). How a latency-bound call's time actually grows from 2 to 4 GPUs differs from
@@ -7,41 +7,69 @@ growth of an op, or another launch's on the same hosts, predicts a lease's 4-GPU
 the model), and no calibration's own world sizes show it. So an interval on a world size the calibration
 did not see adds a growth spread ``g`` per doubling of the ranks (``residual.growth`` of a
 calibration's uncertainty block, simulator.collectives.uncertainty), in quadrature with the parameters'
-part: per size band below 16 MiB, the smallest ``g`` on a grid of :data:`STEP` whose intervals hold the
-level (90%) of the pooled unseen points of the machines' largest world sizes in that band
-(validation.extrapolation_scale.records: the same points and residual quantiles as the >= 16 MiB share).
-At >= 16 MiB, where a call's time is its GPU's and reproduces to ~1% across launches, ``g`` is 0.
+part. At >= 16 MiB, where a call's time is its GPU's and reproduces to ~1% across launches, ``g`` is 0.
 
-The shipped figures (:data:`GROWTH_SD`) are learned on every committed machine; the accuracy report judges
-each machine with the figures of the other machines (:func:`growth_for` with ``exclude``), so no machine's
+Per size band below 16 MiB ``g`` is learned the way it is judged: on the unseen points of each lease's largest
+world size predicted by that lease's own 2-GPU calibration (:func:`lease_rows`: the committed machines of
+validation.rank_model_error.MACHINES and the sealed campaigns of validation.sealed_campaign.SEALED), as the
+smallest ``g`` on a grid of :data:`STEP` whose intervals hold the level (90%) of each lease's points *on average
+over the leases*, each lease weighing alike. A lease's points share its growth (the host state of its hour), so
+a lease is one draw of that growth, not its points' number of draws: pooled over points (the rule until the
+session of 2026-11-27 stop 17) the 302 points of the 4x H200 campaigns set ``g`` alone and every other lease's
+intervals held 96-100% of its points at nominal 90% (docs/accuracy.md section 3).
+
+The shipped figures (:data:`GROWTH_SD`) are learned on every lease; the accuracy report judges each lease with
+the figures of the other leases (:func:`growth_for` with ``exclude``: leave one lease out), so no lease's
 coverage rests on a figure its own points set.
 """
 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
-GROWTH_SD = (0.2, 0.2, 0.0)
+GROWTH_SD = (0.15, 0.125, 0.0)
 """The shipped growth spread per size band (validation.calibrate.SIZE_EDGES_BYTES: < 64 KiB, 64 KiB -
-16 MiB, >= 16 MiB), log time per doubling of the ranks: :func:`growth_for` over every machine; the report
+16 MiB, >= 16 MiB), log time per doubling of the ranks: :func:`growth_for` over every lease; the report
 refuses to run when they differ."""
 STEP = 0.025
 TOP = 1.0
 LEARNED_BANDS = (0, 1)
 """Bands whose growth spread is learned (< 16 MiB)."""
+Part = tuple[np.ndarray, float]
+"""One lease's unseen points (validation.extrapolation_scale.rows_of) and their doublings from 2 GPUs."""
 
 
-def machine_rows(name: str) -> tuple[np.ndarray, float]:
+def machine_rows(name: str) -> Part:
     """(validation.extrapolation_scale.records of the machine, doublings from its 2-GPU calibration to its
     largest world size)."""
     from validation import extrapolation_scale, rank_model_error
     return extrapolation_scale.records(name), math.log2(max(rank_model_error.pooled(name)) / 2)
 
 
-def coverage(parts: list[tuple[np.ndarray, float]], band: int, g: float, level: float = 0.9) -> tuple[float, float]:
-    """(share inside, median width) of the level's intervals of the machines' points in ``band`` with the
+def sealed_rows(c) -> Part:
+    """The same for a sealed campaign (validation.sealed_campaign.Sealed): its largest world size's pooled points
+    predicted by its 2-GPU calibration."""
+    from validation import extrapolation_scale, sealed_campaign
+    pooled, pred0 = sealed_campaign.campaign(c.lat, c.bw, c.topology)
+    n = max(w for w, pts in pooled.items() if pts)
+    return (extrapolation_scale.rows_of(pooled[n], pred0.with_params(sealed_campaign.two_gpu_fit(c).params)),
+            math.log2(n / 2))
+
+
+@lru_cache(maxsize=None)
+def lease_rows() -> tuple[tuple[str, Part], ...]:
+    """(name, :data:`Part`) of every lease measured beyond 2 GPUs: the committed machines, then the sealed
+    campaigns (their names as in validation.lease_spread)."""
+    from validation import rank_model_error, sealed_campaign
+    return (tuple((m.name, machine_rows(m.name)) for m in rank_model_error.MACHINES)
+            + tuple((c.lease, sealed_rows(c)) for c in sealed_campaign.SEALED if c.lat.exists() and c.bw.exists()))
+
+
+def coverage(parts: list[Part], band: int, g: float, level: float = 0.9) -> tuple[float, float]:
+    """(share inside, median width) of the level's intervals of the leases' points in ``band`` pooled, with the
     growth spread ``g`` per doubling (and the band's shipped share of the covariance's extrapolation)."""
     from validation import extrapolation_scale
     k = extrapolation_scale.PARAM_SCALE[band]
@@ -57,61 +85,135 @@ def coverage(parts: list[tuple[np.ndarray, float]], band: int, g: float, level: 
     return float(np.mean(inside)), float(np.median(widths))
 
 
-def learned(parts: list[tuple[np.ndarray, float]], band: int, level: float = 0.9) -> float:
-    """The smallest ``g`` on the grid from 0 to TOP whose intervals hold ``level`` of the points; 0 without points."""
+def lease_coverage(parts: list[Part], band: int, g: float, level: float = 0.9) -> float:
+    """Mean over the leases with points in ``band`` of each one's share inside (each lease weighing alike); nan
+    without points."""
+    shares = [coverage([part], band, g, level)[0] for part in parts if np.any(part[0][:, 0] == band)]
+    return float(np.mean(shares)) if shares else float("nan")
+
+
+def learned(parts: list[Part], band: int, level: float = 0.9, pooled: bool = False) -> float:
+    """The smallest ``g`` on the grid from 0 to TOP whose intervals hold ``level`` of each lease's points on average
+    over the leases (``pooled``: of the points pooled, each lease weighing by its points); 0 without points."""
     if not any(np.any(rows[:, 0] == band) for rows, _ in parts):
         return 0.0
     for g in np.arange(0.0, TOP + 1e-9, STEP):
-        if coverage(parts, band, float(g), level)[0] >= level:
+        share = coverage(parts, band, float(g), level)[0] if pooled else lease_coverage(parts, band, float(g), level)
+        if share >= level - 1e-9:
             return round(float(g), 3)
     return TOP
 
 
-def growth_for(exclude: str | None = None) -> tuple[float, ...]:
-    """The growth spread per size band learned on the machines other than ``exclude``."""
-    from validation import rank_model_error
+def growth_for(exclude: str | None = None, pooled: bool = False) -> tuple[float, ...]:
+    """The growth spread per size band learned on the leases other than ``exclude`` (``pooled``: by
+    :func:`learned`'s earlier rule)."""
     from validation.calibrate import SIZE_EDGES_BYTES
-    parts = [machine_rows(m.name) for m in rank_model_error.MACHINES if m.name != exclude]
-    return tuple(learned(parts, b) if b in LEARNED_BANDS else 0.0 for b in range(len(SIZE_EDGES_BYTES) + 1))
+    parts = [part for name, part in lease_rows() if name != exclude]
+    return tuple(learned(parts, b, pooled=pooled) if b in LEARNED_BANDS else 0.0
+                 for b in range(len(SIZE_EDGES_BYTES) + 1))
 
 
 def check_shipped() -> tuple[float, ...]:
-    """The growth spreads over every machine; InvariantError when the shipped :data:`GROWTH_SD` is not them."""
+    """The growth spreads over every lease; InvariantError when the shipped :data:`GROWTH_SD` is not them."""
     from validation.extrapolation_scale import shipped_matches
     return shipped_matches("validation.world_growth.GROWTH_SD", GROWTH_SD, growth_for(), 3)
 
 
+def held_out(pooled: bool = False) -> dict[str, dict[int, dict]]:
+    """Per lease and learned band with points: its points' number, the growth spread the other leases give (by
+    :func:`learned`'s rule, or ``pooled``: the earlier one) and its (coverage, width) without and with it."""
+    out: dict[str, dict[int, dict]] = {}
+    for name, part in lease_rows():
+        g = growth_for(name, pooled)
+        for b in LEARNED_BANDS:
+            n = int(np.sum(part[0][:, 0] == b))
+            if n:
+                out.setdefault(name, {})[b] = {"points": n, "growth_sd": g[b], "none": coverage([part], b, 0.0),
+                                               "used": coverage([part], b, g[b])}
+    return out
+
+
+def shift_check() -> dict[str, dict[str, float]]:
+    """Would the leases' typical growth, learned on the other leases, centre a lease's predictions below 16 MiB?
+    Per lease: its unseen points' median |predicted / measured - 1| (%) as predicted, the shift (log time) the other
+    leases give (the median over them of each one's median log(measured / predicted)) and the median error with the
+    predictions moved by it."""
+    def small(part: Part) -> np.ndarray:
+        rows = part[0]
+        return rows[np.isin(rows[:, 0], LEARNED_BANDS), 1]
+    r = {name: small(part) for name, part in lease_rows()}
+    out = {}
+    for name, x in r.items():
+        shift = float(np.median([np.median(v) for k, v in r.items() if k != name and len(v)]))
+        out[name] = {"points": len(x), "median_pct": float(np.median(np.abs(np.expm1(-x)))) * 100, "shift": shift,
+                     "shifted_median_pct": float(np.median(np.abs(np.expm1(shift - x)))) * 100}
+    return out
+
+
+def shift_lines(check: dict[str, dict[str, float]]) -> list[str]:
+    """:func:`shift_check` as a sentence for section 3."""
+    better = [k for k, v in check.items() if v["shifted_median_pct"] < v["median_pct"]]
+    worse = {k: v for k, v in check.items() if k not in better}
+    before, after = (float(np.mean([v[k] for v in check.values()])) for k in ("median_pct", "shifted_median_pct"))
+    return ["", "**Would the other leases' growth centre the predictions?** Measured over predicted on the leases' "
+            "unseen points below 16 MiB is above 1 on most leases (the model's 4-GPU growth falls short), so a shift "
+            "of log time learned on the other leases (the median of their median log ratios; leave one lease out) "
+            "might lower the median error. Per lease, median err % as predicted -> with the shift: " + "; ".join(
+                f"{k} {v['median_pct']:.1f} -> {v['shifted_median_pct']:.1f} (shift {v['shift']:+.3f})"
+                for k, v in check.items())
+            + f". It helps {len(better)} of {len(check)} leases (mean over leases {before:.1f} -> {after:.1f}%)"
+            + ("" if not worse else "; " + ", ".join(
+                f"{k} goes {v['median_pct']:.1f} -> {v['shifted_median_pct']:.1f}%" for k, v in worse.items()))
+            + ". Not taken: one shift for every op, size and GPU was chosen after seeing the sign of these errors (the "
+            "session of 2026-11-27 stop 17), it is no mechanism the 2-GPU data show (a lease's hosts slowing every "
+            "process when more share them, `h200x4_2026-11-26_lat3`'s host table, is one candidate; leases whose "
+            "several-world per-rank cost is below the order statistics go the other way), and the same shift per op, "
+            "or the per-rank cost corrected by the other leases' misses, raised the mean over leases. The growth "
+            "spread above carries it; a lease measured after this choice is its test."]
+
+
 def section() -> tuple[list[str], dict]:
-    """docs/accuracy.md section 3's lines and figures: per machine and band below 16 MiB, its unseen points'
-    coverage and width without the growth spread and with the one the other machines give."""
+    """docs/accuracy.md section 3's lines and figures: per lease and band below 16 MiB, its unseen points'
+    coverage and width without the growth spread and with the one the other leases give, and the mean over the
+    leases by this rule and by the earlier one (points pooled)."""
     from simulator.collectives.uncertainty import size_bands
-    from validation import rank_model_error
     from validation.calibrate import SIZE_EDGES_BYTES
     every = check_shipped()
     names = size_bands(SIZE_EDGES_BYTES)
+    now, before = held_out(), held_out(pooled=True)
     lines = ["", "**How a time's growth with the ranks varies (intervals below 16 MiB).** Another lease's growth of an op "
              "predicts a lease's 4-GPU medians no better than the model (below), and no calibration's own world sizes "
              "show that spread, so an interval on a world size the calibration did not see adds a growth spread per "
              "doubling of the ranks, in quadrature: per band, the smallest (grid "
-             f"{STEP:g}) whose intervals hold 90% of the other machines' unseen points (`validation/world_growth.py`; "
-             "each machine's figures in section 3 use the other machines' figure, the shipped calibrations the one "
-             "over all of them: " + ", ".join(f"{names[b][0]} {every[b]:g}" for b in LEARNED_BANDS) + " of log time "
-             "per doubling). Unseen points of each machine's largest world size, predicted from its 2 GPUs:", "",
-             "| machine | sizes | points | without it: coverage %, width % | from the other machines, per doubling "
-             "| with it: coverage %, width % |", "|---|---|---|---|---|---|"]
+             f"{STEP:g}) whose intervals hold 90% of each lease's unseen points on average over the leases, each "
+             "lease weighing alike (a lease's points share its hour's growth: one draw of it, however many points), "
+             "learned on the other leases, the sealed ones among them (`validation/world_growth.py`; each lease's "
+             "figures in section 3 use the other leases' figure, the shipped calibrations the one over all of them: "
+             + ", ".join(f"{names[b][0]} {every[b]:g}" for b in LEARNED_BANDS) + " of log time per doubling). Unseen "
+             "points of each lease's largest world size, predicted from its 2 GPUs:", "",
+             "| lease | sizes | points | without it: coverage %, width % | from the other leases, per doubling "
+             "| with it: coverage %, width % | points pooled (the rule until 2026-11-27 stop 17): per doubling, "
+             "coverage %, width % |", "|---|---|---|---|---|---|---|"]
     figures: dict = {"growth spread shipped": every}
-    for m in rank_model_error.MACHINES:
-        part = [machine_rows(m.name)]
-        g = growth_for(m.name)
-        for b in LEARNED_BANDS:
-            n = int(np.sum(part[0][0][:, 0] == b))
-            if not n:
-                continue
-            none, used = coverage(part, b, 0.0), coverage(part, b, g[b])
-            figures[f"growth spread {m.name} {names[b][0]}"] = {"points": n, "growth_sd": g[b], "none": none,
-                                                                "used": used}
-            lines.append(f"| {m.name} | {names[b][0]} | {n} | {none[0] * 100:.0f}, {none[1] * 100:.0f} | {g[b]:g} | "
-                         f"{used[0] * 100:.0f}, {used[1] * 100:.0f} |")
+    for name, bands in now.items():
+        for b, v in bands.items():
+            old = before[name][b]
+            figures[f"growth spread {name} {names[b][0]}"] = {**v, "pooled rule": old}
+            lines.append(f"| {name} | {names[b][0]} | {v['points']} | {v['none'][0] * 100:.0f}, {v['none'][1] * 100:.0f} "
+                         f"| {v['growth_sd']:g} | {v['used'][0] * 100:.0f}, {v['used'][1] * 100:.0f} | "
+                         f"{old['growth_sd']:g}: {old['used'][0] * 100:.0f}, {old['used'][1] * 100:.0f} |")
+    means = {}
+    for b in LEARNED_BANDS:
+        rows = [(v[b], before[name][b]) for name, v in now.items() if b in v]
+        means[names[b][0]] = tuple(float(np.mean([r[i]["used"][j] for r in rows])) * 100 for i in (0, 1) for j in (0, 1))
+    figures["growth spread mean over leases"] = means
+    lines += ["", "Mean over the leases, each judged with the other leases' figure (nominal 90%): " + "; ".join(
+        f"{k} coverage {v[0]:.0f}% at a width of {v[1]:.0f}% (points pooled: {v[2]:.0f}% at {v[3]:.0f}%)"
+        for k, v in means.items()) + ". A lease's coverage scatters around that mean because its points share one "
+        "growth: a lease whose growth falls outside the others' spread misses many points at once."]
+    check = shift_check()
+    figures["growth shift check"] = check
+    lines += shift_lines(check)
     return lines, figures
 
 
@@ -126,7 +228,7 @@ def block(growth: tuple[float, ...] | None = None) -> dict:
 
 
 def judged(params, exclude: str | None):
-    """``params`` (a calibration) with the growth spreads learned on the machines other than ``exclude``."""
+    """``params`` (a calibration) with the growth spreads learned on the leases other than ``exclude``."""
     unc = dict(params.uncertainty)
     residual = {k: v for k, v in unc["residual"].items() if k != "growth"}
     return params.with_uncertainty({**unc, "residual": {**residual, **block(growth_for(exclude))}})

@@ -90,3 +90,16 @@ def test_the_lease_tables_refuse_arguments_they_do_not_take(module):
     with pytest.raises(SystemExit) as e:
         importlib.import_module(module).main(["--bogus"])
     assert e.value.code == 2
+
+
+def test_band_is_a_band_around_the_prediction(monkeypatch):
+    """Review s17 #11: the band's half-width is the 80th percentile of |truth / prediction - 1| (a band around the
+    other lease's growth, the prediction), not of the error measured over the truth."""
+    big = b.BIG_BYTES
+    truth = {("all_reduce", big * (i + 1)): 1.0 for i in range(10)}
+    pred = {("all_reduce", big * (i + 1)): 0.5 for i in range(10)}   # predicts half the truth everywhere
+    monkeypatch.setattr(b, "leases", lambda: [("a", "H200", {}), ("t", "H200", {})])
+    monkeypatch.setattr(b, "ratios", lambda: {"a": pred, "t": truth})
+    row = next(r for r in b.transfer_rows() if r["from"] == "a" and r["to"] == "t")
+    assert row["stats"][0] == pytest.approx(50.0)      # |0.5 / 1 - 1|: the error over the truth
+    assert row["band80"] == pytest.approx(200.0)      # 2 x |1 / 0.5 - 1|: a band around 0.5 reaching 1

@@ -57,6 +57,27 @@ def test_dp_records_read_and_predicted() -> None:
         assert r.iteration_s >= r.single_gpu_iteration_s
 
 
+def test_predictions_are_kept_by_their_data_and_go_with_it() -> None:
+    """Review s17 #12: a DataParallel prediction is made once per data, GPUs and parameter values and kept by the data
+    (no module-level memo keyed by id that keeps every data read alive until it fills up)."""
+    import gc
+    import weakref
+    from dataclasses import replace
+
+    from validation.dp_compare import predict_dp
+    params = load_calibration("h200-dataparallel")
+    d = _committed_dp()[0]
+    first = predict_dp(d, 2, params)
+    assert predict_dp(d, 2, params) is first                     # made once
+    other = replace(d, profile=replace(d.profile, batch_size=2 * d.profile.batch_size))
+    assert predict_dp(other, 2, params) is not first             # another data, its own prediction
+    assert predict_dp(other, 2, params) != first
+    gone = weakref.ref(other)
+    del other
+    gc.collect()
+    assert gone() is None                                        # nothing else holds the data
+
+
 def _diagnosed_dp():
     from validation.dp_compare import read_dp
     folders = [f for f in sorted(DATA.glob("*/dp_world4.jsonl"))]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from simulator.core.errors import InputError
 from simulator.training.gpus import get_gpu
@@ -30,10 +31,61 @@ def test_timeline_lets_the_host_run_ahead_of_the_gpu():
     # host-bound throughout: the host's total
     assert tl([(1.0, 2.0, 0.0)] * 4) == pytest.approx(8.0)
     # a host that waits for each pass: every pass the longer of the two (as vTrain's DeepSpeed runs behave)
-    waits = ComputeModel(get_gpu("h100"), "bf16", ComputeParams(host_runs_ahead=0.0)).timeline_s
+    waits = ComputeModel(get_gpu("h100"), "bf16", ComputeParams(host_runs_ahead=False)).timeline_s
     assert waits([(3.0, 1.0, 0.0), (1.0, 2.5, 0.0)]) == pytest.approx(5.5)
+
+
+def _one_stage(fwd: tuple[float, float, float], bwd: tuple[float, float, float], m: int) -> list[StageWork]:
+    """One stage, ``m`` micro-batches; each pass (kernels, host issue, TP collectives: a timeout of their time)."""
+    from simulator.training.llm.collective_job import CollJob
+
+    def comm(c: float) -> tuple:
+        return (CollJob(None, 0.0, 1, "tp", isolated_s=c),) if c > 0 else ()     # type: ignore[arg-type]
+    chunk = ChunkWork(fwd[0], bwd[0], comm(fwd[2]), comm(bwd[2]), 0.0, forward_host_s=fwd[1], backward_host_s=bwd[1],
+                      forward_hidden_s=fwd[2], backward_hidden_s=bwd[2])
+    return [StageWork((chunk,), schedule(1, m, 1)[0], None, None, (), 0.0, ())]
+
+
+_PASS = st.tuples(*[st.floats(0.0, 5.0, allow_subnormal=False)] * 3)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_PASS, _PASS, st.integers(1, 6), st.booleans())
+def test_timeline_is_a_one_stage_engine_run(fwd, bwd, m, ahead):
+    """Review s17 #9: ComputeModel.timeline_s (validation's fits) and pipeline_engine (the simulation) run one host
+    rule; a one-stage pipeline is timeline_s of its passes. A host that waits for each pass reaches the engine as
+    iteration.py builds it: each pass issue_s, no host time."""
+    cm = ComputeModel(get_gpu("h100"), "bf16", ComputeParams(host_runs_ahead=ahead))
+    expected = cm.timeline_s([fwd, bwd] * m)
+    if not ahead:
+        fwd, bwd = ((cm.issue_s(k, h, c), 0.0, c) for k, h, c in (fwd, bwd))
+    times, _ = simulate_pipeline(_net, _one_stage(fwd, bwd, m), 1)
+    assert times[0].passes_end_s == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("raw, ahead", [("true", True), ("false", False), ("1", True), ("0", False), ("1.0", True),
+                                        ("0.0", False)])
+def test_host_runs_ahead_is_a_switch_read_from_true_false_or_an_old_0_1(tmp_path, raw, ahead):
+    """Review s17 #16: host_runs_ahead is a bool (JSON true / false); files written with 0 / 1 still load."""
+    from simulator.training.llm.compute import load_compute_params
+    f = tmp_path / "c.json"
+    f.write_text('{"llm": {"host_runs_ahead": %s}}' % raw)
+    assert load_compute_params(f).host_runs_ahead is ahead
+
+
+@pytest.mark.parametrize("raw", ['0.5', '"true"', 'null', '2', '[1]'])
+def test_a_host_runs_ahead_that_is_no_switch_names_file_field_and_value(tmp_path, raw):
+    import json
+
+    from simulator.training.llm.compute import load_compute_params
+    f = tmp_path / "c.json"
+    f.write_text('{"llm": {"host_runs_ahead": %s}}' % raw)
+    with pytest.raises(InputError) as e:
+        load_compute_params(f)
+    assert e.value.source == str(f) and e.value.field == "llm.host_runs_ahead" and e.value.value == json.loads(raw)
+    assert "true" in e.value.message and "false" in e.value.message
     with pytest.raises(InputError, match="host_runs_ahead"):
-        ComputeParams(host_runs_ahead=0.5)
+        ComputeParams(host_runs_ahead=0.0)                 # in code, a bool
 
 
 def test_tp_blocks_take_their_own_host_issue_time():
@@ -80,7 +132,7 @@ def test_steady_state_is_the_longer_of_the_hosts_and_the_gpus_work():
 
 
 def test_a_host_that_waits_gives_each_pass_the_longer_of_kernels_and_host():
-    """host_runs_ahead 0 (a100-megatron): the simulation's passes are issue_s each, the rule before the run-ahead."""
+    """host_runs_ahead false (a100-megatron): the simulation's passes are issue_s each, the rule before the run-ahead."""
     from simulator.collectives.params import Parameters
     from simulator.training.llm.config import TrainConfig
     from simulator.training.llm.iteration import simulate_train
@@ -93,11 +145,11 @@ def test_a_host_that_waits_gives_each_pass_the_longer_of_kernels_and_host():
     c = TrainConfig(1, 4, 1, 4, 1, dtype="bf16", flash_attention=True)      # one micro-batch through 4 stages
     ahead = ComputeParams(host_block_s=2e-3)
     t_ahead = simulate_train(router, model, c, get_gpu("h100"), Parameters(), ahead, record=False).iteration_s
-    t_waits = simulate_train(router, model, c, get_gpu("h100"), Parameters(), replace(ahead, host_runs_ahead=0.0),
+    t_waits = simulate_train(router, model, c, get_gpu("h100"), Parameters(), replace(ahead, host_runs_ahead=False),
                              record=False).iteration_s
     assert t_ahead < t_waits          # stages 1-3 issued their forward while they waited
     from simulator.training.llm.compute import load_compute_params
-    assert load_compute_params("a100-megatron").host_runs_ahead == 0
+    assert load_compute_params("a100-megatron").host_runs_ahead is False
 
 
 def test_plan_bound_stays_below_a_host_bound_simulation():
@@ -111,7 +163,7 @@ def test_plan_bound_stays_below_a_host_bound_simulation():
 
     model = TransformerSpec("t", layers=8, hidden=1024, heads=16, seq=1024, vocab=32000)
     router = Router(server("dgx-h100", gpus=4))
-    for host, ahead in ((0.0, 1.0), (2e-4, 1.0), (2e-3, 1.0), (2e-3, 0.0)):
+    for host, ahead in ((0.0, True), (2e-4, True), (2e-3, True), (2e-3, False)):
         cp = ComputeParams(host_block_s=host, host_tp_block_s=1.5 * host, host_runs_ahead=ahead)
         cm = ComputeModel(get_gpu("h100"), "bf16", cp)
         for tp, pp in ((1, 4), (2, 2), (4, 1)):

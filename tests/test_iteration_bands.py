@@ -284,3 +284,13 @@ def test_folder_domain_counts_a_campaigns_runs_only():
     assert vib.folder_domain("h100x4_2026-11-26_tp") == (frozenset({H100}), frozenset({4}))     # TP issue probes
     assert vib.domain({"a": [0.1], "Selene": [0.2], "empty": []}, {"a": ({H100}, {2}), "Selene": ({A100}, {64, 3072})}) \
         == {"gpus": [A100, H100], "world": [2, 3072]}
+
+
+def test_a_band_takes_the_domain_its_caller_knows_without_reading_folders():
+    """Review s17 #13: validation.part_checks knows its bands' domain (GPUs, group sizes, bytes per call); make_band
+    takes it instead of reading every campaign folder for one it threw away (these datasets are no folders)."""
+    covers = {"gpus": [H100], "world": [2, 4], "call_bytes": [1024, 4096]}
+    band = vib.make_band({"no-such-folder": [0.1, 0.2], "nor-this": [0.0]}, "test", covers=covers)
+    assert band["domain"] == covers and band["datasets"] == {"no-such-folder": 2, "nor-this": 1}
+    with pytest.raises(ValueError, match="no-such-folder"):
+        vib.make_band({"no-such-folder": [0.1, 0.2]}, "test")      # without it, the folders are read

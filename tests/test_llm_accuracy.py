@@ -57,10 +57,28 @@ def test_plan_search_top_picks_on_vtrain_8gpu_runs():
 
 
 def test_the_host_rule_chosen_with_the_8gpu_figure_in_view_is_said():
-    """Review s17 #7: a100-megatron's host rule (host_runs_ahead 0) was chosen with the held-out 8-GPU vTrain runs'
+    """Review s17 #7: a100-megatron's host rule (host_runs_ahead false) was chosen with the held-out 8-GPU vTrain runs'
     figure in view (3.5% against 6.4%); the report called those runs out of sample without saying so."""
     from validation import llm_accuracy as la
     text = la.host_rule_note()
-    assert "host_runs_ahead` 0" in text and "3.5% against 6.4%" in text and "not held out" in text
+    assert "host_runs_ahead` false" in text and "3.5% against 6.4%" in text and "not held out" in text
     from simulator.training.llm.compute import load_compute_params
-    assert load_compute_params(la.CALIBRATION).host_runs_ahead == la.HOST_RUNS_AHEAD
+    assert load_compute_params(la.CALIBRATION).host_runs_ahead is la.HOST_RUNS_AHEAD
+
+
+def test_the_shipped_compute_set_is_what_its_tool_writes():
+    """Review s17 #14: `python -m validation.llm_accuracy --fit` writes the calibration (with ``llm_gpus``, its interval
+    band's key) and `validation.pass_profile --fit` adds its profile; the shipped file, hand-edited once, had no
+    ``llm_gpus``. Rebuilt from its own fitted set and fit figures, the tool's part is the shipped file's."""
+    import json
+
+    from simulator.collectives.params import SHIPPED_DIR
+    from simulator.training.llm.compute import load_compute_params
+    from validation import llm_accuracy as la
+    shipped = json.loads((SHIPPED_DIR / f"{la.CALIBRATION}.json").read_text())
+    fit = shipped["fit"]
+    written = la.calibration_data(load_compute_params(la.CALIBRATION), {
+        "runs": la.FIT_SAMPLE, "median_pct": fit["in_sample_median_pct"], "p90_pct": fit["in_sample_p90_pct"]})
+    assert list(shipped)[:len(written)] == list(written)
+    assert {k: shipped[k] for k in written} == written
+    assert set(shipped) - set(written) == {"pass_profile_fit", "pass_profile"}      # validation.pass_profile's

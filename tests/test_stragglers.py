@@ -132,3 +132,19 @@ def test_heavy_lognormal_tails_keep_the_integral_and_quantiles_right(cv):
     draws = model.draw(np.random.default_rng(5), scales, 40000)
     assert np.mean(draws < lo) == pytest.approx(0.05, abs=0.006)
     assert np.mean(draws > hi) == pytest.approx(0.05, abs=0.006)
+
+
+@pytest.mark.parametrize("dist", ["normal", "lognormal"])
+def test_a_rank_of_zero_scale_adds_nothing_to_the_maximum(dist):
+    """Review s17 #19: a rank whose compute is scaled to 0 (X = 0 whatever is drawn, as draw() gives it) leaves the
+    maximum of the others (the draws are clamped at 0); the lognormal grid took the log of 0 and raised."""
+    model = StragglerModel(dist, 0.1)
+    with_zero, without = np.array([0.0, 1.0, 1.2]), np.array([1.0, 1.2])
+    assert expected_max(model, with_zero) == pytest.approx(expected_max(model, without), rel=1e-9)
+    assert max_quantiles(model, with_zero, (0.05, 0.95)) == pytest.approx(max_quantiles(model, without, (0.05, 0.95)),
+                                                                          rel=1e-9)
+    mean, se = monte_carlo_max(model, with_zero, 20_000, np.random.default_rng(3))
+    assert abs(mean - expected_max(model, with_zero)) < 4 * se
+    assert expected_max(model, np.zeros(4)) == 0.0 and max_quantiles(model, np.zeros(4), (0.05, 0.95)) == [0.0, 0.0]
+    with pytest.raises(InputError, match="scale"):
+        expected_max(model, np.array([1.0, -0.5]))

@@ -98,7 +98,9 @@ def transfer_rows() -> list[dict]:
             err = [abs(r[a][k] / r[b][k] - 1) * 100 for k in common]
             rest = [e for k, e in zip(common, err) if k[1] > BIG_BYTES]
             rows.append({"from": a, "to": b, "points": len(common), "stats": _stats(err),
-                         "band80": 2 * float(np.percentile(err, 80)),
+                         # a band around the prediction (a's growth) holding 80% of the truths: its half-width is
+                         # the 80th percentile of |truth / prediction - 1|, not of the error over the truth
+                         "band80": 2 * float(np.percentile([abs(r[b][k] / r[a][k] - 1) * 100 for k in common], 80)),
                          "p90_without_16": float(np.percentile(rest, 90)) if rest else float("nan"),
                          "at_16": _stats([e for k, e in zip(common, err) if k[1] == BIG_BYTES])})
     return rows

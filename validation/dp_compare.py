@@ -21,7 +21,7 @@ iterations, so that a model left out is still a prediction (leave-one-model-out)
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -89,6 +89,10 @@ class DPModelData:
                                                       # (both measured in the same launch)
     ddp_all_s: dict[int, tuple[float, ...]] | None = None   # ranks -> each launch's median over *all* its
                                                       # timed DDP iterations, held-back ones included
+    predictions: dict[tuple, object] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """This data's DataParallel predictions by (GPUs, parameter names, parameter values) (:func:`predict_dp`): the
+    leave-one-out host fits of docs/accuracy.md section 6 try the same parameter sets on the same runs over and over
+    (about three predictions in four repeat one made before); a copy (``dataclasses.replace``) starts empty."""
 
     @property
     def has_diagnostics(self) -> bool:
@@ -277,27 +281,15 @@ def _model(data: DPModelData, gpus: int, params: Parameters):
     return hit
 
 
-_PREDICTED: dict[tuple, tuple] = {}
-"""DataParallel predictions by (the data's identity, GPUs, parameter names, parameter values), each kept with
-the data it was made for (so an identity is never reused for other data): the leave-one-out host fits of
-docs/accuracy.md section 6 try the same parameter sets on the same models' runs over and over (about three
-predictions in four repeat one made before). A result (a frozen DataParallelResult) depends on nothing else."""
-_NAMES: dict[tuple[str, ...], tuple[str, ...]] = {}
-"""One tuple per distinct ordering of parameter names (the memo's keys share it)."""
-
-
 def predict_dp(data: DPModelData, gpus: int, params: Parameters):
-    """The DataParallel prediction (a DataParallelResult) from the profile alone (made once per data, GPUs and
-    parameter values: :data:`_PREDICTED`)."""
+    """The DataParallel prediction (a DataParallelResult, frozen) from the profile alone, made once per data, GPUs and
+    parameter values (kept in ``data.predictions``)."""
     from simulator.training.dataparallel import simulate_dataparallel
-    names = tuple(params.values)
-    key = (id(data), gpus, _NAMES.setdefault(names, names), tuple(params.values.values()))
-    hit = _PREDICTED.get(key)
-    if hit is None or hit[0] is not data:
-        if len(_PREDICTED) > 50000:
-            _PREDICTED.clear()
-        hit = _PREDICTED[key] = (data, simulate_dataparallel(_model(data, gpus, params), data.profile, params))
-    return hit[1]
+    key = (gpus, tuple(params.values), tuple(params.values.values()))
+    hit = data.predictions.get(key)
+    if hit is None:
+        hit = data.predictions[key] = simulate_dataparallel(_model(data, gpus, params), data.profile, params)
+    return hit
 
 
 def predict_ddp(data: DPModelData, gpus: int, params: Parameters) -> float:

@@ -42,17 +42,18 @@ def weighted_quantiles(groups: Mapping[str, Sequence[float]], qs: Sequence[float
 
 def make_band(groups: Mapping[str, Sequence[float]], source: str,
               known: Mapping[str, tuple[set[str], set[int]]] | None = None, kinds: tuple[str, ...] = LLM_RUNS,
-              others: "Others | None" = None) -> dict:
+              others: "Others | None" = None, covers: dict | None = None) -> dict:
     """The band of ``groups`` ({dataset: log ratios}) with its leave-one-dataset-out figures and its domain
     (:func:`domain`; ``known``: the GPUs and GPU counts of datasets that are no campaign folder; ``kinds``: the
-    record kinds of a folder's runs; ``others``: as :func:`lodo_rows`)."""
+    record kinds of a folder's runs; ``others``: as :func:`lodo_rows`; ``covers``: the domain itself, where the caller
+    knows it better, e.g. with bytes per call (validation.part_checks): then no folder is read)."""
     lo, mid, hi = weighted_quantiles(groups, [(1 - LEVEL) / 2, 0.5, (1 + LEVEL) / 2])
     rows = lodo_rows(groups, others)
     cov, mean_cov, width = summary(rows)
     return {"level": LEVEL, "log_ratio": [round(lo, 6), round(mid, 6), round(hi, 6)],
             "datasets": {k: len(v) for k, v in groups.items()},
             "coverage_pct": round(cov, 1), "dataset_coverage_pct": round(mean_cov, 1), "width_pct": round(width, 1),
-            "source": source, "domain": domain(groups, known or {}, kinds)}
+            "source": source, "domain": covers if covers is not None else domain(groups, known or {}, kinds)}
 
 
 @lru_cache(maxsize=None)

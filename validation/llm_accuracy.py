@@ -39,9 +39,9 @@ _SCALE = np.array([1.0, 100.0, 1.0, 1e-3, 1e-5, 1e-2])
 _LO = np.array([0.2, 0.0, 0.2, 0.0, 0.0, 0.0])
 _HI = np.array([1.0, 2000.0, 1.0, 0.02, 1e-3, 1.0])
 FIT_SAMPLE, FIT_SEED = 60, 1
-HOST_RUNS_AHEAD = 0.0
+HOST_RUNS_AHEAD = False
 """vTrain's Megatron-DeepSpeed runs are fitted with the host waiting for each pass (``ComputeParams.host_runs_ahead``
-0): refitted with the host running ahead, the fit's in-sample median error on its 60 runs rises from 4.45% to 5.76%
+false): refitted with the host running ahead, the fit's in-sample median error on its 60 runs rises from 4.45% to 5.76%
 and the held-out 8-GPU runs' from 3.5% to 6.4% (python -m validation.llm_accuracy --fit, 2026-11-27; not kept)."""
 HOST_RULE_TRIED = ((4.45, 5.76), (3.5, 6.4))
 """The figures of that choice (median err %: host waiting, host running ahead), in sample then on the 8-GPU runs;
@@ -53,7 +53,7 @@ def host_rule_note() -> str:
     """The report's words on the one structural choice made with the 8-GPU vTrain runs' figure in view."""
     (in_wait, in_ahead), (out_wait, out_ahead) = HOST_RULE_TRIED
     return (f"One structural choice of `{CALIBRATION}` saw the 8-GPU runs' figure: the host waits for each pass "
-            f"(`host_runs_ahead` {HOST_RUNS_AHEAD:g}), chosen over the host running ahead (in sample {in_wait:g}% "
+            f"(`host_runs_ahead` {str(HOST_RUNS_AHEAD).lower()}), chosen over the host running ahead (in sample {in_wait:g}% "
             f"against {in_ahead:g}%, the 8-GPU runs {out_wait:g}% against {out_ahead:g}%; recorded by `--fit`, not "
             "recomputed), so for that choice they are not held out")
 TARGET_MEDIAN, TARGET_MEMORY, TARGET_SPEARMAN = 8.0, 5.0, 0.9
@@ -86,16 +86,21 @@ def fit(runs: list[LlmRun]) -> tuple[ComputeParams, dict]:
     return params(sol.x), {"runs": len(runs), "median_pct": float(np.median(e)), "p90_pct": float(np.percentile(e, 90))}
 
 
-def write_calibration(cp: ComputeParams, summary: dict) -> Path:
-    out = SHIPPED_DIR / f"{CALIBRATION}.json"
-    data = {"format": CALIBRATION_FORMAT, "name": CALIBRATION,
+def calibration_data(cp: ComputeParams, summary: dict) -> dict:
+    """The calibration file of fitted set ``cp`` (``summary`` as :func:`fit` returns it), as :func:`write_calibration`
+    writes it (validation.pass_profile then adds its profile)."""
+    return {"format": CALIBRATION_FORMAT, "name": CALIBRATION,
             "fit": {"data": "validation/data/public/llm/vtrain_single_a100.jsonl",
                     "runs": f"{summary['runs']} runs on 2 and 4 A100s (random sample, seed {FIT_SEED})",
                     "in_sample_median_pct": round(summary["median_pct"], 2),
                     "in_sample_p90_pct": round(summary["p90_pct"], 2), "tool": "python -m validation.llm_accuracy --fit"},
             "params": {}, "llm": {**{k: getattr(cp, k) for k in FIT_KEYS}, "host_runs_ahead": HOST_RUNS_AHEAD},
             "llm_gpus": [LlmPredictor().gpu.name]}     # the GPU its runs are on: its interval band's key
-    out.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def write_calibration(cp: ComputeParams, summary: dict) -> Path:
+    out = SHIPPED_DIR / f"{CALIBRATION}.json"
+    out.write_text(json.dumps(calibration_data(cp, summary), indent=2) + "\n")
     return out
 
 

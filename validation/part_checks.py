@@ -138,8 +138,8 @@ def section_lines(fits: Mapping[str, object], write: bool) -> list[str]:
         for folder, m, p, lo, hi, *_ in rows:
             groups.setdefault(folder, []).append((m, p, lo, hi))
         logs = {f: [float(np.log(m / p)) for m, p, _, _ in rs] for f, rs in groups.items()}
-        built[key] = {**ib.make_band(logs, f"{label}: log(measured / predicted) per campaign (validation.part_checks)"),
-                      "domain": band_domain(rows)}
+        built[key] = ib.make_band(logs, f"{label}: log(measured / predicted) per campaign (validation.part_checks)",
+                                  covers=band_domain(rows))
         for folder, rs in groups.items():
             a, b = _band_edges({f: v for f, v in logs.items() if f != folder})
             alone = sum(lo <= m <= hi for m, _, lo, hi in rs)

@@ -92,12 +92,24 @@ def _cdf(model: StragglerModel, x: np.ndarray) -> np.ndarray:
         return special.ndtr((np.log(np.maximum(x, 1e-300)) + s * s / 2) / s) * (x > 0)
 
 
+def _scales(scales: Sequence[float] | np.ndarray) -> np.ndarray:
+    """``scales`` as an array, checked: a rank's scale is a finite number >= 0 (0: its compute takes no time, so
+    its ``X`` is 0 whatever is drawn)."""
+    scales = np.asarray(scales, dtype=float)
+    bad = ~(np.isfinite(scales) & (scales >= 0))
+    if bad.any():
+        raise InputError("a rank's scale must be a finite number >= 0", field="scales", value=float(scales[bad][0]))
+    return scales
+
+
 def _max_cdf(model: StragglerModel, scales: np.ndarray, points: int) -> tuple[np.ndarray, np.ndarray]:
     """(grid x, CDF of the maximum ``prod_r F_r(x)`` on it), the grid covering the maximum's support: within
-    the largest scale's 12-sigma band, above the smallest scale's -12 (a model with variability). A lognormal's
-    grid is geometric (even in log x): its 12-sigma band spans many decades once ``cv`` passes ~1, and an even
-    grid there would put no point in the bulk (review s16 #10: cv 3 gave E[max] 64 for 8 ranks of mean 1)."""
-    groups, counts = np.unique(scales, return_counts=True)
+    the largest scale's 12-sigma band, above the smallest positive scale's -12 (a model with variability, some
+    scale above 0). A lognormal's grid is geometric (even in log x): its 12-sigma band spans many decades once
+    ``cv`` passes ~1, and an even grid there would put no point in the bulk (review s16 #10: cv 3 gave E[max] 64
+    for 8 ranks of mean 1). A rank of scale 0 is a step at 0: it leaves the CDF of the others from 0 up, and 0
+    below."""
+    groups, counts = np.unique(scales[scales > 0], return_counts=True)
     s = math.sqrt(math.log1p(model.cv ** 2)) if model.distribution == "lognormal" else model.cv
     if model.distribution == "normal":
         x = np.linspace(min(0.0, groups.min() * (1 - 12 * s)), groups.max() * (1 + 12 * s), points)
@@ -108,17 +120,18 @@ def _max_cdf(model: StragglerModel, scales: np.ndarray, points: int) -> tuple[np
     with np.errstate(divide="ignore"):
         for g, c in zip(groups, counts):
             log_f += c * np.log(_cdf(model, x / g))
-    return x, np.exp(log_f)
+    f = np.exp(log_f)
+    return x, np.where(x >= 0, f, 0.0) if (scales == 0).any() else f
 
 
 def expected_max(model: StragglerModel, scales: Sequence[float] | np.ndarray, points: int = 200_001) -> float:
     """``E[max_r scale_r * Y_r]`` by numerical integration of the CDF of the maximum (trapezoid
     rule on a grid covering the maximum's support, :func:`_max_cdf`; below a lognormal's grid the CDF is
     0 to 12 sigma, so that stretch adds its length; relative error below 1e-6 for cv >= 0.001)."""
-    scales = np.asarray(scales, dtype=float)
+    scales = _scales(scales)
     if not len(scales):
         return 0.0
-    if model.distribution == "none" or model.cv == 0:
+    if model.distribution == "none" or model.cv == 0 or scales.max() == 0:
         return float(scales.max())
     x, f = _max_cdf(model, scales, points)
     integrand = np.where(x >= 0, 1.0 - f, -f)
@@ -131,10 +144,10 @@ def max_quantiles(model: StragglerModel, scales: Sequence[float] | np.ndarray, q
     """Quantiles of one iteration's ``M = max_r scale_r * Y_r`` (``qs`` in (0, 1)), where ``prod_r F_r(x)``
     crosses each (interpolated on the grid of :func:`expected_max`; clamped at 0 as the draws are):
     with 0.05 and 0.95, the 90% interval of one iteration's compute multiplier under the model."""
-    scales = np.asarray(scales, dtype=float)
+    scales = _scales(scales)
     if not len(scales):
         return [0.0 for _ in qs]
-    if model.distribution == "none" or model.cv == 0:
+    if model.distribution == "none" or model.cv == 0 or scales.max() == 0:
         return [float(scales.max()) for _ in qs]
     x, f = _max_cdf(model, scales, points)
     keep = np.concatenate(([True], np.diff(f) > 0))      # strictly increasing for the interpolation

@@ -22,11 +22,12 @@
   takes ``host_block_s``. ``python -m validation.llm_real`` fits it on the TP runner's
   no-communication loops and ``host_block_s`` on the unsharded measurements (whole model, pipeline
   stages alone), so the two cannot trade against each other.
-* ``host_runs_ahead``: 1 (the default) when the host issues a stage's passes one after another
+* ``host_runs_ahead``: true (the default) when the host issues a stage's passes one after another
   without waiting for the GPU (PyTorch queues kernels and NCCL calls asynchronously; the LLM runners'
-  pipelines: their one-micro-batch pipelines take the stages' kernels, not their host time), 0 when it
+  pipelines: their one-micro-batch pipelines take the stages' kernels, not their host time), false when it
   waits for each pass's GPU work before issuing the next, so each pass takes the longer of its kernels
   and its host time (the vTrain runs of Megatron-DeepSpeed fit that better: ``a100-megatron`` sets it).
+  A file's 0 and 1 (what files said before it was a switch) read as false and true.
 * ``iteration_overhead_s``: a fixed cost per iteration (data loading, logging, host syncs).
 * ``host_collective_s``: host seconds per collective call a pass issues (its TP all-reduces,
   all-gathers, reduce-scatters: the framework's call into the communication library), added to
@@ -60,6 +61,9 @@ from simulator.training.llm.layer import FusedAttention, Gemm, Kernel, MemOp, Pa
 from simulator.training.llm.pass_profile import PassProfile, parse_profile
 
 
+HOST_RUNS_AHEAD_WORDS = "must be true (the host runs ahead of the GPU) or false (it waits for each pass)"
+
+
 @dataclass(frozen=True)
 class ComputeParams:
     """The per-GPU compute model's parameters (dimensionless, seconds, bytes)."""
@@ -75,7 +79,7 @@ class ComputeParams:
     fsdp_unit_host_s: float = 0.0
     fsdp_gather_host_s: float = 0.0
     host_collective_s: float = 0.0
-    host_runs_ahead: float = 1.0
+    host_runs_ahead: bool = True
     name: str = "datasheet"
     profile: PassProfile | None = None          # measured pass times per shape (:mod:`.pass_profile`)
     fitted_gpus: tuple[str, ...] = ()           # catalog GPUs the set was fitted on (its interval band's key)
@@ -86,16 +90,14 @@ class ComputeParams:
                           ("optimizer_bytes_per_param", 0.0, 1e3), ("iteration_overhead_s", 0.0, 60.0),
                           ("host_block_s", 0.0, 1.0), ("host_tp_block_s", 0.0, 1.0),
                           ("fsdp_unit_host_s", 0.0, 1.0),
-                          ("fsdp_gather_host_s", 0.0, 1.0), ("host_collective_s", 0.0, 0.1),
-                          ("host_runs_ahead", 0.0, 1.0)):
+                          ("fsdp_gather_host_s", 0.0, 1.0), ("host_collective_s", 0.0, 0.1)):
             v = getattr(self, f)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
                 raise InputError(f"out of range [{lo:g}, {hi:g}]", field=f"llm.{f}", value=v)
-        if self.host_runs_ahead not in (0, 1):
-            raise InputError("must be 0 (the host waits for each pass) or 1 (it runs ahead)",
-                             field="llm.host_runs_ahead", value=self.host_runs_ahead)
+        if not isinstance(self.host_runs_ahead, bool):
+            raise InputError(HOST_RUNS_AHEAD_WORDS, field="llm.host_runs_ahead", value=self.host_runs_ahead)
 
-    def values(self) -> dict[str, float]:
+    def values(self) -> dict[str, float | bool]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name in PARAM_NAMES}
 
 
@@ -119,9 +121,18 @@ def load_compute_params(path_or_name: str | Path | None) -> ComputeParams:
     profile = parse_profile(data["pass_profile"], src) if "pass_profile" in data else None
     try:
         return replace(ComputeParams(), name=str(data.get("name", Path(src).stem)), profile=profile,
-                       fitted_gpus=_fitted_gpus(data, profile), **llm)
+                       fitted_gpus=_fitted_gpus(data, profile), **{k: _switch(v) if k == "host_runs_ahead" else v
+                                                                  for k, v in llm.items()})
     except InputError as e:
         raise e.within(src) from None
+
+
+def _switch(v: object) -> object:
+    """A file's ``host_runs_ahead``: true / false, or the 0 / 1 of files written before it was a switch (anything
+    else is left for ComputeParams to refuse)."""
+    if not isinstance(v, bool) and isinstance(v, (int, float)) and v in (0, 1):
+        return bool(v)
+    return v
 
 
 def _fitted_gpus(data: dict, profile: PassProfile | None) -> tuple[str, ...]:
@@ -201,16 +212,30 @@ class ComputeModel:
 
     def timeline_s(self, passes: Sequence[tuple[float, float, float]]) -> float:
         """Seconds of passes run one after another on one GPU, each ``(kernels_s, host_s, comm_s)``
-        followed by its collectives (``comm_s``), as :mod:`.pipeline_engine` runs a stage: a pass's kernels
-        end no earlier than the host has issued them, less the collectives they hide (:meth:`issue_s`). The
-        host issues pass after pass without waiting for the GPU (``host_runs_ahead``), so a host that ran
-        ahead while the GPU was busy costs the next pass nothing; with ``host_runs_ahead`` 0 it starts each
-        pass when the GPU has ended the one before."""
+        followed by its collectives (``comm_s``), as :mod:`.pipeline_engine` runs a stage (both through
+        :func:`issue_pass`). The host issues pass after pass without waiting for the GPU
+        (``host_runs_ahead``), so a host that ran ahead while the GPU was busy costs the next pass nothing;
+        with ``host_runs_ahead`` false it starts each pass when the GPU has ended the one before."""
         gpu = host = 0.0
         for kernels, issue, comm in passes:
-            host = (host if self.params.host_runs_ahead else gpu) + issue
-            gpu = max(gpu + kernels, host - comm) + comm
+            host, dt = issue_pass(gpu, host if self.params.host_runs_ahead else gpu, kernels, issue, comm)
+            gpu = gpu + dt + comm
         return gpu
 
     def optimizer_s(self, local_params: float) -> float:
         return local_params * self.params.optimizer_bytes_per_param / self.mem_Bps
+
+
+def issue_pass(start_s: float, host_s: float, kernels_s: float, issue_s: float, hidden_s: float
+               ) -> tuple[float, float]:
+    """The host run-ahead rule for one pass whose GPU work can start at ``start_s`` (seconds): (when the host
+    has issued it, the pass's GPU seconds from ``start_s``). The host, done issuing earlier passes at
+    ``host_s``, needs ``issue_s`` for this one; its kernels (``kernels_s``) end no earlier than that, less the
+    collectives queued behind them (``hidden_s``) that a host-bound pass hides (:meth:`ComputeModel.issue_s`).
+    A pass with no issue time takes its kernels. Nothing bounds how far the host runs ahead (no launch queue
+    depth, no wait for a pass's input). The one rule of :meth:`ComputeModel.timeline_s` and of
+    :mod:`.pipeline_engine`'s stages."""
+    if issue_s <= 0:
+        return host_s, kernels_s
+    host = host_s + issue_s
+    return host, max(kernels_s, host - hidden_s - start_s)

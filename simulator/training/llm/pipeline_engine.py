@@ -8,7 +8,7 @@ One SimPy process per pipeline stage walks its schedule (:mod:`.schedule`). A pa
 input (the previous virtual stage's activations, or the next one's gradients), computes (its kernels, and
 never before the stage's host has issued it: the host issues pass after pass without waiting for the GPU
 or for a pass's input, so it runs ahead while the GPU waits and a pass whose issue was done then costs
-only its kernels; :meth:`.compute.ComputeModel.timeline_s`), runs its
+only its kernels; :func:`.compute.issue_pass`, the rule of :meth:`.compute.ComputeModel.timeline_s`), runs its
 tensor-parallel collectives on the TP group's links (blocking, as Megatron's are), then sends its
 output to the neighbouring stage and waits for the send to finish (Megatron's batched isend/irecv
 are waited on before the next pass). With ZeRO-3 a pass first waits for its parameters' all-gather,
@@ -35,6 +35,7 @@ import simpy
 
 from simulator.network.engine import Record
 from simulator.training.llm.collective_job import CollJob, run_concurrent as _concurrent, run_job as _collective
+from simulator.training.llm.compute import issue_pass
 from simulator.training.llm.fsdp_engine import NCCL_TRACK, FsdpStreams, FsdpUnit
 from simulator.training.llm.schedule import Action
 
@@ -177,11 +178,9 @@ class _Pipeline:
                         dp_wait += env.now - t0
                     start_gather(i + 1)                     # prefetch the next pass's parameters
                 t0 = env.now
-                dt = chunk.forward_s if fwd else chunk.backward_s
-                issue = chunk.forward_host_s if fwd else chunk.backward_host_s
-                if issue > 0:                           # the kernels run no earlier than they are issued
-                    host += issue
-                    dt = max(dt, host - (chunk.forward_hidden_s if fwd else chunk.backward_hidden_s) - t0)
+                host, dt = (issue_pass(t0, host, chunk.forward_s, chunk.forward_host_s, chunk.forward_hidden_s)
+                            if fwd else
+                            issue_pass(t0, host, chunk.backward_s, chunk.backward_host_s, chunk.backward_hidden_s))
                 yield env.timeout(dt)
                 if record:
                     rec.append(Record("compute", a.label, t0, env.now))

@@ -7,7 +7,7 @@ on the idle network, with a :class:`~.comm_floor.CommFloor`, else 0; a pass time
 profile, its time as :func:`.iteration.simulate_train` runs it) plus the pipeline send after it. The
 stage's host issues its passes one after another without waiting for the GPU (``H_s`` per
 micro-batch: :meth:`.compute.ComputeModel.host_s`), and no pass ends before it is issued (with
-``host_runs_ahead`` 0, and for a profiled pass, each pass counts the longer of the two from its start). After its
+``host_runs_ahead`` false, and for a profiled pass, each pass counts the longer of the two from its start). After its
 last pass a stage reduces its gradients (DDP, ZeRO-1/2; ``D_s``, alone), steps its optimizer
 (``O_s``) and all-gathers its parameters (ZeRO-1/2, in ``D_s``). So no stage ends before
 

@@ -45,6 +45,18 @@ def test_fsdp_issue_lease_verdicts_are_on_its_blind_figures():
     assert "met" not in after and "missed" not in after
 
 
+def test_own_probe_lease_bullet_judges_the_lease_measured_after_the_rule():
+    """The 4x H200 lease measured after FSDP-only leases took their own host issue probes (h14fsdp7) is held out of
+    that choice: its bullet gives verdicts per world size from fsdp_host_carry's figures, and only for that lease."""
+    from validation.fsdp_host_carry import OWN_HELD_OUT
+    from validation.llm_accuracy import own_probe_target
+
+    carry = {f"own {OWN_HELD_OUT} 2 GPUs": 5.1, f"own {OWN_HELD_OUT} 4 GPUs": 9.0,
+             "own h100x4_2026-11-27_fsdpissue 2 GPUs": 7.3, "rule1_rms_log": 0.2}
+    text = own_probe_target(carry)
+    assert "2 GPUs 5.1% (met)" in text and "4 GPUs 9.0% (**missed**)" in text and "7.3" not in text
+
+
 def test_a_verdict_that_rests_on_a_choice_made_with_the_points_is_withheld():
     """Section 8's all-size coverage: met under the overlap's norm chosen with these 4-GPU points (81%), missed
     under the other (77.5%): no verdict; a verdict both choices agree on is kept (review s15 #10)."""

@@ -24,10 +24,11 @@ import statistics
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Sequence
 
-from validation.llm_real import (CAMPAIGNS, FIT_KEYS, HOST_KEYS, HostWork, RealPredictor, compute_targets,
-                                 collect_residuals, fit_compute, fitted_predictor, host_work_from,
-                                 issue_targets)
+from validation.llm_real import (CAMPAIGNS, FIT_KEYS, HOST_KEYS, ComputeTarget, HostWork, RealPredictor,
+                                 compute_targets, collect_residuals, fit_compute, fitted_predictor, host_work_from,
+                                 issue_targets, preset_for)
 from validation.llm_records import RunError, compare_runs, error_summary, group_runs, read_llm_records
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -77,16 +78,46 @@ def measured_mem_efficiency(pred: RealPredictor) -> float:
     return copy_bandwidth_Bps(records) / pred.gpu.mem_bw_Bps  # type: ignore[attr-defined]
 
 
-def _probe_targets(probes: tuple[tuple[str, str], ...] = ISSUE_PROBES) -> list:
-    return [t for folder, name in probes for t in issue_targets([DATA / folder / name])]
+OWN_PROBES = ("tp_issue_world*.jsonl", "fsdpissue_world*.jsonl")
+"""A lease's own host-issue measurements, by file name in its folder: the TP issue probe (``tpissue`` phase) and the
+FSDP runner's ``--issue`` records (``fsdpissue2``/``fsdpissue4`` phases)."""
 
 
-def blind_predictor(records: object) -> tuple[RealPredictor, float, int, float]:
+def own_probe_targets(folder: Path) -> list[ComputeTarget]:
+    """The host issue targets a lease measured itself (:data:`OWN_PROBES` in ``folder``): its TP issue probe's
+    unsharded blocks (host issue and GPU time alone, :func:`validation.llm_real.issue_targets`) and its FSDP runner's
+    plain model issued behind a sleep (``model_issue_forward_s + model_issue_backward_s`` of each world size's
+    profiles: the host part only; the model's host issue of the whole model is its blocks', the embedding and
+    output layer issuing nothing of their own). None where the lease has neither."""
+    from validation.fsdp_issue import ONE_GPU, read_points
+
+    tp = sorted(folder.glob(OWN_PROBES[0]))
+    out = issue_targets(tp) if tp else []
+    fsdp = sorted(folder.glob(OWN_PROBES[1]))
+    return out + [ComputeTarget(f"own fsdp issue host {p.world} GPUs mb={p.micro_batch} {p.spec.text}", p.spec,
+                                p.micro_batch, 1, False, p.issue_s, "host")
+                  for p in (read_points(fsdp) if fsdp else []) if p.what == ONE_GPU]
+
+
+def _probe_targets(probes: tuple[tuple[str, str], ...] = ISSUE_PROBES,
+                   own: Sequence[ComputeTarget] = ()) -> list[ComputeTarget]:
+    """The issue probes of other leases of the GPU (``probes``); where the lease measured its own host issue
+    (``own``, :func:`own_probe_targets`) those replace the other leases' host targets: the host's issue speed is a
+    property of the lease (the same spec's unsharded blocks issue 20-40% apart on different leases of one GPU),
+    the GPU's time alone is not, so the others' GPU-alone targets stay."""
+    others = [t for folder, name in probes for t in issue_targets([DATA / folder / name])]
+    if any(t.part == "host" for t in own):
+        others = [t for t in others if t.part != "host"]
+    return others + list(own)
+
+
+def blind_predictor(records: object, own: Sequence[ComputeTarget] = ()) -> tuple[RealPredictor, float, int, float]:
     """The compute fitted on the runs' own single-GPU profiles and the issue probe's unsharded blocks (host
-    issue and GPU time alone), ``mem_efficiency`` held at the copy probe's measured bandwidth; with the fit's
-    median |error| in %, the number of targets and that efficiency."""
+    issue and GPU time alone; the lease's own host issue where it measured it, ``own``), ``mem_efficiency`` held at
+    the copy probe's measured bandwidth; with the fit's median |error| in %, the number of targets and that
+    efficiency."""
     base = RealPredictor(records.runs[0].gpu, CALIBRATION)  # type: ignore[attr-defined]
-    targets = compute_targets(records) + _probe_targets()  # type: ignore[arg-type]
+    targets = compute_targets(records) + _probe_targets(ISSUE_PROBES, own)  # type: ignore[arg-type]
     mem = measured_mem_efficiency(base)
     compute, pct = fit_compute(base, targets, {"mem_efficiency": mem})
     return base.with_compute(compute), pct, len(targets), mem
@@ -282,14 +313,26 @@ def _where(world: int, errs: list[RunError], by: dict[tuple[str, int], RunError]
             f"gives {(full.predicted_s - no.predicted_s) * 1e3:.2f} ms.")
 
 
-def held_out_predictor(records: object, world: int) -> tuple[RealPredictor, float, int]:
+def held_out_predictor(records: object, world: int, own: Sequence[ComputeTarget] = ()
+                       ) -> tuple[RealPredictor, float, int]:
     """The compute of an H200 FSDP lease without a copy probe: fitted on its own single-GPU profiles and the H200
-    issue probes, ``mem_efficiency`` fitted too; the shipped H200 calibration of that world size. With the fit's
-    median |error| in % and the number of targets."""
+    issue probes (the lease's own host issue where it measured it, ``own``), ``mem_efficiency`` fitted too; the
+    shipped H200 calibration of that world size. With the fit's median |error| in % and the number of targets."""
     base = RealPredictor(records.runs[0].gpu, HOST_FROM[world][2])  # type: ignore[attr-defined]
-    targets = compute_targets(records) + _probe_targets(H200_PROBES)  # type: ignore[arg-type]
+    targets = compute_targets(records) + _probe_targets(H200_PROBES, own)  # type: ignore[arg-type]
     compute, pct = fit_compute(base, targets)
     return base.with_compute(compute), pct, len(targets)
+
+
+def lease_predictor(path: Path, records: object, world: int, own_probes: bool = True) -> RealPredictor:
+    """An FSDP-only lease's file (``path``, its records read) by its GPU's method: on H200 :func:`held_out_predictor`
+    (the H200 probes and calibration), else :func:`blind_predictor` (the H100 probes, copy probe and calibration);
+    either with the lease's own host issue measurements (:func:`own_probe_targets` of its folder; ``own_probes``
+    False: the other leases' probes alone, the method before branch h14fsdp7)."""
+    own = own_probe_targets(path.parent) if own_probes else []
+    if preset_for(records.runs[0].gpu)[1] == "h200":  # type: ignore[attr-defined]
+        return held_out_predictor(records, world, own)[0]
+    return blind_predictor(records, own)[0]
 
 
 def held_out_lease(residuals: dict[str, list[float]] | None = None) -> tuple[list[str], dict[str, dict[str, float]]]:
@@ -377,7 +420,7 @@ def issue_lease() -> tuple[list[str], dict[str, dict[str, float]]]:
     small_host: list[float] = []      # one-rank NO_SHARD and FULL_SHARD, smaller spec: error %
     for world, path in zip((2, 4), files):
         records = read_llm_records([path])
-        pred, _, _, _ = blind_predictor(records)
+        pred = lease_predictor(path, records, world)
         host, _ = host_for(world)
         full = host.applied(pred)
         gpu_only = pred.with_compute(replace(pred.compute, host_block_s=0.0, **{k: 0.0 for k in HOST_KEYS}))
@@ -402,7 +445,7 @@ def issue_lease() -> tuple[list[str], dict[str, dict[str, float]]]:
     shares = [s.forward_share for s in splits]
     inflate = [p.issue_s / p.median_s for p in points if p.what in (ONE, NOCOMM)]
     per_unit = [(s.forward_per_unit_s + s.backward_per_unit_s) / 2 * 1e3 for s in splits]
-    carried = [host_for(w)[0].on(blind_predictor(read_llm_records([f]))[0].compute)["fsdp_unit_host_s"] * 1e3
+    carried = [host_for(w)[0].on(lease_predictor(f, read_llm_records([f]), w).compute)["fsdp_unit_host_s"] * 1e3
                for w, f in zip((2, 4), files)]
     lines = [f"### Where FSDP's time goes: another 4x H100 lease, host and GPU apart (`{ISSUE_LEASE}`)", "",
              "The FSDP runner with `--issue` (docs/validation-runners.md; `python -m validation.fsdp_issue FILE...`): "
@@ -412,7 +455,9 @@ def issue_lease() -> tuple[list[str], dict[str, dict[str, float]]]:
              "time of forward and backward, and the GPU's time alone (the queued work back to back), medians of 3 "
              "launches:", "", *report(points), "",
              "Predicted by the blind method (as above: compute on the launches' own single-GPU profiles, the H100 "
-             "issue probes and the copy probe's bandwidth; host work from the H200 campaign of the same world size; "
+             "issue probes' GPU-alone times, this lease's own plain-model host issue times (`own_probe_targets`, "
+             "since branch h14fsdp7; the H100 probes' host times before) and the copy probe's bandwidth; host work "
+             "from the H200 campaign of the same world size; "
              f"`{CALIBRATION}`), beside the GPU's time alone and the simulation's with no host work at all "
              "(`host_block_s` and the host keys 0):", "", *rows, "",
              "| GPUs | configurations | median err % | p90 err % | NO_SHARD and FULL_SHARD only: median err % | "

@@ -221,7 +221,7 @@ def _scored(label: str, path: Path, runner: str, hosts: list, c: Sealed = H100) 
     if label.startswith("fsdp"):
         world = int(label[-1])
         records = read_llm_records([path])
-        pred, _, _, _ = lb.blind_predictor(records)
+        pred = lb.lease_predictor(path, records, world)
         host, _ = lb.host_for(world)
         return lb._errors(host.applied(pred), records)
     probe = [path]
@@ -333,11 +333,16 @@ def llm(c: Sealed = H100) -> tuple[list[str], dict]:
              f"who changed the model that session; its README gives the blind figures under {c.blind_commit}. "
              f"Predicted by the methods above: the `llm4` runs as `{c.like}` (compute fitted on the lease's own "
              f"profiles and TP no-communication points, calibration `{c.calibration}`, host work of "
-             f"`{lr.CAMPAIGNS[1][0]}`), the {kinds} by the blind FSDP method"
+             f"`{lr.CAMPAIGNS[1][0]}`), the {kinds} by the FSDP-only method of their GPU (`llm_blind.lease_predictor`: "
+             "on H200 the H200 issue probes and calibration, as the held-out H200 lease, else the blind H100 method; "
+             "the lease's own TP issue probe as its host issue targets where it has one)"
              + (", the TP issue probe as the other probes" if any(r[2] == "tp" and "issue" in r[1] for r in c.runs)
                 else "") + ". Command: `python -m validation.sealed_campaign`."
              + f" Today's figures are {c.held_out_of}"
-             + (f"; one of those was chosen knowing what this lease showed: {c.after}." if c.after else "."),
+             + (f"; one of those was chosen knowing what this lease showed: {c.after}." if c.after else ".")
+             + " The FSDP-only rows' method changed on branch h14fsdp7 after their figures under the previous method "
+             "were seen (H200 rows had taken the H100 calibration, probes and copy bandwidth; the lease's own host "
+             "issue probe, chosen before it was scored): for those rows today's figures are a check, not blind.",
              "", *rows, "", *(profile_note(c) + ["", trial_note(c), ""] if c.tried is not None else []), band_check(ratios), ""]
     figs["blind"] = {k: {"median_abs_pct": v[0], "p90_abs_pct": v[1]} for k, v in blind.items()}
     return lines, figs

@@ -87,12 +87,51 @@ def _log_warnings() -> None:
             logger.addHandler(_StderrHandler(logging.WARNING))
 
 
+class _OutlivesReader:
+    """``sys.stdout`` for a command whose reader may stop early (``gpunetsim sweep s.yaml | head``):
+    once the pipe is closed, the rest of the output goes to /dev/null and the command goes on to write
+    its files (report.html, results.csv, ``--out``, ``--trace``) and exit with its own status, instead
+    of stopping at the next print with its files half written."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._discard()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._discard()
+
+    def _discard(self) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, self._stream.fileno())
+        finally:
+            os.close(devnull)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # No command does linear algebra worth threads; OpenBLAS would start one per core when numpy is
     # first imported (lazily, by the commands that need arrays), costing more CPU than it saves.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     _log_warnings()
     as_program = argv is None
+    if as_program and not isinstance(sys.stdout, _OutlivesReader):
+        try:
+            sys.stdout.fileno()
+            sys.stdout = _OutlivesReader(sys.stdout)
+        except (AttributeError, OSError, ValueError):       # no file descriptor: nothing to outlive
+            pass
     argv = list(sys.argv[1:] if argv is None else argv) or ["plan"]    # the default study (gpunetsim plan)
     parser = build_parser(argv[0])
     try:

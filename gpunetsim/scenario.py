@@ -304,27 +304,21 @@ def _train_job(spec: JobSpec, where: str, router: Router, attrs: Mapping, src: s
     from simulator.training.cluster import TrainJob
     from simulator.training.gpus import get_gpu, gpu_for_model
     from simulator.training.llm.compute import load_compute_params
-    from simulator.training.llm.config import TrainConfig
+    from simulator.training.llm.config import TrainConfig, default_dp, virtual_stages_for
+    from gpunetsim.train_study import model_path
     from simulator.training.llm.model import parse_model_spec, resolve_model, with_seq
     text = spec.train or ""
     if "=" in text:
         model = checked(lambda: parse_model_spec(text), src, f"{where}.train", text)
     else:
-        p = Path(text).expanduser()
-        p = p if p.is_absolute() else base / p
-        name = str(p.resolve()) if p.exists() or p.suffix.lower() in (".json", ".yaml", ".yml") else text
+        name = model_path(text, base)
         model = checked(lambda: resolve_model(name), src, f"{where}.train", text)
     model = with_seq(model, spec.seq)
-    dp = spec.dp
-    if dp is None:
-        per_host = len(router.ranks_per_host(router.gpus).get(0, ()))
-        gpus = per_host * (spec.nodes if spec.nodes is not None else len(spec.node_list or ()))
-        if gpus % (spec.tp * spec.pp):
-            raise InputError(f"the job's {gpus} GPUs are not a multiple of tp x pp = {spec.tp * spec.pp}",
-                             source=src, field=f"{where}.pp", value=spec.pp)
-        dp = gpus // (spec.tp * spec.pp)
-    v = spec.virtual_stages if spec.virtual_stages is not None else (2 if spec.schedule == "interleaved" else 1)
+    per_host = len(router.ranks_per_host(router.gpus).get(0, ()))
+    gpus = per_host * (spec.nodes if spec.nodes is not None else len(spec.node_list or ()))
     try:
+        dp = spec.dp if spec.dp is not None else default_dp(gpus, spec.tp, spec.pp)
+        v = virtual_stages_for(spec.schedule, spec.virtual_stages)
         config = TrainConfig(spec.tp, spec.pp, dp, spec.global_batch or 0, spec.micro_batch, spec.schedule, v,
                              spec.recompute, spec.sequence_parallel, spec.zero, spec.fsdp, spec.dtype, spec.order,
                              spec.flash_attention)

@@ -136,6 +136,10 @@ def _search(args: argparse.Namespace) -> int:
             client.close()
         elif pool is not None:
             pool.shutdown(cancel_futures=True)
+    if not out.enumerated:
+        raise InputError("no plan to try: for every TP x PP x DP of --gpus, micro-batch x DP (--micro-batches) must "
+                         "divide the global batch, TP the heads and PP at most the layers", field="--global-batch",
+                         value=args.global_batch)
     print(f"# search: {out.simulated} plans simulated in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     if args.out:
         from gpunetsim.search import ClusterSimulator

@@ -86,13 +86,9 @@ class SearchAxes(BaseModel):
 def check_search(axes: SearchAxes, topologies: list[str], source: str) -> dict[tuple[str, int], Cluster]:
     """Every model resolves and every GPU count is whole servers of every topology, before anything runs.
     Returns the cluster of each (topology, GPU count), which the study's points carry."""
-    from gpunetsim.train_study import resolve_train_model
+    from gpunetsim.train_study import check_model_list
     from simulator.training.llm.plan_search import make_cluster
-    for i, m in enumerate(axes.model):
-        try:
-            resolve_train_model(m)
-        except InputError as e:
-            raise InputError(e.message, source=source, field=f"search.model[{i}]", value=m) from None
+    check_model_list(axes.model, source, "search.model")
     clusters = {}
     for t in topologies:
         for i, n in enumerate(axes.gpus):

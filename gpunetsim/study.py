@@ -42,7 +42,7 @@ from simulator.core import limits
 from simulator.core.errors import InputError
 from simulator.core.vocabulary import Limit
 from gpunetsim.search_study import SearchAxes, check_search, search_settings
-from gpunetsim.train_study import TrainAxes, check_models, evaluate_train, train_settings
+from gpunetsim.train_study import TrainAxes, check_models, evaluate_train, model_path, train_settings
 
 log = logging.getLogger(__name__)
 
@@ -229,7 +229,12 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
         raise InputError("a study needs model (DDP workloads), train (LLM training) or search (LLM plans)",
                          source=source, field="model")
     if spec.train is not None:
+        spec = spec.model_copy(update={"train": spec.train.model_copy(
+            update={"model": [model_path(m, base) for m in spec.train.model]})})
         check_models(spec.train, source)
+    if spec.search is not None:
+        spec = spec.model_copy(update={"search": spec.search.model_copy(
+            update={"model": [model_path(m, base) for m in spec.search.model]})})
     models = [_resolve(m, base, _is_zoo) for m in spec.model]
     topos = [_resolve(t, base, lambda t: t in topologies.SERVERS) for t in spec.topology]
     clusters = check_search(spec.search, topos, source) if spec.search is not None else {}

@@ -130,9 +130,13 @@ class StudyOutput:
 
 
 def describe(point: Point) -> str:
-    """A point in a few words: ``#12 ddp gpt2 on dgx-h100 x4`` (with its non-default axes)."""
+    """A point in a few words: ``#12 ddp gpt2 on dgx-h100 x4``, ``#3 train llama-3-8b tp=2 pp=1 on dgx-h100 x1``
+    (with its non-default axes)."""
     c = point.columns()
-    what = c["model"] if point.kind == "ddp" else f"{point.op} {point.size_bytes} B"
+    what = f"{point.op} {point.size_bytes} B" if point.kind == "collective" else c["model"]
+    if point.train:
+        t = dict(point.train)
+        what += f" tp={t['tp']} pp={t['pp']}" + (f" dp={t['dp']}" if t.get("dp") is not None else "")
     extra = [f"{k}={c[k]}" for k in ("gpus", "nic_bw", "nics", "bucket_cap_mb", "batch_size")
              if c.get(k) is not None and k in c]
     return f"#{point.index} {point.kind} {what} on {c['topology']} x{point.nodes}" + \

@@ -52,14 +52,9 @@ def register(sub) -> None:
 
 
 def config_from_args(args: argparse.Namespace, gpus: int):
-    from simulator.training.llm.config import TrainConfig
-    dp = args.dp
-    if dp is None:
-        if args.tp < 1 or args.pp < 1 or gpus % (args.tp * args.pp):
-            raise InputError(f"the topology's {gpus} GPUs are not a multiple of --tp x --pp", field="--pp",
-                             value=args.pp)
-        dp = gpus // (args.tp * args.pp)
-    v = args.virtual_stages if args.virtual_stages is not None else (2 if args.schedule == "interleaved" else 1)
+    from simulator.training.llm.config import TrainConfig, default_dp, virtual_stages_for
+    dp = args.dp if args.dp is not None else default_dp(gpus, args.tp, args.pp)
+    v = virtual_stages_for(args.schedule, args.virtual_stages)
     return TrainConfig(args.tp, args.pp, dp, args.global_batch, args.micro_batch, args.schedule, v, args.recompute,
                        args.sequence_parallel, args.zero, args.fsdp, args.dtype, args.order, args.flash_attention,
                        args.fsdp_shard)

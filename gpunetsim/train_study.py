@@ -21,6 +21,7 @@ Rows carry the same figures as ``gpunetsim train --json`` (memory flattened to `
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -44,7 +45,7 @@ class TrainAxes(BaseModel):
     global_batch: list[_Pos] = Field(min_length=1)
     micro_batch: list[_Pos] = [1]
     schedule: list[Literal["1f1b", "interleaved"]] = ["1f1b"]
-    virtual_stages: list[_Pos] = [1]
+    virtual_stages: list[_Pos | None] = [None]     # None: 2 when interleaved, else 1 (gpunetsim train's default)
     recompute: list[Literal["none", "selective", "full"]] = ["none"]
     sequence_parallel: list[bool] = [False]
     flash_attention: list[bool] = [False]
@@ -61,11 +62,28 @@ class TrainAxes(BaseModel):
 
 def check_models(axes: TrainAxes, source: str) -> None:
     """Every model resolves (zoo name, spec string or file), before anything runs."""
-    for i, m in enumerate(axes.model):
+    check_model_list(axes.model, source, "train.model")
+
+
+def check_model_list(models: list[str], source: str, field: str) -> None:
+    """Every ``model`` value of a study block (``train.model``, ``search.model``) resolves; an error names
+    ``field[i]``, and a model file's own error keeps that file and its field."""
+    for i, m in enumerate(models):
         try:
             resolve_train_model(m)
         except InputError as e:
-            raise InputError(e.message, source=source, field=f"train.model[{i}]", value=m) from None
+            raise InputError(str(e) if e.source else e.message, source=source, field=f"{field}[{i}]",
+                             value=None if e.source else m) from None
+
+
+def model_path(text: str, base: Path) -> str:
+    """A ``model`` value of a study or scenario with a model file's path made absolute (relative to the file's
+    folder ``base``, as every other path of the file); zoo names and spec strings as they are."""
+    if "=" in text:
+        return text
+    p = Path(text).expanduser()
+    p = p if p.is_absolute() else base / p
+    return str(p.resolve()) if p.exists() or p.suffix.lower() in (".json", ".yaml", ".yml") else text
 
 
 def resolve_train_model(text: str):
@@ -83,31 +101,42 @@ def evaluate_train(point, cost_model, row: dict[str, object]) -> dict[str, objec
     """The row of one train point: its settings, then ``simulate_train``'s figures."""
     from simulator.training.gpus import get_gpu
     from simulator.training.llm.compute import load_compute_params
-    from simulator.training.llm.config import TrainConfig
     from simulator.training.llm.iteration import simulate_train
     from gpunetsim.study import gpu_of
     s = dict(point.train)
     row.pop("train", None)
     row.update({k: v for k, v in s.items() if k != "model"})
     router = cost_model.router
-    n = len(router.gpus)
-    dp = s["dp"]
-    if dp is None:
-        if n % (s["tp"] * s["pp"]):
-            raise InputError(f"{n} GPUs are not a multiple of tp x pp = {s['tp'] * s['pp']}", field="train.pp",
-                             value=s["pp"])
-        dp = n // (s["tp"] * s["pp"])
-    config = TrainConfig(s["tp"], s["pp"], dp, s["global_batch"], s["micro_batch"], s["schedule"],
-                         s["virtual_stages"], s["recompute"], s["sequence_parallel"], s["zero"], s["fsdp"],
-                         s["dtype"], s["order"], s["flash_attention"])
-    gpu = get_gpu(gpu_of(cost_model, point.gpu))
-    r = simulate_train(router, resolve_train_model(str(s["model"])), config, gpu, cost_model.params,
-                       load_compute_params(point.calibration), record=False, parts=True)
+    try:
+        config = train_config(s, len(router.gpus))
+        gpu = get_gpu(gpu_of(cost_model, point.gpu))
+        r = simulate_train(router, resolve_train_model(str(s["model"])), config, gpu, cost_model.params,
+                           load_compute_params(point.calibration), record=False, parts=True)
+    except InputError as e:
+        raise study_field(e) from None
     d = r.as_dict()
     mem = d.pop("memory_bytes")
-    row.update({k: v for k, v in d.items() if k not in row or k in ("dp", "model")})
+    row.update({k: v for k, v in d.items() if k not in row or k in ("dp", "model", "virtual_stages")})
     row.update({f"memory_{k}_bytes": v for k, v in mem.items()})
     return row
+
+
+def train_config(s: dict, gpus: int):
+    """The :class:`TrainConfig` of one point's train settings on ``gpus`` GPUs (``dp`` and
+    ``virtual_stages`` default as in ``gpunetsim train``)."""
+    from simulator.training.llm.config import TrainConfig, default_dp, virtual_stages_for
+    dp = s["dp"] if s["dp"] is not None else default_dp(gpus, s["tp"], s["pp"])
+    return TrainConfig(s["tp"], s["pp"], dp, s["global_batch"], s["micro_batch"], s["schedule"],
+                       virtual_stages_for(s["schedule"], s["virtual_stages"]), s["recompute"],
+                       s["sequence_parallel"], s["zero"], s["fsdp"], s["dtype"], s["order"], s["flash_attention"])
+
+
+def study_field(e: InputError) -> InputError:
+    """``e`` with a command-line option it names (``--global-batch``, from TrainConfig) written as the
+    study file's field (``train.global_batch``); errors naming a file or another field pass unchanged."""
+    if e.source or not (e.field or "").startswith("--"):
+        return e
+    return InputError(e.message, field="train." + e.field.lstrip("-").replace("-", "_"), value=e.value)
 
 
 def print_train_table(rows: list[dict]) -> None:

@@ -399,7 +399,7 @@ def test_train_job_pipeline_sends_cross_the_shared_spine():
     ("{name: a, train: gpt3-175b, tp: 8, dp: 3, global_batch: 6, nodes: 1}", "jobs[0].dp"),
     ("{name: a, train: nosuch-model, global_batch: 8, nodes: 1}", "jobs[0].train"),
     ("{name: a, train: gpt3-175b, global_batch: 8, micro_batch: 3, nodes: 1}", "jobs[0].global_batch"),
-    ("{name: a, train: gpt3-175b, tp: 3, global_batch: 8, nodes: 1}", "jobs[0].pp"),
+    ("{name: a, train: gpt3-175b, tp: 3, global_batch: 8, nodes: 1}", "jobs[0].tp"),
     ("{name: a, train: gpt3-175b, global_batch: 8, size: 1 GiB, nodes: 1}", "jobs[0]"),
     ("{name: a, train: gpt3-175b, nodes: 1}", "jobs[0]"),
     ("{name: a, train: 'hidden=-1,layers=2,heads=2', global_batch: 8, nodes: 1}", "jobs[0].train"),

@@ -90,8 +90,17 @@ def _load(args: argparse.Namespace) -> _Loaded:
     _warn_duplicates(coll)
     found = sorted({p.world for p in coll} | {p.world for p in ddp})
     if args.gpus:
-        coll = [p for p in coll if p.world == args.gpus * topo.nodes]
-        ddp = [p for p in ddp if p.world == args.gpus * topo.nodes]
+        kept_coll = [p for p in coll if p.world == args.gpus * topo.nodes]
+        kept_ddp = [p for p in ddp if p.world == args.gpus * topo.nodes]
+        left = len(coll) + len(ddp) - len(kept_coll) - len(kept_ddp)
+        if left and (kept_coll or kept_ddp):
+            import logging
+            others = sorted({p.world for p in coll + ddp} - {args.gpus * topo.nodes})
+            logging.getLogger("validation.cli").warning(
+                "--gpus %d x --nodes %d keeps the points measured on %d ranks: %d points on world sizes %s are "
+                "left out (leave out --gpus to use them all)", args.gpus, topo.nodes, args.gpus * topo.nodes, left,
+                ", ".join(map(str, others)))
+        coll, ddp = kept_coll, kept_ddp
     if not coll and not ddp:
         sizes = f" (measured world sizes: {', '.join(map(str, found))}; --gpus x --nodes asks for " \
                 f"{args.gpus * topo.nodes})" if args.gpus and found else ""

@@ -264,6 +264,7 @@ class _TextParser:
         self.ctx = _Context()
         self.header: _Header | None = None
         self.rows: list[tuple[int, list[str]]] = []
+        self.headers_seen = 0           # result table headers, with rows or without
 
     def feed(self, text: str) -> list[NcclTestsTable]:
         for number, raw in enumerate(text.splitlines(), start=1):
@@ -282,6 +283,7 @@ class _TextParser:
         if header is not None:
             self._close()
             self.header = header
+            self.headers_seen += 1
             return
         stripped = body.strip()
         if self.header is not None:
@@ -434,6 +436,9 @@ def parse_nccl_tests_tables(text: str, *, op: str | None = None, world: int | No
     if not tables and (parser.dropped_wrong or parser.dropped_failed):
         raise InputError("every result row failed its data check (#wrong > 0 or 'Out of bounds "
                          "values ... FAILED'); nothing to use", source=source)
+    if not tables and parser.headers_seen:
+        raise InputError("a result table header but no result rows (did the run stop before its first size?)",
+                         source=source)
     if not tables:
         raise InputError("no nccl-tests result table found (expected a header line with "
                          "'size ... time algbw busbw')", source=source)
@@ -631,6 +636,9 @@ def load_measurements(path: str | os.PathLike[str], *, op: str | None = None,
     source = str(path)
     text = read_text(path, what="measurement file")
     stripped = text.lstrip()
+    if not stripped:
+        raise InputError("the file is empty (expected nccl-tests output, nccl-tests -J JSON or JSONL records)",
+                         source=source)
     if stripped.startswith(("{", "[")):
         first = stripped.splitlines()[0]
         try:

@@ -106,12 +106,24 @@ def _json_float(text: str) -> float:
     return v
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different: ``json`` keeps the last of two equal keys silently."""
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise InputError("given twice in one object; JSON would keep the last value silently", field=key)
+            seen.add(key)
+    return data
+
+
 def parse_json(text: str, source: str = "", *, one_line: bool = False) -> Any:
     """One JSON document, checked like a file's (NaN, Infinity and huge numbers refused).
     ``one_line``: the text is one line of a JSONL file (errors give the column only)."""
     try:
         data = json.loads(text, parse_constant=_json_constant, parse_int=_json_int,
-                          parse_float=_json_float)
+                          parse_float=_json_float, object_pairs_hook=None if one_line else _unique_keys)
     except json.JSONDecodeError as e:
         at = f"column {e.colno}" if one_line else f"line {e.lineno}, column {e.colno}"
         raise InputError(f"invalid JSON at {at}: {e.msg}", source=source) from None
@@ -131,14 +143,13 @@ def parse_yaml(text: str, source: str = "") -> Any:
     import yaml          # here, not at the top: runs that read no YAML file never import it
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)     # SafeLoader: PyYAML without libyaml
     try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
         if "&" in text:                  # anchors, hence maybe aliases: count before building
-            node = loader.get_single_node()
-            if node is None:
-                return None
             _check_nodes(node, source)
-            data = loader.construct_document(node)
-        else:
-            data = loader.get_single_data()
+        _check_unique_keys(node, source)
+        data = loader.construct_document(node)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -183,6 +194,30 @@ def _check_nodes(root: yaml.Node, source: str) -> None:
     total = size.get(id(root), len(distinct))
     if total > max(limits.INPUT_ITEMS.value, len(distinct)):
         limits.INPUT_ITEMS.check(total, source=source)
+
+
+def _check_unique_keys(root: yaml.Node, source: str) -> None:
+    """No mapping gives one key twice: YAML would keep the last value without a word (``hidden: 1024``
+    then ``hidden: 2048`` in a model file). Keys merged in with ``<<`` may be overridden, as YAML intends."""
+    import yaml
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            first: dict[tuple[str, str], int] = {}
+            for key, _ in node.value:
+                if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+                    continue
+                line = key.start_mark.line + 1
+                if (key.tag, key.value) in first:
+                    raise InputError(f"given twice (lines {first[key.tag, key.value]} and {line}); YAML would keep "
+                                     "the last value silently", source=source, field=key.value)
+                first[key.tag, key.value] = line
+        stack.extend(_children(node))
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:

@@ -38,6 +38,30 @@ FSDP_STRATEGIES = ("full", "grad-op", "hybrid")
 ORDERS = ("tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-pp-tp", "pp-tp-dp", "pp-dp-tp")
 
 
+DEFAULT_VIRTUAL_STAGES = 2
+"""Model chunks per stage under the interleaved schedule when none is given (CLI, studies, scenarios)."""
+
+
+def virtual_stages_for(schedule: str, virtual_stages: int | None) -> int:
+    """``virtual_stages`` as given, else :data:`DEFAULT_VIRTUAL_STAGES` for the interleaved schedule and 1 for 1F1B."""
+    if virtual_stages is not None:
+        return virtual_stages
+    return DEFAULT_VIRTUAL_STAGES if str(getattr(schedule, "value", schedule)) == Schedule.INTERLEAVED.value else 1
+
+
+def default_dp(gpus: int, tp: int, pp: int) -> int:
+    """The data-parallel size of a job given none: its GPUs / (tp x pp). Errors name the CLI option at
+    fault (``--tp``, else ``--pp``), as :class:`TrainConfig`'s do."""
+    for name, v in (("--tp", tp), ("--pp", pp)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise InputError("must be a positive integer", field=name, value=v)
+    if gpus % (tp * pp):
+        field, value = ("--tp", tp) if gpus % tp else ("--pp", pp)
+        raise InputError(f"tp x pp = {tp} x {pp} = {tp * pp} does not divide the {gpus} GPUs (change the "
+                         "sizes or the GPU count, or give dp)", field=field, value=value)
+    return gpus // (tp * pp)
+
+
 def _choice(value: object, allowed, field: str):
     try:
         return allowed(value) if isinstance(allowed, type) else value

@@ -212,4 +212,10 @@ def resolve_model(model: str | None = None, spec: str | None = None) -> Transfor
 
 
 def with_seq(spec: TransformerSpec, seq: int | None) -> TransformerSpec:
-    return spec if seq is None else replace(spec, seq=seq)
+    """``spec`` with the sequence length ``--seq`` (None: the model's own)."""
+    if seq is None:
+        return spec
+    try:
+        return replace(spec, seq=seq)
+    except InputError as e:
+        raise InputError(e.message, field="--seq", value=e.value) from None

@@ -30,6 +30,7 @@ from dataclasses import dataclass, fields
 from functools import cached_property
 
 from simulator.core.errors import InputError
+from simulator.training.gpus import get_gpu
 from simulator.training.llm.config import Recompute, TrainConfig
 from simulator.training.llm.model import TransformerSpec
 
@@ -126,6 +127,10 @@ def parse_profile(raw: object, source: str) -> PassProfile:
                   isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 60)
             if not ok:
                 raise InputError("invalid value", source=source, field=f"{where}.{k}", value=v)
+        try:
+            get_gpu(e["gpu"])
+        except InputError as err:
+            raise InputError(err.message, source=source, field=f"{where}.gpu", value=e["gpu"]) from None
         if e["recompute"] not in {r.value for r in Recompute}:
             raise InputError("unknown recomputation", source=source, field=f"{where}.recompute", value=e["recompute"])
         out.append(ProfileEntry(**{k: e[k] for k in names}))

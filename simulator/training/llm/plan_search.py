@@ -261,6 +261,8 @@ def search(model: TransformerSpec, clusters: list[Cluster], global_batch: int, *
         raise InputError("must be a positive number", field="--tokens", value=tokens)
     if isinstance(wave, bool) or not isinstance(wave, int) or wave < 1:
         raise InputError("must be a positive integer", field="wave", value=wave)
+    if isinstance(global_batch, bool) or not isinstance(global_batch, int) or global_batch < 1:
+        raise InputError("must be a positive integer", field="--global-batch", value=global_batch)
     params, compute = params or Parameters(), compute or ComputeParams()
     local = simulator
     if local is None or (local.model, local.params, local.compute) != (model, params, compute):

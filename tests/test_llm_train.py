@@ -193,3 +193,13 @@ def test_study_report_draws_train_rows(tmp_path):
                  "  tp: 8\n  global_batch: 16\n")
     html = build_report([evaluate(p) for p in load_study(f).points])
     assert all(t in html for t in TRAIN_TITLES.values()) and html.count('class="plotly-graph-div"') == 2
+
+
+@pytest.mark.parametrize("tp,pp", [(8, 1), (2, 1), (1, 1)])
+def test_no_dp_exposed_time_without_data_parallelism(tp, pp):
+    """DP 1 has no gradient sync: its exposed part is exactly 0 in the JSON, not the float noise of the summed
+    durations (it printed ~1e-17 s at TP 8, DP 1)."""
+    router = Router(topologies.build("dgx-h100", gpus_per_node=tp * pp))
+    r = simulate_train(router, SMALL, TrainConfig(tp=tp, pp=pp, dp=1, global_batch=8, micro_batch=1),
+                       get_gpu("h100"))
+    assert r.dp_comm_exposed_s == 0.0

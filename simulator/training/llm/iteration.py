@@ -369,6 +369,12 @@ def train_work(router: Router, model: TransformerSpec, config: TrainConfig, gpu:
                      block.model_flops, out.model_flops, cm.peak_flops)
 
 
+def _rounded(part_s: float, iteration_s: float) -> float:
+    """``part_s``, a difference of summed durations, as 0 where it is only their rounding (below 1e-9 of the
+    iteration): the breakdown prints 0, not 1e-17 s, for a part that is not there (no bubble, no DP)."""
+    return 0.0 if abs(part_s) < 1e-9 * iteration_s else part_s
+
+
 def simulate_train(G_or_router: nx.Graph | PresetCluster | Router, model: TransformerSpec, config: TrainConfig, gpu: GpuSpec,
                    params: Parameters | None = None, compute: ComputeParams | None = None,
                    record: bool = True, parts: bool = False) -> TrainResult:
@@ -383,9 +389,9 @@ def simulate_train(G_or_router: nx.Graph | PresetCluster | Router, model: Transf
     t = times[crit]
     overhead = w.overhead_s
     iteration = t.end_s + overhead
-    bubble = t.passes_end_s - t.compute_s - t.tp_comm_s - t.pp_comm_s - t.dp_wait_s
-    bubble = 0.0 if abs(bubble) < 1e-9 * t.end_s else bubble        # rounding of summed durations
-    dp_exposed = max(0.0, t.dp_wait_s + (t.grad_sync_end_s - t.passes_end_s) + (t.end_s - t.grad_sync_end_s - stages[crit].optimizer_s))
+    bubble = _rounded(t.passes_end_s - t.compute_s - t.tp_comm_s - t.pp_comm_s - t.dp_wait_s, t.end_s)
+    dp_exposed = max(0.0, _rounded(t.dp_wait_s + (t.grad_sync_end_s - t.passes_end_s)
+                                   + (t.end_s - t.grad_sync_end_s - stages[crit].optimizer_s), t.end_s))
     tokens = c.global_batch * model.seq
     per_mb_model = model.layers * w.block_model_flops + w.out_model_flops
     model_flops = per_mb_model * c.tp * c.global_batch / c.micro_batch

@@ -274,3 +274,22 @@ def test_the_extrapolation_share_applies_only_where_it_was_checked(capsys, tmp_p
     one_server = _collective_json(capsys, "h200-nvlink-2gpu", 1, 8)
     rel = lambda r: (r["time_hi_s"] - r["time_lo_s"]) / r["time_s"]  # noqa: E731
     assert rel(shipped_64) > rel(one_server)
+
+
+@pytest.mark.parametrize("value,words", [(-0.5, "negative"), (0.01, "below 0.05"), (1.14, "feature the model lacks")])
+def test_an_efficiency_out_of_range_is_told_which_side(tmp_path, value, words):
+    """A negative efficiency got the 'above 1' wording; the message says what is wrong with the value given."""
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"params": {"op_efficiency.all_reduce": value}}))
+    with pytest.raises(InputError) as e:
+        load_calibration(str(path))
+    assert e.value.field == "params.op_efficiency.all_reduce" and words in str(e.value)
+    assert ("above 1" in str(e.value)) == (value > 1)
+
+
+def test_a_latency_above_its_range_is_not_called_below_the_minimum(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"params": {"base_latency_s.ring.simple": 2.0}}))
+    with pytest.raises(InputError) as e:
+        load_calibration(str(path))
+    assert "above 1 s" in str(e.value) and "below the physical minimum" not in str(e.value)

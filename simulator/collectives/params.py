@@ -262,14 +262,23 @@ def bounds(key: str) -> tuple[float, float]:
     return (0.0, 1.0)
 
 
-def out_of_range_message(key: str) -> str:
-    """Why a value of ``key`` outside :func:`bounds` is refused, in words a user can act on."""
+def out_of_range_message(key: str, value: float | None = None) -> str:
+    """Why a value of ``key`` outside :func:`bounds` is refused, in words a user can act on: for ``value`` (a
+    file's), the side it is on; without one (a fit pinned at the limit :func:`bounds` documents), that limit's."""
     lo, hi = bounds(key)
+    low = value is not None and value < lo
+    high = value is not None and value > hi
     if "efficiency" in key:
+        if low:
+            what = "negative" if value < 0 else f"below {lo:g}"   # type: ignore[operator]
+            return (f"an efficiency must lie in [{lo:g}, 1]; this one is {what}, and an efficiency is the share of the wire's bandwidth "
+                    "that a link or an op achieves")
         return (f"an efficiency must lie in [{lo:g}, 1]; above 1 the data show a feature the model lacks "
                 "(e.g. NVLink SHARP or a faster link than the topology says), which a parameter must not absorb")
     if key.startswith(("base_latency_s.", "hop_latency_s.")):
-        return (f"below the physical minimum {lo * 1e6:g} us (or above {hi:g} s): a fit that wants less "
+        if high:
+            return f"above {hi:g} s: a per-call or per-hop latency of seconds is not a collective's"
+        return (f"below the physical minimum {lo * 1e6:g} us: a fit that wants less "
                 "latency than a kernel launch or a flag write is absorbing another term")
     return f"out of range [{lo:g}, {hi:g}]"
 
@@ -326,7 +335,7 @@ class Parameters:
                 raise InputError("parameter values must be numbers", source=source, field=f"params.{k}", value=v)
             lo, hi = bounds(k)
             if not lo <= float(v) <= hi:
-                raise InputError(out_of_range_message(k), source=source, field=f"params.{k}", value=v)
+                raise InputError(out_of_range_message(k, float(v)), source=source, field=f"params.{k}", value=v)
             merged[k] = float(v)
         return Parameters(MappingProxyType(merged), name or self.name, self.uncertainty, self.host_uncertainty)
 

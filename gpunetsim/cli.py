@@ -120,6 +120,29 @@ class _OutlivesReader:
         return getattr(self._stream, name)
 
 
+def _options(parser: argparse.ArgumentParser) -> set[str]:
+    """Every option string of ``parser`` and of its commands' parsers."""
+    out: set[str] = set()
+    for action in parser._actions:
+        out.update(action.option_strings)
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                out |= _options(sub)
+    return out
+
+
+def as_typed(error: InputError, parser: argparse.ArgumentParser, args: argparse.Namespace) -> InputError:
+    """``error`` naming the option the user typed (``--gpu``) where the layer below named the bare field
+    (``gpu``) of a value this command took from its command line; errors about a file's field are left alone."""
+    field = error.field
+    if error.source or not field or field not in vars(args):
+        return error
+    option = "--" + field.replace("_", "-")
+    if option not in _options(parser):
+        return error
+    return InputError(error.message, field=option, value=error.value)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # No command does linear algebra worth threads; OpenBLAS would start one per core when numpy is
     # first imported (lazily, by the commands that need arrays), costing more CPU than it saves.
@@ -144,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code = int(args.func(args) or 0)
     except InputError as e:
-        print(f"gpunetsim: error: {e}", file=sys.stderr)
+        print(f"gpunetsim: error: {as_typed(e, parser, args)}", file=sys.stderr)
         return EXIT_INPUT
     except BrokenPipeError:
         return 0

@@ -178,3 +178,18 @@ def test_a_json_key_given_twice_is_an_error(tmp_path, capsys):
     f.write_text('{"format": "gpunetsim-calibration/1", "params": {"call_overhead_s": 1e-5, "call_overhead_s": 2e-5}}')
     err = _one_error(capsys, ["collective", "--topology", "dgx-h100", "--gpus", "2", "--calibration", str(f)])
     assert "cal.json: call_overhead_s: given twice" in err
+
+
+@pytest.mark.parametrize("argv, option", [
+    (TRAIN + ["--gpu", "zz"], "--gpu"),
+    (["ddp", "--topology", "dgx-a100", "--nodes", "1", "--workload", "resnet50", "--gpu", "zz"], "--gpu"),
+    (TRAIN[:3] + ["--nodes", "0"] + TRAIN[5:], "--nodes"),
+    (["collective", "--topology", "dgx-a100", "--nodes", "0"], "--nodes"),
+    (["collective", "--topology", "zz", "--nodes", "1"], "--topology"),
+])
+def test_command_line_errors_name_the_option_typed(capsys, argv, option):
+    """A value given on the command line is named as the option the user typed (it read 'gpu: unknown GPU',
+    'nodes: --nodes must be at least 1')."""
+    err = _one_error(capsys, argv)
+    assert err.startswith(f"gpunetsim: error: {option}: "), err
+    assert err.count(option) == 1, err

@@ -86,7 +86,7 @@ def cluster_spec(preset: str, nodes: int, fabric: FabricSpec, sockets: int | Non
         raise InputError(f"unknown topology preset; known: {', '.join(sorted(SERVERS))}",
                          field="topology", value=preset)
     if nodes < 1:
-        raise InputError("--nodes must be at least 1", field="nodes", value=nodes)
+        raise InputError("must be at least 1", field="nodes", value=nodes)
     fabric.check()
     spec = SERVERS[preset]
     if gpus is not None and not 1 <= gpus <= spec.gpus:

@@ -57,6 +57,19 @@ def test_dp_records_read_and_predicted() -> None:
         assert r.iteration_s >= r.single_gpu_iteration_s
 
 
+def test_cost_models_are_kept_by_their_builder() -> None:
+    """A host fit's trials (only ``dp.`` keys move) share one cost model; another collective parameter or GPU count
+    builds another; and the cache is the builder's (``dp_compare.cost_model``), not a module dict others fill."""
+    import validation.dp_compare as dc
+    params = load_calibration("h200-dataparallel")
+    d = _committed_dp()[0]
+    first = dc.model_for(d, 2, params)
+    assert dc.model_for(d, 2, params.nudged("dp.thread_s", 2 * params["dp.thread_s"])) is first
+    assert dc.model_for(d, 2, params.nudged("link_efficiency.nvlink", 0.5)) is not first
+    assert dc.model_for(d, 4, params) is not first
+    assert dc.cost_model.cache_info().maxsize is not None        # bounded
+
+
 def test_predictions_are_kept_by_their_data_and_go_with_it() -> None:
     """Review s17 #12: a DataParallel prediction is made once per data, GPUs and parameter values and kept by the data
     (no module-level memo keyed by id that keeps every data read alive until it fills up)."""

@@ -20,14 +20,16 @@ iterations, so that a model left out is still a prediction (leave-one-model-out)
 
 from __future__ import annotations
 
+import functools
 import statistics
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 
-from simulator.collectives.params import Parameters
+from simulator.collectives.params import DEFAULTS, Parameters
 from simulator.core.errors import InputError
 from simulator.core.inputs import read_jsonl
 from simulator.training.workload import HOST_TIMES, Workload, workload_from_dict
@@ -262,23 +264,22 @@ def topology_for(gpu: str) -> str:
     raise InputError("cannot tell the topology preset from the GPU name", field="gpu", value=gpu)
 
 
-_MODELS: dict[tuple, object] = {}
-"""Cost models by (preset, GPUs, parameters other than ``dp.``): a host fit's trials vary only ``dp.``
-keys, which no collective plan reads, so they share one model (its plans and GPU-side times)."""
-
-
-def _model(data: DPModelData, gpus: int, params: Parameters):
+@functools.lru_cache(maxsize=64)
+def cost_model(preset: str, gpus: int, values: tuple[tuple[str, float], ...]):
+    """The closed-form cost model of ``gpus`` GPUs of ``preset`` (NVLink SHARP off: NCCL_NVLS_ENABLE=0, as every
+    campaign launch) under the parameter ``values`` other than ``dp.`` ones, built once per process (the 64 last
+    used kept): a host fit's trials vary only ``dp.`` keys, which no collective plan reads, so they share one model
+    (its plans and GPU-side times)."""
     import topologies
     from simulator.network.closed_form import CostModel
-    preset = topology_for(data.gpu)
-    key = (preset, gpus, tuple(sorted((k, v) for k, v in params.values.items() if not k.startswith("dp."))))
-    hit = _MODELS.get(key)
-    if hit is None:
-        if len(_MODELS) > 64:
-            _MODELS.clear()
-        # The runs keep NVLink SHARP off (NCCL_NVLS_ENABLE=0, as every campaign launch).
-        hit = _MODELS[key] = CostModel(topologies.prepare(preset, gpus_per_node=gpus, nvls=False), params)
-    return hit
+    params = Parameters(MappingProxyType({**DEFAULTS, **dict(values)}), "dp_compare")
+    return CostModel(topologies.prepare(preset, gpus_per_node=gpus, nvls=False), params)
+
+
+def model_for(data: DPModelData, gpus: int, params: Parameters):
+    """:func:`cost_model` of ``data``'s GPU (:func:`topology_for`) on ``gpus`` GPUs under ``params``."""
+    return cost_model(topology_for(data.gpu), gpus,
+                      tuple(sorted((k, v) for k, v in params.values.items() if not k.startswith("dp."))))
 
 
 def predict_dp(data: DPModelData, gpus: int, params: Parameters):
@@ -288,14 +289,14 @@ def predict_dp(data: DPModelData, gpus: int, params: Parameters):
     key = (gpus, tuple(params.values), tuple(params.values.values()))
     hit = data.predictions.get(key)
     if hit is None:
-        hit = data.predictions[key] = simulate_dataparallel(_model(data, gpus, params), data.profile, params)
+        hit = data.predictions[key] = simulate_dataparallel(model_for(data, gpus, params), data.profile, params)
     return hit
 
 
 def predict_ddp(data: DPModelData, gpus: int, params: Parameters) -> float:
     """DDP's predicted iteration (bucket_cap_mb 25, as the runner) from the profile alone."""
     from simulator.training.ddp import DDPConfig, simulate_iteration
-    return simulate_iteration(_model(data, gpus, params), data.profile, DDPConfig(bucket_cap_mb=25.0, first_bucket_mb=None),
+    return simulate_iteration(model_for(data, gpus, params), data.profile, DDPConfig(bucket_cap_mb=25.0, first_bucket_mb=None),
                               "closed").iteration_s
 
 

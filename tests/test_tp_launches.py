@@ -71,3 +71,20 @@ def test_command_prints_every_campaign(capsys: pytest.CaptureFixture[str]) -> No
     out = capsys.readouterr().out
     assert "h100x4_2026-11-26h | " in out and "h200x4_2026-11-26_tp | " in out
     assert "L2 measured" in out
+
+
+def test_campaign_sets_take_llm_reals_pairing(monkeypatch) -> None:
+    """Which campaign lends its host work to which is defined once (llm_real.section_runs, as docs/accuracy.md
+    section 7 predicts): tp_launches follows it instead of restating it, and no run takes its own host work."""
+    from dataclasses import replace
+
+    from validation import llm_real as real
+    runs = real.section_runs()
+    assert runs and all(real.CAMPAIGNS[r.host_from][0] != r.folder for r in runs)
+    assert [r.folder for r in runs if r.probe] == [c[0] for c in real.ISSUE_CAMPAIGNS]
+    own = next(r for r in runs if r.folder == real.CAMPAIGNS[1][0])
+    on_itself = replace(own, host_from=1)
+    monkeypatch.setattr(real, "section_runs", lambda: (on_itself,))
+    sets = campaign_sets()
+    assert [s[0] for s in sets] == [own.folder]
+    assert sets[0][3] == real.host_work_from([own.path], own.calibration)[0]

@@ -494,6 +494,27 @@ another lease again) was predicted blind by main 73cb86f (its README)."""
 TARGET_MEDIAN_PCT = 8.0
 
 
+@dataclass(frozen=True)
+class SectionRun:
+    """One campaign as docs/accuracy.md section 7 predicts it."""
+
+    folder: str
+    path: Path
+    calibration: str      # the collective calibration it is predicted with
+    host_from: int        # index in :data:`CAMPAIGNS` of the campaign whose host work it takes (never itself)
+    probe: bool           # a TP issue probe's loops (:data:`ISSUE_CAMPAIGNS`: ``probe_tp_runs``, issue targets)
+
+
+def section_runs() -> tuple[SectionRun, ...]:
+    """Every campaign section 7 predicts, with the host work it takes: each own campaign (:data:`CAMPAIGNS`) the
+    other one's (2 GPUs predict 4, 4 predict 2), the other GPU's campaign and the issue probes the one their entry
+    names. The one place that says which campaign lends its host work to which."""
+    data = Path(__file__).resolve().parent / "data"
+    return (tuple(SectionRun(f, data / f / n, c, len(CAMPAIGNS) - 1 - i, False) for i, (f, n, c) in enumerate(CAMPAIGNS))
+            + tuple(SectionRun(f, data / f / n, c, i, False) for f, n, c, i in OTHER_GPU_CAMPAIGNS)
+            + tuple(SectionRun(f, data / f / n, c, i, True) for f, n, c, i in ISSUE_CAMPAIGNS))
+
+
 def unsharded_shares() -> dict[str, float]:
     """Per TP issue probe (:data:`ISSUE_CAMPAIGNS`), ``host_block_s / host_tp_block_s`` of its compute fit (its
     unsharded blocks' host and GPU times alone and its stand-in TP loops, both host terms free):
@@ -542,9 +563,7 @@ def real_section(residuals: dict[str, list[float]] | None = None, fits: dict[str
     lines += ["", "| campaign | calibration | runner | configurations | median err % | p90 err % | Spearman | "
               "inside the launches' range |", "|---|---|---|---|---|---|---|---|"]
     figs: dict[str, dict[str, dict[str, float]]] = {}
-    runs = [(folder, path, calibration, hosts[1 - i][0]) for i, (folder, path, calibration) in enumerate(files)]
-    runs += [(folder, data / folder / name, calibration, hosts[i][0])
-             for folder, name, calibration, i in OTHER_GPU_CAMPAIGNS]
+    runs = [(r.folder, r.path, r.calibration, hosts[r.host_from][0]) for r in section_runs() if not r.probe]
     other_gpu = {folder for folder, _, _, _ in OTHER_GPU_CAMPAIGNS}
     tp_spread: list[float] = []
     for folder, path, calibration, host in runs:
@@ -569,9 +588,9 @@ def real_section(residuals: dict[str, list[float]] | None = None, fits: dict[str
     probe_host: list[tuple[float, float]] = []     # per probe: (host_block_s, median issue s of a single collective)
     probe_spread: dict[str, float] = {}            # per probe: its widest configuration's slowest / fastest launch - 1
     shares: dict[str, float] = {}                  # per probe: host_block_s / host_tp_block_s of its fit
-    for folder, name, calibration, i in ISSUE_CAMPAIGNS:
-        probe = [data / folder / name]
-        result = predict_records(probe_tp_runs(probe), calibration, hosts[i][0], issue_targets(probe))
+    for folder, calibration, host, probe in ((r.folder, r.calibration, hosts[r.host_from][0], [r.path])
+                                             for r in section_runs() if r.probe):
+        result = predict_records(probe_tp_runs(probe), calibration, host, issue_targets(probe))
         probe_host.append((result.compute.host_block_s,  # type: ignore[attr-defined]
                            statistics.median(o.issue_per_call_s for o in read_issue(probe)[1] if o.op in COLLECTIVE_OPS)))
         probe_spread[folder] = max(e.high_s / e.low_s - 1 for e in result.errors)

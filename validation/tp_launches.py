@@ -65,19 +65,12 @@ class LaunchScore:
 
 def campaign_sets() -> list[tuple[str, LlmRecords, str, object, list]]:
     """(folder, records, calibration, host work, extra compute targets) of every campaign with TP runs, predicted
-    as docs/accuracy.md section 7 predicts them (``validation.llm_real.real_section``: each own campaign with the
-    other one's host work, the H100 campaign and the probes with the host work their entries name)."""
+    as docs/accuracy.md section 7 predicts them (``validation.llm_real.section_runs``)."""
     from validation import llm_real as real
 
-    own = [(folder, DATA / folder / name, calibration) for folder, name, calibration in real.CAMPAIGNS]
-    hosts = [real.host_work_from([path], calibration)[0] for _, path, calibration in own]
-    out = [(folder, read_llm_records([path]), calibration, hosts[1 - i], [])
-           for i, (folder, path, calibration) in enumerate(own)]
-    out += [(folder, read_llm_records([DATA / folder / name]), calibration, hosts[i], [])
-            for folder, name, calibration, i in real.OTHER_GPU_CAMPAIGNS]
-    out += [(folder, probe_tp_runs([DATA / folder / name]), calibration, hosts[i],
-             real.issue_targets([DATA / folder / name])) for folder, name, calibration, i in real.ISSUE_CAMPAIGNS]
-    return out
+    hosts = [real.host_work_from([DATA / folder / name], calibration)[0] for folder, name, calibration in real.CAMPAIGNS]
+    return [(r.folder, probe_tp_runs([r.path]) if r.probe else read_llm_records([r.path]), r.calibration,
+             hosts[r.host_from], real.issue_targets([r.path]) if r.probe else []) for r in real.section_runs()]
 
 
 def launch_scores(folder: str, records: LlmRecords, calibration: str, host: object, extra: Sequence = ()

@@ -98,3 +98,17 @@ def test_fast_spread_compares_one_gpus_leases_on_4_and_on_2_gpus():
     s4, s2, levels = spread[("4x H200", 256 * MIB)]
     assert s4 == pytest.approx(0.2) and s2 == pytest.approx(0.01)
     assert levels == {"4x H200, A": 1.0, "4x H200, B": 1.2}
+
+
+@pytest.mark.parametrize("prior, words", [("hop_latency_s.nvlink.ring.simple", "KEY=VALUE"),
+                                          ("hop_latency_s.nvlink.ring.simple=fast", "not a number"),
+                                          ("no_such_key=1e-6", "unknown parameter"),
+                                          ("link_efficiency.nvlink=2", "above 1")])
+def test_a_bad_prior_is_one_line_and_exit_2(capsys, prior, words):
+    """--prior took its value apart unchecked: a missing '=', a word for the number or an unknown key ended in a
+    traceback after the leases were read."""
+    from validation.bw_residuals import main
+    with pytest.raises(SystemExit) as e:
+        main(["--prior", prior])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and words in err and "Traceback" not in err

@@ -288,6 +288,27 @@ def section(by_lease: dict[str, list[Residual]] | None = None,
     return lines, figures
 
 
+def prior_values(items: Sequence[str], ap) -> dict[str, float]:
+    """``--prior KEY=VALUE`` items as parameter values, checked before any lease is read (``ap.error``: one line,
+    exit 2, naming the item and what is wrong with it)."""
+    from simulator.collectives.params import Parameters
+    from simulator.core.errors import InputError
+    out = {}
+    for kv in items:
+        key, eq, text = kv.partition("=")
+        if not eq:
+            ap.error(f"--prior {kv!r}: give KEY=VALUE")
+        try:
+            out[key] = float(text)
+        except ValueError:
+            ap.error(f"--prior {kv!r}: {text!r} is not a number")
+    try:
+        Parameters().with_values(out)
+    except InputError as e:
+        ap.error(f"--prior: {e}")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
     ap = argparse.ArgumentParser(prog="python -m validation.bw_residuals", description=__doc__.splitlines()[0])
@@ -295,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="replace a datasheet value before every lease's 2-GPU fit (e.g. "
                          "hop_latency_s.nvlink.ring.simple=2.4e-6: a value those points cannot determine); repeatable")
     a = ap.parse_args(argv)
-    prior = {k: float(v) for k, v in (kv.split("=", 1) for kv in a.prior)}
+    prior = prior_values(a.prior, ap)
     by_lease, shares = {}, {}
     for lease, pooled, pred in cases(prior or None):
         by_lease[lease] = residuals(pooled, pred)

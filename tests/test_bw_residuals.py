@@ -112,3 +112,11 @@ def test_a_bad_prior_is_one_line_and_exit_2(capsys, prior, words):
         main(["--prior", prior])
     err = capsys.readouterr().err
     assert e.value.code == 2 and words in err and "Traceback" not in err
+
+
+def test_sealed_leases_are_named_as_in_the_other_lease_tables():
+    """A sealed lease is named once (sealed_campaign.Sealed.lease); bw_residuals named it by its _bw folder."""
+    from validation.sealed_campaign import SEALED
+    names = [name for name, _, _ in b.cases()]
+    sealed = [c.lease for c in SEALED if c.lat.exists() and c.bw.exists()]
+    assert sealed and names[-len(sealed):] == sealed

@@ -99,7 +99,7 @@ def cases(prior: Mapping[str, float] | None = None) -> Iterator[tuple[str, dict,
             pooled, pred0 = sealed_campaign.campaign(c.lat, c.bw, c.topology)
             pred0, fit = refit(pooled, pred0, rank_model_error.model_sd_s()) if prior else \
                 (pred0, sealed_campaign.two_gpu_fit(c))
-            yield (f"{c.gpus}, `{c.bw.name}` (sealed)", pooled,
+            yield (c.lease, pooled,
                    pred0.with_params(extrapolation_scale.judged(fit.params, c.lease)))
 
 

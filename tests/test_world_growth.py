@@ -168,3 +168,14 @@ def test_shift_check_learns_each_leases_shift_on_the_others(monkeypatch):
     assert check["c"]["shifted_median_pct"] == pytest.approx(abs(np.expm1(0.4)) * 100)
     text = " ".join(wg.shift_lines(check))
     assert "It helps 1 of 3 leases" in text and "b goes" in text and "c goes" in text and "a goes" not in text
+
+
+def test_shift_lines_count_the_leases_measured_above_predicted(monkeypatch):
+    """'Measured over predicted ... is above 1 on most leases' was written by hand; the count comes from each lease's
+    own median log ratio below 16 MiB (a above, b above, c below: 2 of 3)."""
+    data = (("a", (rows(0, [0.1, 0.1, 0.1]), 1.0)), ("b", (rows(1, [0.3, 0.3]), 1.0)),
+            ("c", (rows(0, [-0.2, -0.2, -0.2]), 1.0)))
+    monkeypatch.setattr(wg, "lease_rows", lambda: data)
+    check = wg.shift_check()
+    assert check["b"]["own_median"] == pytest.approx(0.3)
+    assert "is above 1 on 2 of 3 leases" in " ".join(wg.shift_lines(check))

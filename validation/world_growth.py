@@ -137,7 +137,7 @@ def shift_check() -> dict[str, dict[str, float]]:
     """Would the leases' typical growth, learned on the other leases, centre a lease's predictions below 16 MiB?
     Per lease: its unseen points' median |predicted / measured - 1| (%) as predicted, the shift (log time) the other
     leases give (the median over them of each one's median log(measured / predicted)) and the median error with the
-    predictions moved by it."""
+    predictions moved by it; ``own_median``: the lease's own median log(measured / predicted)."""
     def small(part: Part) -> np.ndarray:
         rows = part[0]
         return rows[np.isin(rows[:, 0], LEARNED_BANDS), 1]
@@ -145,7 +145,7 @@ def shift_check() -> dict[str, dict[str, float]]:
     out = {}
     for name, x in r.items():
         shift = float(np.median([np.median(v) for k, v in r.items() if k != name and len(v)]))
-        out[name] = {"points": len(x), "median_pct": float(np.median(np.abs(np.expm1(-x)))) * 100, "shift": shift,
+        out[name] = {"points": len(x), "own_median": float(np.median(x)) if len(x) else float("nan"), "median_pct": float(np.median(np.abs(np.expm1(-x)))) * 100, "shift": shift,
                      "shifted_median_pct": float(np.median(np.abs(np.expm1(shift - x)))) * 100}
     return out
 
@@ -156,7 +156,9 @@ def shift_lines(check: dict[str, dict[str, float]]) -> list[str]:
     worse = {k: v for k, v in check.items() if k not in better}
     before, after = (float(np.mean([v[k] for v in check.values()])) for k in ("median_pct", "shifted_median_pct"))
     return ["", "**Would the other leases' growth centre the predictions?** Measured over predicted on the leases' "
-            "unseen points below 16 MiB is above 1 on most leases (the model's 4-GPU growth falls short), so a shift "
+            "unseen points below 16 MiB is above 1 on "
+            f"{sum(v['own_median'] > 0 for v in check.values())} of {len(check)} leases (the model's 4-GPU growth "
+            "falls short), so a shift "
             "of log time learned on the other leases (the median of their median log ratios; leave one lease out) "
             "might lower the median error. Per lease, median err % as predicted -> with the shift: " + "; ".join(
                 f"{k} {v['median_pct']:.1f} -> {v['shifted_median_pct']:.1f} (shift {v['shift']:+.3f})"

@@ -97,3 +97,22 @@ def test_own_host_probes_rows(carried: tuple) -> None:
     assert before_now["h100x4_2026-11-27_fsdpissue2 4 GPUs"] == pytest.approx((8.3, 2.4), abs=0.5)
     assert before_now[f"{fhc.OWN_HELD_OUT} 4 GPUs"] == pytest.approx((10.5, 9.0), abs=0.5)
     assert figs[f"{fhc.OWN_HELD_OUT} 2 GPUs"] == pytest.approx(5.1, abs=0.5)
+
+
+def test_figures_recorded_when_rule_2_was_chosen_are_named_recorded(carried: tuple) -> None:
+    """The held-out lease's figures from when rule 2 was chosen were typed into the paragraph; they come from one
+    named constant and the words say they are recorded, not recomputed."""
+    scored, _, _ = carried
+    text = "\n".join(fhc.markdown_lines(scored)[0])
+    assert "11.3 / 13.5% vs 11.2 / 13.6% when the rule was chosen" in text and "recorded then, not recomputed" in text
+
+
+def test_fsdp_only_leases_take_the_host_work_of_their_world_size() -> None:
+    """Which campaign lends its host work is said once: the own campaigns as llm_real.section_runs, the FSDP-only
+    leases by world size as llm_blind.HOST_FROM (it was 'w // 4' here)."""
+    from validation.llm_blind import HOST_FROM
+    from validation.llm_real import section_runs
+    own = {r.folder: r.host_from for r in section_runs() if not r.probe}
+    for lease in fhc.LEASES:
+        want = own[lease.folder] if lease.fit == "campaign" else CAMPAIGNS.index(HOST_FROM[lease.world])
+        assert lease.host_from == want

@@ -160,3 +160,16 @@ def test_pooled_points_are_pooled_again_when_a_file_changes(tmp_path):
     write(3e-5, 2 * 10**18)
     assert transfer.pooled_points([f])[0].point.time_s == pytest.approx(3e-5)
     assert transfer.pooled_points([f]) is not transfer.pooled_points([f])      # a fresh list each call
+
+
+def test_pooled_points_key_files_as_the_llm_readers_do(monkeypatch, tmp_path):
+    """A file's cache key (path, size, modification time) is defined once, llm_records.file_keys: pooled_points and
+    llm_real.host_work_from each restated it. A file that is not there is named by the reader, as given."""
+    from simulator.core.errors import InputError
+    from validation import llm_records, transfer
+    seen = []
+    real = llm_records.file_keys
+    monkeypatch.setattr(llm_records, "file_keys", lambda paths: seen.append(paths) or real(paths))
+    with pytest.raises(InputError) as e:
+        transfer.pooled_points(["no/such.jsonl"])
+    assert seen == [["no/such.jsonl"]] and "no/such.jsonl" in str(e.value)

@@ -48,7 +48,7 @@ from simulator.core.errors import InputError
 from simulator.training.llm.compute import ComputeParams
 from validation.issue_check import markdown_lines, probe_tp_runs, read_issue
 from validation.llm_records import (LayerProfile, LlmRecords, LlmRun, RunError, RunGroup, compare_runs,
-                                    error_summary, error_table, group_runs, read_llm_records,
+                                    error_summary, error_table, file_keys, group_runs, read_llm_records,
                                     transformer_fields)
 from validation import profile_launches
 from validation.profile_launches import whole_model_profiles, whole_model_s
@@ -428,11 +428,7 @@ def host_work_from(paths: Sequence[str | Path], calibration: str) -> tuple[HostW
     compute fit and collective calibration), with that host's block issue time; with the median
     |error| in % of that fit. The same files (path, size and modification time) and calibration
     give the same fit, so it is made once per process (the accuracy report asks for it often)."""
-    try:
-        key = tuple((str(Path(p).resolve()), Path(p).stat().st_size, Path(p).stat().st_mtime_ns) for p in paths)
-    except OSError:             # not a file: read_llm_records reports it
-        key = None
-    values, block_s, pct = _host_fit(key, calibration) if key else _fit_host_files(paths, calibration)
+    values, block_s, pct = _host_fit(file_keys(paths), calibration)    # a file that is not there: the reader names it
     return HostWork(dict(values), block_s), pct
 
 

@@ -53,11 +53,8 @@ def pooled_points(paths: Sequence[str | Path], world: int | None = None) -> list
     size and modification time) and world give the same points, so they are pooled once per process (the accuracy
     report pools each sealed campaign's files for three tables: validation.lease_spread, validation.bw_lease_spread
     and validation.sealed_campaign)."""
-    try:
-        key = tuple((str(Path(p).resolve()), Path(p).stat().st_size, Path(p).stat().st_mtime_ns) for p in paths)
-    except OSError:             # not a file: read_jsonl reports it
-        return list(_pool(paths, world))
-    return list(_pooled_files(key, world))
+    from validation.llm_records import file_keys
+    return list(_pooled_files(file_keys(list(paths)), world))      # a file that is not there: read_jsonl names it
 
 
 @lru_cache(maxsize=64)

@@ -116,22 +116,21 @@ class _Recording(dict):
 class Evaluator:
     """Predictions of fixed points under many parameter sets, as Predictor.predict makes them.
 
-    NCCL's tuner does not look at our parameters, so each point's (algorithm, protocol) is found once;
-    operations NCCL does not tune take the fastest of their allowed pairs at every evaluation. A
+    NCCL's tuner and its p2p protocol rule do not look at our parameters, so each such point's (algorithm,
+    protocol) is found once (simulator.collectives.tuner.Tuner.decided); other points take the fastest of
+    their allowed pairs at every evaluation. A
     parameter set then costs one alpha/beta per distinct plan, and a plan is re-timed only when a
     parameter it reads changed (a finite-difference step on one key re-times a few plans)."""
 
     def __init__(self, predictor: Predictor, points: Sequence[CollMeasurement]) -> None:
-        from simulator.collectives.nccl_model import TUNED_OPS
         self.predictor = predictor
         self.size = np.array([float(p.size_bytes) for p in points])
         plans: dict[tuple, int] = {}
         choices: list[list[int]] = []
         for p in points:
             m, algo, proto = predictor.setup(p)
-            allowed = m.choices(p.op, algo, proto)
-            if len(allowed) > 1 and m.select == "nccl" and p.op in TUNED_OPS:
-                allowed = [m.choose(p.op, p.size_bytes, algo, proto)]
+            decided = m.tuner.decided(p.op, p.size_bytes, algo, proto)
+            allowed = [decided] if decided is not None else m.choices(p.op, algo, proto)
             mk = choice_for(p)[2:]
             # a p2p plan's beta depends on NCCL's channel count at this size (not on the parameters)
             choices.append([plans.setdefault(((p.world, *mk), p.op, a, pr,

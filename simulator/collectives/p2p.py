@@ -16,6 +16,12 @@ NCCL's rule (NCCL 2.2x: src/graph/paths.cc at init, src/enqueue.cc per call), re
   ``per_peer``. Parts are sized from NCCL's p2p chunk (512 KiB on an all-NVLink server, 128 KiB
   over PCIe or across servers): a part is 1/8 to 32 chunks on one server, 1/2 to 1 across servers.
 
+**The protocol** (:meth:`P2pChannels.protocol`, NCCL's ``addP2pToPlan``/``scheduleP2pTasksToPlan`` in
+src/enqueue.cc): NCCL's p2p path has no tuner and never runs LL128. A peer's bytes go LL when they are at
+most ``channels x NCCL_P2P_LL_THRESHOLD`` (16 KiB a channel) and the connection has LL buffers, Simple
+otherwise. Connections across the network have no LL buffers by default (their buffers are shared,
+``NCCL_ALLOC_P2P_NET_LL_BUFFERS=0``), so a p2p call that crosses servers runs Simple at every size.
+
 So the channels per peer shrink as ranks grow (4 H200s give a 16-128 MiB send/recv 8 channels, 2
 H200s 16: half the bandwidth, as measured) and grow with the size (from 256 MiB on 4 GPUs).
 Learned from NCCL's source, not copied; only the rule is NCCL's.
@@ -41,7 +47,7 @@ from typing import Sequence
 
 from simulator.collectives.layout import hosts
 from simulator.collectives.nccl_constants import (MAX_CHANNELS, NET_PEER_CHANNELS, NVLINK_CHUNK_BYTES, OTHER_CHUNK_BYTES,
-                                                  SIMPLE_BUFFER_BYTES, STEPS)
+                                                  P2P_LL_THRESHOLD_BYTES, SIMPLE_BUFFER_BYTES, STEPS)
 from topologies.routing import Router
 
 
@@ -83,10 +89,23 @@ class P2pChannels:
     min_part_bytes: int
     max_part_bytes: int
     peer_share: float = 1.0  # bytes to one peer per byte of the collective's size (all_to_all: 1/n)
+    net: bool = False        # peers across the network (connections without LL buffers)
+
+    def peer_bytes(self, size_bytes: float) -> int:
+        """Bytes of one peer's send (or receive) in a call of ``size_bytes``."""
+        return math.ceil(size_bytes * self.peer_share)
+
+    def protocol(self, size_bytes: float) -> str:
+        """NCCL's protocol of a p2p call of ``size_bytes``: ``"ll"`` while each peer's bytes fit in
+        ``channels x`` :data:`P2P_LL_THRESHOLD_BYTES` on connections with LL buffers (not across the
+        network), ``"simple"`` above; never LL128 (module docstring: 'The protocol')."""
+        if self.net or self.peer_bytes(size_bytes) > self.count(size_bytes) * P2P_LL_THRESHOLD_BYTES:
+            return "simple"
+        return "ll"
 
     def count(self, size_bytes: float) -> int:
         """Channels of one peer's send (or receive) in a call of ``size_bytes``."""
-        b = math.ceil(size_bytes * self.peer_share)
+        b = self.peer_bytes(size_bytes)
         if b <= 0:
             return 1
         c = max(1, min(self.first, -(-b // self.min_part_bytes)))
@@ -146,4 +165,4 @@ def p2p_channels(router: Router, ranks: Sequence[str], peer_share: float = 1.0,
         lo, hi = chunk // 2, chunk
     else:
         lo, hi = chunk // 8, chunk * 32
-    return P2pChannels(total, per_peer, first, lo, hi, peer_share)
+    return P2pChannels(total, per_peer, first, lo, hi, peer_share, net=len(per_host) > 1)

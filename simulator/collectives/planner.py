@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from simulator.collectives.algorithms import SIMPLE_ONLY
 from simulator.collectives.availability import available, why_unavailable
 from simulator.collectives.params import Parameters
-from simulator.collectives.plans import ALGOS_FOR_OP, Plan, build_plan
+from simulator.collectives.plans import ALGOS_FOR_OP, Plan, build_plan, p2p_of
 from simulator.core.errors import InputError
 from simulator.core.gc_pause import cyclic_gc_paused
 from simulator.core.vocabulary import PROTOS, check_op
@@ -63,6 +63,12 @@ class Planner:
         if hit is None:
             hit = self._choices[key] = tuple(_choices(self.router, op, algo, proto))
         return hit
+
+    def p2p_protocol(self, op: str, size_bytes: float, ranks: tuple[str, ...] | None = None) -> str:
+        """The protocol NCCL's p2p path runs a send_recv or all_to_all of ``size_bytes`` with: LL up to
+        16 KiB a channel, Simple above or across servers (simulator.collectives.p2p.P2pChannels.protocol)."""
+        rk = ranks if ranks is not None else tuple(self.router.gpus)
+        return p2p_of(self.router, op, rk, self._layouts, self._search_channels).protocol(size_bytes)
 
     def _search_channels(self) -> int:
         """The channels NCCL's ring/tree search finds here (a direct plan's p2p channels follow them)."""

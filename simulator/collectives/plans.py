@@ -212,13 +212,7 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
                        step_overhead_s=params["nvls_step_overhead_s"]) if lay.chunking else None
     p2p = None
     if algo == "direct" and any(g.channel_Bps < math.inf for g in groups):
-        share = 1.0 if op == "send_recv" else 1.0 / n
-        p2p = layouts.get(("p2p", tuple(rk), share)) if layouts is not None else None
-        if p2p is None:
-            # the routes' alone, like the layout: cached with it
-            p2p = p2p_channels(router, rk, share, search_channels() if search_channels else None)
-            if layouts is not None:
-                layouts[("p2p", tuple(rk), share)] = p2p
+        p2p = p2p_of(router, op, rk, layouts, search_channels)
     # A ring's LL steps copy and reduce the words of their own lines as they forward them: its local
     # work is part of the step rate (the ceiling above), not added to it.
     local = 0.0 if proto == "ll" and algo == "ring" else \
@@ -232,6 +226,19 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
                 host + (params["net_call_overhead_s"] if len(per_host) > 1 else 0.0),
                 local, chunking, p2p, host)
 
+
+def p2p_of(router: Router, op: str, ranks: Sequence[str], layouts: dict | None = None,
+           search_channels: Callable[[], int] | None = None) -> P2pChannels:
+    """NCCL's p2p channels of ``op`` (send_recv or all_to_all) on ``ranks``: the routes' alone, like the
+    layout, so cached with it in ``layouts``."""
+    rk = tuple(ranks)
+    share = 1.0 if op == "send_recv" else 1.0 / len(rk)
+    p2p = layouts.get(("p2p", rk, share)) if layouts is not None else None
+    if p2p is None:
+        p2p = p2p_channels(router, rk, share, search_channels() if search_channels else None)
+        if layouts is not None:
+            layouts[("p2p", rk, share)] = p2p
+    return p2p
 
 def _port_share_Bps(router: Router, uses: LinkUses, params: Parameters) -> float:
     """One flow's share of its busiest link on an idle network: each link's usable rate over the flows of

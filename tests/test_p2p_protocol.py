@@ -1,0 +1,58 @@
+"""NCCL's p2p path picks its protocol by a rule, not a tuner: LL while each peer's bytes fit in
+channels x 16 KiB (NCCL_P2P_LL_THRESHOLD), Simple above, never LL128; Simple across servers (network p2p
+connections have no LL buffers by default). src/enqueue.cc (addP2pToPlan / scheduleP2pTasksToPlan)."""
+
+import pytest
+
+import topologies
+from simulator.collectives.p2p import P2pChannels
+from simulator.collectives.planner import Planner
+from simulator.network.closed_form import CostModel
+from topologies.routing import router_for
+
+KiB, MiB = 1 << 10, 1 << 20
+SIZES = [2 ** e for e in range(8, 31)]
+
+
+def _model(preset="hgx-h200", gpus=4, nodes=1, select="nccl"):
+    return CostModel(Planner(router_for(topologies.prepare(preset, nodes=nodes, gpus_per_node=gpus))), select=select)
+
+
+def test_ll_up_to_16_kib_a_channel_then_simple():
+    ch = P2pChannels(32, 32, 8, 64 * KiB, 16 * MiB)
+    assert ch.count(16 * KiB) == 1 and ch.protocol(16 * KiB) == "ll"
+    assert ch.protocol(16 * KiB + 1) == "simple"
+    assert ch.count(MiB) == 8 and ch.protocol(MiB) == "simple"         # 128 KiB a channel
+    assert P2pChannels(32, 32, 8, 64 * KiB, 16 * MiB, peer_share=0.25).protocol(64 * KiB) == "ll"
+
+
+def test_across_the_network_p2p_runs_simple_at_every_size():
+    assert P2pChannels(8, 2, 2, 64 * KiB, 128 * KiB, net=True).protocol(256) == "simple"
+
+
+@pytest.mark.parametrize("op", ["send_recv", "all_to_all"])
+@pytest.mark.parametrize("gpus", [2, 4, 8])
+def test_the_tuner_follows_nccls_p2p_rule_on_one_server(op, gpus):
+    m = _model(gpus=gpus)
+    for s in SIZES:
+        algo, proto = m.choose(op, s)
+        plan = m.planner.plan(op, algo, "simple")
+        peer = s if op == "send_recv" else s / gpus
+        assert proto == ("ll" if peer <= plan.channels_at(s) * 16 * KiB else "simple"), s
+
+
+@pytest.mark.parametrize("op", ["send_recv", "all_to_all"])
+def test_p2p_never_runs_ll128_and_runs_simple_across_servers(op):
+    m = _model("dgx-h100", gpus=8, nodes=2)
+    assert {m.choose(op, s)[1] for s in SIZES} == {"simple"}
+
+
+def test_a_2_mib_send_recv_on_4_gpus_runs_simple():
+    """8 channels x 16 KiB = 128 KiB: NCCL runs Simple at 2 MiB (the fastest-priced choice was LL)."""
+    assert _model(gpus=4).choose("send_recv", 2 * MiB) == ("direct", "simple")
+
+
+def test_fastest_still_prices_the_pairs():
+    m = _model(gpus=4, select="fastest")
+    t = {p: m.time_s("send_recv", 2 * MiB, proto=p) for p in ("ll", "ll128", "simple")}
+    assert m.time_s("send_recv", 2 * MiB) == min(t.values())

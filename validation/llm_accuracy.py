@@ -365,8 +365,9 @@ def sealed_targets(sealed: dict) -> list[str]:
         if not figs:
             continue
         seen = c.held_out_of + ("; one change was chosen on it: section 7" if c.after or c.tried is not None else "")
-        seen += ("; its FSDP-only rows' method (its GPU's probes and calibration, its own host issue probe) was "
-                 "changed on branch h14fsdp7 after their figures were seen: for those rows a check, not blind")
+        if c.fsdp_only_seen:
+            seen += ("; its FSDP-only rows' method (its GPU's probes and calibration, its own host issue probe) was "
+                     "changed on branch h14fsdp7 after their figures were seen: for those rows a check, not blind")
         out.append(f"- Own PP / TP / FSDP runs on a {c.gpus} lease sealed until its session's model was final, median "
                    f"<= {TARGET_MEDIAN:g}%: " + ", ".join(
                        f"{k} {s['median_abs_pct']:.1f}% ({_verdict(s['median_abs_pct'] <= TARGET_MEDIAN)}; "

@@ -1,4 +1,4 @@
-"""docs/accuracy.md, sections 3 and 7: campaigns sealed until the model was final (4x H100, then twice 4x H200).
+"""docs/accuracy.md, sections 3 and 7: campaigns sealed until the model was final (4x H100, twice 4x H200, 4x H100).
 
 The lead measured it at the start of the session of 2026-11-27 (00:15-00:28 UTC, main 2dc75c7), kept the
 files away from everyone who changed the model that session, computed its blind figures under 2dc75c7 at
@@ -16,7 +16,9 @@ it, and those made since had it in view, so for them it is a check, not a blind 
 The next session (2026-11-27 03:13-06:13 UTC, main 2ebf08d) did the same on a 4x H200 lease (:data:`H200`:
 ``h200x4_2026-11-27_lat``, ``_bw``, ``_llm``, measured 03:15-03:27, blind figures at 03:32), and the one after it
 (2026-11-27 06:12-09:12 UTC, main c4781bc) on another 4x H200 lease (:data:`H200B`: ``h200x4_2026-11-27b_*``,
-measured 06:13-06:23, blind figures at 06:26-06:55). Each campaign is a :class:`Sealed`; :data:`SEALED` lists them
+measured 06:13-06:23, blind figures at 06:26-06:55), and the next (2026-11-27 08:49-11:49 UTC, main 91c8e9a) on
+another 4x H100 lease (:data:`H100C`: ``h100x4_2026-11-27c_*``, measured 08:51-09:04, blind figures at 09:05-09:09).
+Each campaign is a :class:`Sealed`; :data:`SEALED` lists them
 in the report's order.
 
 ::
@@ -49,6 +51,13 @@ campaigns it moved. Not kept; recorded so that no later profile rule is presente
 (review s15 #13)."""
 
 
+FSDP_ONLY_CHANGE = ("The FSDP-only rows' method changed on branch h14fsdp7 (session of 2026-11-27 08:49-11:49 UTC) "
+                    "after their figures under the previous method were seen (H200 rows had taken the H100 "
+                    "calibration, probes and copy bandwidth; the lease's own host issue probe, chosen before it was "
+                    "scored)")
+"""The change of the FSDP-only method made knowing the figures of the leases with ``fsdp_only_seen``."""
+
+
 @dataclass(frozen=True)
 class Sealed:
     """One sealed campaign: its folders, NCCL topology, figures' key prefix (``{prefix}_{GPUs} {sizes}`` as in
@@ -58,7 +67,8 @@ class Sealed:
     its files to the repository. Every change made before ``opened`` is held out by it (a blind test); every change
     since had its files in view and is only checked on it (review s17 #1). ``after``: a change since then chosen
     knowing what it showed (empty: none is named); ``tried``: another rule scored on it and not kept (as
-    :data:`PROFILE_RULE_TRIED`)."""
+    :data:`PROFILE_RULE_TRIED`); ``fsdp_only_seen``: its FSDP-only rows' figures were seen before their method
+    changed (:data:`FSDP_ONLY_CHANGE`), so for those rows today's figures are a check."""
 
     lat: Path
     bw: Path
@@ -75,6 +85,7 @@ class Sealed:
     opened: str
     after: str = ""
     tried: tuple | None = None
+    fsdp_only_seen: bool = False
 
     @property
     def gpus(self) -> str:
@@ -104,7 +115,7 @@ class Sealed:
 H100 = Sealed(DATA / "h100x4_2026-11-27_lat", DATA / "h100x4_2026-11-27_bw", DATA / "h100x4_2026-11-27_llm",
               "dgx-h100", "h100s_sealed", "h100-nvlink-2gpu", RUNS, "2dc75c7", "4x H100 80GB HBM3",
               "A sixth machine, sealed", "at the start of the session of 2026-11-27 (00:15-00:28 UTC) under main 2dc75c7",
-              "h100x4_2026-11-26h", "e05742f",
+              "h100x4_2026-11-26h", "e05742f", fsdp_only_seen=True,
               after="the compute fit leaves disturbed profile launches out (`validation.profile_launches`, session of "
                     "2026-11-27 stop 15). This lease showed that problem, so the rule was chosen on the other campaigns "
                     "only and this lease scored once it was fixed",
@@ -112,12 +123,16 @@ H100 = Sealed(DATA / "h100x4_2026-11-27_lat", DATA / "h100x4_2026-11-27_bw", DAT
 H200 = Sealed(DATA / "h200x4_2026-11-27_lat", DATA / "h200x4_2026-11-27_bw", DATA / "h200x4_2026-11-27_llm",
               "hgx-h200", "h200s_sealed", "h200-nvlink", RUNS[:3] + (RUNS[4],), "2ebf08d", "4x H200",
               "A seventh machine, sealed", "at the start of the session of 2026-11-27 03:13-06:13 UTC (03:15-03:27) "
-              "under main 2ebf08d", "h200x4_2026-11-26d", "6014202")
+              "under main 2ebf08d", "h200x4_2026-11-26d", "6014202", fsdp_only_seen=True)
 H200B = Sealed(DATA / "h200x4_2026-11-27b_lat", DATA / "h200x4_2026-11-27b_bw", DATA / "h200x4_2026-11-27b_llm",
                "hgx-h200", "h200s3_sealed", "h200-nvlink", RUNS[:3] + (RUNS[4],), "c4781bc", "4x H200",
                "An eighth machine, sealed", "at the start of the session of 2026-11-27 06:12-09:12 UTC (06:13-06:23) "
-               "under main c4781bc", "h200x4_2026-11-26d", "814a22d")
-SEALED = (H100, H200, H200B)
+               "under main c4781bc", "h200x4_2026-11-26d", "814a22d", fsdp_only_seen=True)
+H100C = Sealed(DATA / "h100x4_2026-11-27c_lat", DATA / "h100x4_2026-11-27c_bw", DATA / "h100x4_2026-11-27c_llm",
+               "dgx-h100", "h100s2_sealed", "h100-nvlink-2gpu", RUNS[:3] + (RUNS[4],), "91c8e9a", "4x H100 80GB HBM3",
+               "A ninth machine, sealed", "at the start of the session of 2026-11-27 08:49-11:49 UTC (08:51-09:04) "
+               "under main 91c8e9a", "h100x4_2026-11-26h", "65af80a")
+SEALED = (H100, H200, H200B, H100C)
 """The sealed campaigns in the report's order."""
 
 
@@ -340,9 +355,8 @@ def llm(c: Sealed = H100) -> tuple[list[str], dict]:
                 else "") + ". Command: `python -m validation.sealed_campaign`."
              + f" Today's figures are {c.held_out_of}"
              + (f"; one of those was chosen knowing what this lease showed: {c.after}." if c.after else ".")
-             + " The FSDP-only rows' method changed on branch h14fsdp7 after their figures under the previous method "
-             "were seen (H200 rows had taken the H100 calibration, probes and copy bandwidth; the lease's own host "
-             "issue probe, chosen before it was scored): for those rows today's figures are a check, not blind.",
+             + (" " + FSDP_ONLY_CHANGE + ": for those rows today's figures are a check, not blind."
+                if c.fsdp_only_seen else ""),
              "", *rows, "", *(profile_note(c) + ["", trial_note(c), ""] if c.tried is not None else []), band_check(ratios), ""]
     figs["blind"] = {k: {"median_abs_pct": v[0], "p90_abs_pct": v[1]} for k, v in blind.items()}
     return lines, figs

@@ -54,5 +54,26 @@ def test_a_2_mib_send_recv_on_4_gpus_runs_simple():
 
 def test_fastest_still_prices_the_pairs():
     m = _model(gpus=4, select="fastest")
-    t = {p: m.time_s("send_recv", 2 * MiB, proto=p) for p in ("ll", "ll128", "simple")}
+    t = {p: m.time_s("send_recv", 2 * MiB, proto=p) for p in ("ll", "simple")}     # never LL128 (below)
     assert m.time_s("send_recv", 2 * MiB) == min(t.values())
+
+
+@pytest.mark.parametrize("op", ["send_recv", "all_to_all"])
+def test_forcing_ll128_on_a_p2p_op_is_refused_and_fastest_never_prices_it(op):
+    """NCCL's p2p path never runs LL128: --proto ll128 on send_recv / all_to_all is an error naming --proto, and
+    select='fastest' chooses among LL and Simple only (it priced LL128 for them)."""
+    from simulator.core.errors import InputError
+    model = _model(select="fastest")
+    with pytest.raises(InputError) as err:
+        model.planner.choices(op, "auto", "ll128")
+    assert err.value.field == "proto" and "never ll128" in str(err.value)
+    assert {p for _, p in model.planner.choices(op)} == {"ll", "simple"}
+    assert model.planner.choices("all_reduce", "ring", "ll128") == (("ring", "ll128"),)
+
+
+def test_cli_refuses_ll128_for_send_recv():
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "gpunetsim.cli", "collective", "--op", "send_recv", "--proto", "ll128",
+                           "-b", "1M", "-e", "1M"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "--proto" in done.stderr and "Traceback" not in done.stderr

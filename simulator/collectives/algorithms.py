@@ -44,6 +44,9 @@ ALGOS: tuple[str, ...] = tuple(dict.fromkeys(a for algos in ALGOS_FOR_OP.values(
 """Every algorithm name ``--algo`` takes (besides ``auto``)."""
 SIMPLE_ONLY = ("nvls", "nvls_tree", "collnet_direct", "collnet_chain", "pat")
 """Algorithms NCCL runs with the Simple protocol only (the ones newer than ring and tree)."""
+PROTOS_FOR_ALGO = {"direct": ("ll", "simple")}
+"""Protocols an algorithm runs where not all of them: NCCL's point-to-point path (``direct``) runs LL or Simple,
+never LL128 (simulator.collectives.p2p.P2pChannels.protocol picks between the two); SIMPLE_ONLY ones Simple."""
 
 def generation(compute_capability: int) -> int:
     """90 for Hopper, 100 for Blackwell and later; 0 for GPUs without NVLS (before Hopper)."""

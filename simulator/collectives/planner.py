@@ -10,7 +10,7 @@ import weakref
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from simulator.collectives.algorithms import SIMPLE_ONLY
+from simulator.collectives.algorithms import PROTOS_FOR_ALGO, SIMPLE_ONLY
 from simulator.collectives.availability import available, why_unavailable
 from simulator.collectives.params import Parameters
 from simulator.collectives.plans import ALGOS_FOR_OP, Plan, build_plan, p2p_of
@@ -113,7 +113,12 @@ def _choices(router: Router, op: str, algo: str, proto: str) -> list[tuple[str, 
     if proto != "auto" and proto not in PROTOS:
         raise InputError("unknown protocol (expected ll, ll128, simple or auto)", field="proto", value=proto)
     protos = PROTOS if proto == "auto" else (proto,)
-    pairs = [(a, p) for a in algos for p in protos if p == "simple" or a not in SIMPLE_ONLY]
+    pairs = [(a, p) for a in algos for p in protos
+             if (p == "simple" or a not in SIMPLE_ONLY) and p in PROTOS_FOR_ALGO.get(a, PROTOS)]
     if not pairs:
+        if all(a in PROTOS_FOR_ALGO for a in algos):
+            runs = " or ".join(PROTOS_FOR_ALGO[algos[0]])
+            raise InputError(f"{op} runs on NCCL's point-to-point path, which uses the {runs} protocol, never "
+                             f"{proto}", field="proto", value=proto)
         raise InputError(f"{algo} runs NCCL's simple protocol only", field="proto", value=proto)
     return pairs

@@ -51,10 +51,12 @@ def test_own_probe_lease_bullet_judges_the_lease_measured_after_the_rule():
     from validation.fsdp_host_carry import OWN_HELD_OUT
     from validation.llm_accuracy import own_probe_target
 
-    carry = {f"own {OWN_HELD_OUT} 2 GPUs": 5.1, f"own {OWN_HELD_OUT} 4 GPUs": 9.0,
+    four, two = OWN_HELD_OUT
+    carry = {f"own {four} 2 GPUs": 5.1, f"own {four} 4 GPUs": 9.0, f"own {two} 2 GPUs": 6.2,
              "own h100x4_2026-11-27_fsdpissue 2 GPUs": 7.3, "rule1_rms_log": 0.2}
     text = own_probe_target(carry)
-    assert "2 GPUs 5.1% (met)" in text and "4 GPUs 9.0% (**missed**)" in text and "7.3" not in text
+    assert f"`{four}` 2 GPUs 5.1% (met)" in text and f"`{four}` 4 GPUs 9.0% (**missed**)" in text
+    assert f"`{two}` 2 GPUs 6.2% (met)" in text and "7.3" not in text
 
 
 def test_a_verdict_that_rests_on_a_choice_made_with_the_points_is_withheld():

@@ -59,9 +59,10 @@ def chosen_words() -> str:
     return (" / ".join(f"{HELD_OUT_WHEN_CHOSEN_PCT[w][0]:.1f}" for w in worlds) + "% vs "
             + " / ".join(f"{HELD_OUT_WHEN_CHOSEN_PCT[w][1]:.1f}" for w in worlds) + "% when the rule was chosen, "
             "before the leases' own host probes below: recorded then, not recomputed")
-OWN_HELD_OUT = "h200x4_2026-11-27_fsdpissue"
-"""A 4x H200 lease measured (09:18-09:20 UTC) after the own-host-probe rule (``llm_blind.own_probe_targets``) was
-committed (h14fsdp7 5039725, 09:17): held out of that rule's choice."""
+OWN_HELD_OUT = ("h200x4_2026-11-27_fsdpissue", "h200x2_2026-11-27_fsdpissue")
+"""Leases measured after the own-host-probe rule (``llm_blind.own_probe_targets``) was committed (h14fsdp7 5039725,
+09:17 UTC), held out of that rule's choice: a 4x H200 lease (09:18-09:20, 2 and 4 GPUs) and a 2x H200 lease
+(10:59-11:01, 2 GPUs, measured by the lead once the session's model was final)."""
 
 
 @dataclass(frozen=True)
@@ -86,8 +87,8 @@ LEASES = (*(Lease(r.folder, r.path.name, _WORLD[r.folder], "campaign", r.host_fr
           *(Lease(f, n.format(w=w), w, "lease", CAMPAIGNS.index(HOST_FROM[w]))
             for f, n in (("h100x4_2026-11-26f", "fsdp_world{w}.jsonl"), ("h200x4_2026-11-26_fsdp", "fsdp_world{w}.jsonl"),
                          *((f, "fsdpissue_world{w}.jsonl")
-                           for f in ("h100x4_2026-11-27_fsdpissue", HELD_OUT, OWN_HELD_OUT)))
-            for w in (2, 4)))
+                           for f in ("h100x4_2026-11-27_fsdpissue", HELD_OUT, *OWN_HELD_OUT)))
+            for w in (2, 4) if (DATA / f / n.format(w=w)).exists()))
 """Every committed lease with FSDP runs, per world size (the sealed lease excluded)."""
 
 
@@ -230,7 +231,7 @@ def own_probe_rows(scored: Sequence[Scored]) -> tuple[list[str], dict[str, float
         files = [f.name for pattern in OWN_PROBES for f in sorted(folder.glob(pattern))]
         rows.append(f"| {s.lease.label} | {', '.join(files)} | {measured_block_s(before.compute) * 1e3:.3f} -> "  # type: ignore[arg-type]
                     f"{s.host_block_s * 1e3:.3f} | {pcts[0]:.1f} | {pcts[1]:.1f} |"
-                    + (" held out (measured after the rule) |" if s.lease.folder == OWN_HELD_OUT else " |"))
+                    + (" held out (measured after the rule) |" if s.lease.folder in OWN_HELD_OUT else " |"))
         figs[s.lease.label] = pcts[1]
     return rows, figs
 
@@ -313,7 +314,8 @@ def markdown_lines(scored: Sequence[Scored] | None = None) -> tuple[list[str], d
               "(before) and with the lease's own (now), host work as `HostWork` carries it (rule 1):", "",
               "| lease | its own host issue files | block issue ms: before -> now | before | now | |",
               "|---|---|---|---|---|---|", *own, "",
-              f"`{OWN_HELD_OUT}` (4x H200) was measured after the rule was committed; the others were seen under the "
+              " and ".join(f"`{f}`" for f in OWN_HELD_OUT) + " (4x H200, then 2x H200) were measured after the rule was "
+              "committed; the others were seen under the "
               "previous model but not used to choose it. The sealed 4x H100 lease's `fsdp2` / `fsdp4` runs take its own "
               "TP issue probe the same way (section 7's sealed table). Leases without their own probe (the blind H100 "
               "lease, the held-out H200 lease, the sealed H200 ones) keep the other leases' probes; the sealed H200 "

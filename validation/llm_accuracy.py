@@ -390,13 +390,13 @@ def issue_lease_target(today: dict[str, dict[str, float]]) -> str:
 
 
 def own_probe_target(carry: dict[str, float]) -> str:
-    """The Targets bullet on the lease measured after FSDP-only leases took their own host issue measurements
-    (:data:`validation.fsdp_host_carry.OWN_HELD_OUT`, held out of that choice): its FSDP median per world size."""
+    """The Targets bullet on the leases measured after FSDP-only leases took their own host issue measurements
+    (:data:`validation.fsdp_host_carry.OWN_HELD_OUT`, held out of that choice): FSDP median per lease and world size."""
     from validation.fsdp_host_carry import OWN_HELD_OUT
-    worlds = sorted((k.split()[-2], v) for k, v in carry.items() if k.startswith(f"own {OWN_HELD_OUT} "))
-    return (f"- Own FSDP runs on a 4x H200 lease measured after FSDP-only leases took their own host issue "
+    rows = [(f, k.split()[-2], v) for f in OWN_HELD_OUT for k, v in sorted(carry.items()) if k.startswith(f"own {f} ")]
+    return (f"- Own FSDP runs on H200 leases measured after FSDP-only leases took their own host issue "
             f"measurements (branch h14fsdp7, held out of that choice), median <= {TARGET_MEDIAN:g}%: "
-            + ", ".join(f"{w} GPUs {v:.1f}% ({_verdict(v <= TARGET_MEDIAN)})" for w, v in worlds) + ".")
+            + ", ".join(f"`{f}` {w} GPUs {v:.1f}% ({_verdict(v <= TARGET_MEDIAN)})" for f, w, v in rows) + ".")
 
 
 def _verdict(ok: bool) -> str:

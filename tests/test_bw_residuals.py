@@ -61,6 +61,7 @@ def test_section_names_the_points_and_the_slow_shares():
     assert "30 / 51 / 50" in text
     assert figures["bw residuals A"]["above_at_16"] == 2
     assert figures["bw residuals slow share rank correlation"] == pytest.approx(-1.0)
+    assert "Spearman -1.00 over 3 leases: the opposite order" in text and "does not tell" not in text
 
 
 def test_every_lease_has_its_4_gpu_points_with_their_2_gpu_errors():
@@ -120,3 +121,37 @@ def test_sealed_leases_are_named_as_in_the_other_lease_tables():
     names = [name for name, _, _ in b.cases()]
     sealed = [c.lease for c in SEALED if c.lat.exists() and c.bw.exists()]
     assert sealed and names[-len(sealed):] == sealed
+
+
+@pytest.mark.parametrize("rho, says_no_order", [(-0.10, True), (0.49, True), (0.9, False), (-0.7, False)])
+def test_rank_verdict_follows_the_rank_correlation(rho, says_no_order):
+    """review_s17c #12: 'it does not tell which lease's medians will sit high' only when |rho| is small; else the
+    value and its direction, with the number of leases either way."""
+    words = b.rank_verdict(rho, 5)
+    assert f"Spearman {rho:+.2f} over 5 leases" in words
+    assert ("does not tell" in words) == says_no_order
+    assert ("opposite" in words) == (rho <= -b.WEAK_RANK)
+
+
+def test_rank_verdict_without_enough_leases():
+    assert "too few" in b.rank_verdict(float("nan"), 2)
+
+
+def test_section_words_follow_the_rows():
+    """review_s17c #13: 'on every lease', 'a median of ten repetitions' and 'all_to_all ... predicted fast' are
+    derived from the rows: ring points on 2 of 3 leases, 8-10 repetitions, one of two all_to_all misses too fast."""
+    from dataclasses import replace
+
+    def a2a(predicted, fast4):
+        return b.Residual("all_to_all", "default", 256 * MIB, "direct", "simple", predicted, 1.0, fast4, 0.9, 1.1,
+                          0.0, 2.0)
+    ring = [replace(_res("reduce", predicted=1.2, error2=0.15), reps=10),
+            replace(_res("broadcast", predicted=1.0, median=1.3), reps=8)]
+    other = [replace(_res("all_to_all", predicted=1.0), reps=10)]
+    by_lease = {"4x H200, A": ring + [a2a(0.8, 1.0)], "4x H200, B": ring + [a2a(1.3, 1.2)],
+                "4x H200, C": other}
+    shares = {k: {16 * MIB: (0.3, 0.51, 0.5, 60)} for k in by_lease}
+    text = "\n".join(b.section(by_lease, shares)[0])
+    assert "against their fast level on 2 of 3 leases" in text and "on every lease" not in text
+    assert "a median of 10 repetitions (8 to 10 over the points) lands" in text
+    assert "2 of the 2 misses are all_to_all on 4 GPUs, 1 of them predicted fast" in text

@@ -114,7 +114,7 @@ def test_fsdp_only_leases_take_the_host_work_of_their_world_size() -> None:
     from validation.llm_real import section_runs
     own = {r.folder: r.host_from for r in section_runs() if not r.probe}
     for lease in fhc.LEASES:
-        want = own[lease.folder] if lease.fit == "campaign" else CAMPAIGNS.index(HOST_FROM[lease.world])
+        want = own[lease.folder] if lease.fit is fhc.Fit.CAMPAIGN else CAMPAIGNS.index(HOST_FROM[lease.world])
         assert lease.host_from == want
 
 
@@ -124,3 +124,8 @@ def test_the_2x_h200_lease_measured_after_the_rule_is_held_out_and_scored():
     assert fhc.OWN_HELD_OUT[1] == "h200x2_2026-11-27_fsdpissue"
     labels = [s.label for s in fhc.LEASES]
     assert "h200x2_2026-11-27_fsdpissue 2 GPUs" in labels and "h200x2_2026-11-27_fsdpissue 4 GPUs" not in labels
+
+
+def test_a_lease_says_how_its_compute_is_fitted_with_an_enum() -> None:
+    """review_s17c #21: Lease.fit was a string label ('campaign' / 'lease'); STYLE asks for enums."""
+    assert {lease.fit for lease in fhc.LEASES} == {fhc.Fit.CAMPAIGN, fhc.Fit.LEASE}

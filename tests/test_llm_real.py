@@ -216,3 +216,13 @@ def test_host_work_fit_is_made_once_per_file_state(tmp_path: Path) -> None:
     assert first == again and pct == pct2 and first.values is not again.values
     with pytest.raises(InputError, match="missing.jsonl"):
         host_work_from([tmp_path / "missing.jsonl"], "h200-nvlink-2gpu")
+
+
+def test_cost_model_is_built_once_by_its_predictor() -> None:
+    """review_s17c #20: the closed-form model of a server's GPUs is cached by the predictor that builds it (and the
+    predictors with_compute derives), not in a module-level dict of validation.part_checks."""
+    pred = RealPredictor("NVIDIA H100 80GB HBM3", "h100-nvlink-2gpu")
+    model = pred.cost_model(2)
+    assert pred.cost_model(2) is model and pred.with_compute(pred.compute).cost_model(2) is model
+    assert pred.cost_model(4) is not model
+    assert pred.collective_s("all_reduce", 1 << 20, 2) == float(model.time_s("all_reduce", 1 << 20))

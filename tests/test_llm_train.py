@@ -203,3 +203,14 @@ def test_no_dp_exposed_time_without_data_parallelism(tp, pp):
     r = simulate_train(router, SMALL, TrainConfig(tp=tp, pp=pp, dp=1, global_batch=8, micro_batch=1),
                        get_gpu("h100"))
     assert r.dp_comm_exposed_s == 0.0
+
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_dp_exposed_at_dp_1_is_the_tied_embedding_all_reduce(tied):
+    """review_s17c #23 (docs/training.md, DP exposed): with PP > 1 the first and last stages' all-reduce of the tied
+    embedding's gradient counts as DP exposed, so at DP 1 the part is not zero; untied, it is."""
+    from dataclasses import replace
+    router = Router(topologies.build("dgx-h100", gpus_per_node=4))
+    r = simulate_train(router, replace(SMALL, tied_embeddings=tied),
+                       TrainConfig(tp=2, pp=2, dp=1, global_batch=8, micro_batch=1), get_gpu("h100"))
+    assert (r.dp_comm_exposed_s > 0) == tied

@@ -180,6 +180,16 @@ def test_a_json_key_given_twice_is_an_error(tmp_path, capsys):
     assert "cal.json: call_overhead_s: given twice" in err
 
 
+def test_a_jsonl_key_given_twice_is_an_error_naming_its_line():
+    """review_s17c #16: a measurement line with a key twice kept the last value silently (JSONL skipped the check)."""
+    from simulator.core.errors import InputError
+    from simulator.core.inputs import jsonl_records
+    text = '{"kind": "coll", "time_s": 1e-5}\n{"kind": "coll", "time_s": 1e-5, "time_s": 2e-5}\n'
+    with pytest.raises(InputError) as e:
+        list(jsonl_records(text, "m.jsonl"))
+    assert str(e.value).startswith("m.jsonl: line 2, time_s: given twice")
+
+
 @pytest.mark.parametrize("argv, option", [
     (TRAIN + ["--gpu", "zz"], "--gpu"),
     (["ddp", "--topology", "dgx-a100", "--nodes", "1", "--workload", "resnet50", "--gpu", "zz"], "--gpu"),

@@ -204,3 +204,20 @@ def test_the_91c8e9a_blind_script_refuses_todays_model():
     done = subprocess.run([sys.executable, "validation/scripts/sealed_blind_91c8e9a.py"], cwd=root, timeout=120,
                           capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
     assert done.returncode != 0 and "91c8e9a" in done.stderr and "###" not in done.stdout
+
+
+@pytest.mark.parametrize("names, shared", [
+    (("h200x4_2026-11-27b_lat", "h200x4_2026-11-27b_bw", "h200x4_2026-11-27b_llm"), "h200x4_2026-11-27b"),
+    (("h100x4_2026-11-27_lat", "h100x4_2026-11-27_lab"), "h100x4_2026-11-27"),   # not '..._la'
+    (("h100x4_2026-11-27_lat", "h100x4_2026-11-28_lat"), "h100x4"),               # not '..._2026-11-2'
+])
+def test_lease_name_is_cut_at_a_word_boundary(names, shared):
+    """review_s17c #19: the campaign name its folders share is cut at a '_', never inside a word."""
+    assert sc.shared_name(names) == shared
+
+
+def test_every_sealed_lease_keeps_its_name():
+    assert [c.lease for c in sc.SEALED] == ["4x H100, `h100x4_2026-11-27` (sealed)",
+                                            "4x H200, `h200x4_2026-11-27` (sealed)",
+                                            "4x H200, `h200x4_2026-11-27b` (sealed)",
+                                            "4x H100, `h100x4_2026-11-27c` (sealed)"]

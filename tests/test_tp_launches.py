@@ -35,6 +35,14 @@ def test_report_scores_each_launch_and_the_median_of_launches() -> None:
     assert line.endswith("| 312 (188 to 469) / 50 (25 to 50)")
 
 
+def test_campaign_without_stand_in_loops_reports_none() -> None:
+    """review_s17c #17: a campaign without no-comm points is reported, its stand-in spread and call costs '-'."""
+    scores = [score("a", k, ms, 10.0, standin_ms=None) for k, ms in enumerate((10.0, 8.0, 12.5))]
+    (c,) = summarize(scores)
+    assert c.standin_spread_pct == () and c.call_s == ((), ())
+    assert report_lines(scores)[1].endswith("| 56, 56 / - (no stand-in loops) | - / -")
+
+
 @pytest.fixture(scope="module")
 def h100() -> tuple:
     return next(s for s in campaign_sets() if s[0] == "h100x4_2026-11-26h")
@@ -55,14 +63,17 @@ def test_same_median_as_the_accuracy_section(h100: tuple) -> None:
 
 def test_launches_with_collectives_spread_more_than_the_stand_in_loops() -> None:
     """docs/validation-runners.md: on every campaign a configuration's launches with the collectives differ more
-    (median over configurations) than its stand-in loops, and some launch is scored far from the median of three."""
+    (median over configurations) than its stand-in loops, and some launch scores at least 1.15x the error against
+    the median of launches. The 1.15 is set under the smallest ratio recorded (1.18x, h100x2_2026-11-26_tp; over
+    2x on h200x2_2026-11-26c, h100x4_2026-11-26h, h100x2_2026-11-26_tp2 and h200x4_2026-11-26_tp): launches that
+    agreed would score at 1x and fail it (review_s17c #18)."""
     import statistics
 
     summaries = summarize([s for args in campaign_sets() for s in launch_scores(*args)])
     assert len(summaries) == 8
     for c in summaries:
         assert statistics.median(c.spread_pct) > statistics.median(c.standin_spread_pct), c.campaign
-        assert max(pct for _, pct in c.per_launch_pct) > c.median_pct, c.campaign
+        assert max(pct for _, pct in c.per_launch_pct) >= 1.15 * c.median_pct, c.campaign
         assert c.call_s[0] and c.call_s[1]                          # every campaign has both SP settings
 
 

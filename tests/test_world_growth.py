@@ -179,3 +179,12 @@ def test_shift_lines_count_the_leases_measured_above_predicted(monkeypatch):
     check = wg.shift_check()
     assert check["b"]["own_median"] == pytest.approx(0.3)
     assert "is above 1 on 2 of 3 leases" in " ".join(wg.shift_lines(check))
+
+
+def test_shift_lines_label_the_alternatives_not_in_code_as_recorded(monkeypatch):
+    """review_s17c #15: the per-op shift and the corrected per-rank cost were tried outside the code; their figures
+    are labelled recorded, with where they were run."""
+    data = (("a", (rows(0, [0.1, 0.1, 0.1]), 1.0)), ("b", (rows(1, [0.3, 0.3]), 1.0)))
+    monkeypatch.setattr(wg, "lease_rows", lambda: data)
+    text = " ".join(wg.shift_lines(wg.shift_check()))
+    assert "raised the mean over leases (recorded, not recomputed: " in text and "h10width7" in text

@@ -28,6 +28,7 @@ steps): a value can be chosen on some leases and scored on the others (the seale
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass
 from typing import Iterator, Mapping, Sequence
@@ -38,6 +39,8 @@ from validation.bw_lease_spread import BIG_BYTES, TARGET_P90_PCT, fast_level_s
 
 SLOW = 0.10
 """A repetition is slow when it runs more than this share above its point's fast level."""
+WEAK_RANK = 0.5
+"""|Spearman| below which the leases' 2-GPU slow shares are said not to tell their 4-GPU ones (a words threshold)."""
 WORLDS = (2, 4)
 """The fitted and the predicted world size."""
 RING_OPS = ("all_reduce", "reduce_scatter", "reduce", "broadcast")
@@ -60,6 +63,7 @@ class Residual:
     hi_s: float
     error2: float | None         # the same point's in-sample error on 2 GPUs (predicted / median - 1)
     fast2_s: float | None = None  # the same point's fast level on 2 GPUs
+    reps: int = 0                # the 4-GPU repetitions its median is taken over
 
     @property
     def error(self) -> float:
@@ -115,7 +119,7 @@ def residuals(pooled: dict, predictor) -> list[Residual]:
         p = r.pooled.point
         out.append(Residual(p.op, p.variant, p.size_bytes, r.comparison.algo, r.comparison.proto,
                             r.comparison.predicted_s, p.time_s, fast_level_s(p), r.lo_s, r.hi_s,
-                            *two.get((p.op, p.variant, p.size_bytes), (None, None))))
+                            *two.get((p.op, p.variant, p.size_bytes), (None, None)), reps=len(p.rep_times_s)))
     return sorted(out, key=lambda r: (r.op, r.variant, r.size_bytes))
 
 
@@ -239,6 +243,10 @@ def section(by_lease: dict[str, list[Residual]] | None = None,
                                             "coverage_16_pct": s["coverage_16_pct"],
                                             "coverage_above_pct": s["coverage_above_pct"]}
     rings = [s["ring_16_vs_fast_pct"] for s in summ.values() if s["ring_16_vs_fast_pct"]]
+    on_leases = "on every lease" if len(rings) == len(summ) else f"on {len(rings)} of {len(summ)} leases"
+    reps16 = sorted(r.reps for rows in by_lease.values() for r in rows if r.size_bytes == BIG_BYTES)
+    reps = (f"{reps16[0]} repetitions" if reps16[:1] == reps16[-1:] else
+            f"{np.median(reps16):.0f} repetitions ({reps16[0]} to {reps16[-1]} over the points)")
     chain2 = [r.error2 * 100 for rows in by_lease.values() for r in rows if r.size_bytes == BIG_BYTES
               and r.variant == "default" and r.op in ("reduce", "broadcast") and r.error2 is not None]
     above = sum(len(s["above"]) for s in summ.values())
@@ -254,19 +262,18 @@ def section(by_lease: dict[str, list[Residual]] | None = None,
     if rings and slow and chain2:
         lines += ["", f"Of the {above} points above 8% over these leases, {at16} are 16 MiB calls. Two things put them "
                   "there. The model's own: the ring ops' default 16 MiB points are predicted "
-                  f"{min(r[0] for r in rings):+.0f} to {max(r[1] for r in rings):+.0f}% against their fast level on "
-                  "every lease (a ring's per-step latency, kept at NCCL's value because 2-GPU points cannot determine "
+                  f"{min(r[0] for r in rings):+.0f} to {max(r[1] for r in rings):+.0f}% against their fast level "
+                  f"{on_leases} (a ring's per-step latency, kept at NCCL's value because 2-GPU points cannot determine "
                   "it, paid for 4 more steps on 4 GPUs; the 2-GPU fit of reduce and broadcast is already "
                   f"{min(chain2):+.0f} to {max(chain2):+.0f}% off their 2-GPU medians at 16 MiB). And the "
                   "repetitions': at 16 MiB "
                   f"{min(x[2] for x in slow) * 100:.0f}-{max(x[2] for x in slow) * 100:.0f}% of a lease's 4-GPU "
                   f"repetitions run more than {SLOW * 100:.0f}% above the fast level (2 GPUs: "
-                  f"{min(x[0] for x in slow) * 100:.0f}-{max(x[0] for x in slow) * 100:.0f}%), so a median of ten "
-                  "repetitions lands on the fast level or well above it by the draw; the lease's own 2-GPU share, "
+                  f"{min(x[0] for x in slow) * 100:.0f}-{max(x[0] for x in slow) * 100:.0f}%), so a median of {reps} "
+                  "lands on the fast level or well above it by the draw; the lease's own 2-GPU share, "
                   f"carried by the order statistics, gives {min(x[1] for x in slow) * 100:.0f}-"
-                  f"{max(x[1] for x in slow) * 100:.0f}%, ranked against the leases' 4-GPU shares at Spearman {rho:+.2f}: it "
-                  "does not tell which lease's medians will sit high. So a lower ring latency, which the fast "
-                  "levels ask for, would move the 16 MiB points of the leases whose medians sit high further below "
+                  f"{max(x[1] for x in slow) * 100:.0f}%, {rank_verdict(rho, len(slow))}. So a lower ring latency, which the "
+                  "fast levels ask for, would move the 16 MiB points of the leases whose medians sit high further below "
                   "them. The intervals show the same split: one band's 2-GPU residuals make them about as wide at "
                   f"16 MiB ({min(w16):.0f}-{max(w16):.0f}% median width) as above it ({min(wab):.0f}-{max(wab):.0f}%), "
                   f"and they hold {min(c16):.0f}-{max(c16):.0f}% of the 16 MiB medians against "
@@ -277,8 +284,12 @@ def section(by_lease: dict[str, list[Residual]] | None = None,
         s4, s2, levels = spread[worst]
         figures["bw residuals all_to_all fast spread"] = {f"{g} {size >> 20} MiB": v[:2] for (g, size), v in spread.items()}
         big = [r for s_ in summ.values() for r in s_["above"] if r.size_bytes > BIG_BYTES]
-        lines += ["", f"Above 16 MiB, {sum(r.op == 'all_to_all' for r in big)} of the {len(big)} misses are "
-                  "all_to_all on 4 GPUs, predicted fast, and there the leases differ in the GPU's own pace: the 4-GPU fast levels of one GPU's all_to_all spread over its leases "
+        a2a = [r for r in big if r.op == "all_to_all"]
+        fast = sum(r.error < 0 for r in a2a)
+        lines += ["", f"Above 16 MiB, {len(a2a)} of the {len(big)} misses are all_to_all on 4 GPUs, "
+                  + ("predicted fast" if fast == len(a2a) else f"{fast} of them predicted fast")
+                  + ", and there the leases differ in the GPU's own pace: the 4-GPU fast levels of one GPU's "
+                  "all_to_all spread over its leases "
                   "by " + ", ".join(f"{v[0] * 100:.0f}% ({g} {size >> 20} MiB)" for (g, size), v in spread.items())
                   + ", against " + ", ".join(f"{v[1] * 100:.0f}%" for v in spread.values()) + " on 2 GPUs "
                   f"({worst[0]} {worst[1] >> 20} MiB on 4 GPUs: "
@@ -286,6 +297,17 @@ def section(by_lease: dict[str, list[Residual]] | None = None,
                   "channels on 4 GPUs than on 2 (simulator.collectives.p2p), and a 2-GPU calibration cannot tell "
                   "which 4-GPU pace its lease has."]
     return lines, figures
+
+
+def rank_verdict(rho: float, leases: int) -> str:
+    """Words for how the leases' 2-GPU slow shares rank against their 4-GPU ones (Spearman ``rho`` over
+    ``leases``): that they do not tell which lease's medians sit high only when the rank correlation is weak."""
+    if math.isnan(rho):
+        return f"not ranked against the leases' 4-GPU shares ({leases} leases, too few)"
+    said = f"ranked against the leases' 4-GPU shares at Spearman {rho:+.2f} over {leases} leases"
+    if abs(rho) < WEAK_RANK:
+        return f"{said}: it does not tell which lease's medians will sit high"
+    return f"{said}: {'the same' if rho > 0 else 'the opposite'} order, from a rank correlation over few leases"
 
 
 def prior_values(items: Sequence[str], ap) -> dict[str, float]:

@@ -30,6 +30,7 @@ import math
 import statistics
 import sys
 from dataclasses import dataclass, replace
+from enum import Enum
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -65,6 +66,13 @@ OWN_HELD_OUT = ("h200x4_2026-11-27_fsdpissue", "h200x2_2026-11-27_fsdpissue")
 (10:59-11:01, 2 GPUs, measured by the lead once the session's model was final)."""
 
 
+class Fit(Enum):
+    """How an FSDP file's compute is fitted."""
+
+    CAMPAIGN = "campaign"   # llm_real's fit on its campaign's compute-only points
+    LEASE = "lease"         # an FSDP-only lease: llm_blind.lease_predictor
+
+
 @dataclass(frozen=True)
 class Lease:
     """One committed FSDP file: its folder, file, world size, how its compute is fitted and whose host work it
@@ -73,7 +81,7 @@ class Lease:
     folder: str
     name: str
     world: int
-    fit: str                 # "campaign" (llm_real's fit) or "lease" (an FSDP-only lease: llm_blind.lease_predictor)
+    fit: Fit
     host_from: int
 
     @property
@@ -82,9 +90,9 @@ class Lease:
 
 
 _WORLD = {CAMPAIGNS[0][0]: 2, CAMPAIGNS[1][0]: 4, **{f: 4 for f, _, _, _ in OTHER_GPU_CAMPAIGNS}}
-LEASES = (*(Lease(r.folder, r.path.name, _WORLD[r.folder], "campaign", r.host_from)
+LEASES = (*(Lease(r.folder, r.path.name, _WORLD[r.folder], Fit.CAMPAIGN, r.host_from)
             for r in section_runs() if not r.probe),
-          *(Lease(f, n.format(w=w), w, "lease", CAMPAIGNS.index(HOST_FROM[w]))
+          *(Lease(f, n.format(w=w), w, Fit.LEASE, CAMPAIGNS.index(HOST_FROM[w]))
             for f, n in (("h100x4_2026-11-26f", "fsdp_world{w}.jsonl"), ("h200x4_2026-11-26_fsdp", "fsdp_world{w}.jsonl"),
                          *((f, "fsdpissue_world{w}.jsonl")
                            for f in ("h100x4_2026-11-27_fsdpissue", HELD_OUT, *OWN_HELD_OUT)))
@@ -137,7 +145,7 @@ def _predictor(lease: Lease, records: LlmRecords) -> RealPredictor:
     from validation.llm_blind import lease_predictor
     from validation.llm_real import fitted_predictor
 
-    if lease.fit == "lease":
+    if lease.fit is Fit.LEASE:
         return lease_predictor(DATA / lease.folder / lease.name, records, lease.world)
     calibration = {f: c for f, _, c in CAMPAIGNS} | {f: c for f, _, c, _ in OTHER_GPU_CAMPAIGNS}
     return fitted_predictor(records, calibration[lease.folder])[0]
@@ -219,7 +227,7 @@ def own_probe_rows(scored: Sequence[Scored]) -> tuple[list[str], dict[str, float
     rows, figs = [], {}
     for s in scored:
         folder = DATA / s.lease.folder
-        own = own_probe_targets(folder) if s.lease.fit == "lease" else []
+        own = own_probe_targets(folder) if s.lease.fit is Fit.LEASE else []
         if not own:
             continue
         path = folder / s.lease.name

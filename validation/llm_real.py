@@ -266,13 +266,18 @@ class RealPredictor:
             return max(kernels[0], host[0]) + max(kernels[1], host[1])
         return max(sum(kernels), sum(host))
 
-    def collective_s(self, op: str, size_bytes: float, gpus: int) -> float:
-        """Closed-form time of one collective over the first ``gpus`` GPUs of the server."""
+    def cost_model(self, gpus: int) -> object:
+        """The closed-form cost model (with its interval model) of the first ``gpus`` GPUs of the server, built
+        once per predictor (and the predictors :meth:`with_compute` derives from it)."""
         from simulator.network.closed_form import CostModel
 
         if gpus not in self._costs:
             self._costs[gpus] = CostModel(self.router(gpus), self.params)  # type: ignore[arg-type]
-        return float(self._costs[gpus].time_s(op, size_bytes))
+        return self._costs[gpus]
+
+    def collective_s(self, op: str, size_bytes: float, gpus: int) -> float:
+        """Closed-form time of one collective over the first ``gpus`` GPUs of the server."""
+        return float(self.cost_model(gpus).time_s(op, size_bytes))  # type: ignore[attr-defined]
 
     def compute_only_s(self, t: ComputeTarget) -> float:
         from simulator.training.llm.config import TrainConfig

@@ -32,23 +32,6 @@ from validation import iteration_bands as ib
 DATA = Path(__file__).resolve().parent / "data"
 
 
-class _Models:
-    """Cost models (with their interval models) per (calibration, GPUs) of one predictor's servers."""
-
-    def __init__(self) -> None:
-        self._hit: dict[tuple, object] = {}
-
-    def get(self, pred, calibration: str, gpus: int):
-        from simulator.network.closed_form import CostModel
-        key = (pred.preset, calibration, gpus)
-        if key not in self._hit:
-            self._hit[key] = CostModel(pred.router(gpus), pred.params)
-        return self._hit[key]
-
-
-_MODELS = _Models()
-
-
 def _calls_interval(model, calls) -> tuple[float, float, float]:
     """(predicted, low, high) seconds of ``calls`` ((op, bytes, count) ...) on ``model``'s GPUs."""
     t = lo = hi = 0.0
@@ -79,7 +62,7 @@ def tp_rows(fits: Mapping[str, object]) -> list[Row]:
         for g in group_runs(tp):
             r = g.first
             measured = statistics.median(x.median_s - x.nocomm_median_s for x in g.runs)
-            model = _MODELS.get(pred, calibration, r.tp)
+            model = pred.cost_model(r.tp)
             t, lo, hi = _calls_interval(model, r.collectives)
             part = pred.iteration_s(r) - pred.blocks_s(r.spec, r.micro_batch, r.tp, r.sequence_parallel)
             out.append((folder, measured, part, part - (t - lo), part + (hi - t), r.tp,
@@ -101,7 +84,7 @@ def pp_rows() -> list[Row]:
         pred = RealPredictor(pp[0].gpu, calibration)
         for g in group_runs(pp):
             r = g.first
-            model = _MODELS.get(pred, calibration, r.world)
+            model = pred.cost_model(r.world)
             pair = tuple(model.router.gpus[:2])
             plan = model.planner.plan("send_recv", "direct", "simple", pair)
             t = model.timer.shape(plan).sized(r.activation_bytes).time_s(r.activation_bytes)

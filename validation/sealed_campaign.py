@@ -29,11 +29,12 @@ in the report's order.
 from __future__ import annotations
 
 import math
-import os
 import sys
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from itertools import takewhile
 from pathlib import Path
+from typing import Sequence
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -56,6 +57,13 @@ FSDP_ONLY_CHANGE = ("The FSDP-only rows' method changed on branch h14fsdp7 (sess
                     "calibration, probes and copy bandwidth; the lease's own host issue probe, chosen before it was "
                     "scored)")
 """The change of the FSDP-only method made knowing the figures of the leases with ``fsdp_only_seen``."""
+
+
+def shared_name(names: Sequence[str]) -> str:
+    """The leading '_'-separated words all ``names`` share ('h200x4_2026-11-27b' of its '_lat', '_bw' and '_llm'
+    folders): cut at a '_', never inside a word as a character-by-character prefix would ('_lat' and '_lab')."""
+    shared = takewhile(lambda words: len(set(words)) == 1, zip(*(n.split("_") for n in names)))
+    return "_".join(words[0] for words in shared)
 
 
 @dataclass(frozen=True)
@@ -97,7 +105,7 @@ class Sealed:
         """How the report's tables of leases name this one (validation.lease_spread under 16 MiB,
         validation.bw_lease_spread at >= 16 MiB): its GPUs and the campaign its folders share, e.g.
         '4x H200, `h200x4_2026-11-27b` (sealed)'."""
-        return f"{self.gpus}, `{os.path.commonprefix([self.lat.name, self.bw.name, self.llm.name]).rstrip('_')}` (sealed)"
+        return f"{self.gpus}, `{shared_name([self.lat.name, self.bw.name, self.llm.name])}` (sealed)"
 
     def files(self) -> dict[int, list[Path]]:
         """The collective launches per world size, both folders (validation.held_out_campaign.files): what every

@@ -101,7 +101,7 @@ class CampaignLaunches:
     median_pct: float                              # |error| against each configuration's median of launches
     per_launch_pct: tuple[tuple[int, float], ...]  # (launch index, median |error| of its configurations)
     spread_pct: tuple[float, ...]                  # per configuration: its launches with the collectives
-    standin_spread_pct: tuple[float, ...]          # per configuration: its stand-in loops
+    standin_spread_pct: tuple[float, ...]          # per configuration with stand-in loops: their spread
     call_s: tuple[tuple[float, ...], tuple[float, ...]]   # in-loop cost per call over its stand-in: (no SP, SP)
 
 
@@ -117,10 +117,10 @@ def summarize(scores: Sequence[LaunchScore]) -> list[CampaignLaunches]:
                            for k in sorted({s.launch_index for s in mine}))
         calls = tuple(tuple(c for s in mine if s.sequence_parallel == sp and (c := s.call_s) is not None)
                       for sp in (False, True))
+        standins = [loops for ss in by_point if (loops := [s.standin_s for s in ss if s.standin_s is not None])]
         out.append(CampaignLaunches(folder, med, per_launch, tuple(spread([s.measured_s for s in ss]) * 100
                                                                    for ss in by_point),
-                                    tuple(spread([s.standin_s for s in ss if s.standin_s]) * 100 for ss in by_point),
-                                    (calls[0], calls[1])))
+                                    tuple(spread(loops) * 100 for loops in standins), (calls[0], calls[1])))
     return out
 
 
@@ -135,9 +135,10 @@ def report_lines(scores: Sequence[LaunchScore]) -> list[str]:
         per_launch = ", ".join(f"L{k} {pct:.1f}" for k, pct in c.per_launch_pct)
         calls = [f"{statistics.median(us) * 1e6:.0f} ({min(us) * 1e6:.0f} to {max(us) * 1e6:.0f})" if us else "-"
                  for us in c.call_s]
+        standin = (f"{statistics.median(c.standin_spread_pct):.0f}, {max(c.standin_spread_pct):.0f}"
+                   if c.standin_spread_pct else "- (no stand-in loops)")
         lines.append(f"{c.campaign} | {c.median_pct:.1f} | {per_launch} | "
-                     f"{statistics.median(c.spread_pct):.0f}, {max(c.spread_pct):.0f} / "
-                     f"{statistics.median(c.standin_spread_pct):.0f}, {max(c.standin_spread_pct):.0f} | "
+                     f"{statistics.median(c.spread_pct):.0f}, {max(c.spread_pct):.0f} / {standin} | "
                      f"{' / '.join(calls)}")
     return lines
 

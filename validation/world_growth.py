@@ -170,8 +170,10 @@ def shift_lines(check: dict[str, dict[str, float]]) -> list[str]:
             "session of 2026-11-27 stop 17), it is no mechanism the 2-GPU data show (a lease's hosts slowing every "
             "process when more share them, `h200x4_2026-11-26_lat3`'s host table, is one candidate; leases whose "
             "several-world per-rank cost is below the order statistics go the other way), and the same shift per op, "
-            "or the per-rank cost corrected by the other leases' misses, raised the mean over leases. The growth "
-            "spread above carries it; a lease measured after this choice is its test."]
+            "or the per-rank cost corrected by the other leases' misses, raised the mean over leases (recorded, not "
+            "recomputed: scripts outside the code on branch h10width7, session of 2026-11-27 stop 17, over the 7 leases "
+            "then: 16.1 -> 17.0% and 16.1 -> 18.4%). The growth spread above carries it; a lease measured after this "
+            "choice is its test."]
 
 
 def section() -> tuple[list[str], dict]:

@@ -123,7 +123,7 @@ def parse_json(text: str, source: str = "", *, one_line: bool = False) -> Any:
     ``one_line``: the text is one line of a JSONL file (errors give the column only)."""
     try:
         data = json.loads(text, parse_constant=_json_constant, parse_int=_json_int,
-                          parse_float=_json_float, object_pairs_hook=None if one_line else _unique_keys)
+                          parse_float=_json_float, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as e:
         at = f"column {e.colno}" if one_line else f"line {e.lineno}, column {e.colno}"
         raise InputError(f"invalid JSON at {at}: {e.msg}", source=source) from None
@@ -303,7 +303,8 @@ def jsonl_records(text: str, source: str = "", *, skip_bad: bool = False, torn_o
         except InputError as e:
             if skip_bad and not (torn_only and _complete(raw)):
                 continue
-            raise InputError(e.message, source=source, field=f"line {number}", value=e.value) from None
+            at = f"line {number}" if e.field is None else f"line {number}, {e.field}"
+            raise InputError(e.message, source=source, field=at, value=e.value) from None
         if not isinstance(record, dict):
             if skip_bad:
                 continue

@@ -66,7 +66,8 @@ class TrainResult:
     tp_comm_s: float
     pp_comm_s: float
     pp_bubble_s: float
-    dp_comm_exposed_s: float
+    dp_comm_exposed_s: float       # gradient sync not hidden behind the passes, with PP > 1 and tied embeddings
+                                   # the first and last stages' embedding all-reduce too (non-zero at DP 1)
     optimizer_s: float
     overhead_s: float
     mfu: float

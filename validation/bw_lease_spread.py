@@ -112,12 +112,17 @@ def fast_level_s(point) -> float:
     return float(np.percentile(reps, FAST_PCT)) if reps else point.time_s
 
 
+def spread(values: Sequence[float]) -> float:
+    """How far a level differs between leases: the largest over the smallest, minus 1."""
+    return max(values) / min(values) - 1
+
+
 def _spread_per_gpu(values: dict[str, float], gpu: dict[str, str]) -> float:
-    """The largest, over GPUs with two leases or more, of their leases' spread (largest over smallest, minus 1)."""
+    """The largest, over GPUs with two leases or more, of their leases' :func:`spread`."""
     by_gpu: dict[str, list[float]] = {}
     for lease, v in values.items():
         by_gpu.setdefault(gpu[lease], []).append(v)
-    return max((max(v) / min(v) - 1 for v in by_gpu.values() if len(v) > 1), default=0.0)
+    return max((spread(v) for v in by_gpu.values() if len(v) > 1), default=0.0)
 
 
 def mode_rows() -> list[dict]:

@@ -35,7 +35,7 @@ from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 
-from validation.bw_lease_spread import BIG_BYTES, TARGET_P90_PCT, fast_level_s
+from validation.bw_lease_spread import BIG_BYTES, TARGET_P90_PCT, fast_level_s, spread
 
 SLOW = 0.10
 """A repetition is slow when it runs more than this share above its point's fast level."""
@@ -189,7 +189,7 @@ def summary(by_lease: dict[str, list[Residual]]) -> dict[str, dict]:
 
 def fast_spread(by_lease: dict[str, list[Residual]], op: str = "all_to_all") -> dict[tuple[str, int], tuple]:
     """Per (GPU, size above 16 MiB) of ``op``'s default points measured on more than one lease of that GPU: the
-    spread of their fast levels over the leases (largest over smallest, minus 1) on 4 GPUs and on 2, and the 4-GPU
+    spread of their fast levels over the leases (bw_lease_spread.spread) on 4 GPUs and on 2, and the 4-GPU
     fast levels (s) by lease. The GPU is the lease's name before its first comma ('4x H200')."""
     at: dict[tuple[str, int], dict[str, Residual]] = {}
     for lease, rows in by_lease.items():
@@ -200,7 +200,7 @@ def fast_spread(by_lease: dict[str, list[Residual]], op: str = "all_to_all") -> 
     for key, by in sorted(at.items()):
         if len(by) > 1:
             f4, f2 = [r.fast_s for r in by.values()], [r.fast2_s for r in by.values()]
-            out[key] = (max(f4) / min(f4) - 1, max(f2) / min(f2) - 1, {k: r.fast_s for k, r in by.items()})
+            out[key] = (spread(f4), spread(f2), {k: r.fast_s for k, r in by.items()})
     return out
 
 

@@ -240,6 +240,7 @@ def p2p_of(router: Router, op: str, ranks: Sequence[str], layouts: dict | None =
             layouts[("p2p", rk, share)] = p2p
     return p2p
 
+
 def _port_share_Bps(router: Router, uses: LinkUses, params: Parameters) -> float:
     """One flow's share of its busiest link on an idle network: each link's usable rate over the flows of
     the group that cross it, the least over the links (an all-to-all's 3 peers on 4 GPUs share each GPU's

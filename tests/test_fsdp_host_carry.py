@@ -129,3 +129,46 @@ def test_the_2x_h200_lease_measured_after_the_rule_is_held_out_and_scored():
 def test_a_lease_says_how_its_compute_is_fitted_with_an_enum() -> None:
     """review_s17c #21: Lease.fit was a string label ('campaign' / 'lease'); STYLE asks for enums."""
     assert {lease.fit for lease in fhc.LEASES} == {fhc.Fit.CAMPAIGN, fhc.Fit.LEASE}
+
+
+def test_paragraph_figures_are_computed_from_the_leases(carried: tuple) -> None:
+    """Review s18: three figures of the generated paragraphs were typed and had gone stale once more leases joined:
+    '4 GPUs needing more' (the 4x H200 lease measured after the own-probe rule needs less on 4 GPUs than on 2),
+    '(9 now)' / '(5.1% now)' beside a recorded trial over 13 lease-worlds (the table has 14), and the probes' hosts
+    '20-40% apart' (review s17c #22: no code printed it). Each now follows the rows."""
+    import numpy as np
+
+    scored, needed, results = carried
+    text = " ".join(fhc.markdown_lines(scored)[0])
+    by: dict[str, dict[int, float]] = {}
+    for s, n in zip(scored, needed):
+        by.setdefault(s.lease.folder, {})[s.lease.world] = n
+    both = [v for v in by.values() if len(v) > 1]
+    more = sum(v[4] > v[2] for v in both)
+    assert 0 < more < len(both)                                   # not every lease: the words must count
+    assert f"4 GPUs needing more on {more} of {len(both)})" in text
+    rule1 = results[0].median_pct
+    assert (f"today, rule 1 on the {len(scored)} lease-worlds above: {sum(m <= 8.0 for m in rule1)} within 8%, "
+            f"median of their medians {float(np.median(rule1)):.1f}%)") in text
+    assert "(9 now)" not in text and "20-40%" not in text
+
+
+def test_probe_issue_spread_is_the_committed_probes_per_gpu_and_spec() -> None:
+    """The leases' hosts issue the same unsharded blocks apart by the slowest over the fastest lease's issue time,
+    per GPU and spec, over every committed TP issue probe (review s17c #22: typed '20-40%')."""
+    from validation.issue_check import read_issue
+    from validation.llm_blind import DATA, probe_issue_spread, probe_issue_words
+
+    spread = probe_issue_spread()
+    files = sorted(DATA.glob("*/tp_issue_world*.jsonl"))
+    assert len(files) >= 5 and spread
+    issue = {}
+    for f in files:
+        points, _, gpu = read_issue([f])
+        for p in points:
+            if p.tp == 1 and p.spec.hidden == 2048 and "H200" in gpu:
+                issue[f.parent.name] = p.issue_s
+    key = next(k for k in spread if "H200" in k[0] and "hidden=2048," in k[1])
+    assert spread[key] == (pytest.approx(max(issue.values()) / min(issue.values()) - 1), len(issue))
+    pct = [v * 100 for v, _ in spread.values()]
+    assert probe_issue_words().startswith(f"{min(pct):.0f}-{max(pct):.0f}% apart")

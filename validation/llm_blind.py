@@ -99,12 +99,40 @@ def own_probe_targets(folder: Path) -> list[ComputeTarget]:
                   for p in (read_points(fsdp) if fsdp else []) if p.what == ONE_GPU]
 
 
+def probe_issue_spread() -> dict[tuple[str, str], tuple[float, int]]:
+    """Per (GPU, spec) the committed TP issue probes measured (every ``tp_issue_world*.jsonl`` under validation/data,
+    one lease each): how far apart the leases' hosts issue the same unsharded blocks (``issue_s`` of the tp=1 points,
+    validation.bw_lease_spread.spread: the slowest over the fastest, minus 1) and over how many leases. A spec
+    measured on one lease only has no spread and is left out."""
+    from validation.bw_lease_spread import spread
+    from validation.issue_check import read_issue
+
+    by: dict[tuple[str, str], list[float]] = {}
+    for path in sorted(DATA.glob(f"*/{OWN_PROBES[0]}")):
+        points, _, gpu = read_issue([path])
+        for p in points:
+            if p.tp == 1:
+                by.setdefault((gpu, f"{p.spec.text} mb={p.micro_batch}"), []).append(p.issue_s)
+    return {k: (spread(v), len(v)) for k, v in sorted(by.items()) if len(v) > 1}
+
+
+def probe_issue_words() -> str:
+    """:func:`probe_issue_spread` in words for the report: the range of the spreads and what they are over."""
+    s = probe_issue_spread()
+    if not s:
+        return "by amounts no two committed probes of one GPU and spec measure"
+    pct = [v * 100 for v, _ in s.values()]
+    return (f"{min(pct):.0f}-{max(pct):.0f}% apart (the slowest lease over the fastest per GPU and spec, "
+            f"over the committed TP issue probes: {len(s)} GPU and spec pairs, "
+            f"{min(n for _, n in s.values())}-{max(n for _, n in s.values())} leases each)")
+
+
 def _probe_targets(probes: tuple[tuple[str, str], ...] = ISSUE_PROBES,
                    own: Sequence[ComputeTarget] = ()) -> list[ComputeTarget]:
     """The issue probes of other leases of the GPU (``probes``); where the lease measured its own host issue
     (``own``, :func:`own_probe_targets`) those replace the other leases' host targets: the host's issue speed is a
-    property of the lease (the same spec's unsharded blocks issue 20-40% apart on different leases of one GPU),
-    the GPU's time alone is not, so the others' GPU-alone targets stay."""
+    property of the lease (the same spec's unsharded blocks issue far apart on different leases of one GPU:
+    :func:`probe_issue_spread`), the GPU's time alone is not, so the others' GPU-alone targets stay."""
     others = [t for folder, name in probes for t in issue_targets([DATA / folder / name])]
     if any(t.part == "host" for t in own):
         others = [t for t in others if t.part != "host"]

@@ -103,3 +103,20 @@ def test_band_is_a_band_around_the_prediction(monkeypatch):
     row = next(r for r in b.transfer_rows() if r["from"] == "a" and r["to"] == "t")
     assert row["stats"][0] == pytest.approx(50.0)      # |0.5 / 1 - 1|: the error over the truth
     assert row["band80"] == pytest.approx(200.0)      # 2 x |1 / 0.5 - 1|: a band around 0.5 reaching 1
+
+
+def test_the_fast_percentile_in_the_words_is_fast_pct(monkeypatch):
+    """Review s18: '(the 10th percentile of a point's repetitions)' was typed beside FAST_PCT; the per-op levels in
+    microseconds span every GPU's leases while the spreads are per GPU, and the words say so."""
+    monkeypatch.setattr(b, "mode_rows", lambda: MODES)
+    monkeypatch.setattr(b, "transfer_rows", lambda: [_pair(12.0, 11.0, 40.0)])
+    monkeypatch.setattr(b, "FAST_PCT", 20.0)
+    text = "\n".join(b.section()[0])
+    assert "(the 20th percentile of a point's repetitions)" in text and "10th" not in text
+    assert "(the levels over the leases of every GPU together: all_reduce fast" in text
+
+
+def test_one_spread_of_a_level_over_leases_or_launches():
+    """Review s18: validation.tp_launches wrote its own 'slowest over fastest, less 1' beside bw_lease_spread.spread."""
+    from validation import tp_launches
+    assert tp_launches.spread is b.spread

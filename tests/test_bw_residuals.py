@@ -155,3 +155,21 @@ def test_section_words_follow_the_rows():
     assert "against their fast level on 2 of 3 leases" in text and "on every lease" not in text
     assert "a median of 10 repetitions (8 to 10 over the points) lands" in text
     assert "2 of the 2 misses are all_to_all on 4 GPUs, 1 of them predicted fast" in text
+
+
+def test_section_words_take_the_target_percentile_and_the_ring_sign_from_the_code(monkeypatch):
+    """Review s18: the table header and paragraph typed '8%' beside TARGET_P90_PCT and '10th percentile' beside
+    FAST_PCT, and 'a lower ring latency, which the fast levels ask for' was said whatever side of their fast level
+    the ring points sat."""
+    rows = [_res("reduce", predicted=0.9, median=1.0, fast=1.0, error2=0.15),        # ring op below its fast level
+            _res("broadcast", predicted=1.2, median=1.0, fast=1.0, lo=0.9, hi=1.3)]
+    shares = {k: {16 * MIB: (0.3, 0.51, 0.5, 60)} for k in "ABC"}
+    monkeypatch.setattr(b, "TARGET_P90_PCT", 5.0)
+    monkeypatch.setattr(b, "FAST_PCT", 20.0)
+    text = "\n".join(b.section({k: rows for k in shares}, shares)[0])
+    assert "above 5% (of which 16 MiB)" in text and "points above 5% over these leases" in text and "8%" not in text
+    assert "(20th percentile of repetitions)" in text
+    assert "lower ring latency" not in text and "both sides of their fast levels" in text
+    rows[0] = _res("reduce", predicted=1.2, median=1.0, fast=1.0, error2=0.15)
+    text = "\n".join(b.section({k: rows for k in shares}, shares)[0])
+    assert "lower ring latency, which the fast levels ask for" in text

@@ -49,3 +49,10 @@ def test_each_mechanism_is_named_only_for_its_own_points():
 def test_ranges_print_one_figure_where_both_ends_agree(xs, shown):
     near = [row("all_gather", "default", 16, x * 1.25e-6, (x * 1e-6,) * 10, x * 1.02e-6) for x in xs]
     assert f"take {shown} at that pace" in accuracy._floor_split(near, near)
+
+
+def test_the_all_to_all_is_called_fast_only_where_it_is():
+    """Review s18: 'predicted fast by X us' was written whatever the sign of measured less predicted."""
+    a2a = [row("all_to_all", "default", s, 100e-6, (100e-6,) * 10, 130e-6, "direct") for s in (32, 64)]
+    text = accuracy._floor_split(a2a, a2a)
+    assert "predicted fast" not in text and "off by -30 us (measured less predicted)" in text

@@ -425,7 +425,7 @@ def _floor_split(worst, rows) -> str:
     import numpy as np
 
     from simulator.collectives.nccl_constants import HW_LAT
-    from validation.bw_lease_spread import FAST_PCT, fast_level_s
+    from validation.bw_lease_spread import FAST_PCT, fast_level_s, spread as level_spread
 
     def off_fast(r) -> float:
         return r.comparison.predicted_s / fast_level_s(r.pooled.point) - 1
@@ -445,7 +445,7 @@ def _floor_split(worst, rows) -> str:
     far = [r for r in worst if r not in near]
     out = ""
     if near:
-        spread = [max(q) / min(q) - 1 for q in (r.pooled.campaign_medians for r in near) if len(q) > 1]
+        spread = [level_spread(q) for q in (r.pooled.campaign_medians for r in near) if len(q) > 1]
         sizes = sorted({r.pooled.point.size_bytes >> 20 for r in near})
         gpu_us = [fast_level_s(r.pooled.point) * 1e6 for r in near]
         out += (f" {len(near)} of the {len(worst)} lie within {WORST_PCT:.0f}% of their own fastest repetitions "
@@ -468,7 +468,9 @@ def _floor_split(worst, rows) -> str:
     if a2a:
         gap_us = [(r.pooled.point.time_s - r.comparison.predicted_s) * 1e6 for r in a2a]
         sizes = [r.pooled.point.size_bytes >> 20 for r in a2a]
-        why.append(f"the all-to-all on 4 GPUs is predicted fast by {us(gap_us)} us from "
+        off = (f"predicted fast by {us(gap_us)} us" if min(gap_us) > 0 else
+               f"off by {us(gap_us)} us (measured less predicted)")
+        why.append(f"the all-to-all on 4 GPUs is {off} from "
                    f"{min(sizes)} to {max(sizes)} MiB, a nearly constant time while its rate through the port is "
                    "close to the measured slope: a fixed cost that grows with the peers (3 on 4 GPUs, 1 on 2), which "
                    "2-GPU data cannot show")
@@ -479,7 +481,8 @@ def _floor_split(worst, rows) -> str:
         above = [(r.comparison.predicted_s - fast_level_s(r.pooled.point)) * 1e6 for r in ring]
         why.append(f"a ring all-reduce at 16 MiB pays NCCL's per-step latency ({step_us:g} us for Simple over NVLink) "
                    f"for 6 steps on 4 GPUs against 2 on 2 GPUs: the 4 extra steps' {4 * step_us:.1f} us beside "
-                   f"its prediction's {us(above)} us above its measured fast level")
+                   f"its prediction's {us(above)} us " + ("above" if min(above) > 0 else "from")
+                   + " its measured fast level")
     if ("all_reduce", "nop2p") in kinds:
         why.append("the SHM path (nop2p) on 4 GPUs moves 16 MiB faster per byte than its larger sizes")
     if ("all_reduce", "ll") in kinds:

@@ -192,9 +192,9 @@ def section(rows=None, machine: str = "4x H200") -> tuple[list[str], dict]:
     lines += ["", f"Even this growth, taken from a lease of the same GPU, misses the {TARGET_P90_PCT:g}% p90 on {missed} "
               f"of {len(tr)} pairs (p90 {min(p90s):.1f}-{max(p90s):.1f}%), {by_16} of them only through their 16 MiB "
               "points (they meet it without them). At 16 MiB the 4-GPU fast level "
-              "(the 10th percentile of a point's repetitions) agrees across the leases of one GPU within "
+              f"(the {FAST_PCT:.0f}th percentile of a point's repetitions) agrees across the leases of one GPU within "
               f"{min(fast_spread):.0f}-{max(fast_spread):.0f}% per op, while their pooled medians spread by "
-              f"{min(med_spread):.0f}-{max(med_spread):.0f}% ("
+              f"{min(med_spread):.0f}-{max(med_spread):.0f}% (the levels over the leases of every GPU together: "
               + "; ".join(f"{m['op']} fast {min(m['fast'].values()) * 1e6:.0f}-{max(m['fast'].values()) * 1e6:.0f} us, "
                           f"median {min(m['median'].values()) * 1e6:.0f}-{max(m['median'].values()) * 1e6:.0f} us"
                           for m in modes)

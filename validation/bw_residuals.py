@@ -35,7 +35,7 @@ from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 
-from validation.bw_lease_spread import BIG_BYTES, TARGET_P90_PCT, fast_level_s, spread
+from validation.bw_lease_spread import BIG_BYTES, FAST_PCT, TARGET_P90_PCT, fast_level_s, spread
 
 SLOW = 0.10
 """A repetition is slow when it runs more than this share above its point's fast level."""
@@ -218,11 +218,13 @@ def section(by_lease: dict[str, list[Residual]] | None = None,
     summ = summary(by_lease)
     lines = ["", "**Which ops and sizes hold the >= 16 MiB p90, lease by lease** (`python -m validation.bw_residuals` "
              "prints every point). Each lease predicted on 4 GPUs from its own 2-GPU calibration as above; 'vs fast' "
-             "scores the ring ops' default 16 MiB points against their fast level (10th percentile of repetitions); "
+             f"scores the ring ops' default 16 MiB points against their fast level ({FAST_PCT:.0f}th percentile of "
+             "repetitions); "
              f"'slow' is the share of repetitions more than {SLOW * 100:.0f}% above their point's fast level at "
-             "16 MiB (every op but send_recv), on 2 GPUs, carried to 4 by the order statistics (1 - (1 - q)^2), and "
-             "measured on 4.", "",
-             "| lease | points | median err % | p90 err % | above 8% (of which 16 MiB) | points above 8% | "
+             f"16 MiB (every op but send_recv), on {WORLDS[0]} GPUs, carried to {WORLDS[1]} by the order statistics "
+             f"(1 - (1 - q)^{WORLDS[1] / WORLDS[0]:g}), and measured on {WORLDS[1]}.", "",
+             f"| lease | points | median err % | p90 err % | above {TARGET_P90_PCT:g}% (of which 16 MiB) | points above "
+             f"{TARGET_P90_PCT:g}% | "
              "ring ops at 16 MiB vs fast % | slow at 16 MiB: 2 GPUs / order statistics / 4 GPUs % | "
              "90% coverage at 16 MiB / above % |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -260,7 +262,8 @@ def section(by_lease: dict[str, list[Residual]] | None = None,
     w16 = [s["width_16_pct"] for s in summ.values()]
     wab = [s["width_above_pct"] for s in summ.values()]
     if rings and slow and chain2:
-        lines += ["", f"Of the {above} points above 8% over these leases, {at16} are 16 MiB calls. Two things put them "
+        lines += ["", f"Of the {above} points above {TARGET_P90_PCT:g}% over these leases, {at16} are 16 MiB calls. "
+                  "Two things put them "
                   "there. The model's own: the ring ops' default 16 MiB points are predicted "
                   f"{min(r[0] for r in rings):+.0f} to {max(r[1] for r in rings):+.0f}% against their fast level "
                   f"{on_leases} (a ring's per-step latency, kept at NCCL's value because 2-GPU points cannot determine "
@@ -272,17 +275,21 @@ def section(by_lease: dict[str, list[Residual]] | None = None,
                   f"{min(x[0] for x in slow) * 100:.0f}-{max(x[0] for x in slow) * 100:.0f}%), so a median of {reps} "
                   "lands on the fast level or well above it by the draw; the lease's own 2-GPU share, "
                   f"carried by the order statistics, gives {min(x[1] for x in slow) * 100:.0f}-"
-                  f"{max(x[1] for x in slow) * 100:.0f}%, {rank_verdict(rho, len(slow))}. So a lower ring latency, which the "
-                  "fast levels ask for, would move the 16 MiB points of the leases whose medians sit high further below "
-                  "them. The intervals show the same split: one band's 2-GPU residuals make them about as wide at "
+                  f"{max(x[1] for x in slow) * 100:.0f}%, {rank_verdict(rho, len(slow))}. "
+                  + ("So a lower ring latency, which the fast levels ask for, would move the 16 MiB points of the leases "
+                     "whose medians sit high further below them. " if min(r[0] for r in rings) > 0 else
+                     "The ring ops' points sit on both sides of their fast levels, so no one ring latency moves them "
+                     "all the same way. ")
+                  + "The intervals show the same split: one band's 2-GPU residuals make them about as wide at "
                   f"16 MiB ({min(w16):.0f}-{max(w16):.0f}% median width) as above it ({min(wab):.0f}-{max(wab):.0f}%), "
                   f"and they hold {min(c16):.0f}-{max(c16):.0f}% of the 16 MiB medians against "
                   f"{min(cab):.0f}-{max(cab):.0f}% of the larger sizes'."]
-    spread = fast_spread(by_lease)
-    if spread:
-        worst = max(spread, key=lambda k: spread[k][0])
-        s4, s2, levels = spread[worst]
-        figures["bw residuals all_to_all fast spread"] = {f"{g} {size >> 20} MiB": v[:2] for (g, size), v in spread.items()}
+    a2a_spread = fast_spread(by_lease)
+    if a2a_spread:
+        worst = max(a2a_spread, key=lambda k: a2a_spread[k][0])
+        s4, s2, levels = a2a_spread[worst]
+        figures["bw residuals all_to_all fast spread"] = {f"{g} {size >> 20} MiB": v[:2]
+                                                          for (g, size), v in a2a_spread.items()}
         big = [r for s_ in summ.values() for r in s_["above"] if r.size_bytes > BIG_BYTES]
         a2a = [r for r in big if r.op == "all_to_all"]
         fast = sum(r.error < 0 for r in a2a)
@@ -290,8 +297,8 @@ def section(by_lease: dict[str, list[Residual]] | None = None,
                   + ("predicted fast" if fast == len(a2a) else f"{fast} of them predicted fast")
                   + ", and there the leases differ in the GPU's own pace: the 4-GPU fast levels of one GPU's "
                   "all_to_all spread over its leases "
-                  "by " + ", ".join(f"{v[0] * 100:.0f}% ({g} {size >> 20} MiB)" for (g, size), v in spread.items())
-                  + ", against " + ", ".join(f"{v[1] * 100:.0f}%" for v in spread.values()) + " on 2 GPUs "
+                  "by " + ", ".join(f"{v[0] * 100:.0f}% ({g} {size >> 20} MiB)" for (g, size), v in a2a_spread.items())
+                  + ", against " + ", ".join(f"{v[1] * 100:.0f}%" for v in a2a_spread.values()) + " on 2 GPUs "
                   f"({worst[0]} {worst[1] >> 20} MiB on 4 GPUs: "
                   + ", ".join(f"{t * 1e6:.0f}" for t in sorted(levels.values())) + " us): each peer's bytes take fewer p2p "
                   "channels on 4 GPUs than on 2 (simulator.collectives.p2p), and a 2-GPU calibration cannot tell "

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from validation.bw_lease_spread import spread
 from validation.issue_check import probe_tp_runs
 from validation.llm_records import LlmRecords, group_runs, read_llm_records
 
@@ -86,11 +87,6 @@ def launch_scores(folder: str, records: LlmRecords, calibration: str, host: obje
         out += [LaunchScore(folder, g.point, r.sequence_parallel, r.launch_index, r.median_s, r.nocomm_median_s,
                             predicted, sum(count for _, _, count in r.collectives)) for r in g.runs]
     return out
-
-
-def spread(values: Sequence[float]) -> float:
-    """Slowest over fastest, less 1."""
-    return max(values) / min(values) - 1.0
 
 
 @dataclass(frozen=True)

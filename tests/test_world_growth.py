@@ -188,3 +188,14 @@ def test_shift_lines_label_the_alternatives_not_in_code_as_recorded(monkeypatch)
     monkeypatch.setattr(wg, "lease_rows", lambda: data)
     text = " ".join(wg.shift_lines(wg.shift_check()))
     assert "raised the mean over leases (recorded, not recomputed: " in text and "h10width7" in text
+
+
+def test_shift_lines_say_the_growth_falls_short_only_where_most_leases_show_it(monkeypatch):
+    """Review s18: '(the model's 4-GPU growth falls short)' followed the count whatever it was (0 of 3 included)."""
+    data = (("a", (rows(0, [-0.1, -0.1]), 1.0)), ("b", (rows(1, [-0.3, -0.3]), 1.0)), ("c", (rows(0, [0.2]), 1.0)))
+    monkeypatch.setattr(wg, "lease_rows", lambda: data)
+    text = " ".join(wg.shift_lines(wg.shift_check()))
+    assert "is above 1 on 1 of 3 leases, so a shift" in text and "falls short" not in text
+    data = data[:2] + (("c", (rows(0, [0.2]), 1.0)), ("d", (rows(0, [0.1]), 1.0)), ("e", (rows(0, [0.1]), 1.0)))
+    monkeypatch.setattr(wg, "lease_rows", lambda: data)
+    assert "on 3 of 5 leases (the model's 4-GPU growth falls short on most)" in " ".join(wg.shift_lines(wg.shift_check()))

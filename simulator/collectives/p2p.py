@@ -20,7 +20,9 @@ NCCL's rule (NCCL 2.2x: src/graph/paths.cc at init, src/enqueue.cc per call), re
 src/enqueue.cc): NCCL's p2p path has no tuner and never runs LL128. A peer's bytes go LL when they are at
 most ``channels x NCCL_P2P_LL_THRESHOLD`` (16 KiB a channel) and the connection has LL buffers, Simple
 otherwise. Connections across the network have no LL buffers by default (their buffers are shared,
-``NCCL_ALLOC_P2P_NET_LL_BUFFERS=0``), so a p2p call that crosses servers runs Simple at every size.
+``NCCL_ALLOC_P2P_NET_LL_BUFFERS=0``), so a p2p call that crosses servers runs Simple at every size. One protocol
+per call: NCCL picks one per peer connection, so an all_to_all across servers runs LL to its same-server peers at
+small sizes where this rule gives its every peer Simple.
 
 So the channels per peer shrink as ranks grow (4 H200s give a 16-128 MiB send/recv 8 channels, 2
 H200s 16: half the bandwidth, as measured) and grow with the size (from 256 MiB on 4 GPUs).

@@ -98,7 +98,7 @@ LEASES = (*(Lease(r.folder, r.path.name, _WORLD[r.folder], Fit.CAMPAIGN, r.host_
                          *((f, "fsdpissue_world{w}.jsonl")
                            for f in ("h100x4_2026-11-27_fsdpissue", HELD_OUT, *OWN_HELD_OUT)))
             for w in (2, 4) if (DATA / f / n.format(w=w)).exists()))
-"""Every committed lease with FSDP runs, per world size (the sealed lease excluded)."""
+"""Every committed lease with FSDP runs, per world size (the sealed leases, validation.sealed_campaign.SEALED, excluded)."""
 
 
 @dataclass(frozen=True)
@@ -265,13 +265,14 @@ def plain_issue_rows(scored: Sequence[Scored]) -> list[str]:
 
 def markdown_lines(scored: Sequence[Scored] | None = None) -> tuple[list[str], dict[str, float]]:
     """The accuracy report's subsection and its figures (each rule's RMS log error)."""
+    from validation.sealed_campaign import SEALED
     scored = list(scored or score())
     needed, results = evaluate(scored)
     head = " | ".join(f"rule {k + 1}: ms, FSDP median %" for k in range(len(results)))
     lines = ["### How FSDP1's host work carries between leases (`validation.fsdp_host_carry`)", "",
              "Produced by `python -m validation.fsdp_host_carry` (also part of `--only llm`). FSDP1's hooks cost the "
-             "host `fsdp_unit_host_s` per unit and pass. For every committed lease with FSDP runs (the sealed 4x "
-             "H100 lease is not among them) and world size: the value its own FSDP runs call for (fitted on them "
+             "host `fsdp_unit_host_s` per unit and pass. For every committed lease with FSDP runs (the sealed "
+             f"leases, {len(SEALED)} of them, are not among them) and world size: the value its own FSDP runs call for (fitted on them "
              "alone, in sample: a yardstick, never used to predict), and what each rule gives it from *other* "
              "leases only, with the FSDP median error that gives. Compute fitted as the section scoring the lease "
              "fits it; the other host keys as `HostWork` carries them. Rules: "

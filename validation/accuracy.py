@@ -566,7 +566,8 @@ def targets_section(figures: dict) -> list[str]:
             + bw_lease_spread.targets_clause(figures),
             f"- 2 -> 4 GPUs, < 16 MiB against the pooled median: median {shown(med_small, 15, 1)}% (point-weighted over "
             f"the two bands; target 15%: {verdict(med_small, 15)}), {judged(rng_small, 75, 1, above=True)} of "
-            "predictions inside the campaigns' range."
+            "predictions inside the campaigns' range (which ops, sizes and leases hold the miss: "
+            "`python -m validation.small_residuals`)."
             + (" With the per-rank cost chosen in hindsight on these 4-GPU points ({:.1f} us per doubling, section 3) "
                "the median would be {:.1f}% over all of them, {:.1f}% on the points measured in one campaign: the "
                "per-rank structure is not what holds it above 15%.".format(

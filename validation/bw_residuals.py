@@ -217,7 +217,8 @@ def section(by_lease: dict[str, list[Residual]] | None = None,
         return [], {}
     summ = summary(by_lease)
     lines = ["", "**Which ops and sizes hold the >= 16 MiB p90, lease by lease** (`python -m validation.bw_residuals` "
-             "prints every point). Each lease predicted on 4 GPUs from its own 2-GPU calibration as above; 'vs fast' "
+             "prints every point; `python -m validation.bw_lines` fits lines through them, measured and predicted, and says "
+             "what they show of NCCL's slices and the mid sizes' steeper slope). Each lease predicted on 4 GPUs from its own 2-GPU calibration as above; 'vs fast' "
              f"scores the ring ops' default 16 MiB points against their fast level ({FAST_PCT:.0f}th percentile of "
              "repetitions); "
              f"'slow' is the share of repetitions more than {SLOW * 100:.0f}% above their point's fast level at "

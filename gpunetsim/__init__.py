@@ -5,6 +5,7 @@ The application layer (CLI, studies, reports) and the public Python API::
     import gpunetsim
     gpunetsim.collective(topology="dgx-h100", op="all_reduce", size_bytes=2**30).busbw_GBps
     gpunetsim.ddp(topology="dgx-h100", nodes=2, workload="resnet50").iteration_s
+    gpunetsim.train(topology="dgx-h100", nodes=2, model="llama-3-8b", tp=8, pp=2, global_batch=16).mfu
     gpunetsim.run_study("my_study.yaml").rows
     gpunetsim.cluster("shared-spine").jobs[0].slowdown
     gpunetsim.goodput(4096, mtbf_gpu="50000 h", checkpoint="1 min").optimum_s
@@ -19,7 +20,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 __all__ = ["CollectiveResult", "DataParallelResult", "IterationResult", "StudyResult", "cluster", "collective", "ddp",
-           "dataparallel", "goodput", "run_study", "topology"]
+           "dataparallel", "goodput", "run_study", "topology", "train"]
 
 
 def __getattr__(name: str) -> Any:

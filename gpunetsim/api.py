@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     import networkx as nx
 
 __all__ = ["CollectiveResult", "DataParallelResult", "IterationResult", "StudyResult", "cluster", "collective", "ddp",
-           "dataparallel", "goodput", "run_study", "topology"]
+           "dataparallel", "goodput", "run_study", "topology", "train"]
 
 
 def topology(topology: str = "dgx-h100", *, nodes: int = 1, gpus: int | None = None, no_p2p: bool = False,
@@ -131,6 +131,39 @@ def dataparallel(topology: str = "dgx-h100", workload: str = "resnet50", *, gpu:
     model = _model(calibration, dict(topology=topology, **topology_options))
     w = load_any_workload(workload, gpu, model.router.info.gpu_model, batch_size)
     return simulate_dataparallel(model, w)
+
+
+def train(topology: str = "dgx-h100", model: str | None = None, *, global_batch: int, model_spec: str | None = None,
+          seq: int | None = None, tp: int = 1, pp: int = 1, dp: int | None = None, micro_batch: int = 1,
+          schedule: str = "1f1b", virtual_stages: int | None = None, recompute: str = "none",
+          sequence_parallel: bool = False, flash_attention: bool = False, zero: int = 0, fsdp: str | None = None,
+          fsdp_shard: int | None = None, dtype: str = "bf16", order: str = "tp-dp-pp", gpu: str | None = None,
+          calibration: str | None = None, **topology_options: Any):
+    """One LLM training iteration, as ``gpunetsim train`` prints it: ``model`` a zoo name or a model file, or
+    ``model_spec`` (``"hidden=..,layers=..,heads=..,seq=.."``); ``result.as_dict()`` is ``gpunetsim train
+    --json`` (breakdown with each part's 90% interval, MFU, memory per GPU, ``fits``); ``result.records`` the
+    timeline ``gpunetsim.trace.write_chrome_trace`` turns into a trace.
+
+    >>> r = gpunetsim.train(topology="dgx-h100", nodes=2, model="llama-3-8b", tp=8, pp=2, global_batch=16,
+    ...                     recompute="selective", sequence_parallel=True, flash_attention=True)
+    >>> r.gpus, r.config.dp, r.memory.fits, bool(r.iteration_lo_s <= r.iteration_s <= r.iteration_hi_s)
+    (16, 1, True, True)
+    """
+    from gpunetsim.train_study import train_config
+    from simulator.training.gpus import get_gpu, gpu_for_model
+    from simulator.training.llm.compute import load_compute_params
+    from simulator.training.llm.iteration import simulate_train
+    from simulator.training.llm.model import resolve_model, with_seq
+    spec = with_seq(resolve_model(model, model_spec), seq)
+    router = topologies.router_for(_described(topologies.prepare, topology, **topology_options))
+    settings = dict(tp=tp, pp=pp, dp=dp, global_batch=global_batch, micro_batch=micro_batch, schedule=schedule,
+                    virtual_stages=virtual_stages, recompute=recompute, sequence_parallel=sequence_parallel,
+                    zero=zero, fsdp=fsdp, dtype=dtype, order=order, flash_attention=flash_attention,
+                    fsdp_shard=fsdp_shard)
+    config = train_config(settings, len(router.gpus))
+    g = get_gpu(gpu or gpu_for_model(router.info.gpu_model))
+    return simulate_train(router, spec, config, g, load_calibration(calibration), load_compute_params(calibration),
+                          parts=True)
 
 
 @dataclass(frozen=True)

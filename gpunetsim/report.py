@@ -20,6 +20,8 @@ from typing import Sequence
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from gpunetsim.train_study import TRAIN_AXES
+
 Row = dict[str, object]
 
 TITLES = {
@@ -105,8 +107,7 @@ def scaling_figures(ddp: Sequence[Row]) -> tuple[go.Figure, go.Figure]:
     return thr, eff
 
 
-_TRAIN_COLS = ("model", "tp", "pp", "global_batch", "micro_batch", "schedule", "virtual_stages", "recompute",
-               "sequence_parallel", "flash_attention", "zero", "fsdp", "dtype", "order", *_NET_COLS)
+_TRAIN_COLS = (*(a for a in TRAIN_AXES if a != "dp"), *_NET_COLS)   # dp follows the GPUs, the x axis
 
 
 def train_figures(train: Sequence[Row]) -> tuple[go.Figure, go.Figure]:

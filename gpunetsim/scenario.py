@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Annotated, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from gpunetsim.train_study import TRAIN_AXES
 from simulator.core.config import checked, validate
 from simulator.core.errors import InputError
 from topologies.preset_cluster import PresetCluster
@@ -92,6 +93,7 @@ class JobSpec(_Strict):
     flash_attention: bool = False
     zero: Literal[0, 1, 2, 3] = 0
     fsdp: Literal["full", "grad-op", "hybrid"] | None = None
+    fsdp_shard: _Pos | None = None           # default: the DP peers of one server (gpunetsim train --fsdp-shard)
     dtype: Literal["bf16", "fp16", "fp8"] = "bf16"
     order: str = "tp-dp-pp"
 
@@ -115,8 +117,7 @@ class JobSpec(_Strict):
 
 _FIELDS_OF = {"workload": {"gpu", "batch_size", "bucket_cap_mb", "accumulation_steps"},
               "collective": {"size", "algo", "proto", "compute"},
-              "train": {"gpu", "seq", "tp", "pp", "dp", "global_batch", "micro_batch", "schedule", "virtual_stages",
-                        "recompute", "sequence_parallel", "flash_attention", "zero", "fsdp", "dtype", "order"}}
+              "train": {"gpu", *TRAIN_AXES} - {"model"}}      # a study's train axes, one value each (model: train)
 _KIND_NAME = {"workload": "a DDP job (workload)", "collective": "a collective job",
               "train": "an LLM training job (train)"}
 
@@ -304,8 +305,7 @@ def _train_job(spec: JobSpec, where: str, router: Router, attrs: Mapping, src: s
     from simulator.training.cluster import TrainJob
     from simulator.training.gpus import get_gpu, gpu_for_model
     from simulator.training.llm.compute import load_compute_params
-    from simulator.training.llm.config import TrainConfig, default_dp, virtual_stages_for
-    from gpunetsim.train_study import model_path
+    from gpunetsim.train_study import model_path, study_field, train_config
     from simulator.training.llm.model import parse_model_spec, resolve_model, with_seq
     text = spec.train or ""
     if "=" in text:
@@ -316,15 +316,12 @@ def _train_job(spec: JobSpec, where: str, router: Router, attrs: Mapping, src: s
     model = with_seq(model, spec.seq)
     per_host = len(router.ranks_per_host(router.gpus).get(0, ()))
     gpus = per_host * (spec.nodes if spec.nodes is not None else len(spec.node_list or ()))
+    settings = {k: getattr(spec, k) for k in _FIELDS_OF["train"] - {"gpu", "seq"}}
     try:
-        dp = spec.dp if spec.dp is not None else default_dp(gpus, spec.tp, spec.pp)
-        v = virtual_stages_for(spec.schedule, spec.virtual_stages)
-        config = TrainConfig(spec.tp, spec.pp, dp, spec.global_batch or 0, spec.micro_batch, spec.schedule, v,
-                             spec.recompute, spec.sequence_parallel, spec.zero, spec.fsdp, spec.dtype, spec.order,
-                             spec.flash_attention)
+        config = train_config({**settings, "global_batch": spec.global_batch or 0}, gpus)
     except InputError as e:          # TrainConfig names CLI options (--global-batch): name the file's field
-        field = (e.field or "train").lstrip("-").replace("-", "_")
-        raise InputError(e.message, source=src, field=f"{where}.{field}", value=e.value) from None
+        raise study_field(e if e.field else InputError(e.message, field="--train", value=e.value), f"{where}.",
+                          src) from None
     gpu = checked(lambda: get_gpu(spec.gpu or gpu_for_model(str(attrs.get("gpu_model", "")))), src,
                   f"{where}.gpu", spec.gpu)
     compute = checked(lambda: load_compute_params(calibration), src, "calibration", calibration)

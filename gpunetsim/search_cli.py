@@ -75,6 +75,22 @@ def parse_prices(text: str | None) -> dict[str, float]:
     return out
 
 
+def _warn_unpriced(prices: dict[str, float], clusters) -> None:
+    """A ``--price`` naming a GPU no candidate cluster has (a typo, ``a100`` for ``h100``) left the cost
+    column empty without a word."""
+    if not prices:
+        return
+    import logging
+    from simulator.training.gpus import get_gpu
+    have = sorted({c.gpu for c in clusters})
+    unused = [k for k in prices if get_gpu(k).name not in have]
+    unpriced = sorted({c.gpu for c in clusters if c.price_per_gpu_h is None})
+    if unused:
+        logging.getLogger("gpunetsim.search").warning(
+            "--price: %s names no GPU of the candidate clusters (%s)%s", ", ".join(unused), ", ".join(have),
+            f"; {', '.join(unpriced)} has no price, so its plans have no cost" if unpriced else "")
+
+
 def _list(text: str, field: str, convert=str) -> tuple:
     try:
         items = tuple(convert(x.strip()) for x in str(text).split(",") if x.strip())
@@ -117,6 +133,7 @@ def _search(args: argparse.Namespace) -> int:
         raise InputError("must be at least 1", field="--oversubscription", value=args.oversubscription)
     clusters = [make_cluster(t, n, prices, nic_Bps, args.oversubscription)
                 for t in (args.topology or ["dgx-h100"]) for n in gpus]
+    _warn_unpriced(prices, clusters)
     params, compute = load_calibration(args.calibration), load_compute_params(args.calibration)
     if args.workers < 1:
         raise InputError("must be a positive integer", field="--workers", value=args.workers)
@@ -138,8 +155,8 @@ def _search(args: argparse.Namespace) -> int:
             pool.shutdown(cancel_futures=True)
     if not out.enumerated:
         raise InputError("no plan to try: for every TP x PP x DP of --gpus, micro-batch x DP (--micro-batches) must "
-                         "divide the global batch, TP the heads and PP at most the layers", field="--global-batch",
-                         value=args.global_batch)
+                         "divide the global batch, TP the heads and KV heads and PP at most the layers",
+                         field="--global-batch", value=args.global_batch)
     print(f"# search: {out.simulated} plans simulated in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     if args.out:
         from gpunetsim.search import ClusterSimulator

@@ -5,7 +5,10 @@ https://ui.perfetto.dev, next to a PyTorch profiler (Kineto) trace of the real r
 becomes a complete event (``"ph": "X"``, timestamps and durations in microseconds); each track
 (``compute``, ``comm``, ...) is a thread of one process, named by metadata events. The
 simulated ranks are symmetric, so one process stands for every rank unless the caller groups
-records by rank.
+records by rank. An event's ``args.bytes`` is what one rank's calls move (a collective's nccl-tests size,
+summed over the calls the event holds; a send's bytes), as a profiler trace of one rank shows it; ``groups``
+(when above 1) says how many process groups ran the same calls at once (the data-parallel groups of every TP
+rank, HYBRID_SHARD's replicas), each moving that many bytes.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ def chrome_trace(records: Sequence[Record] | Mapping[str, Sequence[Record]],
             ev = {"ph": "X", "name": r.name, "cat": r.track, "pid": pid, "tid": tracks[r.track],
                   "ts": r.start_s * 1e6, "dur": max(0.0, r.end_s - r.start_s) * 1e6}
             if r.size_bytes:
-                ev["args"] = {"bytes": r.size_bytes}
+                ev["args"] = {"bytes": round(r.size_bytes), **({"groups": r.groups} if r.groups > 1 else {})}
             events.append(ev)
     return {"traceEvents": events, "displayTimeUnit": "ms", "otherData": dict(metadata or {})}
 

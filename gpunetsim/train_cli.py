@@ -52,12 +52,8 @@ def register(sub) -> None:
 
 
 def config_from_args(args: argparse.Namespace, gpus: int):
-    from simulator.training.llm.config import TrainConfig, default_dp, virtual_stages_for
-    dp = args.dp if args.dp is not None else default_dp(gpus, args.tp, args.pp)
-    v = virtual_stages_for(args.schedule, args.virtual_stages)
-    return TrainConfig(args.tp, args.pp, dp, args.global_batch, args.micro_batch, args.schedule, v, args.recompute,
-                       args.sequence_parallel, args.zero, args.fsdp, args.dtype, args.order, args.flash_attention,
-                       args.fsdp_shard)
+    from gpunetsim.train_study import train_config
+    return train_config(vars(args), gpus)        # the options are named as a study's train axes
 
 
 def _train(args: argparse.Namespace) -> int:

@@ -21,6 +21,7 @@ Rows carry the same figures as ``gpunetsim train --json`` (memory flattened to `
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -29,8 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from simulator.core.errors import InputError
 
 _Pos = Annotated[int, Field(gt=0, strict=True)]
-TRAIN_AXES = ("model", "tp", "pp", "dp", "global_batch", "micro_batch", "schedule", "virtual_stages",
-              "recompute", "sequence_parallel", "flash_attention", "zero", "fsdp", "dtype", "order")
+TRAIN_AXES = ("model", "seq", "tp", "pp", "dp", "global_batch", "micro_batch", "schedule", "virtual_stages",
+              "recompute", "sequence_parallel", "flash_attention", "zero", "fsdp", "fsdp_shard", "dtype", "order")
 
 
 class TrainAxes(BaseModel):
@@ -39,6 +40,7 @@ class TrainAxes(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: list[str] = Field(min_length=1)
+    seq: list[_Pos | None] = [None]               # None: the model's sequence length (gpunetsim train --seq)
     tp: list[_Pos] = [1]
     pp: list[_Pos] = [1]
     dp: list[_Pos | None] = [None]
@@ -51,6 +53,7 @@ class TrainAxes(BaseModel):
     flash_attention: list[bool] = [False]
     zero: list[Literal[0, 1, 2, 3]] = [0]
     fsdp: list[Literal["full", "grad-op", "hybrid"] | None] = [None]
+    fsdp_shard: list[_Pos | None] = [None]        # None: the DP peers of one server (gpunetsim train --fsdp-shard)
     dtype: list[Literal["bf16", "fp16", "fp8"]] = ["bf16"]
     order: list[str] = ["tp-dp-pp"]
 
@@ -58,6 +61,16 @@ class TrainAxes(BaseModel):
     @classmethod
     def _listify(cls, v: Any) -> Any:
         return list(v) if isinstance(v, (list, tuple)) else [v]
+
+    @field_validator("order")
+    @classmethod
+    def _orders(cls, v: list[str]) -> list[str]:
+        """Checked when the study loads, as the other choices are, not point by point."""
+        from simulator.training.llm.config import ORDERS
+        for x in v:
+            if x not in ORDERS:
+                raise ValueError(f"expected one of {', '.join(ORDERS)}")
+        return v
 
 
 def check_models(axes: TrainAxes, source: str) -> None:
@@ -72,8 +85,14 @@ def check_model_list(models: list[str], source: str, field: str) -> None:
         try:
             resolve_train_model(m)
         except InputError as e:
-            raise InputError(str(e) if e.source else e.message, source=source, field=f"{field}[{i}]",
-                             value=None if e.source else m) from None
+            spec_field = (e.field or "").removeprefix("--model-spec: ")
+            if e.source:                        # a model file's error: its file and field
+                message, value = str(e), None
+            elif spec_field != (e.field or ""):  # a spec string's field: name it and its value
+                message, value = f"{spec_field}: {e.message}", e.value
+            else:
+                message, value = e.message, m
+            raise InputError(message, source=source, field=f"{field}[{i}]", value=value) from None
 
 
 def model_path(text: str, base: Path) -> str:
@@ -102,6 +121,7 @@ def evaluate_train(point, cost_model, row: dict[str, object]) -> dict[str, objec
     from simulator.training.gpus import get_gpu
     from simulator.training.llm.compute import load_compute_params
     from simulator.training.llm.iteration import simulate_train
+    from simulator.training.llm.model import with_seq
     from gpunetsim.study import gpu_of
     s = dict(point.train)
     row.pop("train", None)
@@ -110,7 +130,8 @@ def evaluate_train(point, cost_model, row: dict[str, object]) -> dict[str, objec
     try:
         config = train_config(s, len(router.gpus))
         gpu = get_gpu(gpu_of(cost_model, point.gpu))
-        r = simulate_train(router, resolve_train_model(str(s["model"])), config, gpu, cost_model.params,
+        model = with_seq(resolve_train_model(str(s["model"])), s["seq"])
+        r = simulate_train(router, model, config, gpu, cost_model.params,
                            load_compute_params(point.calibration), record=False, parts=True)
     except InputError as e:
         raise study_field(e) from None
@@ -123,20 +144,25 @@ def evaluate_train(point, cost_model, row: dict[str, object]) -> dict[str, objec
 
 def train_config(s: dict, gpus: int):
     """The :class:`TrainConfig` of one point's train settings on ``gpus`` GPUs (``dp`` and
-    ``virtual_stages`` default as in ``gpunetsim train``)."""
+    ``virtual_stages`` default as in ``gpunetsim train``); ``gpunetsim train``'s options and the Python API's
+    arguments go through it too."""
     from simulator.training.llm.config import TrainConfig, default_dp, virtual_stages_for
     dp = s["dp"] if s["dp"] is not None else default_dp(gpus, s["tp"], s["pp"])
     return TrainConfig(s["tp"], s["pp"], dp, s["global_batch"], s["micro_batch"], s["schedule"],
                        virtual_stages_for(s["schedule"], s["virtual_stages"]), s["recompute"],
-                       s["sequence_parallel"], s["zero"], s["fsdp"], s["dtype"], s["order"], s["flash_attention"])
+                       s["sequence_parallel"], s["zero"], s["fsdp"], s["dtype"], s["order"], s["flash_attention"],
+                       s["fsdp_shard"])
 
 
-def study_field(e: InputError) -> InputError:
+def study_field(e: InputError, prefix: str = "train.", source: str | None = None) -> InputError:
     """``e`` with a command-line option it names (``--global-batch``, from TrainConfig) written as the
-    study file's field (``train.global_batch``); errors naming a file or another field pass unchanged."""
+    file's field (``train.global_batch`` in a study, ``jobs[0].global_batch`` in a scenario: ``prefix``), and
+    the options its message names as fields (``virtual_stages needs schedule interleaved``); errors naming a
+    file or another field pass unchanged."""
     if e.source or not (e.field or "").startswith("--"):
         return e
-    return InputError(e.message, field="train." + e.field.lstrip("-").replace("-", "_"), value=e.value)
+    message = re.sub(r"--([a-z][a-z-]*)", lambda m: m.group(1).replace("-", "_"), e.message)
+    return InputError(message, source=source, field=prefix + e.field.lstrip("-").replace("-", "_"), value=e.value)
 
 
 def print_train_table(rows: list[dict]) -> None:

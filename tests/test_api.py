@@ -53,3 +53,16 @@ def test_docs_api_examples_run():
     doc = Path(__file__).resolve().parents[1] / "docs" / "api.md"
     res = doctest.testfile(str(doc), module_relative=False)
     assert res.attempted >= 8 and res.failed == 0
+
+
+def test_train_matches_the_cli_json(capsys):
+    """``gpunetsim.train`` (the LLM iteration had no Python API function) answers as ``gpunetsim train --json``."""
+    r = gpunetsim.train(topology="dgx-a100", nodes=2, nics=4, nic_bw="200 Gb/s", model_spec="hidden=1024,layers=8,"
+                        "heads=16,seq=1024", tp=2, pp=2, global_batch=16, schedule="interleaved", zero=1)
+    assert main(["train", "--topology", "dgx-a100", "--nodes", "2", "--nics", "4", "--nic-bw", "200 Gb/s",
+                 "--model-spec", "hidden=1024,layers=8,heads=16,seq=1024", "--tp", "2", "--pp", "2",
+                 "--global-batch", "16", "--schedule", "interleaved", "--zero", "1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(r.as_dict()))
+    with pytest.raises(InputError) as e:
+        gpunetsim.train(model="llama-3-8b", tp=3, global_batch=8)
+    assert e.value.field == "--tp"

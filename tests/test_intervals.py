@@ -11,7 +11,7 @@ from simulator.collectives.uncertainty import Uncertainty, check_block
 from simulator.core.errors import InputError
 from simulator.network.closed_form import CostModel
 from simulator.network.run import run_collective
-from validation.calibrate import calibrate
+from validation.calibrate import REFUSED, calibrate
 from validation.compare import Predictor, Topo
 from validation.identifiability import identifiable
 from validation.parsers import CollMeasurement, Dataset, write_jsonl
@@ -133,6 +133,9 @@ def test_fit_that_wants_an_efficiency_above_one_is_refused():
                     keys=["link_efficiency.nvlink", "call_overhead_s"])
     assert any(r.startswith("link_efficiency.nvlink") for r in fit.refused)
     assert fit.params["link_efficiency.nvlink"] == Parameters()["link_efficiency.nvlink"]
+    # the table and the file's `parameters` block said "determined" for it, next to the refusal
+    (v,) = [v for v in fit.verdicts if v.key == "link_efficiency.nvlink"]
+    assert not v.determined and v.reason == REFUSED and "link_efficiency.nvlink" not in fit.keys
 
 
 def test_collective_json_rows_carry_the_interval(capsys):

@@ -203,3 +203,230 @@ def test_command_line_errors_name_the_option_typed(capsys, argv, option):
     err = _one_error(capsys, argv)
     assert err.startswith(f"gpunetsim: error: {option}: "), err
     assert err.count(option) == 1, err
+
+
+# ---- stop 18 audit (ux18) -------------------------------------------------------------------------
+
+def _trace_events(tmp_path: Path, argv: list[str]) -> list[dict]:
+    path = tmp_path / "t.json"
+    assert main(argv + ["--trace", str(path)]) == 0
+    return [e for e in json.loads(path.read_text())["traceEvents"] if e["ph"] == "X"]
+
+
+def test_trace_bytes_are_one_ranks_not_summed_over_groups(tmp_path, capsys):
+    """A trace event's ``bytes`` was the sum over every group running the call at once: HYBRID_SHARD's
+    all-gather of one block said 2x the block's parameters on 2 servers (one shard group each) and a DP
+    all-reduce 2x a rank's gradients with TP 2. Now it is one rank's call, and ``groups`` counts the groups."""
+    from simulator.training.llm.memory import GRAD_BYTES, PARAM_BYTES
+    from simulator.training.llm.model import resolve_model
+    block = resolve_model(None, SPEC).layer_params()
+    base = ["train", "--topology", "dgx-a100", "--nodes", "2", "--model-spec", SPEC, "--global-batch", "16"]
+    ev = _trace_events(tmp_path, base + ["--fsdp", "hybrid"])           # shard groups of 8 GPUs, 2 replicas
+    gather = next(e for e in ev if e["name"] == "all-gather block 0 F0")
+    replicas = next(e for e in ev if e["name"].startswith("all-reduce replicas block 0"))
+    assert gather["args"] == {"bytes": block * PARAM_BYTES, "groups": 2}
+    assert replicas["args"] == {"bytes": block * PARAM_BYTES // 8, "groups": 8}
+    ev = _trace_events(tmp_path, base + ["--tp", "2"])
+    total = resolve_model(None, SPEC).total_params()
+    grads = next(e for e in ev if e["name"] == "all-reduce grads")
+    assert grads["args"] == {"bytes": total // 2 * GRAD_BYTES, "groups": 2}
+    send = next(e for e in _trace_events(tmp_path, base + ["--tp", "2", "--pp", "2"]) if e["cat"] == "pp")
+    assert send["args"] == {"bytes": 1024 * 1024 * 2 // 2}      # seq x hidden x bf16 / TP, an integer
+
+
+GQA = "hidden=1024,layers=8,heads=16,seq=1024,kv_heads=2"
+
+
+def test_tp_must_divide_the_kv_heads(capsys):
+    """2 KV heads over TP 4 ran (half a head per rank); Megatron refuses it (divide(num_query_groups, tp)).
+    ``train`` says so naming --tp; ``search`` never proposes such a plan."""
+    argv = ["train", "--topology", "dgx-a100", "--nodes", "1", "--model-spec", GQA, "--global-batch", "8"]
+    assert "--tp: --tp must divide the number of key/value heads (2)" in _one_error(capsys, argv + ["--tp", "4"])
+    assert main(["search", "--model-spec", GQA, "--gpus", "8", "--global-batch", "16", "--json"]) == 0
+    plans = json.loads(capsys.readouterr().out)["plans"]
+    assert plans and all(p["tp"] <= 2 for p in plans)
+
+
+def _nccl_log(tmp_path: Path, ranks: int = 2) -> Path:
+    """A ``ranks``-rank all_reduce_perf log (nccl-tests' layout, made-up times)."""
+    rows = "\n".join(f"{s:>12} {s // 4:>13}     float     sum      -1 {20 + s / 2e5:>8.2f}    0.00    0.00      0 "
+                     f"{20 + s / 2e5:>8.2f}    0.00    0.00      0" for s in (1 << 20, 1 << 22, 1 << 24, 1 << 26))
+    f = tmp_path / "all_reduce_perf.txt"
+    f.write_text("".join(f"#  Rank {r:2d} Group  0 Pid {r + 1} on node-{r // 8} device {r % 8:2d} [0x1a] NVIDIA H200\n"
+                         for r in range(ranks)) +
+                 "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw"
+                 "   busbw #wrong\n" + rows + "\n# Out of bounds values : 0 OK\n")
+    return f
+
+
+def test_calibrate_names_variants_that_match_nothing(tmp_path, capsys):
+    """``--variants foo`` said 'no measured points left after filtering' under --measurements."""
+    argv = ["calibrate", "--measurements", str(_nccl_log(tmp_path)), "--topology", "hgx-h200", "--gpus", "2",
+            "--out", str(tmp_path / "c.json"), "--variants", "foo"]
+    assert "--variants: no measured point has these variants (the files have: default) (got 'foo')" in \
+        _one_error(capsys, argv)
+
+
+def test_calibrate_checks_profiles_it_does_not_use(tmp_path, capsys):
+    """``--profiles missing.json`` with collectives only was ignored without a word (exit 0)."""
+    argv = ["calibrate", "--measurements", str(_nccl_log(tmp_path)), "--topology", "hgx-h200", "--gpus", "2",
+            "--out", str(tmp_path / "c.json"), "--profiles"]
+    assert "missing.json: file not found" in _one_error(capsys, argv + [str(tmp_path / "missing.json")])
+    profile = tmp_path / "p.json"
+    profile.write_text(json.dumps({"name": "m", "forward_s": 1e-3, "backward_s": 2e-3, "optimizer_s": 1e-3,
+                                   "params": [{"name": "w", "bytes": 1024, "grad_ready_s": 1e-3}]}))
+    assert main(argv + [str(profile)]) == 0
+    assert "--profiles: no DDP measurements among --measurements" in capsys.readouterr().err
+
+
+def test_study_takes_seq_and_fsdp_shard_as_the_cli_does(tmp_path, capsys):
+    """``train.fsdp_shard`` and ``train.seq`` were unknown fields, though ``gpunetsim train`` has
+    ``--fsdp-shard`` and ``--seq``: a study row now equals the CLI's figures."""
+    from gpunetsim.study import evaluate, load_study
+    f = tmp_path / "s.yaml"
+    f.write_text(f"topology: dgx-a100\nnodes: 2\ntrain:\n  model: ['{SPEC}']\n  global_batch: 16\n"
+                 "  fsdp: hybrid\n  fsdp_shard: [4, 8]\n  seq: 512\n")
+    rows = [evaluate(p) for p in load_study(f).points]
+    assert [r["fsdp_shard"] for r in rows] == [4, 8]
+    for r in rows:
+        argv = ["train", "--topology", "dgx-a100", "--nodes", "2", "--model-spec", SPEC, "--global-batch", "16",
+                "--fsdp", "hybrid", "--fsdp-shard", str(r["fsdp_shard"]), "--seq", "512", "--json"]
+        assert main(argv) == 0
+        cli = json.loads(capsys.readouterr().out)
+        assert r["iteration_s"] == pytest.approx(cli["iteration_s"], rel=1e-12)
+        assert r["memory_total_bytes"] == cli["memory_bytes"]["total"]
+    assert rows[0]["iteration_s"] != rows[1]["iteration_s"]
+
+
+@pytest.mark.parametrize("train, text", [
+    ("  order: dp-tp\n", "train.order: expected one of tp-dp-pp"),       # was a failed point per grid point
+    (f"  model: ['{SPEC},foo=1']\n", "train.model[0]: foo: unknown field"),   # the spec's field was not named
+])
+def test_study_values_no_point_can_take_stop_the_sweep(tmp_path, capsys, train, text):
+    f = tmp_path / "s.yaml"
+    body = train if "model" in train else f"  model: ['{SPEC}']\n" + train
+    f.write_text(f"topology: dgx-a100\nnodes: 1\ntrain:\n{body}  global_batch: 8\n")
+    err = _one_error(capsys, ["sweep", str(f), "--workers", "1", "--no-progress", "--out", str(tmp_path / "o")])
+    assert text in err
+
+
+def test_study_errors_name_study_fields_not_options(tmp_path, capsys):
+    """A failed point said ``train.virtual_stages: --virtual-stages needs --schedule interleaved``; a study's
+    ``gpu`` error said ``gpu: gpu: unknown GPU``."""
+    f = tmp_path / "s.yaml"
+    f.write_text(f"topology: dgx-a100\nnodes: 1\ntrain:\n  model: ['{SPEC}']\n  global_batch: 8\n"
+                 "  virtual_stages: 3\n")
+    assert main(["sweep", str(f), "--workers", "1", "--no-progress", "--out", str(tmp_path / "o")]) == 1
+    assert "train.virtual_stages: virtual_stages needs schedule interleaved (got 3)" in capsys.readouterr().out
+    f.write_text(f"topology: dgx-a100\nnodes: 1\ngpu: h900\ntrain:\n  model: ['{SPEC}']\n  global_batch: 8\n")
+    err = _one_error(capsys, ["sweep", str(f), "--workers", "1", "--no-progress", "--out", str(tmp_path / "o")])
+    assert ": gpu: unknown GPU" in err and "gpu: gpu:" not in err
+
+
+def test_cli_reference_lists_every_limit_with_its_default():
+    """docs/cli.md said 8,192 GPUs while the code allowed 16,384, and left GPUNETSIM_MAX_PARAMS out."""
+    from simulator.core import limits
+    table = (ROOT / "docs" / "cli.md").read_text()
+    rows = {line.split("|")[3].strip(" `"): line.split("|")[2].strip() for line in table.splitlines()
+            if line.startswith("| ") and "GPUNETSIM_MAX_" in line}
+    documented = {v.env: v.default for v in vars(limits).values() if isinstance(v, limits.Limit)}
+    assert set(rows) == set(documented)
+    for env, default in documented.items():
+        text = rows[env].replace(",", "")
+        assert text == (f"{default >> 20} MiB" if text.endswith("MiB") else str(default)), env
+
+
+def test_search_warns_of_a_price_for_a_gpu_no_cluster_has(capsys):
+    """``--price a100=2/h`` on H100 clusters left every cost '-' without a word."""
+    argv = ["search", "--model-spec", SPEC, "--gpus", "8", "--global-batch", "16", "--top", "1"]
+    assert main(argv + ["--price", "a100=2/h"]) == 0
+    err = capsys.readouterr().err
+    assert "--price: a100 names no GPU of the candidate clusters (H100-SXM); H100-SXM has no price" in err
+    assert main(argv + ["--price", "h100=2/h"]) == 0
+    assert "--price" not in capsys.readouterr().err
+
+
+def test_train_header_says_datasheet_compute_for_a_collectives_only_calibration(capsys):
+    """``--calibration h200-nvlink`` (collective parameters only) printed ``compute=h200-nvlink`` while the
+    compute was the datasheet set (its interval line said 'datasheet compute')."""
+    assert main(TRAIN + ["--calibration", "h200-nvlink"]) == 0
+    assert "params=h200-nvlink, compute=datasheet" in capsys.readouterr().out.splitlines()[0]
+    assert main(TRAIN + ["--calibration", "a100-megatron"]) == 0
+    assert "params=a100-megatron, compute=a100-megatron" in capsys.readouterr().out.splitlines()[0]
+
+
+def test_ddp_says_an_llm_model_file_is_for_train(tmp_path, capsys):
+    """An LLM model file given to ``ddp --workload`` was read as a layer-form workload: 'gpu: missing
+    required field'."""
+    f = tmp_path / "m.yaml"
+    f.write_text("hidden: 1024\nlayers: 8\nheads: 16\nseq: 1024\n")
+    err = _one_error(capsys, ["ddp", "--workload", str(f)])
+    assert "m.yaml: layers: this is an LLM model description" in err and "gpunetsim train --model" in err
+
+
+def test_calibrate_asks_for_nodes_when_the_log_has_more_ranks_than_a_server(tmp_path, capsys):
+    """A 16-rank log with ``--topology hgx-h200`` (no --nodes) failed with '--gpus: --gpus must be between 1
+    and 8 (got 16)', naming an option the user never gave."""
+    argv = ["calibrate", "--measurements", str(_nccl_log(tmp_path, 16)), "--topology", "hgx-h200",
+            "--out", str(tmp_path / "c.json")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--nodes: 16 ranks were measured, more than one hgx-h200 server holds (8 GPUs): pass --nodes 2" in err
+    assert main(argv + ["--nodes", "2"]) == 0
+
+
+def test_a_topology_without_a_known_gpu_names_what_to_give(capsys):
+    """``train`` on a PCIe box named the graph attribute ``gpu_model`` as the field; ``search`` told the user
+    to 'pass --gpu', an option search does not have."""
+    err = _one_error(capsys, ["train", "--topology", "pcie-gen4", "--gpus", "4", "--model-spec", SPEC,
+                              "--global-batch", "8"])
+    assert err.startswith("gpunetsim: error: --gpu: cannot tell which GPU this topology has")
+    err = _one_error(capsys, ["search", "--topology", "pcie-gen4", "--gpus", "4", "--model-spec", SPEC,
+                              "--global-batch", "8"])
+    assert err.startswith("gpunetsim: error: --topology: pcie-gen4's GPUs") and "pass --gpu" not in err
+
+
+def test_readme_commands_run_and_its_training_example_fits(tmp_path, monkeypatch, capsys):
+    """README's gpt3-175b example printed 'total 113.78 GiB of 80 GiB: DOES NOT FIT' (no recomputation, no
+    SP): the first LLM command a user copies. Every README command runs; those that read a file only the
+    user has (a profile, an nccl-tests log) stop at 'file not found'."""
+    import shlex
+    text = (ROOT / "README.md").read_text()
+    commands = [shlex.split(line)[1:] for block in text.split("```bash")[1:]
+                for line in block.split("```")[0].splitlines() if line.startswith("gpunetsim ")]
+    commands = [c for c in commands if c[0] != "plan"]       # the default study: CI runs it
+    assert any(c[0] == "train" for c in commands)
+    monkeypatch.chdir(tmp_path)
+    for argv in commands:
+        rc = main(argv)
+        cap = capsys.readouterr()
+        if rc == 2 and "file not found" in cap.err:
+            continue
+        assert rc == 0, (argv, cap.err)
+        if argv[0] == "train":
+            assert ": fits" in cap.out, argv
+
+
+def test_scenario_train_job_takes_fsdp_shard_and_names_its_fields(tmp_path, capsys):
+    """A scenario's train job lacked ``fsdp_shard`` (gpunetsim train's --fsdp-shard); its errors named
+    options in their message (``--fsdp-shard needs --fsdp hybrid``)."""
+    f = tmp_path / "s.yaml"
+    job = f"{{name: llm, train: '{SPEC}', global_batch: 16, nodes: 2, fsdp: hybrid, fsdp_shard: 4}}"
+    f.write_text(f"topology: dgx-a100\nnodes: 2\niterations: 1\njobs:\n  - {job}\n")
+    assert main(["cluster", str(f), "--json"]) == 0
+    capsys.readouterr()
+    f.write_text(f.read_text().replace("fsdp: hybrid, ", ""))
+    err = _one_error(capsys, ["cluster", str(f)])
+    assert "s.yaml: jobs[0].fsdp_shard: fsdp_shard needs fsdp hybrid (got 4)" in err
+
+
+def test_report_tells_the_new_train_axes_apart(tmp_path):
+    """The report's series are named by the train axes that vary; ``seq`` and ``fsdp_shard`` were not among
+    them, so points of different sequence lengths were drawn as one line."""
+    from gpunetsim.report import train_figures
+    from gpunetsim.study import evaluate, load_study
+    f = tmp_path / "s.yaml"
+    f.write_text(f"topology: dgx-a100\nnodes: [1, 2]\ntrain:\n  model: ['{SPEC}']\n  global_batch: 16\n"
+                 "  seq: [512, 1024]\n")
+    thr, _ = train_figures([evaluate(p) for p in load_study(f).points])
+    assert sorted(t.name for t in thr.data) == ["seq 1024", "seq 512"]

@@ -36,7 +36,7 @@ from types import SimpleNamespace
 from simulator.collectives.params import SHIPPED_DIR, Parameters, load_calibration, save_calibration
 from validation.accuracy_innet import BEGIN as INNET_BEGIN, END as INNET_END, evaluate as innet_section
 from validation.accuracy_nvls import BEGIN as NVLS_BEGIN, END as NVLS_END, evaluate as nvls_section, replace_section
-from validation.calibrate import calibrate
+from validation.calibrate import REFUSED, calibrate
 from validation.compare import Predictor, Topo, compare, dataset_points, noise_pct, summary, topo_from_hint
 from validation.parsers import read_jsonl
 from validation import transfer
@@ -241,7 +241,7 @@ def transfer_section(write_calibrations: bool) -> tuple[list[str], dict]:
     fit = rank_model_error.two_gpu_fit(H200)
     floor = transfer.nccl_floor(pooled2, pred0)
     rows = transfer.score(pooled4, pred0.with_params(extrapolation_scale.judged(fit.params, H200)), floor)
-    kept = [v for v in fit.verdicts if not v.determined]
+    kept = [v for v in fit.verdicts if not v.determined and v.reason != REFUSED]
     sync = next((v for v in fit.verdicts if v.key == "rank_overhead_s" and v.determined and v.key not in fit.keys),
                 None)
     lines = ["", "## 3. Calibrate on 2 GPUs, predict 4 GPUs (pooled campaigns, 90% intervals)", "",

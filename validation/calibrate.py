@@ -71,6 +71,11 @@ MAX_ITERATIONS = 40
 """Trust-region steps at most (the objective has kinks where a plan's slowest hop changes)."""
 
 
+REFUSED = "refused (below)"
+"""The verdict of a key the fit pushed out of its physical range: kept at its prior, the refusal message in
+:attr:`Fit.refused` (not determined, so no table or calibration file calls it fitted)."""
+
+
 @dataclass(frozen=True)
 class Fit:
     params: Parameters
@@ -388,6 +393,7 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
         if pinned:
             refused += [f"{k}: {out_of_range_message(k)}; kept at its prior {prior[k]:.4g}" for k in pinned]
             fit_keys = [k for k in fit_keys if k not in pinned]
+            verdicts = [Verdict(v.key, False, REFUSED) if v.key in pinned else v for v in verdicts]
             # refit from the prior and from the fit so far (the refused keys back at their prior): either
             # can stop at the iteration cap far from the other's optimum; the better one stays
             starts = [start, _at_prior(params, pinned, prior)]

@@ -65,6 +65,7 @@ def _load(args: argparse.Namespace) -> _Loaded:
     params = load_calibration(args.calibration)
     coll, ddp, topo = [], [], None
     world = None
+    variants: set[str] = set()       # of every collective point read, before --variants filters them
     if args.topology:       # nccl-tests text without rank lines: the topology says how many ranks
         import topologies
         world = len(topologies.router_for(topologies.prepare(args.topology, nodes=args.nodes,
@@ -77,6 +78,7 @@ def _load(args: argparse.Namespace) -> _Loaded:
         else:
             t = Topo(args.topology, args.nodes) if args.topology else topo_from_hint(ds.meta.get("topology"), f)
             pts = dataset_points(ds, statistic=args.statistic)
+            variants.update(p.variant for p in pts)
             if args.variants:
                 keep = set(args.variants.split(","))
                 pts = [p for p in pts if p.variant in keep]
@@ -101,6 +103,9 @@ def _load(args: argparse.Namespace) -> _Loaded:
                 "left out (leave out --gpus to use them all)", args.gpus, topo.nodes, args.gpus * topo.nodes, left,
                 ", ".join(map(str, others)))
         coll, ddp = kept_coll, kept_ddp
+    if args.variants and variants and not coll and not ddp:
+        raise InputError(f"no measured point has these variants (the files have: {', '.join(sorted(variants))})",
+                         field="--variants", value=args.variants)
     if not coll and not ddp:
         sizes = f" (measured world sizes: {', '.join(map(str, found))}; --gpus x --nodes asks for " \
                 f"{args.gpus * topo.nodes})" if args.gpus and found else ""
@@ -109,7 +114,12 @@ def _load(args: argparse.Namespace) -> _Loaded:
     if ddp and not args.profiles:
         raise InputError("DDP measurements need the models' profiles", field="--profiles",
                          value=sorted({p.model for p in ddp}))
-    return _Loaded(coll, aggregate(ddp), topo, params, load_workloads(args.profiles) if ddp else {})
+    workloads = load_workloads(args.profiles) if args.profiles else {}     # a missing or bad file fails here
+    if args.profiles and not ddp:
+        import logging
+        logging.getLogger("validation.cli").warning(
+            "--profiles: no DDP measurements among --measurements, so the profiles are not used")
+    return _Loaded(coll, aggregate(ddp), topo, params, workloads)
 
 
 def _warn_duplicates(points) -> None:

@@ -76,6 +76,11 @@ class Topo:
         per = self.gpus_per_node
         if self.nodes == 1:
             per = world
+            server = topologies.SERVERS.get(self.preset)
+            if server is not None and world > server.gpus:     # not "--gpus must be ... (got 16)": none was given
+                raise InputError(f"{world} ranks were measured, more than one {self.preset} server holds "
+                                 f"({server.gpus} GPUs): pass --nodes {-(-world // server.gpus)}",
+                                 field="--nodes", value=self.nodes)
         elif per is None or per * self.nodes != world:
             per = max(1, world // self.nodes)
         fabric = topologies.FabricSpec(nic_Bps=self.nic_Bps)

@@ -44,8 +44,10 @@ def validate(cls: type[M], data: object, source: str | None, what: str = "a mapp
 
 
 def checked(fn: Callable[[], T], source: str | None, field: str, value: object) -> T:
-    """Run ``fn``; an InputError it raises is re-raised naming ``source`` (a file), ``field`` and ``value``."""
+    """Run ``fn``; an InputError it raises is re-raised naming ``source`` (a file), ``field`` and ``value``
+    (its own field dropped when it is that same field: ``gpu: unknown GPU``, not ``gpu: gpu: ...``)."""
     try:
         return fn()
     except InputError as e:
-        raise InputError(f"{e}", source=source, field=field, value=value) from None
+        same = not e.source and e.field == field
+        raise InputError(e.message if same else f"{e}", source=source, field=field, value=value) from None

@@ -14,4 +14,5 @@ class Record:
     name: str
     start_s: float
     end_s: float
-    size_bytes: float = 0.0
+    size_bytes: float = 0.0   # what one rank's calls move (a collective's nccl-tests size, a send's bytes)
+    groups: int = 1           # process groups running the same calls at once (e.g. one per TP rank)

@@ -137,5 +137,5 @@ def gpu_for_model(gpu_model: str) -> str:
     for word, gpu in _GPU_FOR_MODEL:
         if word in key:
             return gpu
-    raise InputError("cannot tell which GPU this topology has; pass --gpu", field="gpu_model",
-                     value=gpu_model)
+    raise InputError("cannot tell which GPU this topology has (its gpu_model names none of the catalog's); "
+                     "pass --gpu", field="--gpu", value=gpu_model)

@@ -117,6 +117,10 @@ def _check_params(names: Sequence[str], ready: Sequence[float], backward_s: floa
 def workload_from_dict(data: object, source: str | None = None) -> Workload:
     """A workload from a parsed workload file (either form); ``source`` names it in errors."""
     if isinstance(data, dict) and "layers" in data:
+        if not isinstance(data["layers"], list) and {"hidden", "heads"} <= set(data):
+            raise InputError("this is an LLM model description (hidden, layers, heads, seq), not a DDP workload: "
+                             "give it to gpunetsim train --model (a workload's layers are a list)", source=source,
+                             field="layers", value=data["layers"])
         return _from_layer_form(data, source)
     m = validate(_MeasuredModel, data, source)
     _check_params([p.name for p in m.params], [p.grad_ready_s for p in m.params],

@@ -10,6 +10,7 @@ from typing import Sequence
 import simpy
 
 from simulator.collectives.plans import Plan
+from simulator.network.records import Record
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,16 @@ class CollJob:
     name: str
     isolated_s: float | None = None   # set when no other traffic shares its links: its closed-form time
     ranks: tuple[str, ...] = ()       # the group's GPUs (what its 90% interval re-plans; () when not known)
+
+
+def job_record(track: str, name: str, start_s: float, end_s: float, jobs: Sequence[CollJob]) -> Record:
+    """The trace record of ``jobs`` run together: the bytes one rank's calls move (the summed nccl-tests sizes
+    of the jobs on one group, as a profiler shows them) and how many groups ran the same calls at once (one
+    per TP rank's data-parallel group, or per HYBRID_SHARD replica), not the bytes summed over the groups."""
+    per_group: dict[tuple[str, ...], float] = {}
+    for j in jobs:
+        per_group[j.ranks] = per_group.get(j.ranks, 0.0) + j.size_bytes * j.count
+    return Record(track, name, start_s, end_s, next(iter(per_group.values()), 0.0), max(1, len(per_group)))
 
 
 def run_job(env: simpy.Environment, net, job: CollJob):

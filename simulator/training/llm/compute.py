@@ -106,7 +106,9 @@ PARAM_NAMES = tuple(f.name for f in fields(ComputeParams) if f.name not in ("nam
 
 def load_compute_params(path_or_name: str | Path | None) -> ComputeParams:
     """Defaults overridden by the ``llm`` object of a calibration file (or a shipped one's name),
-    with its ``pass_profile`` list if it has one; a file without them gives the defaults."""
+    with its ``pass_profile`` list if it has one; a file without them gives the defaults, named as such
+    (``compute=datasheet`` in ``gpunetsim train``'s header, not the file's name: its collectives alone are
+    calibrated)."""
     if path_or_name is None:
         return ComputeParams()
     from simulator.collectives.params import read_calibration
@@ -120,7 +122,9 @@ def load_compute_params(path_or_name: str | Path | None) -> ComputeParams:
                              field=f"llm.{k}", value=k)
     profile = parse_profile(data["pass_profile"], src) if "pass_profile" in data else None
     try:
-        return replace(ComputeParams(), name=str(data.get("name", Path(src).stem)), profile=profile,
+        named = bool(llm) or profile is not None or "llm_gpus" in data
+        return replace(ComputeParams(), name=str(data.get("name", Path(src).stem)) if named else ComputeParams.name,
+                       profile=profile,
                        fitted_gpus=_fitted_gpus(data, profile), **{k: _switch(v) if k == "host_runs_ahead" else v
                                                                   for k, v in llm.items()})
     except InputError as e:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import simpy
 
 from simulator.network.engine import Record
-from simulator.training.llm.collective_job import CollJob, run_concurrent
+from simulator.training.llm.collective_job import CollJob, job_record, run_concurrent
 from simulator.training.llm.hbm_contention import Contention
 
 NCCL_TRACK = "dp"
@@ -103,7 +103,7 @@ class FsdpStreams:
         self.contention.add(load)
         yield from run_concurrent(self.env, self.net, jobs)
         self.contention.add(-load)
-        self.rec.append(Record(track, name, t0, self.env.now, sum(j.size_bytes for j in jobs)))
+        self.rec.append(job_record(track, name, t0, self.env.now, jobs))
         done.succeed()
 
     def _comm(self, jobs: tuple[CollJob, ...], name: str, load: float, ready: simpy.Event | None = None,

@@ -120,6 +120,9 @@ def check_divisible(model: TransformerSpec, config: TrainConfig) -> None:
     t = config.tp
     if model.heads % t:
         raise InputError(f"--tp must divide the number of attention heads ({model.heads})", field="--tp", value=t)
+    if model.kv_heads % t:      # Megatron splits the key/value heads over TP too (divide(num_query_groups, tp))
+        raise InputError(f"--tp must divide the number of key/value heads ({model.kv_heads}): each TP rank holds "
+                         "whole KV heads", field="--tp", value=t)
     if model.ffn % t:
         raise InputError(f"--tp must divide the feed-forward size ({model.ffn})", field="--tp", value=t)
     if config.sequence_parallel and model.seq % t:

@@ -34,7 +34,8 @@ from typing import Sequence
 import simpy
 
 from simulator.network.engine import Record
-from simulator.training.llm.collective_job import CollJob, run_concurrent as _concurrent, run_job as _collective
+from simulator.training.llm.collective_job import (CollJob, job_record, run_concurrent as _concurrent,
+                                                   run_job as _collective)
 from simulator.training.llm.compute import issue_pass
 from simulator.training.llm.fsdp_engine import NCCL_TRACK, FsdpStreams, FsdpUnit
 from simulator.training.llm.schedule import Action
@@ -115,7 +116,7 @@ class _Pipeline:
     def _gather(self, jobs: tuple[CollJob, ...], stage: int, name: str, track: str = NCCL_TRACK):
         start = self.env.now
         yield from _concurrent(self.env, self.net, jobs)
-        self.records[stage].append(Record(track, name, start, self.env.now, sum(j.size_bytes for j in jobs)))
+        self.records[stage].append(job_record(track, name, start, self.env.now, jobs))
 
     def _dp_stream(self, stage: int, queue: list, done: simpy.Event):
         """Gradient reduce-scatters of backward passes, one after another."""
@@ -193,7 +194,7 @@ class _Pipeline:
                     else:
                         yield from _collective(env, self.net, j)
                 if record:
-                    rec.append(Record("tp", f"TP {a.label}", t0, env.now, sum(j.size_bytes * j.count for j in jobs)))
+                    rec.append(job_record("tp", f"TP {a.label}", t0, env.now, jobs))
                 tp += env.now - t0
             if not fwd and chunk.scatter_backward:
                 scatter_queue.append((chunk.scatter_backward, f"reduce-scatter grads {a.label}"))
@@ -222,8 +223,7 @@ class _Pipeline:
         for phase in work.grad_sync:
             t0 = env.now
             yield from _concurrent(env, self.net, phase)
-            rec.append(Record(NCCL_TRACK, phase[0].name if phase else "grad sync", t0, env.now,
-                              sum(j.size_bytes for j in phase)))
+            rec.append(job_record(NCCL_TRACK, phase[0].name if phase else "grad sync", t0, env.now, phase))
         sync_end = env.now
         t0 = env.now
         yield env.timeout(work.optimizer_s)
@@ -231,8 +231,7 @@ class _Pipeline:
         if work.param_sync:
             t0 = env.now
             yield from _concurrent(env, self.net, work.param_sync)
-            rec.append(Record(NCCL_TRACK, work.param_sync[0].name, t0, env.now,
-                              sum(j.size_bytes for j in work.param_sync)))
+            rec.append(job_record(NCCL_TRACK, work.param_sync[0].name, t0, env.now, work.param_sync))
         self.times[s] = StageTimes(compute, tp, pp_s, dp_wait, passes_end, sync_end, env.now)
 
     def _kick(self, s: int) -> None:

@@ -78,7 +78,12 @@ def make_cluster(topology: str, gpus: int, prices: dict[str, float] | None = Non
                          field="--gpus", value=gpus)
     if topology not in topologies.SERVERS and gpus != len(topologies.gpus(G)):
         raise InputError(f"the topology file has {len(topologies.gpus(G))} GPUs", field="--gpus", value=gpus)
-    gpu = get_gpu(gpu_for_model(str(G.graph.get("gpu_model", "")))).name
+    try:
+        gpu = get_gpu(gpu_for_model(str(G.graph.get("gpu_model", "")))).name
+    except InputError:              # search has no --gpu: the topology must say which GPU it has
+        raise InputError(f"{topology}'s GPUs ({G.graph.get('gpu_model', '')!r}) are none of the catalog's: give a "
+                         "server preset or a topology file whose gpu_model names one (h100, a100, ...)",
+                         field="--topology", value=topology) from None
     price = None
     if prices:
         key = next((k for k in prices if get_gpu(k).name == gpu), None)

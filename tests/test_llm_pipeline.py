@@ -72,3 +72,32 @@ def test_component_network_gives_the_engines_times():
     assert got.keys() == ref.keys()
     for k in ref:
         assert got[k] == pytest.approx(ref[k])
+
+
+@pytest.mark.parametrize("m", [1, 2, 8])
+def test_every_backward_after_a_chunks_first_adds_its_gradient_accumulation(m):
+    """PyTorch's AccumulateGrad: the first backward after zero_grad takes its gradients as they are, every later
+    one of the iteration adds them into the ones there (ChunkWork.accumulate_s): m (f + b) + (m - 1) a on one
+    stage; one micro-batch per stage adds nothing however many stages."""
+    f, b, a = 1.0, 2.0, 0.25
+    chunk = ChunkWork(f, b, (), (), 0.0, accumulate_s=a)
+    times, _ = simulate_pipeline(_net, [StageWork((chunk,), schedule(1, m, 1)[0], None, None, (), 0.0, ())], 1)
+    assert times[0].end_s == pytest.approx(m * (f + b) + (m - 1) * a)
+    link = Link((), 0.0)
+    stages = [StageWork((chunk,), order, link, link, (), 0.0, ()) for order in schedule(4, 1, 1)]
+    times, _ = simulate_pipeline(_net, stages, 4)
+    assert max(t.end_s for t in times) == pytest.approx(4 * (f + b))
+
+
+@pytest.mark.parametrize("host_f, end", [(0.0, 6.0), (3.0, 8.5)])
+def test_a_send_is_issued_by_the_stages_host_after_its_pass(host_f, end):
+    """Link.host_s is the host's issue of the send, after it has issued the pass: a host that ran ahead has
+    issued it before the pass ends (2 stages, 1 micro-batch: 2 (f + b), nothing of the 0.5 s issue); a host-bound
+    forward (issue 3 s > kernels 1 s) ends at 3 s and the send waits for its issue until 3.5 s:
+    3 + 0.5 + f + b + b (on the GPU's path it would be 9, dropped 8)."""
+    f, b = 1.0, 2.0
+    chunk = ChunkWork(f, b, (), (), 0.0, forward_host_s=host_f)
+    link = Link((), 0.0, host_s=0.5)
+    stages = [StageWork((chunk,), order, link, link, (), 0.0, ()) for order in schedule(2, 1, 1)]
+    times, _ = simulate_pipeline(_net, stages, 2)
+    assert max(t.end_s for t in times) == pytest.approx(end)

@@ -209,15 +209,19 @@ def llm_section(number: int = 7, write_bands: bool = False) -> tuple[list[str], 
         more, figs["sealed"][c.prefix] = sealed_campaign.llm(c)
         sealed_lines += more
     r8 = [r for r in vt_runs if r.config.gpus == 8]
+    calibrated = {"Selene": log_ratios(ms, pc), "vTrain 8 GPUs": log_ratios([r.iteration_s for r in r8],
+                                                                            [pred_cal[id(r)] for r in r8]), **own}
     band_lines = train_band_lines(
         {"Selene": log_ratios(ms, ps), "vTrain": log_ratios([r.iteration_s for r in vt_runs],
                                                             [pred_sheet[id(r)] for r in vt_runs]),
          **datasheet_own_runs()},
-        {"Selene": log_ratios(ms, pc), "vTrain 8 GPUs": log_ratios([r.iteration_s for r in r8],
-                                                                   [pred_cal[id(r)] for r in r8]), **own},
+        calibrated,
         write_bands, {"Selene": ({sheet.gpu.name}, {r.config.gpus for r in sel_runs}),
                       "vTrain": ({sheet.gpu.name}, {r.config.gpus for r in vt_runs}),
                       "vTrain 8 GPUs": ({sheet.gpu.name}, {r.config.gpus for r in r8})})
+    from validation.tp_intervals import section_lines as tp_interval_lines
+    tp_lines, figs["tp_intervals"] = tp_interval_lines(calibrated)
+    band_lines += ["", *tp_lines, ""]
     from validation.compute_bands import section_lines as compute_band_lines
     band_lines += compute_band_lines(fits, write_bands)
     from validation.part_checks import section_lines as comm_part_lines

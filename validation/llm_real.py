@@ -21,7 +21,9 @@ Steps:
    where something measures it alone (the TP issue probe's unsharded blocks); the whole model and the
    stages leave it undetermined (their kernels explain them for any value below a bound), so there it is
    :data:`UNSHARDED_SHARE` of ``host_tp_block_s``, the share the issue probes measure. The optimizer is
-   not timed by the runners, so ``optimizer_bytes_per_param`` is 0.
+   not timed by the runners, so ``optimizer_bytes_per_param`` is 0; their gradients accumulate over a
+   pipeline's micro-batches as PyTorch's ``AccumulateGrad`` adds them (:data:`ACCUMULATE_BYTES_PER_PARAM`,
+   not fitted).
 2. Network: the collective calibration given (default: the shipped ``h200-nvlink-2gpu``).
 3. Each multi-GPU configuration (median over its launches) is simulated with
    ``simulate_train`` on one server of the records' GPU with ``world`` GPUs; none of them is
@@ -65,6 +67,11 @@ issue alone and the TP stand-in loops; :func:`unsharded_shares` recomputes it). 
 targets (whole model on one GPU, TP no-communication loops, pipeline stages alone) leave its unsharded blocks'
 issue time undetermined (the kernels explain them whatever it is, below a bound), so where nothing measures it
 :func:`fit_compute` takes ``host_block_s`` as this share of the fitted ``host_tp_block_s``."""
+ACCUMULATE_BYTES_PER_PARAM = 3 * 2
+"""``ComputeParams.grad_accumulation_bytes_per_param`` of the runners: the PP runner zeroes its gradients once per
+iteration (``zero_grad(set_to_none=True)``), so each stage's backward of micro-batch 2..M adds its bf16 gradients
+into the ones there (``AccumulateGrad``'s ``grad += new``: two reads and a write of 2 bytes); its stages alone
+(``stage_backward_s``, zeroed before each backward) never do. Counted from the code, not fitted."""
 PRESET_FOR_GPU = (("h200", "hgx-h200"), ("h100", "dgx-h100"), ("a100", "dgx-a100"),
                   ("b200", "hgx-b200"))
 FSDP_NAMES = {"full_shard": "full", "shard_grad_op": "grad-op", "hybrid_shard": "hybrid", "no_shard": "hybrid"}
@@ -142,7 +149,8 @@ class RealPredictor:
         self.preset, key = preset_for(gpu_name)
         self.gpu = get_gpu(key)
         self.params = load_calibration(calibration)
-        self.compute = compute or ComputeParams(optimizer_bytes_per_param=0.0)
+        self.compute = compute or ComputeParams(optimizer_bytes_per_param=0.0,
+                                                grad_accumulation_bytes_per_param=ACCUMULATE_BYTES_PER_PARAM)
         self._routers: dict[int, object] = {}
         self._costs: dict[int, object] = {}
 

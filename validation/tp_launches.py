@@ -50,6 +50,7 @@ class LaunchScore:
     standin_s: float | None    # the same launch's loop with the stand-ins (``nocomm_median_s``)
     predicted_s: float
     calls: int                 # collective calls per iteration
+    fastest_s: float | None = None   # the launch's fastest timed iteration with the collectives
 
     @property
     def error_pct(self) -> float:
@@ -85,7 +86,8 @@ def launch_scores(folder: str, records: LlmRecords, calibration: str, host: obje
     for g in group_runs([r for r in records.runs if r.runner == "tp"]):
         predicted = pred.iteration_s(g.first)
         out += [LaunchScore(folder, g.point, r.sequence_parallel, r.launch_index, r.median_s, r.nocomm_median_s,
-                            predicted, sum(count for _, _, count in r.collectives)) for r in g.runs]
+                            predicted, sum(count for _, _, count in r.collectives), min(r.iter_times_s))
+                for r in g.runs]
     return out
 
 

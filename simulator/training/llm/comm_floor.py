@@ -7,7 +7,8 @@ the sum stays below any simulation:
 * a tensor-parallel collective: the closed form of the plan :class:`.groups.GroupCollectives`
   picks for the TP group (the same choice the iteration makes; it is exactly the simulated time
   when no other traffic crosses the group's links);
-* a pipeline send: its fixed latency plus its bytes (wire bytes per payload byte included) at the
+* a pipeline send: its fixed latency without the host's issue of the call (a host that runs ahead
+  issues it before the pass ends) plus its bytes (wire bytes per payload byte included) at the
   narrowest link of one sender's route (all TP ranks and replicas send at once at one common
   rate, so none goes faster), the fastest hop of the pipeline standing for every hop;
 * the end-of-iteration gradient reduction (and ZeRO-1/2's parameter all-gather) of DDP and ZeRO-1/2
@@ -79,7 +80,7 @@ class CommFloor:
                 route = self.router.route(src, dst)
                 factor = plan.groups[0].bytes_per_byte if plan.groups else 1.0
                 cap = float(g.capacity_Bps[list(route)].min()) if route else math.inf
-                best = min(best, (plan.call_overhead_s + plan.latency_s, factor / cap))
+                best = min(best, (plan.call_overhead_s - plan.host_s + plan.latency_s, factor / cap))
             hop = self._hops[key] = best
         return hop[0] + hop[1] * send_bytes
 

@@ -8,6 +8,12 @@
 * Every kernel pays ``kernel_overhead_s`` (launch and tail).
 * The optimizer step streams ``optimizer_bytes_per_param`` bytes per local parameter (fp32
   master weights, Adam moments, gradients read, 16-bit weights written).
+* Gradient accumulation over micro-batches streams ``grad_accumulation_bytes_per_param`` bytes per
+  local parameter in every backward pass of a model chunk after its first of the iteration: PyTorch's
+  ``AccumulateGrad`` adds each new gradient into the one the earlier micro-batches left (``grad +=
+  new``: read both, write one, 3 x 2 bytes in bf16); the first backward after ``zero_grad(set_to_none=
+  True)`` takes the new gradient as it is. 0 in the default set: Megatron-LM's gradient-accumulation
+  fusion adds into the main gradient inside the weight-gradient GEMM, no kernel of its own.
 * The host (Python, the framework, kernel launches) needs ``host_block_s`` to issue one block's
   forward, and for any other pass that time per kernel of the forward times the kernels the pass
   launches (``LayerWork.host_ops``: a GPT block's backward 1.4 forwards, 2.4 when it recomputes the
@@ -73,6 +79,7 @@ class ComputeParams:
     mem_efficiency: float = 0.8
     kernel_overhead_s: float = 4e-6
     optimizer_bytes_per_param: float = 36.0
+    grad_accumulation_bytes_per_param: float = 0.0
     iteration_overhead_s: float = 0.0
     host_block_s: float = 0.0
     host_tp_block_s: float = 0.0
@@ -87,7 +94,8 @@ class ComputeParams:
     def __post_init__(self) -> None:
         for f, lo, hi in (("gemm_efficiency", 1e-3, 1.0), ("gemm_half_dim", 0.0, 1e5),
                           ("mem_efficiency", 1e-3, 1.0), ("kernel_overhead_s", 0.0, 1e-2),
-                          ("optimizer_bytes_per_param", 0.0, 1e3), ("iteration_overhead_s", 0.0, 60.0),
+                          ("optimizer_bytes_per_param", 0.0, 1e3), ("grad_accumulation_bytes_per_param", 0.0, 1e3),
+                          ("iteration_overhead_s", 0.0, 60.0),
                           ("host_block_s", 0.0, 1.0), ("host_tp_block_s", 0.0, 1.0),
                           ("fsdp_unit_host_s", 0.0, 1.0),
                           ("fsdp_gather_host_s", 0.0, 1.0), ("host_collective_s", 0.0, 0.1)):
@@ -228,6 +236,11 @@ class ComputeModel:
 
     def optimizer_s(self, local_params: float) -> float:
         return local_params * self.params.optimizer_bytes_per_param / self.mem_Bps
+
+    def accumulation_s(self, local_params: float) -> float:
+        """GPU seconds a backward pass adds to add its gradients of ``local_params`` parameters into those of
+        the iteration's earlier micro-batches (``grad_accumulation_bytes_per_param``; 0 when that is 0)."""
+        return local_params * self.params.grad_accumulation_bytes_per_param / self.mem_Bps
 
 
 def issue_pass(start_s: float, host_s: float, kernels_s: float, issue_s: float, hidden_s: float

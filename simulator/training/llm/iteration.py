@@ -12,7 +12,10 @@ What is simulated as events (:mod:`.pipeline_engine` on the flow network) and wh
   of every stage (all running at once, so groups sharing NICs or spine links slow each other); the
   tied-embedding all-reduce between the first and last stage; the optimizer step.
 * formula: kernel times (:mod:`.compute`), or measured pass times where the compute set's
-  profile lists the plan's shape (:mod:`.pass_profile`); memory (:mod:`.memory`).
+  profile lists the plan's shape (:mod:`.pass_profile`); memory (:mod:`.memory`); the gradient
+  accumulation of a chunk's backward passes after its first (``ComputeParams.grad_accumulation_bytes_per_param``
+  over its local parameters; not under FSDP or ZeRO-3, whose gradients are reduced pass by pass: not
+  modelled there).
 * symmetry: one pipeline (data-parallel replica 0) runs its passes; the other replicas are
   identical, so their pipeline sends are added to the same transfers and their gradient
   collectives are the same collectives (full groups on real routes). TP collectives of the other
@@ -146,7 +149,8 @@ class _Builder:
         pair = (pl.gpu(0, 0, s_from), pl.gpu(0, 0, s_to))
         plan = self.groups.p2p_plan(*pair)
         factor = plan.groups[0].bytes_per_byte if plan.groups else 1.0
-        return Link(tuple(r for r in routes if r), plan.call_overhead_s + plan.latency_s, factor, pair)
+        host = plan.host_s if self.cm.params.host_runs_ahead else 0.0   # else the host waits: issue in line
+        return Link(tuple(r for r in routes if r), plan.call_overhead_s - host + plan.latency_s, factor, pair, host)
 
     def dp_groups(self, s: int) -> list[tuple[str, ...]]:
         return [self.place.dp_group(r, s) for r in range(self.config.tp)]
@@ -332,8 +336,9 @@ def train_work(router: Router, model: TransformerSpec, config: TrainConfig, gpu:
                 if not cm.params.host_runs_ahead:     # the host waits for each pass: it starts as the pass does
                     fwd_s, bwd_s = cm.issue_s(fwd_s, host[0], hidden[0]), cm.issue_s(bwd_s, host[1], hidden[1])
                     host = (0.0, 0.0)
+            accumulate = 0.0 if c.fsdp or c.shard_params else cm.accumulation_s(cparams)
             chunks.append(ChunkWork(fwd_s, bwd_s, fjobs, bjobs, send_bytes, gather_f, gather_b, scatter_b, units,
-                                    *host, *hidden))
+                                    *host, *hidden, accumulate))
         grad_sync: list[tuple[CollJob, ...]] = []
         param_sync: tuple[CollJob, ...] = ()
         if c.dp > 1:

@@ -11,7 +11,10 @@ or for a pass's input, so it runs ahead while the GPU waits and a pass whose iss
 only its kernels; :func:`.compute.issue_pass`, the rule of :meth:`.compute.ComputeModel.timeline_s`), runs its
 tensor-parallel collectives on the TP group's links (blocking, as Megatron's are), then sends its
 output to the neighbouring stage and waits for the send to finish (Megatron's batched isend/irecv
-are waited on before the next pass). With ZeRO-3 a pass first waits for its parameters' all-gather,
+are waited on before the next pass). The send's call is issued by the same host after the pass
+(``Link.host_s``), so a host that ran ahead has issued it before the pass ends and only the send's
+latency and bytes lie on the GPU's path. A chunk's backward passes after its first of the iteration add
+their gradients into the ones already there (``ChunkWork.accumulate_s``). With ZeRO-3 a pass first waits for its parameters' all-gather,
 prefetched one pass ahead on the data-parallel stream, and a backward pass hands its gradients to a
 reduce-scatter that runs in the background. Under FSDP a pass runs unit by unit, with the host
 thread, compute stream and communication streams of :mod:`.fsdp_engine`. After its last pass a
@@ -62,6 +65,8 @@ class ChunkWork:
     backward_host_s: float = 0.0               # pass takes forward_s / backward_s whatever the host does)
     forward_hidden_s: float = 0.0              # the pass's collectives alone: a host-bound pass hides them
     backward_hidden_s: float = 0.0
+    accumulate_s: float = 0.0                  # GPU seconds each backward after the chunk's first adds: its
+                                               # gradients added into the earlier micro-batches' (compute.py)
 
 
 @dataclass(frozen=True)
@@ -70,9 +75,10 @@ class Link:
     send at the same moments) and the send's fixed latency."""
 
     routes: tuple[tuple[int, ...], ...]
-    latency_s: float
+    latency_s: float                           # on the GPU's path, before the bytes
     bytes_per_byte: float = 1.0                # wire bytes per payload byte (protocol efficiency)
     ranks: tuple[str, ...] = ()                # replica 0's first TP rank on each side (its 90% interval's plan)
+    host_s: float = 0.0                        # the host's issue of the send (Plan.host_s), after the pass's
 
 
 @dataclass(frozen=True)
@@ -157,6 +163,7 @@ class _Pipeline:
         vstages, pp = self.vstages, self.pp
         record = self.record
         host = env.now                                  # when the stage's host has issued every pass so far
+        accumulating: set[int] = set()                  # chunks whose gradients an earlier backward left
         for i, a in enumerate(work.order):
             chunk = work.chunks[a.chunk]
             v = a.chunk * pp + s
@@ -179,9 +186,12 @@ class _Pipeline:
                         dp_wait += env.now - t0
                     start_gather(i + 1)                     # prefetch the next pass's parameters
                 t0 = env.now
-                host, dt = (issue_pass(t0, host, chunk.forward_s, chunk.forward_host_s, chunk.forward_hidden_s)
-                            if fwd else
-                            issue_pass(t0, host, chunk.backward_s, chunk.backward_host_s, chunk.backward_hidden_s))
+                if fwd:
+                    host, dt = issue_pass(t0, host, chunk.forward_s, chunk.forward_host_s, chunk.forward_hidden_s)
+                else:
+                    kernels = chunk.backward_s + (chunk.accumulate_s if a.chunk in accumulating else 0.0)
+                    accumulating.add(a.chunk)
+                    host, dt = issue_pass(t0, host, kernels, chunk.backward_host_s, chunk.backward_hidden_s)
                 yield env.timeout(dt)
                 if record:
                     rec.append(Record("compute", a.label, t0, env.now))
@@ -203,6 +213,12 @@ class _Pipeline:
                 link = work.to_next if fwd else work.to_prev
                 assert link is not None
                 t0 = env.now
+                if chunk.units:                         # FSDP's host is its own thread (fsdp_engine): issue in line
+                    yield env.timeout(link.host_s)
+                else:                                   # the host issues the send once it has issued the pass
+                    host += link.host_s
+                    if host > env.now:
+                        yield env.timeout(host - env.now)
                 yield env.timeout(link.latency_s)
                 yield self.net.transfer_group(link.routes, chunk.send_bytes * link.bytes_per_byte)
                 if record:

@@ -1,0 +1,176 @@
+"""The PP runner's iterations replayed from its own measurements: where the last stage's extra time per
+micro-batch comes from.
+
+::
+
+    python -m validation.pp_replay
+
+Each ``llm_pp`` record carries what one stage takes alone (``stage_forward_s``, ``stage_backward_s``: one
+micro-batch, gradients zeroed before each backward) and one activation's send (``p2p_s``). This replays the
+runner's iteration exactly as :mod:`validation.runners.pp` issues it: each rank walks its 1F1B order
+(:func:`validation.runners.pp.one_f_one_b`) on one GPU stream; after each pass it posts its sends and receives
+as one ``batch_isend_irecv`` group that the next pass waits for, and a group ends ``p2p_s`` after the last of
+its operations has been posted by both sides. The host is taken to run ahead (it never delays the GPU). Two
+replays per configuration (median over its launches):
+
+* *stages alone*: the passes as measured alone;
+* *+ accumulation*: every stage's backward of micro-batches 2..M also adds its gradients into those of the
+  earlier ones (``AccumulateGrad``, :data:`validation.llm_real.ACCUMULATE_BYTES_PER_PARAM` per parameter of the
+  stage at the memory bandwidth of the campaign's compute fit), which the runner's iteration does and its
+  stages alone do not (they zero the gradients before each backward).
+
+Where the stages alone ran at their kernels' speed (their host issued ahead of the GPU), the first replay matches
+one micro-batch and falls short by about the accumulation from the second on; where the stages alone were
+host-bound (a slow host during that measurement), both replays are too slow (their passes ran faster inside the
+pipeline, the host having run ahead while waiting).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+DATA = Path(__file__).resolve().parent / "data"
+FILES = ("llm_world2.jsonl", "llm_world4.jsonl")
+
+
+def replay_s(forward_s: Sequence[float], backward_s: Sequence[float], hop_s: float, micro_batches: int,
+             accumulate_s: Sequence[float] = ()) -> float:
+    """Seconds of one iteration of the runner's 1F1B pipeline (stage ``s``: ``forward_s[s]``, ``backward_s[s]``,
+    plus ``accumulate_s[s]`` for every backward after its first), every send group ending ``hop_s`` after both
+    sides posted all its operations."""
+    p, m = len(forward_s), micro_batches
+    acc = list(accumulate_s) or [0.0] * p
+    steps = [_steps(p, s, m) for s in range(p)]
+    at, t = [0] * p, [0.0] * p
+    posted: dict[tuple, dict[str, float]] = {}
+    while any(at[s] < len(steps[s]) for s in range(p)):
+        moved = False
+        for s in range(p):
+            while at[s] < len(steps[s]):
+                kind, arg = steps[s][at[s]]
+                if kind != "X":
+                    t[s] += forward_s[s] if kind == "F" else backward_s[s] + (acc[s] if arg else 0.0)
+                    at[s] += 1
+                    moved = True
+                    continue
+                for op, peer, tag in arg:
+                    posted.setdefault(_key(s, op, peer, tag), {})["S" if op == "send" else "R"] = t[s]
+                sides = [posted[_key(s, op, peer, tag)] for op, peer, tag in arg]
+                if any(len(d) < 2 for d in sides):
+                    break
+                t[s] = max(max(d.values()) for d in sides) + hop_s
+                at[s] += 1
+                moved = True
+        if not moved:
+            raise RuntimeError("replay deadlock: the schedule's sends and receives do not pair")
+    return max(t)
+
+
+def _key(s: int, op: str, peer: int, tag: tuple) -> tuple:
+    return (s, peer, tag) if op == "send" else (peer, s, tag)
+
+
+def _steps(p: int, s: int, m: int) -> list[tuple]:
+    """Stage ``s``'s passes ("F"/"B", micro-batch) and send groups ("X", ops) in the runner's order
+    (``Pipeline.iteration``)."""
+    from validation.runners.pp import one_f_one_b
+
+    first, last = s == 0, s == p - 1
+    order = one_f_one_b(p, s, m)
+    out: list[tuple] = [] if first else [("X", [("recv", s - 1, ("act", 0))])]
+    f = b = 0
+    for k, step in enumerate(order):
+        nxt = order[k + 1] if k + 1 < len(order) else None
+        ops = []
+        if step == "F":
+            out.append(("F", f))
+            if not last:
+                ops.append(("send", s + 1, ("act", f)))
+            f += 1
+        else:
+            out.append(("B", b))
+            if not first:
+                ops.append(("send", s - 1, ("grad", b)))
+            b += 1
+        if nxt == "F" and not first:
+            ops.append(("recv", s - 1, ("act", f)))
+        if nxt == "B" and not last:
+            ops.append(("recv", s + 1, ("grad", b)))
+        if ops:
+            out.append(("X", ops))
+    return out
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """One PP configuration: measured (median over launches) and both replays (seconds)."""
+
+    campaign: str
+    stages: int
+    micro_batches: int
+    measured_s: float
+    alone_s: float
+    accumulated_s: float
+
+
+def stage_params(run: object) -> list[float]:
+    """Parameters of each pipeline stage of ``run`` (the runner's GPT: its blocks, the embedding on the first stage,
+    the output layer on the last)."""
+    from validation.gpt_spec import stage_bounds
+    from validation.llm_real import RealPredictor
+
+    model = RealPredictor.model(run.spec)  # type: ignore[attr-defined]
+    bounds = stage_bounds(model.layers, run.pp)  # type: ignore[attr-defined]
+    return [(b - a) * model.layer_params() + (model.embedding_params() if s == 0 else 0)  # type: ignore[attr-defined]
+            + (model.output_params() if s == len(bounds) - 1 else 0)  # type: ignore[attr-defined]
+            for s, (a, b) in enumerate(bounds)]
+
+
+def replays(path: Path) -> list[Replayed]:
+    """Every PP configuration of a campaign file, replayed (the memory bandwidth of its compute fit:
+    :func:`validation.llm_real.fitted_predictor`, whose compute-only targets need no collective calibration)."""
+    from simulator.training.llm.compute import ComputeModel
+    from validation.llm_real import ACCUMULATE_BYTES_PER_PARAM, fitted_predictor
+    from validation.llm_records import group_runs, read_llm_records
+
+    records = read_llm_records([path])
+    runs = [r for r in records.runs if r.runner == "pp"]
+    if not runs:
+        return []
+    pred, _, _ = fitted_predictor(records, "h200-nvlink")
+    mem_Bps = ComputeModel(pred.gpu, "bf16", pred.compute).mem_Bps  # type: ignore[arg-type]
+    p = runs[0].pp
+    fwd = [statistics.median(r.stage_forward_s[s] for r in runs) for s in range(p)]
+    bwd = [statistics.median(r.stage_backward_s[s] for r in runs) for s in range(p)]
+    hop = statistics.median(r.p2p_s for r in runs)  # type: ignore[type-var]
+    acc = [n * ACCUMULATE_BYTES_PER_PARAM / mem_Bps for n in stage_params(runs[0])]
+    return [Replayed(path.parent.name, p, g.first.micro_batches, g.median_s,  # type: ignore[arg-type]
+                     replay_s(fwd, bwd, hop, g.first.micro_batches),  # type: ignore[arg-type]
+                     replay_s(fwd, bwd, hop, g.first.micro_batches, acc))  # type: ignore[arg-type]
+            for g in group_runs(runs)]
+
+
+def campaign_files() -> list[Path]:
+    """Every committed campaign file with PP runs."""
+    return [folder / name for folder in sorted(DATA.iterdir()) for name in FILES
+            if (folder / name).exists() and '"llm_pp"' in (folder / name).read_text()]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argparse.ArgumentParser(prog="python -m validation.pp_replay", description=__doc__.splitlines()[0]).parse_args(argv)
+    print("campaign | stages | M | measured ms | stages alone ms (err %) | + accumulation ms (err %)")
+    for path in campaign_files():
+        for r in replays(path):
+            print(f"{r.campaign} | {r.stages} | {r.micro_batches} | {r.measured_s * 1e3:.2f} | "
+                  f"{r.alone_s * 1e3:.2f} ({(r.alone_s / r.measured_s - 1) * 100:+.1f}) | "
+                  f"{r.accumulated_s * 1e3:.2f} ({(r.accumulated_s / r.measured_s - 1) * 100:+.1f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -196,3 +196,32 @@ def test_lease_predictor_takes_its_gpus_method(folder: str, name: str, calibrati
     # the lease's own plain-model issue moves the block issue time off the other leases' probes
     before = lease_predictor(path, read_llm_records([path]), 4, own_probes=False)
     assert pred.compute.host_block_s != pytest.approx(before.compute.host_block_s, rel=0.02)
+
+
+@pytest.mark.parametrize("folder, campaign_fit", [("h100x4_2026-11-27c_llm", True),     # no probe: its llm4 campaign
+                                                  ("h100x4_2026-11-27_llm", False),     # its own TP issue probe wins
+                                                  ("h200x4_2026-11-26_fsdp", False)])   # neither: other leases' probes
+def test_a_lease_without_its_own_probe_takes_its_own_campaigns_compute(folder: str, campaign_fit: bool) -> None:
+    """An FSDP-only file whose lease measured no host issue probe but ran its own LLM campaign (``llm_world*.jsonl``
+    beside it) is predicted with that campaign's compute fit, the one its ``llm4`` rows take: one compute model per
+    lease (branch h14fsdp8). A lease with its own probe, or without a campaign, keeps the method before."""
+    from validation.llm_blind import OWN_CAMPAIGN, blind_predictor, held_out_predictor, lease_predictor, preset_for
+    from validation.llm_real import fitted_predictor
+
+    path = DATA / folder / "fsdp_world4.jsonl"
+    records = read_llm_records([path])
+    pred = lease_predictor(path, records, 4)
+    campaign = sorted((DATA / folder).glob(OWN_CAMPAIGN))
+    assert bool(campaign) == (folder != "h200x4_2026-11-26_fsdp")
+    if campaign_fit:
+        assert pred.compute == fitted_predictor(read_llm_records(campaign), CALIBRATION)[0].compute
+    else:
+        h200 = preset_for(records.runs[0].gpu)[1] == "h200"
+        from validation.llm_blind import own_probe_targets
+        own = own_probe_targets(DATA / folder)
+        alone = held_out_predictor(records, 4, own)[0] if h200 else blind_predictor(records, own)[0]
+        assert pred.compute == alone.compute
+    # without the own-measurement rules (own_probes False) no lease takes its campaign
+    before = lease_predictor(path, records, 4, own_probes=False)
+    assert (before.compute.host_block_s != pytest.approx(pred.compute.host_block_s, rel=0.02)) == (
+        campaign_fit or folder == "h100x4_2026-11-27_llm")

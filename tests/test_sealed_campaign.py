@@ -183,12 +183,13 @@ def test_the_c4781bc_blind_script_refuses_todays_model():
 
 def test_the_fourth_sealed_campaign_reads_its_own_readmes():
     """The 4x H100 campaign sealed in the session of 2026-11-27 08:49-11:49 UTC (another lease): blind tables under
-    main 91c8e9a from its own READMEs; the FSDP-only method change of that session was made without its figures."""
+    main 91c8e9a from its own READMEs; the FSDP-only method change of that session was made without its figures, the
+    next session's (branch h14fsdp8: its own campaign's compute) knowing them, so its FSDP-only rows are a check."""
     c = sc.H100C
     assert sc.SEALED == (sc.H100, sc.H200, sc.H200B, sc.H100C) and c.blind_commit == "91c8e9a"
     assert c.topology == "dgx-h100" and c.prefix not in {x.prefix for x in sc.SEALED[:3]}
     assert c.lease == "4x H100, `h100x4_2026-11-27c` (sealed)" and len(c.opened) == 7 and c.opened != "OPENED"
-    assert not c.fsdp_only_seen and all(x.fsdp_only_seen for x in sc.SEALED[:3])
+    assert all(x.fsdp_only_seen for x in sc.SEALED)
     blind = sc.blind_collectives(c)
     assert blind[("4", "< 16 MiB together")] == (46, 14.4, 27.7, 98, 100, 88)
     assert blind[("4", ">= 16 MiB")] == (28, 2.5, 6.7, 43, 96, 35)

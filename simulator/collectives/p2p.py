@@ -13,16 +13,21 @@ NCCL's rule (NCCL 2.2x: src/graph/paths.cc at init, src/enqueue.cc per call), re
 - Per call, NCCL starts from ``first`` channels: ``per_peer`` halved until ``first x ranks`` fits
   in ``total`` (the ranks share the channels), fewer when the bytes are too few for parts of
   ``min_part_bytes``, and doubles while a channel's part would exceed ``max_part_bytes``, up to
-  ``per_peer``. Parts are sized from NCCL's p2p chunk (512 KiB on an all-NVLink server, 128 KiB
-  over PCIe or across servers): a part is 1/8 to 32 chunks on one server, 1/2 to 1 across servers.
+  ``per_peer``. A part is 1/8 to 32 steps on one server, 1/2 to 1 across servers; a Simple call's step
+  is NCCL's p2p chunk (512 KiB on an all-NVLink server, 128 KiB over PCIe or across servers), an LL
+  call's the LL buffer over its 8 steps (64 KiB: parts of 8 KiB to 2 MiB on one server).
 
-**The protocol** (:meth:`P2pChannels.protocol`, NCCL's ``addP2pToPlan``/``scheduleP2pTasksToPlan`` in
+**The protocol** (:meth:`P2pChannels.protocol`, NCCL 2.28's ``addP2pToPlan``/``scheduleP2pTasksToPlan`` in
 src/enqueue.cc): NCCL's p2p path has no tuner and never runs LL128. A peer's bytes go LL when they are at
-most ``channels x NCCL_P2P_LL_THRESHOLD`` (16 KiB a channel) and the connection has LL buffers, Simple
-otherwise. Connections across the network have no LL buffers by default (their buffers are shared,
-``NCCL_ALLOC_P2P_NET_LL_BUFFERS=0``), so a p2p call that crosses servers runs Simple at every size. One protocol
-per call: NCCL picks one per peer connection, so an all_to_all across servers runs LL to its same-server peers at
-small sizes where this rule gives its every peer Simple.
+most ``per_peer x NCCL_P2P_LL_THRESHOLD`` (16 KiB for each p2p channel a peer may use, whether or not the
+call spreads over them all) and the connection has LL buffers, Simple otherwise: on an NVSwitch server
+(32 p2p channels per peer, printed by NCCL 2.28.9 on 2-4 H100s and H200s) LL up to 512 KiB per peer. The
+protocol is picked before the channels and sets their part sizes (above). NCCL 2.29 and later compare the
+bytes with the channels the call uses instead (16 KiB a channel in use). Connections across the network
+have no LL buffers by default (their buffers are shared, ``NCCL_ALLOC_P2P_NET_LL_BUFFERS=0``), so a p2p
+call that crosses servers runs Simple at every size. One protocol per call: NCCL picks one per peer
+connection, so an all_to_all across servers runs LL to its same-server peers at small sizes where this
+rule gives its every peer Simple.
 
 So the channels per peer shrink as ranks grow (4 H200s give a 16-128 MiB send/recv 8 channels, 2
 H200s 16: half the bandwidth, as measured) and grow with the size (from 256 MiB on 4 GPUs).
@@ -48,8 +53,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from simulator.collectives.layout import hosts
-from simulator.collectives.nccl_constants import (MAX_CHANNELS, NET_PEER_CHANNELS, NVLINK_CHUNK_BYTES, OTHER_CHUNK_BYTES,
-                                                  P2P_LL_THRESHOLD_BYTES, SIMPLE_BUFFER_BYTES, STEPS)
+from simulator.collectives.nccl_constants import (LL_BUFFER_BYTES, MAX_CHANNELS, NET_PEER_CHANNELS, NVLINK_CHUNK_BYTES,
+                                                  OTHER_CHUNK_BYTES, P2P_LL_THRESHOLD_BYTES, SIMPLE_BUFFER_BYTES, STEPS)
 from topologies.routing import Router
 
 
@@ -81,6 +86,12 @@ def nvlink_link_Bps(compute_capability: int) -> float:
     return 50e9 if compute_capability >= 100 else 25e9
 
 
+def part_bounds(step_bytes: int, net: bool) -> tuple[int, int]:
+    """Smallest and largest part of a peer's bytes on one channel, from the protocol's step: 1/8 to 32
+    steps on one server, 1/2 to 1 across servers (module docstring)."""
+    return (step_bytes // 2, step_bytes) if net else (step_bytes // 8, step_bytes * 32)
+
+
 @dataclass(frozen=True)
 class P2pChannels:
     """NCCL's channel count of one peer's bytes, by size (see the module docstring)."""
@@ -99,20 +110,23 @@ class P2pChannels:
 
     def protocol(self, size_bytes: float) -> str:
         """NCCL's protocol of a p2p call of ``size_bytes``: ``"ll"`` while each peer's bytes fit in
-        ``channels x`` :data:`P2P_LL_THRESHOLD_BYTES` on connections with LL buffers (not across the
+        ``per_peer x`` :data:`P2P_LL_THRESHOLD_BYTES` on connections with LL buffers (not across the
         network), ``"simple"`` above; never LL128 (module docstring: 'The protocol')."""
-        if self.net or self.peer_bytes(size_bytes) > self.count(size_bytes) * P2P_LL_THRESHOLD_BYTES:
+        if self.net or self.peer_bytes(size_bytes) > self.per_peer * P2P_LL_THRESHOLD_BYTES:
             return "simple"
         return "ll"
 
-    def count(self, size_bytes: float) -> int:
-        """Channels of one peer's send (or receive) in a call of ``size_bytes``."""
+    def count(self, size_bytes: float, proto: str = "simple") -> int:
+        """Channels of one peer's send (or receive) in a call of ``size_bytes`` run with ``proto``
+        (LL's parts are sized from its own step, the others' from the p2p chunk)."""
         b = self.peer_bytes(size_bytes)
         if b <= 0:
             return 1
-        c = max(1, min(self.first, -(-b // self.min_part_bytes)))
-        part = max(self.min_part_bytes, -(-b // c))
-        while part > self.max_part_bytes and c <= self.per_peer // 2:
+        lo, hi = part_bounds(LL_BUFFER_BYTES // STEPS, self.net) if proto == "ll" else \
+            (self.min_part_bytes, self.max_part_bytes)
+        c = max(1, min(self.first, -(-b // lo)))
+        part = max(lo, -(-b // c))
+        while part > hi and c <= self.per_peer // 2:
             c *= 2
             part = -(-b // c)
         return c
@@ -163,8 +177,5 @@ def p2p_channels(router: Router, ranks: Sequence[str], peer_share: float = 1.0,
         first //= 2
     chunk = OTHER_CHUNK_BYTES if len(per_host) > 1 or not all_nvlink else NVLINK_CHUNK_BYTES
     chunk = min(chunk, SIMPLE_BUFFER_BYTES // STEPS)
-    if len(per_host) > 1:
-        lo, hi = chunk // 2, chunk
-    else:
-        lo, hi = chunk // 8, chunk * 32
+    lo, hi = part_bounds(chunk, len(per_host) > 1)
     return P2pChannels(total, per_peer, first, lo, hi, peer_share, net=len(per_host) > 1)

@@ -66,7 +66,8 @@ class Planner:
 
     def p2p_protocol(self, op: str, size_bytes: float, ranks: tuple[str, ...] | None = None) -> str:
         """The protocol NCCL's p2p path runs a send_recv or all_to_all of ``size_bytes`` with: LL up to
-        16 KiB a channel, Simple above or across servers (simulator.collectives.p2p.P2pChannels.protocol)."""
+        16 KiB per p2p channel of a peer (512 KiB per peer on an NVSwitch server), Simple above or across servers
+        (simulator.collectives.p2p.P2pChannels.protocol)."""
         rk = ranks if ranks is not None else tuple(self.router.gpus)
         return p2p_of(self.router, op, rk, self._layouts, self._search_channels).protocol(size_bytes)
 

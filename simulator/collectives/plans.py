@@ -109,8 +109,9 @@ class Plan:
         return self.chunking.overhead_s(size_bytes) if self.chunking is not None else 0.0
 
     def channels_at(self, size_bytes: float) -> int | None:
-        """NCCL's p2p channels per peer of a call of ``size_bytes`` (None: not a p2p plan)."""
-        return self.p2p.count(size_bytes) if self.p2p is not None else None
+        """NCCL's p2p channels per peer of a call of ``size_bytes`` under this plan's protocol (None: not a
+        p2p plan)."""
+        return self.p2p.count(size_bytes, self.proto) if self.p2p is not None else None
 
     def caps_for(self, channels: int | None) -> tuple[float, ...]:
         """Each group's wire-rate ceiling when every peer's bytes use ``channels`` p2p channels: the

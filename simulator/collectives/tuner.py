@@ -2,7 +2,7 @@
 
 ``select="nccl"`` answers what NCCL would run: its own tuner's choice (its cost model, rebuilt in
 simulator.collectives.nccl_model) for the operations NCCL tunes, and for send_recv and all_to_all the
-protocol of NCCL's p2p path, which has no tuner (LL up to 16 KiB a channel, else Simple, never LL128:
+protocol of NCCL's p2p path, which has no tuner (LL up to 16 KiB per p2p channel of a peer, else Simple, never LL128:
 simulator.collectives.p2p); everything else, and ``select="fastest"``, takes the pair a pricing function
 (a timer's prediction) says is fastest.
 """

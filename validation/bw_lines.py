@@ -29,7 +29,10 @@ the slope keeps falling past NCCL's loop size (channels x ranks x 2 MiB: 96 MiB 
 pooled 4x H200 campaigns' 2-GPU all_reduce fast levels, per doubling from 16-32 MiB to 512 MiB-1 GiB: 3.95, 3.50,
 3.41, 3.34, 3.18, 3.02 us/MiB), so one slice of the last loop's chunk as a pipeline fill (branch h10mid8-sf)
 has the right size at 16-64 MiB but the wrong shape above; it also moved the 2-GPU fit of all_gather, and was not
-kept either.
+kept either. The probe of validation.slope_probe (2x H200, dataset ``h200x2_2026-11-27_slope``) separates the
+two: GPU clocks, the calls per repetition, allocation and NCCL's algorithm / protocol / channel choice change
+neither line; NCCL_BUFFSIZE sets where the slope stops falling (the first ~4.5 loops of a call run ~7% slower per
+byte), and a step below 45-64 MiB, in broadcast too, moves with no NCCL setting tried.
 
 ::
 

@@ -60,6 +60,8 @@ class CollMeasurement:
     launches: int = 1                      # launches (campaigns) whose repetitions the time pools
     rank_host_times_s: tuple[tuple[float, ...], ...] = ()   # per rank, its host issue time per call in every
     #                                      repetition (aligned with rep_times_s), when the file records them
+    rep_end_unix_s: tuple[float, ...] = ()   # the writing rank's wall clock at the end of every repetition
+    iters: int | None = None                 # calls per repetition, when the file records them
 
 
 def _freeze(value: Any) -> Any:
@@ -564,6 +566,10 @@ def _coll_from_record(record: Mapping[str, Any], source: str, line: int) -> Coll
                 isinstance(x, (int, float)) and not isinstance(x, bool) and 0 < x < 1e9 for x in h) for h in host):
         raise f.bad("rank_host_times_s", "must be a list (one per rank) of lists of positive times in seconds, "
                     "one per repetition of rep_times_s", host)
+    ends = record.get("rep_end_unix_s") or []
+    if not isinstance(ends, list) or len(ends) != (len(reps) if ends else 0) or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 for x in ends):
+        raise f.bad("rep_end_unix_s", "must be a list of positive Unix times, one per repetition of rep_times_s", ends)
     world = f.whole("world", low=1, high=limits.GPUS.value)
     if host and len(host) != world:
         raise f.bad("rank_host_times_s", f"must hold one list per rank: {len(host)} lists for world {world}", host)
@@ -575,7 +581,9 @@ def _coll_from_record(record: Mapping[str, Any], source: str, line: int) -> Coll
         variant=f.text("variant", "default"), dtype=f.text("dtype", "float32"),
         in_place=f.flag("in_place"), source=f.text("source", "") or source, env=f.env(),
         min_s=min_s, max_s=max_s, rep_times_s=tuple(float(x) for x in reps),
-        rank_host_times_s=tuple(tuple(float(x) for x in h) for h in host))
+        rank_host_times_s=tuple(tuple(float(x) for x in h) for h in host),
+        rep_end_unix_s=tuple(float(x) for x in ends),
+        iters=f.whole("iters", low=1) if record.get("iters") is not None else None)
 
 
 def _parse_jsonl(text: str, source: str) -> Dataset:
@@ -615,6 +623,10 @@ def _coll_record(p: CollMeasurement) -> dict[str, Any]:
         record["rep_times_s"] = list(p.rep_times_s)
     if p.rank_host_times_s:
         record["rank_host_times_s"] = [list(h) for h in p.rank_host_times_s]
+    if p.rep_end_unix_s:
+        record["rep_end_unix_s"] = list(p.rep_end_unix_s)
+    if p.iters is not None:
+        record["iters"] = p.iters
     return record
 
 

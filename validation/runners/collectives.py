@@ -18,7 +18,9 @@ slow repetitions coincide, validation.rank_sync). With NCCL, each record also ho
 issue time per call of every repetition (``rank_host_times_s``: the host clock over the first
 HOST_CALLS calls, which return before the GPU runs them; one list per rank): where a GPU time above
 it shows the ranks waiting for the GPU or for each other, and a host time near it a host-bound stream,
-and, unlike the GPU times, which rank's host was slow. ``iters`` is chosen on rank 0 (``auto``:
+and, unlike the GPU times, which rank's host was slow. ``rep_end_unix_s`` is the writing rank's wall
+clock (Unix seconds) at the end of every repetition, so samples taken beside the run (GPU clocks and
+power from ``nvidia-smi``) can be matched to repetitions. ``iters`` is chosen on rank 0 (``auto``:
 enough calls for about 50 ms, at least 5) and broadcast so every rank runs the same number.
 
 Sizes follow nccl-tests: for all_gather, reduce_scatter and all_to_all, ``bytes`` is the whole
@@ -336,10 +338,11 @@ def measure_point(ctx: Context, s: Settings, point: Point) -> dict[str, Any]:
         call()
     ctx.sync()
     iters = choose_iters(ctx, call, s.iters)
-    per_rep, host_rep = [], []
+    per_rep, host_rep, ends = [], [], []
     for _ in range(s.reps):
         ctx.barrier()
         gpu_s, host_s = ctx.time_calls_host(call, iters)
+        ends.append(time.time())
         per_rep.append(gpu_s)
         host_rep.append(host_s)
     rank_reps = ctx.per_rank(per_rep)
@@ -349,7 +352,7 @@ def measure_point(ctx: Context, s: Settings, point: Point) -> dict[str, Any]:
     algbw, busbw = bandwidths_GBps(point.op, ctx.world, point.size_bytes, time_s)
     return {"op": point.op, "bytes": point.size_bytes, "count": point.count, "time_s": time_s,
             "min_s": min(per_rep), "max_s": max(per_rep), "rep_times_s": per_rep, "rank_rep_times_s": rank_reps,
-            "rank_host_times_s": rank_host,
+            "rank_host_times_s": rank_host, "rep_end_unix_s": ends,
             "iters": iters,
             "reps": s.reps, "warmup": s.warmup, "algbw_GBps": algbw, "busbw_GBps": busbw}
 

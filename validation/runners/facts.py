@@ -16,8 +16,9 @@ import uuid
 from typing import Any
 
 ENV_PREFIXES = ("NCCL_", "TORCH_NCCL_", "TORCH_SYMM_MEM_", "NVSHMEM_", "CUDA_VISIBLE_DEVICES",
-                "GPUNETSIM_", "OMP_NUM_THREADS")
-"""Environment variables recorded with every result: they change what NCCL does."""
+                "GPUNETSIM_", "OMP_NUM_THREADS", "PYTORCH_CUDA_ALLOC_CONF")
+"""Environment variables recorded with every result: they change what NCCL does (and, the last, how PyTorch maps
+the tensors it is given)."""
 
 
 def run_env() -> dict[str, str]:

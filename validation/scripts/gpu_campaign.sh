@@ -60,6 +60,14 @@
 #                   path), 2 MiB - 128 MiB in steps of sqrt(2), 5 repetitions, on 2 and 4 GPUs interleaved 2,4,2,4
 #                   (bwfine_world{n}_L{i}.jsonl), then one short launch per world size (2, 3, 4) with NCCL_DEBUG=INFO
 #                   whose per-call lines name NCCL's algorithm, protocol and channels (nccl_bw_w{n}.*.log); about 4 minutes
+#           slope   why the ring ops run 16-64 MiB slower per byte than 256 MiB - 1 GiB (issue 10, validation.slope_probe):
+#                   all_reduce and broadcast (the control: one slice a chunk), 8 MiB - 1 GiB in steps of sqrt(2), 3
+#                   repetitions, two passes (slope_world<n>_L<i>.jsonl), each one launch per variant and world size (2,
+#                   and 4 where there are 4 GPUs): default, buf16 / buf1 (NCCL_BUFFSIZE 16 MiB / 1 MiB: 4x and 1/4
+#                   NCCL's chunk), pinned (NCCL_ALGO=Ring NCCL_PROTO=Simple, 24 channels), it50 (50 calls a repetition
+#                   at every size instead of ~50 ms), ch12 (12 channels), alloc (PyTorch's expandable segments: tensors
+#                   mapped by cuMemMap, not cudaMalloc); nvidia-smi samples SM/memory clocks, power and temperature
+#                   every 100 ms throughout (smi.csv); about 4 minutes on 2 GPUs; SLOPE_VARIANTS="v1 v2 ..." runs fewer
 # NVLink multicast stays off (shared hosts): NCCL_NVLS_ENABLE=0 and friends are exported here and by the runners.
 set -uo pipefail
 phase=$1; out=$2
@@ -153,6 +161,31 @@ bwfine() {   # 2-128 MiB in steps of sqrt(2) on 2 and 4 GPUs (default + nop2p), 
           --max-failed-launches 0 --out "$out/nccl_bw_tuning_w$n.jsonl"
   done
 }
+slope() {   # issue 10: the ring ops' size-dependent per-byte time; one launch per (pass, variant, world size)
+  local i v n worlds=2 f=1.4142135623730951 smi logger spec
+  declare -A env=([default]="" [buf16]="NCCL_BUFFSIZE=16777216" [buf1]="NCCL_BUFFSIZE=1048576"
+    [pinned]="NCCL_ALGO=Ring,NCCL_PROTO=Simple,NCCL_MIN_NCHANNELS=24,NCCL_MAX_NCHANNELS=24" [it50]=""
+    [ch12]="NCCL_MIN_NCHANNELS=12,NCCL_MAX_NCHANNELS=12" [alloc]="PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
+  [ "$(nvidia-smi -L | wc -l)" -ge 4 ] && worlds="2 4"
+  smi=timestamp,index,clocks.sm,clocks.mem,power.draw,temperature.gpu
+  nvidia-smi --query-gpu=$smi,clocks_event_reasons.active --format=csv >/dev/null 2>&1 \
+    && smi=$smi,clocks_event_reasons.active
+  nvidia-smi --query-gpu=$smi --format=csv,nounits -lms 100 > "$out/smi.csv" 2>&1 &
+  logger=$!
+  echo "unix_s $(date -u +%s.%N) local $(date '+%Y/%m/%d %H:%M:%S.%N %Z')" > "$out/clock.txt"
+  for i in 1 2; do
+    for v in ${SLOPE_VARIANTS:-default buf16 buf1 pinned it50 ch12 alloc}; do
+      for n in $worlds; do
+        spec=(--variants "$v"); [ "$v" = default ] || spec+=(--extra-variant "$v:${env[$v]}")
+        [ "$v" = it50 ] && spec+=(--iters 50)
+        $PY -m validation.runners.sweep --nproc "$n" "${spec[@]}" --ops all_reduce,broadcast --min-bytes 8M \
+            --max-bytes 1G --factor $f --reps 3 --launch-timeout-s 60 --max-failed-launches 0 \
+            --out "$out/slope_world${n}_L$i.jsonl"
+      done
+    done
+  done
+  kill "$logger"
+}
 case "$phase" in
   llm2) llm 2 ;;
   llm4) llm 4 ;;
@@ -214,6 +247,7 @@ case "$phase" in
   lathost) lathost ;;
   lathost2) lathost 2 ;;
   bwfine) bwfine ;;
+  slope) slope ;;
   rerun2) rerun 2 ;;
   rerun4) rerun 4 ;;
   coll2) coll 2 ;;

@@ -1,0 +1,396 @@
+"""Issue 10's slope probe: why the ring ops' per-byte time keeps falling with size (validation.bw_lines).
+
+validation.bw_lines found all_reduce, all_gather and reduce_scatter 7-26% slower per byte at 16-64 MiB than at
+256 MiB - 1 GiB, and the slope still falling up to 1 GiB, where broadcast and reduce change 2-6%. The probe
+(``bash validation/scripts/gpu_campaign.sh slope OUT``, dataset ``h200x2_2026-11-27_slope``) measures all_reduce and
+broadcast (the control: one slice a chunk, the same tensors and allocator) from 8 MiB to 1 GiB in steps of sqrt(2)
+under one change each, two passes apart: NCCL's buffer (``NCCL_BUFFSIZE`` 1 and 16 MiB: 1/4 and 4x its chunk),
+algorithm / protocol / channels pinned (Ring, Simple, 24), 12 channels, 50 calls a repetition at every size
+instead of ~50 ms, PyTorch's expandable segments (tensors mapped by cuMemMap), with nvidia-smi's SM and memory
+clocks, power and clock-event reasons sampled every 100 ms beside it. This module prints
+
+* every variant's slope over each doubling of size (fast levels: each size's repetitions of both passes pooled,
+  their 10th percentile, as validation.bw_lease_spread), the mid (16-64 MiB) and big (256 MiB - 1 GiB) lines of
+  validation.bw_lines, and whether a variant moves a line's slope by more than twice the largest difference
+  between the two passes of one variant (:func:`verdicts`);
+* the clocks inside the timed repetitions (:func:`clock_rows`) and the first repetition of every point against
+  the others (a fresh tensor's first touch).
+
+What it showed (2x H200, 2026-11-27; the dataset's README.md says more): clocks (SM 1980 MHz in every timed
+repetition), the calls per repetition, allocation and NCCL's algorithm / protocol / channel choice move neither line
+by more than 1% (the passes differ by up to 2.5%); NCCL_BUFFSIZE leaves 8-90 MiB alone but sets where the slope
+stops falling (:func:`loop_fit`: the first ~4.5 loops of a call ~7% slower per byte, a reach in loops that fits the
+three buffers with p90 1.5% against 2.5% for one reach in bytes); a step below 45-64 MiB, in broadcast too, moves
+with none of them.
+
+::
+
+    python -m validation.slope_probe [FOLDER]   # default: the shipped dataset
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import glob
+import os
+import statistics
+import sys
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from simulator.collectives.nccl_constants import RING_CHUNK_STEPS, SIMPLE_BUFFER_BYTES, STEPS
+from simulator.core.errors import InputError
+from validation.bw_lease_spread import FAST_PCT
+from validation.bw_lines import BIG_MIB, MID_MIB, Line, fit_line
+from validation.data import DATA_DIR
+from validation.parsers import CollMeasurement, read_jsonl
+
+DATASET = "h200x2_2026-11-27_slope"
+"""The shipped probe (2x H200, 2026-11-27)."""
+BASE = "default"
+"""The variant every other one is compared with."""
+DOUBLINGS_MIB = ((8, 16), (16, 32), (32, 64), (64, 128), (128, 256), (256, 512), (512, 1024))
+IDLE_REASON = 0x1
+"""nvidia-smi's clock-event reason 'GPU idle'; every other bit is a slowdown (power, thermal, ...)."""
+US_PER_MIB = 1e6 * (1 << 20)
+"""Seconds per byte -> microseconds per MiB."""
+
+PROBE_CHANNELS = 24
+"""NCCL's collective channels on the probe's hosts (NV18 pairs; its INFO logs read '24 coll channels')."""
+FIT_FROM_MIB = 45
+""":func:`loop_fit` uses sizes from here up: below, both ops show a step that no NCCL setting moves."""
+
+Key = tuple[str, str, int]
+"""(variant, op, world size)."""
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One nvidia-smi reading of one GPU."""
+
+    unix_s: float
+    gpu: int
+    sm_mhz: float
+    mem_mhz: float
+    power_w: float
+    reasons: int
+
+
+def load(folder: str | os.PathLike[str]) -> dict[str, list[CollMeasurement]]:
+    """Every pass's points: ``slope_world<n>_L<i>.jsonl`` -> pass name ``L<i>`` (world sizes pooled)."""
+    files = sorted(glob.glob(os.path.join(folder, "slope_world*_L*.jsonl")))
+    if not files:
+        raise InputError("no slope_world<n>_L<i>.jsonl files", field="folder", value=str(folder))
+    out: dict[str, list[CollMeasurement]] = {}
+    for f in files:
+        out.setdefault(os.path.basename(f).rsplit("_", 1)[1].removesuffix(".jsonl"), []).extend(read_jsonl(f).points)
+    return out
+
+
+def levels(points: Sequence[CollMeasurement]) -> dict[Key, dict[int, float]]:
+    """(variant, op, world) -> size (bytes) -> fast level (s): the FAST_PCT percentile of the size's repetitions,
+    pooled over ``points``."""
+    reps: dict[Key, dict[int, list[float]]] = {}
+    for p in points:
+        by_size = reps.setdefault((p.variant, p.op, p.world), {})
+        by_size.setdefault(p.size_bytes, []).extend(p.rep_times_s or (p.time_s,))
+    return {k: {s: float(np.percentile(r, FAST_PCT)) for s, r in by.items()} for k, by in reps.items()}
+
+
+def doubling_slopes(times_s: Mapping[int, float]) -> dict[tuple[int, int], float]:
+    """(lo, hi) MiB -> seconds per byte between the two sizes, for every pair of :data:`DOUBLINGS_MIB` measured."""
+    return {(lo, hi): (times_s[hi << 20] - times_s[lo << 20]) / ((hi - lo) << 20)
+            for lo, hi in DOUBLINGS_MIB if lo << 20 in times_s and hi << 20 in times_s}
+
+
+def lines(times_s: Mapping[int, float]) -> tuple[Line | None, Line | None]:
+    """validation.bw_lines' (mid, big) lines through ``times_s``."""
+    return fit_line(times_s, MID_MIB), fit_line(times_s, BIG_MIB)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One variant's mid and big slopes against :data:`BASE`'s, and the yardstick they are judged by."""
+
+    variant: str
+    op: str
+    world: int
+    mid_s_per_byte: float
+    big_s_per_byte: float
+    mid_change: float       # relative to BASE
+    big_change: float
+    noise: float            # the largest relative difference of a line's slope between two passes of one variant
+
+    @property
+    def moves_mid(self) -> bool:
+        return abs(self.mid_change) > 2 * self.noise
+
+    @property
+    def moves_big(self) -> bool:
+        return abs(self.big_change) > 2 * self.noise
+
+
+def pass_noise(passes: Mapping[str, Sequence[CollMeasurement]]) -> float:
+    """The largest relative difference between two passes' slopes of one line (mid or big) of one variant, op
+    and world size: how far a slope moves with nothing changed. 0 with one pass."""
+    per = [levels(pts) for pts in passes.values()]
+    worst = 0.0
+    for a, b in zip(per, per[1:]):
+        for key in a.keys() & b.keys():
+            for la, lb in zip(lines(a[key]), lines(b[key])):
+                if la and lb:
+                    worst = max(worst, abs(la.slope_s_per_byte / lb.slope_s_per_byte - 1))
+    return worst
+
+
+def verdicts(passes: Mapping[str, Sequence[CollMeasurement]]) -> list[Verdict]:
+    """Every variant's lines (passes pooled) against :data:`BASE`'s of the same op and world size."""
+    pooled = levels([p for pts in passes.values() for p in pts])
+    noise = pass_noise(passes)
+    out = []
+    for (variant, op, world), times in sorted(pooled.items()):
+        base = pooled.get((BASE, op, world))
+        mid, big = lines(times)
+        if base is None or mid is None or big is None:
+            continue
+        bmid, bbig = lines(base)
+        if bmid is None or bbig is None:
+            continue
+        out.append(Verdict(variant, op, world, mid.slope_s_per_byte, big.slope_s_per_byte,
+                           mid.slope_s_per_byte / bmid.slope_s_per_byte - 1,
+                           big.slope_s_per_byte / bbig.slope_s_per_byte - 1, noise))
+    return out
+
+
+def buffer_bytes(points: Sequence[CollMeasurement]) -> int:
+    """NCCL's Simple buffer of ``points`` (their ``NCCL_BUFFSIZE``, else NCCL's default)."""
+    sizes = {dict(p.env).get("NCCL_BUFFSIZE") for p in points}
+    if len(sizes) != 1:
+        raise InputError("points of several NCCL_BUFFSIZE values", field="NCCL_BUFFSIZE", value=sorted(map(str, sizes)))
+    size = sizes.pop()
+    return int(size) if size else SIMPLE_BUFFER_BYTES
+
+
+def loop_bytes(buffer: int, world: int, channels: int = PROBE_CHANNELS) -> int:
+    """Bytes of one loop of NCCL's Simple ring: a chunk (RING_CHUNK_STEPS of the buffer's STEPS) per rank and
+    channel."""
+    return channels * world * buffer * RING_CHUNK_STEPS // STEPS
+
+
+@dataclass(frozen=True)
+class LoopFit:
+    """``t = a + b S + excess b min(S, loops L)`` through several buffers' fast levels, L each one's loop
+    (``scaled``) or the first one's for all: the first ``loops`` loops of a call run ``excess`` slower per byte."""
+
+    scaled: bool
+    intercept_s: float
+    s_per_byte: float
+    excess: float
+    loops: float
+    errors: tuple[float, float, float]     # median, p90, largest relative error
+
+
+def loop_fit(series: Sequence[tuple[int, Mapping[int, float]]], scaled: bool) -> LoopFit:
+    """Least relative squares over (loop bytes, size -> s) series, sizes from FIT_FROM_MIB up: linear in (a, b,
+    excess b) for each reach on a grid of 0.25-20 loops, the best reach kept."""
+    xs, ts, ls = [], [], []
+    for loop, times in series:
+        for s, t in times.items():
+            if s >= FIT_FROM_MIB << 20:
+                xs.append(float(s))
+                ts.append(t)
+                ls.append(float(loop if scaled else series[0][0]))
+    if len(xs) < 4:
+        raise InputError("too few sizes to fit", field="sizes", value=len(xs))
+    x, t, loop = np.array(xs), np.array(ts), np.array(ls)
+    best = None
+    for m in np.geomspace(0.25, 20, 241):
+        a = np.column_stack([np.ones_like(x), x, np.minimum(x, m * loop)]) / t[:, None]
+        coef = np.linalg.lstsq(a, np.ones_like(t), rcond=None)[0]
+        err = np.abs(a @ coef - 1)
+        if best is None or err @ err < best[0]:
+            best = (float(err @ err), m, coef, err)
+    _, m, (c0, c1, c2), err = best
+    return LoopFit(scaled, float(c0), float(c1), float(c2 / c1), float(m),
+                   (float(np.median(err)), float(np.percentile(err, 90)), float(err.max())))
+
+
+def read_smi(path: str | os.PathLike[str], clock_path: str | os.PathLike[str]) -> list[Sample]:
+    """nvidia-smi's CSV (``timestamp, index, clocks.sm, clocks.mem, power.draw, temperature[, reasons]``, local
+    time) as Unix-time samples; ``clock.txt`` (``unix_s <s> local <Y/m/d H:M:S.f> <zone>``) gives the offset."""
+    with open(clock_path, encoding="utf-8") as f:
+        words = f.read().split()
+    try:
+        unix_s = float(words[1])
+        local = dt.datetime.strptime(f"{words[3]} {words[4][:15]}", "%Y/%m/%d %H:%M:%S.%f")
+    except (IndexError, ValueError):
+        raise InputError("clock.txt must read 'unix_s <s> local <Y/m/d H:M:S.f> <zone>'",
+                         field="clock", value=" ".join(words)) from None
+    offset = unix_s - local.replace(tzinfo=dt.timezone.utc).timestamp()
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for line in f.read().splitlines()[1:]:
+            cells = [c.strip() for c in line.split(",")]
+            try:
+                t = dt.datetime.strptime(cells[0], "%Y/%m/%d %H:%M:%S.%f").replace(tzinfo=dt.timezone.utc)
+                out.append(Sample(t.timestamp() + offset, int(cells[1]), float(cells[2]), float(cells[3]),
+                                  float(cells[4]), int(cells[6], 16) if len(cells) > 6 else 0))
+            except (IndexError, ValueError):
+                continue       # a line nvidia-smi wrote as '[N/A]' or cut off when it was stopped
+    return out
+
+
+@dataclass(frozen=True)
+class ClockRow:
+    """The readings of a variant's and op's GPUs taken inside its timed repetitions."""
+
+    variant: str
+    op: str
+    samples: int
+    sm_mhz: tuple[float, float]      # lowest, highest
+    mem_mhz: tuple[float, float]
+    power_w: tuple[float, float]
+    slowdowns: tuple[int, ...]       # clock-event reasons seen other than idle
+
+
+def clock_rows(points: Sequence[CollMeasurement], samples: Sequence[Sample]) -> list[ClockRow]:
+    """Per (variant, op): the samples of the point's GPUs inside one of its repetitions (the ``iters`` calls before
+    each ``rep_end_unix_s``). Points without end times or calls per repetition are left out."""
+    times = np.array([s.unix_s for s in samples])
+    order = np.argsort(times)
+    times = times[order]
+    inside: dict[tuple[str, str], list[Sample]] = {}
+    for p in points:
+        if not p.rep_end_unix_s or p.iters is None:
+            continue
+        for end, rep in zip(p.rep_end_unix_s, p.rep_times_s):
+            lo, hi = np.searchsorted(times, [end - rep * p.iters, end], side="right")
+            inside.setdefault((p.variant, p.op), []).extend(
+                s for s in (samples[i] for i in order[lo:hi]) if s.gpu < p.world)
+    out = []
+    for (variant, op), got in sorted(inside.items()):
+        if not got:
+            continue
+        span = lambda xs: (min(xs), max(xs))  # noqa: E731
+        out.append(ClockRow(variant, op, len(got), span([s.sm_mhz for s in got]), span([s.mem_mhz for s in got]),
+                            span([s.power_w for s in got]),
+                            tuple(sorted({s.reasons & ~IDLE_REASON for s in got} - {0}))))
+    return out
+
+
+def first_rep_ratio(points: Sequence[CollMeasurement]) -> dict[tuple[str, str], float]:
+    """(variant, op) -> median over sizes of the first repetition over the median of the others (a fresh tensor's
+    first touch, or allocation, would make it above 1)."""
+    out: dict[tuple[str, str], list[float]] = {}
+    for p in points:
+        if len(p.rep_times_s) > 1:
+            out.setdefault((p.variant, p.op), []).append(p.rep_times_s[0] / statistics.median(p.rep_times_s[1:]))
+    return {k: statistics.median(v) for k, v in sorted(out.items())}
+
+
+def buffer_series(points: Sequence[CollMeasurement], world: int) -> list[tuple[int, dict[int, float]]]:
+    """(loop bytes, size -> fast level) of all_reduce on ``world`` GPUs for :data:`BASE` and every variant whose
+    environment differs from it in ``NCCL_BUFFSIZE`` alone; :data:`BASE` first."""
+    base_env = {p.env for p in points if p.variant == BASE}
+    picked: dict[str, list[CollMeasurement]] = {}
+    for p in points:
+        env = dict(p.env)
+        buffer_only = env.pop("NCCL_BUFFSIZE", None) is not None and tuple(sorted(env.items())) in base_env
+        if p.op == "all_reduce" and p.world == world and (p.variant == BASE or buffer_only):
+            picked.setdefault(p.variant, []).append(p)
+    pooled = levels(points)
+    return [(loop_bytes(buffer_bytes(pts), world), pooled[(v, "all_reduce", world)])
+            for v, pts in sorted(picked.items(), key=lambda kv: kv[0] != BASE)]
+
+
+def _us(s_per_byte: float) -> str:
+    return f"{s_per_byte * US_PER_MIB:.2f}"
+
+
+def _slope_table(pooled: Mapping[Key, Mapping[int, float]]) -> list[str]:
+    out = ["Slope over each doubling of size (us per MiB; fast levels, passes pooled).", "",
+           "| op | GPUs | variant | " + " | ".join(f"{lo}-{hi}" for lo, hi in DOUBLINGS_MIB) + " |",
+           "|---|---|---|" + "---|" * len(DOUBLINGS_MIB)]
+    order = sorted(pooled.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0] != BASE))
+    for (variant, op, world), times in order:
+        d = doubling_slopes(times)
+        cells = " | ".join(_us(d[x]) if x in d else "-" for x in DOUBLINGS_MIB)
+        out.append(f"| {op} | {world} | {variant} | {cells} |")
+    return out
+
+
+def _verdict_table(vs: Sequence[Verdict]) -> list[str]:
+    noise = vs[0].noise if vs else 0.0
+    out = ["", f"Mid (16-64 MiB) and big (256 MiB-1 GiB) slopes (us per MiB) against {BASE}'s; a change counts "
+           f"beyond twice the largest pass-to-pass difference of one line ({noise:.1%}).", "",
+           "| op | GPUs | variant | mid | big | mid / big - 1 | mid change | big change |",
+           "|---|---|---|---|---|---|---|---|"]
+    for v in sorted(vs, key=lambda v: (v.op, v.world, v.variant != BASE)):
+        mid = f"{v.mid_change:+.1%}" + (" **moves**" if v.moves_mid else "")
+        big = f"{v.big_change:+.1%}" + (" **moves**" if v.moves_big else "")
+        out.append(f"| {v.op} | {v.world} | {v.variant} | {_us(v.mid_s_per_byte)} | {_us(v.big_s_per_byte)} | "
+                   f"{v.mid_s_per_byte / v.big_s_per_byte - 1:+.1%} | {mid} | {big} |")
+    return out
+
+
+def _clock_table(rows: Sequence[ClockRow]) -> list[str]:
+    out = ["", "Inside the timed repetitions (nvidia-smi every 100 ms, the point's GPUs): lowest-highest.", "",
+           "| variant | op | samples | SM MHz | memory MHz | power W | slowdown reasons |",
+           "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r.variant} | {r.op} | {r.samples} | {r.sm_mhz[0]:.0f}-{r.sm_mhz[1]:.0f} | "
+                   f"{r.mem_mhz[0]:.0f}-{r.mem_mhz[1]:.0f} | {r.power_w[0]:.0f}-{r.power_w[1]:.0f} | "
+                   f"{', '.join(hex(x) for x in r.slowdowns) or 'none'} |")
+    return out
+
+
+def _loop_table(world: int, series: Sequence[tuple[int, Mapping[int, float]]]) -> list[str]:
+    loops = ", ".join(f"{lp >> 20}" for lp, _ in series)
+    out = ["", f"all_reduce on {world} GPUs, >= {FIT_FROM_MIB} MiB, {BASE} and the variants that change NCCL_BUFFSIZE "
+           f"alone (loops of {loops} MiB): t = a + b S + excess b min(S, loops L).", "",
+           "| L | a (us) | b (us/MiB) | excess | loops | median / p90 / largest error |", "|---|---|---|---|---|---|"]
+    for scaled in (True, False):
+        f = loop_fit(series, scaled)
+        errors = " / ".join(f"{e:.2%}" for e in f.errors)
+        name = "each buffer its own loop" if scaled else f"{BASE} loop for all"
+        out.append(f"| {name} | {f.intercept_s * 1e6:.1f} | {_us(f.s_per_byte)} | {f.excess:.1%} | {f.loops:.2f} | "
+                   f"{errors} |")
+    return out
+
+
+def report(folder: str | os.PathLike[str]) -> list[str]:
+    """The markdown tables this module prints."""
+    passes = load(folder)
+    every = [p for pts in passes.values() for p in pts]
+    out = _slope_table(levels(every)) + _verdict_table(verdicts(passes))
+    smi, clock = os.path.join(folder, "smi.csv"), os.path.join(folder, "clock.txt")
+    if os.path.exists(smi) and os.path.exists(clock):
+        out += _clock_table(clock_rows(every, read_smi(smi, clock)))
+    for world in sorted({p.world for p in every}):
+        series = buffer_series(every, world)
+        if len(series) > 1:
+            out += _loop_table(world, series)
+    ratios = first_rep_ratio(every)
+    out += ["", "First repetition over the median of the others (median over sizes): "
+            + ", ".join(f"{v} {op} {r:.3f}" for (v, op), r in ratios.items())]
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) > 1 or (args and args[0].startswith("-")):
+        print("usage: python -m validation.slope_probe [FOLDER]", file=sys.stderr)
+        return 2
+    folder = args[0] if args else str(DATA_DIR / DATASET)
+    try:
+        print("\n".join(report(folder)))
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

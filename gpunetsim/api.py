@@ -39,7 +39,7 @@ def topology(topology: str = "dgx-h100", *, nodes: int = 1, gpus: int | None = N
              socket_transport: bool = False, cpu_sockets: int | None = None, fabric: str = "rail",
              transport: str = "ib", nic_bw: str | None = None, nics: int | None = None,
              oversubscription: float = 1.0, hosts_per_leaf: int = 32, nvls: str | bool | None = None,
-             sharp: bool = False, collnet: str | bool | None = None) -> nx.Graph:
+             sharp: bool = False, collnet: str | bool | None = None, no_gdr: bool = False) -> nx.Graph:
     """The topology graph the other functions build from these arguments (the CLI's topology flags;
     ``nvls`` is ``--nvls``: "on"/"off" or a bool, None = on where the hardware has it; ``sharp`` is
     ``--sharp`` and ``collnet`` ``--collnet``, None = on where the fabric has SHARP).
@@ -49,21 +49,21 @@ def topology(topology: str = "dgx-h100", *, nodes: int = 1, gpus: int | None = N
     16
     """
     return _described(topologies.build, topology, nodes, gpus, no_p2p, socket_transport, cpu_sockets, fabric,
-                      transport, nic_bw, nics, oversubscription, hosts_per_leaf, nvls, sharp, collnet)
+                      transport, nic_bw, nics, oversubscription, hosts_per_leaf, nvls, sharp, collnet, no_gdr)
 
 
 def _described(make: Callable, topology: str = "dgx-h100", nodes: int = 1, gpus: int | None = None,
                no_p2p: bool = False, socket_transport: bool = False, cpu_sockets: int | None = None,
                fabric: str = "rail", transport: str = "ib", nic_bw: str | None = None, nics: int | None = None,
                oversubscription: float = 1.0, hosts_per_leaf: int = 32, nvls: str | bool | None = None,
-               sharp: bool = False, collnet: str | bool | None = None):
+               sharp: bool = False, collnet: str | bool | None = None, no_gdr: bool = False):
     """``make`` (topologies.build or topologies.prepare) applied to :func:`topology`'s arguments."""
     spec = topologies.FabricSpec.from_options(fabric, transport, nic_bw, nics, oversubscription, hosts_per_leaf,
                                               sharp=sharp)
     return make(topology, nodes=nodes, gpus_per_node=gpus, p2p=False if no_p2p else None,
                 fabric=spec, sockets=socket_transport, cpu_sockets=cpu_sockets,
                 nvls=on_off(nvls) if isinstance(nvls, str) else nvls,
-                collnet=on_off(collnet) if isinstance(collnet, str) else collnet)
+                collnet=on_off(collnet) if isinstance(collnet, str) else collnet, gdr=False if no_gdr else None)
 
 
 def _model(calibration: str | Parameters | None, topo: dict[str, Any]) -> CostModel:
@@ -149,7 +149,7 @@ def train(topology: str = "dgx-h100", model: str | None = None, *, global_batch:
     >>> r.gpus, r.config.dp, r.memory.fits, bool(r.iteration_lo_s <= r.iteration_s <= r.iteration_hi_s)
     (16, 1, True, True)
     """
-    from gpunetsim.train_study import train_config
+    from gpunetsim.train_study import train_config, warn_train
     from simulator.training.gpus import get_gpu, gpu_for_model
     from simulator.training.llm.compute import load_compute_params
     from simulator.training.llm.iteration import simulate_train
@@ -162,8 +162,10 @@ def train(topology: str = "dgx-h100", model: str | None = None, *, global_batch:
                     fsdp_shard=fsdp_shard)
     config = train_config(settings, len(router.gpus))
     g = get_gpu(gpu or gpu_for_model(router.info.gpu_model))
-    return simulate_train(router, spec, config, g, load_calibration(calibration), load_compute_params(calibration),
-                          parts=True)
+    result = simulate_train(router, spec, config, g, load_calibration(calibration), load_compute_params(calibration),
+                            parts=True)
+    warn_train(settings, result)
+    return result
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,9 @@ def add_topology_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--nodes", type=int, default=1, help="number of servers (presets)")
     g.add_argument("--gpus", type=int, default=None, help="GPUs used per server (first G)")
     g.add_argument("--no-p2p", action="store_true", help="GPU peer-to-peer off: traffic through host memory")
+    g.add_argument("--no-gdr", action="store_true",
+                   help="GPUDirect RDMA off (NCCL's choice where a GPU and its NIC are further apart than "
+                        "NCCL_NET_GDR_LEVEL, e.g. nvidia-smi topo NODE or SYS): network bytes through host memory")
     g.add_argument("--socket-transport", action="store_true",
                    help="NCCL's socket transport (P2P and SHM off, or IB off): every hop through TCP")
     g.add_argument("--cpu-sockets", type=int, default=None, help="CPU sockets per server: 1 or 2 (presets)")
@@ -45,7 +48,8 @@ def topology_from_args(args: argparse.Namespace):
     return topologies.prepare(args.topology, nodes=args.nodes, gpus_per_node=args.gpus,
                               p2p=False if args.no_p2p else None, fabric=fabric, sockets=args.socket_transport,
                               cpu_sockets=args.cpu_sockets, nvls=on_off(getattr(args, "nvls", None)),
-                              collnet=on_off(getattr(args, "collnet", None)))
+                              collnet=on_off(getattr(args, "collnet", None)),
+                              gdr=False if getattr(args, "no_gdr", False) else None)
 
 
 def on_off(value: str | None) -> bool | None:

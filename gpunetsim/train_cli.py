@@ -73,6 +73,8 @@ def _train(args: argparse.Namespace) -> int:
     params = params_from_args(args)
     compute = load_compute_params(args.calibration)
     r = simulate_train(router, model, config, gpu, params, compute, parts=True)
+    from gpunetsim.train_study import warn_train
+    warn_train(vars(args), r)
     if args.trace:
         from gpunetsim.trace import write_chrome_trace
         meta = {"tool": "gpunetsim train", "model": model.name, "topology": info.name,
@@ -126,8 +128,12 @@ def format_result(r, topology: str, params: str, compute: str, compute_params=No
     compute_params = compute_params or ComputeParams()
     c = r.config
     sched = c.schedule.value + (f" (v={c.chunks})" if c.chunks > 1 else "")
+    sharding = c.sharding
+    if c.fsdp == "hybrid" and r.fsdp_shard_group:
+        g = r.fsdp_shard_group
+        sharding += f" (shard groups of {g}, {c.dp // g} replica{'s' if c.dp // g > 1 else ''})"
     opts = [f"recompute {c.recompute.value}"] + (["SP"] if c.sequence_parallel else []) + \
-           (["flash"] if c.flash_attention else []) + [c.sharding, c.dtype]
+           (["flash"] if c.flash_attention else []) + [sharding, c.dtype]
     m = r.memory
     lines = [f"# gpunetsim train: {r.model} on {topology} ({r.gpus} GPUs, {r.gpu}), "
              f"params={params}, compute={compute}",

@@ -21,6 +21,7 @@ Rows carry the same figures as ``gpunetsim train --json`` (memory flattened to `
 from __future__ import annotations
 
 import itertools
+import logging
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -135,9 +136,10 @@ def evaluate_train(point, cost_model, row: dict[str, object]) -> dict[str, objec
                            load_compute_params(point.calibration), record=False, parts=True)
     except InputError as e:
         raise study_field(e) from None
-    d = r.as_dict()
+    d = r.as_dict()         # no warn_train: a row says what ran (schedule 1f1b, sharding and dp), warnings from
+                            # worker processes would be lost or cut through the progress bar
     mem = d.pop("memory_bytes")
-    row.update({k: v for k, v in d.items() if k not in row or k in ("dp", "model", "virtual_stages")})
+    row.update({k: v for k, v in d.items() if k not in row or k in ("dp", "model", "schedule", "virtual_stages")})
     row.update({f"memory_{k}_bytes": v for k, v in mem.items()})
     return row
 
@@ -152,6 +154,23 @@ def train_config(s: dict, gpus: int):
                        virtual_stages_for(s["schedule"], s["virtual_stages"]), s["recompute"],
                        s["sequence_parallel"], s["zero"], s["fsdp"], s["dtype"], s["order"], s["flash_attention"],
                        s["fsdp_shard"])
+
+
+def warn_train(s: dict, result) -> None:
+    """Log (``gpunetsim.train``; the CLI prints ``gpunetsim: warning:`` lines on stderr) what ran otherwise than
+    its settings ``s`` say: the interleaved schedule with one virtual stage ran as plain 1F1B (as Megatron-LM
+    runs it), and FSDP on one-rank shard groups shards nothing (torch FSDP warns and switches to NO_SHARD
+    there: 'FSDP is switching to use NO_SHARD ... since the world size is 1')."""
+    log = logging.getLogger("gpunetsim.train")
+    c = result.config
+    if str(s.get("schedule")) == "interleaved" and c.schedule.value == "1f1b":
+        log.warning("--schedule interleaved with --virtual-stages 1 is plain 1F1B (Megatron-LM runs a virtual "
+                    "pipeline size of 1 without interleaving): simulated and reported as 1f1b")
+    if result.fsdp_shard_group == 1:
+        why = ("at DP 1" if c.dp == 1 else "with shard groups of 1 rank (" +
+               ("--fsdp-shard 1)" if c.fsdp_shard == 1 else "the data-parallel peers of one server: pass --fsdp-shard)"))
+        log.warning(f"--fsdp {c.fsdp} {why} shards nothing: every rank keeps whole parameters, gradients and "
+                    "optimizer states (torch FSDP switches to NO_SHARD on a 1-rank group)")
 
 
 def study_field(e: InputError, prefix: str = "train.", source: str | None = None) -> InputError:

@@ -436,3 +436,13 @@ def test_exercising_perturbs_around_the_datasheet_it_is_given(monkeypatch):
     sheet = Parameters().with_values({"call_overhead_s": 2e-5})
     assert corpus.exercising([part], "call_overhead_s", sheet) == ["x"]
     assert seen == [pytest.approx(1e-5), pytest.approx(2e-5)]
+
+
+def test_efa_note_reads_channels_and_buffer_from_the_headers():
+    """Section 1b's EFA note checks two mechanisms against the headers (NCCL 2.8's channels, NCCL_BUFFSIZE) and
+    reads both facts from the files, not from typed text."""
+    assert corpus._log_channels("aws_2x_p4d_16xA100_40GB_efa400_nccl2.8.3_ring_allreduce") == "8"
+    assert corpus._log_channels("aws_2x_p4d_16xA100_40GB_efa400_nccl2.9.9_allreduce") == "8"
+    parts = [p for p in corpus.corpus_parts(DATA_DIR) if p.group == "efa"]
+    assert corpus._env_bytes(parts, "aws_2x_p5_16xH100_efa3200_allreduce", "NCCL_BUFFSIZE") == "8 MiB"
+    assert corpus._env_bytes(parts, "aws_2x_p5_16xH100_eks_nccl2.18.5_allreduce_partial", "NCCL_BUFFSIZE") == "unset"

@@ -36,7 +36,8 @@ def test_breakdown_adds_up(two_nodes):
     assert _sim(two_nodes, recompute="full").hfu > _sim(two_nodes, recompute="full").mfu
 
 
-@pytest.mark.parametrize("kw", [dict(zero=1), dict(zero=2), dict(zero=3), dict(fsdp="full"), dict(fsdp="grad-op"),
+@pytest.mark.parametrize("kw", [dict(zero=1), dict(zero=2, pp=1, dp=8), dict(zero=3, pp=1, dp=8), dict(fsdp="full"),
+                                dict(fsdp="grad-op"),
                                 dict(fsdp="hybrid"), dict(schedule="interleaved", virtual_stages=2),
                                 dict(recompute="selective", sequence_parallel=True), dict(order="dp-tp-pp")])
 def test_every_option_runs_and_adds_up(two_nodes, kw):
@@ -63,8 +64,9 @@ def test_a_host_bound_pass_hides_its_tp_collectives():
 
 
 def test_full_sharding_pays_for_gathers(two_nodes):
-    assert _sim(two_nodes, zero=3).dp_comm_exposed_s > 0
-    assert _sim(two_nodes, zero=3).memory.total < _sim(two_nodes, zero=1).memory.total
+    flat = dict(pp=1, dp=8)                     # ZeRO-3 without pipeline stages (DeepSpeed's rule)
+    assert _sim(two_nodes, zero=3, **flat).dp_comm_exposed_s > 0
+    assert _sim(two_nodes, zero=3, **flat).memory.total < _sim(two_nodes, zero=1, **flat).memory.total
 
 
 def test_faster_nics_never_slow_data_parallel_down():
@@ -118,10 +120,12 @@ SHARDED_CLI = ["train", "--topology", "dgx-a100", "--nodes", "2", "--model-spec"
                "hidden=1024,layers=8,heads=16,seq=1024", "--tp", "2", "--pp", "2", "--dp", "4",
                "--global-batch", "16", "--micro-batch", "2"]
 """TP 2 innermost, then DP 4, then PP 2 (one stage per server)."""
+FLAT = ["--pp", "1", "--dp", "8"]
+"""ZeRO-2/3 run without pipeline stages (DeepSpeed's PipelineEngine refuses them with PP)."""
 
 
 @pytest.mark.parametrize("sharding, dp_tracks", [
-    (["--zero", "1"], {"dp"}), (["--zero", "2"], {"dp"}), (["--zero", "3"], {"dp", "dp gather"}),
+    (["--zero", "1"], {"dp"}), (["--zero", "2"] + FLAT, {"dp"}), (["--zero", "3"] + FLAT, {"dp", "dp gather"}),
     (["--fsdp", "full"], {"dp"}), (["--fsdp", "grad-op"], {"dp"}), (["--fsdp", "hybrid", "--fsdp-shard", "2"], {"dp", "dp replicas"})])
 def test_cli_sharding_paths_give_json_and_every_stream(tmp_path, capsys, sharding, dp_tracks):
     """Each sharding path of the issue: ``--json`` has the named fields, and ``--trace`` has, for every
@@ -133,15 +137,15 @@ def test_cli_sharding_paths_give_json_and_every_stream(tmp_path, capsys, shardin
     for k in ("iteration_s", "compute_s", "tp_comm_s", "pp_bubble_s", "dp_comm_exposed_s", "mfu", "tokens_per_s", "fits"):
         assert isinstance(d[k], (int, float)) and d[k] >= 0
     assert set(d["memory_bytes"]) == {"params", "grads", "optimizer", "activations", "total"}
-    assert d["dp"] == 4 and d["dp_comm_exposed_s"] > 0
+    assert d["dp"] * d["pp"] == 8 and d["dp_comm_exposed_s"] > 0
     events = json.loads(path.read_text())["traceEvents"]
     threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e.get("name") == "thread_name"}
     spans: dict[tuple[int, str], list[tuple[float, float]]] = {}
     for e in events:
         if e["ph"] == "X":
             spans.setdefault((e["pid"], threads[(e["pid"], e["tid"])]), []).append((e["ts"], e["ts"] + e["dur"]))
-    for stage in (0, 1):
-        assert {"compute", "tp", "pp"} | dp_tracks == {t for p, t in spans if p == stage}
+    for stage in range(d["pp"]):
+        assert {"compute", "tp"} | ({"pp"} if d["pp"] > 1 else set()) | dp_tracks == {t for p, t in spans if p == stage}
     for track, iv in spans.items():
         iv.sort()
         for (a0, a1), (b0, b1) in zip(iv, iv[1:]):

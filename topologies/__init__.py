@@ -35,22 +35,24 @@ def __getattr__(name: str) -> Any:
 
 def prepare(topology: str, *, nodes: int = 1, gpus_per_node: int | None = None, p2p: bool | None = None,
             fabric: FabricSpec = FabricSpec(), sockets: bool = False, cpu_sockets: int | None = None,
-            nvls: bool | None = None, collnet: bool | None = None) -> PresetCluster | nx.Graph:
+            nvls: bool | None = None, collnet: bool | None = None, gdr: bool | None = None) -> PresetCluster | nx.Graph:
     """What :func:`build` describes (same arguments, same checks), as a :class:`PresetCluster` for a
     preset (its graph is ``.to_graph()``) or as the graph of a topology file."""
     if topology in SERVERS:
         return PresetCluster(topology, nodes, gpus_per_node=gpus_per_node, p2p=p2p, fabric=fabric,
-                             socket_transport=sockets, cpu_sockets=cpu_sockets, nvls=nvls, collnet=collnet)
+                             socket_transport=sockets, cpu_sockets=cpu_sockets, nvls=nvls, collnet=collnet, gdr=gdr)
     return build(topology, nodes=nodes, gpus_per_node=gpus_per_node, p2p=p2p, fabric=fabric, sockets=sockets,
-                 cpu_sockets=cpu_sockets, nvls=nvls, collnet=collnet)
+                 cpu_sockets=cpu_sockets, nvls=nvls, collnet=collnet, gdr=gdr)
 
 
 def build(topology: str, *, nodes: int = 1, gpus_per_node: int | None = None, p2p: bool | None = None,
           fabric: FabricSpec = FabricSpec(), sockets: bool = False, cpu_sockets: int | None = None,
-          nvls: bool | None = None, collnet: bool | None = None) -> nx.Graph:
+          nvls: bool | None = None, collnet: bool | None = None, gdr: bool | None = None) -> nx.Graph:
     """A preset name (with ``nodes``, ``gpus_per_node``, ``fabric``) or a YAML/JSON file path.
 
     ``p2p=False``: GPU peer-to-peer off (NCCL_P2P_DISABLE=1): traffic through host memory.
+    ``gdr=False``: GPUDirect RDMA off between GPUs and NICs (NCCL's rule when they sit further apart than
+    NCCL_NET_GDR_LEVEL, PXB by default): every network byte staged through host memory (topologies.graph).
     ``sockets=True``: NCCL's socket transport (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1, or
     NCCL_IB_DISABLE=1 across servers): every hop through the host's TCP stack.
     ``cpu_sockets``: 1 or 2 CPU sockets per server (presets; PCIe switches are split over them).
@@ -61,7 +63,8 @@ def build(topology: str, *, nodes: int = 1, gpus_per_node: int | None = None, p2
     """
     if topology in SERVERS:
         return PresetCluster(topology, nodes, gpus_per_node=gpus_per_node, p2p=p2p, fabric=fabric,
-                             socket_transport=sockets, cpu_sockets=cpu_sockets, nvls=nvls, collnet=collnet).to_graph()
+                             socket_transport=sockets, cpu_sockets=cpu_sockets, nvls=nvls, collnet=collnet,
+                             gdr=gdr).to_graph()
     if cpu_sockets is not None:
         raise InputError("--cpu-sockets applies to presets only", field="cpu_sockets", value=cpu_sockets)
     if Path(topology).suffix.lower() in (".yaml", ".yml", ".json") or path_exists(topology):
@@ -74,6 +77,8 @@ def build(topology: str, *, nodes: int = 1, gpus_per_node: int | None = None, p2
             G = first_gpus(G, gpus_per_node)
         if p2p is not None:
             G.graph["p2p"] = p2p
+        if gdr is not None:
+            G.graph["gdr"] = bool(gdr)
         return transport_attributes(G, sockets, nvls, collnet)
     raise InputError(f"unknown topology: not a preset ({', '.join(preset_names())}) nor a .yaml/.json file",
                      field="topology", value=topology)

@@ -11,7 +11,9 @@
 Node fields: ``name`` (required), ``kind`` (gpu, nvswitch, pcie_switch, cpu, nic, leaf, spine),
 ``host`` (server index, default 0). Link fields: ``a``, ``b``, ``kind`` (nvlink, pcie, socket, net),
 ``bandwidth`` (per direction, e.g. "400 Gb/s", "900 GB/s"), ``latency`` (e.g. "1.5 us", default 0).
-Top-level optional fields: ``name``, ``gpu_model``, ``p2p`` (default true), ``compute_capability``,
+Top-level optional fields: ``name``, ``gpu_model``, ``p2p`` (default true), ``gdr`` (default true:
+GPUDirect RDMA between GPUs and NICs; false stages every network byte through host memory, as NCCL does
+where a GPU and its NIC are further apart than NCCL_NET_GDR_LEVEL), ``compute_capability``,
 ``gpus_per_nvlink_domain`` (multi-node NVLink, e.g. 72 for a GB200 NVL72: consecutive hosts whose
 GPUs add up to that many share one NVLink domain; each domain becomes one server for routing and
 for NCCL, as NCCL treats an NVLink domain as one node; a node's ``tray`` attribute keeps its host),
@@ -33,7 +35,7 @@ from topologies.graph import NODE_KINDS, LINK_KINDS, validate
 if TYPE_CHECKING:
     import networkx as nx
 
-_TOP = {"name", "gpu_model", "p2p", "compute_capability", "nodes", "links", "description", "gpus_per_nvlink_domain",
+_TOP = {"name", "gpu_model", "p2p", "gdr", "compute_capability", "nodes", "links", "description", "gpus_per_nvlink_domain",
         "sharp"}
 
 
@@ -116,6 +118,10 @@ def _build(data: object, src: str) -> nx.Graph:
     p2p = data.get("p2p", True)
     if not isinstance(p2p, bool):
         raise InputError("p2p must be true or false", source=src, field="p2p", value=p2p)
+    gdr = data.get("gdr", True)
+    if not isinstance(gdr, bool):
+        raise InputError("gdr must be true or false (GPUDirect RDMA between the GPUs and the NICs)", source=src,
+                         field="gdr", value=gdr)
     cc = data.get("compute_capability", 90)
     if isinstance(cc, bool) or not isinstance(cc, int) or not 10 <= cc <= 999:
         raise InputError("compute_capability is a whole number such as 90 (for 9.0)", source=src,
@@ -125,7 +131,7 @@ def _build(data: object, src: str) -> nx.Graph:
         raise InputError("sharp must be true or false (the switches reduce in the network: InfiniBand SHARP)",
                          source=src, field="sharp", value=sharp)
     G.graph.update(name=str(data.get("name", Path(src).stem)), gpu_model=str(data.get("gpu_model", "GPU")),
-                   p2p=p2p, compute_capability=cc, hosts=len(hosts), sharp=sharp,
+                   p2p=p2p, gdr=gdr, compute_capability=cc, hosts=len(hosts), sharp=sharp,
                    gpus_per_host=per_host, datasheets="user topology file " + src)
     return validate(G, source=src)
 

@@ -26,6 +26,10 @@ Graph attributes (``G.graph``), every one that a builder sets; read them through
     nic_Bps             float, bandwidth of one NIC (presets)
     p2p                 bool, GPU peer-to-peer allowed (False: through host memory, NCCL_P2P_DISABLE=1)
     socket_transport    bool, NCCL's TCP socket transport for every hop (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1)
+    gdr                 bool, GPUDirect RDMA between a server's GPUs and its NICs (default true). False: NCCL
+                        stages every network byte through host memory (a GPU and its NIC further apart than
+                        NCCL_NET_GDR_LEVEL, PXB by default: e.g. on different PCIe root ports or sockets, as
+                        ``nvidia-smi topo -m`` shows NODE or SYS between them; or NCCL_NET_GDR_LEVEL=LOC)
     fabric              str, "rail", "fat-tree" or "none" (one server)
     transport           str, "ib" or "roce"
     oversubscription    float, leaf down/up bandwidth ratio
@@ -141,6 +145,7 @@ class ClusterInfo:
     nvls: bool = False              # NVLS usable: capable hardware, allowed, GPU traffic not through the host
     collnet: bool = False           # CollNet on: SHARP switches and NCCL_COLLNET_ENABLE=1
     sharp: bool = False             # the fabric's switches can reduce (SHARP)
+    gdr: bool = True                # GPUDirect RDMA: NICs read and write GPU memory (False: staged through the host)
 
 
 def cluster_info(G: nx.Graph) -> ClusterInfo:
@@ -170,7 +175,7 @@ def info_from_attributes(a: Mapping[str, Any], hosts: int, gpus_per_host: int, n
         oversubscription=float(a.get("oversubscription", 1.0)),
         compute_capability=int(a.get("compute_capability", 90)), datasheets=str(a.get("datasheets", "")),
         nvswitch=nvswitch, nvls=_nvls_enabled(a, nvswitch), collnet=bool(a.get("collnet", a.get("sharp", False))),
-        sharp=bool(a.get("sharp", False)))
+        sharp=bool(a.get("sharp", False)), gdr=bool(a.get("gdr", True)))
 
 
 def _has_nvswitch(G: nx.Graph) -> bool:

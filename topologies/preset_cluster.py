@@ -40,14 +40,15 @@ class PresetCluster:
 
     def __init__(self, preset: str, nodes: int = 1, *, gpus_per_node: int | None = None,
                  p2p: bool | None = None, fabric: FabricSpec = FabricSpec(), socket_transport: bool = False,
-                 cpu_sockets: int | None = None, nvls: bool | None = None, collnet: bool | None = None) -> None:
+                 cpu_sockets: int | None = None, nvls: bool | None = None, collnet: bool | None = None,
+                 gdr: bool | None = None) -> None:
         if cpu_sockets is not None and cpu_sockets not in (1, 2):
             raise InputError("a server has 1 or 2 CPU sockets", field="cpu_sockets", value=cpu_sockets)
         pcie_box = preset in SERVERS and SERVERS[preset].nvlink_Bps is None
         spec = cluster_spec(preset, nodes, fabric, cpu_sockets, gpus_per_node if pcie_box else None)
         self.preset, self.nodes, self.fabric = preset, nodes, fabric
         self._args = dict(gpus_per_node=gpus_per_node, p2p=p2p, socket_transport=socket_transport,
-                          cpu_sockets=cpu_sockets, nvls=nvls, collnet=collnet)
+                          cpu_sockets=cpu_sockets, nvls=nvls, collnet=collnet, gdr=gdr)
         T = SmallGraph()
         server(spec, host=0, gpus=gpus_per_node if pcie_box else None, p2p=p2p, G=T)
         attrs = dict(T.graph, **cluster_attributes(nodes, fabric))
@@ -58,6 +59,8 @@ class PresetCluster:
             attrs["gpus_per_host"] = gpus_per_node
         if socket_transport:
             attrs.update(socket_transport=True, p2p=False)
+        if gdr is not None:
+            attrs["gdr"] = bool(gdr)
         nvswitch = any(d["kind"] == "nvswitch" for d in T.nodes.values())
         attrs["nvls"] = nvls_attribute(attrs, nvswitch, nvls)
         attrs["collnet"] = collnet_attribute(attrs, collnet)
@@ -131,6 +134,8 @@ class PresetCluster:
                     fabric=self.fabric, sockets=a["cpu_sockets"])
         if a["gpus_per_node"] is not None and not pcie_box:
             G = first_gpus(G, a["gpus_per_node"])
+        if a["gdr"] is not None:
+            G.graph["gdr"] = bool(a["gdr"])
         return transport_attributes(validate(G), a["socket_transport"], a["nvls"], a["collnet"])
 
 

@@ -68,6 +68,7 @@ class Topo:
     nic_Bps: float | None = None
     p2p: bool | None = None
     nccl_version: tuple[int, int] | None = None     # the NCCL that ran (its tuner's choices); None: newest
+    gdr: bool | None = None                         # GPUDirect RDMA (topologies.graph); None: the preset's (on)
 
     def build(self, world: int, p2p: bool | str | None = None, nvls: bool | None = None):
         """What a cost model is made from (topologies.prepare: a preset's tables, no graph).
@@ -87,7 +88,7 @@ class Topo:
         sockets = p2p == "socket"
         return topologies.prepare(self.preset, nodes=self.nodes, gpus_per_node=per,
                                 p2p=False if sockets else (self.p2p if p2p is None else p2p), fabric=fabric,
-                                sockets=sockets, nvls=nvls)
+                                sockets=sockets, nvls=nvls, gdr=self.gdr)
 
 
 def topo_from_hint(hint: Mapping | None, source: str = "") -> Topo:
@@ -100,7 +101,7 @@ def topo_from_hint(hint: Mapping | None, source: str = "") -> Topo:
         if spec is not None:
             nic = parse_bandwidth(hint["nic_bw_per_node"], field="meta.topology.nic_bw_per_node") / spec.nics
     return Topo(str(hint["preset"]), int(hint.get("nodes", 1)), hint.get("gpus_per_node"), nic, hint.get("p2p"),
-                nccl_version(hint.get("nccl_version")))
+                nccl_version(hint.get("nccl_version")), hint.get("gdr"))
 
 
 def nccl_version(text: object) -> tuple[int, int] | None:

@@ -510,6 +510,31 @@ def _one_machine(results: Sequence[GroupResult], group: str, what: str) -> str:
             "held out.")
 
 
+def _staged_busbw(part: Part) -> tuple[float, float, float]:
+    """(predicted bus bandwidth from 1 GiB as the header describes the part, the same with GPUDirect RDMA and
+    P2P on, the predicted over the measured one), GB/s medians, datasheet parameters."""
+    pts = [p for p in part.points if p.size_bytes >= 1 << 30]
+    on = Predictor(replace(part.predictor.topo, p2p=None, gdr=None), part.predictor.params)
+    staged, direct = (float(np.median([c.predicted_busbw_GBps for c in compare(pts, pr)[0]]))
+                      for pr in (part.predictor, on))
+    measured = float(np.median([p.size_bytes / p.time_s / 1e9 * busbw_factor(p.op, p.world) for p in pts]))
+    return staged, direct, staged / measured
+
+
+def _log_channels(label: str) -> str:
+    """The collective channel count a public dataset's header quotes from its NCCL log ('-' if none)."""
+    from validation.data import DATA_DIR
+    notes = str(read_jsonl(DATA_DIR / "public" / f"{label}.jsonl").meta.get("notes", ""))
+    m = re.search(r"(\d+) coll channels", notes)
+    return m.group(1) if m else "-"
+
+
+def _env_bytes(parts: Sequence[Part], label: str, var: str) -> str:
+    """A byte-count NCCL variable as a dataset's points ran it, in MiB ('unset' if none)."""
+    v = {dict(p.env).get(var) for part in parts if part.label == label for p in part.points} - {None}
+    return f"{int(next(iter(v))) >> 20} MiB" if len(v) == 1 else "unset"
+
+
 def _extra_ms(parts: Sequence[Part], label: str) -> float | None:
     """A dataset's median extra milliseconds per call at 16-256 MiB under the datasheet."""
     extra = next((_fixed_and_bandwidth(p)[0] for p in parts if p.label == label), None)
@@ -571,7 +596,12 @@ def _per_group_notes(parts: Sequence[Part], fabric: Sequence[Part], results: Seq
         f"per-call or per-byte cost gives. p4d with NCCL {version(p4d_old)} carries "
         f"{_ratios([bw(p4d_old, 'all_reduce', gib)], bw(p4d_new, 'all_reduce', gib))} of the bus bandwidth "
         f"{version(p4d_new)} carries from 1 GiB on the same instances with the same NCCL_ALGO=RING: a version "
-        "effect, one dataset on each side.",
+        "effect, one dataset on each side. Not NCCL 2.8 opening fewer channels: the two logs print "
+        f"{_log_channels(p4d_old)} and {_log_channels(p4d_new)} coll channels (their headers). Not NCCL's buffer either: the p5 run that pays least sets NCCL_BUFFSIZE="
+        f"{_env_bytes(parts, p5, 'NCCL_BUFFSIZE')}, the EKS run leaves NCCL's 4 MiB, but a buffer too small for "
+        "the round trip would cap each channel's rate whatever the size, and the EKS rows rise from "
+        f"{b(eks, 'all_reduce', 64 * mib, 64 * mib)} GB/s at 64 MiB to {b(eks, 'all_reduce', 2 * gib, 2 * gib)} at "
+        "2 GiB.",
         f"- tcpx: A3 High's GPUDirect-TCPX carries {b(a3high, 'all_gather', gib)} GB/s of all_gather bus bandwidth "
         f"from 1 GiB on {nics_GBps(a3high)} GB/s of NICs per server ({by_label[a3high].nic}), A3 Mega's TCPXO "
         f"{b(a3mega, 'all_gather', gib)} of {nics_GBps(a3mega)}: TCPX runs TCP on the host's CPUs (only the "
@@ -595,11 +625,16 @@ def _per_group_notes(parts: Sequence[Part], fabric: Sequence[Part], results: Seq
         f"({b(gpu2080, 'all_reduce', 16 * mib)} GB/s), and the Kubernetes pair on two sockets beats the Docker pair "
         "on one switch (the header itself calls the plateau unexplained). How fast a GPU's SMs read and write host "
         "memory (root complex, IOMMU, memory) is a host property no header states.",
-        f"- L40S RoCE (ib-roce): {b(l40s, 'all_reduce', 16 * mib)} GB/s flat "
-        "from 16 MiB on a 400 GbE NIC per server; its source puts the two GPUs on different root complexes (bus "
-        "61:00 and e1:00). Where a GPU and its NIC do not share a PCIe switch NCCL turns GPUDirect RDMA off "
-        "(NCCL_NET_GDR_LEVEL) and stages every byte through host memory; the preset places GPUs and NICs under one "
-        "switch, and the NICs' placement is in no header." + (
+        f"- L40S RoCE (ib-roce): {b(l40s, 'all_reduce', 16 * mib)} GB/s flat from 16 MiB on a 400 GbE NIC per "
+        "server. Its source (the same README: a Dell PowerEdge R760xa, `nvidia-smi topo` NODE between the GPU and "
+        "every NIC, the run's two GPUs at 61:00 and e1:00 on different root complexes) is in its topology hint: "
+        "NCCL turns GPUDirect RDMA off beyond NCCL_NET_GDR_LEVEL (PXB) and GPU peer-to-peer off beyond PXB on Intel "
+        "CPUs, so every byte passes through host memory (`gdr: false`, `p2p: false`; "
+        "`simulator.collectives.plans.host_staged` prices it at `shm_efficiency`, the SHM transport's factor): "
+        "predicted {0:.1f} GB/s from 1 GiB, {1:.1f} GB/s with GPUDirect RDMA and P2P as the preset has them. The "
+        "remaining {2:.2f}x is how fast the SMs move host memory across the root complexes, which no header states "
+        "(and no single host-memory factor fits the PCIe boxes above too).".format(*_staged_busbw(by_label[l40s]))
+        + (
             " It is the group's only dataset that runs Ring, so the group's Ring latency stays at the datasheet "
             f"(a key is fitted only where datasets of {MIN_CLUSTERS_PER_KEY} clusters exercise it)." if ring_by == [l40s] else "")
         + " socket: the same L40S hosts over "

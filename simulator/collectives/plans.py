@@ -183,11 +183,12 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
     groups = []
     effs: dict[tuple[str, bool], float] = {}       # per kind of group (a 4096-GPU NVLS-Tree has 528 groups)
     for g in lay.groups:
-        eff = effs.get((g.in_network, g.shm))
+        staged = host_staged(router, g)
+        eff = effs.get((g.in_network, staged))
         if eff is None:
-            eff = effs[(g.in_network, g.shm)] = (params.proto_efficiency(a, proto) * params[f"op_efficiency.{op}"]
-                                                 * _switch_efficiency(router, g.in_network, params)
-                                                 * (params["shm_efficiency"] if g.shm else 1.0))
+            eff = effs[(g.in_network, staged)] = (params.proto_efficiency(a, proto) * params[f"op_efficiency.{op}"]
+                                                  * _switch_efficiency(router, g.in_network, params)
+                                                  * (params["shm_efficiency"] if staged else 1.0))
         cap = params["socket_max_Bps"] if g.socket else math.inf
         # one server, GPU to GPU: the sending CTAs copy straight into the peer, at p2p_channel_Bps each
         ch = params["p2p_channel_Bps"] / eff if algo == "direct" and not (g.inter or g.shm or g.socket) \
@@ -226,6 +227,15 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
                 tuple(groups), params.base_latency_s(a, proto) + latency,
                 host + (params["net_call_overhead_s"] if len(per_host) > 1 else 0.0),
                 local, chunking, p2p, host)
+
+
+def host_staged(router: Router, g: LayoutGroup) -> bool:
+    """Whether a flow group's bytes pass through host memory on their way: GPU to GPU with peer-to-peer off
+    (NCCL's SHM transport), or across servers where GPUDirect RDMA is off (``ClusterInfo.gdr``: NCCL's net
+    transport stages each byte in a host buffer that the GPU's SMs write or read and the NIC reads or
+    writes). Both price the same: ``shm_efficiency`` on the group's rate. The socket transport stages too
+    but has its own ceiling (``socket_max_Bps``)."""
+    return g.shm or (g.inter and not g.socket and not router.info.gdr)
 
 
 def p2p_of(router: Router, op: str, ranks: Sequence[str], layouts: dict | None = None,

@@ -30,10 +30,12 @@ HERE = Path(__file__).resolve().parent
 
 def _topo(preset: str, nodes: int, gpus_per_node: int, nic: str | None = None,
           nic_bw_per_node: str | None = None, notes: str | None = None,
-          p2p: bool | None = None) -> dict[str, Any]:
+          p2p: bool | None = None, gdr: bool | None = None) -> dict[str, Any]:
     hint: dict[str, Any] = {"preset": preset, "nodes": nodes, "gpus_per_node": gpus_per_node}
     if p2p is not None:
         hint["p2p"] = p2p
+    if gdr is not None:
+        hint["gdr"] = gdr
     if nic is not None:
         hint["nic"] = nic
     if nic_bw_per_node is not None:
@@ -60,6 +62,7 @@ PUBLIC: dict[str, dict[str, Any]] = {
         "env": {"NCCL_ALGO": "RING", "FI_EFA_USE_DEVICE_RDMA": "1", "RDMAV_FORK_SAFE": "1"},
         "point_env": {"NCCL_ALGO": "RING"},
         "command": "mpirun -np 16 all_reduce_perf -b 8 -e 1G -f 2 -t 1 -g 1 -c 1 -n 1000",
+        "notes": "log: 8 coll channels, 8 p2p channels",
         "variants": ["ring"],
         "topology": _topo("dgx-a100", 2, 8, "4x 100G EFA, GPUDirect RDMA", "400 Gb/s"),
     },
@@ -241,8 +244,16 @@ PUBLIC: dict[str, dict[str, Any]] = {
         "topology_by_variant": {
             "l40s_2x1_socket": _topo("pcie-gen4", 2, 1, "ConnectX-7 400GbE, TCP sockets "
                                      "(NCCL_IB_DISABLE=1)", "400 Gb/s"),
+            # The source's own README (same commit, 'GPU Direct Storage Examples'): a Dell PowerEdge R760xa
+            # (Intel Xeon), `nvidia-smi topo -mp` shows NODE between the GPU and every NIC (both ConnectX-7 at
+            # 0d:00 and 37:00, NUMA 0; mlx5_2 and mlx5_8 are VFs of the one at 37:00), and this run's GPUs sit at
+            # 61:00 and e1:00 (different root complexes). NCCL's rules (src/graph/paths.cc): GPUDirect RDMA only
+            # up to NCCL_NET_GDR_LEVEL (PXB by default), so NODE turns it off; P2P only up to PXB on Intel CPUs,
+            # so the GPU pair talks through host memory (SHM).
             "l40s_2x2_roce": _topo("pcie-gen4", 2, 2, "ConnectX-7 400GbE, RoCE RDMA",
-                                   "400 Gb/s"),
+                                   "400 Gb/s", notes="GPUs on different root complexes, GPU-NIC distance NODE "
+                                   "(source's nvidia-smi topo, Dell R760xa): NCCL turns GPUDirect RDMA and GPU "
+                                   "P2P off, every byte through host memory", p2p=False, gdr=False),
             "dgxh200_2x8_socket": _topo("hgx-h200", 2, 8, "one shared interface (a 400GbE ConnectX-7 "
                                         "port), TCP sockets (NCCL_IB_DISABLE=1)", "400 Gb/s"),
         },

@@ -5,7 +5,9 @@ Names follow Megatron-LM: ``tp`` (tensor-parallel size), ``pp`` (pipeline stages
 micro-batches per iteration is ``global_batch / (micro_batch * dp)``. ``zero`` is the ZeRO stage
 of DeepSpeed / Megatron's distributed optimizer; ``fsdp`` is PyTorch FSDP's sharding strategy
 (``full`` = FULL_SHARD, ``grad-op`` = SHARD_GRAD_OP, ``hybrid`` = HYBRID_SHARD); both cannot be
-set. ``fsdp_shard`` is HYBRID_SHARD's shard group size (data-parallel ranks that shard among themselves;
+set; ZeRO-2 and ZeRO-3 need ``pp`` 1 (DeepSpeed's PipelineEngine refuses them with pipeline parallelism; ZeRO-1,
+Megatron's distributed optimizer, runs with it). The interleaved schedule with one virtual stage is plain 1F1B
+(Megatron-LM treats a virtual pipeline size of 1 as none). ``fsdp_shard`` is HYBRID_SHARD's shard group size (data-parallel ranks that shard among themselves;
 default: the data-parallel peers inside one server). ``fsdp_divide_ranks`` (no CLI flag) makes FSDP1's gradient
 divide factors those of that many ranks instead of ``dp``: FSDP1 on one-rank shard groups (HYBRID_SHARD clamped to
 NO_SHARD) still divides by the whole device mesh. ``order`` is how ranks are laid out on the GPUs, innermost first (Megatron: ``tp-dp-pp``).
@@ -98,6 +100,10 @@ class TrainConfig:
                 raise InputError("must be a positive integer", field="--" + f.replace("_", "-"), value=v)
         object.__setattr__(self, "schedule", _choice(self.schedule, Schedule, "--schedule"))
         object.__setattr__(self, "recompute", _choice(self.recompute, Recompute, "--recompute"))
+        if self.schedule is Schedule.INTERLEAVED and self.virtual_stages == 1:
+            # one model chunk per stage is no interleaving: Megatron-LM sets a virtual pipeline size of 1 to
+            # None and runs plain 1F1B (arguments.py), so this is 1F1B, labelled and checked as such
+            object.__setattr__(self, "schedule", Schedule.ONE_F_ONE_B)
         if self.global_batch % (self.micro_batch * self.dp):
             raise InputError(f"--global-batch must be a multiple of --micro-batch x --dp "
                              f"({self.micro_batch} x {self.dp})", field="--global-batch", value=self.global_batch)
@@ -109,6 +115,10 @@ class TrainConfig:
             raise InputError(f"expected one of {', '.join(FSDP_STRATEGIES)}", field="--fsdp", value=self.fsdp)
         if self.fsdp is not None and self.zero:
             raise InputError("--zero and --fsdp are alternatives; give one", field="--fsdp", value=self.fsdp)
+        if self.zero >= 2 and self.pp > 1:
+            raise InputError(f"ZeRO-{self.zero} cannot run with --pp {self.pp}: DeepSpeed's pipeline engine refuses "
+                             "ZeRO-2 and ZeRO-3 with pipeline parallelism (use --zero 1, or --pp 1)",
+                             field="--zero", value=self.zero)
         if self.fsdp_shard is not None:
             if self.fsdp != "hybrid":
                 raise InputError("--fsdp-shard needs --fsdp hybrid", field="--fsdp-shard", value=self.fsdp_shard)

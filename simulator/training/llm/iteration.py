@@ -57,6 +57,10 @@ if TYPE_CHECKING:
     from topologies.preset_cluster import PresetCluster
 
 
+_FLOAT_FIELDS = ("iteration_s", "compute_s", "tp_comm_s", "pp_comm_s", "pp_bubble_s", "dp_comm_exposed_s", "optimizer_s",
+                 "overhead_s", "mfu", "hfu", "tokens_per_s", "iteration_lo_s", "iteration_hi_s")
+
+
 @dataclass(frozen=True)
 class TrainResult:
     """One iteration: the breakdown of the stage that finishes last, throughput, memory."""
@@ -86,6 +90,19 @@ class TrainResult:
     iteration_extrapolated: tuple[str, ...] = ()    # why the interval is not what its band measured (caveats)
     parts_extrapolated: tuple[str, ...] = ()        # the same for the compute parts' band (with part_bounds)
     comm_extrapolated: tuple[str, ...] = ()         # TP / PP parts outside their measured band's domain
+    fsdp_shard_group: int | None = None             # FSDP: ranks sharding among themselves (HYBRID_SHARD's
+                                                    # shard group, else DP); None without FSDP
+
+    def __post_init__(self) -> None:
+        """Plain Python numbers (the flow network's sums are numpy floats): ``gpunetsim.train``'s results
+        print and compare like ``--json``'s."""
+        for f in _FLOAT_FIELDS:
+            v = getattr(self, f)
+            if v is not None:
+                object.__setattr__(self, f, float(v))
+        for f in ("gpus", "critical_stage"):
+            object.__setattr__(self, f, int(getattr(self, f)))
+        object.__setattr__(self, "part_bounds", tuple((p, float(lo), float(hi)) for p, lo, hi in self.part_bounds))
 
     def bounds(self, part: str) -> tuple[float, float] | None:
         """The 90% interval of ``<part>_s`` (simulate_train(parts=True)), or None."""
@@ -97,8 +114,10 @@ class TrainResult:
         return value if b is None else {**value, f"{part}_lo_s": b[0], f"{part}_hi_s": b[1]}
 
     def as_dict(self) -> dict:
-        """The JSON row; each part's 90% interval (``<part>_lo_s``, ``<part>_hi_s``) follows it when computed."""
-        return {"model": self.model, "gpus": self.gpus, "gpu": self.gpu, **self.config.as_dict(),
+        """The JSON row; each part's 90% interval (``<part>_lo_s``, ``<part>_hi_s``) follows it when computed;
+        ``fsdp_shard`` is HYBRID_SHARD's shard group as simulated (given or chosen)."""
+        hybrid = {"fsdp_shard": self.fsdp_shard_group} if self.config.fsdp == "hybrid" else {}
+        return {"model": self.model, "gpus": self.gpus, "gpu": self.gpu, **self.config.as_dict(), **hybrid,
                 "iteration_s": self.iteration_s, "iteration_lo_s": self.iteration_lo_s,
                 "iteration_hi_s": self.iteration_hi_s, "iteration_extrapolated": list(self.iteration_extrapolated),
                 **({"parts_extrapolated": list(self.parts_extrapolated),
@@ -407,7 +426,8 @@ def simulate_train(G_or_router: nx.Graph | PresetCluster | Router, model: Transf
                          stages[crit].optimizer_s, overhead, model_flops / (iteration * peak),
                          hw_flops * c.tp * c.dp / (iteration * peak), tokens / iteration, mem, crit, gpu.name, records,
                          *train_interval(iteration, compute or ComputeParams(), gpu.name),
-                         iteration_extrapolated=train_caveats(compute or ComputeParams(), gpu.name, c.gpus))
+                         iteration_extrapolated=train_caveats(compute or ComputeParams(), gpu.name, c.gpus),
+                         fsdp_shard_group=(hybrid if c.fsdp == "hybrid" else c.dp) if c.fsdp else None)
     if not parts:
         return result
     bounds, comm = part_intervals(router, params or Parameters(), w, result, compute or ComputeParams())

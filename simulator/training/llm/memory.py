@@ -47,6 +47,13 @@ class Memory:
     capacity_bytes: int
     stage: int
 
+    def __post_init__(self) -> None:
+        """Plain Python numbers, as :class:`~.iteration.TrainResult`'s."""
+        for f in ("params", "grads", "optimizer", "activations"):
+            object.__setattr__(self, f, float(getattr(self, f)))
+        for f in ("capacity_bytes", "stage"):
+            object.__setattr__(self, f, int(getattr(self, f)))
+
     @property
     def total(self) -> float:
         return self.params + self.grads + self.optimizer + self.activations

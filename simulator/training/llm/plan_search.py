@@ -229,9 +229,11 @@ def candidates(sim: ClusterSimulator, clusters: list[Cluster], global_batch: int
         gpu = get_gpu(cluster.gpu)
         bound, floor = sim.bound(cluster.gpu, space.dtype), sim.comm_floor(cluster)
         for c in enumerate_plans(model, cluster.gpus, global_batch, space):
-            outcome.enumerated += 1
             hybrid = cluster.gpus_per_node // c.tp if c.fsdp == "hybrid" else 1
-            if not memory_per_gpu(model, c, gpu.memory_bytes, max(1, hybrid)).fits:
+            if c.fsdp == "hybrid" and hybrid < 2:
+                continue            # one-rank shard groups shard nothing (torch FSDP runs NO_SHARD): not a plan
+            outcome.enumerated += 1
+            if not memory_per_gpu(model, c, gpu.memory_bytes, hybrid).fits:
                 outcome.no_fit += 1
                 continue
             lb = objective_of(bound.iteration_s(c, floor), cluster, objective)

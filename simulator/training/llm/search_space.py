@@ -10,8 +10,10 @@ Choices where the rules of thumb are clear and the space would otherwise double 
 
 * sequence parallelism is on whenever TP > 1 (same communication volume as plain TP, less
   activation memory; Korthikanti et al. 2022);
-* ZeRO-3 and FSDP are used without pipeline parallelism (Megatron and DeepSpeed do not combine
-  parameter sharding with PP); a sharding other than DDP needs DP > 1;
+* ZeRO-2 and ZeRO-3 never meet pipeline parallelism (DeepSpeed's PipelineEngine refuses them;
+  :class:`TrainConfig` does too), and FSDP full/hybrid are used without it (Megatron does not
+  combine parameter sharding with PP); a sharding other than DDP needs DP > 1 (FSDP on one rank
+  shards nothing), and HYBRID_SHARD shard groups of more than one rank (:mod:`.plan_search`);
 * interleaving uses ``virtual_stages`` chunks per stage (default 2) and needs the micro-batches
   to be a multiple of PP (Megatron's rule).
 """
@@ -27,7 +29,7 @@ from simulator.training.llm.layer import check_divisible
 from simulator.training.llm.model import TransformerSpec
 
 SHARDINGS = ("ddp", "zero-1", "zero-2", "zero-3") + tuple(f"fsdp-{s}" for s in FSDP_STRATEGIES)
-_PARAM_SHARDED = ("zero-3", "fsdp-full", "fsdp-hybrid")
+_PARAM_SHARDED = ("fsdp-full", "fsdp-hybrid")     # ZeRO-2/3 with PP: refused by TrainConfig itself
 
 
 @dataclass(frozen=True)

@@ -186,10 +186,10 @@ def test_the_fourth_sealed_campaign_reads_its_own_readmes():
     main 91c8e9a from its own READMEs; the FSDP-only method change of that session was made without its figures, the
     next session's (branch h14fsdp8: its own campaign's compute) knowing them, so its FSDP-only rows are a check."""
     c = sc.H100C
-    assert sc.SEALED == (sc.H100, sc.H200, sc.H200B, sc.H100C) and c.blind_commit == "91c8e9a"
+    assert sc.SEALED[:4] == (sc.H100, sc.H200, sc.H200B, sc.H100C) and c.blind_commit == "91c8e9a"
     assert c.topology == "dgx-h100" and c.prefix not in {x.prefix for x in sc.SEALED[:3]}
     assert c.lease == "4x H100, `h100x4_2026-11-27c` (sealed)" and len(c.opened) == 7 and c.opened != "OPENED"
-    assert all(x.fsdp_only_seen for x in sc.SEALED)
+    assert all(x.fsdp_only_seen for x in sc.SEALED[:4])
     blind = sc.blind_collectives(c)
     assert blind[("4", "< 16 MiB together")] == (46, 14.4, 27.7, 98, 100, 88)
     assert blind[("4", ">= 16 MiB")] == (28, 2.5, 6.7, 43, 96, 35)
@@ -207,6 +207,32 @@ def test_the_91c8e9a_blind_script_refuses_todays_model():
     assert done.returncode != 0 and "91c8e9a" in done.stderr and "###" not in done.stdout
 
 
+def test_the_fifth_sealed_campaign_reads_its_own_readmes():
+    """The 4x H200 campaign sealed in the session of 2026-11-27 11:28-14:28 UTC (another lease, with FSDP's host
+    issue probe): blind tables under main 049859d from its own READMEs; its FSDP-only rows were not seen before a
+    method change (the one change chosen knowing it is named in ``after``)."""
+    c = sc.H200D
+    assert sc.SEALED == (sc.H100, sc.H200, sc.H200B, sc.H100C, sc.H200D) and c.blind_commit == "049859d"
+    assert c.topology == "hgx-h200" and c.prefix not in {x.prefix for x in sc.SEALED[:4]}
+    assert c.opened == "4ebca5e" and not c.fsdp_only_seen and "h14fsdp8" in c.after
+    assert (c.llm / "fsdpissue_world4.jsonl").exists()
+    blind = sc.blind_collectives(c)
+    assert blind[("4", "< 16 MiB together")] == (46, 19.4, 37.9, 91, 74, 68)
+    assert blind[("4", ">= 16 MiB")] == (28, 2.0, 9.4, 36, 86, 24)
+    assert sc.blind_llm(c) == {"llm4 PP": (2.9, 5.6, 1.0), "llm4 TP": (3.7, 9.2, 0.89),
+                               "llm4 FSDP": (2.8, 6.5, 0.99), "fsdp4": (14.7, 18.3, 0.8)}
+
+
+def test_the_049859d_blind_script_refuses_todays_model():
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "validation/scripts/sealed_blind_049859d.py"], cwd=root, timeout=120,
+                          capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+    assert done.returncode != 0 and "049859d" in done.stderr and "###" not in done.stdout
+
+
 @pytest.mark.parametrize("names, shared", [
     (("h200x4_2026-11-27b_lat", "h200x4_2026-11-27b_bw", "h200x4_2026-11-27b_llm"), "h200x4_2026-11-27b"),
     (("h100x4_2026-11-27_lat", "h100x4_2026-11-27_lab"), "h100x4_2026-11-27"),   # not '..._la'
@@ -221,4 +247,5 @@ def test_every_sealed_lease_keeps_its_name():
     assert [c.lease for c in sc.SEALED] == ["4x H100, `h100x4_2026-11-27` (sealed)",
                                             "4x H200, `h200x4_2026-11-27` (sealed)",
                                             "4x H200, `h200x4_2026-11-27b` (sealed)",
-                                            "4x H100, `h100x4_2026-11-27c` (sealed)"]
+                                            "4x H100, `h100x4_2026-11-27c` (sealed)",
+                                            "4x H200, `h200x4_2026-11-27d` (sealed)"]

@@ -1,4 +1,4 @@
-"""docs/accuracy.md, sections 3 and 7: campaigns sealed until the model was final (4x H100, twice 4x H200, 4x H100).
+"""docs/accuracy.md, sections 3 and 7: campaigns sealed until the model was final (4x H100, twice 4x H200, 4x H100, 4x H200).
 
 The lead measured it at the start of the session of 2026-11-27 (00:15-00:28 UTC, main 2dc75c7), kept the
 files away from everyone who changed the model that session, computed its blind figures under 2dc75c7 at
@@ -17,7 +17,9 @@ The next session (2026-11-27 03:13-06:13 UTC, main 2ebf08d) did the same on a 4x
 ``h200x4_2026-11-27_lat``, ``_bw``, ``_llm``, measured 03:15-03:27, blind figures at 03:32), and the one after it
 (2026-11-27 06:12-09:12 UTC, main c4781bc) on another 4x H200 lease (:data:`H200B`: ``h200x4_2026-11-27b_*``,
 measured 06:13-06:23, blind figures at 06:26-06:55), and the next (2026-11-27 08:49-11:49 UTC, main 91c8e9a) on
-another 4x H100 lease (:data:`H100C`: ``h100x4_2026-11-27c_*``, measured 08:51-09:04, blind figures at 09:05-09:09).
+another 4x H100 lease (:data:`H100C`: ``h100x4_2026-11-27c_*``, measured 08:51-09:04, blind figures at 09:05-09:09),
+and the next (2026-11-27 11:28-14:28 UTC, main 049859d) on another 4x H200 lease, with FSDP's host issue probe
+(:data:`H200D`: ``h200x4_2026-11-27d_*``, measured 11:41-11:52, blind figures at 11:52-11:53).
 Each campaign is a :class:`Sealed`; :data:`SEALED` lists them
 in the report's order.
 
@@ -142,7 +144,15 @@ H100C = Sealed(DATA / "h100x4_2026-11-27c_lat", DATA / "h100x4_2026-11-27c_bw", 
                "dgx-h100", "h100s2_sealed", "h100-nvlink-2gpu", RUNS[:3] + (RUNS[4],), "91c8e9a", "4x H100 80GB HBM3",
                "A ninth machine, sealed", "at the start of the session of 2026-11-27 08:49-11:49 UTC (08:51-09:04) "
                "under main 91c8e9a", "h100x4_2026-11-26h", "65af80a", fsdp_only_seen=True)
-SEALED = (H100, H200, H200B, H100C)
+H200D = Sealed(DATA / "h200x4_2026-11-27d_lat", DATA / "h200x4_2026-11-27d_bw", DATA / "h200x4_2026-11-27d_llm",
+               "hgx-h200", "h200s4_sealed", "h200-nvlink", RUNS[:3] + (RUNS[4],), "049859d", "4x H200",
+               "A tenth machine, sealed", "at the start of the session of 2026-11-27 11:28-14:28 UTC (11:41-11:52) "
+               "under main 049859d", "h200x4_2026-11-26d", "4ebca5e",
+               after="branch h14fsdp8's rule (an FSDP-only lease without its own host issue probe takes its own LLM "
+                     "campaign's compute fit) was merged knowing its figure on this lease with the lease's probe "
+                     "left out (fsdp4 12.0% -> 4.8% median); the rule does not reach this lease's own rows, which "
+                     "have the probe")
+SEALED = (H100, H200, H200B, H100C, H200D)
 """The sealed campaigns in the report's order."""
 
 

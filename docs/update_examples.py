@@ -21,7 +21,8 @@ FILES = re.compile(r"^```(?:yaml|json)[^\n]*\n(# file:[^\n]*\n.*?)^```", re.M | 
 
 
 def shape(line: str) -> list[str]:
-    return ["#" if NUM.match(t) else t for t in line.split()]
+    """The line's words with every number as '#', a number closing a --json value (``0.5,``, ``26.8}``) too."""
+    return ["#" + t[len(t.rstrip(",;]}")):] if NUM.match(t.rstrip(",;]}")) else t for t in line.split()]
 
 
 def refresh(shown: list[str], actual: list[str]) -> tuple[list[str], list[str]]:

@@ -9,6 +9,12 @@ or on CPU for tests: ``--backend gloo --device cpu``. Gloo on CUDA tensors (``--
 --device cuda``) is what DDP with ``backend="gloo"`` does on GPUs (tensors staged through host
 memory); it is timed with the host clock.
 
+By default every call of a point runs on the same buffers, as nccl-tests does; then up to the GPU's L2
+size (50 MB on H100, 60 MB on H200) the data may stay in L2 between calls. ``--rotate-bytes SIZE``
+allocates :func:`buffer_sets` distinct buffer sets per point instead (at least 2, together at least
+SIZE bytes per rank) and runs each call on the next one in turn, as training's collectives see fresh
+buffers; each record says which (``buffer_sets``, ``buffer_bytes``, ``rotate_bytes``).
+
 For each (op, size) point: ``warmup`` calls, then ``reps`` repetitions of ``iters`` back-to-back
 calls timed with CUDA events (``time.perf_counter`` after a barrier on CPU). Each repetition's
 per-call time is reduced with MAX over ranks (the slowest rank, as nccl-tests reports); the
@@ -40,6 +46,7 @@ Test hooks (used by the test suite to check the sweep's failure handling):
 from __future__ import annotations
 
 import argparse
+import itertools
 import logging
 import math
 import os
@@ -138,6 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout-s", type=float, default=120.0, help="process-group timeout")
     p.add_argument("--backend", default="auto", choices=["auto", "nccl", "gloo"])
     p.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"])
+    p.add_argument("--rotate-bytes", default="0",
+                   help="0: one buffer set per point, reused by every call (nccl-tests); else rotate "
+                        "distinct buffer sets totalling at least this many bytes per rank (e.g. 512M)")
     p.add_argument("--no-skip-existing", action="store_true",
                    help="measure points even if the output file already has them")
     return p
@@ -159,6 +169,7 @@ class Settings:
     backend: str
     device: str
     skip_existing: bool
+    rotate_bytes: int = 0  # 0: one buffer set reused by every call
 
 
 def parse_settings(argv: Sequence[str] | None) -> Settings:
@@ -179,7 +190,29 @@ def parse_settings(argv: Sequence[str] | None) -> Settings:
     if a.reps < 1 or a.warmup < 0:
         raise InputError("need reps >= 1 and warmup >= 0", field="reps", value=(a.reps, a.warmup))
     return Settings(tuple(parse_ops(a.ops)), tuple(sizes), a.dtype, a.variant, a.out, a.warmup,
-                    iters, a.reps, a.timeout_s, a.backend, a.device, not a.no_skip_existing)
+                    iters, a.reps, a.timeout_s, a.backend, a.device, not a.no_skip_existing,
+                    parse_size(a.rotate_bytes, "rotate-bytes"))
+
+
+def set_bytes(op: str, world: int, count: int, type_size: int) -> int:
+    """Bytes of one buffer set (input and output) of ``op`` on one rank, as :func:`make_call` allocates."""
+    if op in ("all_reduce", "broadcast", "reduce"):
+        return count * type_size
+    if op in ("all_gather", "reduce_scatter"):
+        return count * type_size * (world + 1)
+    if op == "all_to_all":
+        return 2 * count * type_size * world
+    if op == "send_recv":
+        return 2 * count * type_size
+    raise InputError("unknown collective", field="op", value=op)
+
+
+def buffer_sets(one_set_bytes: int, rotate_bytes: int) -> int:
+    """Buffer sets a point rotates through: 1 (reuse) when ``rotate_bytes`` is 0, else at least 2 and
+    enough that together they hold at least ``rotate_bytes``."""
+    if rotate_bytes <= 0:
+        return 1
+    return max(2, math.ceil(rotate_bytes / max(one_set_bytes, 1)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -280,8 +313,13 @@ class Context:
         return int(t.item())
 
 
-def make_call(ctx: Context, op: str, count: int, dtype: str) -> Callable[[], None]:
-    """A no-argument function that runs ``op`` once on preallocated buffers of ``count`` elements."""
+def make_call(ctx: Context, op: str, count: int, dtype: str, sets: int = 1) -> Callable[[], None]:
+    """A no-argument function that runs ``op`` once on preallocated buffers of ``count`` elements;
+    with ``sets`` > 1, on ``sets`` distinct buffer sets in turn (one per call)."""
+    if sets > 1:
+        calls = [make_call(ctx, op, count, dtype) for _ in range(sets)]
+        turn = itertools.cycle(calls).__next__
+        return lambda: turn()()
     torch, dist = ctx.torch, ctx.dist
     tdtype = getattr(torch, dtype)
     n, dev = ctx.world, ctx.device
@@ -333,7 +371,9 @@ def choose_iters(ctx: Context, call: Callable[[], None], fixed: int | None) -> i
 
 def measure_point(ctx: Context, s: Settings, point: Point) -> dict[str, Any]:
     """Time one point; every rank returns the same numbers (reduced with MAX over ranks)."""
-    call = make_call(ctx, point.op, point.count, s.dtype)
+    one_set = set_bytes(point.op, ctx.world, point.count, DTYPE_SIZES[s.dtype])
+    sets = buffer_sets(one_set, s.rotate_bytes)
+    call = make_call(ctx, point.op, point.count, s.dtype, sets)
     for _ in range(s.warmup):
         call()
     ctx.sync()
@@ -353,7 +393,7 @@ def measure_point(ctx: Context, s: Settings, point: Point) -> dict[str, Any]:
     return {"op": point.op, "bytes": point.size_bytes, "count": point.count, "time_s": time_s,
             "min_s": min(per_rep), "max_s": max(per_rep), "rep_times_s": per_rep, "rank_rep_times_s": rank_reps,
             "rank_host_times_s": rank_host, "rep_end_unix_s": ends,
-            "iters": iters,
+            "iters": iters, "buffer_sets": sets, "buffer_bytes": sets * one_set,
             "reps": s.reps, "warmup": s.warmup, "algbw_GBps": algbw, "busbw_GBps": busbw}
 
 
@@ -373,7 +413,8 @@ def run(s: Settings) -> int:
     points, launch_id = shared
     facts = machine_facts(with_topology=ctx.rank == 0)
     base = {"world": ctx.world, "dtype": s.dtype, "variant": s.variant, "backend": ctx.backend,
-            "device": ctx.device.type, "launch_id": launch_id, "env": env, **short_facts(facts)}
+            "device": ctx.device.type, "launch_id": launch_id, "env": env, "rotate_bytes": s.rotate_bytes,
+            **short_facts(facts)}
     if ctx.rank == 0:
         append_record(s.out, {"kind": "meta", "runner": "collectives", **base, **facts,
                               "argv": sys.argv, "points_planned": len(points)})

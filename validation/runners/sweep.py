@@ -127,6 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="failed launches of one variant before giving up on it")
     p.add_argument("--backend", default="auto", choices=["auto", "nccl", "gloo"])
     p.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"])
+    p.add_argument("--rotate-bytes", default="0",
+                   help="passed to the runner: 0 reuses one buffer set per point, else rotate this many bytes")
     p.add_argument("--out", required=True)
     return p
 
@@ -144,7 +146,7 @@ def parse_settings(argv: Sequence[str] | None) -> SweepSettings:
     child = ("--min-bytes", str(a.min_bytes), "--max-bytes", str(a.max_bytes), "--factor",
              str(a.factor), "--dtype", a.dtype, "--warmup", str(a.warmup), "--iters", str(a.iters),
              "--reps", str(a.reps), "--timeout-s", str(a.timeout_s), "--backend", a.backend,
-             "--device", a.device, "--out", a.out)
+             "--device", a.device, "--rotate-bytes", str(a.rotate_bytes), "--out", a.out)
     return SweepSettings(a.nproc, variants, extra, tuple(parse_ops(a.ops)), tuple(sizes), child,
                          a.dtype, a.out, a.launch_timeout_s, a.max_failed_launches)
 

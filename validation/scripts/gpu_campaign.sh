@@ -68,6 +68,12 @@
 #                   at every size instead of ~50 ms), ch12 (12 channels), alloc (PyTorch's expandable segments: tensors
 #                   mapped by cuMemMap, not cudaMalloc); nvidia-smi samples SM/memory clocks, power and temperature
 #                   every 100 ms throughout (smi.csv); about 4 minutes on 2 GPUs; SLOPE_VARIANTS="v1 v2 ..." runs fewer
+#           l2      whether the GPU's L2 holds reused buffers below ~32 MiB (issue 10, validation.l2_probe): all_reduce,
+#                   all_gather, broadcast, 4 MiB - 128 MiB in steps of sqrt(2), 3 repetitions, each point once on one
+#                   buffer set reused by every call (l2_reuse_world<n>_L<i>.jsonl, as nccl-tests) and once rotating
+#                   distinct sets of at least 1 GiB per rank together (--rotate-bytes 1G: l2_rot_*); two passes,
+#                   reuse and rot launches interleaved (order swapped in pass 2), on 2 and (where there are 4 GPUs)
+#                   4 GPUs; about 3 minutes with 4 GPUs
 # NVLink multicast stays off (shared hosts): NCCL_NVLS_ENABLE=0 and friends are exported here and by the runners.
 set -uo pipefail
 phase=$1; out=$2
@@ -186,6 +192,20 @@ slope() {   # issue 10: the ring ops' size-dependent per-byte time; one launch p
   done
   kill "$logger"
 }
+l2() {   # issue 10: L2 residency of reused buffers; one launch per (pass, world size, reuse/rot)
+  local i n m worlds=2 f=1.4142135623730951 order
+  [ "$(nvidia-smi -L | wc -l)" -ge 4 ] && worlds="2 4"
+  for i in 1 2; do
+    order="reuse rot"; [ "$i" = 2 ] && order="rot reuse"
+    for n in $worlds; do
+      for m in $order; do
+        $PY -m validation.runners.sweep --nproc "$n" --ops all_reduce,all_gather,broadcast --min-bytes 4M \
+            --max-bytes 128M --factor $f --reps 3 --launch-timeout-s 60 --max-failed-launches 0 \
+            --rotate-bytes "$([ "$m" = rot ] && echo 1G || echo 0)" --out "$out/l2_${m}_world${n}_L$i.jsonl"
+      done
+    done
+  done
+}
 case "$phase" in
   llm2) llm 2 ;;
   llm4) llm 4 ;;
@@ -248,6 +268,7 @@ case "$phase" in
   lathost2) lathost 2 ;;
   bwfine) bwfine ;;
   slope) slope ;;
+  l2) l2 ;;
   rerun2) rerun 2 ;;
   rerun4) rerun 4 ;;
   coll2) coll 2 ;;

@@ -245,6 +245,128 @@ def own_probe_rows(scored: Sequence[Scored]) -> tuple[list[str], dict[str, float
     return rows, figs
 
 
+def fsdp_only_files() -> list[tuple[str, Path, int]]:
+    """Every FSDP-only file (label, path, world): the committed leases here (:data:`LEASES` fitted as a lease) and
+    the sealed leases' ``fsdp2``/``fsdp4`` rows (``validation.sealed_campaign.SEALED``, opened: a check there)."""
+    from validation.sealed_campaign import SEALED
+    out = [(lease.label, DATA / lease.folder / lease.name, lease.world) for lease in LEASES if lease.fit is Fit.LEASE]
+    return out + [(f"{c.llm.name} {label} (sealed)", c.llm / name, int(label[-1]))
+                  for c in SEALED for label, name, _ in c.runs if label.startswith("fsdp")]
+
+
+@dataclass(frozen=True)
+class MethodScore:
+    """One FSDP-only file under one ``llm_blind.Method``: the block issue time its compute fit gives and the FSDP
+    median |error| % of the file's rows, of the lease's other FSDP rows measured beside the probe (its ``fsdp
+    --issue`` launches) and of its campaign's FSDP rows (``llm_world*``), host work as ``HostWork`` carries it."""
+
+    block_s: float
+    median_pct: float
+    probe_rows_pct: float | None
+    campaign_rows_pct: float | None
+
+
+def _median_pct(pred: RealPredictor, host: HostWork, records: LlmRecords) -> float | None:
+    groups = [g for g in group_runs(records.runs) if g.first.runner == "fsdp"]
+    p = host.applied(pred)
+    return float(np.median([abs(p.iteration_s(g.first) / g.median_s - 1) * 100 for g in groups])) if groups else None
+
+
+def _beside(path: Path, pattern: str, world: int) -> LlmRecords | None:
+    """The FSDP-run records of the other files of ``path``'s folder matching ``pattern`` of that world size."""
+    from validation.llm_records import read_llm_records
+    files = [f for f in sorted(path.parent.glob(pattern)) if f != path and f"world{world}" in f.name]
+    return read_llm_records(files) if files else None
+
+
+def method_scores() -> list[tuple[str, object, dict[object, MethodScore]]]:
+    """Per FSDP-only file (:func:`fsdp_only_files`): the method ``lease_predictor`` takes and every method's
+    :class:`MethodScore` where the lease has the data for it."""
+    from validation.llm_blind import OWN_CAMPAIGN, OWN_PROBES, host_for, lease_method, lease_methods
+    from validation.llm_records import read_llm_records
+
+    out = []
+    for label, path, world in fsdp_only_files():
+        records = read_llm_records([path])
+        host = host_for(world)[0]
+        probe, campaign = _beside(path, OWN_PROBES[1], world), _beside(path, OWN_CAMPAIGN, world)
+        scores = {}
+        for method, build in lease_methods(path, records, world).items():
+            pred = build()
+            scores[method] = MethodScore(measured_block_s(pred.compute), _median_pct(pred, host, records),  # type: ignore[arg-type]
+                                         probe and _median_pct(pred, host, probe),
+                                         campaign and _median_pct(pred, host, campaign))
+        out.append((label, lease_method(path, records, world), scores))
+    return out
+
+
+def phase_rows(folder: str) -> list[str]:
+    """The FSDP configurations a lease measured in more than one of its files (phases), median ms per file."""
+    from validation.llm_records import read_llm_records
+    by: dict[tuple[str, int], dict[str, float]] = {}
+    for f in sorted((DATA / folder).glob("*.jsonl")):
+        if f.name.startswith(("fsdp", "llm_world")):
+            for g in group_runs(read_llm_records([f]).runs):
+                r = g.first
+                if r.runner == "fsdp" and r.strategy in ("no_shard", "full_shard"):
+                    by.setdefault((r.strategy, r.spec.hidden), {})[f.name] = g.median_s
+    return [f"| {folder} | {k[0].upper()} h{k[1]} | " + ", ".join(f"{n}: {v * 1e3:.2f}" for n, v in sorted(m.items()))
+            + f" | {spread(list(m.values())) * 100:.1f} |" for k, m in sorted(by.items()) if len(m) > 1]
+
+
+def method_lines() -> list[str]:
+    """The report's comparison of the FSDP-only methods (``llm_blind.Method``) on every FSDP-only file."""
+    from validation.llm_blind import Method
+
+    scored = method_scores()
+    methods = list(Method)
+
+    def cell(s: MethodScore | None, what: str) -> str:
+        v = None if s is None else getattr(s, what)
+        return "-" if v is None else (f"{v * 1e3:.3f}" if what == "block_s" else f"{v:.1f}")
+
+    rows = [f"| {label} | {used.letter} | "  # type: ignore[attr-defined]
+            + " | ".join(f"{cell(sc.get(m), 'block_s')}, {cell(sc.get(m), 'median_pct')}" for m in methods)
+            + " | " + " / ".join(cell(sc.get(m), "probe_rows_pct") for m in methods)
+            + " | " + " / ".join(cell(sc.get(m), "campaign_rows_pct") for m in methods) + " |"
+            for label, used, sc in scored]
+    both = [(label, sc) for label, _, sc in scored if Method.OWN_PROBE in sc and Method.OWN_CAMPAIGN in sc]
+    a, b = Method.OWN_PROBE, Method.OWN_CAMPAIGN
+    wins = sum(sc[a].median_pct < sc[b].median_pct for _, sc in both)
+    apart = [sc[b].block_s / sc[a].block_s - 1 for _, sc in both]
+    split = [(label, sc) for label, sc in both if sc[a].probe_rows_pct is not None]
+    phases = sorted({DATA.joinpath(label.split()[0]).name for label, _ in split})
+    words = "; ".join(
+        f"`{label}`: its probe's own launches' FSDP rows {sc[a].probe_rows_pct:.1f}% with (a), "
+        f"{sc[b].probe_rows_pct:.1f}% with (b); its campaign's FSDP rows {sc[a].campaign_rows_pct:.1f}% with (a), "
+        f"{sc[b].campaign_rows_pct:.1f}% with (b)" for label, sc in split)
+    return ["**Which of the lease's own measurements an FSDP-only file takes** (`llm_blind.lease_methods`, in the "
+            "order `lease_predictor` prefers them: a. the lease's own host issue probe, b. its own LLM campaign's "
+            "compute fit, c. the other leases' probes). Every FSDP-only file, sealed ones included (opened: a check, "
+            "not blind), each method where the lease has its data: the block issue time the fit gives (ms) and the "
+            "FSDP median error % of the file's rows; then the same predictors on the lease's other FSDP rows measured "
+            "in the probe's own launches (`fsdpissue`) and in its campaign (`llm_world`), a / b / c:", "",
+            "| file | in use | a: block ms, median % | b: block ms, median % | c: block ms, median % | "
+            "probe's launches' FSDP rows, a / b / c % | campaign's FSDP rows, a / b / c % |",
+            "|---|---|---|---|---|---|---|", *rows, "",
+            f"{len(both)} files have both (a) and (b); (a) has the lower median on {wins} of them, and their block "
+            f"issue times lie {min(apart) * 100:+.0f} to {max(apart) * 100:+.0f}% apart ((b) over (a)). Where they "
+            f"differ most, the probe is right for its own launches and wrong for the others: {words}. The same "
+            "configurations measured in the lease's phases, median ms per file (spread: slowest over fastest, minus "
+            "1):", "", "| lease | configuration | per file | spread % |", "|---|---|---|---|",
+            *[r for f in phases for r in phase_rows(f)], "",
+            "Whether the host's speed changed with time or the `--issue` phase's procedure (each point timed after "
+            "the previous one's issue behind a sleep) sped the probe phase's runs, these records cannot tell. "
+            "So the quantity the FSDP runs depend on, the host's issue speed while they run, changed between the "
+            "lease's phases, minutes apart, by more than the probe and the campaign can tell in advance: both measure "
+            "the lease's host in other launches than the FSDP runs. The probe measures the host's issue directly "
+            "(behind a sleep, the host never waits), the campaign infers it from iterations; neither order is better "
+            "on every lease with both, so `lease_predictor` keeps (a), then (b), then (c), a choice made knowing "
+            "these figures (a check, not blind). A probe in the runs' own launches (`fsdp --issue`, the `fsdpissue` "
+            "phases) measures the host they ran on; where the two measurements disagree, the lease's host was not "
+            "steady and the FSDP prediction is no better than their disagreement.", ""]
+
+
 def plain_issue_rows(scored: Sequence[Scored]) -> list[str]:
     """Leases with ``fsdp --issue`` records: the plain model's measured host issue time (forward and backward,
     behind a sleep) beside the model's host time for it from the lease's block issue time."""
@@ -331,10 +453,12 @@ def markdown_lines(scored: Sequence[Scored] | None = None) -> tuple[list[str], d
               " and ".join(f"`{f}`" for f in OWN_HELD_OUT) + " (4x H200, then 2x H200) were measured after the rule was "
               "committed; the others were seen under the "
               "previous model but not used to choose it. The sealed 4x H100 lease's `fsdp2` / `fsdp4` runs take its own "
-              "TP issue probe the same way (section 7's sealed table). Leases without their own probe (the blind H100 "
-              "lease, the held-out H200 lease, the sealed H200 ones) keep the other leases' probes; the sealed H200 "
+              "TP issue probe the same way (section 7's sealed table). Leases without their own probe keep the other "
+              "leases' probes (the blind H100 lease, the held-out H200 lease) or, where they ran their own LLM "
+              "campaign (the sealed leases but the 4x H100 one), take its compute fit (branch h14fsdp8); the sealed H200 "
               "leases' `fsdp4` runs are now predicted by the H200 method, as the held-out H200 lease (they took the H100 "
               "calibration, probes and copy bandwidth before; seen, not blind: section 7's sealed tables).", "",
+              *method_lines(),
               "**Tried, not kept: the next iteration issued behind this one's collectives** (branch h14fsdp7, "
               "not merged). The runners time steps back to back without a host sync "
               "(`validation.runners.ddp.timed_steps`), so the host issues the next iteration's forward while this one's "

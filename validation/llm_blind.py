@@ -24,7 +24,8 @@ import statistics
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Sequence
+from enum import Enum
+from typing import Callable, Sequence
 
 from validation.llm_real import (CAMPAIGNS, FIT_KEYS, HOST_KEYS, ComputeTarget, HostWork, RealPredictor,
                                  compute_targets, collect_residuals, fit_compute, fitted_predictor, host_work_from,
@@ -357,21 +358,58 @@ OWN_CAMPAIGN = "llm_world*.jsonl"
 (single-GPU profiles, TP no-communication loops, pipeline stages alone) measure that lease's host issue and kernels."""
 
 
-def lease_predictor(path: Path, records: object, world: int, own_probes: bool = True) -> RealPredictor:
-    """An FSDP-only lease's file (``path``, its records read) by its GPU's method: on H200 :func:`held_out_predictor`
-    (the H200 probes and calibration), else :func:`blind_predictor` (the H100 probes, copy probe and calibration);
-    either with the lease's own host issue measurements (:func:`own_probe_targets` of its folder; ``own_probes``
-    False: the other leases' probes alone, the method before branch h14fsdp7). A lease without those that ran its own
-    LLM campaign (:data:`OWN_CAMPAIGN`) takes that campaign's compute fit instead, the one its ``llm4`` rows are
-    predicted with (branch h14fsdp8), on its GPU's calibration of that world size: one compute model per lease."""
-    own = own_probe_targets(path.parent) if own_probes else []
+class Method(Enum):
+    """Where an FSDP-only lease's compute fit takes the host's issue speed from, in the order
+    :func:`lease_predictor` prefers them."""
+
+    OWN_PROBE = "a. own host issue probe"           # own_probe_targets (branch h14fsdp7)
+    OWN_CAMPAIGN = "b. own LLM campaign's fit"      # OWN_CAMPAIGN's compute-only points (branch h14fsdp8)
+    OTHER_PROBES = "c. other leases' probes"        # the GPU's method alone
+
+    @property
+    def letter(self) -> str:
+        return self.value[0]
+
+
+def lease_methods(path: Path, records: object, world: int) -> dict[Method, Callable[[], RealPredictor]]:
+    """Every :class:`Method` an FSDP-only lease's file (``path``, its records read) can be predicted by, in
+    preference order, each as a function building that predictor (the fits take a while): its own host issue
+    measurements (:func:`own_probe_targets` of its folder) where it has them, its own LLM campaign's compute fit
+    (:data:`OWN_CAMPAIGN`, on its GPU's calibration of that world size) where it ran one, and always the other
+    leases' probes. On H200 the probe methods are :func:`held_out_predictor` (the H200 probes and calibration),
+    else :func:`blind_predictor` (the H100 probes, copy probe and calibration)."""
+    own = own_probe_targets(path.parent)
     h200 = preset_for(records.runs[0].gpu)[1] == "h200"  # type: ignore[attr-defined]
-    campaign = sorted(path.parent.glob(OWN_CAMPAIGN)) if own_probes and not own else []
+    campaign = sorted(path.parent.glob(OWN_CAMPAIGN))
+
+    def probes(targets: Sequence[ComputeTarget]) -> Callable[[], RealPredictor]:
+        if h200:
+            return lambda: held_out_predictor(records, world, targets)[0]
+        return lambda: blind_predictor(records, targets)[0]
+
+    out: dict[Method, Callable[[], RealPredictor]] = {}
+    if own:
+        out[Method.OWN_PROBE] = probes(own)
     if campaign:
-        return fitted_predictor(read_llm_records(campaign), HOST_FROM[world][2] if h200 else CALIBRATION)[0]
-    if h200:
-        return held_out_predictor(records, world, own)[0]
-    return blind_predictor(records, own)[0]
+        out[Method.OWN_CAMPAIGN] = lambda: fitted_predictor(read_llm_records(campaign),
+                                                            HOST_FROM[world][2] if h200 else CALIBRATION)[0]
+    out[Method.OTHER_PROBES] = probes(())
+    return out
+
+
+def lease_method(path: Path, records: object, world: int, own_probes: bool = True) -> Method:
+    """The :class:`Method` :func:`lease_predictor` takes for the file: the first :func:`lease_methods` offers
+    (``own_probes`` False: the other leases' probes, the method before branch h14fsdp7)."""
+    return next(iter(lease_methods(path, records, world))) if own_probes else Method.OTHER_PROBES
+
+
+def lease_predictor(path: Path, records: object, world: int, own_probes: bool = True) -> RealPredictor:
+    """An FSDP-only lease's file (``path``, its records read) by the first of :func:`lease_methods`: with the
+    lease's own host issue measurements where it has them (branch h14fsdp7), else its own LLM campaign's compute
+    fit, the one its ``llm4`` rows are predicted with (branch h14fsdp8), else the other leases' probes (``own_probes``
+    False: those alone). Kept in this order knowing the fifth sealed lease (``validation.fsdp_host_carry``'s method
+    table: no order is better on every lease that has both)."""
+    return lease_methods(path, records, world)[lease_method(path, records, world, own_probes)]()
 
 
 def held_out_lease(residuals: dict[str, list[float]] | None = None) -> tuple[list[str], dict[str, dict[str, float]]]:

@@ -411,3 +411,15 @@ def test_train_job_fields_are_validated(tmp_path, job, field):
     with pytest.raises(InputError) as e:
         load_scenario(p)
     assert e.value.field == field
+
+
+def test_a_straggler_draw_stretches_the_gradient_accumulation_too():
+    """An LLM job's straggler multiplier stretches every pass's GPU work, the backward's gradient accumulation
+    (ChunkWork.accumulate_s, GPU memory traffic of the pass) included (review s18b #3)."""
+    from simulator.training.cluster_engine import _stretched
+    from simulator.training.llm.pipeline_engine import ChunkWork, StageWork
+    from simulator.training.llm.schedule import schedule
+    chunk = ChunkWork(1.0, 2.0, (), (), 0.0, accumulate_s=0.25)
+    (st,) = _stretched((StageWork((chunk,), schedule(1, 2, 1)[0], None, None, (), 0.5, ()),), 2.0)
+    c = st.chunks[0]
+    assert (c.forward_s, c.backward_s, c.accumulate_s, st.optimizer_s) == (2.0, 4.0, 0.5, 1.0)

@@ -36,8 +36,8 @@ def test_gdr_is_on_unless_said_off():
 
 
 def test_staging_slows_a_network_bound_ring_by_the_host_memory_factor():
-    """One GPU per server: the ring's only hop crosses the network, so staging it through host memory prices
-    its PCIe leg at shm_efficiency (0.5: 63 x 0.8 x 0.5 = 25 GB/s below the 50 GB/s NIC)."""
+    """One GPU per server: the ring's only hop crosses the network, so staging it through host memory divides the
+    group's rate by 1/shm_efficiency (0.5) on every leg of its route, the NIC's included: half the NIC-bound rate."""
     on, off = _ring_s(None), _ring_s(False)
     assert off > 1.5 * on
     # with host memory as fast as GPUDirect (shm_efficiency 1) the staged ring is the NIC-bound one again
@@ -98,3 +98,39 @@ def test_api_no_gdr_is_the_flag():
     import gpunetsim
     assert cluster_info(gpunetsim.topology("pcie-gen4", nodes=2, no_gdr=True)).gdr is False
     assert cluster_info(gpunetsim.topology("pcie-gen4", nodes=2)).gdr is True
+
+
+@pytest.mark.parametrize("engine", ["closed", "des"])
+def test_a_tree_across_servers_is_staged_too(engine):
+    """A tree's groups join its chains and its network hops: with gdr off its network bytes are staged like a
+    ring's (review s18b: the tree's groups lost ``inter`` and ran at the GPUDirect rate), in both engines."""
+    from simulator.network.run import run_collective
+    times = []
+    for gdr in (None, False):
+        m = CostModel(topologies.prepare("hgx-h200", nodes=2, gpus_per_node=8, gdr=gdr), Parameters())
+        lay = layout(m.router, "all_reduce", "tree", m.router.gpus)
+        assert any(host_staged(m.router, g) for g in lay.groups) is (gdr is False)
+        times.append(run_collective(m, "all_reduce", GiB, "tree", "simple", engine=engine).time_s)
+    assert times[1] > 1.5 * times[0]
+
+
+@pytest.mark.parametrize("key", ["gdr", "p2p"])
+def test_a_hint_that_is_not_true_or_false_is_an_error(key):
+    """A dataset's ``"gdr": "false"`` built a GDR-on topology (bool("false")); it names the field instead."""
+    with pytest.raises(InputError, match=f"meta.topology.{key}"):
+        topo_from_hint({"preset": "pcie-gen4", "nodes": 2, key: "false"})
+    assert getattr(topo_from_hint({"preset": "pcie-gen4", "nodes": 2, key: False}), key) is False
+
+
+def test_calibrate_and_compare_take_no_gdr_with_topology():
+    """A GDR-off machine measured with ``--topology`` is fitted as one (review s18b #7): without the flag the fit
+    folds the staging into link_efficiency, and a later ``--no-gdr`` prediction would stage twice."""
+    import argparse
+    from validation import cli as vcli
+    ap = argparse.ArgumentParser()
+    vcli.register(ap.add_subparsers())
+    f = str(DATA_DIR / "h200x2_2026-11-26c" / "coll_world2_r15.jsonl")
+    args = ap.parse_args(["compare", "--measurements", f, "--topology", "pcie-gen4", "--nodes", "2", "--no-gdr"])
+    assert vcli._topo(args).gdr is False and vcli._topo(args).build(2).info.gdr is False
+    with pytest.raises(InputError, match="--no-gdr"):
+        vcli._load(ap.parse_args(["compare", "--measurements", f, "--no-gdr"]))

@@ -101,3 +101,26 @@ def test_a_send_is_issued_by_the_stages_host_after_its_pass(host_f, end):
     stages = [StageWork((chunk,), order, link, link, (), 0.0, ()) for order in schedule(2, 1, 1)]
     times, _ = simulate_pipeline(_net, stages, 2)
     assert max(t.end_s for t in times) == pytest.approx(end)
+
+
+@pytest.mark.parametrize("seq, proto", [(128, "ll"), (4096, "simple")])
+def test_a_pipeline_send_runs_the_protocol_of_nccls_p2p_path(seq, proto):
+    """A stage's send is priced under the protocol ``gpunetsim collective`` gives a send_recv of its size (LL up to
+    512 KiB per peer on an NVSwitch server, NCCL 2.28's rule), not Simple at every size (review s18b #2): its
+    latency and wire bytes are that plan's, and the comm floor prices it the same way."""
+    import topologies
+    from simulator.collectives.params import Parameters
+    from simulator.training.gpus import get_gpu
+    from simulator.training.llm.config import TrainConfig
+    from simulator.training.llm.groups import GroupCollectives
+    from simulator.training.llm.iteration import train_work
+    from simulator.training.llm.model import parse_model_spec
+    router = topologies.router_for(topologies.prepare("hgx-h200", gpus_per_node=2))
+    model = parse_model_spec(f"hidden=1024,layers=4,heads=16,seq={seq},vocab=32000")
+    w = train_work(router, model, TrainConfig(1, 2, 1, 4), get_gpu("h200"))
+    link, size = w.stages[0].to_next, w.stages[0].chunks[0].send_bytes
+    planner = GroupCollectives(router, Parameters()).planner
+    assert planner.p2p_protocol("send_recv", size, link.ranks) == proto
+    plan = planner.plan("send_recv", "direct", proto, link.ranks)
+    assert link.bytes_per_byte == pytest.approx(plan.groups[0].bytes_per_byte)
+    assert link.latency_s + link.host_s == pytest.approx(plan.call_overhead_s + plan.latency_s)

@@ -41,6 +41,9 @@ def _common_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--measurements", nargs="+", required=True, help="measurement files")
     p.add_argument("--topology", default=None, help="preset or file (default: the dataset's own topology hint)")
     p.add_argument("--nodes", type=int, default=1, help="servers (with --topology)")
+    p.add_argument("--no-gdr", action="store_true",
+                   help="GPUDirect RDMA was off where these ran (with --topology; a dataset's own hint says it as "
+                        "meta.topology.gdr): network bytes staged through host memory, not folded into the fit")
     p.add_argument("--gpus", type=int, default=None, help="GPUs per server; only points of this world size are used")
     p.add_argument("--variants", default=None, help="comma-separated variants to keep (default: all)")
     p.add_argument("--calibration", default=None, help="calibration to start from (file or shipped name)")
@@ -57,15 +60,24 @@ class _Loaded:
         self.coll, self.ddp, self.topo, self.params, self.workloads = coll, ddp, topo, params, workloads
 
 
+def _topo(args: argparse.Namespace):
+    """The measured machine as ``--topology``, ``--nodes`` and ``--no-gdr`` describe it."""
+    from validation.compare import Topo
+    return Topo(args.topology, args.nodes, gdr=False if args.no_gdr else None)
+
+
 def _load(args: argparse.Namespace) -> _Loaded:
     from simulator.collectives.params import load_calibration
-    from validation.compare import Topo, dataset_points, topo_from_hint
+    from validation.compare import dataset_points, topo_from_hint
     from validation.ddp_compare import aggregate, has_ddp_records, load_workloads, read_ddp
     from validation.parsers import load_measurements
     params = load_calibration(args.calibration)
     coll, ddp, topo = [], [], None
     world = None
     variants: set[str] = set()       # of every collective point read, before --variants filters them
+    if args.no_gdr and not args.topology:
+        raise InputError("--no-gdr describes the --topology given; a dataset's own topology hint says it as "
+                         "meta.topology.gdr", field="--no-gdr", value=True)
     if args.topology:       # nccl-tests text without rank lines: the topology says how many ranks
         import topologies
         world = len(topologies.router_for(topologies.prepare(args.topology, nodes=args.nodes,
@@ -73,10 +85,10 @@ def _load(args: argparse.Namespace) -> _Loaded:
     for f in args.measurements:
         ds = load_measurements(f, default_world=world) if Path(f).exists() or not has_ddp_records(f) else None
         if ds is None or (not ds.points and has_ddp_records(f)):
-            t = Topo(args.topology, args.nodes) if args.topology else topo
+            t = _topo(args) if args.topology else topo
             ddp += read_ddp(f)
         else:
-            t = Topo(args.topology, args.nodes) if args.topology else topo_from_hint(ds.meta.get("topology"), f)
+            t = _topo(args) if args.topology else topo_from_hint(ds.meta.get("topology"), f)
             pts = dataset_points(ds, statistic=args.statistic)
             variants.update(p.variant for p in pts)
             if args.variants:

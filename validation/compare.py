@@ -100,6 +100,10 @@ def topo_from_hint(hint: Mapping | None, source: str = "") -> Topo:
         spec = SERVERS.get(hint["preset"])
         if spec is not None:
             nic = parse_bandwidth(hint["nic_bw_per_node"], field="meta.topology.nic_bw_per_node") / spec.nics
+    for key in ("p2p", "gdr"):      # a string ("false") would read as on: say so instead
+        if hint.get(key) is not None and not isinstance(hint[key], bool):
+            raise InputError(f"{key} must be true, false or absent", source=source, field=f"meta.topology.{key}",
+                             value=hint[key])
     return Topo(str(hint["preset"]), int(hint.get("nodes", 1)), hint.get("gpus_per_node"), nic, hint.get("p2p"),
                 nccl_version(hint.get("nccl_version")), hint.get("gdr"))
 

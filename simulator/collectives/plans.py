@@ -360,7 +360,7 @@ def _tree_group(parts: list[LayoutGroup], c: int, t: int, C: int) -> list[Layout
     if not parts:
         return []
     return [LayoutGroup(join_routes([g.routes for g in parts]), 1.0 / (2 * C), f"tree ch{c} t{t}",
-                        any(g.shm for g in parts), any(g.socket for g in parts))]
+                        any(g.shm for g in parts), any(g.socket for g in parts), inter=any(g.inter for g in parts))]
 
 
 def _direct(router, op, rk, per_host, acc):

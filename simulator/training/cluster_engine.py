@@ -108,7 +108,8 @@ def _stretched(stages: tuple[StageWork, ...], m: float) -> tuple[StageWork, ...]
     if m == 1.0:
         return stages
     return tuple(replace(st, optimizer_s=st.optimizer_s * m,
-                         chunks=tuple(replace(c, forward_s=c.forward_s * m, backward_s=c.backward_s * m)
+                         chunks=tuple(replace(c, forward_s=c.forward_s * m, backward_s=c.backward_s * m,
+                                              accumulate_s=c.accumulate_s * m)
                                       for c in st.chunks)) for st in stages)
 
 

@@ -69,14 +69,14 @@ class CommFloor:
         """One pipeline send of ``send_bytes`` per route between neighbouring stages."""
         if c.pp < 2:
             return 0.0
-        key = _layout(c)
+        key = (_layout(c), send_bytes)         # the size picks the send's protocol (LL or Simple), as simulated
         hop = self._hops.get(key)
         if hop is None:
             pl, g = self._place(c), self.groups
             best = (math.inf, math.inf)
             for s in range(c.pp):
                 src, dst = pl.gpu(0, 0, s), pl.gpu(0, 0, (s + 1) % c.pp)
-                plan = g.p2p_plan(src, dst)
+                plan = g.p2p_plan(src, dst, send_bytes)
                 route = self.router.route(src, dst)
                 factor = plan.groups[0].bytes_per_byte if plan.groups else 1.0
                 cap = float(g.capacity_Bps[list(route)].min()) if route else math.inf

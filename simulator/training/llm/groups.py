@@ -82,9 +82,12 @@ class GroupCollectives:
         alpha, beta, _ = self._shape(plan.op, plan.algo, plan.proto, ranks, size_bytes)
         return count * (alpha + beta * size_bytes)
 
-    def p2p_plan(self, src: str, dst: str) -> Plan:
-        """A send from ``src`` to ``dst`` (NCCL's send/recv, simple protocol): latency and route."""
-        return self._shape("send_recv", "direct", "simple", (src, dst))[2]
+    def p2p_plan(self, src: str, dst: str, size_bytes: float) -> Plan:
+        """A send of ``size_bytes`` from ``src`` to ``dst`` (NCCL's send/recv): latency and route, under the
+        protocol NCCL's p2p path picks for that size (:meth:`.Planner.p2p_protocol`: LL up to 16 KiB per p2p
+        channel of the peer, Simple above or across servers), as ``gpunetsim collective`` prices it."""
+        proto = self.planner.p2p_protocol("send_recv", size_bytes, (src, dst))
+        return self._shape("send_recv", "direct", proto, (src, dst))[2]
 
 
 _SHARED: "weakref.WeakKeyDictionary[Router, dict]" = weakref.WeakKeyDictionary()

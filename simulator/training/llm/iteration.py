@@ -161,12 +161,12 @@ class _Builder:
             out.append(j)
         return tuple(out)
 
-    def link(self, s_from: int, s_to: int) -> Link:
+    def link(self, s_from: int, s_to: int, send_bytes: float) -> Link:
         c, pl = self.config, self.place
         routes = tuple(self.router.route(pl.gpu(r, d, s_from), pl.gpu(r, d, s_to))
                        for d in range(c.dp) for r in range(c.tp))
         pair = (pl.gpu(0, 0, s_from), pl.gpu(0, 0, s_to))
-        plan = self.groups.p2p_plan(*pair)
+        plan = self.groups.p2p_plan(*pair, send_bytes)
         factor = plan.groups[0].bytes_per_byte if plan.groups else 1.0
         host = plan.host_s if self.cm.params.host_runs_ahead else 0.0   # else the host waits: issue in line
         return Link(tuple(r for r in routes if r), plan.call_overhead_s - host + plan.latency_s, factor, pair, host)
@@ -380,8 +380,8 @@ def train_work(router: Router, model: TransformerSpec, config: TrainConfig, gpu:
             pairs = [(b.place.gpu(r, 0, 0), b.place.gpu(r, 0, c.pp - 1)) for r in range(c.tp)]
             grad_sync.append(tuple(b.job("all_reduce", p, ebytes, 1,
                                            "all-reduce tied embedding") for p in pairs))
-        to_next = b.link(s, (s + 1) % c.pp) if (c.pp > 1 and (s < c.pp - 1 or c.chunks > 1)) else None
-        to_prev = b.link(s, (s - 1) % c.pp) if (c.pp > 1 and (s > 0 or c.chunks > 1)) else None
+        to_next = b.link(s, (s + 1) % c.pp, send_bytes) if (c.pp > 1 and (s < c.pp - 1 or c.chunks > 1)) else None
+        to_prev = b.link(s, (s - 1) % c.pp, send_bytes) if (c.pp > 1 and (s > 0 or c.chunks > 1)) else None
         stages.append(StageWork(tuple(chunks), sched[s], to_next, to_prev, tuple(grad_sync),
                                 cm.optimizer_s(stage_params / shard_o), param_sync))
     busy = _links_of_other_traffic(stages)

@@ -182,7 +182,8 @@ def part_intervals(router: Router, params: Parameters, work, result,
     pp = _Calls(groups, cost)
     for link in (st.to_next, st.to_prev):
         if link is not None and link.ranks:
-            pp.call("send_recv", "direct", "simple", st.chunks[0].send_bytes, link.ranks, 1)
+            size = st.chunks[0].send_bytes
+            pp.call("send_recv", "direct", groups.p2p_plan(*link.ranks, size).proto, size, link.ranks, 1)
     notes["pp_comm"] = comm_caveats("pp_comm", result.gpu, result.config.pp, pp) if result.pp_comm_s > 0 else None
     out["pp_comm"] = _measured(pp.scaled(result.pp_comm_s), result.pp_comm_s, "pp_comm", notes["pp_comm"])
     dp = _Calls(groups, cost)

@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from validation.bw_lease_spread import spread
 from validation.llm_real import HOST_KEYS, RealPredictor
 from validation.llm_records import LlmRun, read_llm_records, group_runs
 
@@ -168,8 +169,7 @@ class Twins:
     @property
     def spread_pct(self) -> float:
         """Largest over smallest minus 1, in %."""
-        times = [t for _, _, t in self.runs]
-        return (max(times) / min(times) - 1) * 100
+        return spread([t for _, _, t in self.runs]) * 100
 
 
 def twins(folders: Sequence[str] = ()) -> list[Twins]:
@@ -254,9 +254,8 @@ def across_report(least: int = 3) -> list[str]:
             "| GPU | GPUs | configuration | leases: median ms | spread % |", "|---|---|---|---|---|"]
     for (gpu, world, name, _), v in sorted(across_leases().items()):
         if len(v) >= least:
-            times = [m for _, m in v]
             rows.append(f"| {gpu} | {world} | {name} | " + ", ".join(f"{f}: {m * 1e3:.2f}" for f, m in v)
-                        + f" | {(max(times) / min(times) - 1) * 100:.1f} |")
+                        + f" | {spread([m for _, m in v]) * 100:.1f} |")
     return rows + [""]
 
 

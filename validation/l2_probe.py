@@ -36,7 +36,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from simulator.core.errors import InputError
-from validation.bw_lease_spread import FAST_PCT
+from validation.bw_lease_spread import FAST_PCT, spread
 from validation.data import DATA_DIR
 from validation.parsers import CollMeasurement, read_jsonl
 
@@ -113,7 +113,7 @@ def rows(probe: Mapping[tuple[str, str], Sequence[CollMeasurement]]) -> list[Row
         for m in MODES:
             levels = [lv[key] for (mode, _), lv in passes.items() if mode == m and key in lv]
             if len(levels) >= 2:
-                noise = max(noise, max(levels) / min(levels) - 1)
+                noise = max(noise, spread(levels))
         out.append(Row(*key, pooled["reuse"][key], pooled["rot"][key], noise))
     return out
 

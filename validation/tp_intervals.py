@@ -37,6 +37,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from validation.bw_lease_spread import spread
 from validation.tp_launches import LaunchScore
 
 LEVEL = 0.9
@@ -174,8 +175,8 @@ def launch_spreads(scores: Sequence[LaunchScore]) -> tuple[float, float]:
     iterations (where every launch records it)."""
     configs = [ss for camp in dict.fromkeys(s.campaign for s in scores)
                for ss in by_configuration([s for s in scores if s.campaign == camp])]
-    medians = [max(s.measured_s for s in ss) / min(s.measured_s for s in ss) - 1 for ss in configs]
-    fastest = [max(f) / min(f) - 1 for ss in configs
+    medians = [spread([s.measured_s for s in ss]) for ss in configs]
+    fastest = [spread(f) for ss in configs
                if all((f := [s.fastest_s for s in ss])) and len(f) == len(ss)]  # type: ignore[type-var]
     return statistics.median(medians), statistics.median(fastest)
 

@@ -446,3 +446,48 @@ def test_efa_note_reads_channels_and_buffer_from_the_headers():
     parts = [p for p in corpus.corpus_parts(DATA_DIR) if p.group == "efa"]
     assert corpus._env_bytes(parts, "aws_2x_p5_16xH100_efa3200_allreduce", "NCCL_BUFFSIZE") == "8 MiB"
     assert corpus._env_bytes(parts, "aws_2x_p5_16xH100_eks_nccl2.18.5_allreduce_partial", "NCCL_BUFFSIZE") == "unset"
+
+
+def test_corpus_checks_with_env_adds_a_header_profile_to_named_datasets_only(parts):
+    """validation.corpus_checks.with_env: the named dataset's points run with the profile's settings (the TCPXO
+    profile's NVLS off and Simple turn the A3 Mega all_reduce's NVLS-Tree into Tree or Ring on Simple); every
+    other dataset is the same object."""
+    from validation import corpus_checks
+    from validation.compare import compare
+    label = "gcp_a3mega_h100_2node_allreduce"
+    changed = corpus_checks.with_env({label: corpus_checks.TCPXO_PROFILE})(parts)
+    assert len(changed) == len(parts)
+    assert all(a is b for a, b in zip(parts, changed) if a.label != label)
+    before, after = (next(p for p in ps if p.label == label) for ps in (parts, changed))
+    assert all(dict(p.env)["NCCL_NVLS_ENABLE"] == "0" for p in after.points)
+    pick = lambda part: {c.point.size_bytes: (c.algo, c.proto) for c in compare(      # noqa: E731
+        [p for p in part.points if p.size_bytes == 32 << 20], part.predictor)[0]}
+    assert set(pick(before).values()) == {("nvls_tree", "simple")}
+    assert all(a in ("ring", "tree") and pr == "simple" for a, pr in pick(after).values())
+
+
+def test_corpus_checks_shm_pipelined_reaches_host_staged_predictions(parts):
+    """The shm-pipelined check's datasheet (shm_efficiency 1.0) halves the predicted time of a staged one-way op
+    (the RTX 2080 Ti pair's broadcast) and leaves an NVLink server's alone."""
+    from simulator.collectives.params import Parameters
+    from validation import corpus_checks
+    staged = Parameters().with_values(corpus_checks.BY_NAME["shm-pipelined"].datasheet)
+    by = {p.label: p for p in parts}
+    pcie = by["pcie_2x2080Ti_noP2P_autodl_allcollectives"]
+    nvlink = by["nvidia_dgxc_dgxh100_1node_8gpu_allreduce"]
+    bcast = [p for p in pcie.points if p.op == "broadcast" and p.size_bytes >= 1 << 28]
+    pcie_one = corpus.Part(pcie.label, pcie.group, pcie.predictor, tuple(bcast))
+    ratio = (1 + corpus.errors(pcie_one, staged)) / (1 + corpus.errors(pcie_one, Parameters()))
+    assert np.allclose(ratio, 0.5, rtol=0.02)
+    assert np.allclose(corpus.errors(nvlink, staged), corpus.errors(nvlink, Parameters()))
+
+
+def test_corpus_checks_efa_by_version_moves_only_old_nccl_efa_datasets(parts):
+    """The efa-by-version check puts the EFA datasets whose header names an NCCL before 2.12 (the p4d runs) in a
+    group of their own, which its groups list carries with the EFA group's keys; nothing else moves."""
+    from validation import corpus_checks
+    check = corpus_checks.BY_NAME["efa-by-version"]
+    moved = {a.label for a, b in zip(parts, check.parts(parts)) if a.group != b.group}
+    assert moved == {p.label for p in parts if "p4d_" in p.label}
+    groups = {g.name: g for g in check.groups()}
+    assert groups["efa-old"].keys == groups["efa"].keys and len(groups) == len(corpus.GROUPS) + 1

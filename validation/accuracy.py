@@ -606,7 +606,10 @@ def targets_section(figures: dict) -> list[str]:
             + " of the prediction; per size band (the calibration's "
             "residual quantiles per band): " + "; ".join(
                 f"{name} coverage {figures[f'transfer {name}']['coverage_pct']:.0f}%, width "
-                f"{figures[f'transfer {name}']['median_width_pct']:.0f}%" for name, _, _ in transfer.BANDS
+                f"{figures[f'transfer {name}']['median_width_pct']:.0f}%"
+                + launch_floor_clause(H200, name, figures[f'transfer {name}']['median_width_pct'] / 100,
+                                      f"the truth's {len(CAMPAIGNS_4)} launches on 4 GPUs")
+                for name, _, _ in transfer.BANDS
                 if f"transfer {name}" in figures) + ".",
             *([f"- Why 25% cannot be met under 64 KiB: around each op's own level on 4 GPUs the narrowest band "
                f"holding 80% of the pooled medians is "
@@ -715,16 +718,29 @@ def sealed_campaign_target(figures: dict, c) -> str:
     blind = figures.get(f"{c.prefix} blind", {})
     b, bb = blind.get("4 < 16 MiB together"), blind.get("4 >= 16 MiB")
 
-    def small(median, inside, coverage, width) -> str:
+    def small(median, inside, coverage, width, own: str = "") -> str:
         return (f"< 16 MiB median {judged(median, 15, 1)}, {judged(inside, 75, above=True)} inside the launches' "
-                f"range, 90% coverage {judged(coverage, 80, above=True)}, width {judged(width, 25)}")
+                f"range, 90% coverage {judged(coverage, 80, above=True)}, width {judged(width, 25)}{own}")
+    own = launch_floor_clause(c.lease, "< 16 MiB", st["median_width_pct"] / 100)
     return (f"- A campaign sealed until the model was final (`{c.lat.name}` with `_bw`, {c.gpus}, "
             f"4 B - 1 GiB, measured {c.when} and kept from everyone who changed the model until main {c.opened}; calibrate "
-            f"on its 2 GPUs, predict its 4, section 3): today {small(st['median_pct'], st['inside_range_pct'], st['coverage_pct'], st['median_width_pct'])}"
+            f"on its 2 GPUs, predict its 4, section 3): today {small(st['median_pct'], st['inside_range_pct'], st['coverage_pct'], st['median_width_pct'], own)}"
             + (f"; >= 16 MiB median {judged(big['median_pct'], 3, 1)}, p90 {judged(big['p90_pct'], 8, 1)}, 90% coverage "
-               f"{judged(big['coverage_pct'], 80, above=True)}, width {judged(big['median_width_pct'], 25)}" if big else "")
+               f"{judged(big['coverage_pct'], 80, above=True)}, width {judged(big['median_width_pct'], 25)}"
+               + launch_floor_clause(c.lease, ">= 16 MiB", big["median_width_pct"] / 100) if big else "")
             + (f". Blind (its README, main {c.blind_commit}): {small(b[1], b[3], b[4], b[5])}; >= 16 MiB median "
                f"{judged(bb[1], 3, 1)}, p90 {judged(bb[2], 8, 1)}" if b and bb else "") + ".")
+
+
+def launch_floor_clause(lease: str, band: str, width: float, who: str = "the lease's own 4-GPU launches") -> str:
+    """' (``who`` alone need F% ...)' after an interval's ``width`` (fraction) in ``band`` of ``lease``:
+    validation.launch_floor's floor and the prediction's part in quadrature; '' without a floor."""
+    from validation import launch_floor
+    f = launch_floor.floors().get(lease, {}).get(band)
+    if f is None:
+        return ""
+    return (f" ({who} alone need {f[2] * 100:.0f}% for 90% of them around their median; the 2 -> 4 prediction's "
+            f"part, in quadrature, {launch_floor.prediction_part(width, f[2]) * 100:.0f}%)")
 
 
 def _marked(lines: list[str]) -> tuple[list[str], dict]:

@@ -45,7 +45,7 @@ AT_TARGET = "share inside a band of the target's width"
 """Key of the width floor with each lease's own growth of the op taken out first."""
 
 
-def _lease_files() -> list[tuple[str, dict[int, Sequence]]]:
+def lease_files() -> list[tuple[str, dict[int, Sequence]]]:
     """(name, files per world size) of every lease (a sealed one named and read as its record says:
     validation.sealed_campaign.Sealed.lease and .files)."""
     from validation import rank_model_error, sealed_campaign
@@ -61,7 +61,7 @@ def leases() -> tuple[tuple[str, dict[int, dict[tuple, float]]], ...]:
     """(name, {world: {(op, size, variant): pooled median seconds}}) of every lease with 2 and 4 GPUs, < 16 MiB."""
     from validation import transfer
     out = []
-    for name, files in _lease_files():
+    for name, files in lease_files():
         worlds = {n: {(q.point.op, q.point.size_bytes, q.point.variant): q.point.time_s
                       for q in transfer.pooled_points(list(map(Path, f))) if q.point.size_bytes < SMALL_BYTES}
                   for n, f in files.items() if n in (2, 4) and f}
@@ -86,7 +86,7 @@ def launch_pairs() -> tuple[tuple[str, tuple[tuple[str, dict[int, dict[tuple, fl
         return {(p.op, p.size_bytes, p.variant): p.time_s for p in read_jsonl(path).points
                 if not p.in_place and p.size_bytes < SMALL_BYTES and math.isfinite(p.time_s)}
     out = []
-    for name, files in _lease_files():
+    for name, files in lease_files():
         four = {Path(f).resolve() for f in files.get(4, ())}
         pairs = []
         for f in files.get(2, ()):

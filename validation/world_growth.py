@@ -21,6 +21,35 @@ lease's intervals held 96-100% of its points at nominal 90%; docs/accuracy.md se
 The shipped figures (:data:`GROWTH_SD`) are learned on every lease; the accuracy report judges each lease with
 the figures of the other leases (:func:`growth_for` with ``exclude``: leave one lease out), so no lease's
 coverage rests on a figure its own points set.
+
+How much of the width is the truth's own scatter: validation.launch_floor (section 3's launches' column). Below
+16 MiB a lease's own 4-GPU launches need a 32-88% band (median 51%) to hold 90% of their medians around the lease's
+median, beside widths of 61-100% (session of 2026-11-27 stop 19, branch h10small19).
+
+Tried and not kept (the same session and branch; ``python validation/scripts/growth_rules_s19.py`` prints every
+figure): a growth spread that depends on what a 2-GPU calibration measures, or split finer, each learned by the
+rule above and judged leave one lease out. Mean over the 9 leases of their < 16 MiB coverage / median width, least
+coverage, leases below 80%; the shipped rule 90.2 / 78.6%, 74%, 2 (`h200x4_2026-11-27d` 74%,
+`h100x4_2026-11-26_lat` 75%):
+
+* times the lease's 2-GPU level (median < 64 KiB time): 89.6 / 77.7%, 72%, 2; its host issue time per call (lat
+  launches): 89.8 / 78.4%, 72%, 2; its 2-GPU slow share: 90.6 / 78.6%, 74%, 1; its 2-GPU launches' 90% band: 89.7 /
+  83.0%, 72%, 2; over its calibration's residual width: 90.5 / 78.0%, 72%, 1 (the pooled 4x H200 falls to 80%);
+* per point, times the square root of its 2-GPU repetitions' log q90/q10: 90.4 / 83.0%, 67%, 2; of its 2-GPU launch
+  medians' spread: 89.9 / 82.9%, 67%, 1;
+* per op: 88.8 / 72.9%, 67%, 2 (the pooled 4x H200 85 -> 79%, `h200x4_2026-11-27d` 74 -> 67%: coverage lost where it
+  was short); per GPU (learned on the leases of the same GPU): 88.3 / 81.3%, 63%, 2; each tail learned on its own
+  (5% above, 5% below): 90.6 / 82.4%, 74%, 1; a floor the residual spread is topped up to instead of quadrature:
+  90.3 / 81.1%, 75%, 3;
+* < 1 KiB learned apart from 1-64 KiB: 90.1 / 76.7%, 74%, 1, the only rule that keeps every lease's coverage at or
+  above 80% where it was and narrows the mean, by 1.9 points (narrower on 7 leases, wider on `h200x4_2026-11-27` 80 ->
+  86% and `h200x4_2026-11-27d` 68 -> 73%). Not kept: it was the best of the 13 rules here, all chosen after seeing the
+  per-lease figures, so its 1.9 points are within what picking among them gives; no mechanism sets 1 KiB apart (the
+  times below 64 KiB are the host's issue time at every size); and 77% is far from the 25% target.
+
+None of the 2-GPU figures orders the leases by the growth spread they need (0 to 0.3 per doubling at < 64 KiB): the
+lease that misses most (`h200x4_2026-11-27d`, its < 64 KiB points' median measured / predicted 1.24) has an unremarkable 2-GPU
+level, host issue time, slow share and launch scatter.
 """
 
 from __future__ import annotations
@@ -183,6 +212,7 @@ def section() -> tuple[list[str], dict]:
     coverage and width without the growth spread and with the one the other leases give, and the mean over the
     leases by this rule and by the earlier one (points pooled)."""
     from simulator.collectives.uncertainty import size_bands
+    from validation import launch_floor
     from validation.calibrate import SIZE_EDGES_BYTES
     every = check_shipped()
     names = size_bands(SIZE_EDGES_BYTES)
@@ -198,8 +228,9 @@ def section() -> tuple[list[str], dict]:
              + ", ".join(f"{names[b][0]} {every[b]:g}" for b in LEARNED_BANDS) + " of log time per doubling). Unseen "
              "points of each lease's largest world size, predicted from its 2 GPUs:", "",
              "| lease | sizes | points | without it: coverage %, width % | from the other leases, per doubling "
-             "| with it: coverage %, width % | points pooled (the rule until 2026-11-27 stop 17): per doubling, "
-             "coverage %, width % |", "|---|---|---|---|---|---|---|"]
+             "| with it: coverage %, width % | the lease's own 4-GPU launches alone: 90% band width % "
+             "| points pooled (the rule until 2026-11-27 stop 17): per doubling, "
+             "coverage %, width % |", "|---|---|---|---|---|---|---|---|"]
     figures: dict = {"growth spread shipped": every}
     for name, bands in now.items():
         for b, v in bands.items():
@@ -207,6 +238,7 @@ def section() -> tuple[list[str], dict]:
             figures[f"growth spread {name} {names[b][0]}"] = {**v, "pooled rule": old}
             lines.append(f"| {name} | {names[b][0]} | {v['points']} | {v['none'][0] * 100:.0f}, {v['none'][1] * 100:.0f} "
                          f"| {v['growth_sd']:g} | {v['used'][0] * 100:.0f}, {v['used'][1] * 100:.0f} | "
+                         f"{launch_floor.cell(name, names[b][0])} | "
                          f"{old['growth_sd']:g}: {old['used'][0] * 100:.0f}, {old['used'][1] * 100:.0f} |")
     means = {}
     for b in LEARNED_BANDS:
@@ -217,6 +249,10 @@ def section() -> tuple[list[str], dict]:
         f"{k} coverage {v[0]:.0f}% at a width of {v[1]:.0f}% (points pooled: {v[2]:.0f}% at {v[3]:.0f}%)"
         for k, v in means.items()) + ". A lease's coverage scatters around that mean because its points share one "
         "growth: a lease whose growth falls outside the others' spread misses many points at once."]
+    text, floor_figures = launch_floor.paragraph({(name, names[b][0]): v["used"][1]
+                                                  for name, bands in now.items() for b, v in bands.items()})
+    figures.update(floor_figures)
+    lines += ["", text] if text else []
     check = shift_check()
     figures["growth shift check"] = check
     lines += shift_lines(check)

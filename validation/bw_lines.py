@@ -32,7 +32,11 @@ has the right size at 16-64 MiB but the wrong shape above; it also moved the 2-G
 kept either. The probe of validation.slope_probe (2x H200, dataset ``h200x2_2026-11-27_slope``) separates the
 two: GPU clocks, the calls per repetition, allocation and NCCL's algorithm / protocol / channel choice change
 neither line; NCCL_BUFFSIZE sets where the slope stops falling (the first ~4.5 loops of a call run ~7% slower per
-byte), and a step below 45-64 MiB, in broadcast too, moves with no NCCL setting tried.
+byte), and a step below 45-64 MiB, in broadcast too, moves with no NCCL setting tried. Plain peer copies (copy
+engine, SM kernel) show no such step (validation.peer_probe: mid/big within 0.2-1.2% beside NCCL's +13-18% in the
+same launches). That NCCL loop reach as a model term (branch h10slope19) halved the 4-GPU mid slope gap (median 8.8
+-> 4.1%) but made 128 MiB - 1 GiB 4-6% slow on 4 GPUs and left medians and p90 worse on every lease: not kept
+(validation.slope_probe's docstring has the figures).
 
 ::
 

@@ -23,6 +23,31 @@ stops falling (:func:`loop_fit`: the first ~4.5 loops of a call ~7% slower per b
 three buffers with p90 1.5% against 2.5% for one reach in bytes); a step below 45-64 MiB, in broadcast too, moves
 with none of them.
 
+Tried as a timed-model term and not kept (branch h10slope19, session of 2026-11-27 stop 19; figures from
+``python -m validation.bw_residuals [--prior KEY=VALUE]``, ``python -m validation.bw_lines`` and ``python -m
+validation.accuracy --only targets``, baseline main 05a296d): a ring Simple plan (all_reduce, all_gather,
+reduce_scatter) carried a pipeline fill like NVLS's Chunking, ``excess x min(S, loops x L)`` bytes at its wire rate,
+L = NCCL's loop (collective channels from the topology search x ranks x 2 MiB: 96 MiB on 2 GPUs, 192 on 4), in both
+engines and the fitter. With this probe's :func:`loop_fit` (4.48 loops; 7.4% of b = 8.2% of the wire's time, taken
+as broadcast's 2.82 us/MiB) fixed as a prior, the 4-GPU ring ops' predicted 16-64 MiB slope came from 4.7-11.8%
+(median 8.8%) under the measured one to -7.1..+0.6% (median 4.1%) on the six leases, but the reach (864 MiB of S on
+4 GPUs) made 128 MiB - 1 GiB 4-6% slow there: the 4-GPU campaigns' slope falls gradually from 64 MiB on, as on 2
+GPUs, with no knee near 864 MiB. Pooled 4x H200 >= 16 MiB median 2.3 -> 4.8%, p90 11.5 -> 13.7%; sealed leases
+(h100x4 27, h200x4 27, 27b, h100x4 27c, h200x4 27d) medians 2.1/3.2/1.9/2.2/2.0 -> 3.0/3.5/3.5/3.0/2.9%, p90
+12.1/8.9/13.5/5.9/9.4 -> 13.6/9.5/15.7/6.7/10.4%; lat3 p90 8.2 -> 7.9%, median 2.1 -> 2.6% (and the learned
+extrapolation share at >= 16 MiB moved 0.25 -> 0.75, validation.extrapolation_scale). As a calibrate candidate
+(identifiability after the bandwidth keys) the pooled 2-GPU campaigns determine the excess at its bound 0 (+-0.019;
+``proto_efficiency.ring.simple`` is refused above 1 there), and each sealed lease's 16/64/256/1024 MiB points leave it
+collinear with ``link_efficiency.nvlink`` and ``op_shard_s_per_byte.all_gather`` (kept at the prior: the figures
+above). A reach fixed in bytes (the 2-GPU loop on every world size) with the fitted excess: sealed medians
+2.9/3.0/2.9/2.9/2.7%. Fitted from 8 MiB up instead of 45 (the mid step included) the probe prefers one reach in
+bytes (0.82 x 96 MiB, 14.2% of b; p90 2.5%) to a reach in loops (3.4 loops, 11.3%; p90 3.9%): the mid step does not
+move with NCCL_BUFFSIZE; taken into the model as priors, 3.4 loops at 12.5% of the wire gave pooled 6.5 / 16.0%,
+0.82 loop at 15.7% pooled 5.4 / 16.1% (sealed p90 18-28%). validation.peer_probe (dataset
+``h200x2_2026-11-27_peercopy``) then found no step in plain peer copies (copy engine, SM kernel; mid/big within
+0.2-1.2%) beside NCCL's +13-18% in the same launches: what sets the mid sizes is NCCL's handling of a call of one
+partial loop, whose reach on 4 GPUs these 2-GPU probes do not give.
+
 ::
 
     python -m validation.slope_probe [FOLDER]   # default: the shipped dataset
@@ -36,7 +61,7 @@ import os
 import statistics
 import sys
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -99,10 +124,11 @@ def levels(points: Sequence[CollMeasurement]) -> dict[Key, dict[int, float]]:
     return {k: {s: float(np.percentile(r, FAST_PCT)) for s, r in by.items()} for k, by in reps.items()}
 
 
-def doubling_slopes(times_s: Mapping[int, float]) -> dict[tuple[int, int], float]:
-    """(lo, hi) MiB -> seconds per byte between the two sizes, for every pair of :data:`DOUBLINGS_MIB` measured."""
+def doubling_slopes(times_s: Mapping[int, float],
+                    doublings: Sequence[tuple[int, int]] = DOUBLINGS_MIB) -> dict[tuple[int, int], float]:
+    """(lo, hi) MiB -> seconds per byte between the two sizes, for every pair of ``doublings`` measured."""
     return {(lo, hi): (times_s[hi << 20] - times_s[lo << 20]) / ((hi - lo) << 20)
-            for lo, hi in DOUBLINGS_MIB if lo << 20 in times_s and hi << 20 in times_s}
+            for lo, hi in doublings if lo << 20 in times_s and hi << 20 in times_s}
 
 
 def lines(times_s: Mapping[int, float]) -> tuple[Line | None, Line | None]:
@@ -378,18 +404,24 @@ def report(folder: str | os.PathLike[str]) -> list[str]:
     return out
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def print_report(argv: Sequence[str] | None, prog: str, dataset: str,
+                 make: Callable[[str], list[str]]) -> int:
+    """A probe's command line: ``python -m PROG [FOLDER]`` (default: the shipped ``dataset``) prints ``make``'s
+    lines; exit status 2 with a message on a bad argument or folder."""
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) > 1 or (args and args[0].startswith("-")):
-        print("usage: python -m validation.slope_probe [FOLDER]", file=sys.stderr)
+        print(f"usage: python -m {prog} [FOLDER]", file=sys.stderr)
         return 2
-    folder = args[0] if args else str(DATA_DIR / DATASET)
     try:
-        print("\n".join(report(folder)))
+        print("\n".join(make(args[0] if args else str(DATA_DIR / dataset))))
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return print_report(argv, "validation.slope_probe", DATASET, report)
 
 
 if __name__ == "__main__":

@@ -68,6 +68,15 @@
 #                   at every size instead of ~50 ms), ch12 (12 channels), alloc (PyTorch's expandable segments: tensors
 #                   mapped by cuMemMap, not cudaMalloc); nvidia-smi samples SM/memory clocks, power and temperature
 #                   every 100 ms throughout (smi.csv); about 4 minutes on 2 GPUs; SLOPE_VARIANTS="v1 v2 ..." runs fewer
+#           peercopy  whether the ring ops' 16-64 MiB per-byte step needs NCCL (issue 10, validation.slope_probe.peer_copy):
+#                   GPU 0 -> GPU 1 copies without NCCL (validation.runners.peer_copy: copy engine and an SM kernel storing
+#                   into the peer, one way and both ways at once, and both inside GPU 0 as the HBM-only control; 5
+#                   repetitions; peer_L<i>.jsonl) beside NCCL all_reduce and all_gather on 2 GPUs (3 repetitions;
+#                   nccl_world2_L<i>.jsonl), 4 MiB - 1 GiB in steps of sqrt(2), two passes (NCCL first in pass 2),
+#                   nvidia-smi samples as slope (smi.csv); about 1.5 minutes
+#           peerraw  the same with the copies issued through CUDA directly (CuPy: cudaMemcpyPeerAsync, a raw copy
+#                   kernel on the whole GPU and on 24 blocks; peerraw_L<i>.jsonl, passes 3 and 4, NCCL beside them in
+#                   nccl_world2_L3/L4): the torch copies' host issue (~50 us a call) sets their pace below ~20 MiB
 #           l2      whether the GPU's L2 holds reused buffers below ~32 MiB (issue 10, validation.l2_probe): all_reduce,
 #                   all_gather, broadcast, 4 MiB - 128 MiB in steps of sqrt(2), 3 repetitions, each point once on one
 #                   buffer set reused by every call (l2_reuse_world<n>_L<i>.jsonl, as nccl-tests) and once rotating
@@ -168,17 +177,12 @@ bwfine() {   # 2-128 MiB in steps of sqrt(2) on 2 and 4 GPUs (default + nop2p), 
   done
 }
 slope() {   # issue 10: the ring ops' size-dependent per-byte time; one launch per (pass, variant, world size)
-  local i v n worlds=2 f=1.4142135623730951 smi logger spec
+  local i v n worlds=2 f=1.4142135623730951 spec
   declare -A env=([default]="" [buf16]="NCCL_BUFFSIZE=16777216" [buf1]="NCCL_BUFFSIZE=1048576"
     [pinned]="NCCL_ALGO=Ring,NCCL_PROTO=Simple,NCCL_MIN_NCHANNELS=24,NCCL_MAX_NCHANNELS=24" [it50]=""
     [ch12]="NCCL_MIN_NCHANNELS=12,NCCL_MAX_NCHANNELS=12" [alloc]="PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
   [ "$(nvidia-smi -L | wc -l)" -ge 4 ] && worlds="2 4"
-  smi=timestamp,index,clocks.sm,clocks.mem,power.draw,temperature.gpu
-  nvidia-smi --query-gpu=$smi,clocks_event_reasons.active --format=csv >/dev/null 2>&1 \
-    && smi=$smi,clocks_event_reasons.active
-  nvidia-smi --query-gpu=$smi --format=csv,nounits -lms 100 > "$out/smi.csv" 2>&1 &
-  logger=$!
-  echo "unix_s $(date -u +%s.%N) local $(date '+%Y/%m/%d %H:%M:%S.%N %Z')" > "$out/clock.txt"
+  smi_start
   for i in 1 2; do
     for v in ${SLOPE_VARIANTS:-default buf16 buf1 pinned it50 ch12 alloc}; do
       for n in $worlds; do
@@ -188,6 +192,33 @@ slope() {   # issue 10: the ring ops' size-dependent per-byte time; one launch p
             --max-bytes 1G --factor $f --reps 3 --launch-timeout-s 60 --max-failed-launches 0 \
             --out "$out/slope_world${n}_L$i.jsonl"
       done
+    done
+  done
+  kill "$logger"
+}
+smi_start() {   # nvidia-smi samples of clocks, power, temperature (and clock-event reasons) every 100 ms into smi.csv
+  local smi=timestamp,index,clocks.sm,clocks.mem,power.draw,temperature.gpu
+  nvidia-smi --query-gpu=$smi,clocks_event_reasons.active --format=csv >/dev/null 2>&1 \
+    && smi=$smi,clocks_event_reasons.active
+  nvidia-smi --query-gpu=$smi --format=csv,nounits -lms 100 > "$out/smi.csv" 2>&1 &
+  logger=$!   # global: the caller kills it
+  echo "unix_s $(date -u +%s.%N) local $(date '+%Y/%m/%d %H:%M:%S.%N %Z')" > "$out/clock.txt"
+}
+peercopy() {   # api first-pass: the mid-size step without NCCL; two passes, order of copies and NCCL swapped in the second
+  local api=$1 p0=$2 i m f=1.4142135623730951 order file
+  smi_start
+  for i in $p0 $((p0 + 1)); do
+    order="copy nccl"; [ "$i" = "$p0" ] || order="nccl copy"
+    for m in $order; do
+      if [ "$m" = copy ]; then
+        file=peer_L$i.jsonl; [ "$api" = cupy ] && file=peerraw_L$i.jsonl
+        timeout 120 $PY -m validation.runners.peer_copy --api "$api" --min-bytes 4M --max-bytes 1G --factor $f \
+            --reps 5 --label "L$i" --out "$out/$file" || echo "peer_copy pass $i: failed"
+      else
+        $PY -m validation.runners.sweep --nproc 2 --variants default --ops all_reduce,all_gather --min-bytes 4M \
+            --max-bytes 1G --factor $f --reps 3 --launch-timeout-s 60 --max-failed-launches 0 \
+            --out "$out/nccl_world2_L$i.jsonl"
+      fi
     done
   done
   kill "$logger"
@@ -269,6 +300,8 @@ case "$phase" in
   bwfine) bwfine ;;
   slope) slope ;;
   l2) l2 ;;
+  peercopy) peercopy torch 1 ;;
+  peerraw) peercopy cupy 3 ;;
   rerun2) rerun 2 ;;
   rerun4) rerun 4 ;;
   coll2) coll 2 ;;

@@ -96,7 +96,8 @@ def ddp(topology: str = "dgx-h100", workload: str = "resnet50", *, gpu: str | No
         engine: str = "des", calibration: str | Parameters | None = None, backend: str = "nccl",
         **topology_options: Any) -> IterationResult:
     """One PyTorch DDP iteration, as ``gpunetsim ddp`` prints it; ``workload`` is a zoo name or a
-    workload file; ``result.as_dict()`` has the fields of ``gpunetsim ddp --json``. ``backend``
+    workload file; ``result.as_dict()`` has the fields of ``gpunetsim ddp --json`` (``fits``: the model states
+    within the GPU's memory, a warning logged when not). ``backend``
     ``"gloo"`` times the buckets' all-reduces as Gloo on CUDA tensors (closed form).
 
     >>> r = gpunetsim.ddp(topology="dgx-h100", nodes=4, workload="gpt2", bucket_cap_mb=50)
@@ -105,7 +106,7 @@ def ddp(topology: str = "dgx-h100", workload: str = "resnet50", *, gpu: str | No
     >>> gpunetsim.ddp(topology="hgx-h200", gpus=4, backend="gloo").buckets[0].proto
     'tcp'
     """
-    from gpunetsim.ddp_cli import load_any_workload
+    from gpunetsim.ddp_cli import load_any_workload, with_fits
     model = _model(calibration, dict(topology=topology, **topology_options))
     if backend != "nccl":
         from simulator.network.host_collectives import collective_model
@@ -113,7 +114,8 @@ def ddp(topology: str = "dgx-h100", workload: str = "resnet50", *, gpu: str | No
     w = load_any_workload(workload, gpu, model.router.info.gpu_model, batch_size)
     config = DDPConfig(bucket_cap_mb, first_bucket_mb, compression, gradient_as_bucket_view, accumulation_steps)
     from simulator.training.ddp_intervals import with_interval
-    return with_interval(model, simulate_iteration(model, w, config, engine), w)
+    return with_fits(with_interval(model, simulate_iteration(model, w, config, engine), w), w, gpu,
+                     model.router.info.gpu_model)
 
 
 def dataparallel(topology: str = "dgx-h100", workload: str = "resnet50", *, gpu: str | None = None,
@@ -127,7 +129,7 @@ def dataparallel(topology: str = "dgx-h100", workload: str = "resnet50", *, gpu:
     >>> r.gpus, r.limit.startswith("host-bound"), r.iteration_s > r.single_gpu_iteration_s
     (4, True, True)
     """
-    from gpunetsim.ddp_cli import load_any_workload
+    from gpunetsim.ddp_cli import load_any_workload, with_fits
     model = _model(calibration, dict(topology=topology, **topology_options))
     w = load_any_workload(workload, gpu, model.router.info.gpu_model, batch_size)
     return simulate_dataparallel(model, w)

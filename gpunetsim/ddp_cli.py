@@ -36,8 +36,12 @@ def register(sub) -> None:
     p.add_argument("--accumulation-steps", type=int, default=1, help="micro-steps per optimizer step")
     p.add_argument("--engine", default="des", choices=ENGINES,
                    help="discrete-event simulation (des) or closed-form arithmetic (closed)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object; its 'fits' is false when the weights, gradients and Adam states "
+                        "alone exceed the GPU's memory (null: GPU unknown)")
     p.add_argument("--trace", default=None, help="write a Chrome/Perfetto trace (JSON) to this file")
+    p.epilog = ("A workload whose model states do not fit the GPU's memory is still simulated: a warning on stderr, "
+                "exit status 0, and 'fits': false in --json (scripts sweeping sizes test that field).")
     p.set_defaults(func=_ddp)
 
 
@@ -91,12 +95,12 @@ def _ddp(args: argparse.Namespace) -> int:
     model = comm_model_from_args(args, topology_from_args(args), params_from_args(args))
     info = model.router.info
     w = load_any_workload(args.workload, args.gpu, info.gpu_model, args.batch_size)
-    r = with_interval(model, simulate_iteration(model, w, config, args.engine), w)
+    r = with_fits(with_interval(model, simulate_iteration(model, w, config, args.engine), w), w, args.gpu,
+                  info.gpu_model)
     result = r.as_dict()
     require_finite(result, "simulated iteration")
     for b in result["buckets"]:
         require_finite(b, "simulated bucket")
-    _warn_if_too_big(w, args.gpu, info.gpu_model)
     if args.trace:
         from gpunetsim.trace import write_chrome_trace
         meta = {"tool": "gpunetsim ddp", "workload": w.name, "topology": info.name,
@@ -185,23 +189,34 @@ def format_dataparallel(r, ddp, topology: str, params: str, band: str = "datashe
     return "\n".join(lines)
 
 
-def _warn_if_too_big(w, gpu_name: str | None, gpu_model: str) -> None:
-    """Warn (stderr) when the model states alone exceed the GPU's memory: DDP keeps a full replica of
-    weights, gradients and Adam's two moments on every GPU (16 bytes per parameter in fp32, before
-    activations); see `gpunetsim train --zero/--fsdp` for sharded alternatives."""
-    import sys
-    from simulator.core.vocabulary import DTYPE_BYTES
+def with_fits(r, w, gpu_name: str | None, gpu_model: str):
+    """``r`` (an IterationResult of workload ``w``) with its ``fits`` (:func:`fits_memory`): what ``--json`` and
+    ``gpunetsim.ddp`` give."""
+    from dataclasses import replace
+    return replace(r, fits=fits_memory(w, gpu_name, gpu_model))
+
+
+def fits_memory(w, gpu_name: str | None, gpu_model: str) -> bool | None:
+    """Whether the workload's model states (simulator.training.ddp.replica_state_bytes: weights, gradients and
+    Adam's states, a full replica on every GPU, before activations) fit the GPU's memory; None when the GPU is
+    not known. When they do not, a warning on stderr (the run still exits 0: the iteration is simulated as
+    asked; ``--json``'s ``fits`` tells a script); see `gpunetsim train --zero/--fsdp` for sharded
+    alternatives."""
+    import logging
+    from simulator.training.ddp import REPLICA_STATE_BYTES_PER_PARAM, replica_fits, replica_state_bytes
     from simulator.training.gpus import get_gpu, gpu_for_model
     try:
         gpu = get_gpu(gpu_name or gpu_for_model(gpu_model))
     except InputError:
-        return
-    n = sum(p.size_bytes / DTYPE_BYTES.get(p.dtype, 4) for p in w.params)
-    need = 16 * n
-    if need > gpu.memory_bytes:
-        print(f"gpunetsim: warning: {w.name} cannot fit: {n / 1e9:.2f} B parameters need {need / 2**30:.1f} GiB "
-              f"for weights, gradients and Adam states alone, {gpu.name} has {gpu.memory_bytes / 2**30:.0f} GiB "
-              f"(shard them: gpunetsim train --zero/--fsdp)", file=sys.stderr)
+        return None
+    if replica_fits(w, gpu.memory_bytes):
+        return True
+    need = replica_state_bytes(w)
+    logging.getLogger("gpunetsim.ddp").warning(
+        f"{w.name} cannot fit: {need / REPLICA_STATE_BYTES_PER_PARAM / 1e9:.2f} B parameters need {need / 2**30:.1f} GiB for weights, "
+        f"gradients and Adam states alone, {gpu.name} has {gpu.memory_bytes / 2**30:.0f} GiB "
+        "(shard them: gpunetsim train --zero/--fsdp)")
+    return False
 
 
 def format_result(r, topology: str, params: str) -> str:

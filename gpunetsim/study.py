@@ -454,8 +454,9 @@ def evaluate(point: Point) -> dict[str, object]:
         return row
     if point.kind == "train":
         return evaluate_train(point, model, row)
-    from simulator.training.ddp import DDPConfig, simulate_iteration
+    from simulator.training.ddp import DDPConfig, replica_fits, simulate_iteration
     from simulator.training.ddp_intervals import with_interval
+    from simulator.training.gpus import get_gpu
     gpu = gpu_of(model, point.gpu)
     w = _workload(point.model, gpu, point.batch_size)
     r = with_interval(model, simulate_iteration(model, w, DDPConfig(bucket_cap_mb=float(point.bucket_cap_mb or 25.0)),
@@ -467,7 +468,8 @@ def evaluate(point: Point) -> dict[str, object]:
                forward_s=r.forward_s, backward_s=r.backward_s, optimizer_s=r.optimizer_s,
                exposed_comm_s=r.exposed_comm_s, comm_s=r.comm_s, overlap_fraction=r.overlap_fraction,
                buckets=r.buckets if isinstance(r.buckets, int) else len(r.buckets),
-               overhead_s=r.iteration_overhead_s, gradient_bytes=w.total_bytes, limit=r.limit.description)
+               overhead_s=r.iteration_overhead_s, gradient_bytes=w.total_bytes, limit=r.limit.description,
+               fits=replica_fits(w, get_gpu(gpu).memory_bytes))
     row["explanation"] = explain(row, r.limit)
     return row
 

@@ -46,8 +46,13 @@ def register(sub) -> None:
                    help="rank layout, innermost first (Megatron: tp-dp-pp; any permutation)")
     p.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp8"])
     p.add_argument("--gpu", default=None, help="GPU (default: the topology's), e.g. a100, h100, h200")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object; its 'fits' is false when the most loaded stage's memory exceeds "
+                        "the GPU's")
     p.add_argument("--trace", default=None, help="write a Perfetto/Chrome trace (JSON), one process per stage")
+    p.epilog = ("A plan that does not fit the GPU's memory is still simulated: the text says 'DOES NOT FIT', the exit "
+                "status is 0 and --json has 'fits': false (scripts sweeping plans test that field; gpunetsim search "
+                "and studies leave such plans out or mark them).")
     p.set_defaults(func=_train)
 
 

@@ -11,9 +11,9 @@ LEASE = "h200x2_2026-11-27_fsdpissue"
 
 @pytest.fixture(scope="module")
 def rows():
-    (label, path, pred, full), = list(leases([LEASE]))
+    (label, path, _, full), = list(leases([LEASE]))
     assert label == f"{LEASE} 2 GPUs" and path == DATA / LEASE / "fsdpissue_world2.jsonl"
-    return parts(pred, full, path)
+    return parts(full, path)
 
 
 def test_the_fsdp_issue_records_give_the_measured_parts(rows) -> None:

@@ -213,3 +213,37 @@ def test_unit_backward_is_slowed_by_the_reduction_beside_it_not_its_own():
     assert b["backward b1"].end_s == pytest.approx(2.0)          # nothing runs beside the first
     assert b["backward b0"].end_s - b["backward b0"].start_s == pytest.approx(2.5)
     assert max(r.end_s for r in rec) == pytest.approx(4.5 + 1.0)  # the last all-reduce runs alone
+
+
+@pytest.mark.parametrize("tp, dp, pp, gpus_per_host, order, shard", [
+    (1, 16, 1, 8, "tp-dp-pp", None), (2, 8, 1, 8, "tp-dp-pp", None), (4, 4, 1, 8, "tp-dp-pp", None),
+    (2, 2, 4, 8, "tp-dp-pp", None), (2, 4, 2, 8, "dp-tp-pp", None), (1, 12, 1, 6, "tp-dp-pp", None),
+    (1, 16, 1, 8, "tp-dp-pp", 4)])
+def test_hybrid_groups_have_one_definition(tp, dp, pp, gpus_per_host, order, shard):
+    """HYBRID_SHARD's shard groups were computed three ways (Placement.hybrid_shard_group, the iteration's own
+    split of each DP group by server, plan search's gpus_per_node // tp; review s19): one split now, and a
+    placement on names (plan search's) gives the groups the router's placement gives."""
+    from simulator.training.llm.placement import Placement
+    c = TrainConfig(tp, pp, dp, dp, fsdp="hybrid", order=order, fsdp_shard=shard)
+    n = c.gpus
+    real = Placement.build(c, [f"gpu{i}" for i in range(n)], lambda g: int(g[3:]) // gpus_per_host)
+    named = Placement.uniform(c, gpus_per_host)
+    shards, replicas = real.hybrid_groups(0, 0)
+    assert [len(s) for s in shards] == [len(s) for s in named.hybrid_groups(0, 0)[0]]
+    assert real.hybrid_shard_group() == named.hybrid_shard_group() == len(shards[0])
+    on_host = {int(g[3:]) // gpus_per_host for g in shards[0]}
+    if shard is None:
+        assert len(on_host) == 1 and sum(map(len, shards)) == dp       # the DP peers of one server
+    else:
+        assert len(shards[0]) == shard
+    assert all(len(r) == len(shards) for r in replicas) and len(replicas) == min(map(len, shards))
+
+
+def test_plan_search_takes_the_simulated_shard_group():
+    """A 2-stage pipeline on one 8-GPU server with TP 2 leaves DP 2 per stage: the shard group is those 2 ranks,
+    not gpus_per_node // tp = 4 (what plan search assumed)."""
+    from simulator.training.llm.placement import Placement
+    c = TrainConfig(2, 2, 2, 2, fsdp="hybrid")
+    router = Router(server("hgx-h200", gpus=8))
+    r = simulate_train(router, SMALL, c, H200)
+    assert r.fsdp_shard_group == 2 == Placement.uniform(c, 8).hybrid_shard_group()

@@ -167,6 +167,26 @@ def test_ddp_warns_when_the_model_cannot_fit(capsys):
     assert "cannot fit" not in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("workload, fits", [("llama-7b", False), ("gpt2", True)])
+def test_ddp_json_says_whether_the_model_fits(capsys, workload, fits):
+    """A script sweeping DDP sizes reads ``fits`` from --json (the run exits 0 either way; review s19)."""
+    assert main(["ddp", "--topology", "dgx-a100", "--workload", workload, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["fits"] is fits
+
+
+def test_train_that_does_not_fit_exits_0_with_fits_false(capsys):
+    """``DOES NOT FIT`` is not an error (the plan is simulated as asked): exit 0, ``fits`` false in --json, and
+    --help says so."""
+    args = ["train", "--topology", "dgx-h100", "--nodes", "4", "--model", "llama-3-8b", "--tp", "2",
+            "--global-batch", "64", "--flash-attention"]
+    assert main(args) == 0
+    assert "DOES NOT FIT" in capsys.readouterr().out
+    assert main(args + ["--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["fits"] is False
+    assert main(["train", "--help"]) == 0
+    assert "exit status is 0 and --json has 'fits': false" in " ".join(capsys.readouterr().out.split())
+
+
 def test_study_train_points(tmp_path):
     from gpunetsim.study import evaluate, load_study
     f = tmp_path / "s.yaml"
@@ -256,3 +276,27 @@ def test_a_calibration_file_sets_the_gradient_accumulation(tmp_path, capsys):
         assert main(spec + extra) == 0
         computes.append(json.loads(capsys.readouterr().out)["compute_s"])
     assert computes[1] > computes[0]
+
+
+def test_study_ddp_rows_say_whether_the_model_fits(tmp_path):
+    """A sweep's DDP rows carry ``fits`` as ``gpunetsim ddp --json`` does (review s19)."""
+    import gpunetsim
+    f = tmp_path / "s.yaml"
+    f.write_text("name: fit\ntopology: dgx-a100\nnodes: [1]\nmodel: [llama-7b, gpt2]\n")
+    rows = gpunetsim.run_study(str(f)).rows
+    assert {r["model"]: r["fits"] for r in rows} == {"llama-7b": False, "gpt2": True}
+
+
+def test_getting_started_calibrate_walkthrough_trains_a_plan_that_fits(capsys):
+    """docs/getting-started.md's 'Calibrate on your measurements' ends with a gpunetsim train command a new user
+    runs as is; it printed DOES NOT FIT (390 GiB of activations without flash attention; review s19). Memory does
+    not depend on the calibration, so the command runs here without it."""
+    import shlex
+    from pathlib import Path
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "getting-started.md").read_text()
+    line = next(x for x in doc.splitlines() if x.startswith("gpunetsim train ") and "h200cal.json" in x)
+    args = shlex.split(line)[1:]
+    i = args.index("--calibration")
+    del args[i:i + 2]
+    assert main(args + ["--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["fits"] is True

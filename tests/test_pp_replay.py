@@ -3,7 +3,7 @@ last stage's extra time per micro-batch."""
 
 import pytest
 
-from validation.pp_replay import DATA, replay_s, replays
+from validation.pp_replay import DATA, campaign_files, kernel_speed, replay_s, replays, summary_lines
 
 
 def test_replay_by_hand():
@@ -25,3 +25,17 @@ def test_accumulation_closes_the_gap_where_the_stages_alone_ran_at_kernel_speed(
             assert r.alone_s == r.accumulated_s
         else:
             assert r.alone_s / r.measured_s < 0.96
+
+
+def test_the_docs_quote_todays_summary():
+    """docs/validation-runners.md quotes the command's closing figures instead of typing its own (review s19: its
+    typed '1.1-1.4 ms' and '0.3-0.45 ms' did not hold on the 2-stage and 4x H200 campaigns: 0.82 and up to 0.61)."""
+    from pathlib import Path
+    by: dict = {}
+    for path in campaign_files():
+        for r in replays(path):
+            by.setdefault(r.campaign, []).append(r)
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "validation-runners.md").read_text()
+    for line in summary_lines(by):
+        assert line in doc, line
+    assert kernel_speed(by["h200x4_2026-11-26d"]) and not kernel_speed(by["h200x4_2026-11-27d_llm"])

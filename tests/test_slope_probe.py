@@ -110,6 +110,7 @@ def test_report_runs_on_a_folder_and_main_refuses_options(tmp_path, capsys):
     assert sp.main([str(tmp_path)]) == 0
     assert "| all_reduce | 2 | buf16 |" in capsys.readouterr().out
     assert sp.main(["--bogus"]) == 2
+    assert sp.main(["--help"]) == 0                   # usage on stdout, not an error (review s19)
     assert sp.main([str(tmp_path / "none")]) == 2
 
 

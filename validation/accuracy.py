@@ -36,7 +36,7 @@ from types import SimpleNamespace
 from simulator.collectives.params import SHIPPED_DIR, Parameters, load_calibration, save_calibration
 from validation.accuracy_innet import BEGIN as INNET_BEGIN, END as INNET_END, evaluate as innet_section
 from validation.accuracy_nvls import BEGIN as NVLS_BEGIN, END as NVLS_END, evaluate as nvls_section, replace_section
-from validation.calibrate import REFUSED, calibrate
+from validation.calibrate import BANDWIDTH_REGIME_BYTES, REFUSED, calibrate
 from validation.compare import Predictor, Topo, compare, dataset_points, noise_pct, summary, topo_from_hint
 from validation.parsers import read_jsonl
 from validation import transfer
@@ -105,7 +105,7 @@ def public_intervals_section(params: Parameters, write_calibrations: bool) -> tu
     res = public_residuals(DATA, params)
     block = uncertainty_block(res)
     loo = leave_one_out_intervals(res)
-    big = np.concatenate([np.abs(np.exp(-r.log_ratio[r.size_bytes >= 1 << 24]) - 1) for r in res]) * 100
+    big = np.concatenate([np.abs(np.exp(-r.log_ratio[r.size_bytes >= BANDWIDTH_REGIME_BYTES]) - 1) for r in res]) * 100
     cover = float(np.mean([np.mean(inside) for _, inside, _ in loo.values()]) * 100)
     width = float(np.median([np.median(w) for _, _, w in loo.values()]) * 100)
     q = block["residual"]
@@ -382,7 +382,7 @@ WORST_PCT = 8.0
 def _worst_large(rows, params: Parameters, pooled2) -> list[str]:
     """What sets the >= 16 MiB p90: every point above WORST_PCT, worst first, and the measured figures
     the mechanisms named here rest on (LL bus bandwidth at the largest size, the 4-GPU tree's intercept)."""
-    big = sorted((r for r in rows if r.pooled.point.size_bytes >= 1 << 24), key=lambda r: -abs(r.error))
+    big = sorted((r for r in rows if r.pooled.point.size_bytes >= BANDWIDTH_REGIME_BYTES), key=lambda r: -abs(r.error))
     worst = [r for r in big if abs(r.error) * 100 > WORST_PCT]
     if not worst:
         return []
@@ -464,7 +464,7 @@ def _floor_split(worst, rows) -> str:
     kinds = {kind(r) for r in far}
     why = []
     top = max((r.pooled.point.size_bytes for r in far if kind(r) == ("all_to_all", "default")), default=0)
-    a2a = [r for r in rows if kind(r) == ("all_to_all", "default") and 1 << 24 <= r.pooled.point.size_bytes <= top]
+    a2a = [r for r in rows if kind(r) == ("all_to_all", "default") and BANDWIDTH_REGIME_BYTES <= r.pooled.point.size_bytes <= top]
     if a2a:
         gap_us = [(r.pooled.point.time_s - r.comparison.predicted_s) * 1e6 for r in a2a]
         sizes = [r.pooled.point.size_bytes >> 20 for r in a2a]
@@ -505,7 +505,7 @@ def _by_truth(rows, figures: dict) -> list[str]:
              "| truth | sizes | points | median err % | inside range % | 90% coverage % | median width % "
              "| repetitions inside the any-launch band % |", "|---|---|---|---|---|---|---|---|"]
     for label, keep in TRUTHS:
-        for name, lo, hi in (("< 16 MiB", 0, 1 << 24), (">= 16 MiB", 1 << 24, 1 << 62)):
+        for name, lo, hi in (("< 16 MiB", 0, BANDWIDTH_REGIME_BYTES), (">= 16 MiB", BANDWIDTH_REGIME_BYTES, 1 << 62)):
             st = transfer.stats([r for r in rows if keep(r.pooled) and lo <= r.pooled.point.size_bytes < hi])
             figures[f"transfer {label} {name}"] = st
             if st.get("points"):

@@ -18,10 +18,11 @@ import numpy as np
 
 import topologies
 from simulator.network.closed_form import CostModel
+from validation.calibrate import BANDWIDTH_REGIME_BYTES
 
 DATA = Path(__file__).resolve().parent / "data"
 BEGIN, END = "<!-- innet:begin -->", "<!-- innet:end -->"
-BANDWIDTH_REGIME = 1 << 24
+BANDWIDTH_REGIME = BANDWIDTH_REGIME_BYTES
 SIZES = tuple(1 << k for k in range(16, 31, 2))           # 64 KiB .. 1 GiB
 PREFIXES = ("NCCL_COLLNET", "NCCL_PAT", "NCCL_SHARP", "SHARP_")
 """Environment variables (prefixes) that switch CollNet, PAT or the SHARP plugin on."""

@@ -24,7 +24,7 @@ from typing import Sequence
 import numpy as np
 
 from simulator.collectives.params import bounds
-from validation.calibrate import RANK_KEY
+from validation.calibrate import BANDWIDTH_REGIME_BYTES, RANK_KEY
 from validation.transfer import PooledPoint, Scored
 
 SMALL_BYTES = 1 << 16
@@ -557,7 +557,7 @@ def rank_hindsight() -> tuple[list[str], dict]:
     figures: dict = {}
     for m in rank_model_error.MACHINES:
         pooled = rank_model_error.pooled(m.name)
-        small = [q for q in pooled[max(pooled)] if q.point.size_bytes < 1 << 24]
+        small = [q for q in pooled[max(pooled)] if q.point.size_bytes < BANDWIDTH_REGIME_BYTES]
         fit = rank_model_error.two_gpu_fit(m.name)
         pred = rank_model_error.predictor(m.name)
 

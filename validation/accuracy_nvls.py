@@ -16,12 +16,13 @@ from pathlib import Path
 import numpy as np
 
 from simulator.collectives.params import Parameters
+from validation.calibrate import BANDWIDTH_REGIME_BYTES
 from validation.compare import Comparison, Predictor, compare, dataset_points, summary, topo_from_hint
 from validation.parsers import CollMeasurement, read_jsonl
 
 DATA = Path(__file__).resolve().parent / "data" / "public"
 BEGIN, END = "<!-- nvls:begin -->", "<!-- nvls:end -->"
-BANDWIDTH_REGIME = 1 << 24          # >= 16 MiB
+BANDWIDTH_REGIME = BANDWIDTH_REGIME_BYTES    # >= 16 MiB
 TARGET_DGX_NVLS, TARGET_RING, TARGET_NVLS_OTHER = 5.0, 3.0, 8.0
 
 DATASETS = (

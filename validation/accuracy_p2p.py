@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from simulator.collectives.params import Parameters
+from validation.calibrate import BANDWIDTH_REGIME_BYTES
 from validation.compare import Predictor, compare, topo_from_hint
 from validation.parsers import read_jsonl
 
@@ -44,7 +45,7 @@ def section() -> tuple[list[str], dict]:
                 if name == "with":
                     plan = pred.setup(c.point)[0].planner.plan("send_recv", c.algo, c.proto)
                     r[(world, "ch")] = plan.channels_at(c.point.size_bytes)
-                if c.point.size_bytes >= 1 << 24:
+                if c.point.size_bytes >= BANDWIDTH_REGIME_BYTES:
                     errs[name].append(abs(c.error) * 100)
     lines = ["", "**NCCL's p2p channels (send/recv on 2 and 4 H100s, `validation/data/h100x4_2026-11-26_p2p`).** "
              "NCCL spreads a peer's bytes over channels (one CTA each, ~20 GB/s each way): a call starts from "

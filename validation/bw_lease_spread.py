@@ -28,8 +28,10 @@ from typing import Sequence
 
 import numpy as np
 
+from validation.calibrate import BANDWIDTH_REGIME_BYTES
+
 DATA = Path(__file__).resolve().parent / "data"
-BIG_BYTES = 1 << 24
+BIG_BYTES = BANDWIDTH_REGIME_BYTES
 """Sizes from this one up (the bandwidth regime, >= 16 MiB) are this module's points."""
 FAST_PCT = 10.0
 """The fast level of a point: this percentile of its repetitions."""

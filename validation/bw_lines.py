@@ -8,7 +8,8 @@ each default-variant op and world size gets three straight lines ``time = interc
   at the **mid** sizes (16-64 MiB) and at the **big** ones (256 MiB - 1 GiB);
 * through the **predictions** at the mid sizes (the 2-GPU calibration's model, as section 3 scores it).
 
-What they showed on the six leases (session of 2026-11-27, stop 18; intercepts of fast levels): the ring ops
+What they showed on the six leases of then (session of 2026-11-27, stop 18, before the fifth sealed lease joined:
+the command prints today's seven; figures below as recorded then; intercepts of fast levels): the ring ops
 (all_reduce, all_gather, reduce_scatter) run their mid sizes 7-26% slower per byte than their big ones, broadcast
 and reduce 2-6%; the predicted mid slope lies 2-17% below the measured one on every op, lease and world size (the
 calibration follows the big sizes, the points known best) and its intercept up to 21 us above, the most for

@@ -238,7 +238,10 @@ def domain_of(predictor: Predictor, comps: Sequence[Comparison]) -> dict:
             "ops": sorted({p.op for p in pts})}
 
 
-SIZE_EDGES_BYTES = (1 << 16, 1 << 24)
+BANDWIDTH_REGIME_BYTES = 1 << 24
+"""Issue 10's split of sizes: the bandwidth regime from here up (>= 16 MiB), the latency regime below; the one
+definition the report's modules import."""
+SIZE_EDGES_BYTES = (1 << 16, BANDWIDTH_REGIME_BYTES)
 """Size bands of the residual quantiles (< 64 KiB, 64 KiB - 16 MiB, >= 16 MiB: the report's bands)."""
 MIN_BAND_POINTS = 10
 """Fewer points than this in any band: no per-band quantiles, the latency/bandwidth mix applies."""

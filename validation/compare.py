@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
 import topologies
 from simulator.network.closed_form import CostModel
+from simulator.core.config import checked
 from simulator.core.errors import InputError
 from simulator.collectives.algorithms import ALGOS_FOR_OP
 from simulator.collectives.params import Parameters
@@ -69,6 +70,7 @@ class Topo:
     p2p: bool | None = None
     nccl_version: tuple[int, int] | None = None     # the NCCL that ran (its tuner's choices); None: newest
     gdr: bool | None = None                         # GPUDirect RDMA (topologies.graph); None: the preset's (on)
+    source: str = field(default="", compare=False)  # the dataset whose hint this is ("": the command line's)
 
     def build(self, world: int, p2p: bool | str | None = None, nvls: bool | None = None):
         """What a cost model is made from (topologies.prepare: a preset's tables, no graph).
@@ -79,9 +81,13 @@ class Topo:
             per = world
             server = topologies.SERVERS.get(self.preset)
             if server is not None and world > server.gpus:     # not "--gpus must be ... (got 16)": none was given
+                need = -(-world // server.gpus)
+                if self.source:          # the dataset's own hint said one server
+                    raise InputError(f"{world} ranks were measured, more than one {self.preset} server holds "
+                                     f"({server.gpus} GPUs): the hint needs nodes: {need} (or pass --topology and "
+                                     f"--nodes)", source=self.source, field="meta.topology.nodes", value=self.nodes)
                 raise InputError(f"{world} ranks were measured, more than one {self.preset} server holds "
-                                 f"({server.gpus} GPUs): pass --nodes {-(-world // server.gpus)}",
-                                 field="--nodes", value=self.nodes)
+                                 f"({server.gpus} GPUs): pass --nodes {need}", field="--nodes", value=self.nodes)
         elif per is None or per * self.nodes != world:
             per = max(1, world // self.nodes)
         fabric = topologies.FabricSpec(nic_Bps=self.nic_Bps)
@@ -99,13 +105,18 @@ def topo_from_hint(hint: Mapping | None, source: str = "") -> Topo:
         from topologies.presets import SERVERS
         spec = SERVERS.get(hint["preset"])
         if spec is not None:
-            nic = parse_bandwidth(hint["nic_bw_per_node"], field="meta.topology.nic_bw_per_node") / spec.nics
+            nic = checked(lambda: parse_bandwidth(hint["nic_bw_per_node"]), source, "meta.topology.nic_bw_per_node",
+                          hint["nic_bw_per_node"]) / spec.nics
     for key in ("p2p", "gdr"):      # a string ("false") would read as on: say so instead
         if hint.get(key) is not None and not isinstance(hint[key], bool):
             raise InputError(f"{key} must be true, false or absent", source=source, field=f"meta.topology.{key}",
                              value=hint[key])
+    for key in ("nodes", "gpus_per_node"):   # int("two") was a traceback
+        v = hint.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise InputError("must be a positive whole number", source=source, field=f"meta.topology.{key}", value=v)
     return Topo(str(hint["preset"]), int(hint.get("nodes", 1)), hint.get("gpus_per_node"), nic, hint.get("p2p"),
-                nccl_version(hint.get("nccl_version")), hint.get("gdr"))
+                nccl_version(hint.get("nccl_version")), hint.get("gdr"), source=source)
 
 
 def nccl_version(text: object) -> tuple[int, int] | None:

@@ -633,7 +633,7 @@ def _per_group_notes(parts: Sequence[Part], fabric: Sequence[Part], results: Seq
         "every NIC, the run's two GPUs at 61:00 and e1:00 on different root complexes) is in its topology hint: "
         "NCCL turns GPUDirect RDMA off beyond NCCL_NET_GDR_LEVEL (PXB) and GPU peer-to-peer off beyond PXB on Intel "
         "CPUs, so every byte passes through host memory (`gdr: false`, `p2p: false`; "
-        "`simulator.collectives.plans.host_staged` prices it at `shm_efficiency`, the SHM transport's factor): "
+        "`simulator.collectives.plans.host_staged_uses` runs its network legs at `shm_efficiency`, the SHM transport's factor): "
         "predicted {0:.1f} GB/s from 1 GiB, {1:.1f} GB/s with GPUDirect RDMA and P2P as the preset has them. The "
         "remaining {2:.2f}x is how fast the SMs move host memory across the root complexes, which no header states "
         "(and no single host-memory factor fits the PCIe boxes above too).".format(*_staged_busbw(by_label[l40s]))

@@ -108,8 +108,9 @@ def simulated(pred: RealPredictor, run: LlmRun) -> tuple[float, float, float, fl
             max(0.0, float(r.iteration_s) - last))
 
 
-def parts(pred: RealPredictor, full: RealPredictor, path: Path) -> list[Parts]:
-    """Every FSDP configuration of the file at ``path``: ``pred`` without host work carried, ``full`` with it."""
+def parts(full: RealPredictor, path: Path) -> list[Parts]:
+    """Every FSDP configuration of the file at ``path``, predicted by ``full`` (the host work carried; the
+    GPU-only parts simulated without it: :func:`simulated`)."""
     from validation.fsdp_issue import FULL_SHARD, NO_SHARD, NOCOMM, read_points
 
     records = read_llm_records([path])
@@ -216,8 +217,8 @@ def report(only: Sequence[str] = ()) -> list[str]:
     """Markdown: one table per lease row, then the GPU-only shortfall per lease."""
     lines: list[str] = []
     gaps = ["| lease | NO_SHARD GPU alone, measured less simulated ms | NO_SHARD 1-rank, same ms |", "|---|---|---|"]
-    for label, path, pred, full in leases(only):
-        rows = parts(pred, full, path)
+    for label, path, _, full in leases(only):
+        rows = parts(full, path)
         lines += [f"### {label} (`{path.parent.name}/{path.name}`)", "",
                   "| configuration | iteration: measured / predicted ms | err % | GPU alone: measured / simulated ms | "
                   "host issue: measured / simulated ms | kernels alone / as run ms | collectives as run ms | "

@@ -27,6 +27,7 @@ from pathlib import Path
 from enum import Enum
 from typing import Callable, Sequence
 
+from validation.calibrate import BANDWIDTH_REGIME_BYTES
 from validation.llm_real import (CAMPAIGNS, FIT_KEYS, HOST_KEYS, ComputeTarget, HostWork, RealPredictor,
                                  compute_targets, collect_residuals, fit_compute, fitted_predictor, host_work_from,
                                  issue_targets, preset_for)
@@ -174,8 +175,8 @@ def collective_check() -> list[str]:
     rows = []
     for world in (2, 4):
         comps, _ = compare(dataset_points(read_jsonl(DATA / FOLDER / f"llm_coll_world{world}.jsonl")), pred)
-        for label, sub in (("1-8 MiB", [c for c in comps if c.point.size_bytes < 1 << 24]),
-                           (">= 16 MiB", [c for c in comps if c.point.size_bytes >= 1 << 24])):
+        for label, sub in (("1-8 MiB", [c for c in comps if c.point.size_bytes < BANDWIDTH_REGIME_BYTES]),
+                           (">= 16 MiB", [c for c in comps if c.point.size_bytes >= BANDWIDTH_REGIME_BYTES])):
             s = summary(sub)
             rows.append(f"| {world} | {'fitted' if world == 2 else 'held out'} | {label} | {len(sub)} | "
                         f"{s['median_time_pct']:.1f} | {s['p90_time_pct']:.1f} |")

@@ -116,6 +116,12 @@ class Replayed:
     measured_s: float
     alone_s: float
     accumulated_s: float
+    last_accumulate_s: float = 0.0     # the last stage's accumulation per backward after its first
+
+    @property
+    def gap_s(self) -> float:
+        """Measured minus the replay of the stages alone."""
+        return self.measured_s - self.alone_s
 
 
 def stage_params(run: object) -> list[float]:
@@ -151,8 +157,47 @@ def replays(path: Path) -> list[Replayed]:
     acc = [n * ACCUMULATE_BYTES_PER_PARAM / mem_Bps for n in stage_params(runs[0])]
     return [Replayed(path.parent.name, p, g.first.micro_batches, g.median_s,  # type: ignore[arg-type]
                      replay_s(fwd, bwd, hop, g.first.micro_batches),  # type: ignore[arg-type]
-                     replay_s(fwd, bwd, hop, g.first.micro_batches, acc))  # type: ignore[arg-type]
+                     replay_s(fwd, bwd, hop, g.first.micro_batches, acc), acc[-1])  # type: ignore[arg-type]
             for g in group_runs(runs)]
+
+
+def kernel_speed(rows: Sequence[Replayed]) -> bool:
+    """Whether a campaign's stages alone ran at their kernels' speed: its replay of them falls short of the
+    measured iteration at two micro-batches, the first with accumulation (a host-bound measurement alone
+    replays too slow instead)."""
+    two = [r for r in rows if r.micro_batches == 2]
+    return bool(two) and two[0].alone_s < two[0].measured_s
+
+
+def summary_lines(by_campaign: dict[str, list[Replayed]]) -> list[str]:
+    """What the table shows, computed (docs/validation-runners.md quotes these lines): per micro-batch gaps of
+    the campaigns whose stages alone ran at kernel speed, the last stage's accumulation, and both replays'
+    errors split by that."""
+    fast = {k: v for k, v in by_campaign.items() if kernel_speed(v)}
+    slow = {k: v for k, v in by_campaign.items() if k not in fast}
+
+    def span(xs: list[float], scale: float = 1e3, fmt: str = ".2f") -> str:
+        return f"{min(xs) * scale:{fmt}} to {max(xs) * scale:{fmt}}"
+
+    second, further = [], []
+    for v in fast.values():
+        gap = {r.micro_batches: r.gap_s for r in v}
+        second.append(gap[2] - gap.get(1, 0.0))
+        m = max(gap)
+        if m > 2:
+            further.append((gap[m] - gap[2]) / (m - 2))
+    acc = [v[0].last_accumulate_s for v in by_campaign.values()]
+    err = [r.accumulated_s / r.measured_s - 1 for v in fast.values() for r in v]
+    err_slow = [r.accumulated_s / r.measured_s - 1 for v in slow.values() for r in v]
+    out = [f"Stages alone at kernel speed (their replay falls short at 2 micro-batches): {', '.join(fast)}.",
+           f"There the 2nd micro-batch costs {span(second)} ms more than the stages alone replay, each further one "
+           f"{span(further)} ms;",
+           f"the last stage's accumulation is {span(acc)} ms per micro-batch on every campaign;",
+           f"with it the replay is {span(err, 100, '+.1f')}% off the measured iterations."]
+    if slow:
+        out.append(f"Host-bound stages alone ({', '.join(slow)}): with the accumulation "
+                   f"{span(err_slow, 100, '+.1f')}%.")
+    return out
 
 
 def campaign_files() -> list[Path]:
@@ -164,11 +209,14 @@ def campaign_files() -> list[Path]:
 def main(argv: Sequence[str] | None = None) -> int:
     argparse.ArgumentParser(prog="python -m validation.pp_replay", description=__doc__.splitlines()[0]).parse_args(argv)
     print("campaign | stages | M | measured ms | stages alone ms (err %) | + accumulation ms (err %)")
+    by_campaign: dict[str, list[Replayed]] = {}
     for path in campaign_files():
         for r in replays(path):
+            by_campaign.setdefault(r.campaign, []).append(r)
             print(f"{r.campaign} | {r.stages} | {r.micro_batches} | {r.measured_s * 1e3:.2f} | "
                   f"{r.alone_s * 1e3:.2f} ({(r.alone_s / r.measured_s - 1) * 100:+.1f}) | "
                   f"{r.accumulated_s * 1e3:.2f} ({(r.accumulated_s / r.measured_s - 1) * 100:+.1f})")
+    print("\n".join(["", *summary_lines(by_campaign)]))
     return 0
 
 

@@ -409,6 +409,9 @@ def print_report(argv: Sequence[str] | None, prog: str, dataset: str,
     """A probe's command line: ``python -m PROG [FOLDER]`` (default: the shipped ``dataset``) prints ``make``'s
     lines; exit status 2 with a message on a bad argument or folder."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args in (["-h"], ["--help"]):
+        print(f"usage: python -m validation.slope_probe [FOLDER]   (default: {DATASET})\n\n{__doc__.splitlines()[0]}")
+        return 0
     if len(args) > 1 or (args and args[0].startswith("-")):
         print(f"usage: python -m {prog} [FOLDER]", file=sys.stderr)
         return 2

@@ -49,8 +49,10 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-SMALL_BYTES = 16 << 20
-"""The latency regime's upper edge (validation.calibrate.SIZE_EDGES_BYTES' last)."""
+from validation.calibrate import BANDWIDTH_REGIME_BYTES
+
+SMALL_BYTES = BANDWIDTH_REGIME_BYTES
+"""The latency regime's upper edge."""
 BANDS = ((0, 1 << 10, "< 1 KiB"), (1 << 10, 1 << 16, "1-64 KiB"), (1 << 16, 1 << 20, "64 KiB-1 MiB"),
          (1 << 20, SMALL_BYTES, "1-16 MiB"))
 """Size bands of the breakdown (lower bound inclusive, upper exclusive, label)."""

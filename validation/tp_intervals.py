@@ -38,12 +38,12 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from validation.bw_lease_spread import spread
+from validation.interval_report import LEVEL, TARGET_COVERAGE, TARGET_WIDTH
 from validation.tp_launches import LaunchScore
 
-LEVEL = 0.9
 HEADING = "### TP predictions: their 90% intervals against single launches"
-TARGET_COVERAGE_PCT, TARGET_WIDTH_PCT = 80.0, 25.0
-"""Issue 10's targets for a prediction interval: coverage and median width (% of the prediction)."""
+TARGET_COVERAGE_PCT, TARGET_WIDTH_PCT = TARGET_COVERAGE * 100, TARGET_WIDTH * 100
+"""Issue 10's targets for a prediction interval (validation.interval_report): coverage and median width (%)."""
 SLOW = 0.10
 """A launch is slow when its loop is more than this above its configuration's fastest launch."""
 

@@ -72,7 +72,7 @@ def sharp_group(router: Router, heads: list[str], payload: float, label: str, ac
                 break
     links = list(up)
     return LayoutGroup(tuple((l,) for l in links) + tuple((reverse(l),) for l in links), payload, label,
-                       False, in_network="sharp")
+                       False, in_network="sharp", inter=True)
 
 
 def _first_switch(router: Router, route: tuple[int, ...]) -> str:

@@ -181,14 +181,14 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
     latency = max(intra, inter) if lay.worst_of_both else lay.steps_intra * intra + lay.steps_inter * inter
     latency += lay.extra_latency_s
     groups = []
-    effs: dict[tuple[str, bool], float] = {}       # per kind of group (a 4096-GPU NVLS-Tree has 528 groups)
+    effs: dict[str, float] = {}       # per kind of group (a 4096-GPU NVLS-Tree has 528 groups)
+    staged_uses: list[LinkUses | None] = []
     for g in lay.groups:
-        staged = host_staged(router, g)
-        eff = effs.get((g.in_network, staged))
+        eff = effs.get(g.in_network)
         if eff is None:
-            eff = effs[(g.in_network, staged)] = (params.proto_efficiency(a, proto) * params[f"op_efficiency.{op}"]
-                                                  * _switch_efficiency(router, g.in_network, params)
-                                                  * (params["shm_efficiency"] if staged else 1.0))
+            eff = effs[g.in_network] = (params.proto_efficiency(a, proto) * params[f"op_efficiency.{op}"]
+                                        * _switch_efficiency(router, g.in_network, params))
+        staged_uses.append(host_staged_uses(router, g, params["shm_efficiency"]))
         cap = params["socket_max_Bps"] if g.socket else math.inf
         # one server, GPU to GPU: the sending CTAs copy straight into the peer, at p2p_channel_Bps each
         ch = params["p2p_channel_Bps"] / eff if algo == "direct" and not (g.inter or g.shm or g.socket) \
@@ -208,7 +208,7 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
         factor = busbw_factor(op, n)
         groups = [replace(g, rate_cap_Bps=min(g.rate_cap_Bps, g.bytes_per_byte * lay.busbw_cap_Bps / factor))
                   for g in groups]
-    groups = [g._sharing_uses(lg.uses) for g, lg in zip(groups, lay.groups)]
+    groups = [g._sharing_uses(su or lg.uses) for g, lg, su in zip(groups, lay.groups, staged_uses)]
     per_host = hosts(router, rk)
     chunking = replace(lay.chunking, fill_rounds=params["nvls_fill_rounds"],
                        step_overhead_s=params["nvls_step_overhead_s"]) if lay.chunking else None
@@ -229,13 +229,42 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
                 local, chunking, p2p, host)
 
 
-def host_staged(router: Router, g: LayoutGroup) -> bool:
-    """Whether a flow group's bytes pass through host memory on their way: GPU to GPU with peer-to-peer off
-    (NCCL's SHM transport), or across servers where GPUDirect RDMA is off (``ClusterInfo.gdr``: NCCL's net
-    transport stages each byte in a host buffer that the GPU's SMs write or read and the NIC reads or
-    writes). Both price the same: ``shm_efficiency`` on the group's rate. The socket transport stages too
-    but has its own ceiling (``socket_max_Bps``)."""
-    return g.shm or (g.inter and not g.socket and not router.info.gdr)
+def host_staged(router: Router, g: LayoutGroup, route: Sequence[int]) -> bool:
+    """Whether the hop ``route`` of flow group ``g`` passes through host memory: a network leg where
+    GPUDirect RDMA is off (``ClusterInfo.gdr``: NCCL's net and CollNet transports then stage each byte in a
+    host buffer that the GPU's SMs write or read and the NIC reads or writes; a SHARP tree's every link is a
+    network leg), or a GPU-to-GPU hop with peer-to-peer off (NCCL's SHM transport: ``g.shm``). NVLink hops
+    stay direct when only GPUDirect RDMA is off (NCCL's P2P transport does not need it). The socket
+    transport stages too but has its own ceiling (``socket_max_Bps``), so its groups are never staged."""
+    if g.socket:
+        return False
+    kinds = router.kind
+    network = g.in_network == "sharp" or any(kinds[link] == "net" for link in route)
+    return not router.info.gdr if network else g.shm
+
+
+def host_staged_uses(router: Router, g: LayoutGroup, shm_efficiency: float) -> LinkUses | None:
+    """The link uses of ``g`` with each staged hop's (:func:`host_staged`) links other than NVLink counted
+    ``1 / shm_efficiency`` times: those legs run at ``shm_efficiency`` of their rate (two copies through host
+    memory instead of one), the group's other legs at theirs; None when no hop is staged (``g.uses`` as it
+    is). Only the staged legs slow down: a ring across servers with GPUDirect RDMA off keeps its NVLink legs'
+    full rate, so it takes its fair share of NVLink beside other traffic."""
+    if g.socket or (router.info.gdr and not g.shm):
+        return None
+    kinds = router.kind
+    weights = g.weights or (1.0,) * len(g.routes)
+    total: dict[int, float] = {}
+    staged = False
+    for route, w in zip(g.routes, weights):
+        slow = host_staged(router, g, route)
+        staged = staged or slow
+        for link in route:
+            f = w / shm_efficiency if slow and kinds[link] != "nvlink" else w
+            total[link] = total.get(link, 0.0) + f
+    if not staged:
+        return None
+    ids = tuple(sorted(total))
+    return LinkUses(ids, tuple(total[i] for i in ids))
 
 
 def p2p_of(router: Router, op: str, ranks: Sequence[str], layouts: dict | None = None,

@@ -81,6 +81,21 @@ from simulator.training.workload import HOST_TIMES, Workload
 COMPRESSIONS = {"bf16": "bfloat16", "fp16": "float16"}
 #: Exposed communication below this fraction of the iteration counts as compute-bound.
 COMPUTE_BOUND_FRACTION = 0.01
+#: Bytes DDP keeps per parameter on every GPU before activations: fp32 weights, gradients and Adam's two moments.
+REPLICA_STATE_BYTES_PER_PARAM = 16
+
+
+def replica_state_bytes(workload: Workload) -> float:
+    """Bytes of model states one DDP rank holds (a full replica: :data:`REPLICA_STATE_BYTES_PER_PARAM` per
+    parameter, activations not counted): what ``gpunetsim ddp`` compares with the GPU's memory (``fits``)."""
+    params = sum(p.size_bytes / DTYPE_BYTES.get(p.dtype, 4) for p in workload.params)
+    return REPLICA_STATE_BYTES_PER_PARAM * params
+
+
+def replica_fits(workload: Workload, memory_bytes: float) -> bool:
+    """Whether one DDP rank's model states (:func:`replica_state_bytes`) fit ``memory_bytes`` (``fits`` of
+    ``gpunetsim ddp --json`` and of a study's DDP rows)."""
+    return replica_state_bytes(workload) <= memory_bytes
 
 
 @dataclass(frozen=True)
@@ -182,6 +197,7 @@ class IterationResult:
     exposed_comm_hi_s: float | None = None
     comm_lo_s: float | None = None
     comm_hi_s: float | None = None
+    fits: bool | None = None               # model states within the GPU's memory (replica_fits); None: unchecked
 
     def as_dict(self) -> dict:
         """JSON-ready summary (records left out; see :mod:`gpunetsim.trace`)."""

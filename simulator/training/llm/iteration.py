@@ -174,21 +174,6 @@ class _Builder:
     def dp_groups(self, s: int) -> list[tuple[str, ...]]:
         return [self.place.dp_group(r, s) for r in range(self.config.tp)]
 
-    def split_dp(self, group: tuple[str, ...]) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
-        """HYBRID_SHARD: (shard groups, replica groups across them); shard groups of ``fsdp_shard``
-        consecutive ranks (FSDP's device mesh), or the ranks of each server."""
-        k = self.config.fsdp_shard
-        if k is not None:
-            shards = [group[i:i + k] for i in range(0, len(group), k)]
-            return shards, [tuple(v[i] for v in shards) for i in range(k)]
-        by_host: dict[int, list[str]] = defaultdict(list)
-        for g in group:
-            by_host[self.router.host_of(g)].append(g)
-        shards = [tuple(v) for v in by_host.values()]
-        width = min(len(v) for v in shards)
-        replicas = [tuple(v[i] for v in shards) for i in range(width)]
-        return shards, replicas
-
     def fsdp_units(self, s: int, v: int, n: int, block: LayerWork, emb: LayerWork, out: LayerWork,
                    chunk_params: float) -> tuple[FsdpUnit, ...]:
         """Virtual stage ``v`` (on stage ``s``, ``n`` blocks) as FSDP units: the root (embedding
@@ -202,7 +187,7 @@ class _Builder:
         c, cm, p = self.config, self.cm, self.cm.params
         groups = self.dp_groups(s)
         if c.fsdp == "hybrid":
-            split = [self.split_dp(g) for g in groups]
+            split = [self.place.hybrid_groups(r, s) for r in range(c.tp)]
             shards = [x for sh, _ in split for x in sh]
             replicas = [r for _, reps in split for r in reps if len(r) > 1]
         else:

@@ -50,11 +50,32 @@ class Placement:
     def dp_group(self, tp: int, pp: int) -> tuple[str, ...]:
         return tuple(self.gpu(tp, d, pp) for d in range(self.config.dp))
 
+    @classmethod
+    def uniform(cls, config: TrainConfig, gpus_per_host: int) -> "Placement":
+        """``config`` on ``config.gpus`` GPUs in servers of ``gpus_per_host`` (names ``g<rank>``): where plan
+        search asks for a plan's groups before it has routes."""
+        n = config.gpus
+        return cls(config, tuple(f"g{i}" for i in range(n)), tuple(i // max(1, gpus_per_host) for i in range(n)))
+
+    def hybrid_groups(self, tp: int, pp: int) -> tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...]]:
+        """HYBRID_SHARD's groups of the data-parallel group of (``tp``, ``pp``): (shard groups, replica groups
+        across them). Shard groups of ``fsdp_shard`` consecutive data-parallel ranks (FSDP's device mesh), or the
+        ranks of each server; replica ``i`` holds every shard group's ``i``-th rank (as many replicas as the
+        smallest shard group has ranks). The one definition of the split: memory, FSDP's collectives, the header
+        and plan search read it."""
+        ranks = [self.rank(tp, d, pp) for d in range(self.config.dp)]
+        k = self.config.fsdp_shard
+        if k is not None:
+            shards = [tuple(self.gpus[r] for r in ranks[i:i + k]) for i in range(0, len(ranks), k)]
+        else:
+            by_host: dict[int, list[str]] = {}
+            for r in ranks:
+                by_host.setdefault(self.hosts[r], []).append(self.gpus[r])
+            shards = [tuple(v) for v in by_host.values()]
+        width = min(len(v) for v in shards)
+        return tuple(shards), tuple(tuple(v[i] for v in shards) for i in range(width))
+
     def hybrid_shard_group(self) -> int:
-        """HYBRID_SHARD's shard group: ``--fsdp-shard`` ranks, or the data-parallel peers of one server
-        (at least 1)."""
-        if self.config.fsdp_shard is not None:
-            return self.config.fsdp_shard
-        group = self.dp_group(0, 0)
-        first = self.hosts[self.gpus.index(group[0])]
-        return max(1, sum(1 for g in group if self.hosts[self.gpus.index(g)] == first))
+        """HYBRID_SHARD's shard group size: ``--fsdp-shard`` ranks, or the data-parallel peers of one server
+        (the first shard group of :meth:`hybrid_groups`)."""
+        return len(self.hybrid_groups(0, 0)[0][0])

@@ -30,6 +30,7 @@ from simulator.training.llm.compute import ComputeModel, ComputeParams
 from simulator.training.llm.config import TrainConfig
 from simulator.training.llm.memory import memory_per_gpu
 from simulator.training.llm.model import TransformerSpec
+from simulator.training.llm.placement import Placement
 from simulator.training.llm.plan_bound import PlanBound
 from simulator.training.llm.search_space import SearchSpace, enumerate_plans
 
@@ -229,7 +230,7 @@ def candidates(sim: ClusterSimulator, clusters: list[Cluster], global_batch: int
         gpu = get_gpu(cluster.gpu)
         bound, floor = sim.bound(cluster.gpu, space.dtype), sim.comm_floor(cluster)
         for c in enumerate_plans(model, cluster.gpus, global_batch, space):
-            hybrid = cluster.gpus_per_node // c.tp if c.fsdp == "hybrid" else 1
+            hybrid = Placement.uniform(c, cluster.gpus_per_node).hybrid_shard_group() if c.fsdp == "hybrid" else 1
             if c.fsdp == "hybrid" and hybrid < 2:
                 continue            # one-rank shard groups shard nothing (torch FSDP runs NO_SHARD): not a plan
             outcome.enumerated += 1

@@ -1,0 +1,34 @@
+"""A dataset's topology hint (validation.compare.topo_from_hint): bad values name the file and field (review s19)."""
+
+from __future__ import annotations
+
+import pytest
+
+from simulator.core.errors import InputError
+from validation.compare import Topo, topo_from_hint
+
+
+@pytest.mark.parametrize("key, value", [("nodes", "two"), ("nodes", 0), ("gpus_per_node", 2.5), ("nodes", True)])
+def test_a_bad_count_names_the_file_and_field(key, value):
+    """``int("two")`` was a traceback (exit 70, 'internal error') instead of a bad-input error."""
+    with pytest.raises(InputError) as e:
+        topo_from_hint({"preset": "hgx-h200", key: value}, "run.jsonl")
+    assert (e.value.source, e.value.field) == ("run.jsonl", f"meta.topology.{key}")
+
+
+def test_a_bad_nic_bandwidth_names_the_file():
+    with pytest.raises(InputError) as e:
+        topo_from_hint({"preset": "dgx-h100", "nodes": 2, "nic_bw_per_node": "fast"}, "run.jsonl")
+    assert (e.value.source, e.value.field) == ("run.jsonl", "meta.topology.nic_bw_per_node")
+
+
+def test_too_many_ranks_for_the_hints_one_server_names_the_hint():
+    """The hint said one server, the records 16 ranks: the fix is in the file (or --topology/--nodes), not a
+    --nodes the user never gave."""
+    with pytest.raises(InputError) as e:
+        topo_from_hint({"preset": "hgx-h200"}, "run.jsonl").build(16)
+    assert (e.value.source, e.value.field) == ("run.jsonl", "meta.topology.nodes") and "nodes: 2" in e.value.message
+    with pytest.raises(InputError) as e:
+        Topo("hgx-h200").build(16)
+    assert e.value.field == "--nodes" and "--nodes 2" in e.value.message
+    assert topo_from_hint({"preset": "hgx-h200"}, "a.jsonl") == topo_from_hint({"preset": "hgx-h200"}, "b.jsonl")

@@ -183,19 +183,26 @@ def methods() -> dict[str, tuple]:
 
 
 def test_every_fsdp_only_file_is_scored_by_every_method_its_lease_has_data_for(methods: dict) -> None:
-    """Leases' own FSDP-only files and the sealed leases' fsdp2/fsdp4 rows; (c) always, (a) with an own probe,
-    (b) with an own LLM campaign; the method in use is the first of them."""
+    """Leases' own FSDP-only files, the sealed leases' fsdp2/fsdp4 rows and the paired files; (c) always, (a) with
+    an own probe, (b) with an own LLM campaign, (d) with paired probes in the file; the method in use is the first of
+    them in the order d, a, b, c."""
+    from validation.fsdp_pair import PAIRED, pair_files
     from validation.llm_blind import Method
-    a, b, c = Method
-    assert len(methods) == sum(lease.fit is fhc.Fit.LEASE for lease in fhc.LEASES) + 6
+    a, b, c, d = Method
+    paired = sum(len(pair_files(f)) for f in PAIRED)
+    assert paired == 4
+    assert len(methods) == sum(lease.fit is fhc.Fit.LEASE for lease in fhc.LEASES) + 6 + paired
     have = {label: set(scores) for label, (_, scores) in methods.items()}
     assert have["h200x4_2026-11-27d_llm fsdp4 (sealed)"] == {a, b, c}
     assert have["h100x4_2026-11-27_llm fsdp2 (sealed)"] == {a, b, c}
     assert have["h200x4_2026-11-27b_llm fsdp4 (sealed)"] == {b, c}
     assert have["h200x4_2026-11-26_fsdp 4 GPUs"] == {c}
     assert have["h200x2_2026-11-27_fsdpissue 2 GPUs"] == {a, c}
+    assert have["h200x2_2026-11-27_fsdppair fsdppair_world2_L1"] == {d, a, c}    # its fsdpissue file is (a)'s probe
+    assert have["h200x2_2026-11-27_fsdppairb fsdppair_world2_L2"] == {d, c}
+    order = [d, a, b, c]
     for used, scores in methods.values():
-        assert used is min(scores, key=list(Method).index)
+        assert used is min(scores, key=order.index)
 
 
 def test_the_fifth_lease_probe_measures_its_own_launches_not_the_fsdp4_ones(methods: dict) -> None:
@@ -205,7 +212,7 @@ def test_the_fifth_lease_probe_measures_its_own_launches_not_the_fsdp4_ones(meth
     (h14fsdp9): fsdp4 14.7 / 4.8 / 12.0% (a / b / c), probe launches 6.7 / 19.0 / 7.8%, campaign rows 16.7 / 2.8 /
     11.9%, block 0.737 / 0.975 ms."""
     from validation.llm_blind import Method
-    a, b, _ = Method
+    a, b, _, _ = Method
     _, s = methods["h200x4_2026-11-27d_llm fsdp4 (sealed)"]
     assert s[a].probe_rows_pct < s[b].probe_rows_pct and s[b].median_pct < s[a].median_pct
     assert s[b].campaign_rows_pct < s[a].campaign_rows_pct
@@ -216,7 +223,7 @@ def test_the_fifth_lease_probe_measures_its_own_launches_not_the_fsdp4_ones(meth
 def test_no_order_of_own_measurements_wins_on_every_lease_with_both(methods: dict) -> None:
     """The report keeps (a) before (b) because neither wins everywhere: the words hold only while that is so."""
     from validation.llm_blind import Method
-    a, b, _ = Method
+    a, b, _, _ = Method
     both = [s for _, s in methods.values() if a in s and b in s]
     wins = sum(s[a].median_pct < s[b].median_pct for s in both)
     assert len(both) == 3 and 0 < wins < len(both)

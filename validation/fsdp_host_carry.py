@@ -250,8 +250,11 @@ def fsdp_only_files() -> list[tuple[str, Path, int]]:
     the sealed leases' ``fsdp2``/``fsdp4`` rows (``validation.sealed_campaign.SEALED``, opened: a check there)."""
     from validation.sealed_campaign import SEALED
     out = [(lease.label, DATA / lease.folder / lease.name, lease.world) for lease in LEASES if lease.fit is Fit.LEASE]
-    return out + [(f"{c.llm.name} {label} (sealed)", c.llm / name, int(label[-1]))
-                  for c in SEALED for label, name, _ in c.runs if label.startswith("fsdp")]
+    from validation.fsdp_pair import PAIRED, pair_files
+    out += [(f"{c.llm.name} {label} (sealed)", c.llm / name, int(label[-1]))
+            for c in SEALED for label, name, _ in c.runs if label.startswith("fsdp")]
+    return out + [(f"{f.parent.name} {f.stem}", f, int(f.stem.split("world")[1][0]))
+                  for folder in PAIRED for f in pair_files(folder)]
 
 
 @dataclass(frozen=True)
@@ -266,9 +269,10 @@ class MethodScore:
     campaign_rows_pct: float | None
 
 
-def _median_pct(pred: RealPredictor, host: HostWork, records: LlmRecords) -> float | None:
+def _median_pct(pred: object, host: HostWork, records: LlmRecords) -> float | None:
+    from validation.fsdp_pair import carry
     groups = [g for g in group_runs(records.runs) if g.first.runner == "fsdp"]
-    p = host.applied(pred)
+    p = carry(pred, host)
     return float(np.median([abs(p.iteration_s(g.first) / g.median_s - 1) * 100 for g in groups])) if groups else None
 
 
@@ -282,6 +286,7 @@ def _beside(path: Path, pattern: str, world: int) -> LlmRecords | None:
 def method_scores() -> list[tuple[str, object, dict[object, MethodScore]]]:
     """Per FSDP-only file (:func:`fsdp_only_files`): the method ``lease_predictor`` takes and every method's
     :class:`MethodScore` where the lease has the data for it."""
+    from validation.fsdp_pair import PairedPredictor
     from validation.llm_blind import OWN_CAMPAIGN, OWN_PROBES, host_for, lease_method, lease_methods
     from validation.llm_records import read_llm_records
 
@@ -293,7 +298,10 @@ def method_scores() -> list[tuple[str, object, dict[object, MethodScore]]]:
         scores = {}
         for method, build in lease_methods(path, records, world).items():
             pred = build()
-            scores[method] = MethodScore(measured_block_s(pred.compute), _median_pct(pred, host, records),  # type: ignore[arg-type]
+            if isinstance(pred, PairedPredictor):    # its probes belong to the file's own configurations only
+                scores[method] = MethodScore(pred.block_s, _median_pct(pred, host, records), None, None)  # type: ignore[arg-type]
+                continue
+            scores[method] = MethodScore(measured_block_s(pred.compute), _median_pct(pred, host, records),  # type: ignore[attr-defined]
                                          probe and _median_pct(pred, host, probe),
                                          campaign and _median_pct(pred, host, campaign))
         out.append((label, lease_method(path, records, world), scores))
@@ -347,8 +355,12 @@ def method_lines() -> list[str]:
             "FSDP median error % of the file's rows; then the same predictors on the lease's other FSDP rows measured "
             "in the probe's own launches (`fsdpissue`) and in its campaign (`llm_world`), a / b / c:", "",
             "| file | in use | a: block ms, median % | b: block ms, median % | c: block ms, median % | "
-            "probe's launches' FSDP rows, a / b / c % | campaign's FSDP rows, a / b / c % |",
-            "|---|---|---|---|---|---|---|", *rows, "",
+            "d: block ms (median over configurations), median % | probe's launches' FSDP rows, a / b / c / d % | "
+            "campaign's FSDP rows, a / b / c / d % |",
+            "|---|---|---|---|---|---|---|---|", *rows, "",
+            "(d), the configuration's own paired probes (`fsdp --pair-probe`, `validation.fsdp_pair`: a probe of the "
+            "host right before and right after each configuration's steps), exists only where the file was measured "
+            "with them; its probes belong to that file's configurations, so it predicts no other file's rows.", "",
             f"{len(both)} files have both (a) and (b); (a) has the lower median on {wins} of them, and their block "
             f"issue times lie {min(apart) * 100:+.0f} to {max(apart) * 100:+.0f}% apart ((b) over (a)). Where they "
             f"differ most, the probe is right for its own launches and wrong for the others: {words}. The same "
@@ -361,7 +373,7 @@ def method_lines() -> list[str]:
             "lease's phases, minutes apart, by more than the probe and the campaign can tell in advance: both measure "
             "the lease's host in other launches than the FSDP runs. The probe measures the host's issue directly "
             "(behind a sleep, the host never waits), the campaign infers it from iterations; neither order is better "
-            "on every lease with both, so `lease_predictor` keeps (a), then (b), then (c), a choice made knowing "
+            "on every lease with both, so `lease_predictor` keeps (a), then (b), then (c) (after (d) where a file has paired probes), a choice made knowing "
             "these figures (a check, not blind). A probe in the runs' own launches (`fsdp --issue`, the `fsdpissue` "
             "phases) measures the host they ran on; where the two measurements disagree, the lease's host was not "
             "steady and the FSDP prediction is no better than their disagreement.", ""]

@@ -202,6 +202,8 @@ def llm_section(number: int = 7, write_bands: bool = False) -> tuple[list[str], 
     issue_lines, figs["issue_h100"] = issue_lease()
     from validation import fsdp_host_carry
     carry_lines, figs["fsdp_host_carry"] = fsdp_host_carry.markdown_lines()
+    from validation import fsdp_pair
+    pair_lines, figs["fsdp_pair"] = fsdp_pair.markdown_lines()
     from validation import sealed_campaign
     sealed_lines: list[str] = []
     figs["sealed"] = {}
@@ -250,7 +252,7 @@ def llm_section(number: int = 7, write_bands: bool = False) -> tuple[list[str], 
               "single mechanism of the analytic model: " + _profile_facts(fitted) + " A host cost per TP "
               "collective call, small-message collective latency or kernel launches that grow with TP only add time "
               "as TP grows or the shape shrinks, where here a larger shape can take less.", "",
-              *real_lines, *blind_lines, *held_lines, *issue_lines, *carry_lines, *sealed_lines, *band_lines,
+              *real_lines, *blind_lines, *held_lines, *issue_lines, *carry_lines, *pair_lines, *sealed_lines, *band_lines,
               "### Targets", "",
               f"- Selene iteration times, median <= {TARGET_MEDIAN:g}% without per-run tuning: datasheet "
               f"{s_sheet[0]:.1f}% ({_verdict(s_sheet[0] <= TARGET_MEDIAN)}), fitted set {s_cal[0]:.1f}% "
@@ -270,6 +272,7 @@ def llm_section(number: int = 7, write_bands: bool = False) -> tuple[list[str], 
                   f"{w[5:]} GPUs {s['median_abs_pct']:.1f}% ({_verdict(s['median_abs_pct'] <= TARGET_MEDIAN)})"
                   for w, s in figs["held_out_h200"].items()) + "; " + issue_lease_target(figs["issue_h100"]),
               own_probe_target(figs["fsdp_host_carry"]),
+              fsdp_pair.target_line(figs["fsdp_pair"]),
               *sealed_targets(figs["sealed"]),
               f"- The fitted set ({', '.join(f'{k} = {getattr(fitted, k):.3g}' for k in FIT_KEYS)}) is host-bound: "
               "vTrain's small models spend more time issuing kernels (Python, DeepSpeed's checkpointing) than "

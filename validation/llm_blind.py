@@ -343,14 +343,15 @@ def _where(world: int, errs: list[RunError], by: dict[tuple[str, int], RunError]
             f"gives {(full.predicted_s - no.predicted_s) * 1e3:.2f} ms.")
 
 
-def held_out_predictor(records: object, world: int, own: Sequence[ComputeTarget] = ()
-                       ) -> tuple[RealPredictor, float, int]:
+def held_out_predictor(records: object, world: int, own: Sequence[ComputeTarget] = (),
+                       mem_efficiency: float | None = None) -> tuple[RealPredictor, float, int]:
     """The compute of an H200 FSDP lease without a copy probe: fitted on its own single-GPU profiles and the H200
-    issue probes (the lease's own host issue where it measured it, ``own``), ``mem_efficiency`` fitted too; the
-    shipped H200 calibration of that world size. With the fit's median |error| in % and the number of targets."""
+    issue probes (the lease's own host issue where it measured it, ``own``), ``mem_efficiency`` fitted too unless
+    given (a copy measured beside the runs: ``validation.fsdp_pair``); the shipped H200 calibration of that world
+    size. With the fit's median |error| in % and the number of targets."""
     base = RealPredictor(records.runs[0].gpu, HOST_FROM[world][2])  # type: ignore[attr-defined]
     targets = compute_targets(records) + _probe_targets(H200_PROBES, own)  # type: ignore[arg-type]
-    compute, pct = fit_compute(base, targets)
+    compute, pct = fit_compute(base, targets, None if mem_efficiency is None else {"mem_efficiency": mem_efficiency})
     return base.with_compute(compute), pct, len(targets)
 
 
@@ -366,29 +367,50 @@ class Method(Enum):
     OWN_PROBE = "a. own host issue probe"           # own_probe_targets (branch h14fsdp7)
     OWN_CAMPAIGN = "b. own LLM campaign's fit"      # OWN_CAMPAIGN's compute-only points (branch h14fsdp8)
     OTHER_PROBES = "c. other leases' probes"        # the GPU's method alone
+    PAIRED_PROBE = "d. the configuration's own paired probes"    # validation.fsdp_pair (fsdp --pair-probe)
 
     @property
     def letter(self) -> str:
         return self.value[0]
 
 
-def lease_methods(path: Path, records: object, world: int) -> dict[Method, Callable[[], RealPredictor]]:
+def probe_fit(records: object, world: int, copy_Bps: float | None = None
+              ) -> Callable[[Sequence[ComputeTarget]], RealPredictor]:
+    """The probe methods' compute fit of an FSDP-only file (its records read), given the lease's own host targets
+    (none: the other leases' probes alone): :func:`held_out_predictor` on H200 (the H200 probes and calibration),
+    else :func:`blind_predictor` (the H100 probes, copy probe and calibration). ``copy_Bps``: a copy's bandwidth
+    measured beside the runs (``fsdp --pair-probe``), which then holds ``mem_efficiency`` at its share of the GPU's
+    datasheet memory bandwidth on H200 (as :func:`blind_predictor` holds it at the H100 copy probe's)."""
+    if preset_for(records.runs[0].gpu)[1] == "h200":  # type: ignore[attr-defined]
+        from simulator.training.gpus import get_gpu
+        mem = None if copy_Bps is None else copy_Bps / get_gpu("h200").mem_bw_Bps
+        return lambda targets: held_out_predictor(records, world, targets, mem)[0]
+    return lambda targets: blind_predictor(records, targets)[0]
+
+
+def lease_methods(path: Path, records: object, world: int) -> dict[Method, Callable[[], object]]:
     """Every :class:`Method` an FSDP-only lease's file (``path``, its records read) can be predicted by, in
-    preference order, each as a function building that predictor (the fits take a while): its own host issue
-    measurements (:func:`own_probe_targets` of its folder) where it has them, its own LLM campaign's compute fit
-    (:data:`OWN_CAMPAIGN`, on its GPU's calibration of that world size) where it ran one, and always the other
-    leases' probes. On H200 the probe methods are :func:`held_out_predictor` (the H200 probes and calibration),
-    else :func:`blind_predictor` (the H100 probes, copy probe and calibration)."""
+    preference order, each as a function building that predictor (the fits take a while): the configurations' own
+    paired probes (``fsdp --pair-probe`` records in the file: a ``validation.fsdp_pair.PairedPredictor``, one fit
+    per configuration) where it has them, its lease's own host issue measurements (:func:`own_probe_targets` of its
+    folder) where it has them, its own LLM campaign's compute fit (:data:`OWN_CAMPAIGN`, on its GPU's calibration of
+    that world size) where it ran one, and always the other leases' probes (:func:`probe_fit`)."""
+    from validation.fsdp_pair import has_pairs, paired_copy_Bps, paired_host_targets, paired_predictor, read_pairs
+
     own = own_probe_targets(path.parent)
     h200 = preset_for(records.runs[0].gpu)[1] == "h200"  # type: ignore[attr-defined]
     campaign = sorted(path.parent.glob(OWN_CAMPAIGN))
+    fit = probe_fit(records, world)
 
     def probes(targets: Sequence[ComputeTarget]) -> Callable[[], RealPredictor]:
-        if h200:
-            return lambda: held_out_predictor(records, world, targets)[0]
-        return lambda: blind_predictor(records, targets)[0]
+        return lambda: fit(targets)
 
-    out: dict[Method, Callable[[], RealPredictor]] = {}
+    out: dict[Method, Callable[[], object]] = {}
+    if has_pairs(path):
+        def paired() -> object:
+            runs = read_pairs([path])
+            return paired_predictor(paired_host_targets(runs), probe_fit(records, world, paired_copy_Bps(runs)))
+        out[Method.PAIRED_PROBE] = paired
     if own:
         out[Method.OWN_PROBE] = probes(own)
     if campaign:
@@ -404,9 +426,10 @@ def lease_method(path: Path, records: object, world: int, own_probes: bool = Tru
     return next(iter(lease_methods(path, records, world))) if own_probes else Method.OTHER_PROBES
 
 
-def lease_predictor(path: Path, records: object, world: int, own_probes: bool = True) -> RealPredictor:
+def lease_predictor(path: Path, records: object, world: int, own_probes: bool = True) -> object:
     """An FSDP-only lease's file (``path``, its records read) by the first of :func:`lease_methods`: with the
-    lease's own host issue measurements where it has them (branch h14fsdp7), else its own LLM campaign's compute
+    configurations' own paired probes where the file has them (a ``validation.fsdp_pair.PairedPredictor``; this
+    branch, h14fsdp19), else the lease's own host issue measurements where it has them (branch h14fsdp7), else its own LLM campaign's compute
     fit, the one its ``llm4`` rows are predicted with (branch h14fsdp8), else the other leases' probes (``own_probes``
     False: those alone). Kept in this order knowing the fifth sealed lease (``validation.fsdp_host_carry``'s method
     table: no order is better on every lease that has both)."""

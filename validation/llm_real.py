@@ -97,7 +97,8 @@ class ComputeTarget:
     tp: int
     sequence_parallel: bool
     measured_s: float
-    part: str = "loop"      # "loop": the whole time; "gpu": kernels alone; "host": the host's issue alone
+    part: str = "loop"      # "loop": the whole time; "gpu": kernels alone; "host": the host's issue alone;
+    #                         "model_gpu": the whole model's kernels alone on one GPU (its issue behind a sleep)
     stage: int = -1         # part "stage": pipeline stage ``stage`` of ``pp``, one micro-batch forward and backward
     pp: int = 1
 
@@ -293,6 +294,9 @@ class RealPredictor:
 
         if t.part == "stage":
             return self.stage_s(t)
+        if t.part == "model_gpu":     # the loop with no host issue: the queued kernels back to back
+            gpu_only = self.with_compute(replace(self.compute, host_block_s=0.0, host_tp_block_s=0.0))  # type: ignore[type-var]
+            return gpu_only.compute_only_s(replace(t, part="loop"))
         if t.part != "loop":          # the issue probe's blocks: kernels alone, or the host alone
             passes = self.block_passes(t.spec, t.micro_batch, t.tp, t.sequence_parallel)
             return t.spec.layers * sum(k if t.part == "gpu" else h for k, h, _ in passes)  # type: ignore[attr-defined]

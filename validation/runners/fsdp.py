@@ -42,6 +42,20 @@ end: kernels and collectives back to back) and ``outlasted_hold`` (steps whose i
 the host waited for the GPU, e.g. in FULL_SHARD's all-gather rate limiter, so those are not the host
 alone); medians over the steps, MAX over ranks. On CPU they come from the host clock and mean nothing.
 
+With ``--pair-probe`` every ``llm_fsdp`` point's timed iterations are bracketed, in the same process and
+minute, by its own host/compute probe: the whole model of the point's spec on each GPU alone (no FSDP; the
+inputs the FSDP prediction's compute fit reads: the plain iteration, ``validation.llm_real.compute_targets``'s
+whole-model time, and its forward and backward issued behind a sleep, ``llm_blind.own_probe_targets``' host
+time, with the GPU's time alone), once right before the FSDP model is built (``probe_before_``-prefixed fields:
+``median_s``, ``p10_s``, ``p90_s``, ``iter_times_s``, ``issue_forward_s``, ``issue_backward_s``, ``gpu_s``,
+``outlasted_hold``, ``hold_s``, and ``copy_Bps``: the bandwidth of a 256 MiB device copy right after, bytes read
+and written per second, :func:`copy_bandwidth_Bps`) and once right after its steps (``probe_after_``; files of
+2026-11-27 14:07-14:09 UTC have no ``copy_Bps``); ``pair_probe`` is true and
+``probe_before_unix_s``, ``steps_unix_s`` ``[first, last]`` and ``probe_after_unix_s`` are rank 0's wall clock
+at each start (the steps' end too), so each probe is named by the configuration it belongs to and its distance
+in time. The FSDP point's own memory fields are taken before the second probe, and peak statistics are reset
+after the first, so they stay the FSDP steps'. Records without it read as before.
+
 An iteration is ``zero_grad(set_to_none=True)``, forward of one micro-batch per rank (token ids
 as inputs and labels) and backward; the optimizer step is not timed (it is local compute that
 does not depend on the network). Each rank times every iteration (CUDA events); the record
@@ -76,6 +90,7 @@ class FsdpSettings:
     replicate: tuple[int, ...]
     issue: bool = False
     hold: float = 3.0
+    pair_probe: bool = False
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -86,6 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="hybrid_shard: comma-separated numbers of replicas (mesh rows)")
     p.add_argument("--issue", action="store_true",
                    help="also time the host's issue (forward, backward) and the GPU alone, behind a sleep")
+    p.add_argument("--pair-probe", action="store_true",
+                   help="bracket each FSDP point's steps by the whole model's plain and issue probe on each GPU")
     p.add_argument("--hold", type=float, default=3.0,
                    help="--issue: the sleep lasts this many times the point's median iteration")
     add_common_arguments(p)
@@ -101,7 +118,7 @@ def parse_settings(argv: Sequence[str] | None) -> FsdpSettings:
     if not a.hold > 0:
         raise InputError("must be > 0", field="hold", value=a.hold)
     return FsdpSettings(common_settings(a), strategies,
-                        tuple(parse_ints(a.replicate, "replicate")), a.issue, a.hold)
+                        tuple(parse_ints(a.replicate, "replicate")), a.issue, a.hold, a.pair_probe)
 
 
 def plan_points(s: FsdpSettings, world: int) -> list[Point]:
@@ -128,9 +145,10 @@ def plan_labels(s: FsdpSettings, world: int) -> list[str]:
 
 
 def measure_local_model(ses: Session, spec: GPTSpec, micro_batch: int, clock: Any = None,
-                        hold: float = 3.0) -> dict[str, Any]:
+                        hold: float = 3.0, prefix: str = "model_", memory: bool = True) -> dict[str, Any]:
     """The whole model's iteration on each GPU alone (no FSDP), MAX over ranks; with ``clock``, its host
-    issue and GPU times apart too (:func:`validation.runners.tp_issue.issue_fields`)."""
+    issue and GPU times apart too (:func:`validation.runners.tp_issue.issue_fields`). Keys take ``prefix``;
+    ``memory`` False leaves the memory fields out and the peak statistics alone (``--pair-probe``)."""
     import torch
 
     from validation.gpt import GPT, token_batch
@@ -147,19 +165,54 @@ def measure_local_model(ses: Session, spec: GPTSpec, micro_batch: int, clock: An
     def step() -> None:
         forward().backward()
 
-    ses.steps_memory_start()
+    if memory:
+        ses.steps_memory_start()
     times = ses.time_steps(step)
-    memory = ses.steps_memory_fields("model_")
+    fields = ses.steps_memory_fields(prefix) if memory else {}
     issue = {} if clock is None else issue_fields(ses, clock, forward, lambda y: y.backward(),
-                                                  hold * statistics.median(times), "model_")
+                                                  hold * statistics.median(times), prefix)
     del model
-    return {**summarize(times, "model_"), **memory, **issue}
+    gc.collect()
+    return {**summarize(times, prefix), **fields, **issue}
+
+
+def paired_probe(ses: Session, spec: GPTSpec, micro_batch: int, clock: Any, hold: float,
+                 when: str) -> dict[str, Any]:
+    """One ``--pair-probe`` probe (``when``: ``"before"`` or ``"after"``): the whole model of ``spec`` on each GPU
+    alone, its plain iteration and its issue behind a sleep (:func:`measure_local_model` without memory fields),
+    keys prefixed ``probe_<when>_``, with rank 0's wall clock at its start (``probe_<when>_unix_s``)."""
+    import time
+
+    start = time.time()
+    fields = measure_local_model(ses, spec, micro_batch, clock, hold, f"probe_{when}_", memory=False)
+    return {f"probe_{when}_unix_s": start, **fields, f"probe_{when}_copy_Bps": copy_bandwidth_Bps(ses)}
+
+
+COPY_BYTES = 256 << 20
+"""Bytes one probe copy reads (and writes) on a GPU: far beyond the L2 cache."""
+
+
+def copy_bandwidth_Bps(ses: Session, size_bytes: int = COPY_BYTES, iters: int = 10) -> float:
+    """The GPU's achievable memory bandwidth now: ``y.copy_(x)`` of ``size_bytes`` of random bf16 (as the overlap
+    probe's copies, ``validation.runners.overlap``), bytes read plus written over the median of ``iters`` timed
+    copies (each the MAX over ranks). On CPU a 4096-element copy: meaningless, kept so the code runs."""
+    import torch
+
+    n = max(size_bytes // 2, 1) if ses.is_cuda else 4096
+    src = torch.empty(n, dtype=torch.bfloat16, device=ses.device).normal_()
+    dst = torch.empty_like(src)
+    times = ses.time_steps(lambda: dst.copy_(src), iters=iters, warmup=2)
+    moved = 2.0 * src.numel() * src.element_size()
+    del src, dst
+    return moved / statistics.median(times)
 
 
 def measure_fsdp(ses: Session, spec: GPTSpec, micro_batch: int, strategy: str,
                  replicate: int, clock: Any = None, hold: float = 3.0) -> dict[str, Any]:
     """Iteration times under one sharding strategy, MAX over ranks; with ``clock``, the host issue and GPU
     times apart too (:func:`validation.runners.tp_issue.issue_fields`)."""
+    import time
+
     import torch
     from torch.distributed.fsdp import BackwardPrefetch, ShardingStrategy
     from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
@@ -190,13 +243,15 @@ def measure_fsdp(ses: Session, spec: GPTSpec, micro_batch: int, strategy: str,
         forward().backward()
 
     ses.steps_memory_start()
+    start = time.time()
     times = ses.time_steps(step)
+    steps = [start, time.time()]
     memory = ses.steps_memory_fields()
     issue = {} if clock is None else issue_fields(ses, clock, forward, lambda y: y.backward(),
                                                   hold * statistics.median(times))
     del fsdp, model
     gc.collect()
-    return {**summarize(times), **memory, **issue}
+    return {**summarize(times), **memory, **issue, "steps_unix_s": steps}
 
 
 def run(s: FsdpSettings) -> int:
@@ -206,18 +261,23 @@ def run(s: FsdpSettings) -> int:
 
     mb = s.common.micro_batch
     ses = start_session("fsdp", s.common)
-    clock = Clock(ses.is_cuda) if s.issue else None
+    clock = Clock(ses.is_cuda) if s.issue or s.pair_probe else None
     for point in ses.points_to_run(plan_points(s, ses.world)):
         spec = point.spec
         common = {**spec.fields(), "micro_batch": mb, "params": spec.params}
         if point.what == "profile":
             fields = profile_record(ses, spec, mb)
-            fields.update(measure_local_model(ses, spec, mb, clock, s.hold))
+            fields.update(measure_local_model(ses, spec, mb, clock if s.issue else None, s.hold))
             ses.record("llm_profile", point.label, {**common, **fields,
                                                     "peak_memory_bytes": ses.peak_memory_bytes()})
             continue
         strategy, replicate = point.option
-        result = measure_fsdp(ses, spec, mb, strategy, replicate, clock, s.hold)
+        before = paired_probe(ses, spec, mb, clock, s.hold, "before") if s.pair_probe else {}
+        if s.pair_probe:
+            ses.enter_point(point.label)     # the FSDP steps' peak memory, not the probe's whole model
+        result = measure_fsdp(ses, spec, mb, strategy, replicate, clock if s.issue else None, s.hold)
+        peak = ses.peak_memory_bytes()
+        after = paired_probe(ses, spec, mb, clock, s.hold, "after") if s.pair_probe else {}
         units = [spec.embedding_params + spec.head_params] + [spec.layer_params] * spec.layers
         ses.record("llm_fsdp", point.label, {
             **common, "strategy": strategy, "replicate": replicate,
@@ -226,7 +286,8 @@ def run(s: FsdpSettings) -> int:
             "backward_prefetch": "BACKWARD_PRE", "forward_prefetch": False,
             "limit_all_gathers": True, "param_dtype": ses.dtype_name,
             "reduce_dtype": ses.dtype_name, "optimizer": None,
-            **result, "peak_memory_bytes": ses.peak_memory_bytes()})
+            **result, "peak_memory_bytes": peak,
+            **({"pair_probe": True, **before, **after} if s.pair_probe else {})})
     ses.finish()
     return 0
 

@@ -18,6 +18,12 @@
 #                   shard groups) and FULL_SHARD, with the layer profiles; every point (the whole model on one GPU
 #                   too) also issued behind a sleep kernel (fsdp --issue): the host's forward and backward issue
 #                   times and the GPU's time alone; 3 launches, at most 240 s of launches (about 2 minutes)
+#           fsdppair2, fsdppair4   the fsdp phase's configurations (NO_SHARD, FULL_SHARD; the layer profiles too), each
+#                   FSDP point's timed steps bracketed in the same minute by its own host/compute probe (fsdp
+#                   --pair-probe: the whole model on each GPU alone, plain iteration and issue behind a sleep, right
+#                   before and right after, probe_before_* / probe_after_* in the point's record), so a prediction
+#                   need not carry the host's speed from another phase (issue 14: the host drifts over minutes);
+#                   3 launches, at most 200 s of launches (fsdppair_world<n>.jsonl)
 #           dp      torch DataParallel vs DDP on all GPUs (3 separate launches, each with the single-GPU
 #                   profile and DataParallel on 1..G GPUs), then gloo all_reduce on CPU tensors (2 and 4
 #                   processes) and CUDA tensors (G processes), 3 launches each, interleaved; about 5 minutes
@@ -124,6 +130,12 @@ fsdpissue() {   # nproc
       --runner-args "fsdp=--strategies no_shard,hybrid_shard,full_shard --replicate $1 --issue" --launches 3 \
       --budget-s 240 --launch-timeout-s 120 --out "$out/fsdpissue_world$1.jsonl" \
     || echo "fsdpissue sweep on $1 GPUs: points missing (see llm_failed records)"
+}
+fsdppair() {   # nproc
+  $PY -m validation.runners.llm_sweep --nproc "$1" --preset gpu --runners fsdp \
+      --runner-args "fsdp=--strategies no_shard,full_shard --pair-probe" --launches 3 --budget-s 200 \
+      --launch-timeout-s 120 --out "$out/fsdppair_world$1.jsonl" \
+    || echo "fsdppair sweep on $1 GPUs: points missing (see llm_failed records)"
 }
 gloo() {   # launch index: gloo all_reduce, CPU tensors on 2 and 4 processes, CUDA tensors on every GPU
   local i=$1 spec n dev
@@ -244,6 +256,8 @@ case "$phase" in
   fsdp4) fsdp 4 ;;
   fsdpissue2) fsdpissue 2 ;;
   fsdpissue4) fsdpissue 4 ;;
+  fsdppair2) fsdppair 2 ;;
+  fsdppair4) fsdppair 4 ;;
   dp)
     G=$($PY -c "import torch; print(torch.cuda.device_count())")
     $PY -m validation.runners.dp_sweep --nproc "$G" --models resnet50,bert-base,gpt2,mlp --launches 3 \

@@ -47,11 +47,11 @@ def register(sub) -> None:
 
 def load_any_workload(spec: str, gpu: str | None, gpu_model: str, batch_size: int | None):
     """A zoo workload (``spec`` a zoo name) or a workload file, at ``batch_size`` if given."""
-    from simulator.core.inputs import path_exists
+    from simulator.core.inputs import names_a_file
     from simulator.training.gpus import gpu_for_model
     from simulator.training.zoo import zoo_names, zoo_workload
     path = Path(spec)
-    if path.suffix.lower() in (".json", ".yaml", ".yml") or path_exists(path):
+    if names_a_file(path):
         from simulator.training.workload_files import load_workload
         w = load_workload(path)
         return w.scaled_to_batch(batch_size) if batch_size is not None else w

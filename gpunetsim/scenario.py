@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from gpunetsim.train_study import TRAIN_AXES
 from simulator.core.config import checked, validate
 from simulator.core.errors import InputError
+from simulator.core.inputs import names_a_file
 from topologies.preset_cluster import PresetCluster
 from topologies.routing import Router, router_for
 
@@ -250,7 +251,9 @@ def _topology(spec: ScenarioSpec, src: str, base: Path) -> PresetCluster | nx.Gr
     topo = spec.topology
     if topo not in topologies.SERVERS:
         p = Path(topo).expanduser()
-        topo = str(p if p.is_absolute() else (base / p).resolve())
+        p = p if p.is_absolute() else base / p
+        if names_a_file(p):                 # else a misspelt preset, reported as the user wrote it
+            topo = str(p.resolve())
     fabric = checked(lambda: topologies.FabricSpec.from_options(spec.fabric, spec.transport, spec.nic_bw, spec.nics,
                                                                 spec.oversubscription, spec.hosts_per_leaf),
                      src, "nic_bw", spec.nic_bw)
@@ -290,7 +293,7 @@ def _job(spec: JobSpec, i: int, router: Router, attrs: Mapping, src: str, base: 
     wl = spec.workload or ""
     p = Path(wl).expanduser()
     p = p if p.is_absolute() else base / p
-    if p.exists() or p.suffix.lower() in (".json", ".yaml", ".yml"):     # a file, relative to the scenario
+    if names_a_file(p):     # a file, relative to the scenario
         wl = str(p.resolve())
     w = checked(lambda: load_any_workload(wl, spec.gpu, str(attrs.get("gpu_model", "")), spec.batch_size),
                 src, f"{where}.workload", spec.workload)

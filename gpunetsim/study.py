@@ -40,6 +40,7 @@ from simulator.network.closed_form import CostModel
 from simulator.core.config import checked, validate
 from simulator.core import limits
 from simulator.core.errors import InputError
+from simulator.core.inputs import names_a_file
 from simulator.core.vocabulary import Limit
 from gpunetsim.search_study import SearchAxes, check_search, search_settings
 from gpunetsim.train_study import TrainAxes, check_models, evaluate_train, model_path, train_settings
@@ -249,6 +250,10 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
         if bw is not None:
             _check(lambda: parse_bandwidth(bw, field="nic_bw"), source, f"nic_bw[{i}]", bw)
     for i, (m, raw) in enumerate(zip(models, spec.model)):
+        if not _is_zoo(m) and not names_a_file(m):       # a misspelt zoo name, not a missing file
+            from simulator.training.zoo import zoo_names
+            raise InputError(f"not a workload file nor a zoo model; zoo: {', '.join(zoo_names())}", source=source,
+                             field=f"model[{i}]", value=raw)
         if not _is_zoo(m):
             _check(lambda: _file_workload(m), source, f"model[{i}]", raw)
     if spec.gpu is not None:
@@ -256,6 +261,9 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
         _check(lambda: get_gpu(spec.gpu), source, "gpu", spec.gpu)
     for i, (t, raw) in enumerate(zip(topos, spec.topology)):
         if t not in topologies.SERVERS:
+            if not names_a_file(t):             # a misspelt preset, not a missing file
+                raise InputError(topologies.unknown_topology(raw).message, source=source, field=f"topology[{i}]",
+                                 value=raw)
             _check(lambda: topologies.load_topology(t), source, f"topology[{i}]", raw)
             if any(n != 1 for n in spec.nodes):
                 raise InputError("nodes applies to presets only; a topology file describes every server",

@@ -32,13 +32,15 @@ def chrome_trace(records: Sequence[Record] | Mapping[str, Sequence[Record]],
     groups = dict(records) if isinstance(records, Mapping) else {process_name: records}
     events: list[dict] = []
     for pid, (pname, recs) in enumerate(groups.items()):
-        events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": pname}})
-        events.append({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0,
+        # metadata events carry ts 0 too: the format lists ts among every event's fields, and strict readers
+        # (trace validators, pandas-based analysers) drop or reject events without it
+        events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "ts": 0, "args": {"name": pname}})
+        events.append({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0, "ts": 0,
                        "args": {"sort_index": pid}})
         tracks = _tracks(recs)
         for track, tid in tracks.items():
-            events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": track}})
-            events.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid,
+            events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "ts": 0, "args": {"name": track}})
+            events.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid, "ts": 0,
                            "args": {"sort_index": tid}})
         for r in recs:
             ev = {"ph": "X", "name": r.name, "cat": r.track, "pid": pid, "tid": tracks[r.track],

@@ -29,6 +29,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from simulator.core.errors import InputError
+from simulator.core.inputs import names_a_file
 
 _Pos = Annotated[int, Field(gt=0, strict=True)]
 TRAIN_AXES = ("model", "seq", "tp", "pp", "dp", "global_batch", "micro_batch", "schedule", "virtual_stages",
@@ -103,7 +104,7 @@ def model_path(text: str, base: Path) -> str:
         return text
     p = Path(text).expanduser()
     p = p if p.is_absolute() else base / p
-    return str(p.resolve()) if p.exists() or p.suffix.lower() in (".json", ".yaml", ".yml") else text
+    return str(p.resolve()) if names_a_file(p) else text
 
 
 def resolve_train_model(text: str):
@@ -125,7 +126,6 @@ def evaluate_train(point, cost_model, row: dict[str, object]) -> dict[str, objec
     from simulator.training.llm.model import with_seq
     from gpunetsim.study import gpu_of
     s = dict(point.train)
-    row.pop("train", None)
     row.update({k: v for k, v in s.items() if k != "model"})
     router = cost_model.router
     try:
@@ -139,7 +139,9 @@ def evaluate_train(point, cost_model, row: dict[str, object]) -> dict[str, objec
     d = r.as_dict()         # no warn_train: a row says what ran (schedule 1f1b, sharding and dp), warnings from
                             # worker processes would be lost or cut through the progress bar
     mem = d.pop("memory_bytes")
-    row.update({k: v for k, v in d.items() if k not in row or k in ("dp", "model", "schedule", "virtual_stages")})
+    # the row keeps the point's own ``model`` and ``train`` columns, as search rows keep theirs: ``--resume`` matches
+    # rows to points on them, and two --model-spec strings both named 'custom' stay two series
+    row.update({k: v for k, v in d.items() if k not in row or k in ("dp", "schedule", "virtual_stages")})
     row.update({f"memory_{k}_bytes": v for k, v in mem.items()})
     return row
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from simulator.core.errors import InputError
-from simulator.core.inputs import path_exists
+from simulator.core.inputs import names_a_file
 from topologies.fabric import FabricSpec, cluster
 from topologies.graph import (ClusterInfo, cluster_info, first_gpus, gpus, nvls_capable, set_nvls,
                               transport_attributes, validate)
@@ -67,7 +67,7 @@ def build(topology: str, *, nodes: int = 1, gpus_per_node: int | None = None, p2
                              gdr=gdr).to_graph()
     if cpu_sockets is not None:
         raise InputError("--cpu-sockets applies to presets only", field="cpu_sockets", value=cpu_sockets)
-    if Path(topology).suffix.lower() in (".yaml", ".yml", ".json") or path_exists(topology):
+    if names_a_file(topology):
         from topologies.files import load_topology
         G = load_topology(topology)
         if nodes != 1:
@@ -80,5 +80,10 @@ def build(topology: str, *, nodes: int = 1, gpus_per_node: int | None = None, p2
         if gdr is not None:
             G.graph["gdr"] = bool(gdr)
         return transport_attributes(G, sockets, nvls, collnet)
-    raise InputError(f"unknown topology: not a preset ({', '.join(preset_names())}) nor a .yaml/.json file",
-                     field="topology", value=topology)
+    raise unknown_topology(topology)
+
+
+def unknown_topology(value: str) -> InputError:
+    """The error for a name that is neither a preset nor a topology file (a misspelt preset)."""
+    return InputError(f"unknown topology: not a preset ({', '.join(preset_names())}) nor a .yaml/.json file",
+                      field="topology", value=value)

@@ -501,7 +501,10 @@ def markdown_lines(scored: Sequence[Scored] | None = None) -> tuple[list[str], d
     return lines, figs
 
 
-def main() -> int:
+def main(argv: Sequence[str] | None = None) -> int:
+    if list(sys.argv[1:] if argv is None else argv):     # --help included: usage, not the whole computation
+        print("usage: python -m validation.fsdp_host_carry   (no arguments: prints the method table)", file=sys.stderr)
+        return 2
     print("\n".join(markdown_lines()[0]))
     return 0
 

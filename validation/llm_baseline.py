@@ -43,7 +43,7 @@ def compute_only_s(run: LlmRun, profile: LayerProfile | None) -> float:
 
 def main(argv: Sequence[str] | None = None) -> int:
     paths = list(sys.argv[1:] if argv is None else argv)
-    if not paths:
+    if not paths or any(p in ("-h", "--help") for p in paths):
         print("usage: python -m validation.llm_baseline FILE.jsonl...", file=sys.stderr)
         return 2
     try:

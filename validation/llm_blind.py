@@ -607,7 +607,10 @@ def issue_lease() -> tuple[list[str], dict[str, dict[str, float]]]:
     return lines, figs
 
 
-def main() -> int:
+def main(argv: Sequence[str] | None = None) -> int:
+    if list(sys.argv[1:] if argv is None else argv):     # --help included: usage, not a minute of fitting
+        print("usage: python -m validation.llm_blind   (no arguments: prints the blind-test section)", file=sys.stderr)
+        return 2
     lines, _ = section()
     held, _ = held_out_lease()
     issue, _ = issue_lease()

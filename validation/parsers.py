@@ -19,6 +19,7 @@ GB/s = 1e9 bytes/s as nccl-tests prints them. Anything unreadable raises
 from __future__ import annotations
 
 import json
+import math
 import logging
 import os
 import re
@@ -338,7 +339,10 @@ class _TextParser:
             guesses = {_infer_op_from_row(r["redop"], r["root"], r["ratio"]) for r in parsed}
             guesses.discard(None)
             if len(guesses) != 1:
-                raise InputError("cannot tell which collective this table measures; pass op=",
+                raise InputError("cannot tell which collective this table measures (all_gather and all_to_all "
+                                 "print the same columns, and the rows' redop/root/count say nothing consistent): "
+                                 "keep the nccl-tests command line (e.g. './build/all_gather_perf -b 8 -e 1G') or "
+                                 "its '# Collective test starting: all_gather_perf' line above the table",
                                  source=self.source, field=_line_field(header.line))
             op = guesses.pop()
         if world is None:
@@ -351,7 +355,8 @@ class _TextParser:
             world = own or self.default_world or _resolve_world(self.ctx, op, ratios[-1] if ratios else None)
         if world is None or world < 1:
             raise InputError("cannot tell the number of ranks (no '# Using devices' Rank lines "
-                             "or nranks); pass world=", source=self.source,
+                             "or nranks): keep those lines of the log, or give the topology it ran on "
+                             "(--topology, --nodes)", source=self.source,
                              field=_line_field(header.line))
         self._wrong_seen = False
         for r in parsed:
@@ -403,6 +408,8 @@ class _TextParser:
             time_us = _number(cell["time"][g])
             if time_us is None:
                 raise bad("time is not a number", cell["time"][g])
+            if not 0 < time_us < math.inf:      # a negative, zero or infinite time is a broken row, not a point
+                raise bad("time must be a positive, finite number of microseconds", cell["time"][g])
             algbw = _number(cell["algbw"][g]) if len(cell.get("algbw", [])) > g else None
             busbw = _number(cell["busbw"][g]) if len(cell.get("busbw", [])) > g else None
             halves.append((_us_to_s(cell["time"][g]), algbw, busbw))

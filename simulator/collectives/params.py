@@ -368,6 +368,10 @@ def ideal() -> Parameters:
 
 
 CALIBRATION_FORMAT = "gpunetsim-calibration/1"
+#: The top-level keys of a calibration file that change a prediction (this module reads the first five, the LLM
+#: compute model (simulator.training.llm.compute) the rest); every other key is free-form metadata (fit data,
+#: residuals, notes), except one spelt so close to these that it is surely meant as one of them.
+CALIBRATION_KEYS = ("format", "name", "params", "uncertainty", "host_uncertainty", "llm", "llm_gpus", "pass_profile")
 SHIPPED_DIR = Path(__file__).resolve().parent / "calibrations"
 
 
@@ -405,7 +409,21 @@ def read_calibration(path_or_name: str | Path) -> tuple[object, str]:
         shipped = sorted(q.stem for q in SHIPPED_DIR.glob("*.json")) if SHIPPED_DIR.exists() else []
         raise InputError("calibration file not found" + (f"; shipped calibrations: {', '.join(shipped)}"
                                                           if shipped else ""), source=src)
-    return parse_json(read_text(p, what="calibration file"), src), src
+    data = parse_json(read_text(p, what="calibration file"), src)
+    if isinstance(data, dict):
+        _check_misspelt_keys(data, src)
+    return data, src
+
+
+def _check_misspelt_keys(data: dict, src: str) -> None:
+    """A metadata key one typo away from :data:`CALIBRATION_KEYS` (``uncertainy``) would drop what it holds without
+    a word (the intervals, the LLM compute set): refused, naming the key meant."""
+    import difflib
+    for key in data:
+        near = difflib.get_close_matches(str(key), CALIBRATION_KEYS, n=1, cutoff=0.8)
+        if near and key not in CALIBRATION_KEYS and not str(key).startswith(near[0] + "_"):  # pass_profile_fit: metadata
+            raise InputError(f"unknown key; did you mean {near[0]!r}? (a misspelt key would be ignored)",
+                             source=src, field=str(key), value=str(key))
 
 
 def save_calibration(params: Parameters, path: str | Path, **meta: object) -> None:

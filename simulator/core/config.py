@@ -34,10 +34,18 @@ def validate(cls: type[M], data: object, source: str | None, what: str = "a mapp
     try:
         return cls.model_validate(data)
     except ValidationError as exc:
-        err: dict[str, Any] = exc.errors()[0]
+        errors = exc.errors()
+        err: dict[str, Any] = errors[0]
         where = field_path(err["loc"])
         if err["type"] == "missing":
-            raise InputError("missing required field", source=source, field=where) from None
+            # a misspelt required field reads as two problems: say the one the user typed (train.global_bach)
+            typo = next((e for e in errors if e["type"] == "extra_forbidden"
+                         and tuple(e["loc"][:-1]) == tuple(err["loc"][:-1])), None)
+            if typo is None:
+                raise InputError("missing required field", source=source, field=where) from None
+            err = typo
+            raise InputError(f"unknown field; required {where} is missing (got {err.get('input')!r})",
+                             source=source, field=field_path(err["loc"]), value=err.get("input")) from None
         msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
         value = err.get("input")
         raise InputError(f"{msg} (got {value!r})", source=source, field=where, value=value) from None
@@ -45,9 +53,12 @@ def validate(cls: type[M], data: object, source: str | None, what: str = "a mapp
 
 def checked(fn: Callable[[], T], source: str | None, field: str, value: object) -> T:
     """Run ``fn``; an InputError it raises is re-raised naming ``source`` (a file), ``field`` and ``value``
-    (its own field dropped when it is that same field: ``gpu: unknown GPU``, not ``gpu: gpu: ...``)."""
+    (its own field dropped when it is that same field: ``gpu: unknown GPU``, not ``gpu: gpu: ...``; also when it
+    is the last part of ``field`` or its command-line option: ``jobs[0].size: size ...``, ``nic_bw[0]: nic_bw: ...``,
+    ``jobs[0].workload: --workload: ...``)."""
     try:
         return fn()
     except InputError as e:
-        same = not e.source and e.field == field
+        own = (e.field or "").lstrip("-").replace("-", "_")
+        same = not e.source and bool(own) and own in (field, field.rsplit(".", 1)[-1].split("[")[0])
         raise InputError(e.message if same else f"{e}", source=source, field=field, value=value) from None

@@ -323,6 +323,12 @@ def _complete(raw: str) -> bool:
     return True
 
 
+def names_a_file(value: str | os.PathLike[str]) -> bool:
+    """Whether an input value (``--topology``, ``--workload``, ``--model``, a study's ``model``) names a file: a
+    .yaml/.yml/.json name, or any path that exists; anything else is a built-in name."""
+    return Path(value).suffix.lower() in (".yaml", ".yml", ".json") or path_exists(value)
+
+
 def path_exists(path: str | os.PathLike[str]) -> bool:
     """``Path(path).exists()`` that is False, not an exception, for names the OS refuses
     (too long, a NUL byte)."""

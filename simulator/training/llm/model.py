@@ -22,6 +22,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from simulator.core.errors import InputError
+from simulator.core.inputs import names_a_file
 
 
 @dataclass(frozen=True)
@@ -184,6 +185,9 @@ def parse_model_spec(text: str) -> TransformerSpec:
         if "=" not in part:
             raise InputError("expected key=value pairs separated by commas", field="--model-spec", value=part)
         k, v = part.split("=", 1)
+        if k.strip() in data:           # the later value would silently win (a YAML key twice is refused too)
+            raise InputError(f"given twice ({data[k.strip()]} and {v.strip()})", field=f"--model-spec: {k.strip()}",
+                             value=part.strip())
         data[k.strip()] = v.strip()
     return _from_mapping(data, None, "--model-spec: ")
 
@@ -205,9 +209,8 @@ def resolve_model(model: str | None = None, spec: str | None = None) -> Transfor
         raise InputError("give exactly one of --model and --model-spec", field="--model")
     if spec is not None:
         return parse_model_spec(spec)
-    p = Path(model)
-    if p.suffix.lower() in (".yaml", ".yml", ".json") or p.exists():
-        return load_model_file(p)
+    if names_a_file(model):
+        return load_model_file(model)
     return zoo_model(model)
 
 

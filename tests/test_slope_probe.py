@@ -46,7 +46,23 @@ def test_a_variant_that_slows_the_big_sizes_moves_the_big_line_only(tmp_path):
     assert vs["buf16"].moves_big and not vs["buf16"].moves_mid
     assert vs["buf16"].big_change == pytest.approx(0.10, rel=1e-6)
     assert not vs["default"].moves_big and vs["default"].big_change == 0
-    assert vs["default"].noise == pytest.approx(0.001, rel=1e-3)
+    assert vs["default"].mid_noise == pytest.approx(0.001, rel=1e-3)
+    assert vs["default"].big_noise == pytest.approx(0.001, rel=1e-3)
+
+
+def test_each_world_size_and_line_is_judged_by_its_own_pass_noise(tmp_path):
+    """4 GPUs whose mid line moves 20% between passes neither hide a 2-GPU change nor the 4-GPU big line's."""
+    _probe(tmp_path)
+    for i, w in (("L1", 0.0), ("L2", 0.2)):
+        mid_wobble = {s: t * (1 + w) if s <= 64 * MIB else t for s, t in _line(20e-6, 3e-6).items()}
+        _write(tmp_path, f"slope_world4_{i}.jsonl", "default", mid_wobble, world=4)
+        _write(tmp_path, f"slope_world4_{i}.jsonl", "buf16", {**mid_wobble, **{
+            s: t for s, t in _line(20e-6, 3e-6, 0.05).items() if s >= 256 * MIB}},
+            env={**ENV, "NCCL_BUFFSIZE": "16777216"}, world=4)
+    vs = {(v.variant, v.world): v for v in sp.verdicts(sp.load(tmp_path))}
+    assert vs["buf16", 2].moves_big and vs["buf16", 2].big_noise == pytest.approx(0.001, rel=1e-3)
+    assert vs["buf16", 4].mid_noise > 0.1 and vs["buf16", 4].big_noise < 1e-9
+    assert vs["buf16", 4].moves_big
 
 
 def test_no_change_counts_when_the_passes_differ_more_than_the_variant(tmp_path):
@@ -127,3 +143,57 @@ def test_rep_end_times_and_iters_round_trip_and_bad_ones_are_refused(tmp_path):
                        f'"rep_times_s": [1e-5, 1e-5, 1e-5], "rep_end_unix_s": {ends}}}\n')
         with pytest.raises(InputError, match="rep_end_unix_s"):
             read_jsonl(bad)
+
+
+def _groups(rule, excess_rule, loops=4.0, excess=0.08):
+    """Two world sizes' all_reduce under three buffers, made with one reach rule and excess."""
+    sizes = [int(45 * MIB * 2 ** (k / 2)) for k in range(10)]
+    out = []
+    for world in (2, 4):
+        e = excess if excess_rule == "shared" else excess / (world - 1)
+        series = tuple((buf, {s: 30e-6 + 3e-6 * world / MIB * (s + e * min(s, sp.reach_bytes(rule, world, buf, loops)))
+                              for s in sizes}) for buf in (4 * MIB, 16 * MIB, MIB))
+        out.append(sp.Group("made", world, series))
+    return out
+
+
+@pytest.mark.parametrize("rule", ["loops", "bytes"])
+def test_reach_fit_recovers_the_rule_the_times_were_made_with(rule):
+    groups = _groups(rule, "1/(n-1)")
+    fit = sp.reach_fit(groups, rule, "1/(n-1)")
+    assert fit.loops == pytest.approx(4, rel=0.03) and fit.excess == pytest.approx(0.08, abs=0.003)
+    assert fit.errors[2] < 2e-3
+    other = "bytes" if rule == "loops" else "loops"
+    assert sp.reach_fit(groups, other, "1/(n-1)").errors[1] > 3 * fit.errors[1]
+
+
+def test_one_excess_for_every_world_size_cannot_fit_an_excess_that_falls_with_the_ranks():
+    groups = _groups("loops", "1/(n-1)")
+    assert sp.reach_fit(groups, "loops", "shared").errors[1] > 3 * sp.reach_fit(groups, "loops", "1/(n-1)").errors[1]
+
+
+def test_reach_bytes_follows_ranks_and_buffer_as_its_rule_says():
+    assert sp.reach_bytes("loops", 4, 16 * MIB, 1) == 8 * sp.loop_bytes(4 * MIB, 2)      # 768 MiB
+    assert sp.reach_bytes("per-rank bytes", 4, 16 * MIB, 1) == 2 * sp.loop_bytes(4 * MIB, 2)
+    assert sp.reach_bytes("buffer, not ranks", 4, 16 * MIB, 1) == sp.loop_bytes(16 * MIB, 2)
+    assert sp.reach_bytes("bytes", 4, 16 * MIB, 1) == 96 * MIB
+    with pytest.raises(Exception, match="rule"):
+        sp.reach_fit(_groups("loops", "shared"), "lines", "shared")
+
+
+def test_several_folders_print_each_report_and_the_fit_through_all(tmp_path, capsys):
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        _probe(tmp_path / name)
+    assert sp.main([str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    assert "## a" in out and "## b" in out and "## Every probe together" in out
+    assert "a 2 GPUs, b 2 GPUs" in out
+
+
+def test_the_shipped_4_gpu_probe_is_read_at_both_world_sizes():
+    """Both world sizes of the 4x H200 probe carry the three buffers, and the 4-GPU excess is the smaller."""
+    groups = sp.groups_of(sp.DATA_DIR / sp.DATASET4)
+    assert [(g.world, sorted(b >> 20 for b, _ in g.series)) for g in groups] == [(2, [1, 4, 16]), (4, [1, 4, 16])]
+    two, four = (sp.reach_fit([g], "loops", "shared") for g in groups)
+    assert four.excess < two.excess / 2

@@ -48,9 +48,41 @@ move with NCCL_BUFFSIZE; taken into the model as priors, 3.4 loops at 12.5% of t
 0.2-1.2%) beside NCCL's +13-18% in the same launches: what sets the mid sizes is NCCL's handling of a call of one
 partial loop, whose reach on 4 GPUs these 2-GPU probes do not give.
 
+The 4-GPU probe (dataset ``h200x4_2026-11-27_slope4``, 4x H200, lead, 2026-11-27: default, NCCL_BUFFSIZE 16 and 1
+MiB on 2 and 4 GPUs of one lease, two passes; :func:`groups_of`, :func:`reach_fit`) answered that (session of
+2026-11-27 stop 19, branch h10slope4_19). Its 2-GPU runs repeat the first probe (mid/big +18.7%, 4.39 loops at 7.4%,
+p90 1.51%). On 4 GPUs of the same lease the mid/big gap halves (all_reduce +8.3% against +18.7%; broadcast +2.3
+against +4.2%) and the excess after the first loops is ~2.5% (``buf16``'s big line +2.4% over the default's against
++7.8% on 2 GPUs); the slope stops falling by 64 MiB with ``buf1`` (48 MiB loop) and not by 1 GiB with the default
+(192 MiB), the order of the buffers as on 2 GPUs. Fitted from 45 MiB through both probes' 2-GPU runs and the 4-GPU
+runs (each its own intercept and per-byte time), a reach that grows with the buffer fits (loops: p90 per group
+1.45 / 1.51 / 1.10% with the 2-GPU excess over n-1: 4.39 loops, 7.5% of b on 2 GPUs, 2.5% on 4), one in bytes of S
+or of a rank's share does not at 2 GPUs (p90 2.4-2.8%), one excess for both world sizes leaves the 4-GPU group at
+1.69% (alone 1.35%); whether the reach also grows with the ranks the 4-GPU points cannot tell (the buffer alone: 4-GPU
+p90 1.29%). The n-1 form was picked among three (one excess, over n-1, over n/2: as good) seeing this probe. From 16
+MiB instead (the mid step included) a reach in bytes fits both world sizes (0.80 of the 2-GPU loop, 77 MiB, whatever
+the buffer; 14.5% of b over n-1; p90 2.46 / 2.46 / 1.67%, loops 3.6 / 4.1 / 2.3%).
+
+Three terms tried as the ring term above (K and f from the probes only; the excess over n-1 of the plan's ranks, the
+rest as h10slope19: branch h10slope4_19-term, /work/notes/h10slope4_19/ring_term_n1.diff and _bytes16.diff; baseline
+main fc92e29; ``python -m validation.bw_residuals``, ``python -m validation.sealed_campaign``, ``python -m
+validation.accuracy --only targets``), neither kept: held-out >= 16 MiB p90 does not improve. (A) 4.48 loops, 8.2%
+of the wire / (n-1): pooled 4x H200 median / p90 2.3 / 11.5 -> 2.5 / 12.8%; sealed leases (h100x4 27, h200x4 27,
+27b, h100x4 27c, h200x4 27d) medians 2.1/3.2/1.9/2.2/2.0 -> 2.2/3.1/2.0/2.0/2.0%, p90 12.1/8.9/13.5/5.9/9.4 ->
+12.3/9.5/13.2/5.9/9.6%; their 2-GPU (in-sample) p90 9.3/9.2/8.3/10.1/9.7 -> 8.0/8.8/6.8/9.7/8.3%; section 8:
+coverage 87 -> 85% (>= 16 MiB 94 -> 87%, width 24 -> 20%), corpus LODO 8.3 -> 9.3%, DDP 4.3 -> 4.7% (the report
+required validation.extrapolation_scale.PARAM_SCALE 0.25 -> 0.35 first). The NVLink rings' own 4-GPU points move by
+at most 1 point; what moves is the calibration's share with the other variants (ll128 +3-4 points, SHM and socket
+rings); the term on NVLink-only rings: pooled 2.7 / 12.9%. (B) As (A) with the reach of the buffer alone (421 MiB at
+any n): pooled 2.5 / 12.8%, sealed medians 2.1/3.1/1.9/1.9/1.7%, p90 12.3/9.5/13.2/5.9/9.6%. (C) 0.80 x the 2-GPU
+loop at any n, 16% of the wire / (n-1): pooled 2.5 / 12.5%, but sealed medians 3.9/6.0/2.1/6.4/2.5%, p90
+18.5/16.2/12.9/20.7/17.3% (a lease's four 2-GPU sizes then put all_gather and reduce_scatter 18-25% high at 256 MiB
+- 1 GiB on 4 GPUs: h100x4 27c). The >= 16 MiB p90 sits on the 16 MiB points, which (A) does not reach and (C) does
+not mend.
+
 ::
 
-    python -m validation.slope_probe [FOLDER]   # default: the shipped dataset
+    python -m validation.slope_probe [FOLDER ...]   # default: both shipped probes, then the fit through both
 """
 
 from __future__ import annotations
@@ -73,7 +105,11 @@ from validation.data import DATA_DIR
 from validation.parsers import CollMeasurement, read_jsonl
 
 DATASET = "h200x2_2026-11-27_slope"
-"""The shipped probe (2x H200, 2026-11-27)."""
+"""The first probe (2x H200, 2026-11-27)."""
+DATASET4 = "h200x4_2026-11-27_slope4"
+"""The second probe (4x H200, 2026-11-27, another lease): default and NCCL_BUFFSIZE 16 / 1 MiB on 2 and 4 GPUs."""
+DATASETS = (DATASET, DATASET4)
+"""What ``python -m validation.slope_probe`` reads without a folder."""
 BASE = "default"
 """The variant every other one is compared with."""
 DOUBLINGS_MIB = ((8, 16), (16, 32), (32, 64), (64, 128), (128, 256), (256, 512), (512, 1024))
@@ -147,34 +183,40 @@ class Verdict:
     big_s_per_byte: float
     mid_change: float       # relative to BASE
     big_change: float
-    noise: float            # the largest relative difference of a line's slope between two passes of one variant
+    mid_noise: float        # the largest relative difference of the line's slope between two passes of one
+    big_noise: float        # variant, on this world size
 
     @property
     def moves_mid(self) -> bool:
-        return abs(self.mid_change) > 2 * self.noise
+        return abs(self.mid_change) > 2 * self.mid_noise
 
     @property
     def moves_big(self) -> bool:
-        return abs(self.big_change) > 2 * self.noise
+        return abs(self.big_change) > 2 * self.big_noise
 
 
-def pass_noise(passes: Mapping[str, Sequence[CollMeasurement]]) -> float:
-    """The largest relative difference between two passes' slopes of one line (mid or big) of one variant, op
-    and world size: how far a slope moves with nothing changed. 0 with one pass."""
+def pass_noise(passes: Mapping[str, Sequence[CollMeasurement]], world: int | None = None,
+               line: int | None = None) -> float:
+    """The largest relative difference between two passes' slopes of one line (mid or big; ``line`` 0 or 1 alone
+    when given) of one variant, op and world size (``world`` alone when given): how far a slope moves with nothing
+    changed. 0 with one pass."""
     per = [levels(pts) for pts in passes.values()]
     worst = 0.0
     for a, b in zip(per, per[1:]):
         for key in a.keys() & b.keys():
-            for la, lb in zip(lines(a[key]), lines(b[key])):
-                if la and lb:
+            if world is not None and key[2] != world:
+                continue
+            for i, (la, lb) in enumerate(zip(lines(a[key]), lines(b[key]))):
+                if la and lb and line in (None, i):
                     worst = max(worst, abs(la.slope_s_per_byte / lb.slope_s_per_byte - 1))
     return worst
 
 
 def verdicts(passes: Mapping[str, Sequence[CollMeasurement]]) -> list[Verdict]:
-    """Every variant's lines (passes pooled) against :data:`BASE`'s of the same op and world size."""
+    """Every variant's lines (passes pooled) against :data:`BASE`'s of the same op and world size, each line judged
+    by its own pass noise on that world size (4 GPUs' mid line moves most between passes, the big lines least)."""
     pooled = levels([p for pts in passes.values() for p in pts])
-    noise = pass_noise(passes)
+    noise = {(w, i): pass_noise(passes, w, i) for w in {k[2] for k in pooled} for i in (0, 1)}
     out = []
     for (variant, op, world), times in sorted(pooled.items()):
         base = pooled.get((BASE, op, world))
@@ -186,7 +228,7 @@ def verdicts(passes: Mapping[str, Sequence[CollMeasurement]]) -> list[Verdict]:
             continue
         out.append(Verdict(variant, op, world, mid.slope_s_per_byte, big.slope_s_per_byte,
                            mid.slope_s_per_byte / bmid.slope_s_per_byte - 1,
-                           big.slope_s_per_byte / bbig.slope_s_per_byte - 1, noise))
+                           big.slope_s_per_byte / bbig.slope_s_per_byte - 1, noise[world, 0], noise[world, 1]))
     return out
 
 
@@ -319,6 +361,11 @@ def first_rep_ratio(points: Sequence[CollMeasurement]) -> dict[tuple[str, str], 
 def buffer_series(points: Sequence[CollMeasurement], world: int) -> list[tuple[int, dict[int, float]]]:
     """(loop bytes, size -> fast level) of all_reduce on ``world`` GPUs for :data:`BASE` and every variant whose
     environment differs from it in ``NCCL_BUFFSIZE`` alone; :data:`BASE` first."""
+    return [(loop_bytes(buffer, world), times) for buffer, times in buffer_levels(points, world)]
+
+
+def buffer_levels(points: Sequence[CollMeasurement], world: int) -> list[tuple[int, dict[int, float]]]:
+    """:func:`buffer_series` with NCCL's buffer (bytes) in place of the loop."""
     base_env = {p.env for p in points if p.variant == BASE}
     picked: dict[str, list[CollMeasurement]] = {}
     for p in points:
@@ -327,8 +374,97 @@ def buffer_series(points: Sequence[CollMeasurement], world: int) -> list[tuple[i
         if p.op == "all_reduce" and p.world == world and (p.variant == BASE or buffer_only):
             picked.setdefault(p.variant, []).append(p)
     pooled = levels(points)
-    return [(loop_bytes(buffer_bytes(pts), world), pooled[(v, "all_reduce", world)])
+    return [(buffer_bytes(pts), pooled[(v, "all_reduce", world)])
             for v, pts in sorted(picked.items(), key=lambda kv: kv[0] != BASE)]
+
+
+REACH_RULES = {"loops": (True, True), "per-rank bytes": (True, False), "buffer, not ranks": (False, True),
+               "bytes": (False, False)}
+"""How far the slower start reaches in S, as (grows with the ranks, grows with NCCL's buffer): in loops (channels x
+ranks x chunk), in bytes of a rank's share (S/n), in one rank's loop, or in bytes of S whatever the ranks and
+buffer. Each reads in units of the 2-GPU default loop (96 MiB) on 2 GPUs with the default buffer."""
+EXCESS_RULES = ("shared", "1/(n-1)")
+"""How the excess carries across world sizes: one fraction of the per-byte time, or the 2-GPU fraction over n-1
+(the same seconds over a reach in loops: the excess time ~ excess x b x reach does not change with n)."""
+
+
+@dataclass(frozen=True)
+class Group:
+    """One probe's all_reduce on one world size: (NCCL buffer bytes, size -> fast level) per buffer variant,
+    sharing one intercept and per-byte time (one lease, one world size)."""
+
+    name: str
+    world: int
+    series: tuple[tuple[int, Mapping[int, float]], ...]
+
+
+def groups_of(folder: str | os.PathLike[str]) -> list[Group]:
+    """A probe folder's :class:`Group` per world size that has more than one buffer."""
+    every = [p for pts in load(folder).values() for p in pts]
+    name = os.path.basename(os.path.normpath(folder))
+    out = []
+    for world in sorted({p.world for p in every}):
+        series = buffer_levels(every, world)
+        if len(series) > 1:
+            out.append(Group(name, world, tuple(series)))
+    return out
+
+
+def reach_bytes(rule: str, world: int, buffer: int, loops: float) -> float:
+    """Bytes of S the slower start covers under ``rule`` (:data:`REACH_RULES`), ``loops`` in 2-GPU default loops."""
+    ranks, buf = REACH_RULES[rule]
+    return loops * loop_bytes(buffer if buf else SIMPLE_BUFFER_BYTES, world if ranks else 2)
+
+
+@dataclass(frozen=True)
+class ReachFit:
+    """``t = a + b S + e_n b min(S, reach)`` through several :class:`Group` s: a, b per group, one reach rule and
+    multiple, one excess (``e_n`` = excess, or excess / (n-1))."""
+
+    rule: str
+    excess_rule: str
+    loops: float
+    excess: float                                   # on 2 GPUs
+    group_errors: tuple[tuple[float, float], ...]   # per group: median, p90 relative error
+    errors: tuple[float, float, float]              # all points: median, p90, largest
+
+
+def reach_fit(groups: Sequence[Group], rule: str, excess_rule: str, from_mib: float = FIT_FROM_MIB) -> ReachFit:
+    """Least relative squares from ``from_mib`` up over a grid of reaches (0.25-20) and excesses (0-30% in 0.25%
+    steps); per group and grid point the intercept and per-byte time are linear."""
+    if rule not in REACH_RULES or excess_rule not in EXCESS_RULES:
+        raise InputError("unknown reach or excess rule", field="rule", value=f"{rule}, {excess_rule}")
+    excesses = np.linspace(0.0, 0.3, 121)
+    best = None
+    for m in np.geomspace(0.25, 20, 241):
+        sq = np.zeros_like(excesses)
+        errs = []
+        for g in groups:
+            rows = [(float(s), t, min(float(s), reach_bytes(rule, g.world, buf, m)))
+                    for buf, times in g.series for s, t in times.items() if s >= from_mib * (1 << 20)]
+            if len(rows) < 3:
+                raise InputError("too few sizes to fit", field="sizes", value=len(rows))
+            size, t, covered = (np.array(c) for c in zip(*rows))
+            scale = 1.0 if excess_rule == "shared" else 1.0 / (g.world - 1)
+            x = size + np.outer(excesses * scale, covered)          # (excesses, points)
+            w = 1.0 / t
+            # normal equations of min |w (a + b x) - 1|^2 for every excess at once
+            s00, s01, s11 = (w * w).sum(), (w * w * x).sum(1), (w * w * x * x).sum(1)
+            r0, r1 = w.sum(), (w * x).sum(1)
+            det = s00 * s11 - s01 * s01
+            a = (r0 * s11 - r1 * s01) / det
+            b = (s00 * r1 - s01 * r0) / det
+            e = np.abs(w * (a[:, None] + b[:, None] * x) - 1)
+            sq += (e * e).sum(1)
+            errs.append(e)
+        i = int(np.argmin(sq))
+        if best is None or sq[i] < best[0]:
+            best = (float(sq[i]), float(m), float(excesses[i]), [e[i] for e in errs])
+    _, m, exc, errs = best
+    every = np.concatenate(errs)
+    return ReachFit(rule, excess_rule, m, exc,
+                    tuple((float(np.median(e)), float(np.percentile(e, 90))) for e in errs),
+                    (float(np.median(every)), float(np.percentile(every, 90)), float(every.max())))
 
 
 def _us(s_per_byte: float) -> str:
@@ -348,9 +484,11 @@ def _slope_table(pooled: Mapping[Key, Mapping[int, float]]) -> list[str]:
 
 
 def _verdict_table(vs: Sequence[Verdict]) -> list[str]:
-    noise = vs[0].noise if vs else 0.0
+    noise = ", ".join(f"{w} GPUs {m:.1%} / {b:.1%}" for w, m, b in sorted({(v.world, v.mid_noise, v.big_noise)
+                                                                              for v in vs}))
     out = ["", f"Mid (16-64 MiB) and big (256 MiB-1 GiB) slopes (us per MiB) against {BASE}'s; a change counts "
-           f"beyond twice the largest pass-to-pass difference of one line ({noise:.1%}).", "",
+           f"beyond twice the largest pass-to-pass difference of the same line on the same world size (mid / big: "
+           f"{noise}).", "",
            "| op | GPUs | variant | mid | big | mid / big - 1 | mid change | big change |",
            "|---|---|---|---|---|---|---|---|"]
     for v in sorted(vs, key=lambda v: (v.op, v.world, v.variant != BASE)):
@@ -386,6 +524,22 @@ def _loop_table(world: int, series: Sequence[tuple[int, Mapping[int, float]]]) -
     return out
 
 
+def _reach_table(groups: Sequence[Group]) -> list[str]:
+    names = ", ".join(f"{g.name} {g.world} GPUs" for g in groups)
+    out = ["", f"all_reduce, >= {FIT_FROM_MIB} MiB, every NCCL_BUFFSIZE variant, one reach rule and excess for every "
+           f"group ({names}; each its own a and b): t = a + b S + e_n b min(S, reach), reach in 2-GPU default loops "
+           f"(96 MiB).", "",
+           "| reach grows with | excess on n GPUs | reach | excess (2 GPUs) | median / p90 per group | "
+           "median / p90 / largest |", "|---|---|---|---|---|---|"]
+    for rule in REACH_RULES:
+        for excess_rule in EXCESS_RULES:
+            f = reach_fit(groups, rule, excess_rule)
+            per = ", ".join(f"{m:.2%} / {p:.2%}" for m, p in f.group_errors)
+            out.append(f"| {rule} | {'2-GPU excess / (n-1)' if excess_rule != 'shared' else 'the same'} | "
+                       f"{f.loops:.2f} | {f.excess:.2%} | {per} | {' / '.join(f'{e:.2%}' for e in f.errors)} |")
+    return out
+
+
 def report(folder: str | os.PathLike[str]) -> list[str]:
     """The markdown tables this module prints."""
     passes = load(folder)
@@ -398,25 +552,41 @@ def report(folder: str | os.PathLike[str]) -> list[str]:
         series = buffer_series(every, world)
         if len(series) > 1:
             out += _loop_table(world, series)
+    groups = groups_of(folder)
+    if len(groups) > 1:
+        out += _reach_table(groups)
     ratios = first_rep_ratio(every)
     out += ["", "First repetition over the median of the others (median over sizes): "
             + ", ".join(f"{v} {op} {r:.3f}" for (v, op), r in ratios.items())]
     return out
 
 
-def print_report(argv: Sequence[str] | None, prog: str, dataset: str,
-                 make: Callable[[str], list[str]]) -> int:
+def several(folders: Sequence[str]) -> list[str]:
+    """Every folder's report, then the reach rules fitted through all their groups at once."""
+    out: list[str] = []
+    for folder in folders:
+        out += [f"## {os.path.basename(os.path.normpath(folder))}", ""] + report(folder) + [""]
+    groups = [g for folder in folders for g in groups_of(folder)]
+    return out + ["## Every probe together"] + _reach_table(groups) if len(folders) > 1 and groups else out
+
+
+def print_report(argv: Sequence[str] | None, prog: str, dataset: str | Sequence[str],
+                 make: Callable[[str], list[str]], make_several: Callable[[list[str]], list[str]] | None = None) -> int:
     """A probe's command line: ``python -m PROG [FOLDER]`` (default: the shipped ``dataset``) prints ``make``'s
-    lines; exit status 2 with a message on a bad argument or folder."""
+    lines; with ``make_several``, ``python -m PROG [FOLDER ...]`` prints its lines of every folder given (default:
+    every dataset of ``dataset``). Exit status 2 with a message on a bad argument or folder."""
     args = list(sys.argv[1:] if argv is None else argv)
+    datasets = [dataset] if isinstance(dataset, str) else list(dataset)
+    usage = f"usage: python -m {prog} [FOLDER{' ...' if make_several else ''}]"
     if args in (["-h"], ["--help"]):
-        print(f"usage: python -m validation.slope_probe [FOLDER]   (default: {DATASET})\n\n{__doc__.splitlines()[0]}")
+        print(f"{usage}   (default: {', '.join(datasets)})")
         return 0
-    if len(args) > 1 or (args and args[0].startswith("-")):
-        print(f"usage: python -m {prog} [FOLDER]", file=sys.stderr)
+    if (len(args) > 1 and make_several is None) or any(a.startswith("-") for a in args):
+        print(usage, file=sys.stderr)
         return 2
+    folders = args or [str(DATA_DIR / d) for d in datasets]
     try:
-        print("\n".join(make(args[0] if args else str(DATA_DIR / dataset))))
+        print("\n".join(make_several(folders) if make_several else make(folders[0])))
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -424,7 +594,7 @@ def print_report(argv: Sequence[str] | None, prog: str, dataset: str,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return print_report(argv, "validation.slope_probe", DATASET, report)
+    return print_report(argv, "validation.slope_probe", DATASETS, report, several)
 
 
 if __name__ == "__main__":

@@ -129,7 +129,7 @@ def dataparallel(topology: str = "dgx-h100", workload: str = "resnet50", *, gpu:
     >>> r.gpus, r.limit.startswith("host-bound"), r.iteration_s > r.single_gpu_iteration_s
     (4, True, True)
     """
-    from gpunetsim.ddp_cli import load_any_workload, with_fits
+    from gpunetsim.ddp_cli import load_any_workload
     model = _model(calibration, dict(topology=topology, **topology_options))
     w = load_any_workload(workload, gpu, model.router.info.gpu_model, batch_size)
     return simulate_dataparallel(model, w)

@@ -130,9 +130,44 @@ def test_report_scores_every_paired_file_and_says_where_the_target_holds(report:
     assert "**missed**" in fp.target_line(figs)
 
 
+def test_report_prints_the_probe_copies_spread_it_quotes(report: tuple) -> None:
+    """The copies' spread is computed (the line said 'within 2%' typed; slowest to fastest they are 2.3% apart)."""
+    from validation.bw_lease_spread import spread
+    copies = [c for r in fp.read_pairs(fp.pair_files(SECOND)) for c in r.copy_Bps or ()]
+    assert f"of its {len(copies)} probe copies {spread(copies) * 100:.1f}% apart" in "\n".join(report[0])
+
+
 def test_the_first_lease_launches_follow_their_probes() -> None:
     """No model: on the first paired lease every configuration's iterations correlate with their own probes over
     its 6 launches (0.63-0.89 recorded), steeper on the host-bound hidden 2048 than on FULL_SHARD h4096."""
     t = {fp._short(x.point): x for x in fp.tracking(FIRST)}
     assert all(len(x.launches) == 6 and x.corr > 0.5 for x in t.values())
     assert t["FULL_SHARD h2048"].slope > 0.8 > 0.3 > t["FULL_SHARD h4096"].slope
+
+
+def test_paired_method_needs_every_fsdp_configuration_paired(tmp_path: Path) -> None:
+    """A file where one configuration has no ``--pair-probe`` fields (a launch without the flag) is not predicted
+    by (d), which holds no predictor for that configuration (it raised KeyError): it takes the lease's next method."""
+    from validation.llm_blind import Method, lease_methods
+    from validation.llm_records import group_runs, read_llm_records
+
+    source = fp.pair_files(FIRST)[0]
+    recs = [json.loads(x) for x in source.read_text().splitlines() if x.strip()]
+    first = next(r["point"] for r in recs if r.get("kind") == "llm_fsdp")
+    stripped = [{k: v for k, v in r.items() if not (k.startswith("probe_") or k == "pair_probe")}
+                if r.get("kind") == "llm_fsdp" and r["point"] == first else r for r in recs]
+    path = tmp_path / source.parent.name / source.name
+    path.parent.mkdir()
+    path.write_text("".join(json.dumps(r) + "\n" for r in stripped))
+    assert fp.has_pairs(source) and not fp.has_pairs(path)
+    records = read_llm_records([path])
+    methods = lease_methods(path, records, 2)
+    assert Method.PAIRED_PROBE not in methods and Method.OTHER_PROBES in methods
+    pred = methods[next(iter(methods))]()
+    assert all(pred.iteration_s(g.first) > 0 for g in group_runs(records.runs) if g.first.runner == "fsdp")
+
+
+def test_main_refuses_arguments_before_a_minute_of_fitting(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        fp.main(["--bogus"])
+    assert exc.value.code == 2 and "unrecognized arguments: --bogus" in capsys.readouterr().err

@@ -563,6 +563,17 @@ def test_a_misspelt_calibration_key_is_refused(tmp_path, capsys, key, meant):
     assert f"c.json: {key}: unknown key; did you mean '{meant}'?" in err
 
 
+@pytest.mark.parametrize("key", ["names", "formats", "notes", "params_fit", "ddp_before", "ddp_configurations",
+                                 "median_err_pct_after", "cluster"])
+def test_a_users_metadata_key_is_still_free(tmp_path, key):
+    """Metadata the calibrate commands write (``ddp_*``, ``median_err_pct_*``) and a user's own keys load; ``names``
+    and ``formats`` too (one letter from ``name`` / ``format``, whose absence only renames the set: review s19b)."""
+    from simulator.collectives.params import load_calibration
+    f = tmp_path / "c.json"
+    f.write_text(json.dumps({"format": "gpunetsim-calibration/1", "name": "mine", "params": {}, key: ["x"]}))
+    assert load_calibration(f).name == "mine"
+
+
 def test_shipped_calibrations_keep_only_free_keys_beside_the_read_ones():
     from simulator.collectives.params import SHIPPED_DIR, load_calibration
     for f in sorted(SHIPPED_DIR.glob("*.json")):

@@ -102,8 +102,15 @@ def read_pairs(paths: Sequence[str | Path]) -> list[PairedRun]:
 
 
 def has_pairs(path: Path) -> bool:
-    """Whether ``path`` holds ``--pair-probe`` records."""
-    return any(r.get("kind") == "llm_fsdp" and r.get("pair_probe") for _, r in read_jsonl(path))
+    """Whether every FSDP configuration (point label) of ``path`` has ``--pair-probe`` records: only then can
+    :class:`PairedPredictor` predict each of them (``llm_blind.Method.PAIRED_PROBE``); a file where some lack
+    them (a launch without the flag, a probe that failed) takes the lease's other methods."""
+    points: dict[str, bool] = {}
+    for _, r in read_jsonl(path):
+        if r.get("kind") == "llm_fsdp":
+            label = str(r.get("point"))
+            points[label] = points.get(label, False) or bool(r.get("pair_probe"))
+    return bool(points) and all(points.values())
 
 
 def paired_host_targets(runs: Sequence[PairedRun]) -> dict[str, object]:
@@ -132,8 +139,10 @@ class PairedPredictor:
 
     by_point: Mapping[str, object]      # point label -> llm_real.RealPredictor
 
-    def iteration_s(self, run: object) -> float:
-        return float(self.by_point[run.point].iteration_s(run))  # type: ignore[attr-defined]
+    def iteration_s(self, run: object, profile: object = None) -> float:
+        """As ``llm_real.RealPredictor.iteration_s`` (``compare_runs`` passes the layer profile), by the run's own
+        configuration's predictor."""
+        return float(self.by_point[run.point].iteration_s(run, profile))  # type: ignore[attr-defined]
 
     def carried(self, host: object) -> "PairedPredictor":
         """Each configuration's predictor with the host work carried onto it (``llm_real.HostWork.applied``)."""
@@ -312,6 +321,9 @@ def markdown_lines() -> tuple[list[str], dict[str, float]]:
     share = [lease_copy_Bps(f) for f in PAIRED]
     from simulator.training.gpus import get_gpu
     shares = [c / get_gpu("h200").mem_bw_Bps for c in share if c is not None]
+    from validation.bw_lease_spread import spread
+    copies = [c for f in PAIRED for r in read_pairs(pair_files(f)) if r.copy_Bps for c in r.copy_Bps]
+    copy_spread = spread(copies) * 100 if copies else float("nan")
     by_lease = {folder: [t.corr for t in tracking(folder)] for folder in PAIRED}
     fast = sum(e < 0 for r in results for p, e in zip(r.points, r.errors_pct[d]) if _short(p) == "FULL_SHARD h2048")
     figs.update({f"pooled {k[:1]}": float(np.median(v)) for k, v in pooled.items() if v})
@@ -332,8 +344,9 @@ def markdown_lines() -> tuple[list[str], dict[str, float]]:
               f"predicted too fast on {fast} of the {len(results)} files.", "",
               "The memory-bound side of that error: on H200 the compute fit has no copy probe unless the paired "
               "probes measured one (the second lease's do: a 256 MiB device copy beside every probe, "
-              + ", ".join(f"{x:.3f}" for x in shares) + " of the datasheet bandwidth, within 2% over all its "
-              "probes), so (a), (c) and the first lease's (d) fit `mem_efficiency` freely; it then moves with the "
+              + ", ".join(f"{x:.3f}" for x in shares) + " of the datasheet bandwidth, slowest to fastest of its "
+              f"{len(copies)} probe copies {copy_spread:.1f}% apart), so (a), (c) and the first lease's (d) fit "
+              "`mem_efficiency` freely; it then moves with the "
               "plain model's loop time of each file (" + ", ".join(
                   f"`{r.label}` {min(r.mem_efficiency.values()):.2f}-{max(r.mem_efficiency.values()):.2f}"
                   for r in free) + " in the (d) fits; 1.00 is the fit's upper bound), which moves the memory-bound flat-gradient work FSDP "
@@ -358,7 +371,10 @@ def target_line(figs: Mapping[str, float]) -> str:
             + f"; pooled over their configurations {figs.get('pooled d', float('nan')):.1f}%.")
 
 
-def main() -> int:
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+    argparse.ArgumentParser(prog="python -m validation.fsdp_pair",
+                            description="prints the paired-probe FSDP subsection (no arguments)").parse_args(argv)
     from validation import fsdp_pair      # run as __main__: the class llm_blind builds is the imported module's
     print("\n".join(fsdp_pair.markdown_lines()[0]))
     return 0

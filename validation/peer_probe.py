@@ -27,7 +27,6 @@ MiB up (mid/big +0.6% and +1.1% one way) but their host issue (~50 us a call) se
 from __future__ import annotations
 
 import glob
-import json
 import os
 from dataclasses import dataclass
 from typing import Mapping, Sequence
@@ -35,8 +34,10 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from simulator.core.errors import InputError
+from simulator.core.inputs import read_jsonl
 from validation.bw_lease_spread import FAST_PCT
 from validation.bw_lines import Line
+from validation.fields import Fields
 from validation.slope_probe import US_PER_MIB, doubling_slopes, lines, print_report
 
 DATASET = "h200x2_2026-11-27_peercopy"
@@ -69,35 +70,38 @@ def _mib_key(size_bytes: int) -> int:
     return mib << 20 if abs(size_bytes - (mib << 20)) < 16 else size_bytes
 
 
-def series(records: Sequence[Mapping]) -> list[Series]:
+def series(records: Sequence[tuple[str, int, Mapping]]) -> list[Series]:
     """Per copy variant (``kind:"peer"``) and NCCL op (``kind:"coll"``, named ``nccl <op>``): fast levels pooled
-    over ``records``' passes, and the sizes where a repetition's host issue reached :data:`HOST_BOUND`."""
+    over ``records``' passes (``(file, line number, record)``: a bad field is an error naming all three), and the
+    sizes where a repetition's host issue reached :data:`HOST_BOUND`."""
     reps: dict[str, dict[int, list[float]]] = {}
     host: dict[str, set[float]] = {}
-    for r in records:
+    for src, n, r in records:
         if r.get("kind") not in ("peer", "coll"):
             continue
-        name = r["variant"] if r["kind"] == "peer" else f"nccl {r['op']}"
-        size = _mib_key(int(r["bytes"]))
-        reps.setdefault(name, {}).setdefault(size, []).extend(r["rep_times_s"])
-        if any(h >= HOST_BOUND * t for h, t in zip(r.get("rep_issue_s", ()), r["rep_times_s"])):
+        f = Fields(r, src, f"line {n}", str(r["kind"]))
+        name = f.text("variant") if r["kind"] == "peer" else f"nccl {f.text('op')}"
+        size = _mib_key(f.whole("bytes", low=1))
+        times = f.times("rep_times_s")
+        if not times:
+            raise f.bad("rep_times_s", "missing: every probe record holds its repetitions' times")
+        reps.setdefault(name, {}).setdefault(size, []).extend(times)
+        issued = f.times("rep_issue_s") if f.has("rep_issue_s") else ()
+        if any(h >= HOST_BOUND * t for h, t in zip(issued, times)):
             host.setdefault(name, set()).add(round(size / (1 << 20), 2))
     return [Series(n, {s: float(np.percentile(t, FAST_PCT)) for s, t in sorted(by.items())},
                    tuple(sorted(host.get(n, ())))) for n, by in sorted(reps.items())]
 
 
-def load(folder: str | os.PathLike[str]) -> dict[str, list[dict]]:
+def load(folder: str | os.PathLike[str]) -> dict[str, list[tuple[str, int, dict]]]:
     """The records per lease: ``peer_L*`` with ``nccl_world2_L1/L2`` (PyTorch copies) and ``peerraw_L*`` with
-    ``nccl_world2_L3/L4`` (CUDA directly), each a list of JSON records."""
+    ``nccl_world2_L3/L4`` (CUDA directly), each a list of ``(file, line number, record)``."""
     groups = {"torch": ("peer_L*.jsonl", "nccl_world2_L[12].jsonl"),
               "raw": ("peerraw_L*.jsonl", "nccl_world2_L[34].jsonl")}
     out: dict[str, list[dict]] = {}
     for name, patterns in groups.items():
         files = sorted(f for p in patterns for f in glob.glob(os.path.join(folder, p)))
-        recs = []
-        for f in files:
-            with open(f, encoding="utf-8") as fh:
-                recs += [json.loads(line) for line in fh if line.strip()]
+        recs = [(f, n, r) for f in files for n, r in read_jsonl(f)]
         if recs:
             out[name] = recs
     if not out:

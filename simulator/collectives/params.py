@@ -368,10 +368,12 @@ def ideal() -> Parameters:
 
 
 CALIBRATION_FORMAT = "gpunetsim-calibration/1"
-#: The top-level keys of a calibration file that change a prediction (this module reads the first five, the LLM
-#: compute model (simulator.training.llm.compute) the rest); every other key is free-form metadata (fit data,
-#: residuals, notes), except one spelt so close to these that it is surely meant as one of them.
+#: The top-level keys of a calibration file that are read (this module reads the first five, the LLM compute model
+#: (simulator.training.llm.compute) the rest); every other key is free-form metadata (fit data, residuals, notes),
+#: except one spelt so close to a key that changes a prediction (all but ``format`` and ``name``, whose absence only
+#: renames: a user's ``names`` or ``formats`` stays metadata) that it is surely meant as that key.
 CALIBRATION_KEYS = ("format", "name", "params", "uncertainty", "host_uncertainty", "llm", "llm_gpus", "pass_profile")
+_TYPO_CHECKED_KEYS = tuple(k for k in CALIBRATION_KEYS if k not in ("format", "name"))
 SHIPPED_DIR = Path(__file__).resolve().parent / "calibrations"
 
 
@@ -416,11 +418,11 @@ def read_calibration(path_or_name: str | Path) -> tuple[object, str]:
 
 
 def _check_misspelt_keys(data: dict, src: str) -> None:
-    """A metadata key one typo away from :data:`CALIBRATION_KEYS` (``uncertainy``) would drop what it holds without
-    a word (the intervals, the LLM compute set): refused, naming the key meant."""
+    """A metadata key one typo away from a read key that changes a prediction (``uncertainy``) would drop what it
+    holds without a word (the intervals, the LLM compute set): refused, naming the key meant."""
     import difflib
     for key in data:
-        near = difflib.get_close_matches(str(key), CALIBRATION_KEYS, n=1, cutoff=0.8)
+        near = difflib.get_close_matches(str(key), _TYPO_CHECKED_KEYS, n=1, cutoff=0.8)
         if near and key not in CALIBRATION_KEYS and not str(key).startswith(near[0] + "_"):  # pass_profile_fit: metadata
             raise InputError(f"unknown key; did you mean {near[0]!r}? (a misspelt key would be ignored)",
                              source=src, field=str(key), value=str(key))

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -102,11 +103,13 @@ def parse_settings(argv: Sequence[str] | None) -> Settings:
     p.add_argument("--label", default="L1", help="the pass this launch belongs to (recorded as 'pass')")
     p.add_argument("--out", required=True)
     a = p.parse_args(argv)
-    if a.reps < 1 or a.warmup < 1:
-        raise InputError("need reps >= 1 and warmup >= 1 (the first warm-up call is checked)",
-                         field="reps", value=(a.reps, a.warmup))
+    for name, value in (("reps", a.reps), ("warmup", a.warmup)):
+        if value < 1:
+            raise InputError("must be >= 1 (the first warm-up call is checked)", field=name, value=value)
     sizes = size_ladder(parse_size(a.min_bytes, "min-bytes"), parse_size(a.max_bytes, "max-bytes"), a.factor)
     sizes = sorted({s // SIZE_GRAIN * SIZE_GRAIN for s in sizes if s >= SIZE_GRAIN})
+    if not sizes:
+        raise InputError(f"no size of at least {SIZE_GRAIN} bytes in the ladder", field="max-bytes", value=a.max_bytes)
     known = VARIANTS if a.api == "torch" else RAW_VARIANTS
     return Settings(parse_names(a.variants or ",".join(known), known, "variants", "variant"), tuple(sizes), a.out,
                     a.warmup, a.reps, a.label, a.api)
@@ -192,14 +195,21 @@ class RawCopies:
     """The CuPy path: ``cudaMemcpyPeerAsync`` or the raw kernel, one stream per direction."""
 
     def __init__(self) -> None:
-        import cupy as cp
+        try:
+            import cupy as cp
+        except ImportError:
+            raise InputError("needs CuPy, which is not installed here (the torch path needs only PyTorch)",
+                             field="api", value="cupy") from None
         self.cp = cp
         for a, b in ((0, 1), (1, 0)):
+            if not cp.cuda.runtime.deviceCanAccessPeer(a, b):   # the raw kernel would store into memory it cannot reach
+                raise InputError(f"GPU {a} cannot access GPU {b}'s memory (no peer access): the raw copies need it",
+                                 field="api", value="cupy")
             with cp.cuda.Device(a):
                 try:
                     cp.cuda.runtime.deviceEnablePeerAccess(b)
                 except cp.cuda.runtime.CUDARuntimeError:
-                    pass         # already enabled
+                    pass         # already enabled (access itself was checked above)
         self.kernel = {d: None for d in (0, 1)}
 
     def _kernel(self, device: int) -> Any:
@@ -288,7 +298,12 @@ def run(s: Settings) -> int:
     import torch
 
     if torch.cuda.device_count() < 2:
-        print("error: peer_copy needs two GPUs")
+        print("error: peer_copy needs two GPUs", file=sys.stderr)
+        return 2
+    try:                 # before the meta line: a launch that cannot copy leaves no record behind
+        copier = TorchCopies() if s.api == "torch" else RawCopies()
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     facts = machine_facts()
     launch = new_launch_id()
@@ -297,7 +312,6 @@ def run(s: Settings) -> int:
                                                             torch.cuda.can_device_access_peer(1, 0)],
                           **facts})
     short = short_facts(facts)
-    copier = TorchCopies() if s.api == "torch" else RawCopies()
     for size in s.sizes:
         for variant in s.variants:
             rec = measure(copier, variant, size, s)

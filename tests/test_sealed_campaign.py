@@ -15,7 +15,7 @@ def test_blind_collectives_read_from_the_readme():
 
 def test_blind_llm_rows_cover_every_run():
     blind = sc.blind_llm()
-    assert set(blind) == {label for label, _, _ in sc.RUNS}
+    assert set(blind) == {label for label, _, _ in sc.H100.runs}   # the first sealed lease ran every row but fsdppair4
     assert blind["llm4 PP"] == (32.3, 47.2, 1.0)
     assert blind["fsdp4"][0] == 16.5
 
@@ -212,7 +212,7 @@ def test_the_fifth_sealed_campaign_reads_its_own_readmes():
     issue probe): blind tables under main 049859d from its own READMEs; its FSDP-only rows were not seen before a
     method change (the one change chosen knowing it is named in ``after``)."""
     c = sc.H200D
-    assert sc.SEALED == (sc.H100, sc.H200, sc.H200B, sc.H100C, sc.H200D) and c.blind_commit == "049859d"
+    assert sc.SEALED[:5] == (sc.H100, sc.H200, sc.H200B, sc.H100C, sc.H200D) and c.blind_commit == "049859d"
     assert c.topology == "hgx-h200" and c.prefix not in {x.prefix for x in sc.SEALED[:4]}
     assert c.opened == "4ebca5e" and not c.fsdp_only_seen and "h14fsdp8" in c.after
     assert (c.llm / "fsdpissue_world4.jsonl").exists()
@@ -233,6 +233,32 @@ def test_the_049859d_blind_script_refuses_todays_model():
     assert done.returncode != 0 and "049859d" in done.stderr and "###" not in done.stdout
 
 
+def test_the_sixth_sealed_campaign_reads_its_own_readmes():
+    """The 4x H200 campaign sealed in the session of 2026-11-27 14:03-17:03 UTC (another lease, with FSDP's host
+    issue probe and branch h14fsdp19's same-minute paired probes): blind tables under main 05a296d from its own
+    READMEs; the paired file has no blind figure (05a296d had no paired-probe method)."""
+    c = sc.H200E
+    assert sc.SEALED == (sc.H100, sc.H200, sc.H200B, sc.H100C, sc.H200D, sc.H200E) and c.blind_commit == "05a296d"
+    assert c.topology == "hgx-h200" and c.prefix not in {x.prefix for x in sc.SEALED[:5]}
+    assert len(c.opened) == 7 and c.opened != "OPENED" and not c.fsdp_only_seen
+    assert (c.llm / "fsdpissue_world4.jsonl").exists() and (c.llm / "fsdppair_world4.jsonl").exists()
+    blind = sc.blind_collectives(c)
+    assert blind[("4", "< 16 MiB together")] == (46, 10.9, 26.6, 98, 98, 76)
+    assert blind[("4", ">= 16 MiB")] == (28, 2.2, 10.6, 32, 93, 21)
+    assert sc.blind_llm(c) == {"llm4 PP": (0.8, 1.3, 1.0), "llm4 TP": (8.4, 10.6, 0.95),
+                               "llm4 FSDP": (3.7, 4.1, 0.92), "fsdp4": (12.5, 34.0, 0.8)}
+
+
+def test_the_05a296d_blind_script_refuses_todays_model():
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "validation/scripts/sealed_blind_05a296d.py"], cwd=root, timeout=120,
+                          capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+    assert done.returncode != 0 and "05a296d" in done.stderr and "###" not in done.stdout
+
+
 @pytest.mark.parametrize("names, shared", [
     (("h200x4_2026-11-27b_lat", "h200x4_2026-11-27b_bw", "h200x4_2026-11-27b_llm"), "h200x4_2026-11-27b"),
     (("h100x4_2026-11-27_lat", "h100x4_2026-11-27_lab"), "h100x4_2026-11-27"),   # not '..._la'
@@ -248,4 +274,5 @@ def test_every_sealed_lease_keeps_its_name():
                                             "4x H200, `h200x4_2026-11-27` (sealed)",
                                             "4x H200, `h200x4_2026-11-27b` (sealed)",
                                             "4x H100, `h100x4_2026-11-27c` (sealed)",
-                                            "4x H200, `h200x4_2026-11-27d` (sealed)"]
+                                            "4x H200, `h200x4_2026-11-27d` (sealed)",
+                                            "4x H200, `h200x4_2026-11-27e` (sealed)"]

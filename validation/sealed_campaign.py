@@ -43,7 +43,8 @@ DATA = Path(__file__).resolve().parent / "data"
 
 RUNS = (("llm4 PP", "llm_world4.jsonl", "pp"), ("llm4 TP", "llm_world4.jsonl", "tp"),
         ("llm4 FSDP", "llm_world4.jsonl", "fsdp"), ("fsdp2", "fsdp_world2.jsonl", "fsdp"),
-        ("fsdp4", "fsdp_world4.jsonl", "fsdp"), ("TP issue probe", "tp_issue_world4.jsonl", "tp"))
+        ("fsdp4", "fsdp_world4.jsonl", "fsdp"), ("TP issue probe", "tp_issue_world4.jsonl", "tp"),
+        ("fsdppair4", "fsdppair_world4.jsonl", "fsdp"))
 """The LLM rows a sealed lease may have: the README's label prefix, the file, the runner scored."""
 
 PROFILE_RULE_TRIED = ("the fastest of the three profile launches instead of the median", "main 2dc75c7", 9.1,
@@ -125,7 +126,7 @@ class Sealed:
 
 
 H100 = Sealed(DATA / "h100x4_2026-11-27_lat", DATA / "h100x4_2026-11-27_bw", DATA / "h100x4_2026-11-27_llm",
-              "dgx-h100", "h100s_sealed", "h100-nvlink-2gpu", RUNS, "2dc75c7", "4x H100 80GB HBM3",
+              "dgx-h100", "h100s_sealed", "h100-nvlink-2gpu", RUNS[:6], "2dc75c7", "4x H100 80GB HBM3",
               "A sixth machine, sealed", "at the start of the session of 2026-11-27 (00:15-00:28 UTC) under main 2dc75c7",
               "h100x4_2026-11-26h", "e05742f", fsdp_only_seen=True,
               after="the compute fit leaves disturbed profile launches out (`validation.profile_launches`, session of "
@@ -152,7 +153,11 @@ H200D = Sealed(DATA / "h200x4_2026-11-27d_lat", DATA / "h200x4_2026-11-27d_bw", 
                      "campaign's compute fit) was merged knowing its figure on this lease with the lease's probe "
                      "left out (fsdp4 12.0% -> 4.8% median); the rule does not reach this lease's own rows, which "
                      "have the probe")
-SEALED = (H100, H200, H200B, H100C, H200D)
+H200E = Sealed(DATA / "h200x4_2026-11-27e_lat", DATA / "h200x4_2026-11-27e_bw", DATA / "h200x4_2026-11-27e_llm",
+               "hgx-h200", "h200s5_sealed", "h200-nvlink", RUNS[:3] + (RUNS[4], RUNS[6]), "05a296d", "4x H200",
+               "An eleventh machine, sealed", "at the start of the session of 2026-11-27 14:03-17:03 UTC (14:26-14:37) "
+               "under main 05a296d", "h200x4_2026-11-26d", "0dc49fc")
+SEALED = (H100, H200, H200B, H100C, H200D, H200E)
 """The sealed campaigns in the report's order."""
 
 
@@ -249,7 +254,7 @@ def collectives(c: Sealed = H100) -> tuple[list[str], dict]:
 
 def _scored(label: str, path: Path, runner: str, hosts: list, c: Sealed = H100) -> list:
     """The run errors of one sealed row under today's model, by section 7's method for its kind."""
-    from validation import llm_blind as lb, llm_real as lr
+    from validation import fsdp_pair, llm_blind as lb, llm_real as lr
     from validation.llm_records import read_llm_records
     if label.startswith("llm4"):
         return [e for e in lr.predict_files([path], c.calibration, hosts[1][0]).errors if e.runner == runner]
@@ -258,7 +263,7 @@ def _scored(label: str, path: Path, runner: str, hosts: list, c: Sealed = H100) 
         records = read_llm_records([path])
         pred = lb.lease_predictor(path, records, world)
         host, _ = lb.host_for(world)
-        return lb._errors(host.applied(pred), records)
+        return lb._errors(fsdp_pair.carry(pred, host), records)
     probe = [path]
     return lr.predict_records(lr.probe_tp_runs(probe), c.calibration, hosts[1][0], lr.issue_targets(probe)).errors
 
@@ -370,8 +375,9 @@ def llm(c: Sealed = H100) -> tuple[list[str], dict]:
              f"profiles and TP no-communication points, calibration `{c.calibration}`, host work of "
              f"`{lr.CAMPAIGNS[1][0]}`), the {kinds} by the FSDP-only method of their GPU (`llm_blind.lease_predictor`: "
              "on H200 the H200 issue probes and calibration, as the held-out H200 lease, else the blind H100 method; "
-             "the lease's own TP issue probe as its host issue targets where it has one; without one, the compute fit of "
-             "its own `llm4` campaign, as its `llm4` rows, since branch h14fsdp8)"
+             "the configurations' own same-minute paired probes where the file has them (`fsdppair` files, method (d), "
+             "since branch h14fsdp19); else the lease's own TP issue probe as its host issue targets where it has one; "
+             "without one, the compute fit of its own `llm4` campaign, as its `llm4` rows, since branch h14fsdp8)"
              + (", the TP issue probe as the other probes" if any(r[2] == "tp" and "issue" in r[1] for r in c.runs)
                 else "") + ". Command: `python -m validation.sealed_campaign`."
              + f" Today's figures are {c.held_out_of}"

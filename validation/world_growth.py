@@ -59,7 +59,7 @@ from functools import lru_cache
 
 import numpy as np
 
-GROWTH_SD = (0.175, 0.125, 0.0)
+GROWTH_SD = (0.15, 0.125, 0.0)
 """The shipped growth spread per size band (validation.calibrate.SIZE_EDGES_BYTES: < 64 KiB, 64 KiB -
 16 MiB, >= 16 MiB), log time per doubling of the ranks: :func:`growth_for` over every lease; the report
 refuses to run when they differ."""

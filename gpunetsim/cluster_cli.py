@@ -139,7 +139,8 @@ def register_stragglers(sub) -> None:
     p.add_argument("--distribution", default="normal", choices=["none", "normal", "lognormal"])
     p.add_argument("--cv", type=float, default=0.05, help="coefficient of variation of one GPU's compute time")
     p.add_argument("--slow-gpus", type=int, default=0, help="GPUs that are slow on average")
-    p.add_argument("--slow-factor", type=float, default=1.0, help="their mean compute-time factor")
+    p.add_argument("--slow-factor", type=float, default=1.0,
+                   help="their mean compute-time factor, >= 1 (2: a slow GPU takes twice as long)")
     p.add_argument("--samples", type=int, default=20000, help="Monte Carlo iterations")
     p.add_argument("--seed", type=int, default=0, help="numpy Generator seed")
     p.add_argument("--json", action="store_true", help="one JSON object per rank count")
@@ -163,7 +164,7 @@ def _stragglers(args: argparse.Namespace) -> int:
     if args.samples * max(ranks) > 10**8:           # Monte Carlo draws held in memory
         raise InputError("--samples x the largest --ranks must be at most 100,000,000", field="--samples",
                          value=args.samples)
-    limits.check_range(args.slow_factor, field="--slow-factor", low=0.0, high=1e6, low_open=True)
+    limits.check_range(args.slow_factor, field="--slow-factor", low=1.0, high=1e6)   # < 1 would be a fast GPU
     if args.slow_gpus < 0 or args.slow_gpus > min(ranks):
         raise InputError(f"must be between 0 and the smallest rank count ({min(ranks)})", field="--slow-gpus",
                          value=args.slow_gpus)

@@ -603,3 +603,9 @@ def test_study_list_field_error_names_the_field_once(tmp_path, capsys):
     f.write_text("topology: dgx-h100\nmodel: gpt2\nnic_bw: '-5 Gb/s'\n")
     err = _one_error(capsys, ["sweep", str(f), "--out", str(tmp_path / "o")])
     assert "s.yaml: nic_bw[0]: bandwidth must be positive and finite (got '-5 Gb/s')" in err
+
+
+def test_a_slow_gpu_factor_below_1_is_refused(capsys):
+    """``stragglers --slow-factor 0.5`` ran a 'slow' GPU twice as fast as the others without a word (ux19)."""
+    err = _one_error(capsys, ["stragglers", "--ranks", "8", "--slow-gpus", "1", "--slow-factor", "0.5"])
+    assert "--slow-factor" in err and "0.5" in err

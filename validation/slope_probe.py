@@ -64,7 +64,7 @@ MiB instead (the mid step included) a reach in bytes fits both world sizes (0.80
 the buffer; 14.5% of b over n-1; p90 2.46 / 2.46 / 1.67%, loops 3.6 / 4.1 / 2.3%).
 
 Three terms tried as the ring term above (K and f from the probes only; the excess over n-1 of the plan's ranks, the
-rest as h10slope19: branch h10slope4_19-term, /work/notes/h10slope4_19/ring_term_n1.diff and _bytes16.diff; baseline
+rest as h10slope19: branch h10slope4_19-term, not merged; baseline
 main fc92e29; ``python -m validation.bw_residuals``, ``python -m validation.sealed_campaign``, ``python -m
 validation.accuracy --only targets``), neither kept: held-out >= 16 MiB p90 does not improve. (A) 4.48 loops, 8.2%
 of the wire / (n-1): pooled 4x H200 median / p90 2.3 / 11.5 -> 2.5 / 12.8%; sealed leases (h100x4 27, h200x4 27,

@@ -3,6 +3,9 @@
 Runs every ```console block's ``$ gpunetsim ...`` commands (as tests/test_docs_examples.py does) and
 replaces each shown output line with the real line of the same shape (same words, numbers free),
 keeping ``...`` elisions. Lines whose words changed are left for a person to fix (printed).
+
+A ```text block right after ``<!-- last lines of: python -m MODULE [ARGS] -->`` quotes the end of that command's
+output (run from the repository root): it is replaced by as many of the output's last lines as it shows.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ DOCS = Path(__file__).resolve().parent
 NUM = re.compile(r"^[-+]?(\d[\d,]*\.?\d*|\.\d+)([eE][-+]?\d+)?%?$")
 BLOCK = re.compile(r"(^```console[^\n]*\n)(.*?)(^```)", re.M | re.S)
 FILES = re.compile(r"^```(?:yaml|json)[^\n]*\n(# file:[^\n]*\n.*?)^```", re.M | re.S)
+QUOTE = re.compile(r"(^<!-- last lines of: (python -m [^\n]*?) -->\n```text\n)(.*?)(^```)", re.M | re.S)
 
 
 def shape(line: str) -> list[str]:
@@ -40,6 +44,22 @@ def refresh(shown: list[str], actual: list[str]) -> tuple[list[str], list[str]]:
             out.append(want)
             missing.append(want)
     return out, missing
+
+
+def quote_blocks(text: str, run) -> str:
+    """``text`` with every quoted block (:data:`QUOTE`) replaced by the last lines of ``run(command)``'s output,
+    as many as the block shows."""
+    def fix(m: re.Match) -> str:
+        shown = m.group(3).rstrip("\n").split("\n")
+        actual = run(m.group(2)).rstrip("\n").split("\n")
+        return m.group(1) + "\n".join(actual[-len(shown):]) + "\n" + m.group(4)
+    return QUOTE.sub(fix, text)
+
+
+def _run_module(command: str) -> str:
+    args = shlex.split(command)[1:]             # 'python -m MODULE ...' with this interpreter
+    return subprocess.run([sys.executable, *args], cwd=DOCS.parent, capture_output=True, text=True,
+                          check=True).stdout
 
 
 def main() -> int:
@@ -78,7 +98,7 @@ def main() -> int:
                 flush()
                 return m.group(1) + "\n".join(new) + "\n" + m.group(3)
 
-            updated = BLOCK.sub(fix, text)
+            updated = quote_blocks(BLOCK.sub(fix, text), _run_module)
         if updated != text:
             doc.write_text(updated)
             print(f"updated {doc.name}")

@@ -21,3 +21,15 @@ def test_a_line_whose_words_changed_is_left_for_a_person():
     shown = ['{"op": "all_reduce", "algo": "ring", "time_s": 0.5}']
     actual = ['{"op": "all_reduce", "algo": "tree", "time_s": 0.5}']
     assert update_examples.refresh(shown, actual) == (shown, shown)
+
+
+def test_a_quoted_block_takes_the_last_lines_of_its_command():
+    """A ```text block after '<!-- last lines of: python -m ... -->' is refreshed to the command's last lines, as
+    many as it shows (pp_replay's summary in docs/validation-runners.md went stale when a lease was added)."""
+    text = ("before\n<!-- last lines of: python -m validation.x --y -->\n```text\nold 1\nold 2\n```\nafter\n"
+            "```text\nnot quoted\n```\n")
+    seen = []
+    out = update_examples.quote_blocks(text, lambda cmd: seen.append(cmd) or "a\nnew 1\nnew 2\n")
+    assert seen == ["python -m validation.x --y"]
+    assert out == ("before\n<!-- last lines of: python -m validation.x --y -->\n```text\nnew 1\nnew 2\n```\nafter\n"
+                   "```text\nnot quoted\n```\n")

@@ -252,19 +252,18 @@ def host_staged_uses(router: Router, g: LayoutGroup, shm_efficiency: float) -> L
     if g.socket or (router.info.gdr and not g.shm):
         return None
     kinds = router.kind
-    weights = g.weights or (1.0,) * len(g.routes)
-    total: dict[int, float] = {}
+    routes: list[tuple[int, ...]] = []       # a staged hop as two: its NVLink links, its others slowed
+    weights: list[float] = []
     staged = False
-    for route, w in zip(g.routes, weights):
-        slow = host_staged(router, g, route)
-        staged = staged or slow
-        for link in route:
-            f = w / shm_efficiency if slow and kinds[link] != "nvlink" else w
-            total[link] = total.get(link, 0.0) + f
-    if not staged:
-        return None
-    ids = tuple(sorted(total))
-    return LinkUses(ids, tuple(total[i] for i in ids))
+    for route, w in zip(g.routes, g.weights or (1.0,) * len(g.routes)):
+        if host_staged(router, g, route):
+            staged = True
+            routes += [tuple(l for l in route if kinds[l] == "nvlink"), tuple(l for l in route if kinds[l] != "nvlink")]
+            weights += [w, w / shm_efficiency]
+        else:
+            routes.append(tuple(route))
+            weights.append(w)
+    return LinkUses.of(routes, weights) if staged else None
 
 
 def p2p_of(router: Router, op: str, ranks: Sequence[str], layouts: dict | None = None,

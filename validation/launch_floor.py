@@ -30,8 +30,8 @@ from typing import Sequence
 
 import numpy as np
 
-LEVEL = 0.9
-"""The interval's nominal level."""
+from validation.interval_report import LEVEL   # the interval's nominal level
+
 WORLD = 4
 """The world size the leases' intervals predict."""
 Floor = tuple[int, int, float]

@@ -68,27 +68,32 @@ def band_of(size_bytes: int) -> str:
     raise ValueError(f"{size_bytes} bytes is not below {SMALL_BYTES}")
 
 
-def cases() -> Iterator[tuple[str, list, list, int]]:
-    """(lease, scored points below 16 MiB of its largest world size (validation.transfer.Scored), launch files, that
-    world size) of
-    every lease predicted from its own 2 GPUs: validation.bw_residuals.cases, then the machines of
-    validation.rank_model_error it leaves out."""
-    from validation import bw_residuals, extrapolation_scale, rank_model_error, transfer
+def predictors() -> Iterator[tuple[str, dict, object, list]]:
+    """(lease, pooled points per world size, the predictor section 3 scores it with (its own 2-GPU calibration),
+    launch files) of every lease predicted from its own 2 GPUs: validation.bw_residuals.cases, then the machines of
+    validation.rank_model_error it leaves out (the 4x H100 machines measured to 256 KiB only)."""
+    from validation import bw_residuals, extrapolation_scale, rank_model_error
     from validation.sealed_campaign import SEALED
     files = {m.name: m.files for m in rank_model_error.MACHINES} | {c.lease: c.files for c in SEALED}
     seen = set()
     for lease, pooled, pred in bw_residuals.cases():
         seen.add(lease)
-        yield (lease, small(transfer.score(pooled[max(pooled)], pred)), _paths(files[lease]) if lease in files else [],
-               max(pooled))
+        yield lease, pooled, pred, _paths(files[lease]) if lease in files else []
     from validation.accuracy import H200
     for m in rank_model_error.MACHINES:
         if m.name in seen or m.name == H200:
             continue
-        pooled = rank_model_error.pooled(m.name)
         pred = rank_model_error.predictor(m.name).with_params(
             extrapolation_scale.judged(rank_model_error.two_gpu_fit(m.name).params, m.name))
-        yield m.name, small(transfer.score(pooled[max(pooled)], pred)), _paths(m.files), max(pooled)
+        yield m.name, rank_model_error.pooled(m.name), pred, _paths(m.files)
+
+
+def cases() -> Iterator[tuple[str, list, list, int]]:
+    """(lease, scored points below 16 MiB of its largest world size (validation.transfer.Scored), launch files, that
+    world size) of every lease of :func:`predictors`."""
+    from validation import transfer
+    for lease, pooled, pred, paths in predictors():
+        yield lease, small(transfer.score(pooled[max(pooled)], pred)), paths, max(pooled)
 
 
 def _paths(files) -> list:

@@ -9,9 +9,9 @@ import topologies
 from simulator.collectives.plans import ring_step_share
 from simulator.network.closed_form import CostModel
 from validation.data import data_path
+from validation.parsers import NCCL_OP_NAMES
 
-COLL = {"Broadcast": "broadcast", "Reduce": "reduce", "AllGather": "all_gather",
-        "ReduceScatter": "reduce_scatter", "AllReduce": "all_reduce"}
+COLL = NCCL_OP_NAMES
 
 
 def nccl_table():

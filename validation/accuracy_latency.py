@@ -272,22 +272,16 @@ def held_out_row(cells: Sequence[str], st: dict) -> str:
                          for k in ("launch_coverage_pct", "launch_width_pct")) + " |")
 
 
-NCCL_OPS = {"AllReduce": "all_reduce", "AllGather": "all_gather", "ReduceScatter": "reduce_scatter",
-            "Broadcast": "broadcast", "Reduce": "reduce"}
-"""NCCL's names of the collectives its INFO lines log (point-to-point calls log no algorithm)."""
-
-
 def nccl_calls(d: Path) -> dict[int, dict[tuple[str, int], set[tuple[str, str, int]]]]:
     """Per world size, from a campaign's NCCL_DEBUG=INFO logs (``nccl_w{n}.*.log``): per (op, bytes as NCCL logs
     them: per rank for all_gather and reduce_scatter) the (algorithm, protocol, channels) NCCL ran (lower case)."""
-    import re
-    line = re.compile(r"(\w+): (\d+) Bytes -> Algo (\w+) proto (\w+) channel\{Lo\.\.Hi\}=\{(\d+)\.\.(\d+)\}")
+    from validation.parsers import NCCL_CALL_LINE as line, NCCL_OP_NAMES
     out: dict[int, dict[tuple[str, int], set[tuple[str, str, int]]]] = {}
     for n in (2, 3, 4):
         calls: dict[tuple[str, int], set[tuple[str, str, int]]] = defaultdict(set)
         for path in sorted(d.glob(f"nccl_w{n}.*.log")):
             for m in line.finditer(path.read_text(errors="replace")):
-                op = NCCL_OPS.get(m.group(1), m.group(1))
+                op = NCCL_OP_NAMES.get(m.group(1), m.group(1))
                 calls[(op, int(m.group(2)))].add(
                     (m.group(3).lower(), m.group(4).lower(), int(m.group(6)) - int(m.group(5)) + 1))
         if calls:

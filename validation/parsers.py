@@ -39,6 +39,13 @@ log = logging.getLogger(__name__)
 
 OPS = NCCL_TESTS_OPS
 
+NCCL_CALL_LINE = re.compile(r"(\w+): (\d+) Bytes -> Algo (\w+) proto (\w+) channel\{Lo\.\.Hi\}=\{(\d+)\.\.(\d+)\}")
+"""NCCL's per-call INFO line (``NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING``): op name as NCCL logs it, bytes (per rank
+for the gather-like ops), algorithm, protocol, first and last channel."""
+NCCL_OP_NAMES = {"AllReduce": "all_reduce", "AllGather": "all_gather", "ReduceScatter": "reduce_scatter",
+                 "Broadcast": "broadcast", "Reduce": "reduce"}
+"""NCCL's log names of the collectives -> ours."""
+
 
 @dataclass(frozen=True)
 class CollMeasurement:

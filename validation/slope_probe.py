@@ -139,11 +139,11 @@ class Sample:
     reasons: int
 
 
-def load(folder: str | os.PathLike[str]) -> dict[str, list[CollMeasurement]]:
-    """Every pass's points: ``slope_world<n>_L<i>.jsonl`` -> pass name ``L<i>`` (world sizes pooled)."""
-    files = sorted(glob.glob(os.path.join(folder, "slope_world*_L*.jsonl")))
+def load(folder: str | os.PathLike[str], stem: str = "slope") -> dict[str, list[CollMeasurement]]:
+    """Every pass's points: ``<stem>_world<n>_L<i>.jsonl`` -> pass name ``L<i>`` (world sizes pooled)."""
+    files = sorted(glob.glob(os.path.join(folder, f"{stem}_world*_L*.jsonl")))
     if not files:
-        raise InputError("no slope_world<n>_L<i>.jsonl files", field="folder", value=str(folder))
+        raise InputError(f"no {stem}_world<n>_L<i>.jsonl files", field="folder", value=str(folder))
     out: dict[str, list[CollMeasurement]] = {}
     for f in files:
         out.setdefault(os.path.basename(f).rsplit("_", 1)[1].removesuffix(".jsonl"), []).extend(read_jsonl(f).points)

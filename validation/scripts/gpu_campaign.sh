@@ -89,6 +89,13 @@
 #                   distinct sets of at least 1 GiB per rank together (--rotate-bytes 1G: l2_rot_*); two passes,
 #                   reuse and rot launches interleaved (order swapped in pass 2), on 2 and (where there are 4 GPUs)
 #                   4 GPUs; about 3 minutes with 4 GPUs
+#           proto   which protocol / channel count the ring ops' 8-64 MiB points run at (issue 10, validation.proto_probe):
+#                   all_reduce, all_gather, reduce_scatter, float32, 8 - 64 MiB in steps of sqrt(2) (7 sizes), 6
+#                   repetitions of 40 calls, one launch per (pass, variant, world size), 4 then 2 GPUs, variants
+#                   interleaved: default, simple (NCCL_ALGO=Ring NCCL_PROTO=Simple), ll128 (Ring, LL128), ch12 / ch32
+#                   (NCCL_MIN_NCHANNELS=NCCL_MAX_NCHANNELS=12 / 32); pass 1 with NCCL_DEBUG=INFO (INIT,ENV,TUNING: every
+#                   call's algorithm, protocol and channels, folded into counts, proto_nccl_<variant>_w<n>.txt), pass 2
+#                   without it (4 GPUs first); no launch starts after PROTO_DEADLINE_S (default 175) seconds
 # NVLink multicast stays off (shared hosts): NCCL_NVLS_ENABLE=0 and friends are exported here and by the runners.
 set -uo pipefail
 phase=$1; out=$2
@@ -208,6 +215,38 @@ slope() {   # issue 10: the ring ops' size-dependent per-byte time; one launch p
   done
   kill "$logger"
 }
+proto() {   # issue 10: NCCL's protocol / channels at 8-64 MiB; one launch per (pass, variant, world size)
+  local i v n f=1.4142135623730951 spec tag
+  declare -A env=([default]="" [simple]="NCCL_ALGO=Ring,NCCL_PROTO=Simple" [ll128]="NCCL_ALGO=Ring,NCCL_PROTO=LL128"
+    [ch12]="NCCL_MIN_NCHANNELS=12,NCCL_MAX_NCHANNELS=12" [ch32]="NCCL_MIN_NCHANNELS=32,NCCL_MAX_NCHANNELS=32")
+  for i in 1 2; do
+    for n in 4 2; do
+      for v in ${PROTO_VARIANTS:-default simple ll128 ch12 ch32}; do
+        if [ "$SECONDS" -gt "${PROTO_DEADLINE_S:-175}" ]; then echo "proto L$i $v w$n skipped (time)"; continue; fi
+        spec=(--variants "$v"); [ "$v" = default ] || spec+=(--extra-variant "$v:${env[$v]}")
+        tag="${v}_w${n}"
+        echo "proto L$i $tag start $(date -u +%s.%N)"
+        if [ "$i" = 1 ]; then
+          rm -rf "$out/dbg"; mkdir -p "$out/dbg"
+          NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING NCCL_DEBUG_FILE="$out/dbg/nccl.%h.%p.log" \
+            $PY -m validation.runners.sweep --nproc "$n" "${spec[@]}" --ops all_reduce,all_gather,reduce_scatter \
+              --min-bytes 8M --max-bytes 64M --factor $f --reps 6 --iters 40 --warmup 5 --launch-timeout-s 45 \
+              --max-failed-launches 0 --out "$out/proto_world${n}_L$i.jsonl"
+          # every call's choice as counts per distinct line (host:pid prefix dropped), plus the tuning table
+          cat "$out"/dbg/*.log | sed -E 's/^[^ ]+ \[[0-9]+\] NCCL INFO //' | grep -E 'Bytes -> Algo|coll channels|Channel [0-9]+/[0-9]+ :' \
+            | sort | uniq -c > "$out/proto_nccl_${tag}.txt"
+          f0=$(ls "$out"/dbg/*.log | head -1); [ -n "$f0" ] && grep -E '\|' "$f0" > "$out/proto_tuning_${tag}.txt"
+          rm -rf "$out/dbg"
+        else
+          $PY -m validation.runners.sweep --nproc "$n" "${spec[@]}" --ops all_reduce,all_gather,reduce_scatter \
+              --min-bytes 8M --max-bytes 64M --factor $f --reps 6 --iters 40 --warmup 5 --launch-timeout-s 45 \
+              --max-failed-launches 0 --out "$out/proto_world${n}_L$i.jsonl"
+        fi
+        echo "proto L$i $tag end $(date -u +%s.%N)"
+      done
+    done
+  done
+}
 smi_start() {   # nvidia-smi samples of clocks, power, temperature (and clock-event reasons) every 100 ms into smi.csv
   local smi=timestamp,index,clocks.sm,clocks.mem,power.draw,temperature.gpu
   nvidia-smi --query-gpu=$smi,clocks_event_reasons.active --format=csv >/dev/null 2>&1 \
@@ -313,6 +352,7 @@ case "$phase" in
   lathost2) lathost 2 ;;
   bwfine) bwfine ;;
   slope) slope ;;
+  proto) proto ;;
   l2) l2 ;;
   peercopy) peercopy torch 1 ;;
   peerraw) peercopy cupy 3 ;;

@@ -194,7 +194,7 @@ def test_every_fsdp_only_file_is_scored_by_every_method_its_lease_has_data_for(m
     from validation.llm_blind import Method
     a, b, c, d = Method
     paired = sum(len(pair_files(f)) for f in PAIRED)
-    assert paired == 4
+    assert paired == 6
     assert len(methods) == sum(lease.fit is fhc.Fit.LEASE for lease in fhc.LEASES) + 8 + paired   # 8 sealed rows
     have = {label: set(scores) for label, (_, scores) in methods.items()}
     assert have["h200x4_2026-11-27d_llm fsdp4 (sealed)"] == {a, b, c}

@@ -37,9 +37,10 @@ from validation.gpt_spec import GPTSpec
 from validation.llm_records import record_spec
 
 DATA = Path(__file__).resolve().parent / "data"
-PAIRED = ("h200x2_2026-11-27_fsdppair", "h200x2_2026-11-27_fsdppairb")
-"""Leases measured with ``--pair-probe`` (``fsdppair2``/``fsdppair4`` phases; twice in one call where time allowed)."""
-PAIR_FILES = "fsdppair_world*.jsonl"
+PAIRED = ("h200x2_2026-11-27_fsdppair", "h200x2_2026-11-27_fsdppairb", "h200x2_2026-11-27_fsdpprof")
+"""Leases measured with ``--pair-probe`` (``fsdppair2``/``fsdppair4`` phases; twice in one call where time allowed;
+the third, ``fsdpprof2``, with a profiled step per point too, measured after method d was fixed: held out of it)."""
+PAIR_FILES = ("fsdppair_world*.jsonl", "fsdpprof_world*.jsonl")
 WHEN = ("before", "after")
 UNIX_HIGH_S = 1e11
 """Wall-clock stamps (Unix seconds) are read up to this."""
@@ -186,7 +187,7 @@ FIG_KEYS = {OTHER_PASS: "d-other", HELD_COPY: "d-copy-check"}
 
 
 def pair_files(folder: str) -> list[Path]:
-    return sorted((DATA / folder).glob(PAIR_FILES))
+    return sorted(f for pattern in PAIR_FILES for f in (DATA / folder).glob(pattern))
 
 
 def score_file(path: Path, others: Sequence[Path], carried_copy_Bps: float | None = None) -> FileResult:
@@ -322,8 +323,8 @@ def markdown_lines() -> tuple[list[str], dict[str, float]]:
     from simulator.training.gpus import get_gpu
     shares = [c / get_gpu("h200").mem_bw_Bps for c in share if c is not None]
     from validation.bw_lease_spread import spread
-    copies = [c for f in PAIRED for r in read_pairs(pair_files(f)) if r.copy_Bps for c in r.copy_Bps]
-    copy_spread = spread(copies) * 100 if copies else float("nan")
+    copies = {f: [c for r in read_pairs(pair_files(f)) if r.copy_Bps for c in r.copy_Bps] for f in PAIRED}
+    copies = {f: c for f, c in copies.items() if c}
     by_lease = {folder: [t.corr for t in tracking(folder)] for folder in PAIRED}
     fast = sum(e < 0 for r in results for p, e in zip(r.points, r.errors_pct[d]) if _short(p) == "FULL_SHARD h2048")
     figs.update({f"pooled {k[:1]}": float(np.median(v)) for k, v in pooled.items() if v})
@@ -343,9 +344,10 @@ def markdown_lines() -> tuple[list[str], dict[str, float]]:
               "FULL_SHARD h2048 (host-bound: the all-gathers' FSDP host work carried from the H200 campaign) is "
               f"predicted too fast on {fast} of the {len(results)} files.", "",
               "The memory-bound side of that error: on H200 the compute fit has no copy probe unless the paired "
-              "probes measured one (the second lease's do: a 256 MiB device copy beside every probe, "
-              + ", ".join(f"{x:.3f}" for x in shares) + " of the datasheet bandwidth, slowest to fastest of its "
-              f"{len(copies)} probe copies {copy_spread:.1f}% apart), so (a), (c) and the first lease's (d) fit "
+              "probes measured one (the second and third leases' do: a 256 MiB device copy beside every probe, "
+              + ", ".join(f"{x:.3f}" for x in shares) + " of the datasheet bandwidth, slowest to fastest of "
+              + ", ".join(f"`{f}`'s {len(c)} probe copies {spread(c) * 100:.1f}% apart" for f, c in copies.items())
+              + "), so (a), (c) and the first lease's (d) fit "
               "`mem_efficiency` freely; it then moves with the "
               "plain model's loop time of each file (" + ", ".join(
                   f"`{r.label}` {min(r.mem_efficiency.values()):.2f}-{max(r.mem_efficiency.values()):.2f}"

@@ -56,6 +56,13 @@ at each start (the steps' end too), so each probe is named by the configuration 
 in time. The FSDP point's own memory fields are taken before the second probe, and peak statistics are reset
 after the first, so they stay the FSDP steps'. Records without it read as before.
 
+With ``--profile-step`` every timed point (the whole model on one GPU too, ``model_``-prefixed) also records one
+step under ``torch.profiler`` after its timed steps (:mod:`validation.runners.step_timeline`): ``timeline``, the
+ranks' timelines in rank order (per-stream GPU intervals by class with their launch times, a summary of busy,
+idle and exposed-collective seconds, the profiled step's wall seconds), and ``copy_Bps``: a 256 MiB device copy
+right after the point's peak memory is read (:func:`copy_bandwidth_Bps`), so memory bandwidth is measured on the
+same lease and minute. Off CUDA ``timeline`` holds None per rank and ``timeline_error`` says why.
+
 An iteration is ``zero_grad(set_to_none=True)``, forward of one micro-batch per rank (token ids
 as inputs and labels) and backward; the optimizer step is not timed (it is local compute that
 does not depend on the network). Each rank times every iteration (CUDA events); the record
@@ -91,6 +98,7 @@ class FsdpSettings:
     issue: bool = False
     hold: float = 3.0
     pair_probe: bool = False
+    profile_step: bool = False
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -103,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also time the host's issue (forward, backward) and the GPU alone, behind a sleep")
     p.add_argument("--pair-probe", action="store_true",
                    help="bracket each FSDP point's steps by the whole model's plain and issue probe on each GPU")
+    p.add_argument("--profile-step", action="store_true",
+                   help="also record one profiled step per point (per-stream GPU intervals, host launches; CUDA "
+                        "only) and a 256 MiB device copy's bandwidth")
     p.add_argument("--hold", type=float, default=3.0,
                    help="--issue: the sleep lasts this many times the point's median iteration")
     add_common_arguments(p)
@@ -118,7 +129,8 @@ def parse_settings(argv: Sequence[str] | None) -> FsdpSettings:
     if not a.hold > 0:
         raise InputError("must be > 0", field="hold", value=a.hold)
     return FsdpSettings(common_settings(a), strategies,
-                        tuple(parse_ints(a.replicate, "replicate")), a.issue, a.hold, a.pair_probe)
+                        tuple(parse_ints(a.replicate, "replicate")), a.issue, a.hold, a.pair_probe,
+                        a.profile_step)
 
 
 def plan_points(s: FsdpSettings, world: int) -> list[Point]:
@@ -145,10 +157,12 @@ def plan_labels(s: FsdpSettings, world: int) -> list[str]:
 
 
 def measure_local_model(ses: Session, spec: GPTSpec, micro_batch: int, clock: Any = None,
-                        hold: float = 3.0, prefix: str = "model_", memory: bool = True) -> dict[str, Any]:
+                        hold: float = 3.0, prefix: str = "model_", memory: bool = True,
+                        profile: bool = False) -> dict[str, Any]:
     """The whole model's iteration on each GPU alone (no FSDP), MAX over ranks; with ``clock``, its host
     issue and GPU times apart too (:func:`validation.runners.tp_issue.issue_fields`). Keys take ``prefix``;
-    ``memory`` False leaves the memory fields out and the peak statistics alone (``--pair-probe``)."""
+    ``memory`` False leaves the memory fields out and the peak statistics alone (``--pair-probe``); ``profile``
+    adds one profiled step (:func:`timeline_fields`)."""
     import torch
 
     from validation.gpt import GPT, token_batch
@@ -171,9 +185,23 @@ def measure_local_model(ses: Session, spec: GPTSpec, micro_batch: int, clock: An
     fields = ses.steps_memory_fields(prefix) if memory else {}
     issue = {} if clock is None else issue_fields(ses, clock, forward, lambda y: y.backward(),
                                                   hold * statistics.median(times), prefix)
+    profiled = timeline_fields(ses, step, prefix) if profile else {}
     del model
     gc.collect()
-    return {**summarize(times, prefix), **fields, **issue}
+    return {**summarize(times, prefix), **fields, **issue, **profiled}
+
+
+def timeline_fields(ses: Session, step: Any, prefix: str = "") -> dict[str, Any]:
+    """``--profile-step``: one profiled call of ``step`` on every rank
+    (:func:`validation.runners.step_timeline.profile_step`), ``timeline``: the ranks' timelines in rank order
+    (None off CUDA) and ``timeline_error`` where a rank has none; keys take ``prefix``."""
+    from validation.runners.step_timeline import profile_step
+
+    mine = profile_step(step, ses.is_cuda)
+    ranks = ses.gather(mine)
+    errors = sorted({r["timeline_error"] for r in ranks if r.get("timeline_error")})
+    return {f"{prefix}timeline": [r["timeline"] for r in ranks],
+            **({f"{prefix}timeline_error": "; ".join(errors)} if errors else {})}
 
 
 def paired_probe(ses: Session, spec: GPTSpec, micro_batch: int, clock: Any, hold: float,
@@ -208,9 +236,10 @@ def copy_bandwidth_Bps(ses: Session, size_bytes: int = COPY_BYTES, iters: int = 
 
 
 def measure_fsdp(ses: Session, spec: GPTSpec, micro_batch: int, strategy: str,
-                 replicate: int, clock: Any = None, hold: float = 3.0) -> dict[str, Any]:
+                 replicate: int, clock: Any = None, hold: float = 3.0, profile: bool = False) -> dict[str, Any]:
     """Iteration times under one sharding strategy, MAX over ranks; with ``clock``, the host issue and GPU
-    times apart too (:func:`validation.runners.tp_issue.issue_fields`)."""
+    times apart too (:func:`validation.runners.tp_issue.issue_fields`); ``profile``: one profiled step after
+    them (:func:`timeline_fields`)."""
     import time
 
     import torch
@@ -249,9 +278,10 @@ def measure_fsdp(ses: Session, spec: GPTSpec, micro_batch: int, strategy: str,
     memory = ses.steps_memory_fields()
     issue = {} if clock is None else issue_fields(ses, clock, forward, lambda y: y.backward(),
                                                   hold * statistics.median(times))
+    profiled = timeline_fields(ses, step) if profile else {}
     del fsdp, model
     gc.collect()
-    return {**summarize(times), **memory, **issue, "steps_unix_s": steps}
+    return {**summarize(times), **memory, **issue, **profiled, "steps_unix_s": steps}
 
 
 def run(s: FsdpSettings) -> int:
@@ -267,16 +297,20 @@ def run(s: FsdpSettings) -> int:
         common = {**spec.fields(), "micro_batch": mb, "params": spec.params}
         if point.what == "profile":
             fields = profile_record(ses, spec, mb)
-            fields.update(measure_local_model(ses, spec, mb, clock if s.issue else None, s.hold))
-            ses.record("llm_profile", point.label, {**common, **fields,
-                                                    "peak_memory_bytes": ses.peak_memory_bytes()})
+            fields.update(measure_local_model(ses, spec, mb, clock if s.issue else None, s.hold,
+                                              profile=s.profile_step))
+            fields["peak_memory_bytes"] = ses.peak_memory_bytes()
+            copy = {"copy_Bps": copy_bandwidth_Bps(ses)} if s.profile_step else {}   # after the peak: not in it
+            ses.record("llm_profile", point.label, {**common, **fields, **copy})
             continue
         strategy, replicate = point.option
         before = paired_probe(ses, spec, mb, clock, s.hold, "before") if s.pair_probe else {}
         if s.pair_probe:
             ses.enter_point(point.label)     # the FSDP steps' peak memory, not the probe's whole model
-        result = measure_fsdp(ses, spec, mb, strategy, replicate, clock if s.issue else None, s.hold)
+        result = measure_fsdp(ses, spec, mb, strategy, replicate, clock if s.issue else None, s.hold,
+                              s.profile_step)
         peak = ses.peak_memory_bytes()
+        copy = {"copy_Bps": copy_bandwidth_Bps(ses)} if s.profile_step else {}
         after = paired_probe(ses, spec, mb, clock, s.hold, "after") if s.pair_probe else {}
         units = [spec.embedding_params + spec.head_params] + [spec.layer_params] * spec.layers
         ses.record("llm_fsdp", point.label, {
@@ -286,7 +320,7 @@ def run(s: FsdpSettings) -> int:
             "backward_prefetch": "BACKWARD_PRE", "forward_prefetch": False,
             "limit_all_gathers": True, "param_dtype": ses.dtype_name,
             "reduce_dtype": ses.dtype_name, "optimizer": None,
-            **result, "peak_memory_bytes": peak,
+            **result, "peak_memory_bytes": peak, **copy,
             **({"pair_probe": True, **before, **after} if s.pair_probe else {})})
     ses.finish()
     return 0

@@ -24,6 +24,10 @@
 #                   before and right after, probe_before_* / probe_after_* in the point's record), so a prediction
 #                   need not carry the host's speed from another phase (issue 14: the host drifts over minutes);
 #                   3 launches, at most 200 s of launches (fsdppair_world<n>.jsonl)
+#           fsdpprof2, fsdpprof4   the fsdppair phase (NO_SHARD, FULL_SHARD, paired probes) with one profiled step per
+#                   point (fsdp --profile-step: per-stream kernel, collective and copy intervals with their launch
+#                   times, the whole model on one GPU too) and a 256 MiB device copy per point: where FULL_SHARD's
+#                   time goes (issue 14); 3 launches, at most 200 s of launches (fsdpprof_world<n>.jsonl)
 #           dp      torch DataParallel vs DDP on all GPUs (3 separate launches, each with the single-GPU
 #                   profile and DataParallel on 1..G GPUs), then gloo all_reduce on CPU tensors (2 and 4
 #                   processes) and CUDA tensors (G processes), 3 launches each, interleaved; about 5 minutes
@@ -143,6 +147,12 @@ fsdppair() {   # nproc
       --runner-args "fsdp=--strategies no_shard,full_shard --pair-probe" --launches 3 --budget-s 200 \
       --launch-timeout-s 120 --out "$out/fsdppair_world$1.jsonl" \
     || echo "fsdppair sweep on $1 GPUs: points missing (see llm_failed records)"
+}
+fsdpprof() {   # nproc
+  $PY -m validation.runners.llm_sweep --nproc "$1" --preset gpu --runners fsdp \
+      --runner-args "fsdp=--strategies no_shard,full_shard --pair-probe --profile-step" --launches 3 --budget-s 200 \
+      --launch-timeout-s 120 --out "$out/fsdpprof_world$1.jsonl" \
+    || echo "fsdpprof sweep on $1 GPUs: points missing (see llm_failed records)"
 }
 gloo() {   # launch index: gloo all_reduce, CPU tensors on 2 and 4 processes, CUDA tensors on every GPU
   local i=$1 spec n dev
@@ -297,6 +307,8 @@ case "$phase" in
   fsdpissue4) fsdpissue 4 ;;
   fsdppair2) fsdppair 2 ;;
   fsdppair4) fsdppair 4 ;;
+  fsdpprof2) fsdpprof 2 ;;
+  fsdpprof4) fsdpprof 4 ;;
   dp)
     G=$($PY -c "import torch; print(torch.cuda.device_count())")
     $PY -m validation.runners.dp_sweep --nproc "$G" --models resnet50,bert-base,gpt2,mlp --launches 3 \

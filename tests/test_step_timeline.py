@@ -1,0 +1,106 @@
+"""validation.runners.step_timeline and the FSDP runner's --profile-step: one profiled step as per-stream intervals."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from validation.runners import fsdp
+from validation.runners.llm_sweep import TINY_SPECS
+from validation.runners.step_timeline import NO_CUDA, classify, read_trace, runtime_calls, summarize_timeline
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _x(cat: str, name: str, ts: float, dur: float, corr: int, stream: int | None = None) -> dict[str, Any]:
+    args: dict[str, Any] = {"correlation": corr}
+    if stream is not None:
+        args["stream"] = stream
+    return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "args": args}
+
+
+# compute stream 7, NCCL stream 20 (us): gemm 100-200, then the host launches the next kernel only at 250
+# (host gap 200-250), which runs 250-300; an all-gather 300-400 on stream 20, the copy on stream 7 launched at
+# 260 but waiting on it runs 400-420 (NCCL gap 300-400); a reduce-scatter 410-490, 10 us of it beside the copy.
+TRACE = {"traceEvents": [
+    _x("cuda_runtime", "cudaLaunchKernel", 90, 5, 1), _x("kernel", "sm90_xmma_gemm_bf16", 100, 100, 1, 7),
+    _x("cuda_runtime", "cudaLaunchKernel", 250, 5, 2), _x("kernel", "vectorized_elementwise_kernel", 250, 50, 2, 7),
+    _x("cuda_driver", "cuLaunchKernelEx", 255, 3, 3),
+    _x("kernel", "ncclDevKernel_AllGather_RING_LL", 300, 100, 3, 20),
+    _x("cuda_runtime", "cudaMemcpyAsync", 260, 2, 4), _x("gpu_memcpy", "Memcpy DtoD", 400, 20, 4, 7),
+    _x("kernel", "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL", 410, 80, 5, 20),
+    {"ph": "i", "cat": "kernel", "name": "instant", "ts": 1},
+]}
+
+
+@pytest.mark.parametrize("name,cat,cls", [
+    ("ncclDevKernel_AllGather_RING_LL", "kernel", "all_gather"),
+    ("ncclKernel_ReduceScatter_RING_SIMPLE_Sum_bf16", "kernel", "reduce_scatter"),
+    ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "kernel", "all_reduce"),
+    ("ncclDevKernel_SendRecv", "kernel", "nccl"),
+    ("nvjet_tst_128x256_64x4_1x2_h_bz_coopB_NNT", "kernel", "gemm"),
+    ("flash_fwd_kernel", "kernel", "attention"),
+    ("void at::native::(anonymous namespace)::CatArrayBatchedCopy<...>", "kernel", "copy"),
+    ("Memcpy DtoD (Device -> Device)", "gpu_memcpy", "copy"),
+    ("Memset (Device)", "gpu_memset", "memset"),
+    ("void at::native::vectorized_elementwise_kernel<4, ...>", "kernel", "compute"),
+])
+def test_classify_names_each_class(name: str, cat: str, cls: str) -> None:
+    assert classify(name, cat) == cls
+
+
+def test_trace_reads_intervals_with_their_launches() -> None:
+    events = read_trace(TRACE)
+    assert [e[:2] for e in events] == [[7, "gemm"], [7, "compute"], [20, "all_gather"], [7, "copy"],
+                                       [20, "reduce_scatter"]]
+    assert events[0][2:] == pytest.approx([0.0, 100e-6, -10e-6])
+    assert events[3][2:] == pytest.approx([300e-6, 20e-6, 160e-6])
+    assert read_trace({"traceEvents": []}) == []
+
+
+def test_runtime_calls_are_counted_and_timed_by_name() -> None:
+    calls = runtime_calls(TRACE)
+    assert calls == {"cudaLaunchKernel": [2, pytest.approx(10e-6)], "cuLaunchKernelEx": [1, pytest.approx(3e-6)],
+                     "cudaMemcpyAsync": [1, pytest.approx(2e-6)]}
+
+
+def test_summary_splits_the_compute_streams_idle_into_host_and_collective_waits() -> None:
+    s = summarize_timeline(read_trace(TRACE))
+    assert s["compute_stream"] == "7"
+    assert s["span_s"] == pytest.approx(390e-6)
+    assert s["idle_host_s"] == pytest.approx(50e-6)       # next kernel launched after the gap began
+    assert s["idle_nccl_s"] == pytest.approx(100e-6)      # launched in time, an all-gather was running
+    assert s["idle_other_s"] == pytest.approx(0.0)
+    assert s["compute_busy_s"] == pytest.approx(170e-6)
+    assert s["nccl_s"] == pytest.approx(180e-6)
+    assert s["nccl_exposed_s"] == pytest.approx(170e-6)   # the all-gather's 100 us (nothing beside it) + 80 - 10
+    assert s["busy_s"]["20"] == pytest.approx({"all_gather": 100e-6, "reduce_scatter": 80e-6})
+    assert s["count"]["copy"] == 1 and s["count"]["memset"] == 0
+    assert summarize_timeline([])["compute_stream"] is None
+
+
+def test_profile_step_off_cuda_says_why_and_keeps_every_point(tmp_path: Path) -> None:
+    """``--profile-step`` on CPU (gloo): every point is recorded, its timeline None per rank with the reason, and
+    the copy's bandwidth is measured after the point's peak memory is read."""
+    pytest.importorskip("torch")
+    out = tmp_path / "prof.jsonl"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--standalone",
+                           "-m", "validation.runners.fsdp", "--specs", TINY_SPECS.split(";")[0], "--micro-batch", "2",
+                           "--strategies", "full_shard", "--iters", "2", "--warmup", "1", "--profile-step",
+                           "--backend", "gloo", "--device", "cpu", "--out", str(out)],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    recs = [json.loads(x) for x in out.read_text().splitlines() if x.strip()]
+    profile, point = (next(r for r in recs if r["kind"] == k) for k in ("llm_profile", "llm_fsdp"))
+    assert profile["model_timeline"] == [None, None] and profile["model_timeline_error"] == NO_CUDA
+    assert point["timeline"] == [None, None] and point["timeline_error"] == NO_CUDA
+    assert profile["copy_Bps"] > 0 and point["copy_Bps"] > 0
+    assert point["median_s"] > 0
+    assert not fsdp.parse_settings(["--specs", TINY_SPECS, "--out", "x.jsonl"]).profile_step   # off unless asked

@@ -1,0 +1,215 @@
+"""One profiled training step as per-stream GPU intervals and the host's launches (``fsdp --profile-step``).
+
+Issue 14: FSDP FULL_SHARD at hidden 2048 runs 7-15% slower than predicted even with a probe of the same minute.
+Where the time goes is read from one step under ``torch.profiler`` (CUDA activity only: the CUPTI kernel,
+copy and memset records and the runtime/driver calls that launched them; no CPU operator records, so the host
+is slowed as little as the profiler allows). The chrome trace it exports is read back here into plain records:
+
+- ``events``: every GPU interval of the step, ``[stream, class, start_s, duration_s, launch_s]`` with times in
+  seconds from the step's first GPU interval and ``launch_s`` the host's launch call's start on the same clock
+  (None where the trace has no matching launch). Classes (:data:`CLASSES`): ``gemm``, ``attention``,
+  ``compute`` (every other kernel), ``all_gather``, ``reduce_scatter``, ``all_reduce``, ``nccl`` (other NCCL
+  kernels), ``copy`` (memcpy records and copy kernels, e.g. FSDP's flat-parameter copies and ``cat``),
+  ``memset``.
+- :func:`summarize_timeline`: per stream and class the busy seconds; the step's span; the compute stream's
+  (the stream with the most non-NCCL busy time) idle time split into *host* gaps (the next kernel was launched
+  after the gap began: the GPU waited for the host), *NCCL* gaps (launched in time, a collective was running on
+  another stream: waiting on its event) and the rest; collective time not overlapped by any non-NCCL kernel
+  (*exposed*).
+
+- ``runtime_calls``: the host's CUDA runtime and driver calls by name, count and seconds (:func:`runtime_calls`;
+  files of 2026-11-27 17:11-17:14 UTC have none).
+
+Off CUDA there are no GPU streams: :func:`profile_step` runs the step once unprofiled and returns
+``{"timeline": None, "timeline_error": ...}`` so a CPU/gloo launch keeps its points and says why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+CLASSES = ("gemm", "attention", "compute", "all_gather", "reduce_scatter", "all_reduce", "nccl", "copy", "memset")
+"""Interval classes, in the order :func:`classify` tries them (after the trace category)."""
+
+NCCL_CLASSES = frozenset({"all_gather", "reduce_scatter", "all_reduce", "nccl"})
+GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
+LAUNCH_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver"})
+NO_CUDA = "needs CUDA: off CUDA there are no GPU streams to profile (the step ran once unprofiled)"
+
+_NAME_KEYS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("all_gather", ("allgather",)),
+    ("reduce_scatter", ("reducescatter",)),
+    ("all_reduce", ("allreduce",)),
+    ("nccl", ("nccl",)),
+    ("attention", ("flash", "fmha", "attention", "cudnn_sdpa", "sdpa")),
+    ("gemm", ("gemm", "sm90_xmma", "cutlass", "nvjet", "ampere_", "sm80_xmma", "matmul")),
+    ("copy", ("copy", "cat", "memcpy")),
+)
+
+
+def classify(name: str, category: str) -> str:
+    """The class of one GPU interval (:data:`CLASSES`) from its trace category and kernel name."""
+    if category == "gpu_memcpy":
+        return "copy"
+    if category == "gpu_memset":
+        return "memset"
+    low = name.lower().replace("_", "")
+    for cls, keys in _NAME_KEYS:
+        if any(k.replace("_", "") in low for k in keys):
+            return cls
+    return "compute"
+
+
+def read_trace(trace: Mapping[str, Any]) -> list[list[Any]]:
+    """The GPU intervals of an exported chrome trace as ``[stream, class, start_s, duration_s, launch_s]``, sorted
+    by start, times from the first interval's start (see the module docstring)."""
+    events = trace.get("traceEvents", [])
+    launches: dict[Any, float] = {}
+    gpu = []
+    for e in events:
+        if e.get("ph") != "X":
+            continue
+        cat, args = e.get("cat", ""), e.get("args") or {}
+        if cat in LAUNCH_CATEGORIES and "correlation" in args:
+            launches[args["correlation"]] = float(e["ts"])
+        elif cat in GPU_CATEGORIES:
+            gpu.append(e)
+    if not gpu:
+        return []
+    t0 = min(float(e["ts"]) for e in gpu)
+    out = []
+    for e in gpu:
+        args = e.get("args") or {}
+        launch = launches.get(args.get("correlation"))
+        out.append([int(args.get("stream", e.get("tid", -1))), classify(e.get("name", ""), e["cat"]),
+                    (float(e["ts"]) - t0) * 1e-6, float(e.get("dur", 0.0)) * 1e-6,
+                    None if launch is None else (launch - t0) * 1e-6])
+    out.sort(key=lambda r: (r[2], r[0]))
+    return out
+
+
+def _union(intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
+    merged: list[tuple[float, float]] = []
+    for a, b in sorted(intervals):
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    return merged
+
+
+def _length(intervals: Sequence[tuple[float, float]]) -> float:
+    return sum(b - a for a, b in intervals)
+
+
+def _overlap(a: Sequence[tuple[float, float]], b: Sequence[tuple[float, float]]) -> float:
+    """Length of the intersection of two sorted unions."""
+    i = j = 0
+    total = 0.0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        total += max(hi - lo, 0.0)
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
+def runtime_calls(trace: Mapping[str, Any]) -> dict[str, list[float]]:
+    """The host's CUDA runtime and driver calls of an exported chrome trace by name: ``[count, seconds]`` (launches,
+    event records and queries, stream waits, allocations: where the host's time between launches goes)."""
+    out: dict[str, list[float]] = {}
+    for e in trace.get("traceEvents", []):
+        if e.get("ph") == "X" and e.get("cat") in LAUNCH_CATEGORIES:
+            row = out.setdefault(str(e.get("name", "")), [0, 0.0])
+            row[0] += 1
+            row[1] += float(e.get("dur", 0.0)) * 1e-6
+    return out
+
+
+def summarize_timeline(events: Sequence[Sequence[Any]]) -> dict[str, Any]:
+    """Where one step's GPU time goes (seconds; see the module docstring): ``span_s``, ``compute_stream``,
+    ``busy_s`` ``{stream: {class: seconds}}``, ``count`` ``{class: n}``, ``compute_busy_s``, ``compute_idle_s``
+    and its parts ``idle_host_s``, ``idle_nccl_s``, ``idle_other_s``, ``nccl_s`` (union of collective
+    intervals), ``nccl_exposed_s`` (of it, not beside any non-NCCL interval)."""
+    if not events:
+        return {"span_s": 0.0, "compute_stream": None, "busy_s": {}, "count": {}}
+    busy: dict[str, dict[str, float]] = {}
+    count = dict.fromkeys(CLASSES, 0)
+    for stream, cls, start, dur, _ in events:
+        per = busy.setdefault(str(stream), {})
+        per[cls] = per.get(cls, 0.0) + dur
+        count[cls] += 1
+    work = {s: sum(v for c, v in per.items() if c not in NCCL_CLASSES) for s, per in busy.items()}
+    compute_stream = max(work, key=lambda s: work[s])
+    span = max(e[2] + e[3] for e in events) - min(e[2] for e in events)
+    nccl = _union((e[2], e[2] + e[3]) for e in events if e[1] in NCCL_CLASSES)
+    other = _union((e[2], e[2] + e[3]) for e in events if e[1] not in NCCL_CLASSES)
+    own = [e for e in events if str(e[0]) == compute_stream]
+    host = on_nccl = rest = 0.0
+    end = own[0][2] + own[0][3]
+    for e in own[1:]:
+        gap = e[2] - end
+        if gap > 0:
+            late = e[4] is not None and e[4] > end
+            waited = _overlap([(end, e[2])], nccl)
+            if late:
+                host += gap
+            elif waited > 0:
+                on_nccl += gap
+            else:
+                rest += gap
+        end = max(end, e[2] + e[3])
+    compute_busy = _length(_union((e[2], e[2] + e[3]) for e in own))
+    return {"span_s": span, "compute_stream": compute_stream, "busy_s": busy, "count": count,
+            "compute_busy_s": compute_busy, "compute_idle_s": host + on_nccl + rest,
+            "idle_host_s": host, "idle_nccl_s": on_nccl, "idle_other_s": rest,
+            "nccl_s": _length(nccl), "nccl_exposed_s": _length(nccl) - _overlap(nccl, other)}
+
+
+def profile_step(step: Callable[[], None], is_cuda: bool) -> dict[str, Any]:
+    """One call of ``step`` under ``torch.profiler`` (CUDA activity) on this rank: ``timeline`` ``{"events",
+    "summary", "wall_s", "runtime_calls"}`` (``wall_s``: the profiled step's own seconds, host clock to synchronisation) or None
+    with ``timeline_error`` (no CUDA, or the profiler failed: the step still runs once, so the other ranks'
+    collectives are met)."""
+    import time
+
+    import torch
+
+    if not is_cuda:
+        step()
+        return {"timeline": None, "timeline_error": NO_CUDA}
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    try:
+        prof = profile(activities=[ProfilerActivity.CUDA])
+        prof.__enter__()
+    except Exception as exc:  # profiler support differs between torch builds: keep the point
+        step()
+        torch.cuda.synchronize()
+        return {"timeline": None, "timeline_error": f"{type(exc).__name__}: {exc}"}
+    t0 = time.perf_counter()
+    step()
+    torch.cuda.synchronize()
+    wall = time.perf_counter() - t0
+    try:
+        prof.__exit__(None, None, None)
+        fd, path = tempfile.mkstemp(suffix=".json")
+        os.close(fd)
+        try:
+            prof.export_chrome_trace(path)
+            with open(path) as f:
+                trace = json.load(f)
+            events, calls = read_trace(trace), runtime_calls(trace)
+        finally:
+            os.unlink(path)
+    except Exception as exc:
+        return {"timeline": None, "timeline_error": f"{type(exc).__name__}: {exc}"}
+    rounded = [[s, c, round(a, 7), round(d, 7), None if x is None else round(x, 7)] for s, c, a, d, x in events]
+    return {"timeline": {"events": rounded, "summary": summarize_timeline(events), "wall_s": wall,
+                         "runtime_calls": calls}}

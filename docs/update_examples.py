@@ -58,8 +58,10 @@ def quote_blocks(text: str, run) -> str:
 
 def _run_module(command: str) -> str:
     args = shlex.split(command)[1:]             # 'python -m MODULE ...' with this interpreter
-    return subprocess.run([sys.executable, *args], cwd=DOCS.parent, capture_output=True, text=True,
-                          check=True).stdout
+    done = subprocess.run([sys.executable, *args], cwd=DOCS.parent, capture_output=True, text=True)
+    if done.returncode:         # the quote is left as it is; say which command and why, not a traceback
+        raise SystemExit(f"update_examples: `{command}` exited {done.returncode}:\n{done.stderr.strip()[-2000:]}")
+    return done.stdout
 
 
 def main() -> int:

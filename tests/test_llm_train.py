@@ -137,6 +137,9 @@ def test_cli_sharding_paths_give_json_and_every_stream(tmp_path, capsys, shardin
     for k in ("iteration_s", "compute_s", "tp_comm_s", "pp_bubble_s", "dp_comm_exposed_s", "mfu", "tokens_per_s", "fits"):
         assert isinstance(d[k], (int, float)) and d[k] >= 0
     assert set(d["memory_bytes"]) == {"params", "grads", "optimizer", "activations", "total"}
+    mem = d["memory_bytes"]     # whole bytes, shards rounded up (a JSON 1.5e9 reads as a float to scripts)
+    assert all(type(v) is int for v in mem.values()), mem
+    assert mem["total"] == sum(mem[k] for k in ("params", "grads", "optimizer", "activations"))
     assert d["dp"] * d["pp"] == 8 and d["dp_comm_exposed_s"] > 0
     events = json.loads(path.read_text())["traceEvents"]
     threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e.get("name") == "thread_name"}

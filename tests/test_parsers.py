@@ -302,6 +302,31 @@ def test_bad_jsonl_names_file_and_line(tmp_path: Path, line: str, message: str) 
     assert info.value.field.startswith("line 2")
 
 
+@pytest.mark.parametrize("kind, hint", [("col", "did you mean 'coll'"), ("Coll", "did you mean 'coll'"),
+                                        ("llm_fsdpp", "did you mean 'llm_fsdp'"), ("zzz", "known: meta, coll")])
+def test_misspelt_record_kind_is_refused_naming_file_line_and_value(tmp_path: Path, kind: str, hint: str) -> None:
+    """A record whose kind is no known kind was skipped without a word (its measurement lost): every reader of
+    measurement JSONL refuses it, naming the file, the line and the kind."""
+    from validation.llm_records import read_llm_records
+    from validation.runners.records import read_records
+    path = tmp_path / "run.jsonl"
+    path.write_text('{"kind": "meta"}\n' + json.dumps({"kind": kind, "op": "all_reduce", "world": 2, "bytes": 8,
+                                                      "time_s": 1e-5}) + "\n")
+    for read in (read_jsonl, load_measurements, lambda q: list(read_records(q)), lambda q: read_llm_records([q])):
+        with pytest.raises(InputError, match=hint) as info:
+            read(path)
+        assert (info.value.source, info.value.field, info.value.value) == (str(path), "line 2, kind", kind)
+
+
+def test_every_committed_measurement_record_has_a_known_kind() -> None:
+    """RECORD_KINDS lists every kind the committed datasets hold (a kind added by a runner must be listed)."""
+    from validation.runners.records import read_measurement_records
+    files = sorted(DATA_DIR.rglob("*.jsonl"))
+    assert len(files) > 50
+    kinds = {r.get("kind") for f in files for _, r in read_measurement_records(f, skip_bad=True)}
+    assert {"coll", "meta", "llm_fsdp", "peer", "llm_iteration"} <= kinds
+
+
 def test_load_measurements_dispatches_on_content(tmp_path: Path) -> None:
     text_file = tmp_path / "a.log"
     text_file.write_text(NEW_LAYOUT)

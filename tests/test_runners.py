@@ -371,3 +371,25 @@ def test_profiler_rejects_wrong_param_list(one_thread: Any, tmp_path: Path) -> N
     params.write_text(json.dumps([{"name": "a", "bytes": 4}, {"name": "b", "bytes": 4}]))
     assert main(["--from-trace", str(trace), "--params", str(params),
                  "--out", str(tmp_path / "o.json")]) == 2
+
+
+@pytest.mark.parametrize("module, args", [
+    ("validation.runners.sweep", ["--nproc", "2", "--variants", "cpu-L0", "--extra-variant", "cpu-L0:", "--backend",
+                                  "gloo", "--device", "cpu", "--ops", "all_reduce"]),
+    ("validation.runners.peer_copy", []),
+    ("validation.runners.ddp_sweep", ["--nproc", "2", "--models", "mlp"]),
+    ("validation.runners.dp_sweep", ["--nproc", "2", "--models", "mlp"]),
+    ("validation.runners.llm_sweep", ["--nproc", "2", "--preset", "gpu", "--runners", "pp"]),
+])
+def test_runners_without_torch_say_so_and_write_nothing(tmp_path, monkeypatch, capsys, module, args):
+    """Without PyTorch (a plain `pip install -e .`), a runner died in a ModuleNotFoundError traceback and a sweep
+    driver recorded failed launches, then said 'rerun the same command' (rv20's fresh-user pass)."""
+    import importlib
+    import sys
+    runner = importlib.import_module(module)
+    monkeypatch.setitem(sys.modules, "torch", None)           # `import torch` raises ImportError
+    out = tmp_path / "out.jsonl"
+    assert runner.main(args + ["--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "PyTorch is not installed" in err and 'pip install -e ".[torch]"' in err and "Traceback" not in err
+    assert not out.exists()

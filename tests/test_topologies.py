@@ -142,3 +142,29 @@ def test_nvlink_usable_follows_nccls_per_link_figures():
         for r in (Router(G), PresetRouter(topologies.prepare(preset))):
             nv = [c for c, k in zip(r.capacity_Bps, r.kind) if k == "nvlink"]
             assert nv and nv == pytest.approx([datasheet_GBps * 1e9 * nvlink_usable(cc)] * len(nv))
+
+
+@pytest.mark.parametrize("preset", ["dgx-h100", "hgx-b200", "gb200-nvl72"])
+def test_peer_to_peer_off_routes_go_through_host_memory_only(preset):
+    """P2P off: a GPU-to-GPU route climbs to a CPU and down to the peer, crossing no NVLink and no GPU but its two
+    ends, in both routers. Each leg used to allow both ends, so a cross-socket pair went up to the CPU, back down
+    to the sender and over NVLink to the peer; and a route to another server took PXN (over NVLink to the NIC's
+    GPU), which needs peer-to-peer (rv20)."""
+    from topologies.routing import Router, router_for
+    for router in (router_for(topologies.prepare(preset, nodes=2, p2p=False)),
+                   Router(topologies.build(preset, nodes=2, p2p=False))):
+        here = [g for g in router.gpus if router.host_of(g) == router.host_of(router.gpus[0])][:8]
+        for a in here:
+            for b in here:
+                if a == b:
+                    continue
+                names = [router.link_names[i] for i in router.route(a, b)]
+                assert {router.kind[i] for i in router.route(a, b)} <= {"pcie", "socket"}, (a, b, names)
+                nodes = [u for u, _ in names] + [names[-1][1]]
+                assert nodes.count(a) == 1 and nodes.count(b) == 1, names
+                assert any("cpu" in n for n in nodes), names
+            there = next(g for g in router.gpus if router.host_of(g) != router.host_of(a))
+            names = [router.link_names[i] for i in router.route(a, there)]      # no PXN: it rides NVLink
+            assert "nvlink" not in {router.kind[i] for i in router.route(a, there)}, names
+            nodes = [u for u, _ in names] + [names[-1][1]]
+            assert [n for n in nodes if router.node_kind(n) == "gpu"] == [a, there], names

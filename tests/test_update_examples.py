@@ -33,3 +33,12 @@ def test_a_quoted_block_takes_the_last_lines_of_its_command():
     assert seen == ["python -m validation.x --y"]
     assert out == ("before\n<!-- last lines of: python -m validation.x --y -->\n```text\nnew 1\nnew 2\n```\nafter\n"
                    "```text\nnot quoted\n```\n")
+
+
+def test_a_quoted_command_that_fails_is_named_with_its_error():
+    """A quoted command that fails stops the script with the command and its stderr, not a CalledProcessError
+    traceback without either (rv20)."""
+    import pytest
+    with pytest.raises(SystemExit) as e:
+        update_examples._run_module("python -m validation.no_such_module_rv20")
+    assert "python -m validation.no_such_module_rv20" in str(e.value) and "No module named" in str(e.value)

@@ -334,18 +334,17 @@ class PresetRouter(Router):
 
     def _host_path(self, a: str, b: str) -> tuple[str, ...]:
         T = self._T
-        ends = {a, b}
-
-        def allowed(n: str) -> bool:
-            d = T.nodes[n]
-            return d.get("host") == 0 and (n in ends or d.get("kind") not in ("gpu", "nic"))
-
-        def weight(u: str, v: str, d: dict) -> float | None:
-            if not allowed(v) or not allowed(u):
-                return None
-            return 1.0 / d["bw_Bps"]
 
         def path(x: str, y: str) -> list[str]:
+            """Crossing no GPU or NIC but ``x`` and ``y`` (a leg through host memory never turns back through
+            its GPU and that GPU's NVLink: peer-to-peer is off)."""
+            def allowed(n: str) -> bool:
+                d = T.nodes[n]
+                return d.get("host") == 0 and (n in (x, y) or d.get("kind") not in ("gpu", "nic"))
+
+            def weight(u: str, v: str, d: dict) -> float | None:
+                return 1.0 / d["bw_Bps"] if allowed(u) and allowed(v) else None
+
             p = dijkstra_path(T, x, y, weight)
             if p is None:
                 raise InputError(f"no route from {x!r} to {y!r} inside its server", field="links",
@@ -399,8 +398,9 @@ class PresetRouter(Router):
         return None
 
     def _up_route(self, src: str, nic: str) -> tuple[int, ...]:
-        """GPU to the NIC it sends through: over NVLink to the NIC's own GPU first (PXN) if needed."""
+        """GPU to the NIC it sends through: over NVLink to the NIC's own GPU first (PXN) if needed; with
+        peer-to-peer off (no NVLink between the GPUs, so no PXN) straight through PCIe and the CPUs."""
         owner = self._owner_of_nic(nic)
-        if owner is not None and owner != src and self._has_nvswitch:
+        if owner is not None and owner != src and self._has_nvswitch and self.p2p:
             return self._local_route(src, owner) + self._local_route(owner, nic)
         return self._local_route(src, nic)

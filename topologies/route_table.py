@@ -108,6 +108,16 @@ class RouteTable:
         flat = np.concatenate([rows.ravel() for rows, _ in self._blocks])
         return LinkUses.from_flat(flat)
 
+    def flat_in_order(self) -> tuple[np.ndarray, np.ndarray]:
+        """(every route's link ids, one route after another in group order; the position of each entry's route),
+        both int64: what a loop over the routes visits, in that order, without tuples (numpy paths that must add
+        up per link in the same order as the loop, e.g. :func:`simulator.collectives.plans.host_staged_uses`)."""
+        import numpy as np
+        flat = np.concatenate([rows.ravel() for rows, _ in self._blocks])
+        pos = np.concatenate([np.repeat(places, rows.shape[1]) for rows, places in self._blocks])
+        order = np.argsort(pos, kind="stable")          # stable: a route's links keep their order
+        return flat[order], pos[order]
+
     def same_set(self, other: RouteTable) -> bool:
         """Whether both hold the same *set* of routes (``frozenset`` equality, without tuples)."""
         if self._fingerprints() != other._fingerprints():     # different sets of row hashes: different sets

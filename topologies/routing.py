@@ -20,7 +20,7 @@ second.
 from __future__ import annotations
 
 import copy
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from simulator.core.errors import InputError
@@ -28,6 +28,7 @@ from topologies.graph import ClusterInfo, cluster_info, gpus as gpu_nodes, info_
 
 if TYPE_CHECKING:
     import networkx as nx
+    import numpy as np
 
     from topologies.route_table import Routes
 
@@ -48,6 +49,13 @@ def router_for(topology: "nx.Graph | PresetCluster | Router") -> "Router":
 
 class Router:
     """Link table and route cache for one topology graph."""
+
+    @cached_property
+    def kind_array(self) -> "np.ndarray":
+        """:attr:`kind` as a numpy array of str (built on first use, for code that tests the kinds of thousands of
+        route entries at once, e.g. ``router.kind_array[links] == "net"``)."""
+        import numpy as np
+        return np.array(self.kind)
 
     def __init__(self, G: nx.Graph) -> None:
         self.G = G
@@ -214,12 +222,13 @@ class Router:
         return across
 
     def _up_route(self, src: str, nic: str) -> tuple[int, ...]:
-        """GPU to the NIC it sends through: over NVLink to the NIC's own GPU first (PXN) if needed."""
+        """GPU to the NIC it sends through: over NVLink to the NIC's own GPU first (PXN) if needed; with
+        peer-to-peer off (no NVLink between the GPUs, so no PXN) straight through PCIe and the CPUs."""
         key = (src, nic)
         up = self._up.get(key)
         if up is None:
             owner = self._owner_of_nic(nic)
-            if owner is not None and owner != src and self._host[src] in self._has_nvswitch:
+            if owner is not None and owner != src and self._host[src] in self._has_nvswitch and self.p2p:
                 up = self._local_route(src, owner) + self._local_route(owner, nic)
             else:
                 up = self._local_route(src, nic)
@@ -360,21 +369,22 @@ class Router:
             pre = f"h{h}."
             a, b = pre + a, pre + b
         host = self._host[a]
-        ends = {a, b}
 
-        def allowed(n: str) -> bool:
-            return self._host.get(n) == host and (n in ends or self._kind[n] not in ("gpu", "nic"))
+        def allowed(*ends: str):
+            """Nodes a leg between ``ends`` may cross: its server's, no GPU or NIC but its own ends."""
+            return lambda n: self._host.get(n) == host and (n in ends or self._kind[n] not in ("gpu", "nic"))
 
-        def weight(u: str, v: str, d: dict) -> float | None:
-            if not allowed(v) or not allowed(u):
-                return None
-            return 1.0 / d["bw_Bps"]
+        def weight(*ends: str):
+            ok = allowed(*ends)
+            return lambda u, v, d: 1.0 / d["bw_Bps"] if ok(u) and ok(v) else None
 
         if self._kind[a] == "gpu" and self._kind[b] == "gpu" and not self.p2p:
-            cpu = self._nearest(a, "cpu", allowed)
-            p = self._dijkstra(a, cpu, weight) + self._dijkstra(cpu, b, weight)[1:]
+            # each leg of the trip through host memory crosses no GPU but its own: back through ``a`` and its
+            # NVLink to ``b`` would be peer-to-peer, which is off
+            cpu = self._nearest(a, "cpu", allowed(a))
+            p = self._dijkstra(a, cpu, weight(a, cpu)) + self._dijkstra(cpu, b, weight(cpu, b))[1:]
         else:
-            p = self._dijkstra(a, b, weight)
+            p = self._dijkstra(a, b, weight(a, b))
         if h >= 0:
             p = [n[len(f"h{h}."):] for n in p]
         return tuple(p)

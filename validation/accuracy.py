@@ -149,10 +149,10 @@ def slow_mode(path: Path) -> tuple[float, float]:
     than 1.4x the point's fastest, and the median extra time of those slow repetitions (us)."""
     import statistics
     from simulator.collectives.uncertainty import size_band
-    from simulator.core.inputs import read_jsonl
     from validation.calibrate import SIZE_EDGES_BYTES
+    from validation.runners.records import read_measurement_records
     shares, extra = [], []
-    for _, r in read_jsonl(path):
+    for _, r in read_measurement_records(path):
         if r.get("kind") != "coll" or r.get("variant") != "default" or size_band(r["bytes"], SIZE_EDGES_BYTES):
             continue
         reps = r.get("rep_times_s") or []

@@ -29,13 +29,13 @@ import statistics
 from pathlib import Path
 
 from simulator.collectives.params import DEFAULTS, SHIPPED_DIR, load_calibration, save_calibration
-from simulator.core.inputs import read_jsonl
 from validation.compare import Topo
 from validation.compute_check import read_compute, summarize, table_lines
 from validation.compute_pool import LAUNCHES_KEY, profile_samples, pooled_workloads, read_single_gpu
 from validation.ddp_compare import (DDP_KEYS, DdpPredictor, aggregate, calibrate_ddp, compare_ddp, compute_gap,
                                     ddp_summary, load_workloads, read_ddp)
 from validation.ddp_logger import steady_times_s
+from validation.runners.records import read_measurement_records
 
 DATA = Path(__file__).resolve().parent / "data"
 CAMPAIGN = DATA / "h200x4_2026-11-26b"
@@ -69,7 +69,7 @@ def campaign_facts(preds: dict[str, DdpPredictor]) -> dict[str, str]:
     per_config: dict[tuple, set] = {}
     for p in raw:
         per_config.setdefault((p.model, p.world, p.bucket_cap_mb), set()).add(p.launch_index)
-    records = [r for w in (2, 4) for _, r in read_jsonl(CAMPAIGN / f"ddp_world{w}.jsonl") if r.get("kind") == "ddp"]
+    records = [r for w in (2, 4) for _, r in read_measurement_records(CAMPAIGN / f"ddp_world{w}.jsonl") if r.get("kind") == "ddp"]
     iters = [r["iters"] for r in records if "iters" in r]
     held = [len(r["iter_times_s"]) - len(steady_times_s(r["iter_times_s"], r.get("sync_warmup", r["warmup"])))
             for r in records if "iter_times_s" in r and "warmup" in r]

@@ -391,9 +391,9 @@ def held_out_h100() -> tuple[list[str], dict, list[tuple[str, object, object]]]:
              "one host). `gpunetsim calibrate` on the two 2-GPU launches pooled; the 3- and 4-GPU launches (pooled "
              f"the same way) are never fitted. The per-rank cost comes {rank.reason}.", "", *rows]
     same = []
-    from simulator.core.inputs import read_jsonl as read_records
+    from validation.runners.records import read_measurement_records
     for path in sorted(H100.glob("lat_world4_L*.jsonl")):
-        for _, r in read_records(path):
+        for _, r in read_measurement_records(path):
             if r.get("kind") == "coll" and r.get("rank_rep_times_s"):
                 a = np.asarray(r["rank_rep_times_s"])
                 same.append(float(np.mean((a.max(axis=0) - a.min(axis=0)) / a.max(axis=0))))
@@ -493,10 +493,10 @@ def host_split(paths: Sequence) -> dict[tuple[str, int], dict]:
     call in fast and slow repetitions (medians, seconds; slow as in :func:`mode_rows`), the share of
     slow repetitions in which some rank's host issued slowly too (its host time above SLOW_FACTOR x
     its own median host time of the fast repetitions), and the median number of such ranks."""
-    from simulator.core.inputs import read_jsonl as read_records
+    from validation.runners.records import read_measurement_records
     acc: dict[tuple[str, int], list[tuple]] = defaultdict(list)
     for path in paths:
-        for _, r in read_records(path):
+        for _, r in read_measurement_records(path):
             if (r.get("kind") != "coll" or not r.get("rank_host_times_s") or r.get("bytes", 0) >= SMALL_BYTES
                     or r.get("variant", "default") != "default"):
                 continue

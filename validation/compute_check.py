@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from simulator.core.errors import InputError
-from simulator.core.inputs import read_jsonl
 from validation.check_cli import files_main
+from validation.runners.records import read_measurement_records
 
 VARIANTS = ("plain", "profile", "queued", "nosync", "sync")
 GPU_BOUND = 1.03
@@ -33,7 +33,7 @@ GPU_BOUND = 1.03
 def read_compute(path: str | Path) -> list[dict[str, Any]]:
     """The ``kind:"ddp_compute"`` records of a file, each checked to have what this module reads."""
     out = []
-    for i, r in read_jsonl(path):
+    for i, r in read_measurement_records(path):
         if r.get("kind") != "ddp_compute":
             continue
         for key in ("model", "world", "round", "variant", "median_s"):

@@ -26,10 +26,10 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from simulator.core.errors import InputError
-from simulator.core.inputs import read_jsonl
 from simulator.training.ddp_intervals import COMPUTE_BAND_KEYS
 from simulator.training.workload import Workload, step_compute_s as compute_s
 from validation.ddp_compare import scale_compute
+from validation.runners.records import read_measurement_records
 
 KINDS = ("profile", "plain")
 BAND_PERCENTILES = (5.0, 95.0)
@@ -54,7 +54,7 @@ def read_single_gpu(path: str | Path) -> list[StepSample]:
     """Per launch and model, the ``dp_profile`` capture and the one-GPU ``dp`` step of a DataParallel
     runner file (other records are skipped)."""
     out = []
-    for i, r in read_jsonl(path):
+    for i, r in read_measurement_records(path):
         try:
             if r.get("kind") == "dp_profile":
                 p = r["profile"]

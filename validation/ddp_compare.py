@@ -24,13 +24,13 @@ from simulator.training.ddp import DDPConfig, simulate_iteration
 from simulator.training.ddp_intervals import with_interval
 from simulator.core import limits
 from simulator.core.errors import InputError
-from simulator.core.inputs import read_jsonl
 from simulator.core.limits import MAX_BATCH_SIZE, MAX_BUCKET_CAP_MB
 from simulator.collectives.params import DEFAULTS, Parameters, bounds
 from simulator.training.workload import Workload, load_workload, step_compute_s
 from validation.compare import Topo, nvls_from_env
 from validation.ddp_logger import steady_stats_s
 from validation.fields import Fields
+from validation.runners.records import read_measurement_records
 
 log = logging.getLogger(__name__)
 
@@ -84,13 +84,13 @@ def ddp_from_record(record: Mapping[str, object], source: str, where: str) -> Dd
 def read_ddp(path: str | Path) -> list[DdpMeasurement]:
     """``ddp`` records of a JSONL file (other kinds are ignored)."""
     src = str(path)
-    return [ddp_from_record(r, src, f"line {n}") for n, r in read_jsonl(path) if r.get("kind") == "ddp"]
+    return [ddp_from_record(r, src, f"line {n}") for n, r in read_measurement_records(path) if r.get("kind") == "ddp"]
 
 
 def has_ddp_records(path: str | Path) -> bool:
     """Whether the file holds any ``kind: "ddp"`` record (False when it is no JSONL file)."""
     try:
-        return any(r.get("kind") == "ddp" for _, r in read_jsonl(path, skip_bad=True))
+        return any(r.get("kind") == "ddp" for _, r in read_measurement_records(path, skip_bad=True))
     except InputError:
         return False
 

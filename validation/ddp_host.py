@@ -41,11 +41,11 @@ import numpy as np
 
 from simulator.collectives.params import Parameters
 from simulator.core.errors import InputError
-from simulator.core.inputs import read_jsonl
 from simulator.core.units import MiB
 from simulator.training.buckets import assign_buckets
 from simulator.training.ddp import buffer_count, buffer_tensors, host_extra_s
 from simulator.training.workload import Workload, step_compute_s, workload_from_dict
+from validation.runners.records import read_measurement_records
 
 DATA = Path(__file__).resolve().parent / "data"
 PROBE = DATA / "h100x4_2026-11-26_ddp"
@@ -88,7 +88,7 @@ class ProbePoint:
 
 def _buffer_counts(path: Path = STRUCTURE) -> dict[str, int]:
     out = {}
-    for i, r in read_jsonl(path):
+    for i, r in read_measurement_records(path):
         if r.get("kind") != "dp_profile":
             continue
         prof = r.get("profile")
@@ -103,7 +103,7 @@ def _check_fields(path: Path) -> None:
     """What :func:`read_probe` reads beyond :func:`validation.compute_check.read_compute`'s checks, with
     the record's file:line: a non-empty ``host_iter_s`` list of seconds on every synchronised and
     ``no_sync()`` record, a ``profile`` object on every profile record."""
-    for i, r in read_jsonl(path):
+    for i, r in read_measurement_records(path):
         if r.get("kind") != "ddp_compute":
             continue
         where = f"{path}:{i}"

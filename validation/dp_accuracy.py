@@ -83,13 +83,13 @@ def _med(xs: list[float]) -> float:
 def _held_back_text(sets) -> str:
     """Per campaign, how many of each DDP record's timed iterations DDP's sampling held back
     (validation.ddp_logger.held_back), from the records' own warmup counts."""
-    from simulator.core.inputs import read_jsonl
+    from validation.runners.records import read_measurement_records
     from validation.ddp_logger import held_back
     parts = []
     for f, _ in sets:
         seen: dict[str, int] = {}          # "warmup: held of timed" -> records
         for path in sorted(f.glob("dp_world*.jsonl")):
-            for _, r in read_jsonl(path):
+            for _, r in read_measurement_records(path):
                 times, warmup = r.get("iter_times_s"), r.get("sync_warmup", r.get("warmup"))
                 if r.get("kind") != "ddp" or not isinstance(times, list) or not isinstance(warmup, int):
                     continue

@@ -31,9 +31,9 @@ import numpy as np
 
 from simulator.collectives.params import DEFAULTS, Parameters
 from simulator.core.errors import InputError
-from simulator.core.inputs import read_jsonl
 from simulator.training.workload import HOST_TIMES, Workload, workload_from_dict
 from validation.ddp_logger import steady_median_s
+from validation.runners.records import read_measurement_records
 
 TIMED = ("forward_s", "backward_s", "optimizer_s", *HOST_TIMES,
          "forward_fresh_thread_host_s", "forward_warm_thread_host_s", "forward_fresh_pair_host_s",
@@ -123,7 +123,7 @@ def launch_range_pct(values: Sequence[float]) -> float:
 
 
 def _records(paths: Iterable[str | Path]) -> list[dict]:
-    return [r for path in paths for _, r in read_jsonl(path)]
+    return [r for path in paths for _, r in read_measurement_records(path)]
 
 
 def read_dp(paths: Iterable[str | Path]) -> list[DPModelData]:

@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Sequence
 
 from simulator.core.errors import InputError
-from simulator.core.inputs import read_jsonl
 from validation.check_cli import files_main
 from validation.fields import Fields
 from validation.gpt_spec import GPTSpec
 from validation.llm_records import record_spec
+from validation.runners.records import read_measurement_records
 
 TIMES = ("median_s", "issue_forward_s", "issue_backward_s", "gpu_s")
 ONE_GPU = "one GPU"
@@ -97,7 +97,7 @@ def read_points(paths: Sequence[str | Path]) -> list[IssuePoint]:
     groups: dict[tuple, list[tuple[float, ...]]] = {}
     late: dict[tuple, int] = {}
     for path in paths:
-        for n, rec in read_jsonl(path):
+        for n, rec in read_measurement_records(path):
             kind = rec.get("kind")
             if kind not in ("llm_profile", "llm_fsdp"):
                 continue

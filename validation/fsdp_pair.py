@@ -31,10 +31,10 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from simulator.core.errors import InputError
-from simulator.core.inputs import read_jsonl
 from validation.fields import Fields
 from validation.gpt_spec import GPTSpec
 from validation.llm_records import record_spec
+from validation.runners.records import read_measurement_records
 
 DATA = Path(__file__).resolve().parent / "data"
 PAIRED = ("h200x2_2026-11-27_fsdppair", "h200x2_2026-11-27_fsdppairb", "h200x2_2026-11-27_fsdpprof")
@@ -85,7 +85,7 @@ def read_pairs(paths: Sequence[str | Path]) -> list[PairedRun]:
     out = []
     for path in paths:
         mine = []
-        for n, rec in read_jsonl(path):
+        for n, rec in read_measurement_records(path):
             if rec.get("kind") != "llm_fsdp" or not rec.get("pair_probe"):
                 continue
             f = Fields(rec, str(path), f"line {n}", "llm_fsdp")
@@ -107,7 +107,7 @@ def has_pairs(path: Path) -> bool:
     :class:`PairedPredictor` predict each of them (``llm_blind.Method.PAIRED_PROBE``); a file where some lack
     them (a launch without the flag, a probe that failed) takes the lease's other methods."""
     points: dict[str, bool] = {}
-    for _, r in read_jsonl(path):
+    for _, r in read_measurement_records(path):
         if r.get("kind") == "llm_fsdp":
             label = str(r.get("point"))
             points[label] = points.get(label, False) or bool(r.get("pair_probe"))
@@ -354,7 +354,8 @@ def markdown_lines() -> tuple[list[str], dict[str, float]]:
                   for r in free) + " in the (d) fits; 1.00 is the fit's upper bound), which moves the memory-bound flat-gradient work FSDP "
               "charges per unit (NO_SHARD h4096 above all). The row held at the copy share the other paired lease "
               "measured was chosen after seeing the first lease's second pass: a check, not a method. Tried, not "
-              "kept: holding every H200 fit's `mem_efficiency` at that share (0.856) moves the old leases' FSDP "
+              "kept: holding every H200 fit's `mem_efficiency` at that share (" + ", ".join(f"{x:.3f}" for x in shares)
+              + ") moves the old leases' FSDP "
               "medians (method in use) h200x4_2026-11-26_fsdp 14.6 / 18.3 -> 14.5 / 18.2, h200x4_2026-11-27_fsdpissue "
               "5.1 / 9.0 -> 4.7 / 9.7, h200x2_2026-11-27_fsdpissue 6.2 -> 5.9, the sealed H200 `fsdp4` rows 5.1 / "
               "5.7 / 14.7 -> 5.1 / 5.7 / 14.8 (recorded 2026-11-27 on branch h14fsdp19, not recomputed here): "

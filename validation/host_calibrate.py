@@ -33,10 +33,10 @@ import numpy as np
 from simulator.collectives.params import Parameters, save_calibration
 from simulator.core import limits
 from simulator.core.errors import InputError
-from simulator.core.inputs import read_jsonl
 from validation.fields import Fields
 from validation.calibrate import MIN_BAND_POINTS
 from validation.host_intervals import fit_block
+from validation.runners.records import read_measurement_records
 
 CPU_KEYS = ("gloo.call_overhead_s", "gloo.step_latency_s.loopback", "gloo.loopback_Bps", "gloo.reduce_Bps")
 CUDA_KEYS = ("gloo.staging_efficiency", "gloo.staging_overhead_s")
@@ -66,7 +66,7 @@ def read_points(paths: Iterable[str | Path], backend: str = "gloo") -> list[Host
     """The measured points of ``backend`` in the JSONL files, one per (op, world, tensors, size)."""
     per: dict[tuple[str, int, str, int], list[float]] = {}
     for path in paths:
-        for n, r in read_jsonl(path):
+        for n, r in read_measurement_records(path):
             if r.get("kind") != "coll" or r.get("backend") != backend:
                 continue
             f = Fields(r, str(path), f"line {n}", "coll")

@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from simulator.core.errors import InputError
-from simulator.core.inputs import read_jsonl
 from validation.check_cli import files_main
 from validation.fields import Fields
 from validation.gpt_spec import GPTSpec
 from validation.llm_records import file_keys, record_spec
+from validation.runners.records import read_measurement_records
 
 TIMES = ("loop_s", "issue_forward_s", "issue_backward_s", "gpu_s")
 
@@ -169,7 +169,7 @@ def _read_records(keys: tuple[tuple[str, int, int], ...]) -> IssueData:
     configs: dict[str, tuple[object, ...]] = {}     # label -> its configuration
     launches: set[tuple[str, str, int]] = set()     # (label, launch_id, launch_index) read so far
     for path in paths:
-        for n, rec in read_jsonl(path):
+        for n, rec in read_measurement_records(path):
             kind = rec.get("kind")
             f = Fields(rec, str(path), f"line {n}", str(kind))
             if kind == "meta":

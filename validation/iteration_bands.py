@@ -18,9 +18,9 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from simulator.collectives.uncertainty import LEVEL
 from simulator.training.iteration_bands import KINDS, bands, interval
 
-LEVEL = 0.9
 DATA = Path(__file__).resolve().parent / "data"
 LLM_RUNS = ("llm_fsdp", "llm_tp", "llm_pp", "llm_issue")
 """The record kinds of an LLM campaign's runs and TP issue probes (validation.llm_records, validation.issue_check)."""
@@ -60,13 +60,13 @@ def make_band(groups: Mapping[str, Sequence[float]], source: str,
 def folder_domain(name: str, kinds: tuple[str, ...] = LLM_RUNS) -> tuple[frozenset[str], frozenset[int]]:
     """(catalog GPU names, GPU counts) of the runs of a committed campaign folder: the ``world`` of its records of
     ``kinds`` and the ``gpu`` its files' records name (the runners write it in each launch's meta record)."""
-    from simulator.core.inputs import read_jsonl
+    from validation.runners.records import read_measurement_records
     from simulator.training.gpus import get_gpu, gpu_for_model
     gpus: set[str] = set()
     worlds: set[int] = set()
     for path in sorted((DATA / name).glob("*.jsonl")):
         named, runs = set(), set()
-        for _, r in read_jsonl(path, skip_bad=True):
+        for _, r in read_measurement_records(path, skip_bad=True):
             if isinstance(r.get("gpu"), str):
                 named.add(get_gpu(gpu_for_model(r["gpu"])).name)
             w = r.get("world")

@@ -7,7 +7,6 @@ topology, and predicts it with :func:`simulator.training.llm.iteration.simulate_
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from simulator.training.llm.memory import memory_per_gpu
 from simulator.training.llm.model import TransformerSpec
 from topologies.routing import Router, router_for
 from validation.llm_records import spearman  # noqa: F401 - one rank correlation for all LLM data
+from validation.runners.records import read_measurement_records
 from simulator.core.units import GiB
 
 LLM_DATA = Path(__file__).resolve().parent / "data" / "public" / "llm"
@@ -64,10 +64,7 @@ def read_llm(path: str | Path) -> tuple[dict, list[LlmRun], list[LlmRun]]:
     meta: dict = {}
     its: list[LlmRun] = []
     mems: list[LlmRun] = []
-    for i, raw in enumerate(Path(path).read_text().splitlines(), start=1):
-        if not raw.strip():
-            continue
-        rec = json.loads(raw)
+    for i, rec in read_measurement_records(path):
         kind = rec.get("kind")
         if kind == "meta":
             meta = rec

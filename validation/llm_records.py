@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from simulator.core.errors import InputError
-from simulator.core.inputs import read_jsonl
 from validation.fields import Fields
 from validation.gpt_spec import SPEC_FIELDS, GPTSpec
+from validation.runners.records import read_measurement_records
 
 PHASE_FIELDS = ("embed_forward_s", "embed_backward_s", "block_forward_s", "block_backward_s",
                 "head_forward_s", "head_backward_s")
@@ -235,7 +235,7 @@ def _read_llm_records(keys: tuple[tuple[str, int, int], ...]) -> LlmRecords:
     runs, profiles, failures = [], [], []
     for path, _, _ in keys:
         src = str(path)
-        for number, r in read_jsonl(path, skip_bad=True, torn_only=True):
+        for number, r in read_measurement_records(path, skip_bad=True, torn_only=True):
             kind = r.get("kind")
             f = Fields(r, src, f"line {number}", str(kind))
             if kind == "llm_profile":

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from simulator.core.errors import InputError
-from simulator.core.inputs import read_jsonl
 from validation.check_cli import files_main
 from simulator.core.vocabulary import busbw_factor
 from simulator.training.llm.hbm_contention import HBM_ACCESSES_PER_BUS_BYTE, collective_hbm_bytes
+from validation.runners.records import read_measurement_records
 
 FIELDS = ("op", "bytes", "work", "world", "work_bytes", "coll_alone_s", "work_alone_s", "coll_beside_s",
           "work_beside_s", "both_s")
@@ -33,7 +33,7 @@ FIELDS = ("op", "bytes", "work", "world", "work_bytes", "coll_alone_s", "work_al
 def read_overlap(path: str | Path) -> list[dict[str, Any]]:
     """The ``kind:"overlap"`` records of a file, each checked to have :data:`FIELDS`."""
     out = []
-    for i, rec in read_jsonl(path):
+    for i, rec in read_measurement_records(path):
         if rec.get("kind") != "overlap":
             continue
         missing = [f for f in FIELDS if f not in rec]

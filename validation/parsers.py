@@ -34,6 +34,7 @@ from simulator.core.inputs import jsonl_records, parse_json, read_text
 from simulator.core.outputs import write_atomic
 from simulator.core.vocabulary import DTYPE_BYTES, NCCL_TESTS_BINARY_OPS, NCCL_TESTS_OPS, canonical_dtype
 from validation.fields import Fields
+from validation.runners.records import check_kind
 
 log = logging.getLogger(__name__)
 
@@ -604,7 +605,7 @@ def _parse_jsonl(text: str, source: str) -> Dataset:
     meta: dict[str, Any] = {}
     points: list[CollMeasurement] = []
     for number, record in jsonl_records(text, source):
-        kind = record.get("kind", "coll" if "op" in record else None)
+        kind = check_kind(record, source, number).get("kind", "coll" if "op" in record else None)
         if kind == "meta":
             meta.update({k: v for k, v in record.items() if k != "kind"})
         elif kind == "coll":

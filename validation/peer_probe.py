@@ -34,10 +34,10 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from simulator.core.errors import InputError
-from simulator.core.inputs import read_jsonl
 from validation.bw_lease_spread import FAST_PCT
 from validation.bw_lines import Line
 from validation.fields import Fields
+from validation.runners.records import read_measurement_records
 from validation.slope_probe import US_PER_MIB, doubling_slopes, lines, print_report
 
 DATASET = "h200x2_2026-11-27_peercopy"
@@ -49,19 +49,14 @@ HOST_BOUND = 0.9
 
 @dataclass(frozen=True)
 class Series:
-    """One variant's fast levels (size in bytes -> s) and its host-bound sizes (MiB)."""
+    """One variant's fast levels (size in bytes -> s), its host-bound sizes (MiB) and its mid and big lines
+    through the levels (:func:`validation.slope_probe.lines`, fitted once when built by :func:`series`)."""
 
     name: str
     times_s: dict[int, float]
     host_bound_mib: tuple[float, ...]
-
-    @property
-    def mid(self) -> Line | None:
-        return lines(self.times_s)[0]
-
-    @property
-    def big(self) -> Line | None:
-        return lines(self.times_s)[1]
+    mid: Line | None
+    big: Line | None
 
 
 def _mib_key(size_bytes: int) -> int:
@@ -89,8 +84,11 @@ def series(records: Sequence[tuple[str, int, Mapping]]) -> list[Series]:
         issued = f.times("rep_issue_s") if f.has("rep_issue_s") else ()
         if any(h >= HOST_BOUND * t for h, t in zip(issued, times)):
             host.setdefault(name, set()).add(round(size / (1 << 20), 2))
-    return [Series(n, {s: float(np.percentile(t, FAST_PCT)) for s, t in sorted(by.items())},
-                   tuple(sorted(host.get(n, ())))) for n, by in sorted(reps.items())]
+    out = []
+    for n, by in sorted(reps.items()):
+        times_s = {s: float(np.percentile(t, FAST_PCT)) for s, t in sorted(by.items())}
+        out.append(Series(n, times_s, tuple(sorted(host.get(n, ()))), *lines(times_s)))
+    return out
 
 
 def load(folder: str | os.PathLike[str]) -> dict[str, list[tuple[str, int, dict]]]:
@@ -101,7 +99,7 @@ def load(folder: str | os.PathLike[str]) -> dict[str, list[tuple[str, int, dict]
     out: dict[str, list[dict]] = {}
     for name, patterns in groups.items():
         files = sorted(f for p in patterns for f in glob.glob(os.path.join(folder, p)))
-        recs = [(f, n, r) for f in files for n, r in read_jsonl(f)]
+        recs = [(f, n, r) for f in files for n, r in read_measurement_records(f)]
         if recs:
             out[name] = recs
     if not out:

@@ -365,6 +365,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if a.batch_size is None or a.batch_size < 1 or a.iters < 1 or a.warmup < 0:
                 raise InputError("live capture needs --batch-size >= 1, --iters >= 1, --warmup >= 0",
                                  field="batch-size", value=a.batch_size)
+            from validation.runners.launch import require_torch
+            require_torch()
             result = profile_model(a.model, a.batch_size, a.iters, a.warmup, a.device, a.tiny,
                                    not a.no_libraries)
             if a.name:

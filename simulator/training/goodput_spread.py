@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 
-LEVEL = 0.9
+from simulator.collectives.uncertainty import LEVEL    # the one level of every interval printed
 
 
 def exp_or_inf(x: float) -> float:

@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 from simulator.core.errors import InputError
 from validation.runners.ddp import MODEL_NAMES, parse_caps
-from validation.runners.launch import run_launch, torchrun_argv
+from validation.runners.launch import require_torch, run_launch, torchrun_argv
 from validation.runners.records import append_record, read_records
 from validation.runners.sweep import launch_env
 
@@ -112,6 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         caps = parse_caps(a.bucket_caps)
         batch = parse_batch_sizes(a.batch_size, models)
         env = launch_env(a.extra_env)
+        require_torch()
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

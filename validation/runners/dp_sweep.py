@@ -22,7 +22,7 @@ from typing import Sequence
 
 from simulator.core.errors import InputError
 from validation.runners.dataparallel import parse_batch, parse_models
-from validation.runners.launch import run_launch, torchrun_argv
+from validation.runners.launch import require_torch, run_launch, torchrun_argv
 from validation.runners.records import append_record, read_records
 from validation.runners.sweep import ALWAYS_ENV
 
@@ -64,6 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if a.nproc < 1 or a.launches < 1:
             raise InputError("need nproc >= 1 and launches >= 1", field="nproc",
                              value=(a.nproc, a.launches))
+        require_torch()
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -41,10 +41,23 @@ def entry_point(parse: Callable[[Sequence[str] | None], S], run: Callable[[S], i
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
     try:
         settings = parse(argv)
+        require_torch()
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return run(settings)
+
+
+def require_torch() -> None:
+    """An InputError when PyTorch is not importable here: every runner (and the sweep drivers' torchrun children)
+    needs it, and without it a runner died in a ModuleNotFoundError traceback, a sweep driver recorded failed
+    launches and asked to be rerun. ``--help`` and option errors come first (checked after parsing)."""
+    try:
+        import torch  # noqa: F401 - the runners import it next anyway
+    except ImportError:
+        raise InputError("PyTorch is not installed in this Python environment; the runners need it: "
+                         'pip install -e ".[torch]" (or your platform\'s CUDA build of torch)', field="torch",
+                         value=sys.executable) from None
 
 
 def parse_names(text: str, known: Sequence[str], field: str, what: str) -> tuple[str, ...]:

@@ -26,6 +26,7 @@ For GPT (ffn = 4h, no GQA) the sum is the paper's ``s b h (34 + 5 a s / h)``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from simulator.training.llm.config import Recompute, Schedule, TrainConfig
@@ -38,24 +39,26 @@ OPTIMIZER_BYTES = 12
 
 @dataclass(frozen=True)
 class Memory:
-    """Bytes per GPU on the most loaded pipeline stage."""
+    """Bytes per GPU on the most loaded pipeline stage: whole bytes (a shard of ``n`` bytes over ``d`` ranks
+    takes ``ceil(n / d)``, as FSDP pads its flat shards), so ``memory_bytes`` in ``gpunetsim train --json``
+    are integers."""
 
-    params: float
-    grads: float
-    optimizer: float
-    activations: float
+    params: int
+    grads: int
+    optimizer: int
+    activations: int
     capacity_bytes: int
     stage: int
 
     def __post_init__(self) -> None:
-        """Plain Python numbers, as :class:`~.iteration.TrainResult`'s."""
+        """Plain Python ints, rounded up (float noise below a millionth of a byte is not a byte)."""
         for f in ("params", "grads", "optimizer", "activations"):
-            object.__setattr__(self, f, float(getattr(self, f)))
+            object.__setattr__(self, f, math.ceil(round(float(getattr(self, f)), 6)))
         for f in ("capacity_bytes", "stage"):
             object.__setattr__(self, f, int(getattr(self, f)))
 
     @property
-    def total(self) -> float:
+    def total(self) -> int:
         return self.params + self.grads + self.optimizer + self.activations
 
     @property

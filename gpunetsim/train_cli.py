@@ -105,6 +105,14 @@ PART_LABELS = (("compute", "compute"), ("tp_comm", "TP communication"), ("pp_com
                ("overhead", "overhead"))
 
 
+def _floor_words(r, compute_params) -> str:
+    """', centred on its host-issue floor X s' where the interval is centred on the floor, not the prediction
+    (simulator.training.iteration_bands.train_reference_s)."""
+    from simulator.training.iteration_bands import train_reference_s
+    centre = train_reference_s(r.iteration_s, compute_params, r.gpu, r.host_floor_s)
+    return f", centred on its host-issue floor {centre:.3f} s" if centre > r.iteration_s else ""
+
+
 def _part_lines(r) -> list[str]:
     """One line per part of the breakdown (overhead only when there is one), with its 90% interval when
     computed (simulator.training.llm.part_intervals)."""
@@ -146,7 +154,8 @@ def format_result(r, topology: str, params: str, compute: str, compute_params=No
              + ", ".join(opts),
              f"iteration          {r.iteration_s:10.3f} s   (stage {r.critical_stage}, the last to finish)",
              *([f"  90% interval     {r.iteration_lo_s:10.3f} - {r.iteration_hi_s:.3f} s (held-out errors of LLM "
-                f"predictions, {train_kind(compute_params, r.gpu)} compute)"] if r.iteration_lo_s is not None else []),
+                f"predictions, {train_kind(compute_params, r.gpu)} compute{_floor_words(r, compute_params)})"]
+               if r.iteration_lo_s is not None else []),
              *([f"  (caveats of the interval: {'; '.join(r.iteration_extrapolated)})"]
                if r.iteration_lo_s is not None and r.iteration_extrapolated else []),
              *_part_lines(r)]

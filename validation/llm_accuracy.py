@@ -117,6 +117,8 @@ def llm_section(number: int = 7, write_bands: bool = False) -> tuple[list[str], 
     cal = LlmPredictor(compute=fitted)
     _, sel_runs, sel_mem = read_llm(SELENE)
     _, vt_runs, _ = read_llm(VTRAIN)
+    public = public_datasheet_results()
+    sheet_s = {id(r): res.iteration_s for r, (_, res) in zip(sel_runs + vt_runs, public["Selene"] + public["vTrain"])}  # type: ignore[attr-defined]
     figs: dict = {}
     lines = [LLM_BEGIN, "", f"## {number}. LLM training (`gpunetsim train`) vs public Megatron runs", "",
              "Each run's model, TP x PP x DP, micro-batch, schedule, recomputation and sequence parallelism are "
@@ -132,7 +134,7 @@ def llm_section(number: int = 7, write_bands: bool = False) -> tuple[list[str], 
              "|---|---|---|---|---|---|---|---|"]
     ps, pc, ms = [], [], []
     for r in sel_runs:
-        a, b = sheet.iteration_s(r), cal.iteration_s(r)
+        a, b = sheet_s[id(r)], cal.iteration_s(r)
         c = r.config
         ps.append(a), pc.append(b), ms.append(r.iteration_s)
         lines.append(f"| {r.label} | {c.gpus} | {c.tp} x {c.pp} x {c.dp}, {c.chunks} | {r.iteration_s:.2f} | {a:.2f} | "
@@ -174,7 +176,7 @@ def llm_section(number: int = 7, write_bands: bool = False) -> tuple[list[str], 
               "| model | 8-GPU runs | median err % | p90 err % | Spearman | all runs | median err % | Spearman | "
               "datasheet median err % |", "|---|---|---|---|---|---|---|---|---|"]
     pred_cal = {id(r): cal.iteration_s(r) for r in vt_runs}
-    pred_sheet = {id(r): sheet.iteration_s(r) for r in vt_runs}
+    pred_sheet = {id(r): sheet_s[id(r)] for r in vt_runs}
     by_size: dict[tuple[int, int], list[LlmRun]] = defaultdict(list)
     for r in vt_runs:
         by_size[(r.model.hidden, r.model.layers)].append(r)
@@ -213,14 +215,16 @@ def llm_section(number: int = 7, write_bands: bool = False) -> tuple[list[str], 
     r8 = [r for r in vt_runs if r.config.gpus == 8]
     calibrated = {"Selene": log_ratios(ms, pc), "vTrain 8 GPUs": log_ratios([r.iteration_s for r in r8],
                                                                             [pred_cal[id(r)] for r in r8]), **own}
+    from validation import host_floor
+    public_runs, own_runs = host_floor.public_runs(public), host_floor.own_runs()
     band_lines = train_band_lines(
-        {"Selene": log_ratios(ms, ps), "vTrain": log_ratios([r.iteration_s for r in vt_runs],
-                                                            [pred_sheet[id(r)] for r in vt_runs]),
-         **datasheet_own_runs()},
+        host_floor.log_ratios({**public_runs, **own_runs}, reference=True),
         calibrated,
         write_bands, {"Selene": ({sheet.gpu.name}, {r.config.gpus for r in sel_runs}),
                       "vTrain": ({sheet.gpu.name}, {r.config.gpus for r in vt_runs}),
                       "vTrain 8 GPUs": ({sheet.gpu.name}, {r.config.gpus for r in r8})})
+    floor_lines, figs["host_floor"] = host_floor.section_lines(public_runs, own_runs)
+    band_lines += floor_lines
     from validation.tp_intervals import section_lines as tp_interval_lines
     tp_lines, figs["tp_intervals"] = tp_interval_lines(calibrated)
     band_lines += ["", *tp_lines, ""]
@@ -282,27 +286,21 @@ def llm_section(number: int = 7, write_bands: bool = False) -> tuple[list[str], 
     return lines, figs
 
 
+def public_datasheet_results() -> dict[str, list[tuple[float, object]]]:
+    """Selene's and every vTrain run's (measured s, datasheet ``TrainResult``), in the datasets' order: the
+    datasheet band's public datasets (the result carries the host-issue floor the band is centred on)."""
+    sheet = LlmPredictor()
+    return {name: [(r.iteration_s, sheet.result(r)) for r in read_llm(path)[1]]
+            for name, path in (("Selene", SELENE), ("vTrain", VTRAIN))}
+
+
 def datasheet_own_runs() -> dict[str, list[float]]:
-    """log(measured / predicted) of every own LLM campaign of this section (the FSDP/TP/PP campaigns, the blind
+    """log(measured / reference) of every own LLM campaign of this section (the FSDP/TP/PP campaigns, the blind
     FSDP runs, the held-out lease, the TP issue probes) predicted as a user without any calibration would:
-    datasheet compute (no optimizer step, which the runners do not time) and datasheet collectives."""
-    from validation.issue_check import probe_tp_runs
-    from validation.llm_blind import DATA, FOLDER, HELD_OUT_LEASE
-    from validation.llm_real import CAMPAIGNS, ISSUE_CAMPAIGNS, OTHER_GPU_CAMPAIGNS, RealPredictor
-    from validation.llm_records import compare_runs, read_llm_records
-    files = [(f, [DATA / f / n]) for f, n, *_ in (*CAMPAIGNS, *OTHER_GPU_CAMPAIGNS)]
-    files += [(f, [DATA / f / f"fsdp_world{w}.jsonl" for w in (2, 4)]) for f in (FOLDER, HELD_OUT_LEASE)]
-    out: dict[str, list[float]] = {}
-    for folder, paths in files:
-        for path in paths:
-            records = read_llm_records([path])
-            errors = compare_runs(records, RealPredictor(records.runs[0].gpu, None).iteration_s)
-            out.setdefault(folder, []).extend(log_ratios([e.measured_s for e in errors], [e.predicted_s for e in errors]))
-    for folder, name, *_ in ISSUE_CAMPAIGNS:
-        records = probe_tp_runs([DATA / folder / name])
-        errors = compare_runs(records, RealPredictor(records.runs[0].gpu, None).iteration_s)
-        out[folder] = log_ratios([e.measured_s for e in errors], [e.predicted_s for e in errors])
-    return out
+    datasheet compute (no optimizer step, which the runners do not time) and datasheet collectives; the reference
+    is the larger of the prediction and its host-issue floor (validation.host_floor)."""
+    from validation import host_floor
+    return host_floor.log_ratios(host_floor.own_runs(), reference=True)
 
 
 def train_band_lines(datasheet: dict[str, list[float]], calibrated: dict[str, list[float]], write: bool,
@@ -332,7 +330,9 @@ def train_band_lines(datasheet: dict[str, list[float]], calibrated: dict[str, li
            "band alone), widened to hold the prediction (simulator.training.iteration_bands). *Datasheet*: the "
            "compute set's defaults, from the datasheet predictions of Selene and vTrain and of every own campaign "
            "above predicted as a user without a calibration would (datasheet compute without the optimizer step, "
-           "which the runners do not time, and datasheet collectives; `llm_accuracy.datasheet_own_runs`); *calibrated*: a compute set that differs from the defaults "
+           "which the runners do not time, and datasheet collectives; `llm_accuracy.datasheet_own_runs`), each against "
+           "the larger of its prediction and its host-issue floor, on which the datasheet interval is centred (the "
+           "next subsection; its widths below are of that centre); *calibrated*: a compute set that differs from the defaults "
            "and was fitted on the GPU it predicts (`--calibration a100-megatron` on A100s, a fit on the GPU's profiles; "
            "every dataset below pairs a set with its own GPU model, so a set used on another GPU takes the datasheet "
            "band and says so), from every held-out prediction of this "

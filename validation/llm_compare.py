@@ -93,10 +93,14 @@ class LlmPredictor:
         return self._routers[key]
 
     def iteration_s(self, run: LlmRun) -> float:
+        return float(self.result(run).iteration_s)
+
+    def result(self, run: LlmRun, host_prior: object = None) -> object:
+        """The run's ``TrainResult`` (its host-issue floor under ``host_prior``, default the shipped prior)."""
         from simulator.training.llm.iteration import simulate_train
-        r = simulate_train(self.router(run.config.gpus, run.gpus_per_node), run.model, run.config, self.gpu,
-                           self.params, self.compute, record=False)
-        return float(r.iteration_s)
+        extra = {"host_prior": host_prior} if host_prior is not None else {}
+        return simulate_train(self.router(run.config.gpus, run.gpus_per_node), run.model, run.config, self.gpu,
+                              self.params, self.compute, record=False, **extra)
 
     def memory_GiB(self, run: LlmRun) -> tuple[float, float]:
         m = memory_per_gpu(run.model, run.config, self.gpu.memory_bytes)

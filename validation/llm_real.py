@@ -189,6 +189,21 @@ class RealPredictor:
                            self.compute, record=False)
         return float(r.iteration_s)
 
+    def floor_s(self, run: LlmRun, prior: object) -> float:
+        """The run's host-issue floor under ``prior`` (``simulator.training.llm.host_prior.HostPrior``), as
+        ``gpunetsim train`` gives it (``TrainResult.host_floor_s``); a TP runner's blocks: their passes' host
+        issue (:meth:`block_passes`) with the prior's block issue time."""
+        from simulator.training.llm.iteration import simulate_train
+
+        if run.runner == "tp":
+            calls = sum(count for _, _, count in run.collectives)
+            passes = self.with_compute(prior.on(self.compute)).block_passes(  # type: ignore[attr-defined]
+                run.spec, run.micro_batch, run.tp, run.sequence_parallel, calls)
+            return run.spec.layers * sum(h for _, h, _ in passes)  # type: ignore[attr-defined]
+        config, gpus = self.config(run)
+        return float(simulate_train(self.router(gpus), self.model(run.spec), config, self.gpu, self.params,
+                                    self.compute, record=False, host_prior=prior).host_floor_s)  # type: ignore[arg-type]
+
     @staticmethod
     def config(run: LlmRun) -> tuple[object, int]:
         """(``TrainConfig``, GPUs to simulate) of a run. FSDP's ``hybrid_shard`` shards within

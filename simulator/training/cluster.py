@@ -207,7 +207,8 @@ def _train_program(model: CostModel, job: TrainJob) -> JobProgram:
     stages = tuple(replace(st, chunks=tuple(replace(c, forward_comm=tuple(map(exposed, c.forward_comm)),
                                                     backward_comm=tuple(map(exposed, c.backward_comm)))
                                             for c in st.chunks)) for st in w.stages)
-    return JobProgram(job.name, 0.0, 0.0, (), 0.0, w.overhead_s, start_s=job.start_s, pipeline=stages)
+    return JobProgram(job.name, 0.0, 0.0, (), 0.0, w.overhead_s, start_s=job.start_s, pipeline=stages,
+                      host_floor_s=w.host_floor_s + w.overhead_s)
 
 
 def fair_share_times(capacity_Bps: np.ndarray, plans: Sequence[tuple[Plan, int]]) -> list[float]:

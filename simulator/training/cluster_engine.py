@@ -51,6 +51,7 @@ class JobProgram:
     compute_slowdown: float = 0.0
     start_s: float = 0.0            # when its first iteration starts
     pipeline: tuple = ()            # an LLM job: its stages (StageWork, cluster link ids), all else unused
+    host_floor_s: float = 0.0       # an LLM job: its iteration's host-issue floor (simulator.training.llm.host_prior)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ def healthy_interval(model: CostModel, job, program, healthy_s: float) -> tuple[
     ``model``: the job's own view of the cluster); None when nothing is known about its error."""
     from simulator.training.cluster import CollectiveJob, DDPJob, TrainJob
     if isinstance(job, TrainJob):
-        lo, hi = train_interval(healthy_s, job.compute, job.gpu.name)
+        lo, hi = train_interval(healthy_s, job.compute, job.gpu.name, program.host_floor_s)
         return None if lo is None or hi is None else (lo, hi)
     if isinstance(job, DDPJob):
         from simulator.training.ddp import simulate_iteration

@@ -17,7 +17,9 @@ Two bands per model, by what the prediction is built from:
   committed DataParallel run; *calibrated* (a calibration with fitted ``dp.`` keys, e.g. ``h200-dataparallel``)
   from the predictions with keys fitted on *another machine's* runs (how a shipped calibration is used);
 * LLM training: *datasheet* compute (``ComputeParams`` defaults) from the datasheet predictions of the public
-  Megatron runs (Selene, vTrain); *calibrated* compute (a compute set fitted on the GPU's runs or profiles:
+  Megatron runs (Selene, vTrain) and the own campaigns, each against the larger of its prediction and its
+  host-issue floor (:func:`train_reference_s`, simulator.training.llm.host_prior), the centre of a datasheet
+  interval; *calibrated* compute (a compute set fitted on the GPU's runs or profiles:
   ``a100-megatron``, or the validation's fits on a campaign's single-GPU profiles) from every held-out
   prediction of sections 7 (Selene and the 8-GPU vTrain runs with the fitted set, the own FSDP / TP / PP
   campaigns, the TP issue probes, the blind FSDP runs and the held-out lease).
@@ -182,10 +184,20 @@ def _foreign(compute, gpu: str) -> tuple[str, ...]:
             "fitted set on another GPU)",)
 
 
-def train_interval(time_s: float, compute, gpu: str) -> tuple[float | None, float | None]:
+def train_reference_s(time_s: float, compute, gpu: str, floor_s: float = 0.0) -> float:
+    """What an LLM iteration's band multiplies: the prediction ``time_s``, or for the *datasheet* kind (no host
+    time in the compute set) the larger of it and the iteration's host-issue floor ``floor_s``
+    (simulator.training.llm.host_prior). The datasheet band is learned on log(measured / this reference)."""
+    return max(time_s, floor_s) if train_kind(compute, gpu) == "datasheet" else time_s
+
+
+def train_interval(time_s: float, compute, gpu: str, floor_s: float = 0.0) -> tuple[float | None, float | None]:
     """The 90% interval of an LLM training iteration of ``time_s`` simulated with the compute set ``compute`` on
-    GPUs of model ``gpu``."""
-    return interval(time_s, bands(TRAIN_FILE).get(train_kind(compute, gpu)))
+    GPUs of model ``gpu``, its host-issue floor ``floor_s`` (:func:`train_reference_s`): the band around the
+    reference, widened to hold the prediction."""
+    ref = train_reference_s(time_s, compute, gpu, floor_s)
+    lo, hi = interval(ref, bands(TRAIN_FILE).get(train_kind(compute, gpu)))
+    return (None, None) if lo is None or hi is None else (min(lo, time_s), max(hi, time_s))
 
 
 def train_caveats(compute, gpu: str, world: int | None = None) -> tuple[str, ...]:

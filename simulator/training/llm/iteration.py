@@ -37,6 +37,7 @@ from simulator.training.llm.compute import ComputeModel, ComputeParams
 from simulator.training.llm.config import TrainConfig
 from simulator.training.llm.groups import GroupCollectives
 from simulator.training.llm.hbm_contention import bandwidth_share
+from simulator.training.llm.host_prior import HOST_PRIOR, HostPrior
 from simulator.training.llm.fsdp_engine import FsdpUnit
 from simulator.training.llm.layer import (EMPTY, CommCall, LayerWork, MemOp, Pass, block_work, check_divisible,
                                          chunk_work, embedding_work, output_work)
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
 
 
 _FLOAT_FIELDS = ("iteration_s", "compute_s", "tp_comm_s", "pp_comm_s", "pp_bubble_s", "dp_comm_exposed_s", "optimizer_s",
-                 "overhead_s", "mfu", "hfu", "tokens_per_s", "iteration_lo_s", "iteration_hi_s")
+                 "overhead_s", "mfu", "hfu", "tokens_per_s", "iteration_lo_s", "iteration_hi_s", "host_floor_s")
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,8 @@ class TrainResult:
     comm_extrapolated: tuple[str, ...] = ()         # TP / PP parts outside their measured band's domain
     fsdp_shard_group: int | None = None             # FSDP: ranks sharding among themselves (HYBRID_SHARD's
                                                     # shard group, else DP); None without FSDP
+    host_floor_s: float = 0.0       # the iteration's host-issue floor (.host_prior): a datasheet interval's centre
+                                    # when above iteration_s
 
     def __post_init__(self) -> None:
         """Plain Python numbers (the flow network's sums are numpy floats): ``gpunetsim.train``'s results
@@ -119,7 +122,8 @@ class TrainResult:
         hybrid = {"fsdp_shard": self.fsdp_shard_group} if self.config.fsdp == "hybrid" else {}
         return {"model": self.model, "gpus": self.gpus, "gpu": self.gpu, **self.config.as_dict(), **hybrid,
                 "iteration_s": self.iteration_s, "iteration_lo_s": self.iteration_lo_s,
-                "iteration_hi_s": self.iteration_hi_s, "iteration_extrapolated": list(self.iteration_extrapolated),
+                "iteration_hi_s": self.iteration_hi_s, "host_floor_s": self.host_floor_s,
+                "iteration_extrapolated": list(self.iteration_extrapolated),
                 **({"parts_extrapolated": list(self.parts_extrapolated),
                     "comm_extrapolated": list(self.comm_extrapolated)} if self.part_bounds else {}),
                 **{k: v for p in PARTS for k, v in self._part(p).items()}, "mfu": self.mfu, "hfu": self.hfu,
@@ -281,13 +285,18 @@ class TrainWork:
     block_model_flops: float
     out_model_flops: float
     peak_flops: float
+    host_floor_s: float = 0.0          # the busiest stage's host issue time under a host prior (.host_prior)
 
 
 def train_work(router: Router, model: TransformerSpec, config: TrainConfig, gpu: GpuSpec,
-               params: Parameters | None = None, compute: ComputeParams | None = None) -> TrainWork:
-    """Build one iteration of ``model`` trained with ``config`` (checked) on ``router``'s GPUs."""
+               params: Parameters | None = None, compute: ComputeParams | None = None,
+               host_prior: HostPrior = HOST_PRIOR) -> TrainWork:
+    """Build one iteration of ``model`` trained with ``config`` (checked) on ``router``'s GPUs, with its host-issue
+    floor under ``host_prior`` (:mod:`.host_prior`: every stage's passes issued by a host with the prior's block
+    issue time where the compute set has none)."""
     params = params or Parameters()
     cm = ComputeModel(gpu, config.dtype, compute or ComputeParams())
+    floor_cm = ComputeModel(gpu, config.dtype, host_prior.on(cm.params))
     check_divisible(model, config)
     if model.layers < config.pp * config.chunks:
         raise InputError(f"{model.layers} layers cannot fill {config.pp} stages x {config.chunks} chunks",
@@ -303,16 +312,18 @@ def train_work(router: Router, model: TransformerSpec, config: TrainConfig, gpu:
     sched = schedule(c.pp, c.microbatches, c.chunks)
     measured = cm.params.profile.lookup(gpu.name, model, c) if cm.params.profile else None
     stages: list[StageWork] = []
-    hw_flops = 0.0
+    hw_flops = host_floor = 0.0
     for s in range(c.pp):
         tp_ranks = b.place.tp_group(0, s)
         chunks = []
-        stage_params = 0.0
+        stage_params = stage_issue = 0.0
         for ch in range(c.chunks):
             v = ch * c.pp + s
             n = layers[v]
             fwd, bwd, cparams = chunk_work(model, c, v, n, block, emb, out)
             stage_params += cparams
+            stage_issue += c.microbatches * (floor_cm.host_s(n, block.host_ops(True), fwd.calls, c.tp)
+                                             + floor_cm.host_s(n, block.host_ops(False), bwd.calls, c.tp))
             hw_flops += (fwd.flops + bwd.flops) * c.microbatches
             gather_f = gather_b = scatter_b = ()
             units: tuple[FsdpUnit, ...] = ()
@@ -369,6 +380,7 @@ def train_work(router: Router, model: TransformerSpec, config: TrainConfig, gpu:
         to_prev = b.link(s, (s - 1) % c.pp, send_bytes) if (c.pp > 1 and (s > 0 or c.chunks > 1)) else None
         stages.append(StageWork(tuple(chunks), sched[s], to_next, to_prev, tuple(grad_sync),
                                 cm.optimizer_s(stage_params / shard_o), param_sync))
+        host_floor = max(host_floor, stage_issue)
     busy = _links_of_other_traffic(stages)
     for s, st in enumerate(stages):
         tp_ranks = b.place.tp_group(0, s)
@@ -376,7 +388,7 @@ def train_work(router: Router, model: TransformerSpec, config: TrainConfig, gpu:
                                                      backward_comm=b.isolate(ch.backward_comm, tp_ranks, busy))
                                              for ch in st.chunks))
     return TrainWork(tuple(stages), b.groups.capacity_Bps, cm.params.iteration_overhead_s, hw_flops, hybrid,
-                     block.model_flops, out.model_flops, cm.peak_flops)
+                     block.model_flops, out.model_flops, cm.peak_flops, host_floor)
 
 
 def _rounded(part_s: float, iteration_s: float) -> float:
@@ -387,11 +399,12 @@ def _rounded(part_s: float, iteration_s: float) -> float:
 
 def simulate_train(G_or_router: nx.Graph | PresetCluster | Router, model: TransformerSpec, config: TrainConfig, gpu: GpuSpec,
                    params: Parameters | None = None, compute: ComputeParams | None = None,
-                   record: bool = True, parts: bool = False) -> TrainResult:
+                   record: bool = True, parts: bool = False, host_prior: HostPrior = HOST_PRIOR) -> TrainResult:
     """Simulate one iteration of ``model`` trained with ``config`` on the topology's GPUs; ``parts`` adds each
-    part's 90% interval (:mod:`.part_intervals`: a few closed-form interval lookups per collective)."""
+    part's 90% interval (:mod:`.part_intervals`: a few closed-form interval lookups per collective);
+    ``host_prior`` sets the host-issue floor (:mod:`.host_prior`)."""
     router = router_for(G_or_router)
-    w = train_work(router, model, config, gpu, params, compute)
+    w = train_work(router, model, config, gpu, params, compute, host_prior)
     c, hw_flops, hybrid = config, w.hw_flops, w.hybrid
     stages, capacity = compact(list(w.stages), w.capacity_Bps)
     times, records = simulate_pipeline(lambda env: ComponentFlowNetwork(env, capacity), stages, c.pp, record)
@@ -407,12 +420,14 @@ def simulate_train(G_or_router: nx.Graph | PresetCluster | Router, model: Transf
     model_flops = per_mb_model * c.tp * c.global_batch / c.micro_batch
     peak = w.peak_flops * c.gpus
     mem = memory_per_gpu(model, c, gpu.memory_bytes, hybrid)
+    floor = w.host_floor_s + overhead
     result = TrainResult(model.name, c.gpus, c, iteration, t.compute_s, t.tp_comm_s, t.pp_comm_s, bubble, dp_exposed,
                          stages[crit].optimizer_s, overhead, model_flops / (iteration * peak),
                          hw_flops * c.tp * c.dp / (iteration * peak), tokens / iteration, mem, crit, gpu.name, records,
-                         *train_interval(iteration, compute or ComputeParams(), gpu.name),
+                         *train_interval(iteration, compute or ComputeParams(), gpu.name, floor),
                          iteration_extrapolated=train_caveats(compute or ComputeParams(), gpu.name, c.gpus),
-                         fsdp_shard_group=(hybrid if c.fsdp == "hybrid" else c.dp) if c.fsdp else None)
+                         fsdp_shard_group=(hybrid if c.fsdp == "hybrid" else c.dp) if c.fsdp else None,
+                         host_floor_s=floor)
     if not parts:
         return result
     bounds, comm = part_intervals(router, params or Parameters(), w, result, compute or ComputeParams())

@@ -423,3 +423,14 @@ def test_a_straggler_draw_stretches_the_gradient_accumulation_too():
     (st,) = _stretched((StageWork((chunk,), schedule(1, 2, 1)[0], None, None, (), 0.5, ()),), 2.0)
     c = st.chunks[0]
     assert (c.forward_s, c.backward_s, c.accumulate_s, st.optimizer_s) == (2.0, 4.0, 0.5, 1.0)
+
+
+@pytest.mark.parametrize("algo", ["ring", "tree"])
+def test_gpus_sharing_nics_spread_channels_over_every_nic(algo):
+    """Two DGX A100s with 4 NICs of 100 Gb/s (two GPUs on each, AWS p4d) carry what 8 NICs of 50 Gb/s carry:
+    each channel starts at a GPU of its own NIC (simulator.collectives.layout.channel_offset). Channels that
+    started at GPUs 0-3 crossed through two of the four NICs and ran the all_reduce at half the rate."""
+    def seconds(nics: int, nic_Bps: float) -> float:
+        cluster = topologies.prepare("dgx-a100", nodes=2, fabric=topologies.FabricSpec(nic_Bps=nic_Bps, nics=nics))
+        return CostModel(cluster, Parameters()).best("all_reduce", GiB, algo, "simple")[0]
+    assert seconds(4, 12.5e9) == pytest.approx(seconds(8, 6.25e9), rel=0.02)

@@ -32,3 +32,17 @@ def test_too_many_ranks_for_the_hints_one_server_names_the_hint():
         Topo("hgx-h200").build(16)
     assert e.value.field == "--nodes" and "--nodes 2" in e.value.message
     assert topo_from_hint({"preset": "hgx-h200"}, "a.jsonl") == topo_from_hint({"preset": "hgx-h200"}, "b.jsonl")
+
+
+@pytest.mark.parametrize("nic, nics", [("4x 100G EFA, GPUDirect RDMA", 4), ("4x200G GPUDirect-TCPX", 4),
+                                       ("8x 400G NDR InfiniBand", None), ("32x 100G EFA (v2), 4 per GPU", None),
+                                       ("400G ConnectX-7", None)])
+def test_nics_fewer_than_gpus_come_from_the_header(nic, nics):
+    """GPUs sharing NICs (4 for 8 A100s on p4d) is read from the NIC description; a NIC per GPU or more (a p5's
+    32 EFA NICs, grouped one per GPU by AWS's plugin) keeps the preset's, and the per-NIC rate divides the
+    server's bandwidth by the count that stands."""
+    from validation.compare import nics_seen
+    assert nics_seen(nic, 8) == nics
+    topo = topo_from_hint({"preset": "dgx-a100", "nodes": 2, "nic": nic, "nic_bw_per_node": "400 Gb/s"})
+    assert topo.nics == nics and topo.nic_Bps == pytest.approx(400e9 / 8 / (nics or 8))
+    assert topo.server_nic_Bps == pytest.approx(400e9 / 8)        # the header's bandwidth per server, either way

@@ -70,7 +70,17 @@ class Topo:
     p2p: bool | None = None
     nccl_version: tuple[int, int] | None = None     # the NCCL that ran (its tuner's choices); None: newest
     gdr: bool | None = None                         # GPUDirect RDMA (topologies.graph); None: the preset's (on)
+    tuner_plugin: str | None = None                 # instance type of a loaded AWS tuner plugin (tuner_plugin())
+    nics: int | None = None                         # NICs NCCL sees per server; None: the preset's
     source: str = field(default="", compare=False)  # the dataset whose hint this is ("": the command line's)
+
+    @property
+    def server_nic_Bps(self) -> float | None:
+        """Every NIC of one server together (the header's bandwidth per server), or None where unknown."""
+        spec = topologies.SERVERS.get(self.preset)
+        if not self.nic_Bps or spec is None:
+            return None
+        return self.nic_Bps * (self.nics or spec.nics)
 
     def build(self, world: int, p2p: bool | str | None = None, nvls: bool | None = None):
         """What a cost model is made from (topologies.prepare: a preset's tables, no graph).
@@ -90,7 +100,7 @@ class Topo:
                                  f"({server.gpus} GPUs): pass --nodes {need}", field="--nodes", value=self.nodes)
         elif per is None or per * self.nodes != world:
             per = max(1, world // self.nodes)
-        fabric = topologies.FabricSpec(nic_Bps=self.nic_Bps)
+        fabric = topologies.FabricSpec(nic_Bps=self.nic_Bps, nics=self.nics)
         sockets = p2p == "socket"
         return topologies.prepare(self.preset, nodes=self.nodes, gpus_per_node=per,
                                 p2p=False if sockets else (self.p2p if p2p is None else p2p), fabric=fabric,
@@ -100,13 +110,14 @@ class Topo:
 def topo_from_hint(hint: Mapping | None, source: str = "") -> Topo:
     if not hint or "preset" not in hint:
         raise InputError("the dataset names no topology: pass --topology", source=source, field="meta.topology")
-    nic = None
+    nic, nics = None, None
     if hint.get("nic_bw_per_node"):
         from topologies.presets import SERVERS
         spec = SERVERS.get(hint["preset"])
         if spec is not None:
+            nics = nics_seen(str(hint.get("nic", "")), spec.gpus)
             nic = checked(lambda: parse_bandwidth(hint["nic_bw_per_node"]), source, "meta.topology.nic_bw_per_node",
-                          hint["nic_bw_per_node"]) / spec.nics
+                          hint["nic_bw_per_node"]) / (nics or spec.nics)
     for key in ("p2p", "gdr"):      # a string ("false") would read as on: say so instead
         if hint.get(key) is not None and not isinstance(hint[key], bool):
             raise InputError(f"{key} must be true, false or absent", source=source, field=f"meta.topology.{key}",
@@ -116,7 +127,28 @@ def topo_from_hint(hint: Mapping | None, source: str = "") -> Topo:
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
             raise InputError("must be a positive whole number", source=source, field=f"meta.topology.{key}", value=v)
     return Topo(str(hint["preset"]), int(hint.get("nodes", 1)), hint.get("gpus_per_node"), nic, hint.get("p2p"),
-                nccl_version(hint.get("nccl_version")), hint.get("gdr"), source=source)
+                nccl_version(hint.get("nccl_version")), hint.get("gdr"), hint.get("tuner_plugin"), nics, source=source)
+
+
+def nics_seen(nic: str, gpus: int) -> int | None:
+    """The NICs per server NCCL sees, from a header's NIC description ("4x 100G EFA": 4), where fewer than the
+    server's GPUs (GPUs then share a NIC through their PCIe switch, as 8 A100s share 4 EFA NICs on AWS p4d);
+    None where it gives no count or at least one per GPU (AWS's plugin groups a p5's 32 EFA NICs into one
+    device per GPU: the preset's NICs stand)."""
+    m = re.match(r"\s*(\d+)\s*x", nic)
+    return int(m.group(1)) if m and 0 < int(m.group(1)) < gpus else None
+
+
+def tuner_plugin(meta: Mapping) -> str | None:
+    """The AWS instance type whose tuner plugin ran, from a dataset's header: the header loads aws-ofi-nccl's
+    tuner (``NCCL_TUNER_PLUGIN`` naming ``ofi`` in its environment or its NCCL line) and its hardware line
+    names an instance type the plugin has tables for (simulator.collectives.ofi_tuner.PLATFORMS); else None."""
+    from simulator.collectives.ofi_tuner import PLATFORMS
+    env = dict(meta.get("env") or {})
+    loaded = "ofi" in str(env.get("NCCL_TUNER_PLUGIN", "")).lower() or \
+        re.search(r"NCCL_TUNER_PLUGIN=\S*ofi", str(meta.get("nccl_version") or "")) is not None
+    hardware = str(meta.get("hardware") or "")
+    return next((name for name in PLATFORMS if name in hardware), None) if loaded else None
 
 
 def nccl_version(text: object) -> tuple[int, int] | None:
@@ -175,7 +207,8 @@ class Predictor:
         if m is None:
             base = self._planners.get(key)      # a planner of the same topology: routes and layouts kept
             m = CostModel(base.with_params(self.params) if base is not None
-                          else Planner(self.topo.build(world, p2p, nvls), self.params, self.topo.nccl_version))
+                          else Planner(self.topo.build(world, p2p, nvls), self.params, self.topo.nccl_version,
+                                       self.topo.tuner_plugin))
             self._planners[key] = m.planner
             self._models[key] = m
         return m

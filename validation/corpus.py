@@ -157,7 +157,7 @@ def beyond_hardware(part: Part) -> str | None:
     topo = part.predictor.topo
     if topo.nodes < 2 or topo.preset not in SERVERS or not topo.nic_Bps:
         return None
-    nic_Bps = topo.nic_Bps * SERVERS[topo.preset].nics
+    nic_Bps = topo.server_nic_Bps
     worst = None
     for p in part.points:
         if p.op != "all_reduce" or p.size_bytes < SCORE_MIN_BYTES:
@@ -556,7 +556,7 @@ def _per_group_notes(parts: Sequence[Part], fabric: Sequence[Part], results: Seq
 
     def nics_GBps(label: str) -> str:
         topo = by_label[label].predictor.topo
-        return _gbps(topo.nic_Bps * SERVERS[topo.preset].nics / 1e9)
+        return _gbps(topo.server_nic_Bps / 1e9)
 
     def version(label: str) -> str:
         v = by_label[label].predictor.topo.nccl_version
@@ -657,8 +657,9 @@ def _per_group_notes(parts: Sequence[Part], fabric: Sequence[Part], results: Seq
         f"{ring_link_fraction(parts).get('nvlink-blackwell', float('nan')):.2f} is below what NCCL's own graph "
         "assumes, and on p6-b200 the torch sweep under AWS's tuner plugin (`NCCL_TUNER_PLUGIN=ofi` in the header) "
         f"runs all_reduce from 512 MiB to 4 GiB at {b('stas00_p6b200_1node_torch_allreduce', 'all_reduce', 512 * mib, 4 * gib)} "
-        "GB/s, between the same instance type's Ring and NVLS rates: the plugin's choices and channel counts are in "
-        "no header. "
+        "GB/s, between the same instance type's Ring and NVLS rates, though the plugin leaves a one-node "
+        "communicator to NCCL's own tuner (its region tables decide from three nodes: `simulator/collectives/"
+        "ofi_tuner.py`, which sets the 4-node p6-b200 run's algorithms); what else the torch sweep ran is in no header. "
         + _one_machine(results, "nvlink-blackwell", "B200") + " Ampere: one dataset (its 16 MiB point runs far "
         "below the LL128 rate the tuner's pick predicts).",
     ]
@@ -747,7 +748,8 @@ def section(data_dir: Path, shipped_dir: Path, write_calibrations: bool = False)
               "call; `link_efficiency.net` fitted by each fabric group; NCCL's per-NIC network speed step, 0.96 of "
               "the NIC's rate, as the datasheet net efficiency; the GCP datasets under the NCCL settings of the profiles "
               "their headers name; host staging as two PCIe legs at once, shm_efficiency 1.0; EFA split by the NCCL "
-              "version in its headers): "
+              "version in its headers; AWS's tuner plugin ignored; the preset's NIC count where headers give fewer "
+              "NICs than GPUs): "
               "`python -m validation.corpus_checks` reruns this "
               "figure under each (median, points within 5% per group).", "",
               "**Where the held-out error sits** (the figure's errors per group and size band: median |error| %, "

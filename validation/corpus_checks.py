@@ -38,6 +38,27 @@ held-out median |error| at >= 16 MiB over the 286 scored points and points withi
   4-node 6.9 -> 4.1%, but EKS 23.0 -> 40.7%, p4d 37.5 -> 40.3% and 14.3 -> 16.3%, p4de 9.0 -> 9.8%. The lower
   median comes from which points sit near it, not from a cost that transfers: the 2024-2025 runs pay 0.09-0.82 ms
   extra per call with no header fact ordering them.
+Stop 20 (h10corpus20; ``python -m validation.corpus_gain`` ranks the datasets by the points a fix of a given shape
+could win; report 8.12%, 107 within since the first item was kept):
+
+- kept: AWS's tuner plugin (``NCCL_TUNER_PLUGIN=ofi`` in the p6-b200 headers; its region tables,
+  simulator.collectives.ofi_tuner). Only the 4-node p6-b200 run moves (the plugin leaves <= 2 nodes to NCCL):
+  16 MiB Tree/LL128 +39 -> +2%, 32 MiB Ring/LL128 +8 -> -3%, 512 MiB Ring/Simple +12 -> +9%, but 128/256 MiB
+  NVLS-Tree -3/-10 -> -10/-24% (NVLS-Tree over EFA on 4 nodes runs slower than the model; the measured bus
+  bandwidth jumps 229 -> 327 GB/s between 256 and 512 MiB, where the table switches NVLS-Tree -> Ring at 415 MiB,
+  not where NCCL's own choice switched); held out 6.9 -> 6.8%, 3 -> 4 within. ``ofi-tuner-off`` reruns the
+  figure without it: 8.30%, 106.
+- kept, no figure moves: GPUs sharing a NIC (the p4d/p4de headers' 4x100G EFA, A3 High's 4x200G TCPX for 8 GPUs)
+  with each channel starting at a GPU of its own NIC (simulator.collectives.layout.channel_offset); ``nics-from-
+  preset`` (8 NICs of half the rate) gives the same figure. Before the channel fix the 4 NICs looked better
+  (7.97%, A3 High 45.6 -> 9.3%) only because channels started at GPUs 0-3 and crossed through two of the four
+  NICs, halving every ring (p4d NCCL 2.9.9 14.1 -> 68.0%, p4de 8.5 -> 92.6%): A3 High's plateau at half its
+  NICs is the TCP data path's rate, not NIC sharing.
+- not attempted, no header fact found: the 1-node p6-b200 torch sweep (the plugin is loaded but skips one node;
+  1-4 GiB at 723-741 GB/s lies between every algorithm the model times: NVLS 776-793, Ring 686-697, and
+  NCCL-tests' NVLS on the same instance type measured 838 at 8 GiB); Lambda vs GCP A4 B200 (IB vs RoCE, the
+  same 8x400G: 696 vs 659 GB/s at 2 GiB).
+
 - ``efa-per-step`` (checked at an earlier stop), per dataset: 8.06%, 109, but not keepable by the rule above:
   p5 8.5 -> 2.8% and 2 -> 8 within, while p6-b200 4-node 6.9 -> 19.9%, EKS 23.0 -> 34.9%, p4d 37.5 -> 40.4% and
   14.3 -> 16.4%, p4de 9.0 -> 9.8%: a per-step cost fitted on the ring-bound p4d runs overcharges the others'
@@ -55,6 +76,7 @@ import numpy as np
 
 from simulator.collectives.params import Parameters
 from validation import corpus
+from validation.compare import Predictor, Topo
 from validation.corpus import GROUPS, Group, Part
 
 _RING, _NVLS_TREE = "hop_latency_s.net.ring.simple", "hop_latency_s.net.nvls_tree.simple"
@@ -123,6 +145,26 @@ def _efa_old(parts: Sequence[Part]) -> list[Part]:
     return [replace(p, group="efa-old") if old(p) else p for p in parts]
 
 
+def with_topo(change: Callable[[Topo], Topo]) -> Callable[[Sequence[Part]], list[Part]]:
+    """A parts transform: every dataset predicted on ``change`` of its header's topology description."""
+    def apply(parts: Sequence[Part]) -> list[Part]:
+        out = []
+        for part in parts:
+            topo = change(part.predictor.topo)
+            out.append(part if topo == part.predictor.topo else
+                       replace(part, predictor=Predictor(topo, part.predictor.params)))
+        return out
+    return apply
+
+
+def _preset_nics(topo: Topo) -> Topo:
+    """The preset's NICs at the header's bandwidth per server, where the header gave fewer."""
+    if not topo.nics:
+        return topo
+    from topologies.presets import SERVERS
+    return replace(topo, nics=None, nic_Bps=topo.server_nic_Bps / SERVERS[topo.preset].nics)
+
+
 @dataclass(frozen=True)
 class Check:
     name: str
@@ -153,6 +195,10 @@ CHECKS = (
     Check("shm-pipelined", "datasheet shm_efficiency 1.0 instead of 0.5: a byte staged through host memory is "
           "written up one PCIe direction and read down another at once (pipelined), not copied twice in turn",
           datasheet={"shm_efficiency": 1.0}),
+    Check("ofi-tuner-off", "AWS's tuner plugin ignored (NCCL's own choice) where headers load it",
+          parts=with_topo(lambda t: replace(t, tuner_plugin=None))),
+    Check("nics-from-preset", "the preset's NICs (8 for 8 GPUs) at the header's bandwidth per server instead of the "
+          "fewer NICs the header gives (p4d/p4de 4x100G EFA, A3 High 4x200G TCPX)", parts=with_topo(_preset_nics)),
 )
 BY_NAME = {c.name: c for c in CHECKS}
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from simulator.collectives.params import Parameters
 from simulator.collectives.uncertainty import LEVEL
-from validation.compare import Predictor, compare, dataset_points, topo_from_hint
+from validation.compare import Predictor, compare, dataset_points, topo_from_hint, tuner_plugin
 from validation.parsers import CollMeasurement, read_jsonl
 
 
@@ -46,8 +46,9 @@ def public_parts(data_dir: Path) -> Iterator[tuple[str, str, Mapping, list[CollM
         by_variant = ds.meta.get("topology_by_variant") or {}
         parts = [(f"{name} [{v}]", h, [p for p in dataset_points(ds) if p.variant == v])
                  for v, h in by_variant.items()] or [(name, ds.meta.get("topology") or {}, dataset_points(ds))]
-        for label, hint, pts in parts:      # the NCCL that ran picks the algorithms: the tuner follows it
-            yield label, f, {**hint, "nccl_version": ds.meta.get("nccl_version")}, pts
+        for label, hint, pts in parts:      # the NCCL (and tuner plugin) that ran picks the algorithms
+            yield label, f, {**hint, "nccl_version": ds.meta.get("nccl_version"),
+                             "tuner_plugin": tuner_plugin(ds.meta)}, pts
 
 
 def public_residuals(data_dir: Path, params: Parameters) -> list[Residuals]:

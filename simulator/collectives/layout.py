@@ -201,6 +201,16 @@ def channels(router: Router, per_host: dict[int, list[str]]) -> int:
     return min(nics, min(len(g) for g in per_host.values())) if nics > 1 else 1
 
 
+def channel_offset(channel: int, ranks_per_host: int, nics: int) -> int:
+    """Where ring/tree channel ``channel`` starts in each server's list of ranks (the rank that meets the
+    network): at a GPU of NIC ``channel % nics``. NCCL's search gives each channel a NIC in turn; GPUs
+    share a NIC in blocks of ranks/NICs (the presets' NIC-to-GPU mapping), so with fewer NICs than GPUs (4
+    for 8 A100s on AWS p4d) a channel starts every ranks/NICs GPUs and the channels spread over every NIC;
+    with a NIC per GPU it is the channel's own index."""
+    per_nic = max(1, ranks_per_host // max(1, nics))
+    return (channel * per_nic) % ranks_per_host
+
+
 def binary_tree(N: int, mirror: bool) -> list[tuple[int, int]]:
     """(child, parent) edges of a balanced binary tree over N servers (heap layout);
     the mirrored tree puts the other half of the servers inside (NCCL's double binary tree)."""

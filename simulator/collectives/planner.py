@@ -29,18 +29,21 @@ class Planner:
     """Plans of collectives over every GPU of a topology (or a subset of ranks), cached."""
 
     def __init__(self, G_or_router: nx.Graph | PresetCluster | Router, params: Parameters | None = None,
-                 nccl_version: tuple[int, int] | None = None) -> None:
-        """``nccl_version``: the NCCL whose tuner ``auto`` follows (None: TUNER_VERSION, the newest modelled)."""
+                 nccl_version: tuple[int, int] | None = None, tuner_plugin: str | None = None) -> None:
+        """``nccl_version``: the NCCL whose tuner ``auto`` follows (None: TUNER_VERSION, the newest modelled).
+        ``tuner_plugin``: the instance type whose AWS tuner plugin (``NCCL_TUNER_PLUGIN=ofi``) was loaded, whose
+        region tables then come before NCCL's own choice (simulator.collectives.ofi_tuner); None: none loaded."""
         self.router = router_for(G_or_router)
         self.params = params or Parameters()
         self.nccl_version = nccl_version
+        self.tuner_plugin = tuner_plugin
         self._layouts: dict = _layouts_of(self.router)
         self._plans: dict[tuple, Plan] = {}
         self._choices: dict[tuple[str, str, str], tuple[tuple[str, str], ...]] = {}
 
     def with_params(self, params: Parameters) -> "Planner":
         """A planner for other parameter values on the same routes (protocol-free layouts shared)."""
-        return Planner(self.router, params, self.nccl_version)
+        return Planner(self.router, params, self.nccl_version, self.tuner_plugin)
 
     @property
     def ranks(self) -> int:
@@ -70,6 +73,15 @@ class Planner:
         (simulator.collectives.p2p.P2pChannels.protocol)."""
         rk = ranks if ranks is not None else tuple(self.router.gpus)
         return p2p_of(self.router, op, rk, self._layouts, self._search_channels).protocol(size_bytes)
+
+    def plugin_choice(self, op: str, size_bytes: float,
+                      allowed: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
+        """The tuner plugin's pair among ``allowed`` (None: no plugin, or it leaves the choice to NCCL)."""
+        if self.tuner_plugin is None:
+            return None
+        from simulator.collectives.ofi_tuner import choose
+        nodes = len({self.router.host_of(g) for g in self.router.gpus})
+        return choose(self.tuner_plugin, op, size_bytes, self.ranks, nodes, allowed)
 
     def _search_channels(self) -> int:
         """The channels NCCL's ring/tree search finds here (a direct plan's p2p channels follow them)."""

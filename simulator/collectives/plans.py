@@ -39,7 +39,8 @@ from simulator.core.errors import InputError
 from simulator.core.vocabulary import PROTOS, busbw_factor
 from simulator.collectives.algorithms import ALGOS_FOR_OP, SIMPLE_ONLY, check_known
 from simulator.collectives.availability import why_unavailable
-from simulator.collectives.layout import (Chunking, Layout, LayoutGroup, binary_tree, both_ways, chain_hops, channels,
+from simulator.collectives.layout import (Chunking, Layout, LayoutGroup, binary_tree, both_ways, chain_hops, channel_offset,
+                                          channels,
                                           gpu_grid, hosts, layout_group, layout_group_ids, merge, rotated,
                                           successors, tree_edges)
 from simulator.collectives.innet import collnet_chain_layout, collnet_direct_layout, nvls_sharp_layout, pat_layout
@@ -126,11 +127,11 @@ class Plan:
         return self.caps_for(self.channels_at(size_bytes))
 
 
-def _ring_order(channel: int, per_host: dict[int, list[str]]) -> list[str]:
+def _ring_order(channel: int, per_host: dict[int, list[str]], nics: int) -> list[str]:
     order: list[str] = []
     for h in sorted(per_host):
         g = per_host[h]
-        c = channel % len(g)
+        c = channel_offset(channel, len(g), nics)
         order.extend(g[c:] + g[:c])
     return order
 
@@ -350,14 +351,15 @@ def _ring(router, op, rk, per_host, acc):
     chain = op in ("broadcast", "reduce")
     groups = []
     grid = gpu_grid(router, per_host)
+    nics = router.info.nics_per_host
     for c in range(C):
         if grid is not None:              # the same hops, as arrays of GPU ids
-            src, dst = successors((rotated(grid, c % grid.shape[1]) if N > 1 else grid).ravel())
+            src, dst = successors((rotated(grid, channel_offset(c, grid.shape[1], nics)) if N > 1 else grid).ravel())
             if chain:
                 src, dst = (src[:-1], dst[:-1]) if op == "broadcast" else (dst[:-1], src[:-1])
             groups.append(layout_group_ids(router, src, dst, per_flow / C, f"ring ch{c}", acc))
             continue
-        order = _ring_order(c, per_host) if N > 1 else rk
+        order = _ring_order(c, per_host, nics) if N > 1 else rk
         hops = [(order[i], order[(i + 1) % n]) for i in range(n)]
         if chain:
             hops = hops[:-1] if op == "broadcast" else [(b, a) for a, b in hops[:-1]]
@@ -378,9 +380,10 @@ def _tree(router, op, rk, per_host, acc):
     hosts = sorted(per_host)
     groups = []
     grid = gpu_grid(router, per_host)
+    nics = router.info.nics_per_host
     for c in range(C):
         if grid is not None:              # the same hops, as arrays of GPU ids
-            ch = rotated(grid, c % grid.shape[1])
+            ch = rotated(grid, channel_offset(c, grid.shape[1], nics))
             chain = layout_group_ids(router, *chain_hops(ch), 0.0, "", acc) if ch.shape[1] > 1 else None
             for t, mirror in enumerate((False, True)):
                 child, parent = tree_edges(N, mirror)
@@ -392,7 +395,7 @@ def _tree(router, op, rk, per_host, acc):
         up_down = []
         for h in hosts:
             g = per_host[h]
-            k = c % len(g)
+            k = channel_offset(c, len(g), nics)
             ch = chains[h] = g[k:] + g[:k]     # ch[0] is the head, which talks to the network
             up_down += [(ch[i + 1], ch[i]) for i in range(len(ch) - 1)]      # up the chain
             up_down += [(ch[i], ch[i + 1]) for i in range(len(ch) - 1)]      # down the chain

@@ -1,7 +1,8 @@
 """The tuner: which algorithm and protocol a collective runs at a given size.
 
 ``select="nccl"`` answers what NCCL would run: its own tuner's choice (its cost model, rebuilt in
-simulator.collectives.nccl_model) for the operations NCCL tunes, and for send_recv and all_to_all the
+simulator.collectives.nccl_model) for the operations NCCL tunes, or a loaded tuner plugin's where it decides
+(AWS's region tables: simulator.collectives.ofi_tuner), and for send_recv and all_to_all the
 protocol of NCCL's p2p path, which has no tuner (LL up to 16 KiB per p2p channel of a peer, else Simple, never LL128:
 simulator.collectives.p2p); everything else, and ``select="fastest"``, takes the pair a pricing function
 (a timer's prediction) says is fastest.
@@ -59,7 +60,8 @@ class Tuner:
         if self.select != "nccl":
             return None
         if op in TUNED_OPS:
-            return self.planner.nccl.choose(op, size_bytes, allowed)
+            return self.planner.plugin_choice(op, size_bytes, allowed) or self.planner.nccl.choose(op, size_bytes,
+                                                                                                 allowed)
         if ALGOS_FOR_OP[op] == ("direct",):
             want = self.planner.p2p_protocol(op, size_bytes)
             return next((a, p) for a, p in allowed if p == want)

@@ -1,0 +1,162 @@
+"""AWS's NCCL tuner plugin (aws-ofi-nccl's region tuner, ``NCCL_TUNER_PLUGIN=ofi``): which algorithm and
+protocol it makes NCCL run, from its own tables.
+
+On the AWS instance types it knows, the plugin replaces NCCL's cost-model choice by regions measured on
+those instances: polygons in the plane of (message bytes, ranks), both on a log2 scale; the first region
+(in table order) whose algorithm/protocol NCCL offers and that holds the point (its edges included) gives
+the pair. Communicators of at most two nodes are left to NCCL's own tuner ("the regions are not well
+defined" there), as are points outside every region. Sources: aws/aws-ofi-nccl ``src/tuner/
+nccl_ofi_regions.cpp`` (``region_init_internal_p6``, ``is_inside_region``, ``extend_region``,
+``region_get_coll_info_internal_v3``; the same p6-b200 tables in the two stored versions of the file).
+
+Transcribed: p6-b200.48xlarge, eight GPUs per node (``nRanks == 8 * nNodes``), all_reduce, all_gather and
+reduce_scatter. Not modelled: the plugin's channel count for Tree/LL128 at 4-32 MiB and its chunk sizes
+(NCCL's are kept), and the other instance types' tables (NCCL's own choice there).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+TUNER_MAX_SIZE = 100.0 * 1024 ** 3
+TUNER_MAX_RANKS = 1024.0 * 1024
+MIN_NODES = 3
+"""The region tuner skips communicators of two nodes or fewer (NCCL's own tuner decides)."""
+_EPS = 1e-10
+
+Point = tuple[float, float]     # (bytes, ranks)
+
+
+_ZERO = 1e-6
+"""``transform_log2`` takes a coordinate of 0 as this before its log2."""
+
+
+def _log2(p: Point) -> Point:
+    return math.log2(p[0] or _ZERO), math.log2(p[1] or _ZERO)
+
+
+def extend(a: Point, b: Point, z: Point = (TUNER_MAX_SIZE, TUNER_MAX_RANKS)) -> Point:
+    """``extend_region``: the point where the line through ``a`` and ``b`` (log2 scale) reaches ``z``'s x
+    or y, whichever comes first."""
+    (ax, ay), (bx, by), (zx, zy) = _log2(a), _log2(b), _log2(z)
+    if ax == bx:
+        x, y = ax, zy
+    elif ay == by:
+        x, y = zx, ay
+    else:
+        m = (ay - by) / (ax - bx)
+        c = by - m * bx
+        x, y = (zx, m * zx + c) if m * zx + c < zy else ((zy - c) / m, zy)
+    return 2.0 ** x, 2.0 ** y
+
+
+def _cross(a: Point, b: Point) -> float:
+    return a[0] * b[1] - a[1] * b[0]
+
+
+def _intersect(x0: Point, x1: Point, y0: Point, y1: Point) -> tuple[int, Point]:
+    """``intersect``: 1 if segment x0-x1 crosses y0-y1, -1 if not, 0 if parallel or at y0/y1; and the
+    crossing point on the line y0-y1."""
+    dx, dy = (x1[0] - x0[0], x1[1] - x0[1]), (y1[0] - y0[0], y1[1] - y0[1])
+    d = _cross(dy, dx)
+    if abs(d) < _EPS:
+        return 0, (0.0, 0.0)
+    a = (_cross(x0, dx) - _cross(y0, dx)) / d
+    sect = (y0[0] + a * dy[0], y0[1] + a * dy[1])
+    if a < -_EPS or a > 1 + _EPS:
+        return -1, sect
+    if a < _EPS or a > 1 - _EPS:
+        return 0, sect
+    a = (_cross(x0, dy) - _cross(y0, dy)) / d
+    return (-1 if a < 0 or a > 1 else 1), sect
+
+
+def _on_edge(p: Point, y0: Point, y1: Point) -> bool:
+    """``distance(p, edge) < eps``: ``p`` lies on the segment y0-y1."""
+    dy = (y1[0] - y0[0], y1[1] - y0[1])
+    r, s = _intersect(p, (p[0] + dy[1], p[1] - dy[0]), y0, y1)
+    return r != -1 and math.hypot(s[0] - p[0], s[1] - p[1]) < _EPS
+
+
+def inside(point: Point, vertices: tuple[Point, ...]) -> bool:
+    """``is_inside_region`` >= 0: ``point`` (bytes, ranks) inside the polygon or on its edge, log2 scale."""
+    p = _log2(point)
+    v = [_log2(q) for q in vertices]
+    edges = list(zip(v, v[1:] + v[:1]))
+    if any(_on_edge(p, a, b) for a, b in edges):
+        return True
+    xs, ys = [q[0] for q in v], [q[1] for q in v]
+    if not (min(xs) <= p[0] <= max(xs) and min(ys) <= p[1] <= max(ys)):
+        return False
+    far = _log2((2.0 * TUNER_MAX_SIZE, 2.0 * TUNER_MAX_RANKS))
+    return sum(_intersect(p, far, a, b)[0] == 1 for a, b in edges) % 2 == 1
+
+
+@dataclass(frozen=True)
+class Region:
+    algo: str
+    proto: str
+    vertices: tuple[Point, ...]
+
+
+def _p6_b200() -> dict[str, tuple[Region, ...]]:
+    """``region_init_internal_p6``, nRanks == 8 x nNodes."""
+    M, R = TUNER_MAX_SIZE, TUNER_MAX_RANKS
+    tree_ll = extend((393216, 16), (393216, 1024))
+    tree_ll128 = extend((96993280, 1024), (106430464, 2048))
+    nvls_tree = extend((10737418240, 512), (34359738368, 1500))
+    all_reduce = (
+        Region("tree", "ll", ((0, 16), (393216, 16), tree_ll, (0, R))),
+        Region("tree", "ll128", (tree_ll, (393216, 16), (4718592, 16), (18350080, 32), (40370176, 64),
+                                 (57147392, 128), (72876032, 256), (96993280, 1024), (106430464, 2048), tree_ll128)),
+        Region("ring", "ll128", ((90701824, 128), (50855936, 64), (18350080, 32), (133693440, 32), (120061952, 64))),
+        Region("nvls_tree", "simple", (tree_ll128, (106430464, 2048), (96993280, 1024), (72876032, 256),
+                                       (57147392, 128), (40370176, 64), (18350080, 32), (50855936, 64),
+                                       (90701824, 128), (120061952, 64), (133693440, 32), (18350080, 32),
+                                       (4718592, 16), (M, 16), (435159040, 32), (1072693248, 64),
+                                       (10737418240, 512), (34359738368, 1500), nvls_tree)),
+        Region("ring", "simple", (nvls_tree, (10737418240, 512), (1072693248, 64), (435159040, 32), (M, 16))),
+    )
+    ag_ll = extend((74973184, 1024), (213385216, 2048))
+    ag_ll128 = extend((8321499136, 512), (32212254720, 2048))
+    all_gather = (
+        Region("ring", "ll", ((0, 16), (786432, 16), (1572864, 32), (2621440, 64), (4718592, 128), (17301504, 256),
+                              (74973184, 1024), (213385216, 2048), ag_ll, (0, R))),
+        Region("ring", "ll128", (ag_ll, (213385216, 2048), (74973184, 1024), (17301504, 256), (4718592, 128),
+                                 (2621440, 64), (1572864, 32), (786432, 16), (198705152, 16), (456130560, 32),
+                                 (871366656, 64), (8321499136, 512), (32212254720, 2048), ag_ll128)),
+        Region("ring", "simple", (ag_ll128, (32212254720, 2048), (8321499136, 512), (871366656, 64),
+                                  (456130560, 32), (198705152, 16), (M, 16))),
+    )
+    rs_ll = extend((73924608, 1024), (209190912, 2048))
+    rs_ll128 = extend((4294967296, 256), (8589934592, 512))
+    reduce_scatter = (
+        Region("ring", "ll", ((0, 16), (786432, 16), (1572864, 32), (2621440, 64), (4718592, 128), (17301504, 256),
+                              (35127296, 512), (73924608, 1024), (209190912, 2048), rs_ll, (0, R))),
+        Region("ring", "ll128", (rs_ll, (209190912, 2048), (73924608, 1024), (35127296, 512), (17301504, 256),
+                                 (4718592, 128), (2621440, 64), (1572864, 32), (786432, 16), (219676672, 16),
+                                 (508559360, 32), (592445440, 64), (4294967296, 256), (8589934592, 512), rs_ll128)),
+        Region("ring", "simple", (rs_ll128, (8589934592, 512), (4294967296, 256), (592445440, 64), (508559360, 32),
+                                  (219676672, 16), (M, 16))),
+    )
+    return {"all_reduce": all_reduce, "all_gather": all_gather, "reduce_scatter": reduce_scatter}
+
+
+PLATFORMS: dict[str, tuple[int, dict[str, tuple[Region, ...]]]] = {"p6-b200.48xlarge": (8, _p6_b200())}
+"""Instance type -> (GPUs per node the tables are for, regions per op)."""
+
+
+def choose(platform: str, op: str, size_bytes: float, ranks: int, nodes: int,
+           allowed: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
+    """The plugin's (algorithm, protocol) for ``op`` of ``size_bytes`` on ``ranks`` ranks over ``nodes``
+    nodes of ``platform``, among the ``allowed`` pairs (NCCL skips a region whose pair it does not offer);
+    None where NCCL's own tuner decides (unknown platform or op, two nodes or fewer, another GPU count per
+    node, no region holding the point, a size above the tables)."""
+    known = PLATFORMS.get(platform)
+    if known is None or nodes < MIN_NODES or ranks != known[0] * nodes or size_bytes > TUNER_MAX_SIZE:
+        return None
+    for region in known[1].get(op, ()):
+        if (region.algo, region.proto) in allowed and inside((float(size_bytes), float(ranks)), region.vertices):
+            return region.algo, region.proto
+    return None

@@ -156,29 +156,33 @@ class Evaluator:
         self._deps_of = [itemgetter(*d) if d else (lambda v: ()) for d in self.deps]
 
     def _time_plan(self, params: Parameters, key, op, a, pr, channels=None) -> tuple:
-        """(alpha, beta, the pipeline fill's seconds per byte, chunking) of one plan: Shape.time_s's terms."""
+        """(alpha, beta, the pipeline fill's seconds per byte, host seconds, the plan) of one plan: Shape.time_s's
+        terms (the plan for its extra bytes, Plan.pad_bytes)."""
         from simulator.network.closed_form import ClosedFormTimer, RateCache
         planner = self.predictor.model(*key).planner.with_params(params)
         rates = self._rates.get(key)
         if rates is None:
             rates = self._rates[key] = RateCache(planner.router)
         s = ClosedFormTimer(planner.router, params, rates).shape(planner.plan(op, a, pr), channels)
-        return s.alpha_s, s.beta_s_per_byte, s.wire_s_per_byte, s.host_s, s.plan.chunking
+        return s.alpha_s, s.beta_s_per_byte, s.wire_s_per_byte, s.host_s, s.plan
 
-    def _pads(self, j: int, chunking) -> tuple[np.ndarray, np.ndarray]:
-        """(bytes of plan ``j``'s pipeline fill, seconds of its chunk steps) at every point's size."""
-        key = (j, chunking)
+    def _pads(self, j: int, plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(bytes of plan ``j``'s pipeline fill, seconds of its chunk steps, the bytes it pays its per-byte cost
+        for: Plan.costed_bytes) at every point's size; they change with the parameters through its chunking and
+        its unaligned shares' cost only."""
+        key = (j, plan.chunking, plan.unaligned_extra)
         hit = self._pad_cache.get(key)
         if hit is None:
+            zeros = np.zeros(len(self.size))
             hit = self._pad_cache[key] = (
-                (np.array([chunking.pad_bytes(s) for s in self.size]),
-                 np.array([chunking.overhead_s(s) for s in self.size])) if chunking is not None
-                else (np.zeros(len(self.size)), np.zeros(len(self.size))))
+                np.array([plan.pad_bytes(s) for s in self.size]) if plan.chunking is not None else zeros,
+                np.array([plan.chunk_overhead_s(s) for s in self.size]) if plan.chunking is not None else zeros,
+                np.array([plan.costed_bytes(s) for s in self.size], dtype=float))
         return hit
 
     def __call__(self, params: Parameters) -> np.ndarray:
         v, cache = params.values, self._cache
-        terms, pads, steps = [], [], []
+        terms, pads, steps, costed = [], [], [], []
         for j, deps in enumerate(self._deps_of):
             ck = (j, deps(v))
             hit = cache.get(ck)
@@ -188,10 +192,12 @@ class Evaluator:
             terms.append(hit[0])
             pads.append(hit[1])
             steps.append(hit[2])
+            costed.append(hit[3])
         ab, pads, steps = np.array(terms, dtype=float), np.array(pads, dtype=float), np.array(steps, dtype=float)
         rows = np.arange(len(self.size))[:, None]
         c = self.choice
-        t = call_time_s(ab[c, 0], ab[c, 1], ab[c, 2], self.size[:, None], pads[c, rows], steps[c, rows], ab[c, 3])
+        t = call_time_s(ab[c, 0], ab[c, 1], ab[c, 2], np.array(costed)[c, rows], pads[c, rows], steps[c, rows],
+                        ab[c, 3])
         return t.min(axis=1)
 
 

@@ -76,6 +76,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from simulator.core.errors import InputError
+from simulator.collectives.alignment import ALIGN_BYTES
 from validation.bw_lease_spread import FAST_PCT
 from validation.bw_residuals import SLOW
 from validation.parsers import NCCL_CALL_LINE, NCCL_OP_NAMES, CollMeasurement
@@ -92,8 +93,6 @@ TOPOLOGY = "hgx-h200"
 """The preset of the probe's machine (4 H200s, NVLink between every pair)."""
 GATHER_LIKE = ("all_gather", "reduce_scatter")
 """Ops whose NCCL log line counts one rank's share, and whose share's alignment the probe's sizes vary."""
-ALIGN_BYTES = 16
-"""A rank's share that is not a multiple of this runs NCCL's slower copies (the probe's odd sizes)."""
 LINE_MIB = (16, 32)
 """The two sizes :func:`line_rows` draws its line through (powers of two: aligned on every op)."""
 US = 1e6

@@ -62,6 +62,9 @@ Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless 
   its bytes (0 in the datasheet set; simulator.collectives.layout.Chunking). The newer algorithms (nvls, nvls_tree, collnet_direct,
   collnet_chain, pat) have ``base_latency_s``/``hop_latency_s``/``proto_efficiency`` keys for the
   simple protocol only (simulator.collectives.algorithms).
+- ``unaligned_copy_factor``: per-byte cost of a ring / Simple all_gather share whose offset is not a multiple of
+  16 bytes, over an aligned one (NCCL's element-wide copy path; simulator.collectives.alignment, fitted on the
+  proto probe); 1 in :func:`ideal`.
 - ``ddp.*``: the DDP iteration model's parameters (see simulator.training.ddp).
 - ``dp.*``: ``nn.DataParallel`` (simulator.training.dataparallel): ``dp.copy_Bps`` 1 TB/s
   (flattening a chunk: a read and a write of HBM, as ``ddp.bucket_copy_Bps``);
@@ -128,6 +131,7 @@ from types import MappingProxyType
 from typing import Mapping, Sequence
 
 from simulator.collectives.algorithms import param_defaults as newer_algorithm_defaults
+from simulator.collectives.alignment import UNALIGNED_COPY_FACTOR
 from simulator.collectives.nccl_constants import BASE_LAT, HW_LAT
 from simulator.core.errors import InputError
 from simulator.core.inputs import parse_json, path_exists, read_text
@@ -163,6 +167,7 @@ def _defaults() -> dict[str, float]:
         "shm_efficiency": 0.5,
         "p2p_channel_Bps": 21e9,               # one p2p channel (CTA) on one server; see the docstring
         "socket_max_Bps": 5e9,                 # per hop through NCCL's socket transport (TCP)
+        "unaligned_copy_factor": UNALIGNED_COPY_FACTOR,   # simulator.collectives.alignment
         "call_overhead_s": 0.0,
         "net_call_overhead_s": 0.0,            # per call across servers, beyond NCCL's per-step latency
         "rank_overhead_s": 0.0,                # extra per-call cost per doubling of the ranks
@@ -255,6 +260,8 @@ def bounds(key: str) -> tuple[float, float]:
         return (0.0, 10.0)
     if key == "nvls_fill_rounds":
         return (0.0, 8.0)
+    if key == "unaligned_copy_factor":
+        return (1.0, 8.0)               # an unaligned copy is never faster than an aligned one
     if "_s_per_byte" in key:
         return (0.0, 1e-9)              # up to 1 ns per byte (1 GB/s)
     if key.endswith("_Bps"):
@@ -363,7 +370,8 @@ def ideal() -> Parameters:
     zero = {k: 0.0 for k in DEFAULTS if "latency_s" in k}
     ones = {k: 1.0 for k in DEFAULTS if "efficiency" in k}
     # built directly: zero latency is below the physical minimum that calibration files must respect
-    return Parameters(MappingProxyType({**DEFAULTS, **zero, **ones, "ll_max_busbw_Bps": 1e15, "p2p_channel_Bps": 1e15}),
+    return Parameters(MappingProxyType({**DEFAULTS, **zero, **ones, "ll_max_busbw_Bps": 1e15, "p2p_channel_Bps": 1e15,
+                                         "unaligned_copy_factor": 1.0}),
                       name="ideal")
 
 

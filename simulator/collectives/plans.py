@@ -38,6 +38,7 @@ from simulator.core.arrays import use_arrays
 from simulator.core.errors import InputError
 from simulator.core.vocabulary import PROTOS, busbw_factor
 from simulator.collectives.algorithms import ALGOS_FOR_OP, SIMPLE_ONLY, check_known
+from simulator.collectives.alignment import slowed, unaligned_share
 from simulator.collectives.availability import why_unavailable
 from simulator.collectives.layout import (Chunking, Layout, LayoutGroup, binary_tree, both_ways, chain_hops, channel_offset,
                                           channels,
@@ -101,10 +102,20 @@ class Plan:
     p2p: P2pChannels | None = None      # NCCL's p2p channels by size (direct plans)
     host_s: float = 0.0                 # the host's issue of the call (part of call_overhead_s): in a stream
     #                                     of calls it overlaps the previous call's GPU work (closed_form.call_time_s)
+    unaligned_extra: float = 0.0        # extra cost per byte of an unaligned share, over an aligned one (k - 1;
+    #                                     simulator.collectives.alignment; 0 where the plan does not pay it)
 
     def pad_bytes(self, size_bytes: float) -> float:
         """Extra bytes of S the flows carry for the pipeline's fill (0 for most algorithms)."""
         return self.chunking.pad_bytes(size_bytes) if self.chunking is not None else 0.0
+
+    def costed_bytes(self, size_bytes: float) -> float:
+        """The bytes a call of ``size_bytes`` pays its per-byte cost (wire and local) for: S, plus ``k - 1`` times
+        the bytes of its shares whose offset is unaligned (ring / Simple all_gather; simulator.collectives.alignment,
+        whose factor is measured against the whole per-byte cost); S for every other plan and size."""
+        if self.unaligned_extra > 0:
+            return size_bytes * (1.0 + unaligned_share(self.ranks, size_bytes, self.op) * self.unaligned_extra)
+        return size_bytes
 
     def chunk_overhead_s(self, size_bytes: float) -> float:
         """Seconds of the chunk steps' own cost besides their bytes (0 for most algorithms)."""
@@ -228,7 +239,8 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
     return Plan(op, algo, proto, n, len(per_host), lay.channels or channels(router, per_host),
                 tuple(groups), params.base_latency_s(a, proto) + latency,
                 host + (params["net_call_overhead_s"] if len(per_host) > 1 else 0.0),
-                local, chunking, p2p, host)
+                local, chunking, p2p, host,
+                params["unaligned_copy_factor"] - 1.0 if slowed(op, algo, proto) else 0.0)
 
 
 def host_staged(router: Router, g: LayoutGroup, route: Sequence[int]) -> bool:

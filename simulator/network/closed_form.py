@@ -64,17 +64,14 @@ class Shape:
     def time_s(self, size_bytes: float) -> float:
         if self.at_channels is not None:
             return self.sized(size_bytes).time_s(size_bytes)
-        c = self.plan.chunking
-        if c is None:
-            return call_time_s(self.alpha_s, self.beta_s_per_byte, self.wire_s_per_byte, size_bytes,
-                               host_s=self.host_s)
-        return call_time_s(self.alpha_s, self.beta_s_per_byte, self.wire_s_per_byte, size_bytes,
-                           c.pad_bytes(size_bytes), c.overhead_s(size_bytes), self.host_s)
+        p = self.plan
+        return call_time_s(self.alpha_s, self.beta_s_per_byte, self.wire_s_per_byte, p.costed_bytes(size_bytes),
+                           p.pad_bytes(size_bytes), p.chunk_overhead_s(size_bytes), self.host_s)
 
 
 def call_time_s(alpha_s, beta_s_per_byte, wire_s_per_byte, size_bytes, pad_bytes=0.0, chunk_steps_s=0.0,
                 host_s=0.0):
-    """Seconds of one call in the closed form: alpha + S * beta, plus a pipelined plan's fill (its
+    """Seconds of one call in the closed form: alpha + S * beta (S: the bytes the call pays for, Plan.costed_bytes), plus a pipelined plan's fill (its
     ``pad_bytes`` at the wire's rate) and its chunk steps' own seconds; the host's issue of the call,
     ``host_s`` (part of alpha), overlaps the GPU work of the call before it in a stream of calls, so
     the two combine as simulator.network.host_overlap.stream_time_s says (about the larger of them). The one

@@ -167,13 +167,14 @@ def run_plan(env: simpy.Environment, net: FlowNetwork, plan: Plan, size_bytes: i
     # the host's issue (plan.host_s) overlaps the GPU work of the call before it (simulator.network.host_overlap);
     # the rest of the fixed cost runs before the flows
     yield env.timeout(max(0.0, plan.call_overhead_s - plan.host_s) + plan.latency_s)
-    carried = size_bytes + plan.pad_bytes(size_bytes)       # + the pipeline fill (NVLS), else 0
+    costed = plan.costed_bytes(size_bytes)                  # S, + unaligned shares' extra (ring all_gather)
+    carried = costed + plan.pad_bytes(size_bytes)           # + the pipeline fill (NVLS), else 0
     caps = plan.rate_caps(size_bytes)                       # p2p plans: NCCL's channels at this size
     events = net.start([(g.uses, g.bytes_per_byte * carried, c) for g, c in zip(plan.groups, caps)])
     if events:
         yield simpy.AllOf(env, events)
     if plan.local_s_per_byte > 0:
-        yield env.timeout(plan.local_s_per_byte * size_bytes)
+        yield env.timeout(plan.local_s_per_byte * costed)
     if plan.chunking is not None and plan.chunking.step_overhead_s > 0:
         yield env.timeout(plan.chunk_overhead_s(size_bytes))
     if plan.host_s > 0:       # the issue overlaps the GPU work: the call lasts their stream time

@@ -230,8 +230,8 @@ def fair_share_times(capacity_Bps: np.ndarray, plans: Sequence[tuple[Plan, int]]
     for j, (plan, size) in enumerate(plans):
         beta = max((g.bytes_per_byte / rates[i] for i, g in
                     zip([i for i, o in enumerate(owner) if o == j], plan.groups)), default=0.0)
-        out.append(call_time_s(plan.call_overhead_s + plan.latency_s, beta + plan.local_s_per_byte, beta, size,
-                               plan.pad_bytes(size), plan.chunk_overhead_s(size), plan.host_s))
+        out.append(call_time_s(plan.call_overhead_s + plan.latency_s, beta + plan.local_s_per_byte, beta,
+                               plan.costed_bytes(size), plan.pad_bytes(size), plan.chunk_overhead_s(size), plan.host_s))
     return out
 
 

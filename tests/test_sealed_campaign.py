@@ -238,7 +238,7 @@ def test_the_sixth_sealed_campaign_reads_its_own_readmes():
     issue probe and branch h14fsdp19's same-minute paired probes): blind tables under main 05a296d from its own
     READMEs; the paired file has no blind figure (05a296d had no paired-probe method)."""
     c = sc.H200E
-    assert sc.SEALED == (sc.H100, sc.H200, sc.H200B, sc.H100C, sc.H200D, sc.H200E) and c.blind_commit == "05a296d"
+    assert sc.SEALED[:6] == (sc.H100, sc.H200, sc.H200B, sc.H100C, sc.H200D, sc.H200E) and c.blind_commit == "05a296d"
     assert c.topology == "hgx-h200" and c.prefix not in {x.prefix for x in sc.SEALED[:5]}
     assert len(c.opened) == 7 and c.opened != "OPENED" and not c.fsdp_only_seen
     assert (c.llm / "fsdpissue_world4.jsonl").exists() and (c.llm / "fsdppair_world4.jsonl").exists()
@@ -259,6 +259,34 @@ def test_the_05a296d_blind_script_refuses_todays_model():
     assert done.returncode != 0 and "05a296d" in done.stderr and "###" not in done.stdout
 
 
+def test_the_seventh_sealed_campaign_reads_its_own_readmes():
+    """The 4x H200 campaign sealed in the session of 2026-11-27 16:49-19:49 UTC (a twelfth machine, every phase of
+    the sixth with paired probes from main itself): blind tables under main 972db1b from its own READMEs, the
+    paired file scored blind too (972db1b had method (d))."""
+    c = sc.H200F
+    assert sc.SEALED == (sc.H100, sc.H200, sc.H200B, sc.H100C, sc.H200D, sc.H200E, sc.H200F)
+    assert c.blind_commit == "972db1b" and c.topology == "hgx-h200"
+    assert c.prefix not in {x.prefix for x in sc.SEALED[:6]}
+    assert len(c.opened) == 7 and c.opened != "OPENED" and not c.fsdp_only_seen
+    assert (c.llm / "fsdpissue_world4.jsonl").exists() and (c.llm / "fsdppair_world4.jsonl").exists()
+    blind = sc.blind_collectives(c)
+    assert blind[("4", "< 16 MiB together")] == (46, 15.8, 28.5, 93, 91, 65)
+    assert blind[("4", ">= 16 MiB")] == (28, 2.1, 9.8, 36, 89, 32)
+    assert sc.blind_llm(c) == {"llm4 PP": (2.4, 4.7, 1.0), "llm4 TP": (7.4, 10.9, 0.89),
+                               "llm4 FSDP": (2.9, 4.7, 0.77), "fsdp4": (8.5, 10.8, 0.8),
+                               "fsdppair4": (11.5, 18.0, 0.8)}
+
+
+def test_the_972db1b_blind_script_refuses_todays_model():
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "validation/scripts/sealed_blind_972db1b.py"], cwd=root, timeout=120,
+                          capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+    assert done.returncode != 0 and "972db1b" in done.stderr and "###" not in done.stdout
+
+
 @pytest.mark.parametrize("names, shared", [
     (("h200x4_2026-11-27b_lat", "h200x4_2026-11-27b_bw", "h200x4_2026-11-27b_llm"), "h200x4_2026-11-27b"),
     (("h100x4_2026-11-27_lat", "h100x4_2026-11-27_lab"), "h100x4_2026-11-27"),   # not '..._la'
@@ -275,4 +303,5 @@ def test_every_sealed_lease_keeps_its_name():
                                             "4x H200, `h200x4_2026-11-27b` (sealed)",
                                             "4x H100, `h100x4_2026-11-27c` (sealed)",
                                             "4x H200, `h200x4_2026-11-27d` (sealed)",
-                                            "4x H200, `h200x4_2026-11-27e` (sealed)"]
+                                            "4x H200, `h200x4_2026-11-27e` (sealed)",
+                                            "4x H200, `h200x4_2026-11-27f` (sealed)"]

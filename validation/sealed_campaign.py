@@ -157,7 +157,11 @@ H200E = Sealed(DATA / "h200x4_2026-11-27e_lat", DATA / "h200x4_2026-11-27e_bw", 
                "hgx-h200", "h200s5_sealed", "h200-nvlink", RUNS[:3] + (RUNS[4], RUNS[6]), "05a296d", "4x H200",
                "An eleventh machine, sealed", "at the start of the session of 2026-11-27 14:03-17:03 UTC (14:26-14:37) "
                "under main 05a296d", "h200x4_2026-11-26d", "0dc49fc")
-SEALED = (H100, H200, H200B, H100C, H200D, H200E)
+H200F = Sealed(DATA / "h200x4_2026-11-27f_lat", DATA / "h200x4_2026-11-27f_bw", DATA / "h200x4_2026-11-27f_llm",
+               "hgx-h200", "h200s6_sealed", "h200-nvlink", RUNS[:3] + (RUNS[4], RUNS[6]), "972db1b", "4x H200",
+               "A twelfth machine, sealed", "at the start of the session of 2026-11-27 16:49-19:49 UTC (16:50-17:03) "
+               "under main 972db1b", "h200x4_2026-11-26d", "b5daa76")
+SEALED = (H100, H200, H200B, H100C, H200D, H200E, H200F)
 """The sealed campaigns in the report's order."""
 
 

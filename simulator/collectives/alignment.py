@@ -69,6 +69,8 @@ small packs is meant to offset; only float32 was measured.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 ALIGN_BYTES = 16
 """NCCL's vector pack (``BigPackSize``): a step whose pointers are not all multiples of it copies by elements."""
 
@@ -93,8 +95,14 @@ def unaligned_share(ranks: int, size_bytes: float, op: str = "all_gather") -> fl
     largest fraction of one rank's sends with an unaligned source or destination offset); the share is
     ``size_bytes / ranks`` in whole bytes (rounded down, as a count of elements is: nccl-tests' sizes and the
     training models' tensors are whole elements per rank)."""
-    share = int(size_bytes // ranks) % ALIGN_BYTES
-    if op == "all_to_all":
+    return _unaligned_fraction(ranks, int(size_bytes // ranks) % ALIGN_BYTES, op == "all_to_all")
+
+
+@lru_cache(maxsize=4096)
+def _unaligned_fraction(ranks: int, share: int, all_to_all: bool) -> float:
+    """:func:`unaligned_share` for a share of ``share`` bytes modulo :data:`ALIGN_BYTES` (16 values per world size:
+    cached, as the closed form asks it once per prediction)."""
+    if all_to_all:
         # rank a sends the part at offset b x share of its buffer into offset a x share of b's: each rank's sends
         # run side by side, so the call waits for the rank with most unaligned pairs
         return max(sum(_off(a * share) or _off(b * share) for b in range(ranks) if b != a)

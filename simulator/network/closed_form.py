@@ -64,9 +64,12 @@ class Shape:
     def time_s(self, size_bytes: float) -> float:
         if self.at_channels is not None:
             return self.sized(size_bytes).time_s(size_bytes)
-        p = self.plan
-        return call_time_s(self.alpha_s, self.beta_s_per_byte, self.wire_s_per_byte, p.costed_bytes(size_bytes),
-                           p.pad_bytes(size_bytes), p.chunk_overhead_s(size_bytes), self.host_s)
+        size = self.plan.costed_bytes(size_bytes)
+        c = self.plan.chunking
+        if c is None:
+            return call_time_s(self.alpha_s, self.beta_s_per_byte, self.wire_s_per_byte, size, host_s=self.host_s)
+        return call_time_s(self.alpha_s, self.beta_s_per_byte, self.wire_s_per_byte, size,
+                           c.pad_bytes(size_bytes), c.overhead_s(size_bytes), self.host_s)
 
 
 def call_time_s(alpha_s, beta_s_per_byte, wire_s_per_byte, size_bytes, pad_bytes=0.0, chunk_steps_s=0.0,

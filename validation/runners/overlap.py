@@ -85,6 +85,29 @@ def parse_settings(argv: Sequence[str] | None) -> OverlapSettings:
 # Everything below needs torch; it is imported inside the functions.
 
 
+def collective_call(op: str, size_bytes: int, dtype: Any, device: Any, world: int) -> Callable[[], None]:
+    """One call of ``op`` (of :data:`OPS`) on ``world`` ranks over a buffer of ``size_bytes`` (nccl-tests size: the
+    whole buffer, rounded down to a multiple of the ranks), its tensors allocated once here."""
+    import torch
+    import torch.distributed as dist
+
+    elem = torch.tensor([], dtype=dtype).element_size()
+    total = max(size_bytes // elem // world, 1) * world
+    shard = total // world
+    if op == "reduce_scatter":
+        x = torch.ones(total, dtype=dtype, device=device)
+        y = torch.empty(shard, dtype=dtype, device=device)
+        scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor  # torch < 2.13
+        return lambda: scatter(y, x)
+    if op == "all_gather":
+        x = torch.ones(shard, dtype=dtype, device=device)
+        y = torch.empty(total, dtype=dtype, device=device)
+        gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor  # torch < 2.13
+        return lambda: gather(y, x)
+    x = torch.ones(total, dtype=dtype, device=device)
+    return lambda: dist.all_reduce(x)
+
+
 class _Probe:
     """One rank's buffers, streams and timing."""
 
@@ -112,24 +135,7 @@ class _Probe:
         return (lambda: torch.mm(self.a, self.b, out=self.c)), 3.0 * self.a.numel() * self.a.element_size()
 
     def collective(self, op: str, size_bytes: int) -> Callable[[], None]:
-        import torch
-        import torch.distributed as dist
-
-        elem = torch.tensor([], dtype=self.dtype).element_size()
-        total = max(size_bytes // elem // self.world, 1) * self.world
-        shard = total // self.world
-        if op == "reduce_scatter":
-            x = torch.ones(total, dtype=self.dtype, device=self.device)
-            y = torch.empty(shard, dtype=self.dtype, device=self.device)
-            scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor  # torch < 2.13
-            return lambda: scatter(y, x)
-        if op == "all_gather":
-            x = torch.ones(shard, dtype=self.dtype, device=self.device)
-            y = torch.empty(total, dtype=self.dtype, device=self.device)
-            gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor  # torch < 2.13
-            return lambda: gather(y, x)
-        x = torch.ones(total, dtype=self.dtype, device=self.device)
-        return lambda: dist.all_reduce(x)
+        return collective_call(op, size_bytes, self.dtype, self.device, self.world)
 
     def _events(self) -> tuple[Any, Any]:
         import torch

@@ -100,6 +100,12 @@
 #                   (NCCL_MIN_NCHANNELS=NCCL_MAX_NCHANNELS=12 / 32); pass 1 with NCCL_DEBUG=INFO (INIT,ENV,TUNING: every
 #                   call's algorithm, protocol and channels, folded into counts, proto_nccl_<variant>_w<n>.txt), pass 2
 #                   without it (4 GPUs first); no launch starts after PROTO_DEADLINE_S (default 175) seconds
+#           gemmnccl  compute kernels beside NCCL kernels (issue 14, validation.runners.gemm_nccl, validation.gemm_nccl):
+#                   bf16 GEMMs of the FSDP/TP shapes, a flash attention and a 256 MiB copy alone, inside a chain of
+#                   all_gather / reduce_scatter / all_reduce of 16-256 MiB (xfer) and beside a waiting NCCL kernel
+#                   (spin), on 2 GPUs, one launch per channel count (GEMMNCCL_CHANNELS, default "24 8 16 32 default":
+#                   NCCL_MIN_NCHANNELS=NCCL_MAX_NCHANNELS), NCCL INFO 'coll channels' lines kept, nvidia-smi sampled
+#                   every 100 ms; no launch starts after GEMMNCCL_DEADLINE_S (default 150) seconds
 # NVLink multicast stays off (shared hosts): NCCL_NVLS_ENABLE=0 and friends are exported here and by the runners.
 set -uo pipefail
 phase=$1; out=$2
@@ -257,6 +263,22 @@ proto() {   # issue 10: NCCL's protocol / channels at 8-64 MiB; one launch per (
     done
   done
 }
+gemmnccl() {   # issue 14: GEMMs beside NCCL kernels, one launch per channel count on 2 GPUs
+  local c envs
+  smi_start
+  for c in ${GEMMNCCL_CHANNELS:-24 8 16 32 default}; do
+    if [ "$SECONDS" -gt "${GEMMNCCL_DEADLINE_S:-150}" ]; then echo "gemmnccl ch$c skipped (time)"; continue; fi
+    envs=(); [ "$c" = default ] || envs=(NCCL_MIN_NCHANNELS=$c NCCL_MAX_NCHANNELS=$c)
+    echo "gemmnccl ch$c start $(date -u +%s.%N)"
+    env "${envs[@]}" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV timeout 90 $PY -m torch.distributed.run \
+        --nproc-per-node 2 --standalone -m validation.runners.gemm_nccl --reps ${GEMMNCCL_REPS:-10} \
+        --out "$out/gemmnccl_ch$c.jsonl" > "$out/log_gemmnccl_ch$c.log" 2>&1 || echo "gemmnccl ch$c: failed"
+    grep -E 'coll channels|NCCL_(MIN|MAX)_NCHANNELS' "$out/log_gemmnccl_ch$c.log" | sed -E 's/^[^ ]+ \[[0-9]+\] //' \
+        | sort | uniq -c
+    echo "gemmnccl ch$c end $(date -u +%s.%N)"
+  done
+  kill "$logger"
+}
 smi_start() {   # nvidia-smi samples of clocks, power, temperature (and clock-event reasons) every 100 ms into smi.csv
   local smi=timestamp,index,clocks.sm,clocks.mem,power.draw,temperature.gpu
   nvidia-smi --query-gpu=$smi,clocks_event_reasons.active --format=csv >/dev/null 2>&1 \
@@ -365,6 +387,7 @@ case "$phase" in
   bwfine) bwfine ;;
   slope) slope ;;
   proto) proto ;;
+  gemmnccl) gemmnccl ;;
   l2) l2 ;;
   peercopy) peercopy torch 1 ;;
   peerraw) peercopy cupy 3 ;;

@@ -128,3 +128,34 @@ def test_probe_prints_the_fit_and_the_held_out_table(capsys):
     assert align_probe.main([]) == 0
     out = capsys.readouterr().out
     assert "fitted factor" in out and "h100x4_2026-11-27_bwfine" in out and "unaligned" in out
+
+
+@pytest.mark.parametrize("size", UNALIGNED[:2])
+def test_every_timer_of_a_collective_pays_the_unaligned_shares(size):
+    """rv21: the LLM model's collectives (GroupCollectives.time_s, its contended SimPy jobs and its plan choice) and
+    the interval model's own centre priced S, not Plan.costed_bytes, so a TP / FSDP all_gather of an unaligned size
+    cost what an aligned one does there while `gpunetsim collective` charged k; an interval asked without a time
+    (IntervalModel.interval) lay wholly below the closed form's prediction (23.7 MiB on 4 H200s, calibrated:
+    73-88 us around 125 us)."""
+    import simpy
+
+    from simulator.collectives.params import load_calibration
+    from simulator.training.llm.flows import ComponentFlowNetwork
+    from simulator.training.llm.collective_job import CollJob, run_job
+    from simulator.training.llm.groups import GroupCollectives
+    router_model = _model(load_calibration("h200-nvlink"))
+    closed = router_model.shape("all_gather", "ring", "simple").time_s(size)
+    ranks = tuple(router_model.router.gpus)
+    groups = GroupCollectives(router_model.router, router_model.params)
+    plan = router_model.planner.plan("all_gather", "ring", "simple")
+    assert plan.costed_bytes(size) > size
+    # the LLM model's isolated call is priced in full (no host overlap): alpha + costed bytes x beta
+    s = router_model.shape("all_gather", "ring", "simple")
+    assert groups.time_s(plan, ranks, size) == pytest.approx(s.alpha_s + s.beta_s_per_byte * plan.costed_bytes(size))
+    env = simpy.Environment()
+    net = ComponentFlowNetwork(env, groups.capacity_Bps)
+    env.process(run_job(env, net, CollJob(plan, size, 1, "ag", ranks=ranks)))
+    env.run()
+    assert env.now == pytest.approx(groups.time_s(plan, ranks, size), rel=1e-6)
+    iv = router_model.intervals.interval("all_gather", "ring", "simple", size)
+    assert iv.lo_s <= closed <= iv.hi_s

@@ -253,3 +253,19 @@ def test_docs_example_output(capsys):
     command, expected = block.split("\n", 1)
     assert main(shlex.split(command.removeprefix("$ gpunetsim "))) == 0
     assert capsys.readouterr().out == expected
+
+
+def test_replica_state_counts_parameters_from_the_one_dtype_table_and_refuses_an_unknown_dtype():
+    """replica_state_bytes (``fits``) counts each gradient's elements by its dtype from simulator.core.vocabulary
+    (an alias such as ``bf16`` is 2 bytes, not the 4 an unknown name used to get) and refuses a dtype it does not
+    know, naming the workload, the parameter and the value (rv21)."""
+    from simulator.core.errors import InputError
+    from simulator.training.ddp import REPLICA_STATE_BYTES_PER_PARAM, replica_state_bytes
+    from simulator.training.workload import ParamGrad, Workload
+    w = Workload("w", 1e-3, 2e-3, 1e-4, (ParamGrad("a", 4000, 1e-3, "float32"), ParamGrad("b", 2000, 1e-3, "bf16")))
+    assert replica_state_bytes(w) == REPLICA_STATE_BYTES_PER_PARAM * 2000
+    bad = Workload("mine.yaml", 1e-3, 2e-3, 1e-4, (ParamGrad("fc.weight", 4000, 1e-3, "float12"),))
+    with pytest.raises(InputError) as e:
+        replica_state_bytes(bad)
+    assert str(e.value).startswith("mine.yaml: params.fc.weight.dtype: unknown dtype")
+    assert "'float12'" in str(e.value)

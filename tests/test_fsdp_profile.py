@@ -59,3 +59,40 @@ def test_committed_profiles_read_back_with_both_ranks_and_the_model_alone() -> N
 def test_cli_names_a_bad_file_in_one_line_with_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert fpr.main(["/nonexistent/fsdpprof_world2.jsonl"]) == 2
     assert capsys.readouterr().err.startswith("error: /nonexistent/fsdpprof_world2.jsonl")
+
+
+def _mutate(how):
+    import json
+    recs = [json.loads(x) for x in (DATA / "fsdpprof_world2_L1.jsonl").read_text().splitlines()]
+    fsdp = next(r for r in recs if r["kind"] == "llm_fsdp")
+    profile = next(r for r in recs if r["kind"] == "llm_profile")
+    how(fsdp, profile)
+    return "\n".join(json.dumps(r) for r in recs) + "\n"
+
+
+@pytest.mark.parametrize("how, field, words", [
+    (lambda f, p: f["timeline"][0]["summary"].pop("busy_s"), "line 3: timeline[0].summary.busy_s", "missing field"),
+    (lambda f, p: f["timeline"][0]["events"].__setitem__(0, [7, "compute"]), "line 3: timeline[0].events[0]",
+     "expected [stream, class"),
+    (lambda f, p: f.__setitem__("timeline", "oops"), "line 3: timeline", "(got 'oops')"),
+    (lambda f, p: f.pop("launch_index"), "line 3", "'llm_fsdp' record has no 'launch_index'"),
+    (lambda f, p: p["model_timeline"][0].__setitem__("summary", {"span_s": 1}),
+     "line 2: model_timeline[0].summary.compute_stream", "missing field"),
+])
+@pytest.mark.parametrize("boundaries", [False, True])
+def test_a_malformed_profile_is_refused_naming_file_field_and_value(tmp_path, capsys, how, field, words, boundaries):
+    """A fresh user's bad file (rv21: each of these was a KeyError / TypeError traceback, or silently accepted) is
+    one line naming the file, the field and the value, exit status 2."""
+    bad = tmp_path / "fsdpprof_world2_L1.jsonl"
+    bad.write_text(_mutate(how))
+    assert fpr.main([str(bad)] + (["--boundaries"] if boundaries else [])) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {bad}: {field}") and words in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("text", ["", '{"kind": "meta", "runner": "fsdp"}\n'])
+def test_a_file_without_profiled_steps_is_named(tmp_path, capsys, text):
+    bad = tmp_path / "x.jsonl"
+    bad.write_text(text)
+    assert fpr.main([str(bad)]) == 2
+    assert "x.jsonl: no llm_fsdp record with a profiled step" in capsys.readouterr().err

@@ -303,3 +303,18 @@ def test_getting_started_calibrate_walkthrough_trains_a_plan_that_fits(capsys):
     del args[i:i + 2]
     assert main(args + ["--json"]) == 0
     assert json.loads(capsys.readouterr().out)["fits"] is True
+
+
+def test_a_compute_key_that_is_not_a_number_says_so(tmp_path):
+    """rv21: llm.host_block_s "fast" read "out of range [0, 1]"; a number out of range still does."""
+    import json
+
+    from simulator.core.errors import InputError
+    from simulator.training.llm.compute import load_compute_params as load_compute
+    for value, words in (("fast", "must be a number in [0, 1] (got 'fast')"), (-1, "out of range [0, 1] (got -1)")):
+        path = tmp_path / "c.json"
+        path.write_text(json.dumps({"format": "gpunetsim-calibration/1", "name": "c", "params": {},
+                                    "llm": {"host_block_s": value}}))
+        with pytest.raises(InputError) as e:
+            load_compute(str(path))
+        assert str(e.value) == f"{path}: llm.host_block_s: {words}"

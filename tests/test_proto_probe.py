@@ -82,3 +82,22 @@ def test_lines_show_the_intercepts_growth_below_the_models_for_all_reduce():
 def test_bad_folder_exits_2(tmp_path, capsys):
     assert pp.main([str(tmp_path)]) == 2
     assert "no proto_world" in capsys.readouterr().err
+
+
+def test_a_log_file_named_off_the_pattern_is_refused_naming_it(tmp_path):
+    """rv21 fresh-user pass: proto_nccl_default_wtwo.txt was an int() ValueError traceback."""
+    write(tmp_path, "proto_nccl_default_wtwo.txt", LINE.format(n=1, op="AllGather", b=4 << 20, proto="SIMPLE", hi=23))
+    with pytest.raises(InputError) as e:
+        pp.read_choices(tmp_path)
+    assert str(e.value) == (f"{tmp_path / 'proto_nccl_default_wtwo.txt'}: file name: expected a name "
+                            "proto_nccl_<variant>_w<GPUs>.txt (got 'proto_nccl_default_wtwo.txt')")
+
+
+def test_a_disagreement_names_the_file_and_the_line(tmp_path):
+    write(tmp_path, "proto_nccl_default_w2.txt",
+          LINE.format(n=3, op="AllReduce", b=16 << 20, proto="SIMPLE", hi=23),
+          LINE.format(n=1, op="AllReduce", b=16 << 20, proto="LL128", hi=23))
+    with pytest.raises(InputError) as e:
+        pp.read_choices(tmp_path)
+    assert str(e.value).startswith(f"{tmp_path / 'proto_nccl_default_w2.txt'}: all_reduce 16777216 B: NCCL chose")
+    assert "proto LL128" in str(e.value)

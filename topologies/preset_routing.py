@@ -1,6 +1,6 @@
 """Routes of a preset cluster as arrays: one server's routes mapped to every server by index tables.
 
-:class:`PresetRouter` follows the rules of :mod:`topologies.routing` (same routes, same link ids as
+:class:`PresetRouter` follows the rules of :mod:`topologies.route_rules` (same routes, same link ids as
 ``Router(cluster.to_graph())``; the tests compare them pair by pair) without a graph of the
 cluster. A route between two GPUs is fixed by its *shape*: the two GPUs' places in their servers
 and whether the servers are the same, under one leaf, or joined through the spine. Each shape is
@@ -21,6 +21,7 @@ from simulator.core.arrays import use_arrays
 from simulator.core.errors import InputError
 from topologies.graph import ClusterInfo
 from topologies.preset_cluster import PresetCluster
+from topologies.route_rules import crossable, nearest, nic_for_gpu, server_path, uses_pxn
 from topologies.route_table import RouteTable
 from topologies.routing import Router
 from topologies.smallgraph import bfs_lengths, dijkstra_path
@@ -333,42 +334,23 @@ class PresetRouter(Router):
         return r
 
     def _host_path(self, a: str, b: str) -> tuple[str, ...]:
-        T = self._T
+        return tuple(server_path(a, b, self.p2p, self._in_server, self._tkind.get, self._dijkstra,
+                                 lambda x, allowed: bfs_lengths(self._T, x, allowed)))
 
-        def path(x: str, y: str) -> list[str]:
-            """Crossing no GPU or NIC but ``x`` and ``y`` (a leg through host memory never turns back through
-            its GPU and that GPU's NVLink: peer-to-peer is off)."""
-            def allowed(n: str) -> bool:
-                d = T.nodes[n]
-                return d.get("host") == 0 and (n in (x, y) or d.get("kind") not in ("gpu", "nic"))
+    def _in_server(self, n: str) -> bool:
+        return self._T.nodes[n].get("host") == 0
 
-            def weight(u: str, v: str, d: dict) -> float | None:
-                return 1.0 / d["bw_Bps"] if allowed(u) and allowed(v) else None
-
-            p = dijkstra_path(T, x, y, weight)
-            if p is None:
-                raise InputError(f"no route from {x!r} to {y!r} inside its server", field="links",
-                                 value=f"{x} -> {y}")
-            return p
-
-        if T.nodes[a]["kind"] == "gpu" and T.nodes[b]["kind"] == "gpu" and not self.p2p:
-            cpu = self._nearest_cpu(a, a)
-            return tuple(path(a, cpu) + path(cpu, b)[1:])
-        return tuple(path(a, b))
+    def _dijkstra(self, x: str, y: str, weight) -> list[str]:
+        p = dijkstra_path(self._T, x, y, weight)
+        if p is None:
+            raise InputError(f"no route from {x!r} to {y!r} inside its server", field="links", value=f"{x} -> {y}")
+        return p
 
     def _nearest_cpu(self, gpu: str, name: str) -> str:
-        """Server 0's CPU nearest to its GPU ``gpu`` (in hops, then by name) through switches only;
-        ``name`` is the GPU's own name for errors."""
-        T = self._T
-
-        def allowed(n: str) -> bool:
-            d = T.nodes[n]
-            return d.get("host") == 0 and (n == gpu or d.get("kind") not in ("gpu", "nic"))
-
-        cands = sorted((d, n) for n, d in bfs_lengths(T, gpu, allowed).items() if T.nodes[n].get("kind") == "cpu")
-        if not cands:
-            raise InputError(f"{name!r} reaches no cpu node in its server", field="links", value=name)
-        return cands[0][1]
+        """Server 0's CPU nearest to its GPU ``gpu`` (route_rules.nearest); ``name`` is the GPU's own name for
+        errors."""
+        allowed = crossable((gpu,), self._in_server, self._tkind.get)
+        return nearest(gpu, "cpu", bfs_lengths(self._T, gpu, allowed), self._tkind.get, name)
 
     def to_host_memory(self, gpu: str) -> tuple[int, ...]:
         t, h = self._server_node(gpu)
@@ -383,12 +365,8 @@ class PresetRouter(Router):
 
     def _nic_of_gpu(self, gpu: str) -> str:
         """The NIC a GPU uses: the one on its own PCIe switch, balanced by local index, else nearest."""
-        local = [n for sw in self._switches_of(gpu) for n in self._on_switch(sw, "nic")]
-        i = self._T.nodes[gpu]["local"]
-        if local:
-            return local[i % len(local)]
-        per = max(1, -(-self._P // len(self._tnics)))
-        return self._tnics[min(len(self._tnics) - 1, i // per)]
+        on_switch = [n for sw in self._switches_of(gpu) for n in self._on_switch(sw, "nic")]
+        return nic_for_gpu(self._T.nodes[gpu]["local"], on_switch, self._tnics, self._P)
 
     def _owner_of_nic(self, nic: str) -> str | None:
         for sw in self._switches_of(nic):
@@ -401,6 +379,6 @@ class PresetRouter(Router):
         """GPU to the NIC it sends through: over NVLink to the NIC's own GPU first (PXN) if needed; with
         peer-to-peer off (no NVLink between the GPUs, so no PXN) straight through PCIe and the CPUs."""
         owner = self._owner_of_nic(nic)
-        if owner is not None and owner != src and self._has_nvswitch and self.p2p:
+        if uses_pxn(src, owner, self._has_nvswitch, self.p2p):
             return self._local_route(src, owner) + self._local_route(owner, nic)
         return self._local_route(src, nic)

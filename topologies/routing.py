@@ -1,6 +1,7 @@
 """Routes: which directed links a transfer from one GPU to another crosses.
 
-Rules (what NCCL does on such machines):
+Rules (what NCCL does on such machines; the in-server ones written once in topologies.route_rules, which
+both routers ask):
 - Inside a server, the path of highest bandwidth (NVLink through the NVSwitch plane if there is
   one, else PCIe). Other GPUs and NICs are never transit nodes. With peer-to-peer off
   (``ClusterInfo.p2p`` is False) GPU-to-GPU traffic goes up to the CPU and back down (host memory).
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 from simulator.core.errors import InputError
 from topologies.graph import ClusterInfo, cluster_info, gpus as gpu_nodes, info_from_attributes
+from topologies.route_rules import crossable, nearest, nic_for_gpu, server_path, uses_pxn
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -228,7 +230,7 @@ class Router:
         up = self._up.get(key)
         if up is None:
             owner = self._owner_of_nic(nic)
-            if owner is not None and owner != src and self._host[src] in self._has_nvswitch and self.p2p:
+            if uses_pxn(src, owner, self._host[src] in self._has_nvswitch, self.p2p):
                 up = self._local_route(src, owner) + self._local_route(owner, nic)
             else:
                 up = self._local_route(src, nic)
@@ -355,10 +357,8 @@ class Router:
         """Directed link ids from ``gpu`` to the nearest CPU of its server (a copy to pinned host
         memory, e.g. Gloo staging a CUDA tensor); the reverse links carry the copy back."""
         host = self._host[gpu]
-
-        def allowed(n: str) -> bool:
-            return self._host.get(n) == host and (n == gpu or self._kind[n] not in ("gpu", "nic"))
-        return self._local_route(gpu, self._nearest(gpu, "cpu", allowed))
+        allowed = crossable((gpu,), lambda n: self._host.get(n) == host, self._kind.get)
+        return self._local_route(gpu, nearest(gpu, "cpu", self._lengths(gpu, allowed), self._kind.get))
 
     def wire_latency_s(self, route: tuple[int, ...]) -> float:
         return float(sum(self.latency_s[i] for i in route))
@@ -369,22 +369,8 @@ class Router:
             pre = f"h{h}."
             a, b = pre + a, pre + b
         host = self._host[a]
-
-        def allowed(*ends: str):
-            """Nodes a leg between ``ends`` may cross: its server's, no GPU or NIC but its own ends."""
-            return lambda n: self._host.get(n) == host and (n in ends or self._kind[n] not in ("gpu", "nic"))
-
-        def weight(*ends: str):
-            ok = allowed(*ends)
-            return lambda u, v, d: 1.0 / d["bw_Bps"] if ok(u) and ok(v) else None
-
-        if self._kind[a] == "gpu" and self._kind[b] == "gpu" and not self.p2p:
-            # each leg of the trip through host memory crosses no GPU but its own: back through ``a`` and its
-            # NVLink to ``b`` would be peer-to-peer, which is off
-            cpu = self._nearest(a, "cpu", allowed(a))
-            p = self._dijkstra(a, cpu, weight(a, cpu)) + self._dijkstra(cpu, b, weight(cpu, b))[1:]
-        else:
-            p = self._dijkstra(a, b, weight(a, b))
+        p = server_path(a, b, self.p2p, lambda n: self._host.get(n) == host, self._kind.get, self._dijkstra,
+                        self._lengths)
         if h >= 0:
             p = [n[len(f"h{h}."):] for n in p]
         return tuple(p)
@@ -397,14 +383,10 @@ class Router:
             raise InputError(f"no route from {a!r} to {b!r} inside its server", field="links",
                              value=f"{a} -> {b}") from None
 
-    def _nearest(self, a: str, kind: str, allowed) -> str:
+    def _lengths(self, a: str, allowed) -> dict[str, int]:
+        """Hop counts from ``a`` through the nodes ``allowed`` says a route may cross."""
         import networkx as nx
-        lengths = nx.single_source_shortest_path_length(self.G.subgraph(
-            [n for n in self.G if allowed(n)]), a)
-        cands = sorted((d, str(n)) for n, d in lengths.items() if self._kind[n] == kind)
-        if not cands:
-            raise InputError(f"{a!r} reaches no {kind} node in its server", field="links", value=a)
-        return cands[0][1]
+        return nx.single_source_shortest_path_length(self.G.subgraph([n for n in self.G if allowed(n)]), a)
 
     def _nic_of_gpu_uncached(self, gpu: str) -> str:
         """The NIC a GPU uses: the one on its own PCIe switch, balanced by local index, else nearest."""
@@ -413,11 +395,8 @@ class Router:
         if not nics:
             raise InputError(f"GPU {gpu!r} is on a server without NIC but must talk to another server",
                              field="nodes", value=gpu)
-        local = [n for sw in self._switches_of[gpu] for n in self._nics_on[sw]]
-        if local:
-            return local[self._local[gpu] % len(local)]
-        per = max(1, -(-self._gpus_per_host[h] // len(nics)))
-        return nics[min(len(nics) - 1, self._local[gpu] // per)]
+        return nic_for_gpu(self._local[gpu], [n for sw in self._switches_of[gpu] for n in self._nics_on[sw]], nics,
+                           self._gpus_per_host[h])
 
     def _owner_of_nic_uncached(self, nic: str) -> str | None:
         """The GPU sharing a PCIe switch with ``nic`` whose own NIC it is (None if no such GPU)."""

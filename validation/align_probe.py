@@ -31,6 +31,7 @@ import numpy as np
 from simulator.collectives.alignment import unaligned_share
 from simulator.collectives.params import DEFAULTS, Parameters
 from validation import proto_probe
+from validation.check_cli import print_lines
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 FIT_VARIANTS = ("default", "simple")
@@ -137,11 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import argparse
     argparse.ArgumentParser(prog="python -m validation.align_probe",
                             description=__doc__.split("\n\n")[0]).parse_args(argv)
-    pts = fit_points()
-    print("\n".join(fit_rows(pts)))
-    print()
-    print("\n".join(heldout_rows(DEFAULTS["unaligned_copy_factor"])))
-    return 0
+    return print_lines(lambda: [*fit_rows(fit_points()), "", *heldout_rows(DEFAULTS["unaligned_copy_factor"])])
 
 
 if __name__ == "__main__":

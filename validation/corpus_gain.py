@@ -33,6 +33,7 @@ import numpy as np
 from validation.compare import Comparison
 from validation.corpus import unpredictable
 from validation.corpus_reach import WITHIN
+from validation.check_cli import run_command
 
 
 @dataclass(frozen=True)
@@ -115,12 +116,12 @@ def main(argv: list[str] | None = None) -> int:
     from validation.corpus_reach import reach
     p = argparse.ArgumentParser(prog="python -m validation.corpus_gain", description=__doc__.splitlines()[0])
     p.parse_args(argv)
-    results = corpus.leave_one_dataset_out(corpus.corpus_parts(Path(__file__).resolve().parent / "data"))
-    rows = gains(results)
-    print("\n".join(table(rows)))
-    print()
-    print(summary(rows, reach(results).needed))
-    return 0
+
+    def run() -> None:
+        results = corpus.leave_one_dataset_out(corpus.corpus_parts(Path(__file__).resolve().parent / "data"))
+        rows = gains(results)
+        print("\n".join([*table(rows), "", summary(rows, reach(results).needed)]))
+    return run_command(run)
 
 
 if __name__ == "__main__":

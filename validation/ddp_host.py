@@ -46,6 +46,7 @@ from simulator.training.buckets import assign_buckets
 from simulator.training.ddp import buffer_count, buffer_tensors, host_extra_s
 from simulator.training.workload import Workload, step_compute_s, workload_from_dict
 from validation.runners.records import read_measurement_records
+from validation.check_cli import run_command
 
 DATA = Path(__file__).resolve().parent / "data"
 PROBE = DATA / "h100x4_2026-11-26_ddp"
@@ -214,27 +215,25 @@ def key_text(key: str, value: float) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     import argparse
-
-    from simulator.collectives.params import load_calibration
     ap = argparse.ArgumentParser(prog="python -m validation.ddp_host",
                                  description="DDP's per-tensor costs measured on one host's ddpcompute probe.")
     ap.add_argument("folder", nargs="?", default=str(PROBE),
                     help="a dataset folder with compute_world*.jsonl (default: the committed 4x H100 probe)")
     a = ap.parse_args(argv)
-    try:
-        pts = read_probe(Path(a.folder))
-        if not pts:
-            raise InputError("no synchronised and no_sync() rounds after the first in compute_world*.jsonl",
-                             source=a.folder)
-        lines, keys = table_lines(load_calibration(CALIBRATION), pts)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    return run_command(lambda: _print_table(a.folder))
+
+
+def _print_table(folder: str) -> None:
+    from simulator.collectives.params import load_calibration
+    pts = read_probe(Path(folder))
+    if not pts:
+        raise InputError("no synchronised and no_sync() rounds after the first in compute_world*.jsonl",
+                         source=folder)
+    lines, keys = table_lines(load_calibration(CALIBRATION), pts)
     print(f"Collective and DDP keys other than these from the shipped calibration `{CALIBRATION}` (fitted on "
           "H200s), whatever host the folder holds.")
     print("\n".join(lines))
     print(", ".join(key_text(k, v).replace("`", "") for k, v in keys.items()))
-    return 0
 
 
 if __name__ == "__main__":

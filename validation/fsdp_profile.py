@@ -77,7 +77,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from simulator.core.errors import InputError
-from simulator.core.inputs import read_jsonl
+from validation.runners.records import read_measurement_records
+from validation.check_cli import print_lines
 
 DATA = Path(__file__).resolve().parent / "data"
 PROFILE_FILES = "fsdpprof_world*.jsonl"
@@ -158,13 +159,75 @@ class Profiled:
         return tuple(t["summary"] for t in self.record["timeline"] if t)
 
 
+SUMMARY_KEYS = ("span_s", "compute_stream", "busy_s", "count", "compute_busy_s", "idle_host_s", "idle_nccl_s",
+                "idle_other_s", "nccl_s", "nccl_exposed_s")
+"""What a profiled step's ``summary`` holds (validation.runners.step_timeline.summarize_timeline) and is read here."""
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def checked_timeline(t: Any, path: Path, where: str) -> Mapping[str, Any]:
+    """One rank's profiled step (``{"events", "summary", "wall_s"}``, validation.runners.step_timeline) as read, or an
+    :class:`InputError` naming the file, the field (``line N: timeline[r].events[k]``) and the value."""
+    if not isinstance(t, Mapping):
+        raise InputError("expected a profiled step {events, summary, wall_s} (fsdp --profile-step)", source=str(path),
+                         field=where, value=t)
+    events, summary = t.get("events"), t.get("summary")
+    if not isinstance(events, list):
+        raise InputError("expected a list of GPU intervals", source=str(path), field=f"{where}.events", value=events)
+    for k, e in enumerate(events):
+        if not (isinstance(e, list) and len(e) == 5 and isinstance(e[1], str) and _number(e[2]) and _number(e[3])
+                and (e[4] is None or _number(e[4]))):
+            raise InputError("expected [stream, class, start_s, duration_s, launch_s or null]", source=str(path),
+                             field=f"{where}.events[{k}]", value=e)
+    if not isinstance(summary, Mapping):
+        raise InputError("expected the step's summary (an object)", source=str(path), field=f"{where}.summary",
+                         value=summary)
+    for key in SUMMARY_KEYS:
+        if key not in summary:
+            raise InputError("missing field", source=str(path), field=f"{where}.summary.{key}")
+    busy = summary["busy_s"]
+    if not isinstance(busy, Mapping) or str(summary["compute_stream"]) not in busy:
+        raise InputError("expected {stream: {class: seconds}} holding the compute stream "
+                         f"{summary['compute_stream']!r}", source=str(path), field=f"{where}.summary.busy_s",
+                         value=busy)
+    if "wall_s" in t and not _number(t["wall_s"]):
+        raise InputError("must be a number", source=str(path), field=f"{where}.wall_s", value=t["wall_s"])
+    return t
+
+
+def _timelines(rec: Mapping[str, Any], key: str, path: Path, line: int) -> tuple[Mapping[str, Any], ...]:
+    """The non-null profiled steps of ``rec[key]`` (a list per rank), each checked."""
+    value = rec.get(key) or ()
+    if not isinstance(value, list):
+        raise InputError("expected a list of profiled steps, one per rank", source=str(path),
+                         field=f"line {line}: {key}", value=value)
+    return tuple(checked_timeline(t, path, f"line {line}: {key}[{r}]") for r, t in enumerate(value) if t)
+
+
 def read_profiled(path: Path) -> list[Profiled]:
-    """The ``llm_fsdp`` records of ``path`` with a profiled step, each with its launch's profile point's."""
-    recs = [r for _, r in read_jsonl(path)]
-    models = {(r["launch_index"], r["hidden"]): tuple(t for t in r.get("model_timeline") or () if t)
-              for r in recs if r.get("kind") == "llm_profile"}
-    return [Profiled(path, r, models.get((r["launch_index"], r["hidden"]), ())) for r in recs
-            if r.get("kind") == "llm_fsdp" and any(r.get("timeline") or ())]
+    """The ``llm_fsdp`` records of ``path`` with a profiled step, each with its launch's profile point's; an
+    :class:`InputError` naming the file, field and value for a malformed record, and for a file without any."""
+    models: dict[tuple[Any, Any], tuple[Mapping[str, Any], ...]] = {}
+    found: list[tuple[int, Mapping[str, Any], tuple[Mapping[str, Any], ...]]] = []
+    for line, r in read_measurement_records(path):
+        if r.get("kind") not in ("llm_profile", "llm_fsdp"):
+            continue
+        steps = _timelines(r, "model_timeline" if r["kind"] == "llm_profile" else "timeline", path, line)
+        for key in ("launch_index", "hidden") + (("point", "strategy", "layers", "median_s") if steps
+                                                 and r["kind"] == "llm_fsdp" else ()):
+            if key not in r:
+                raise InputError(f"{r['kind']!r} record has no {key!r}", source=str(path), field=f"line {line}")
+        if r["kind"] == "llm_profile":
+            models[(r["launch_index"], r["hidden"])] = steps
+        elif steps:
+            found.append((line, r, steps))
+    if not found:
+        raise InputError("no llm_fsdp record with a profiled step (the fsdp runner's --profile-step files, "
+                         f"{PROFILE_FILES})", source=str(path))
+    return [Profiled(path, r, models.get((r["launch_index"], r["hidden"]), ())) for _, r, _ in found]
 
 
 def predictors(path: Path) -> Mapping[str, Any]:
@@ -202,7 +265,7 @@ def median_parts(parts: Sequence[StepParts]) -> StepParts:
 def report(paths: Sequence[Path]) -> list[str]:
     lines = []
     for path in paths:
-        profiled = read_profiled(path)
+        profiled = read_profiled(path)          # first: it names a file without profiled steps
         preds = predictors(path)
         lines += [f"## {path.parent.name}/{path.name}", "",
                   "| configuration | launch | side | iteration | " + " | ".join(ROW) + " |",
@@ -288,9 +351,10 @@ def boundary_report(paths: Sequence[Path]) -> list[str]:
              "fwd inner: FSDP - alone | bwd inner: FSDP - alone | simulated FSDP host per unit fwd / bwd |",
              "|---|---|---|---|---|---|---|"]
     for path in paths:
+        profiled = read_profiled(path)          # first: it names a file without profiled steps
         preds = predictors(path)
         by: dict[str, list[Profiled]] = {}
-        for p in read_profiled(path):
+        for p in profiled:
             by.setdefault(p.record["point"], []).append(p)
         for point, ps in by.items():
             rec = ps[0].record
@@ -343,13 +407,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="the host's FSDP work per unit boundary, forward and backward, against the simulation's")
     a = p.parse_args(argv)
     paths = a.files or sorted(DATA.glob(f"*/{PROFILE_FILES}"))
-    try:
-        lines = boundary_report(paths) if a.boundaries else report(paths)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print("\n".join(lines))
-    return 0
+    return print_lines(lambda: boundary_report(paths) if a.boundaries else report(paths))
 
 
 if __name__ == "__main__":

@@ -78,6 +78,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from simulator.core.errors import InputError
 from simulator.training.llm.hbm_contention import collective_hbm_bytes
+from validation.check_cli import print_lines
 from validation.runners.records import read_measurement_records
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -366,13 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                             "HBM-share laws, and the profiled FSDP steps")
     p.add_argument("folder", nargs="?", type=Path, default=FOLDER)
     a = p.parse_args(argv)
-    try:
-        lines = report(a.folder)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print("\n".join(lines))
-    return 0
+    return print_lines(lambda: report(a.folder))
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -37,6 +36,7 @@ from validation.fields import Fields
 from validation.calibrate import MIN_BAND_POINTS
 from validation.host_intervals import fit_block
 from validation.runners.records import read_measurement_records
+from validation.check_cli import run_command
 
 CPU_KEYS = ("gloo.call_overhead_s", "gloo.step_latency_s.loopback", "gloo.loopback_Bps", "gloo.reduce_Bps")
 CUDA_KEYS = ("gloo.staging_efficiency", "gloo.staging_overhead_s")
@@ -134,23 +134,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--world", type=int, default=None, help="fit only this number of processes")
     ap.add_argument("--out", required=True, help="calibration JSON to write")
     a = ap.parse_args(argv)
-    try:
-        pts = [p for p in read_points(a.measurements, a.backend) if a.world is None or p.world == a.world]
-        if not pts:
-            raise InputError(f"no {a.backend} collective in these files", field="measurements", value=a.measurements)
-        pred = HostPredictor(a.topology, a.backend)
-        before = errors_pct(pts, pred.predict(pts, Parameters()))
-        params = fit(pts, pred, name=f"{a.backend}-calibrated")
-        after = errors_pct(pts, pred.predict(pts, params))
-        block = fit_block(pts, pred, params, len(fitted_keys(pts, pred)))
-        if block is not None:
-            params = params.with_host_uncertainty({a.backend: block})
-        save_calibration(params, a.out, fitted_on=[str(m) for m in a.measurements], topology=a.topology,
-                         points=len(pts), median_err_pct_before=float(np.median(before)),
-                         median_err_pct_after=float(np.median(after)))
-    except InputError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    return run_command(lambda: _calibrate(a))
+
+
+def _calibrate(a: argparse.Namespace) -> None:
+    """``main``'s work: fit, write ``--out``, print the fitted keys."""
+    pts = [p for p in read_points(a.measurements, a.backend) if a.world is None or p.world == a.world]
+    if not pts:
+        raise InputError(f"no {a.backend} collective in these files", field="measurements", value=a.measurements)
+    pred = HostPredictor(a.topology, a.backend)
+    before = errors_pct(pts, pred.predict(pts, Parameters()))
+    params = fit(pts, pred, name=f"{a.backend}-calibrated")
+    after = errors_pct(pts, pred.predict(pts, params))
+    block = fit_block(pts, pred, params, len(fitted_keys(pts, pred)))
+    if block is not None:
+        params = params.with_host_uncertainty({a.backend: block})
+    save_calibration(params, a.out, fitted_on=[str(m) for m in a.measurements], topology=a.topology,
+                     points=len(pts), median_err_pct_before=float(np.median(before)),
+                     median_err_pct_after=float(np.median(after)))
     print(f"{len(pts)} points: median error {np.median(before):.1f}% with defaults, "
           f"{np.median(after):.1f}% fitted (in sample) -> {a.out}")
     for k, v in sorted(params.diff().items()):
@@ -158,7 +159,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if block is None:
         print(f"  no {a.backend} interval block: fewer than {MIN_BAND_POINTS} points; predictions with this "
               f"calibration take the datasheet's {a.backend} interval")
-    return 0
 
 
 if __name__ == "__main__":

@@ -16,7 +16,10 @@ points with identity stand-ins for a TP-sharded block; medians over launches and
 (:func:`prior`); ``simulator.training.llm.host_prior.HOST_PRIOR``
 holds it (a test checks that it is this median). Held out: a probe host's own runs are scored with the prior of
 the *other* probe hosts, and every dataset against the band of the other datasets (as the shipped bands are
-judged); the sealed leases' LLM files are in no band and no prior and are scored against the full band.
+judged); the sealed leases' LLM files are in no band and no prior and are scored against the full band. The shipped
+datasheet band (``llm_accuracy.datasheet_own_runs``) is learned on these same held-out references, so a probe host's
+runs enter it centred with the other hosts' prior, while ``gpunetsim train`` centres every prediction with the
+all-host :data:`HOST_PRIOR` (the two differ by one host's weight in a median of seven).
 
 Scored per dataset, before (band on the prediction) and after (band on the reference): the share of runs inside
 the interval as the simulator applies it (widened to hold the prediction) and its width over the prediction.
@@ -36,6 +39,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from simulator.training.llm.host_prior import HOST_PRIOR, HostPrior
+from validation.check_cli import run_command
 
 DATA = Path(__file__).resolve().parent / "data"
 HEADING = "### The host-issue floor of the datasheet interval (`validation.host_floor`)"
@@ -226,8 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argparse.ArgumentParser(prog="python -m validation.host_floor", description=__doc__.splitlines()[0]
                             ).parse_args(argv)
     from validation.llm_accuracy import public_datasheet_results
-    print("\n".join(section_lines(public_runs(public_datasheet_results()))[0]).rstrip())
-    return 0
+    return run_command(lambda: print("\n".join(section_lines(public_runs(public_datasheet_results()))[0]).rstrip()))
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import sys
 from typing import Sequence
 
 from simulator.core.errors import InputError
+from validation.check_cli import run_command
 from validation.llm_records import (LayerProfile, LlmRun, compare_runs, error_table,
                                     read_llm_records)
 
@@ -46,16 +47,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not paths or any(p in ("-h", "--help") for p in paths):
         print("usage: python -m validation.llm_baseline FILE.jsonl...", file=sys.stderr)
         return 2
-    try:
+    def run() -> None:
         records = read_llm_records(paths)
-        errors = compare_runs(records, compute_only_s)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print("\n".join(error_table(errors, "compute ms")))
-    if records.failures:
-        print(f"{len(records.failures)} failed launches recorded (kind llm_failed)")
-    return 0
+        print("\n".join(error_table(compare_runs(records, compute_only_s), "compute ms")))
+        if records.failures:
+            print(f"{len(records.failures)} failed launches recorded (kind llm_failed)")
+    return run_command(run)
 
 
 if __name__ == "__main__":

@@ -54,6 +54,7 @@ from validation.llm_records import (LayerProfile, LlmRecords, LlmRun, RunError, 
                                     transformer_fields)
 from validation import profile_launches
 from validation.profile_launches import whole_model_profiles, whole_model_s
+from validation.check_cli import run_command
 
 FIT_KEYS = ("gemm_efficiency", "gemm_half_dim", "mem_efficiency", "kernel_overhead_s",
             "host_block_s", "host_tp_block_s")
@@ -743,19 +744,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--residuals", action="store_true",
                    help="also print each compute-only measurement beside its fitted time")
     a = p.parse_args(argv)
-    try:
-        host = None
-        if a.host_from:
-            host, pct = host_work_from(a.host_from, a.host_calibration or a.calibration)
-            print(f"host work fitted on {', '.join(a.host_from)} (median |error| {pct:.1f}% there, "
-                  f"host_block_s={host.host_block_s:.4g}): " + ", ".join(f"{k}={v:.4g}" for k, v in host.values.items())
-                  + "; scaled by this host's host_block_s over that one")
-        else:
-            print("host work: none (give --host-from FILE to fit it on another campaign)")
-        result = predict_files(a.files, a.calibration, host)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    return run_command(lambda: _predict(a))
+
+
+def _predict(a: argparse.Namespace) -> None:
+    """``main``'s work: fit, predict, print."""
+    host = None
+    if a.host_from:
+        host, pct = host_work_from(a.host_from, a.host_calibration or a.calibration)
+        print(f"host work fitted on {', '.join(a.host_from)} (median |error| {pct:.1f}% there, "
+              f"host_block_s={host.host_block_s:.4g}): " + ", ".join(f"{k}={v:.4g}" for k, v in host.values.items())
+              + "; scaled by this host's host_block_s over that one")
+    else:
+        print("host work: none (give --host-from FILE to fit it on another campaign)")
+    result = predict_files(a.files, a.calibration, host)
     print(f"compute fitted on {result.targets} single-GPU / no-communication measurements "
           f"(median |error| {result.fit_pct:.1f}% after the fit): "
           + ", ".join(f"{k}={getattr(result.compute, k):.4g}" for k in FIT_KEYS))
@@ -765,7 +767,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\n".join(fit_residuals(pred, records)))
     print(f"network: calibration {a.calibration}; server {result.preset}")
     print("\n".join(error_table(result.errors, "predicted")))
-    return 0
 
 
 if __name__ == "__main__":

@@ -60,6 +60,7 @@ from typing import Any, Sequence
 from simulator.core.errors import InputError
 from validation import timing
 from simulator.core.vocabulary import DTYPE_BYTES, canonical_dtype
+from validation.check_cli import run_command
 
 log = logging.getLogger("validation.profiler")
 
@@ -357,31 +358,31 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
     a = build_parser().parse_args(argv)
-    try:
-        if a.from_trace:
-            params = load_params_file(a.params) if a.params else None
-            result = workload_from_trace(a.from_trace, params, a.name, a.batch_size, a.dtype)
-        elif a.model:
-            if a.batch_size is None or a.batch_size < 1 or a.iters < 1 or a.warmup < 0:
-                raise InputError("live capture needs --batch-size >= 1, --iters >= 1, --warmup >= 0",
-                                 field="batch-size", value=a.batch_size)
-            from validation.runners.launch import require_torch
-            require_torch()
-            result = profile_model(a.model, a.batch_size, a.iters, a.warmup, a.device, a.tiny,
-                                   not a.no_libraries)
-            if a.name:
-                result["name"] = a.name
-        else:
-            raise InputError("give --model (live capture) or --from-trace TRACE.json")
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    return run_command(lambda: _profile(a))
+
+
+def _profile(a: argparse.Namespace) -> None:
+    """``main``'s work: the workload from a trace or a live capture, written to ``--out``."""
+    if a.from_trace:
+        params = load_params_file(a.params) if a.params else None
+        result = workload_from_trace(a.from_trace, params, a.name, a.batch_size, a.dtype)
+    elif a.model:
+        if a.batch_size is None or a.batch_size < 1 or a.iters < 1 or a.warmup < 0:
+            raise InputError("live capture needs --batch-size >= 1, --iters >= 1, --warmup >= 0",
+                             field="batch-size", value=a.batch_size)
+        from validation.runners.launch import require_torch
+        require_torch()
+        result = profile_model(a.model, a.batch_size, a.iters, a.warmup, a.device, a.tiny,
+                               not a.no_libraries)
+        if a.name:
+            result["name"] = a.name
+    else:
+        raise InputError("give --model (live capture) or --from-trace TRACE.json")
     from simulator.core.outputs import write_atomic
     write_atomic(a.out, json.dumps(result, indent=1) + "\n", field="--out")
     log.info("%s: forward %.3f ms, backward %.3f ms, optimizer %.3f ms, %d params -> %s",
              result["name"], result["forward_s"] * 1e3, result["backward_s"] * 1e3,
              result["optimizer_s"] * 1e3, len(result["params"]), a.out)
-    return 0
 
 
 if __name__ == "__main__":

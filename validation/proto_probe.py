@@ -120,6 +120,9 @@ def read_choices(folder: str | os.PathLike[str]) -> list[Choice]:
     for path in sorted(glob.glob(os.path.join(folder, "proto_nccl_*_w*.txt"))):
         stem = os.path.basename(path).removeprefix("proto_nccl_").removesuffix(".txt")
         variant, _, w = stem.rpartition("_w")
+        if not (variant and w.isdigit()):
+            raise InputError("expected a name proto_nccl_<variant>_w<GPUs>.txt", source=path, field="file name",
+                             value=os.path.basename(path))
         world = int(w)
         seen: dict[tuple[str, int], Choice] = {}
         for line in open(path, encoding="utf-8", errors="replace"):
@@ -136,7 +139,8 @@ def read_choices(folder: str | os.PathLike[str]) -> list[Choice]:
             old = seen.get((op, size))
             if old is not None and (old.algo, old.proto, old.channels) != (c.algo, c.proto, c.channels):
                 raise InputError(f"NCCL chose {old.algo}/{old.proto}/{old.channels} and {c.algo}/{c.proto}/"
-                                 f"{c.channels} for one point", field=f"{op} {size} B", value=path)
+                                 f"{c.channels} for one point", source=path, field=f"{op} {size} B",
+                                 value=line.strip())
             seen[(op, size)] = c if old is None else Choice(*[getattr(c, f) for f in Choice.__dataclass_fields__
                                                               if f != "calls"], calls=old.calls + c.calls)
         out += seen.values()

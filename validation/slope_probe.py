@@ -103,6 +103,7 @@ from validation.bw_lease_spread import FAST_PCT
 from validation.bw_lines import BIG_MIB, MID_MIB, Line, fit_line
 from validation.data import DATA_DIR
 from validation.parsers import CollMeasurement, read_jsonl
+from validation.check_cli import print_lines
 
 DATASET = "h200x2_2026-11-27_slope"
 """The first probe (2x H200, 2026-11-27)."""
@@ -585,12 +586,7 @@ def print_report(argv: Sequence[str] | None, prog: str, dataset: str | Sequence[
         print(usage, file=sys.stderr)
         return 2
     folders = args or [str(DATA_DIR / d) for d in datasets]
-    try:
-        print("\n".join(make_several(folders) if make_several else make(folders[0])))
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    return print_lines(lambda: make_several(folders) if make_several else make(folders[0]))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -81,6 +81,7 @@ import numpy as np
 
 from simulator.core.units import format_bytes
 from validation.small_residuals import SMALL_BYTES
+from validation.check_cli import run_command
 
 MIN_LEASES = 6
 """Cells measured on fewer leases are left out (sizes only the pooled 4x H200 campaigns measured)."""
@@ -412,16 +413,20 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m validation.small_bias", description=__doc__.splitlines()[0])
     ap.add_argument("--world", type=int, choices=(3, 4), default=4, help="the predicted world size")
     args = ap.parse_args(argv)
-    by_lease, leases = collect(args.world)
-    rows = table(by_lease, args.world)
-    print("\n".join([*table_lines(rows, leases, args.world), *summary_lines(rows, lease_medians(by_lease, args.world),
-                                                                         args.world)]))
-    nccl = nccl_rows(lat_campaigns(), args.world)
-    print("\n".join(nccl_lines(nccl, {(r["op"], r["size_bytes"]): r for r in rows}, args.world)))
+    return run_command(lambda: _report(args.world))
+
+
+def _report(world: int) -> None:
+    """``main``'s work: every table, printed as it is made."""
+    by_lease, leases = collect(world)
+    rows = table(by_lease, world)
+    print("\n".join([*table_lines(rows, leases, world), *summary_lines(rows, lease_medians(by_lease, world),
+                                                                         world)]))
+    nccl = nccl_rows(lat_campaigns(), world)
+    print("\n".join(nccl_lines(nccl, {(r["op"], r["size_bytes"]): r for r in rows}, world)))
     print("\n".join(host_lines(lat_campaigns())))
-    print("\n".join(check_lines({n: size_rows(by_lease, n) for n in (2, args.world)}, growth_gap_s(by_lease, args.world),
-                                 channel_check(by_lease, nccl, args.world), args.world)))
-    return 0
+    print("\n".join(check_lines({n: size_rows(by_lease, n) for n in (2, world)}, growth_gap_s(by_lease, world),
+                                 channel_check(by_lease, nccl, world), world)))
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ from typing import Callable, Sequence
 from simulator.core.errors import InputError
 from validation.issue_check import IssueRecord, OpIssue, probe_tp_runs, read_records
 from validation.llm_records import LlmRecords, RunError, compare_runs
+from validation.check_cli import print_lines
 
 DATA = Path(__file__).resolve().parent / "data"
 CARRIERS = ("standalone", "block")
@@ -249,13 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argparse.ArgumentParser(prog="python -m validation.tp_host_path",
                             description="Check what carries a TP loop's per-call host cost between the TP issue "
                                         "probes' hosts.").parse_args(argv)
-    try:
-        lines = markdown_lines(report())
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print("\n".join(lines))
-    return 0
+    return print_lines(lambda: markdown_lines(report()))
 
 
 if __name__ == "__main__":

@@ -80,8 +80,12 @@ class Planner:
         if self.tuner_plugin is None:
             return None
         from simulator.collectives.ofi_tuner import choose
-        nodes = len({self.router.host_of(g) for g in self.router.gpus})
-        return choose(self.tuner_plugin, op, size_bytes, self.ranks, nodes, allowed)
+        return choose(self.tuner_plugin, op, size_bytes, self.ranks, self._nodes, allowed)
+
+    @cached_property
+    def _nodes(self) -> int:
+        """Servers holding this planner's GPUs (the plugin's tables are per node count)."""
+        return len({self.router.host_of(g) for g in self.router.gpus})
 
     def _search_channels(self) -> int:
         """The channels NCCL's ring/tree search finds here (a direct plan's p2p channels follow them)."""

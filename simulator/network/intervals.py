@@ -109,15 +109,16 @@ class IntervalModel:
         """The interval of one call; ``time_s`` (e.g. a discrete-event time) defaults to the closed form's;
         ``ranks``: a call on that group of the topology's GPUs (default: all of them)."""
         s = self.sensitivity(op, algo, proto, size_bytes, ranks)
-        t_cf = s.time_s(size_bytes)
+        plan = self.model.planner.plan(op, algo, proto, ranks)
+        costed = plan.costed_bytes(size_bytes)     # the bytes its per-byte terms pay (unaligned shares: more)
+        t_cf = s.time_s(costed)
         t = t_cf if time_s is None else time_s
         if not (t_cf > 0 and math.isfinite(t_cf)):
             return Interval(t, t)
-        plan = self.model.planner.plan(op, algo, proto, ranks)
         classes = self._classes.get((op, algo, proto, ranks))
         if classes is None:
             classes = self._classes[(op, algo, proto, ranks)] = link_classes(self.model, plan)
-        sd = self._param_sd(s, size_bytes, t_cf) if s.d_alpha else 0.0
+        sd = self._param_sd(s, costed, t_cf) if s.d_alpha else 0.0
         unseen = self.unc.unseen_classes(classes) if self.unc.keys else []
         prior = self._prior_sd(op, algo, proto, size_bytes, t_cf, unseen, ranks) if unseen else 0.0
         lo, hi = self.unc.bounds(t, min(1.0, s.alpha_s / t_cf), sd, size_bytes,

@@ -75,7 +75,7 @@ from simulator.network.records import Record
 from simulator.core.errors import InputError
 from simulator.core.limits import ACCUMULATION_STEPS, MAX_BUCKET_CAP_MB, check_range
 from simulator.core.units import MiB
-from simulator.core.vocabulary import DTYPE_BYTES, ENGINES, Limit
+from simulator.core.vocabulary import DTYPE_BYTES, ENGINES, Limit, dtype_bytes
 from simulator.training.workload import HOST_TIMES, Workload
 
 COMPRESSIONS = {"bf16": "bfloat16", "fp16": "float16"}
@@ -87,8 +87,15 @@ REPLICA_STATE_BYTES_PER_PARAM = 16
 
 def replica_state_bytes(workload: Workload) -> float:
     """Bytes of model states one DDP rank holds (a full replica: :data:`REPLICA_STATE_BYTES_PER_PARAM` per
-    parameter, activations not counted): what ``gpunetsim ddp`` compares with the GPU's memory (``fits``)."""
-    params = sum(p.size_bytes / DTYPE_BYTES.get(p.dtype, 4) for p in workload.params)
+    parameter, activations not counted): what ``gpunetsim ddp`` compares with the GPU's memory (``fits``).
+    Parameters are counted from each gradient's bytes and dtype (the one dtype table,
+    simulator.core.vocabulary); an unknown dtype is refused, naming the workload, the parameter and the value."""
+    params = 0.0
+    for p in workload.params:
+        try:
+            params += p.size_bytes / dtype_bytes(p.dtype, f"params.{p.name}.dtype")
+        except InputError as e:
+            raise e.within(workload.name) from None
     return REPLICA_STATE_BYTES_PER_PARAM * params
 
 

@@ -27,6 +27,7 @@ from validation.runners.ddp import MODEL_NAMES, parse_caps
 from validation.runners.launch import require_torch, run_launch, torchrun_argv
 from validation.runners.records import append_record, read_records
 from validation.runners.sweep import launch_env
+from validation.check_cli import run_command
 
 log = logging.getLogger("validation.runners.ddp_sweep")
 
@@ -102,20 +103,21 @@ def caps_to_do(out: str, key: LaunchKey, caps: Sequence[float]) -> list[float]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
-    try:
-        a = build_parser().parse_args(argv)
-        models = [m.strip() for m in a.models.split(",") if m.strip()]
-        for m in models:
-            if m not in MODEL_NAMES:
-                raise InputError(f"unknown model; choose from {', '.join(MODEL_NAMES)}",
-                                 field="models", value=m)
-        caps = parse_caps(a.bucket_caps)
-        batch = parse_batch_sizes(a.batch_size, models)
-        env = launch_env(a.extra_env)
-        require_torch()
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    return run_command(lambda: _sweep(argv))
+
+
+def _sweep(argv: Sequence[str] | None) -> int:
+    """``main``'s work: check the options, then run the launches not recorded yet."""
+    a = build_parser().parse_args(argv)
+    models = [m.strip() for m in a.models.split(",") if m.strip()]
+    for m in models:
+        if m not in MODEL_NAMES:
+            raise InputError(f"unknown model; choose from {', '.join(MODEL_NAMES)}",
+                             field="models", value=m)
+    caps = parse_caps(a.bucket_caps)
+    batch = parse_batch_sizes(a.batch_size, models)
+    env = launch_env(a.extra_env)
+    require_torch()
     sweep_id = uuid.uuid4().hex[:8]
     for index in range(a.launches):
         for model in models:

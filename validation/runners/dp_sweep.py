@@ -25,6 +25,7 @@ from validation.runners.dataparallel import parse_batch, parse_models
 from validation.runners.launch import require_torch, run_launch, torchrun_argv
 from validation.runners.records import append_record, read_records
 from validation.runners.sweep import ALWAYS_ENV
+from validation.check_cli import run_command
 
 log = logging.getLogger("validation.runners.dp_sweep")
 
@@ -57,17 +58,18 @@ def done_launches(out: str, models: Sequence[str], world: int) -> set[int]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
-    try:
-        a = build_parser().parse_args(argv)
-        models = parse_models(a.models)
-        parse_batch(a.batch_size, models)
-        if a.nproc < 1 or a.launches < 1:
-            raise InputError("need nproc >= 1 and launches >= 1", field="nproc",
-                             value=(a.nproc, a.launches))
-        require_torch()
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    return run_command(lambda: _sweep(argv))
+
+
+def _sweep(argv: Sequence[str] | None) -> int:
+    """``main``'s work: check the options, then run the launches not recorded yet."""
+    a = build_parser().parse_args(argv)
+    models = parse_models(a.models)
+    parse_batch(a.batch_size, models)
+    if a.nproc < 1 or a.launches < 1:
+        raise InputError("need nproc >= 1 and launches >= 1", field="nproc",
+                         value=(a.nproc, a.launches))
+    require_torch()
     sweep_id = uuid.uuid4().hex[:8]
     done = done_launches(a.out, models, a.nproc)
     for index in range(a.launches):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence, TypeVar
 
 from simulator.core.errors import InputError
+from validation.check_cli import run_command
 
 S = TypeVar("S")
 
@@ -36,16 +37,15 @@ class LaunchResult:
 
 def entry_point(parse: Callable[[Sequence[str] | None], S], run: Callable[[S], int],
                 argv: Sequence[str] | None) -> int:
-    """The runners' shared ``main``: log to stderr, parse settings (a bad one is one line on
-    stderr and exit status 2, never a traceback), then run."""
+    """The runners' shared ``main``: log to stderr, parse settings, then run (bad input, in the settings or
+    found while running, is one line on stderr and exit status 2, never a traceback: check_cli.run_command)."""
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
-    try:
+
+    def work() -> int:
         settings = parse(argv)
         require_torch()
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return run(settings)
+        return run(settings)
+    return run_command(work)
 
 
 def require_torch() -> None:

@@ -300,11 +300,8 @@ def run(s: Settings) -> int:
     if torch.cuda.device_count() < 2:
         print("error: peer_copy needs two GPUs", file=sys.stderr)
         return 2
-    try:                 # before the meta line: a launch that cannot copy leaves no record behind
-        copier = TorchCopies() if s.api == "torch" else RawCopies()
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    # before the meta line: a launch that cannot copy leaves no record behind (an InputError: launch.entry_point)
+    copier = TorchCopies() if s.api == "torch" else RawCopies()
     facts = machine_facts()
     launch = new_launch_id()
     append_record(s.out, {"kind": "meta", "runner": "peer_copy", "launch_id": launch, "pass": s.label, "api": s.api,

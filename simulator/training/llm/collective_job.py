@@ -44,7 +44,7 @@ def run_job(env: simpy.Environment, net, job: CollJob):
         return
     plan = job.plan
     yield env.timeout(job.count * (plan.call_overhead_s + plan.latency_s))
-    size = job.count * job.size_bytes
+    size = job.count * plan.costed_bytes(job.size_bytes)     # unaligned shares pay more (Plan.costed_bytes)
     caps = plan.rate_caps(job.size_bytes)          # p2p plans: NCCL's channels of one call's size
     events = [net.transfer_group(g.routes, g.bytes_per_byte * size, c) for g, c in zip(plan.groups, caps)]
     if events:

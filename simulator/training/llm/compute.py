@@ -100,7 +100,9 @@ class ComputeParams:
                           ("fsdp_unit_host_s", 0.0, 1.0),
                           ("fsdp_gather_host_s", 0.0, 1.0), ("host_collective_s", 0.0, 0.1)):
             v = getattr(self, f)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise InputError(f"must be a number in [{lo:g}, {hi:g}]", field=f"llm.{f}", value=v)
+            if not lo <= v <= hi:
                 raise InputError(f"out of range [{lo:g}, {hi:g}]", field=f"llm.{f}", value=v)
         if not isinstance(self.host_runs_ahead, bool):
             raise InputError(HOST_RUNS_AHEAD_WORDS, field="llm.host_runs_ahead", value=self.host_runs_ahead)

@@ -65,10 +65,10 @@ class GroupCollectives:
             best = (math.inf, "", "")
             for a, p in self.planner.choices(op):
                 try:
-                    alpha, beta, _ = self._shape(op, a, p, ranks, size_bytes)
+                    alpha, beta, plan = self._shape(op, a, p, ranks, size_bytes)
                 except InputError:          # not available on this group (e.g. NVLS across servers)
                     continue
-                t = alpha + beta * size_bytes
+                t = alpha + beta * plan.costed_bytes(size_bytes)
                 if t < best[0]:
                     best = (t, a, p)
             choice = self._choice[key] = (best[1], best[2])
@@ -80,7 +80,7 @@ class GroupCollectives:
         call before as in a stream of calls (simulator.network.host_overlap: the LLM iteration carries the
         host's own timeline)."""
         alpha, beta, _ = self._shape(plan.op, plan.algo, plan.proto, ranks, size_bytes)
-        return count * (alpha + beta * size_bytes)
+        return count * (alpha + beta * plan.costed_bytes(size_bytes))
 
     def p2p_plan(self, src: str, dst: str, size_bytes: float) -> Plan:
         """A send of ``size_bytes`` from ``src`` to ``dst`` (NCCL's send/recv): latency and route, under the

@@ -48,6 +48,6 @@ class HostPrior:
         return replace(params, host_block_s=self.block_s, host_tp_block_s=self.tp_block_s)
 
 
-HOST_PRIOR = HostPrior(7.54e-4, 1.087e-3, "median unsharded block forward issue of the 7 committed TP issue probe hosts "
-                                "(python -m validation.host_floor)")
+HOST_PRIOR = HostPrior(7.54e-4, 1.087e-3, "median block forward issue (unsharded; TP-sharded) of the 7 committed TP issue "
+                                "probe hosts (python -m validation.host_floor)")
 """The prior ``gpunetsim train`` floors datasheet intervals with (module docstring)."""

@@ -195,7 +195,7 @@ def test_every_fsdp_only_file_is_scored_by_every_method_its_lease_has_data_for(m
     from validation.llm_blind import Method
     a, b, c, d = Method
     paired = sum(len(pair_files(f)) for f in PAIRED)
-    assert paired == 6
+    assert paired == 7
     assert len(methods) == sum(lease.fit is fhc.Fit.LEASE for lease in fhc.LEASES) + 10 + paired   # 10 sealed rows
     have = {label: set(scores) for label, (_, scores) in methods.items()}
     assert have["h200x4_2026-11-27d_llm fsdp4 (sealed)"] == {a, b, c}
@@ -209,6 +209,7 @@ def test_every_fsdp_only_file_is_scored_by_every_method_its_lease_has_data_for(m
     assert have["h200x2_2026-11-27_fsdpissue 2 GPUs"] == {a, c}
     assert have["h200x2_2026-11-27_fsdppair fsdppair_world2_L1"] == {d, a, c}    # its fsdpissue file is (a)'s probe
     assert have["h200x2_2026-11-27_fsdppairb fsdppair_world2_L2"] == {d, c}
+    assert have["h200x2_2026-11-27b_fsdpprof fsdpprof_world2_L1"] == {d, c}     # the host-profiled lease (h14fsdp21)
     order = [d, a, b, c]
     for used, scores in methods.values():
         assert used is min(scores, key=order.index)

@@ -104,3 +104,27 @@ def test_profile_step_off_cuda_says_why_and_keeps_every_point(tmp_path: Path) ->
     assert profile["copy_Bps"] > 0 and point["copy_Bps"] > 0
     assert point["median_s"] > 0
     assert not fsdp.parse_settings(["--specs", TINY_SPECS, "--out", "x.jsonl"]).profile_step   # off unless asked
+
+
+def test_host_trace_keeps_ranges_top_level_ops_and_calls_by_thread() -> None:
+    """``--profile-host``: a hook range, one operator with two nested in it (counted, not kept), one on another
+    thread (the autograd engine's), a runtime call; times in us from the first GPU interval (the GEMM at 100)."""
+    from validation.runners.step_timeline import read_host_trace
+
+    trace = {"traceEvents": [
+        _x("cuda_runtime", "cudaLaunchKernel", 90, 5, 1), _x("kernel", "sm90_xmma_gemm_bf16", 100, 100, 1, 7),
+        {"ph": "X", "cat": "user_annotation", "name": "FullyShardedDataParallel._post_backward_hook", "ts": 60,
+         "dur": 80, "tid": 2},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::div_", "ts": 70, "dur": 30, "tid": 2},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::empty", "ts": 72, "dur": 5, "tid": 2},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::empty", "ts": 80, "dur": 5, "tid": 2},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 75, "dur": 10, "tid": 1},
+    ]}
+    h = read_host_trace(trace)
+    name = {i: n for i, n in enumerate(h["names"])}
+    assert [(name[r[0]], r[2], r[3]) for r in h["ranges"]] == [("FullyShardedDataParallel._post_backward_hook",
+                                                                -40.0, 80.0)]
+    assert sorted((name[o[0]], h["threads"][o[1]], o[4]) for o in h["ops"]) == [("aten::div_", "2", 2),
+                                                                                 ("aten::mm", "1", 0)]
+    assert [(name[c[0]], c[2]) for c in h["calls"]] == [("cudaLaunchKernel", -10.0)]
+    assert [e[:2] for e in h["events"]] == [[7, "gemm"]]

@@ -37,9 +37,12 @@ from validation.llm_records import record_spec
 from validation.runners.records import read_measurement_records
 
 DATA = Path(__file__).resolve().parent / "data"
-PAIRED = ("h200x2_2026-11-27_fsdppair", "h200x2_2026-11-27_fsdppairb", "h200x2_2026-11-27_fsdpprof")
+PAIRED = ("h200x2_2026-11-27_fsdppair", "h200x2_2026-11-27_fsdppairb", "h200x2_2026-11-27_fsdpprof",
+          "h200x2_2026-11-27b_fsdpprof")
 """Leases measured with ``--pair-probe`` (``fsdppair2``/``fsdppair4`` phases; twice in one call where time allowed;
-the third, ``fsdpprof2``, with a profiled step per point too, measured after method d was fixed: held out of it)."""
+the third, ``fsdpprof2``, with a profiled step per point too, measured after method d was fixed: held out of it; the
+fourth, ``fsdphost2``, SHARD_GRAD_OP too and a host-profiled step per point, measured by branch h14fsdp21: held out
+too)."""
 PAIR_FILES = ("fsdppair_world*.jsonl", "fsdpprof_world*.jsonl")
 WHEN = ("before", "after")
 UNIX_HIGH_S = 1e11

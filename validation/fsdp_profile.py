@@ -64,7 +64,9 @@ So the FULL_SHARD h2048 shortfall measured here is host work at FSDP's unit boun
 and inside its backward, at a level the campaign-fitted host work, carried in units of the block issue time, does
 not reach on this lease; nothing on the GPU side (collectives, copies, memory-bound kernels) is missing from the
 simulated step. The runner now keeps the host's CUDA runtime calls by name (``runtime_calls``), which the next
-profiled lease can use to tell the caching allocator's event queries and frees apart from Python hook time.
+profiled lease can use to tell the caching allocator's event queries and frees apart from Python hook time. That
+lease (``h200x2_2026-11-27b_fsdpprof``, ``fsdp --profile-host``) itemises each boundary's host work by name:
+:mod:`validation.fsdp_host_items`, which also records a backward host charge tried on it and not kept.
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -322,20 +324,28 @@ class HostSplit:
     backward_boundaries: int
 
 
+def boundary_gaps(n: int, layers: int) -> tuple[set[int], set[int], int] | None:
+    """Of ``n`` GEMM launches of one step of the runners' GPT (:func:`host_split`'s shape), the indices of the gaps
+    (gap ``i``: launch ``i`` to ``i + 1``) at the forward's and the backward's unit boundaries, and the number of
+    forward GEMMs; None where ``n`` does not fit the shape."""
+    if layers < 1 or (n - 3) % (3 * layers) or n <= 3:
+        return None
+    g = (n - 3) // (3 * layers)
+    nf = g * layers + 1                                    # forward GEMMs: the blocks' and the head's
+    return {g * k - 1 for k in range(1, layers)}, {nf + 1 + 2 * g * k for k in range(layers)}, nf
+
+
 def host_split(launches: Sequence[float], layers: int) -> HostSplit | None:
     """:class:`HostSplit` of one step's GEMM launch times (:func:`gemm_launches`) of the runners' GPT: ``g`` GEMMs
     per block forward and ``2 g`` backward (data and weight gradients), one for the head forward and two backward,
     so ``12 layers + 3`` in all for ``g = 4``; the forward's boundaries are the gaps from a block's last GEMM to the
     next block's first, the backward's from the head's (or a block's) last to the next block's first. None where
     the count does not fit that shape."""
-    n = len(launches)
-    if layers < 1 or (n - 3) % (3 * layers) or n <= 3:
+    bounds = boundary_gaps(len(launches), layers)
+    if bounds is None:
         return None
-    g = (n - 3) // (3 * layers)
+    fwd_bound, bwd_bound, nf = bounds
     gaps = [b - a for a, b in zip(launches, launches[1:])]
-    nf = g * layers + 1                                    # forward GEMMs: the blocks' and the head's
-    fwd_bound = {g * k - 1 for k in range(1, layers)}
-    bwd_bound = {nf + 1 + 2 * g * k for k in range(layers)}
     fb = sum(gaps[i] for i in fwd_bound)
     fi = sum(gaps[i] for i in range(nf - 1) if i not in fwd_bound)
     bb = sum(gaps[i] for i in bwd_bound)
@@ -384,19 +394,19 @@ def boundary_report(paths: Sequence[Path]) -> list[str]:
 
 def simulated_unit_host(pred: Any, run: Any) -> tuple[float, float]:
     """The simulation's FSDP host work of one block unit (s), forward and backward: its host time less the block's
-    own issue (``fsdp_unit_host_s``, the gathers', collective calls')."""
+    own issue (``fsdp_unit_host_s``, the gathers', the backward's gradient kernels and reduction call)."""
+    from simulator.training.llm.compute import ComputeModel
     from simulator.training.llm.iteration import train_work
-    from validation.llm_real import HOST_KEYS
+    from simulator.training.llm.layer import block_work
 
     config, gpus = pred.config(run)
-    units = [u for st in train_work(pred.router(gpus), pred.model(run.spec), config, pred.gpu, pred.params,
+    model = pred.model(run.spec)
+    units = [u for st in train_work(pred.router(gpus), model, config, pred.gpu, pred.params,
                                      pred.compute).stages for ch in st.chunks for u in ch.units
              if u.name.startswith("block")]
-    bare = replace(pred.compute, **{k: 0.0 for k in HOST_KEYS})
-    plain = [u for st in train_work(pred.router(gpus), pred.model(run.spec), config, pred.gpu, pred.params,
-                                     bare).stages for ch in st.chunks for u in ch.units
-             if u.name.startswith("block")]
-    return (units[0].host_forward_s - plain[0].host_forward_s, units[0].host_backward_s - plain[0].host_backward_s)
+    block, cm = block_work(model, config), ComputeModel(pred.gpu, config.dtype, pred.compute)
+    return (units[0].host_forward_s - cm.host_s(1, block.host_ops(True), block.forward.calls, config.tp),
+            units[0].host_backward_s - cm.host_s(1, block.host_ops(False), block.backward.calls, config.tp))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

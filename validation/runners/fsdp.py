@@ -61,7 +61,10 @@ step under ``torch.profiler`` after its timed steps (:mod:`validation.runners.st
 ranks' timelines in rank order (per-stream GPU intervals by class with their launch times, a summary of busy,
 idle and exposed-collective seconds, the profiled step's wall seconds), and ``copy_Bps``: a 256 MiB device copy
 right after the point's peak memory is read (:func:`copy_bandwidth_Bps`), so memory bandwidth is measured on the
-same lease and minute. Off CUDA ``timeline`` holds None per rank and ``timeline_error`` says why.
+same lease and minute. Off CUDA ``timeline`` holds None per rank and ``timeline_error`` says why. With
+``--profile-host`` (implies ``--profile-step``) each rank's timeline also gets ``host``: one more step profiled
+with CPU activity (``step_timeline.host_step``: FSDP's hook ranges, the host's operator and runtime calls by name
+and time).
 
 An iteration is ``zero_grad(set_to_none=True)``, forward of one micro-batch per rank (token ids
 as inputs and labels) and backward; the optimizer step is not timed (it is local compute that
@@ -99,6 +102,7 @@ class FsdpSettings:
     hold: float = 3.0
     pair_probe: bool = False
     profile_step: bool = False
+    profile_host: bool = False
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -114,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile-step", action="store_true",
                    help="also record one profiled step per point (per-stream GPU intervals, host launches; CUDA "
                         "only) and a 256 MiB device copy's bandwidth")
+    p.add_argument("--profile-host", action="store_true",
+                   help="--profile-step and one more step profiled with CPU activity: the host's hook ranges, "
+                        "operator and runtime calls by name and time")
     p.add_argument("--hold", type=float, default=3.0,
                    help="--issue: the sleep lasts this many times the point's median iteration")
     add_common_arguments(p)
@@ -130,7 +137,7 @@ def parse_settings(argv: Sequence[str] | None) -> FsdpSettings:
         raise InputError("must be > 0", field="hold", value=a.hold)
     return FsdpSettings(common_settings(a), strategies,
                         tuple(parse_ints(a.replicate, "replicate")), a.issue, a.hold, a.pair_probe,
-                        a.profile_step)
+                        a.profile_step or a.profile_host, a.profile_host)
 
 
 def plan_points(s: FsdpSettings, world: int) -> list[Point]:
@@ -158,11 +165,11 @@ def plan_labels(s: FsdpSettings, world: int) -> list[str]:
 
 def measure_local_model(ses: Session, spec: GPTSpec, micro_batch: int, clock: Any = None,
                         hold: float = 3.0, prefix: str = "model_", memory: bool = True,
-                        profile: bool = False) -> dict[str, Any]:
+                        profile: bool = False, host: bool = False) -> dict[str, Any]:
     """The whole model's iteration on each GPU alone (no FSDP), MAX over ranks; with ``clock``, its host
     issue and GPU times apart too (:func:`validation.runners.tp_issue.issue_fields`). Keys take ``prefix``;
     ``memory`` False leaves the memory fields out and the peak statistics alone (``--pair-probe``); ``profile``
-    adds one profiled step (:func:`timeline_fields`)."""
+    adds one profiled step (:func:`timeline_fields`; ``host``: with its host step too)."""
     import torch
 
     from validation.gpt import GPT, token_batch
@@ -185,19 +192,20 @@ def measure_local_model(ses: Session, spec: GPTSpec, micro_batch: int, clock: An
     fields = ses.steps_memory_fields(prefix) if memory else {}
     issue = {} if clock is None else issue_fields(ses, clock, forward, lambda y: y.backward(),
                                                   hold * statistics.median(times), prefix)
-    profiled = timeline_fields(ses, step, prefix) if profile else {}
+    profiled = timeline_fields(ses, step, prefix, host) if profile else {}
     del model
     gc.collect()
     return {**summarize(times, prefix), **fields, **issue, **profiled}
 
 
-def timeline_fields(ses: Session, step: Any, prefix: str = "") -> dict[str, Any]:
+def timeline_fields(ses: Session, step: Any, prefix: str = "", host: bool = False) -> dict[str, Any]:
     """``--profile-step``: one profiled call of ``step`` on every rank
-    (:func:`validation.runners.step_timeline.profile_step`), ``timeline``: the ranks' timelines in rank order
-    (None off CUDA) and ``timeline_error`` where a rank has none; keys take ``prefix``."""
+    (:func:`validation.runners.step_timeline.profile_step`; ``host``: and one with CPU activity), ``timeline``:
+    the ranks' timelines in rank order (None off CUDA) and ``timeline_error`` where a rank has none; keys take
+    ``prefix``."""
     from validation.runners.step_timeline import profile_step
 
-    mine = profile_step(step, ses.is_cuda)
+    mine = profile_step(step, ses.is_cuda, host)
     ranks = ses.gather(mine)
     errors = sorted({r["timeline_error"] for r in ranks if r.get("timeline_error")})
     return {f"{prefix}timeline": [r["timeline"] for r in ranks],
@@ -236,10 +244,11 @@ def copy_bandwidth_Bps(ses: Session, size_bytes: int = COPY_BYTES, iters: int = 
 
 
 def measure_fsdp(ses: Session, spec: GPTSpec, micro_batch: int, strategy: str,
-                 replicate: int, clock: Any = None, hold: float = 3.0, profile: bool = False) -> dict[str, Any]:
+                 replicate: int, clock: Any = None, hold: float = 3.0, profile: bool = False,
+                 host: bool = False) -> dict[str, Any]:
     """Iteration times under one sharding strategy, MAX over ranks; with ``clock``, the host issue and GPU
     times apart too (:func:`validation.runners.tp_issue.issue_fields`); ``profile``: one profiled step after
-    them (:func:`timeline_fields`)."""
+    them (:func:`timeline_fields`; ``host``: with its host step too)."""
     import time
 
     import torch
@@ -278,7 +287,7 @@ def measure_fsdp(ses: Session, spec: GPTSpec, micro_batch: int, strategy: str,
     memory = ses.steps_memory_fields()
     issue = {} if clock is None else issue_fields(ses, clock, forward, lambda y: y.backward(),
                                                   hold * statistics.median(times))
-    profiled = timeline_fields(ses, step) if profile else {}
+    profiled = timeline_fields(ses, step, host=host) if profile else {}
     del fsdp, model
     gc.collect()
     return {**summarize(times), **memory, **issue, **profiled, "steps_unix_s": steps}
@@ -298,7 +307,7 @@ def run(s: FsdpSettings) -> int:
         if point.what == "profile":
             fields = profile_record(ses, spec, mb)
             fields.update(measure_local_model(ses, spec, mb, clock if s.issue else None, s.hold,
-                                              profile=s.profile_step))
+                                              profile=s.profile_step, host=s.profile_host))
             fields["peak_memory_bytes"] = ses.peak_memory_bytes()
             copy = {"copy_Bps": copy_bandwidth_Bps(ses)} if s.profile_step else {}   # after the peak: not in it
             ses.record("llm_profile", point.label, {**common, **fields, **copy})
@@ -308,7 +317,7 @@ def run(s: FsdpSettings) -> int:
         if s.pair_probe:
             ses.enter_point(point.label)     # the FSDP steps' peak memory, not the probe's whole model
         result = measure_fsdp(ses, spec, mb, strategy, replicate, clock if s.issue else None, s.hold,
-                              s.profile_step)
+                              s.profile_step, s.profile_host)
         peak = ses.peak_memory_bytes()
         copy = {"copy_Bps": copy_bandwidth_Bps(ses)} if s.profile_step else {}
         after = paired_probe(ses, spec, mb, clock, s.hold, "after") if s.pair_probe else {}

@@ -19,6 +19,12 @@ is slowed as little as the profiler allows). The chrome trace it exports is read
 
 - ``runtime_calls``: the host's CUDA runtime and driver calls by name, count and seconds (:func:`runtime_calls`;
   files of 2026-11-27 17:11-17:14 UTC have none).
+- ``host`` (``--profile-host``; files from 2026-11-27 20:00 UTC on): one more step under ``torch.profiler`` with CPU
+  activity too, read by :func:`read_host_trace`: the host's record-function ranges (FSDP1's hooks name theirs,
+  ``FullyShardedDataParallel._pre_backward_hook`` and so on), its top-level operator calls and every runtime call,
+  each with its thread, start and duration, beside that step's GPU intervals: what the host does between two
+  launches, by name and count. The CPU activity slows the host (a few microseconds per operator), so this step's
+  times are not the unprofiled step's; its counts are.
 
 Off CUDA there are no GPU streams: :func:`profile_step` runs the step once unprofiled and returns
 ``{"timeline": None, "timeline_error": ...}`` so a CPU/gloo launch keeps its points and says why.
@@ -131,6 +137,46 @@ def runtime_calls(trace: Mapping[str, Any]) -> dict[str, list[float]]:
     return out
 
 
+HOST_OPS = "cpu_op"
+HOST_RANGES = "user_annotation"
+
+
+def read_host_trace(trace: Mapping[str, Any]) -> dict[str, Any]:
+    """The host side of a CPU + CUDA chrome trace (see the module docstring), times in microseconds (0.1 us) from
+    the first GPU interval: ``names`` (each distinct name once; rows give its index), ``threads`` (the trace's
+    thread ids, rows give the index: the autograd engine runs the backward on a thread of its own), ``ranges``
+    ``[name, thread, start_us, dur_us]`` (record-function ranges), ``ops`` ``[name, thread, start_us, dur_us,
+    nested]`` (operator calls not inside another on their thread, with the number of operator calls inside them),
+    ``calls`` ``[name, thread, start_us, dur_us]`` (runtime and driver calls) and ``events`` (:func:`read_trace`
+    of the same step, seconds as there)."""
+    events = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X"]
+    gpu = [float(e["ts"]) for e in events if e.get("cat") in GPU_CATEGORIES]
+    t0 = min(gpu) if gpu else min((float(e["ts"]) for e in events), default=0.0)
+    names: dict[str, int] = {}
+    threads: dict[str, int] = {}
+
+    def row(e: Mapping[str, Any]) -> list[Any]:
+        return [names.setdefault(str(e.get("name", "")), len(names)),
+                threads.setdefault(str(e.get("tid", "")), len(threads)),
+                round(float(e["ts"]) - t0, 1), round(float(e.get("dur", 0.0)), 1)]
+
+    ranges = [row(e) for e in events if e.get("cat") == HOST_RANGES]
+    calls = [row(e) for e in events if e.get("cat") in LAUNCH_CATEGORIES]
+    ops: list[list[Any]] = []
+    ends: dict[int, float] = {}
+    for e in sorted((e for e in events if e.get("cat") == HOST_OPS),
+                    key=lambda e: (float(e["ts"]), -float(e.get("dur", 0.0)))):
+        r = row(e)
+        if r[2] < ends.get(r[1], float("-inf")) and ops:
+            top = next(o for o in reversed(ops) if o[1] == r[1])
+            top[4] += 1
+            continue
+        ops.append(r + [0])
+        ends[r[1]] = r[2] + r[3]
+    return {"names": list(names), "threads": list(threads), "ranges": ranges, "ops": ops, "calls": calls,
+            "events": _rounded(read_trace(trace))}
+
+
 def summarize_timeline(events: Sequence[Sequence[Any]]) -> dict[str, Any]:
     """Where one step's GPU time goes (seconds; see the module docstring): ``span_s``, ``compute_stream``,
     ``busy_s`` ``{stream: {class: seconds}}``, ``count`` ``{class: n}``, ``compute_busy_s``, ``compute_idle_s``
@@ -171,45 +217,79 @@ def summarize_timeline(events: Sequence[Sequence[Any]]) -> dict[str, Any]:
             "nccl_s": _length(nccl), "nccl_exposed_s": _length(nccl) - _overlap(nccl, other)}
 
 
-def profile_step(step: Callable[[], None], is_cuda: bool) -> dict[str, Any]:
-    """One call of ``step`` under ``torch.profiler`` (CUDA activity) on this rank: ``timeline`` ``{"events",
-    "summary", "wall_s", "runtime_calls"}`` (``wall_s``: the profiled step's own seconds, host clock to synchronisation) or None
-    with ``timeline_error`` (no CUDA, or the profiler failed: the step still runs once, so the other ranks'
-    collectives are met)."""
+def _exported(prof: Any) -> dict[str, Any]:
+    fd, path = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    try:
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            return json.load(f)
+    finally:
+        os.unlink(path)
+
+
+def _profiled_call(step: Callable[[], None], cpu: bool) -> tuple[dict[str, Any] | None, float, str | None]:
+    """One call of ``step`` under ``torch.profiler`` (CUDA activity, and CPU activity with ``cpu``): its exported
+    trace, the call's wall seconds (host clock to synchronisation) and None, or None and the error (profiler support
+    differs between torch builds; the step still runs once, so the other ranks' collectives are met)."""
     import time
 
     import torch
-
-    if not is_cuda:
-        step()
-        return {"timeline": None, "timeline_error": NO_CUDA}
     from torch.profiler import ProfilerActivity, profile
 
     torch.cuda.synchronize()
     try:
-        prof = profile(activities=[ProfilerActivity.CUDA])
+        prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] if cpu else [ProfilerActivity.CUDA])
         prof.__enter__()
-    except Exception as exc:  # profiler support differs between torch builds: keep the point
+    except Exception as exc:
         step()
         torch.cuda.synchronize()
-        return {"timeline": None, "timeline_error": f"{type(exc).__name__}: {exc}"}
+        return None, 0.0, f"{type(exc).__name__}: {exc}"
     t0 = time.perf_counter()
     step()
     torch.cuda.synchronize()
     wall = time.perf_counter() - t0
     try:
         prof.__exit__(None, None, None)
-        fd, path = tempfile.mkstemp(suffix=".json")
-        os.close(fd)
-        try:
-            prof.export_chrome_trace(path)
-            with open(path) as f:
-                trace = json.load(f)
-            events, calls = read_trace(trace), runtime_calls(trace)
-        finally:
-            os.unlink(path)
+        return _exported(prof), wall, None
     except Exception as exc:
-        return {"timeline": None, "timeline_error": f"{type(exc).__name__}: {exc}"}
-    rounded = [[s, c, round(a, 7), round(d, 7), None if x is None else round(x, 7)] for s, c, a, d, x in events]
-    return {"timeline": {"events": rounded, "summary": summarize_timeline(events), "wall_s": wall,
-                         "runtime_calls": calls}}
+        return None, wall, f"{type(exc).__name__}: {exc}"
+
+
+def host_step(step: Callable[[], None]) -> dict[str, Any]:
+    """One call of ``step`` under ``torch.profiler`` with CPU and CUDA activity: :func:`read_host_trace` of it with
+    ``wall_s``, or ``{"error": ...}``."""
+    trace, wall, error = _profiled_call(step, cpu=True)
+    if trace is None:
+        return {"error": error}
+    try:
+        return {**read_host_trace(trace), "wall_s": wall}
+    except Exception as exc:
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def profile_step(step: Callable[[], None], is_cuda: bool, host: bool = False) -> dict[str, Any]:
+    """One call of ``step`` under ``torch.profiler`` (CUDA activity) on this rank: ``timeline`` ``{"events",
+    "summary", "wall_s", "runtime_calls"}`` (``wall_s``: the profiled step's own seconds, host clock to synchronisation) or None
+    with ``timeline_error`` (no CUDA, or the profiler failed: the step still runs once, so the other ranks'
+    collectives are met); ``host``: one more step with CPU activity too, ``timeline["host"]`` (:func:`host_step`)."""
+    if not is_cuda:
+        step()
+        return {"timeline": None, "timeline_error": NO_CUDA}
+    trace, wall, error = _profiled_call(step, cpu=False)
+    try:
+        if trace is None:
+            raise RuntimeError(error)
+        events, calls = read_trace(trace), runtime_calls(trace)
+    except Exception as exc:
+        if host:
+            host_step(step)
+        return {"timeline": None, "timeline_error": error or f"{type(exc).__name__}: {exc}"}
+    del trace
+    extra = {"host": host_step(step)} if host else {}
+    return {"timeline": {"events": _rounded(events), "summary": summarize_timeline(events), "wall_s": wall,
+                         "runtime_calls": calls, **extra}}
+
+
+def _rounded(events: Sequence[Sequence[Any]]) -> list[list[Any]]:
+    return [[s, c, round(a, 7), round(d, 7), None if x is None else round(x, 7)] for s, c, a, d, x in events]

@@ -28,6 +28,10 @@
 #                   point (fsdp --profile-step: per-stream kernel, collective and copy intervals with their launch
 #                   times, the whole model on one GPU too) and a 256 MiB device copy per point: where FULL_SHARD's
 #                   time goes (issue 14); 3 launches, at most 200 s of launches (fsdpprof_world<n>.jsonl)
+#           fsdphost2  fsdpprof2 with SHARD_GRAD_OP too and fsdp --profile-host: one more step per point profiled
+#                   with CPU activity (FSDP's hook ranges, the host's operator and runtime calls by name and time):
+#                   what the host does at each unit boundary (issue 14); 3 launches, at most 200 s of launches
+#                   (fsdpprof_world2.jsonl)
 #           dp      torch DataParallel vs DDP on all GPUs (3 separate launches, each with the single-GPU
 #                   profile and DataParallel on 1..G GPUs), then gloo all_reduce on CPU tensors (2 and 4
 #                   processes) and CUDA tensors (G processes), 3 launches each, interleaved; about 5 minutes
@@ -159,6 +163,12 @@ fsdpprof() {   # nproc
       --runner-args "fsdp=--strategies no_shard,full_shard --pair-probe --profile-step" --launches 3 --budget-s 200 \
       --launch-timeout-s 120 --out "$out/fsdpprof_world$1.jsonl" \
     || echo "fsdpprof sweep on $1 GPUs: points missing (see llm_failed records)"
+}
+fsdphost() {   # nproc
+  $PY -m validation.runners.llm_sweep --nproc "$1" --preset gpu --runners fsdp \
+      --runner-args "fsdp=--strategies no_shard,full_shard,shard_grad_op --pair-probe --profile-host" --launches 3 \
+      --budget-s 200 --launch-timeout-s 120 --out "$out/fsdpprof_world$1.jsonl" \
+    || echo "fsdphost sweep on $1 GPUs: points missing (see llm_failed records)"
 }
 gloo() {   # launch index: gloo all_reduce, CPU tensors on 2 and 4 processes, CUDA tensors on every GPU
   local i=$1 spec n dev
@@ -331,6 +341,7 @@ case "$phase" in
   fsdppair4) fsdppair 4 ;;
   fsdpprof2) fsdpprof 2 ;;
   fsdpprof4) fsdpprof 4 ;;
+  fsdphost2) fsdphost 2 ;;
   dp)
     G=$($PY -c "import torch; print(torch.cuda.device_count())")
     $PY -m validation.runners.dp_sweep --nproc "$G" --models resnet50,bert-base,gpt2,mlp --launches 3 \

@@ -44,28 +44,31 @@ def test_seconds_carry_better_than_the_block_issue_time(carried: tuple) -> None:
     as compute targets and the host running ahead (stop 16; the block issue time carried is then the TP blocks' where
     TP loops measure it, llm_real.measured_block_s): 0.222 / 0.183, pooled 0.267 / 0.206. With the FSDP-only leases'
     own host issue measurements as their host targets and the H200 lease measured after that rule (h14fsdp7):
-    0.196 / 0.171, pooled 0.207 / 0.174."""
+    0.196 / 0.171, pooled 0.207 / 0.174. With FSDP1's post-backward hook's kernels and reduction call charged to the
+    backward's host (h14fsdp21): 0.242 / 0.220, pooled 0.258 / 0.232."""
     scored, needed, results = carried
     old, new, pooled, pooled_scaled = results
     assert new.rms_log < old.rms_log and pooled.rms_log < pooled_scaled.rms_log
-    assert new.rms_log == pytest.approx(0.171, abs=0.02) and old.rms_log == pytest.approx(0.196, abs=0.02)
+    assert new.rms_log == pytest.approx(0.220, abs=0.02) and old.rms_log == pytest.approx(0.242, abs=0.02)
     # rule 2 as branch h14host2 would have given it: the FSDP medians of the blind H100 lease f and the held-out H200 lease
     labels = [s.lease.label for s in scored]
     med = dict(zip(labels, new.median_pct))
-    assert med["h100x4_2026-11-26f 4 GPUs"] == pytest.approx(2.7, abs=0.5)       # 7.2 before stop 16
-    assert med["h200x4_2026-11-26_fsdp 2 GPUs"] == pytest.approx(8.9, abs=0.5)    # 3.6 before stop 16
-    # rule 1 is HostWork's: it reproduces the blind section's figures (8.5% and 11.6% on main 31cfb4d; 4.4% since stop 16)
-    assert dict(zip(labels, old.median_pct))["h100x4_2026-11-26f 4 GPUs"] == pytest.approx(4.4, abs=0.5)
+    assert med["h100x4_2026-11-26f 4 GPUs"] == pytest.approx(4.0, abs=0.5)       # 7.2 before stop 16, 2.7 before h14fsdp21
+    assert med["h200x4_2026-11-26_fsdp 2 GPUs"] == pytest.approx(11.2, abs=0.5)   # 3.6 before stop 16, 8.9 before h14fsdp21
+    # rule 1 is HostWork's: it reproduces the blind section's figures (8.5% and 11.6% on main 31cfb4d; 4.4% since stop 16;
+    # 4.9% since h14fsdp21)
+    assert dict(zip(labels, old.median_pct))["h100x4_2026-11-26f 4 GPUs"] == pytest.approx(4.9, abs=0.5)
     # the lease measured after the choice: held out, it missed 8% under both rules (11.3 / 13.5% and 11.2 / 13.6%);
     # measured before stop 16's change and landed after its rule was fixed, so held out of that too: 9.8 / 6.3% and
     # 10.1 / 8.3% with it; with its own TP issue probe and plain-model issue as host targets (h14fsdp7) 11.3 / 3.5% and
-    # 8.2 / 2.4%
+    # 8.2 / 2.4%; with FSDP1's post-backward host work charged (h14fsdp21) 10.2 / 3.4% and 6.8 / 2.8%
     held = [i for i, label in enumerate(labels) if label.startswith(fhc.HELD_OUT)]
-    assert [round(new.median_pct[i], 1) for i in held] == pytest.approx([11.3, 3.5], abs=0.5)
-    assert [round(old.median_pct[i], 1) for i in held] == pytest.approx([8.2, 2.4], abs=0.5)
-    # the H200 leases measured after the own-host-probe rule: 5.1 / 9.0% (4x H200), 6.2% (2x H200, 2 GPUs) (rule 1)
+    assert [round(new.median_pct[i], 1) for i in held] == pytest.approx([10.2, 3.4], abs=0.5)
+    assert [round(old.median_pct[i], 1) for i in held] == pytest.approx([6.8, 2.8], abs=0.5)
+    # the H200 leases measured after the own-host-probe rule: 5.1 / 9.0% (4x H200), 6.2% (2x H200, 2 GPUs) (rule 1);
+    # 2.9 / 9.9%, 4.9% with FSDP1's post-backward host work charged (h14fsdp21)
     own = [i for i, label in enumerate(labels) if label.startswith(fhc.OWN_HELD_OUT)]
-    assert [round(old.median_pct[i], 1) for i in own] == pytest.approx([5.1, 9.0, 6.2], abs=0.5)
+    assert [round(old.median_pct[i], 1) for i in own] == pytest.approx([2.9, 9.9, 4.9], abs=0.5)
     # what the leases need spreads far wider than any rule follows (0.45-0.78 ms per unit pass)
     assert 0.3e-3 < min(needed) and max(needed) < 1e-3 and max(needed) / min(needed) > 1.5
 
@@ -96,15 +99,16 @@ def test_report_lines(carried: tuple) -> None:
 def test_own_host_probes_rows(carried: tuple) -> None:
     """Every FSDP-only lease with its own host issue files, before and after; the lease measured after the rule is
     marked held out. Recorded 2026-11-27 (h14fsdp7): fsdpissue 6.5 / 10.4 -> 7.3 / 6.5, fsdpissue2 10.1 / 8.3 ->
-    8.2 / 2.4, the H200 lease measured after the rule 4.4 / 10.5 -> 5.1 / 9.0 (2 / 4 GPUs)."""
+    8.2 / 2.4, the H200 lease measured after the rule 4.4 / 10.5 -> 5.1 / 9.0 (2 / 4 GPUs); with FSDP1's
+    post-backward host work charged (h14fsdp21) that lease 4.6 / 10.7 -> 2.9 / 9.9."""
     scored, _, _ = carried
     rows, figs = fhc.own_probe_rows(scored)
     assert len(rows) == 7 and sum("held out" in r for r in rows) == 3
     assert not any(r.startswith(("| h100x4_2026-11-26f", "| h200x4_2026-11-26_fsdp")) for r in rows)
     before_now = {r.split(" | ")[0][2:]: (float(r.split(" | ")[3]), float(r.split(" | ")[4])) for r in rows}
     assert before_now["h100x4_2026-11-27_fsdpissue2 4 GPUs"] == pytest.approx((8.3, 2.4), abs=0.5)
-    assert before_now[f"{fhc.OWN_HELD_OUT[0]} 4 GPUs"] == pytest.approx((10.5, 9.0), abs=0.5)
-    assert figs[f"{fhc.OWN_HELD_OUT[0]} 2 GPUs"] == pytest.approx(5.1, abs=0.5)
+    assert before_now[f"{fhc.OWN_HELD_OUT[0]} 4 GPUs"] == pytest.approx((10.7, 9.9), abs=0.5)
+    assert figs[f"{fhc.OWN_HELD_OUT[0]} 2 GPUs"] == pytest.approx(2.9, abs=0.5)
 
 
 def test_figures_recorded_when_rule_2_was_chosen_are_named_recorded(carried: tuple) -> None:
@@ -220,14 +224,15 @@ def test_the_fifth_lease_probe_measures_its_own_launches_not_the_fsdp4_ones(meth
     probe's own launches (fsdpissue4) better than its campaign's fit does, and the campaign's fit predicts fsdp4
     and the campaign's own FSDP rows better; the block issue times lie over 20% apart. Recorded 2026-11-27
     (h14fsdp9): fsdp4 14.7 / 4.8 / 12.0% (a / b / c), probe launches 6.7 / 19.0 / 7.8%, campaign rows 16.7 / 2.8 /
-    11.9%, block 0.737 / 0.975 ms."""
+    11.9%, block 0.737 / 0.975 ms; with FSDP1's post-backward host work charged (h14fsdp21): fsdp4 13.8 / 3.9 /
+    9.8%, probe launches 5.8 / 17.9%, campaign rows 16.4 / 2.5%."""
     from validation.llm_blind import Method
     a, b, _, _ = Method
     _, s = methods["h200x4_2026-11-27d_llm fsdp4 (sealed)"]
     assert s[a].probe_rows_pct < s[b].probe_rows_pct and s[b].median_pct < s[a].median_pct
     assert s[b].campaign_rows_pct < s[a].campaign_rows_pct
     assert s[b].block_s / s[a].block_s > 1.2
-    assert s[a].median_pct == pytest.approx(14.7, abs=0.5) and s[b].median_pct == pytest.approx(4.8, abs=0.5)
+    assert s[a].median_pct == pytest.approx(13.8, abs=0.5) and s[b].median_pct == pytest.approx(3.9, abs=0.5)
 
 
 def test_no_order_of_own_measurements_wins_on_every_lease_with_both(methods: dict) -> None:

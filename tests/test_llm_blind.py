@@ -56,8 +56,9 @@ def test_blind_figures(blind: tuple[list[str], dict]) -> None:
     # with disturbed profile launches and iterations left out (validation.profile_launches: this lease's hidden-4096
     # profile 6.88 -> 6.29 ms on 2 GPUs, 6.32 -> 6.17 on 4, and the H200 host fits' own): 4.6% / 8.5%; with the TP
     # blocks' own host term, the pipeline stages as compute targets and the host running ahead (the H200 host fits
-    # move, and the host work is carried in the TP block issue time those fits measure): 3.6% / 4.4%
-    for world, (median, p90, rho) in {2: (3.6, 8.8, 0.99), 4: (4.4, 12.0, 0.79)}.items():
+    # move, and the host work is carried in the TP block issue time those fits measure): 3.6% / 4.4%; with FSDP1's
+    # post-backward hook's kernels and reduction call charged to the backward's host (h14fsdp21): 2.8% / 4.9%
+    for world, (median, p90, rho) in {2: (2.8, 7.2, 0.99), 4: (4.9, 10.1, 0.79)}.items():
         s = figs[f"world{world}"]
         assert s["n"] == 4
         assert s["median_abs_pct"] == pytest.approx(median, abs=0.5)
@@ -110,8 +111,9 @@ def test_held_out_h200_lease() -> None:
     # and iterations left out (validation.profile_launches; this lease's hidden-4096 profile 6.24 -> 5.86 ms on 2 GPUs);
     # 14.6% / 18.4% since the H200 host fits give FSDP's units more of the host time (their unsharded blocks' issue
     # is now UNSHARDED_SHARE of the TP blocks', 0.59 ms on the 4x H200 campaign, while this lease's comes from the
-    # H200 issue probes, 0.78 ms)
-    for world, (median, rho) in {2: (14.6, 0.99), 4: (18.4, 0.79)}.items():
+    # H200 issue probes, 0.78 ms); 16.5% / 19.6% with FSDP1's post-backward host work charged (h14fsdp21: this
+    # lease's runs were already predicted too slow, so more host time moves them further)
+    for world, (median, rho) in {2: (16.5, 0.99), 4: (19.6, 0.79)}.items():
         s = figs[f"world{world}"]
         assert s["n"] == 4 and s["median_abs_pct"] == pytest.approx(median, abs=0.5) and s["spearman"] >= rho
     text = "\n".join(lines)
@@ -135,8 +137,9 @@ def test_issue_lease_where_fsdp_time_goes() -> None:
     # recorded 2026-11-27: blind with main 2dc75c7 (before the divisions) 10.1% / 15.3%; with them 7.9% / 10.4%;
     # 8.4% / 10.8% with disturbed profile launches left out (validation.profile_launches: 7.19 -> 6.00 ms on 4 GPUs);
     # 6.5% / 10.4% with the TP blocks' own host term, the stage targets and the host running ahead (H200 host fits);
-    # 7.3% / 6.5% with the lease's own plain-model host issue as its compute fit's host targets (h14fsdp7)
-    for world, median in {2: 7.3, 4: 6.5}.items():
+    # 7.3% / 6.5% with the lease's own plain-model host issue as its compute fit's host targets (h14fsdp7);
+    # 6.9% / 6.9% with FSDP1's post-backward host work charged (h14fsdp21)
+    for world, median in {2: 6.9, 4: 6.9}.items():
         s = figs[f"world{world}"]
         assert s["n"] == 6 and s["median_abs_pct"] == pytest.approx(median, abs=0.5)
     text = "\n".join(lines)
@@ -148,8 +151,9 @@ def test_issue_lease_where_fsdp_time_goes() -> None:
     assert "forward share" in text and "GPU-bound" in text and ISSUE_LEASE in text
     # computed from the rows (review s15 #11): 11-21% before the disturbed profile launches were left out, 11-22% since,
     # 9-17% with the TP blocks' own host term and the host running ahead (the H200 host fits carry more FSDP host work),
-    # 2-11% with the lease's own host issue targets (a slower host: more of the carried work)
-    assert "h2048 come out 2-11% too fast" in text
+    # 2-11% with the lease's own host issue targets (a slower host: more of the carried work), -10 to +0% with
+    # FSDP1's post-backward host work charged
+    assert "h2048 come out -10 to +0%" in text
 
 
 def test_signed_range_says_the_direction_only_when_every_error_has_it():

@@ -214,6 +214,11 @@ class _Builder:
             if post > 1:
                 grad_ops.append(MemOp("fsdp post-divide", 2 * shard_bytes))
             grads_s = sum(cm.kernel_s(k, PARAM_BYTES) for k in grad_ops)
+            # FSDP1's post-backward hook launches those kernels and calls the reduction (the reduce-scatter, or
+            # NO_SHARD's all-reduce, on a one-rank group too; HYBRID_SHARD's replica all-reduce besides): host
+            # work of the backward alone, at the host's cost per kernel and per collective call
+            reductions = 1 + (1 if sharded and replicas else 0)
+            grads_host_s = cm.host_s(1, block.kernel_ops(len(grad_ops)), reductions, c.tp)
 
             def share(op: str, jobs: tuple[CollJob, ...], ranks: tuple[str, ...]) -> float:
                 """Of one GPU's memory bandwidth while the collective runs alone (:mod:`.hbm_contention`)."""
@@ -227,7 +232,7 @@ class _Builder:
                             cm.host_s(blocks, block.host_ops(True), fwd.calls, c.tp) + p.fsdp_unit_host_s
                             + (p.fsdp_gather_host_s if gather else 0.0),
                             cm.host_s(blocks, block.host_ops(False), bwd.calls, c.tp) + p.fsdp_unit_host_s
-                            + (p.fsdp_gather_host_s if gather and regather else 0.0),
+                            + (p.fsdp_gather_host_s if gather and regather else 0.0) + grads_host_s,
                             gather, regather and bool(gather), scatter, reduce,
                             share("all_gather", gather, shards[0]), share("reduce_scatter", scatter, shards[0]),
                             share("all_reduce", reduce, replicas[0] if replicas else ()))

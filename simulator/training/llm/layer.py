@@ -111,9 +111,12 @@ class LayerWork:
         """The kernels the host launches for a pass, per kernel of the forward: the host's issue
         time of the pass in units of the forward's (1.4 for a GPT block's backward with fused
         attention, 2.4 with full recomputation; the TP issue probe measures 1.2-1.8 without)."""
-        if not self.forward.kernels:
-            return 0.0
-        return len((self.forward if forward else self.backward).kernels) / len(self.forward.kernels)
+        return self.kernel_ops(len((self.forward if forward else self.backward).kernels))
+
+    def kernel_ops(self, kernels: int) -> float:
+        """``kernels`` kernel launches in the units of :meth:`host_ops` (per kernel of the forward): the host's
+        issue time of kernels launched beside the block's own (FSDP's gradient copies and divisions)."""
+        return kernels / len(self.forward.kernels) if self.forward.kernels else 0.0
 
 
 def check_divisible(model: TransformerSpec, config: TrainConfig) -> None:

@@ -102,3 +102,19 @@ def test_one_generation_rule_for_every_per_generation_table(cc, row):
 def test_one_node_count_rule_for_every_n1_n2_n4_table(nodes, column):
     from simulator.collectives.nccl_constants import nodes_index
     assert nodes_index(nodes) == column
+
+
+@pytest.mark.parametrize("topo, nodes", [("hgx-h200", 1), ("dgx-h100", 1), ("dgx-h100", 4), ("dgx-a100", 2)])
+def test_choose_takes_the_pair_of_least_estimated_time(topo, nodes):
+    """NcclModel.choose (its pairs' table terms read once per op and allowed set) picks what time_s ranks first,
+    for every op, size and allowed subset, asked in turn on one model (a subset never answers for another)."""
+    from itertools import combinations
+    nccl = CostModel(topologies.prepare(topo, nodes=nodes)).nccl
+    for op in sorted({o for o, _, _ in nccl.table}):
+        pairs = [(a, p) for o, a, p in nccl.table if o == op] + [("nvls", "ll")]   # one pair the table lacks
+        subsets = [c for n in range(1, len(pairs) + 1) for c in combinations(pairs, n)]
+        for size in (0, 8, 4096, 3 << 20, 1 << 26, 3 << 30):
+            for allowed in subsets:
+                times = [nccl.time_s(op, size, a, p) for a, p in allowed]
+                want = allowed[times.index(min(times))] if min(times) < float("inf") else allowed[0]
+                assert nccl.choose(op, size, allowed) == want, (op, size, allowed)

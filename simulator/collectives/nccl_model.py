@@ -168,6 +168,7 @@ class NcclModel:
         self.x = inputs
         self.version = version
         self.table: dict[tuple[str, str, str], tuple[float, float]] = {}
+        self._priced_rows: dict[tuple, tuple] = {}      # choose's rows per (op, allowed): see _priced
         x = inputs
         n, N = x.ranks, x.nodes
         ppn = n / N
@@ -324,8 +325,36 @@ class NcclModel:
             allowed = tuple((a, p) for (o, a, p) in self.table if o == op) or (("ring", "simple"),)
         log_size = int(math.log2(size_bytes // 64)) if size_bytes >= 64 else -1
         best, choice = math.inf, allowed[0]
-        for a, p in allowed:
-            t = self._time_s(op, size_bytes, a, p, log_size)
+        for pair, lat, bw, tree, ring_lat in self._priced(op, allowed):     # _time_s's terms, in its order
+            if tree is not None and 0 <= log_size < 23:
+                bw *= tree[log_size]
+            if ring_lat and size_bytes / self._ring_ranks >= 64:
+                lat *= ring_lat
+            t = (lat + size_bytes / (1000.0 * bw)) * 1e-6
             if t < best:
-                best, choice = t, (a, p)
+                best, choice = t, pair
         return choice
+
+    @property
+    def _ring_ranks(self) -> int:
+        return self.x.channels * self.x.ranks
+
+    def _priced(self, op: str, allowed: tuple[tuple[str, str], ...]) -> tuple:
+        """For :meth:`choose`, per pair of ``allowed`` that the table prices (the others cost inf in
+        :meth:`_time_s`, never chosen): (pair, latency us, bus bandwidth GB/s, the tree all_reduce's correction
+        row or None, the multi-node ring/Simple all_reduce's latency factor or 0). Read once per (op, allowed)
+        from the table, which is complete when ``__init__`` returns (the closed form asks per prediction)."""
+        key = (op, tuple(allowed))
+        rows = self._priced_rows.get(key)
+        if rows is None:
+            out = []
+            for a, p in key[1]:
+                entry = self.table.get((op, a, p))
+                if entry is None or entry[1] <= 0:
+                    continue
+                tree = TREE_CORRECTION[PROTOS.index(p)] if a == "tree" and op == "all_reduce" else None
+                ring = ((1.4 if self.x.comp_cap >= 80 else 1.9)
+                        if a == "ring" and p == "simple" and self.x.nodes > 1 and op == "all_reduce" else 0.0)
+                out.append(((a, p), entry[0], entry[1], tree, ring))
+            rows = self._priced_rows[key] = tuple(out)
+        return rows

@@ -60,8 +60,9 @@ class Tuner:
         if self.select != "nccl":
             return None
         if op in TUNED_OPS:
-            return self.planner.plugin_choice(op, size_bytes, allowed) or self.planner.nccl.choose(op, size_bytes,
-                                                                                                 allowed)
+            planner = self.planner
+            return (planner.tuner_plugin is not None and planner.plugin_choice(op, size_bytes, allowed)) \
+                or planner.nccl.choose(op, size_bytes, allowed)
         if ALGOS_FOR_OP[op] == ("direct",):
             want = self.planner.p2p_protocol(op, size_bytes)
             return next((a, p) for a, p in allowed if p == want)

@@ -131,8 +131,37 @@ def parse_json(text: str, source: str = "", *, one_line: bool = False) -> Any:
         raise InputError("nested too deeply", source=source) from None
     except InputError as e:
         raise e.within(source) from None
-    check_data(data, source)
+    if not _within_limits(text, data):
+        check_data(data, source)
     return data
+
+
+def _within_limits(text: str, data: Any) -> bool:
+    """Whether the JSON ``text``, parsed to ``data``, is data :func:`check_data` must pass, found without its
+    walk (which names the place of a refusal, and was most of the time of reading a measurement file): the
+    parse hooks already refused NaN, Infinity, overflowing floats and integers beyond 64 bits; no string is
+    longer than the text; a value nested ``d`` deep opens ``d`` brackets, and where the text has more brackets
+    than :data:`limits.INPUT_DEPTH` the containers alone are walked for their depth."""
+    if len(text) > limits.STRING_CHARS.value:
+        return False
+    most = limits.INPUT_DEPTH.value
+    return text.count("{") + text.count("[") <= most or not _deeper_than(data, most)
+
+
+def _deeper_than(data: Any, most: int) -> bool:
+    """Whether a list or object of ``data`` is nested more than ``most`` deep (``data`` itself is 1 deep), as
+    :func:`check_data` counts."""
+    if not isinstance(data, (dict, list)):
+        return False
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > most:
+            return True
+        for child in value.values() if isinstance(value, dict) else value:
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1))
+    return False
 
 
 # --------------------------------------------------------------------------------- YAML

@@ -64,8 +64,9 @@ class Shape:
     def time_s(self, size_bytes: float) -> float:
         if self.at_channels is not None:
             return self.sized(size_bytes).time_s(size_bytes)
-        size = self.plan.costed_bytes(size_bytes)
-        c = self.plan.chunking
+        plan = self.plan
+        size = plan.costed_bytes(size_bytes) if plan.unaligned_extra > 0 else size_bytes    # (S when aligned)
+        c = plan.chunking
         if c is None:
             return call_time_s(self.alpha_s, self.beta_s_per_byte, self.wire_s_per_byte, size, host_s=self.host_s)
         return call_time_s(self.alpha_s, self.beta_s_per_byte, self.wire_s_per_byte, size,

@@ -203,8 +203,13 @@ class ComputeModel:
         return k.size_bytes / self.mem_Bps + self.params.kernel_overhead_s
 
     def pass_s(self, work: Pass, elem_bytes: int) -> float:
-        """Compute seconds of a pass (its TP collectives are timed on the network)."""
-        return sum(self.kernel_s(k, elem_bytes) for k in work.kernels)
+        """Compute seconds of a pass (its TP collectives are timed on the network). A chunk of ``n`` blocks
+        (``Pass.times``) repeats one block's kernel objects ``n`` times: each distinct kernel is timed once and
+        the sum taken over every kernel in order, as before."""
+        seen: dict[int, float] = {}
+        kernel_s = self.kernel_s
+        return sum([seen[i] if (i := id(k)) in seen else seen.setdefault(i, kernel_s(k, elem_bytes))
+                    for k in work.kernels])
 
     def block_host_s(self, tp: int = 1) -> float:
         """Host seconds to issue one block's forward, sharded ``tp`` ways (``host_tp_block_s`` for

@@ -88,7 +88,9 @@ class Pass:
 
     @property
     def flops(self) -> float:
-        return sum(k.flops for k in self.kernels if not isinstance(k, MemOp))
+        seen: dict[int, float] = {}       # a chunk of n blocks (times) repeats one block's kernel objects n times
+        return sum([seen[i] if (i := id(k)) in seen else seen.setdefault(i, k.flops)
+                    for k in self.kernels if not isinstance(k, MemOp)])
 
     @property
     def calls(self) -> int:

@@ -1,0 +1,144 @@
+"""The accuracy report's shortcuts give what the long way gives: a fit reused only for the same inputs, a JSON
+text's walk skipped only where it could not refuse anything."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from simulator.core import limits
+from simulator.core.errors import InputError
+from simulator.core.inputs import _within_limits, check_data, parse_json
+from validation.llm_real import RealPredictor, _fit_compute, compute_targets, fit_compute, fit_inputs
+from validation.llm_records import read_llm_records
+
+TWO = Path(__file__).resolve().parents[1] / "validation" / "data" / "h200x2_2026-11-26c" / "llm_world2.jsonl"
+
+
+@pytest.fixture(scope="module")
+def fit_case() -> tuple[RealPredictor, list]:
+    records = read_llm_records(TWO)
+    return RealPredictor(records.runs[0].gpu, "h200-nvlink-2gpu"), compute_targets(records)[:3]
+
+
+def test_a_fit_is_made_once_for_the_same_inputs(fit_case: tuple) -> None:
+    pred, targets = fit_case
+    first = fit_compute(pred, targets)
+    assert fit_compute(RealPredictor(pred.gpu.name, "h200-nvlink-2gpu"), list(targets)) is first
+    assert first == _fit_compute(pred, targets)          # the same answer as fitting again
+
+
+@pytest.mark.parametrize("change", ["measured", "fixed", "params", "compute", "targets"])
+def test_a_changed_input_gives_a_new_fit(fit_case: tuple, change: str) -> None:
+    pred, targets = fit_case
+    before = fit_compute(pred, targets)
+    fixed = None
+    if change == "measured":          # one measurement 20% slower
+        targets = [replace(targets[0], measured_s=targets[0].measured_s * 1.2), *targets[1:]]
+    elif change == "fixed":
+        fixed = {"mem_efficiency": 0.6}
+    elif change == "params":          # another collective calibration
+        pred = RealPredictor(pred.gpu.name, "h200-nvlink")
+    elif change == "compute":         # another starting point / held parameters
+        pred = pred.with_compute(replace(pred.compute, kernel_overhead_s=pred.compute.kernel_overhead_s + 5e-6))
+    else:
+        targets = targets[:2]
+    assert fit_inputs(pred, targets, fixed) != fit_inputs(*fit_case, None)
+    after = fit_compute(pred, targets, fixed)
+    assert after == _fit_compute(pred, targets, fixed)
+    if change != "params":            # these targets run on one GPU: no collective, the same answer, a new key
+        assert after != before
+
+
+def _nested(depth: int) -> str:
+    return "[" * depth + "1" + "]" * depth
+
+
+@pytest.mark.parametrize("depth, refused", [(limits.INPUT_DEPTH.value, False), (limits.INPUT_DEPTH.value + 1, True)])
+def test_nesting_at_and_past_the_limit(depth: int, refused: bool) -> None:
+    if refused:
+        with pytest.raises(InputError, match="nesting"):
+            parse_json(_nested(depth), "x.json")
+    else:
+        assert parse_json(_nested(depth), "x.json") is not None
+
+
+def test_brackets_inside_strings_are_not_depth(monkeypatch: pytest.MonkeyPatch) -> None:
+    walked: list[object] = []
+    monkeypatch.setattr("simulator.core.inputs.check_data", lambda data, source="": walked.append(data))
+    parse_json('{"a": 1}')
+    parse_json(json.dumps({"a": "[" * (limits.INPUT_DEPTH.value + 1)}))
+    assert walked == []
+
+
+def test_many_shallow_brackets_skip_the_walk_and_deep_ones_do_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    walked: list[object] = []
+    monkeypatch.setattr("simulator.core.inputs.check_data", lambda data, source="": walked.append(data))
+    parse_json(json.dumps([{"a": [1]} for _ in range(limits.INPUT_DEPTH.value)]))     # 129 brackets, 3 deep
+    assert walked == []
+    parse_json(_nested(limits.INPUT_DEPTH.value + 1))
+    assert len(walked) == 1
+
+
+def test_a_long_string_is_still_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(limits.STRING_CHARS.env, "2000000")
+    text = json.dumps({"a": "x" * 1_500_000})
+    monkeypatch.delenv(limits.STRING_CHARS.env)
+    with pytest.raises(InputError, match="characters"):
+        parse_json(text, "x.json")
+
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers(-2**63 + 1, 2**63 - 1)
+                           | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                                        max_size=3),
+                           max_leaves=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_values)
+def test_a_text_within_the_counts_is_one_the_walk_passes(value: object) -> None:
+    text = json.dumps(value)
+    data = json.loads(text)
+    if _within_limits(text, data):
+        check_data(data)                      # never refuses what the shortcut lets through
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(limits.INPUT_DEPTH.value - 3, limits.INPUT_DEPTH.value + 3), st.integers(0, 80),
+       st.booleans())
+def test_the_shortcut_agrees_with_the_walk_near_the_depth_limit(depth: int, siblings: int, objects: bool) -> None:
+    data: object = 1
+    for level in range(depth):          # ``depth`` containers deep, with shallow siblings beside the outermost
+        data = {"k": data} if objects and level % 2 else [data]
+    data = [data, *([{"s": [0]}] * siblings)] if depth else data
+    text = json.dumps(data)
+    try:
+        check_data(data)
+        refused = False
+    except InputError:
+        refused = True
+    assert _within_limits(text, data) is not refused
+
+
+@pytest.mark.parametrize("flash", [True, False])
+def test_a_chunk_of_repeated_blocks_costs_its_plain_sum(flash: bool) -> None:
+    """ComputeModel.pass_s and Pass.flops time each distinct kernel object of a chunk once: the same float as
+    summing every kernel in order, also when equal kernels are distinct objects."""
+    from simulator.training.gpus import get_gpu
+    from simulator.training.llm.compute import ComputeModel, ComputeParams
+    from simulator.training.llm.config import TrainConfig
+    from simulator.training.llm.layer import MemOp, Pass, block_work
+    from simulator.training.llm.model import zoo_model
+
+    config = TrainConfig(2, 1, 1, 4, 2, dtype="bf16", flash_attention=flash)
+    block = block_work(zoo_model("gpt3-175b"), config)
+    cm = ComputeModel(get_gpu("h100"), "bf16", ComputeParams(kernel_overhead_s=3e-6))
+    for one in (block.forward, block.backward):
+        chunk = one.times(7) + Pass(tuple(replace(k) for k in one.kernels), ())   # 7 shared copies + 1 distinct
+        assert cm.pass_s(chunk, 2) == sum(cm.kernel_s(k, 2) for k in chunk.kernels)
+        assert chunk.flops == sum(k.flops for k in chunk.kernels if not isinstance(k, MemOp))

@@ -66,17 +66,22 @@ def _described(make: Callable, topology: str = "dgx-h100", nodes: int = 1, gpus:
                 collnet=on_off(collnet) if isinstance(collnet, str) else collnet, gdr=False if no_gdr else None)
 
 
-def _model(calibration: str | Parameters | None, topo: dict[str, Any]) -> CostModel:
+def _model(calibration: str | Parameters | None, topo: dict[str, Any], tuner_plugin: str | None = None) -> CostModel:
+    """``tuner_plugin``: ``"aws-ofi:INSTANCE"`` as ``--tuner-plugin`` takes it, or None."""
+    from simulator.collectives.ofi_tuner import platform_of
     params = calibration if isinstance(calibration, Parameters) else load_calibration(calibration)
-    return CostModel(_described(topologies.prepare, **topo), params)      # presets: tables, no graph
+    return CostModel(_described(topologies.prepare, **topo), params,      # presets: tables, no graph
+                     tuner_plugin=platform_of(tuner_plugin, "tuner_plugin") if tuner_plugin else None)
 
 
 def collective(topology: str = "dgx-h100", op: str = "all_reduce", size_bytes: int | str = 2**30, *,
                algo: str = "auto", proto: str = "auto", engine: str = "des",
-               calibration: str | Parameters | None = None, **topology_options: Any) -> CollectiveResult:
+               calibration: str | Parameters | None = None, tuner_plugin: str | None = None,
+               **topology_options: Any) -> CollectiveResult:
     """One collective at one size, as ``gpunetsim collective`` prints it (nccl-tests' figures plus
     the algorithm and protocol NCCL's tuner would pick, and ``regret``: the fastest enabled choice in
-    gpunetsim's timing). ``size_bytes`` may be a string ("64M").
+    gpunetsim's timing). ``size_bytes`` may be a string ("64M"); ``tuner_plugin`` as ``--tuner-plugin``
+    (``"aws-ofi:p5en.48xlarge"``: AWS's region tables choose where they cover the communicator).
 
     >>> r = gpunetsim.collective(topology="hgx-h200", gpus=4, op="all_gather", size_bytes="64M",
     ...                          calibration="h200-nvlink")
@@ -86,7 +91,7 @@ def collective(topology: str = "dgx-h100", op: str = "all_reduce", size_bytes: i
     'collnet_direct'
     """
     size = parse_size(size_bytes, field="size_bytes") if isinstance(size_bytes, str) else int(size_bytes)
-    model = _model(calibration, dict(topology=topology, **topology_options))
+    model = _model(calibration, dict(topology=topology, **topology_options), tuner_plugin)
     return run_collective(model, op, size, algo, proto, engine, regret=True)
 
 
@@ -94,11 +99,12 @@ def ddp(topology: str = "dgx-h100", workload: str = "resnet50", *, gpu: str | No
         batch_size: int | None = None, bucket_cap_mb: float = 25.0, first_bucket_mb: float | None = 1.0,
         compression: str | None = None, gradient_as_bucket_view: bool = False, accumulation_steps: int = 1,
         engine: str = "des", calibration: str | Parameters | None = None, backend: str = "nccl",
-        **topology_options: Any) -> IterationResult:
+        tuner_plugin: str | None = None, **topology_options: Any) -> IterationResult:
     """One PyTorch DDP iteration, as ``gpunetsim ddp`` prints it; ``workload`` is a zoo name or a
     workload file; ``result.as_dict()`` has the fields of ``gpunetsim ddp --json`` (``fits``: the model states
     within the GPU's memory, a warning logged when not). ``backend``
-    ``"gloo"`` times the buckets' all-reduces as Gloo on CUDA tensors (closed form).
+    ``"gloo"`` times the buckets' all-reduces as Gloo on CUDA tensors (closed form); ``tuner_plugin`` as
+    ``--tuner-plugin`` (NCCL only).
 
     >>> r = gpunetsim.ddp(topology="dgx-h100", nodes=4, workload="gpt2", bucket_cap_mb=50)
     >>> r.gpus, len(r.buckets) > 1, r.iteration_s > r.forward_s + r.backward_s
@@ -107,10 +113,10 @@ def ddp(topology: str = "dgx-h100", workload: str = "resnet50", *, gpu: str | No
     'tcp'
     """
     from gpunetsim.ddp_cli import load_any_workload, with_fits
-    model = _model(calibration, dict(topology=topology, **topology_options))
+    model = _model(calibration, dict(topology=topology, **topology_options), tuner_plugin)
     if backend != "nccl":
         from simulator.network.host_collectives import collective_model
-        model = collective_model(model.router, model.params, backend, "cuda")
+        model = collective_model(model.router, model.params, backend, "cuda", model.planner.tuner_plugin)
     w = load_any_workload(workload, gpu, model.router.info.gpu_model, batch_size)
     config = DDPConfig(bucket_cap_mb, first_bucket_mb, compression, gradient_as_bucket_view, accumulation_steps)
     from simulator.training.ddp_intervals import with_interval

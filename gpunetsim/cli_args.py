@@ -68,12 +68,20 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("backend")
     g.add_argument("--backend", default="nccl", choices=BACKENDS,
                    help="torch.distributed backend: nccl (GPU), gloo or mpi (host-based, closed form)")
+    g.add_argument("--tuner-plugin", default=None, metavar="aws-ofi:INSTANCE",
+                   help="NCCL tuner plugin loaded (NCCL_TUNER_PLUGIN): aws-ofi:p5.48xlarge, aws-ofi:p5e.48xlarge, "
+                        "aws-ofi:p5en.48xlarge or aws-ofi:p6-b200.48xlarge, AWS's aws-ofi-nccl plugin with its "
+                        "region tables for that instance type (8 GPUs a node, 3 nodes or more; elsewhere NCCL's "
+                        "own tuner decides, as with the plugin)")
     g.add_argument("--tensors", default=None, choices=TENSOR_DEVICES,
                    help="where the tensors live (default: cuda for nccl, cpu for gloo and mpi); gloo "
                         "stages CUDA tensors through host memory")
 
 
 def comm_model_from_args(args: argparse.Namespace, G, params):
-    """The backend's cost model (NCCL's CostModel or the Gloo/MPI host model)."""
+    """The backend's cost model (NCCL's CostModel or the Gloo/MPI host model), with ``--tuner-plugin``'s
+    instance type where given."""
+    from simulator.collectives.ofi_tuner import platform_of
     from simulator.network.host_collectives import collective_model
-    return collective_model(G, params, args.backend, args.tensors)
+    spec = getattr(args, "tuner_plugin", None)
+    return collective_model(G, params, args.backend, args.tensors, platform_of(spec) if spec else None)

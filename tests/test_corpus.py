@@ -521,12 +521,13 @@ def test_gain_table_counts_the_figure(results):
 
 def test_corpus_checks_with_topo_changes_only_the_datasets_it_touches(parts):
     """validation.corpus_checks 'ofi-tuner-off' and 'nics-from-preset': only the datasets whose headers load AWS's
-    tuner plugin (p6-b200) or give fewer NICs than GPUs are rebuilt; the 4-node p6-b200 run then takes NCCL's own
-    choice at 16 MiB (NVLS-Tree) instead of the plugin's Tree/LL128."""
+    tuner plugin on an instance type it has tables for (p6-b200, p5) or give fewer NICs than GPUs are rebuilt; the
+    4-node p6-b200 run then takes NCCL's own choice at 16 MiB (NVLS-Tree) instead of the plugin's Tree/LL128."""
     from validation import corpus_checks
     off = corpus_checks.BY_NAME["ofi-tuner-off"].parts(parts)
     moved = [b.label for a, b in zip(parts, off) if a is not b]
-    assert moved and all("p6b200" in label or "B200" in label for label in moved)
+    assert moved and set(moved) == {p.label for p in parts if p.predictor.topo.tuner_plugin}
+    assert any("p6b200" in label for label in moved) and any("p5_1node" in label for label in moved)
     p6 = next(p for p in off if p.label == "stas00_p6b200_4node_torch_allreduce")
     at16 = next(q for q in p6.points if q.size_bytes == 16 << 20)
     assert p6.predictor.predict(at16).algo == "nvls_tree"
@@ -536,3 +537,31 @@ def test_corpus_checks_with_topo_changes_only_the_datasets_it_touches(parts):
     renic = {b.label: b.predictor.topo for a, b in zip(parts, preset) if a is not b}
     assert set(renic) == {p.label for p in parts if p.predictor.topo.nics}
     assert all(t.nics is None for t in renic.values()) and any("p4d" in label for label in renic)
+
+
+@pytest.mark.parametrize("meta, proto", [
+    ({"hardware": "2x AWS p4de.24xlarge: 16x A100", "date": "2024-04-19"}, "simple"),
+    ({"hardware": "2x AWS p4d.24xlarge: 16x A100", "date": "2023-02-01", "env": {"NCCL_ALGO": "Ring"}}, "simple"),
+    ({"hardware": "2x AWS p4d.24xlarge: 16x A100", "date": "2021-06-11"}, None),     # users set it themselves then
+    ({"hardware": "2x AWS p4de.24xlarge", "date": "2024-04-19", "env": {"NCCL_PROTO": "LL128"}}, None),  # left alone
+    ({"hardware": "2x AWS p5.48xlarge: 16x H100", "date": "2024-04-19"}, None),      # RDMA protocol: LL allowed
+])
+def test_net_plugin_proto_from_the_header(meta, proto):
+    """AWS's network plugin sets NCCL_PROTO=simple on p4d/p4de from its 2022 releases, unless the user set one."""
+    from validation.compare import net_plugin_proto
+    assert net_plugin_proto(meta) == proto
+
+
+def test_p4de_runs_simple_under_its_network_plugin(parts):
+    """The 2024 p4de header gets the plugin's NCCL_PROTO=simple: its 64 MiB all_reduce is predicted on
+    Tree/Simple, and on NCCL's own Tree/LL128 without the setting ('net-plugin-proto-off', which rebuilds that
+    dataset alone)."""
+    from validation import corpus_checks
+    p4de = next(p for p in parts if p.label == "aws_2x_p4de_16xA100_efa400_allreduce")
+    assert p4de.predictor.topo.plugin_proto == "simple"
+    at64 = next(q for q in p4de.points if q.size_bytes == 64 << 20)
+    assert (p4de.predictor.predict(at64).algo, p4de.predictor.predict(at64).proto) == ("tree", "simple")
+    off = corpus_checks.BY_NAME["net-plugin-proto-off"].parts(parts)
+    moved = [b for a, b in zip(parts, off) if a is not b]
+    assert [b.label for b in moved] == [p4de.label]
+    assert moved[0].predictor.predict(at64).proto == "ll128"

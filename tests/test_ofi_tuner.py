@@ -32,11 +32,36 @@ def test_p6_regions_on_four_nodes(op, size_bytes, pair):
     assert ofi_tuner.choose(P6, op, size_bytes, 32, 4, EVERY) == pair
 
 
+@pytest.mark.parametrize("platform, ranks, op, size_bytes, pair", [
+    ("p5.48xlarge", 32, "all_reduce", 16 * MIB, ("tree", "ll128")),
+    ("p5.48xlarge", 32, "all_reduce", 64 * MIB, ("ring", "ll128")),       # right of (36 MiB, 32)
+    ("p5.48xlarge", 32, "all_reduce", 2 << 30, ("ring", "simple")),       # right of the ~1.49 GiB edge at 32
+    ("p5e.48xlarge", 128, "all_reduce", 64 * MIB, ("tree", "ll128")),     # left of (288 MiB, 128)
+    ("p5.48xlarge", 128, "all_reduce", 2 << 30, ("ring", "ll128")),       # on two regions' vertex: the first
+    ("p5.48xlarge", 256, "all_reduce", 512 * MIB, ("nvls_tree", "simple")),
+    ("p5en.48xlarge", 32, "all_reduce", 64 << 10, ("tree", "ll")),
+    ("p5en.48xlarge", 32, "all_reduce", 64 * MIB, ("ring", "ll128")),
+    ("p5en.48xlarge", 32, "all_reduce", 400 * MIB, ("nvls_tree", "simple")),  # between 280 and 486 MiB at 32
+    ("p5en.48xlarge", 32, "all_reduce", 512 * MIB, ("ring", "simple")),
+    ("p5en.48xlarge", 128, "all_reduce", 2 << 30, ("nvls_tree", "simple")),
+    ("p5en.48xlarge", 32, "all_gather", 1 * MIB, ("ring", "ll")),
+    ("p5en.48xlarge", 32, "all_gather", 256 * MIB, ("ring", "ll128")),
+    ("p5en.48xlarge", 32, "all_gather", 1 << 30, ("ring", "simple")),
+    ("p5en.48xlarge", 32, "reduce_scatter", 512 * MIB, ("ring", "ll128")),
+    ("p5en.48xlarge", 32, "reduce_scatter", 1 << 30, ("ring", "simple")),
+])
+def test_p5_and_p5en_regions(platform, ranks, op, size_bytes, pair):
+    """The p5/p5e and p5en tables (eight GPUs a node), read off the plugin's vertices by hand."""
+    assert ofi_tuner.choose(platform, op, size_bytes, ranks, ranks // 8, EVERY) == pair
+
+
 @pytest.mark.parametrize("ranks, nodes, platform, op", [
     (16, 2, P6, "all_reduce"),          # two nodes or fewer: NCCL's own tuner
     (8, 1, P6, "all_reduce"),
     (16, 4, P6, "all_reduce"),          # four GPUs a node: no table
-    (32, 4, "p5.48xlarge", "all_reduce"),   # not transcribed
+    (32, 4, "p4d.24xlarge", "all_reduce"),  # no tables for this instance type
+    (32, 4, "p5.48xlarge", "all_gather"),   # p5/p5e: all_reduce only
+    (16, 2, "p5en.48xlarge", "all_reduce"),
     (32, 4, P6, "broadcast"),
 ])
 def test_nccl_decides_where_the_plugin_has_no_table(ranks, nodes, platform, op):
@@ -89,7 +114,81 @@ def test_the_tuner_takes_the_plugins_pair_where_it_decides():
     ({"hardware": "4x AWS p6-b200.48xlarge: 32x B200", "nccl_version": "2.27.7 (AWS NCCL_TUNER_PLUGIN=ofi)"}, P6),
     ({"hardware": "1x AWS p6-b200.48xlarge", "env": {"NCCL_TUNER_PLUGIN": "libnccl-ofi-tuner.so"}}, P6),
     ({"hardware": "4x AWS p6-b200.48xlarge", "nccl_version": "2.27.7"}, None),       # no plugin loaded
-    ({"hardware": "2x AWS p5.48xlarge", "env": {"NCCL_TUNER_PLUGIN": "ofi"}}, None),  # no table here
+    ({"hardware": "2x AWS p5.48xlarge", "env": {"NCCL_TUNER_PLUGIN": "ofi"}}, "p5.48xlarge"),
+    ({"hardware": "4x AWS p5en.48xlarge", "env": {"NCCL_TUNER_PLUGIN": "ofi"}}, "p5en.48xlarge"),
+    ({"hardware": "2x AWS p4d.24xlarge", "env": {"NCCL_TUNER_PLUGIN": "ofi"}}, None),  # no table here
 ])
 def test_tuner_plugin_read_from_the_header(meta, platform):
     assert tuner_plugin(meta) == platform
+
+
+def _algos(capsys, *extra):
+    from gpunetsim.cli import main
+    code = main(["collective", "--topology", "hgx-h200", "--engine", "closed", "-b", "64M", "-e", "1G", "-f", "4",
+                 "--json", *extra])
+    out = capsys.readouterr().out
+    assert code == 0
+    return [(r["algo"], r["proto"]) for r in map(__import__("json").loads, out.splitlines())]
+
+
+def test_cli_tuner_plugin_sets_the_pair_from_three_nodes(capsys):
+    """--tuner-plugin aws-ofi:p5en.48xlarge: on 4 nodes the plugin's regions choose (Ring/LL128 at 64-256 MiB,
+    Ring/Simple at 1 GiB); on 2 nodes NCCL's own choice stays, as without the flag."""
+    plugin = ("--tuner-plugin", "aws-ofi:p5en.48xlarge")
+    assert _algos(capsys, "--nodes", "4", *plugin) == [("ring", "ll128"), ("ring", "ll128"), ("ring", "simple")]
+    assert _algos(capsys, "--nodes", "4") != _algos(capsys, "--nodes", "4", *plugin)
+    assert _algos(capsys, "--nodes", "2", *plugin) == _algos(capsys, "--nodes", "2")
+
+
+@pytest.mark.parametrize("spec, needle", [
+    ("aws-ofi", "name the instance type"),
+    ("aws-ofi:p4d.24xlarge", "pass --proto simple"),      # no tables; its network plugin forces Simple
+    ("aws-ofi:g5.48xlarge", "no region tables"),
+    ("nccl-example", "AWS's"),
+])
+def test_cli_tuner_plugin_refuses_what_it_cannot_model(capsys, spec, needle):
+    from gpunetsim.cli import main
+    code = main(["collective", "--topology", "hgx-h200", "--nodes", "4", "-b", "1M", "-e", "1M",
+                 "--tuner-plugin", spec])
+    err = capsys.readouterr().err
+    assert code == 2 and "--tuner-plugin" in err and needle in err and len(err.strip().splitlines()) == 1
+
+
+def test_tuner_plugin_is_refused_with_a_host_backend(capsys):
+    from gpunetsim.cli import main
+    code = main(["collective", "--topology", "hgx-h200", "--gpus", "4", "--backend", "gloo", "-b", "1M", "-e", "1M",
+                 "--tuner-plugin", "aws-ofi:p5en.48xlarge"])
+    assert code == 2 and "tuner plugin" in capsys.readouterr().err
+
+
+def test_api_collective_takes_the_plugin():
+    import gpunetsim
+    kw = dict(topology="hgx-h200", nodes=4, size_bytes="512M", engine="closed")
+    assert gpunetsim.collective(**kw, tuner_plugin="aws-ofi:p5en.48xlarge").algo == "ring"
+    assert gpunetsim.collective(**kw).algo == "nvls_tree"
+
+
+def test_ddp_buckets_follow_the_plugin():
+    """gpunetsim.ddp(tuner_plugin=...) (and ddp --tuner-plugin): GPT-2's 25 MiB buckets on 4 p5en-like nodes run
+    the plugin's Ring/LL128, NVLS-Tree without it."""
+    import gpunetsim
+    kw = dict(topology="hgx-h200", nodes=4, workload="gpt2", engine="closed")
+    pairs = {(b.algo, b.proto) for b in gpunetsim.ddp(**kw, tuner_plugin="aws-ofi:p5en.48xlarge").buckets}
+    assert ("ring", "ll128") in pairs and ("nvls_tree", "simple") not in pairs
+    assert ("nvls_tree", "simple") in {(b.algo, b.proto) for b in gpunetsim.ddp(**kw).buckets}
+
+
+@pytest.mark.parametrize("argv, reason", [
+    (("--nodes", "2"), "2 nodes: the plugin decides from 3 nodes"),
+    (("--nodes", "4", "--gpus", "4"), "4 GPUs a node: its tables are for 8"),
+    (("--nodes", "4", "--op", "broadcast"), "no broadcast table for p5en.48xlarge"),
+    (("--nodes", "4"), None),
+])
+def test_cli_says_when_the_plugin_decides_nothing(capsys, argv, reason):
+    """The table's closing line names why the plugin's tables chose no row (NCCL's own tuner did)."""
+    from gpunetsim.cli import main
+    assert main(["collective", "--topology", "hgx-h200", "--engine", "closed", "-b", "1G", "-e", "1G",
+                 "--tuner-plugin", "aws-ofi:p5en.48xlarge", *argv]) == 0
+    notes = [l for l in capsys.readouterr().out.splitlines() if l.startswith("# tuner plugin")]
+    assert notes == ([] if reason is None else
+                     [f"# tuner plugin aws-ofi:p5en.48xlarge: NCCL's own tuner chose every row ({reason})"])

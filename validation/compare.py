@@ -72,6 +72,7 @@ class Topo:
     gdr: bool | None = None                         # GPUDirect RDMA (topologies.graph); None: the preset's (on)
     tuner_plugin: str | None = None                 # instance type of a loaded AWS tuner plugin (tuner_plugin())
     nics: int | None = None                         # NICs NCCL sees per server; None: the preset's
+    plugin_proto: str | None = None                 # NCCL_PROTO the network plugin sets (net_plugin_proto())
     source: str = field(default="", compare=False)  # the dataset whose hint this is ("": the command line's)
 
     @property
@@ -127,7 +128,8 @@ def topo_from_hint(hint: Mapping | None, source: str = "") -> Topo:
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
             raise InputError("must be a positive whole number", source=source, field=f"meta.topology.{key}", value=v)
     return Topo(str(hint["preset"]), int(hint.get("nodes", 1)), hint.get("gpus_per_node"), nic, hint.get("p2p"),
-                nccl_version(hint.get("nccl_version")), hint.get("gdr"), hint.get("tuner_plugin"), nics, source=source)
+                nccl_version(hint.get("nccl_version")), hint.get("gdr"), hint.get("tuner_plugin"), nics,
+                hint.get("plugin_proto"), source=source)
 
 
 def nics_seen(nic: str, gpus: int) -> int | None:
@@ -149,6 +151,23 @@ def tuner_plugin(meta: Mapping) -> str | None:
         re.search(r"NCCL_TUNER_PLUGIN=\S*ofi", str(meta.get("nccl_version") or "")) is not None
     hardware = str(meta.get("hardware") or "")
     return next((name for name in PLATFORMS if name in hardware), None) if loaded else None
+
+
+PLUGIN_SETS_PROTO_FROM = "2022"
+"""aws-ofi-nccl sets NCCL_PROTO=simple itself from its 2022 releases on (AWS's 1.5.0aws build logs it);
+in December 2021 its maintainers told users to set it themselves (issue #76). The corpus's p4d/p4de runs
+date from 2021 and 2024, so any cutoff in 2022-2023 classes them alike."""
+
+
+def net_plugin_proto(meta: Mapping) -> str | None:
+    """The NCCL_PROTO AWS's network plugin set in a dataset's run: ``"simple"`` where its hardware line names an
+    instance of simulator.collectives.ofi_tuner.EFA_WITHOUT_LL, it is dated from :data:`PLUGIN_SETS_PROTO_FROM` on and its environment
+    sets no NCCL_PROTO of its own (the plugin leaves a user's setting alone); else None."""
+    from simulator.collectives.ofi_tuner import EFA_WITHOUT_LL
+    hardware = str(meta.get("hardware") or "")
+    if not any(name in hardware for name in EFA_WITHOUT_LL) or "NCCL_PROTO" in dict(meta.get("env") or {}):
+        return None
+    return "simple" if str(meta.get("date") or "") >= PLUGIN_SETS_PROTO_FROM else None
 
 
 def nccl_version(text: object) -> tuple[int, int] | None:
@@ -225,6 +244,8 @@ class Predictor:
         if c is None or p.world < 2:
             return None
         algo, proto, p2p, nvls = c
+        if proto == "auto" and self.topo.plugin_proto:      # the network plugin's NCCL_PROTO (net_plugin_proto)
+            proto = self.topo.plugin_proto
         m = self.model(p.world, p2p, nvls)
         if algo not in ALGOS_FOR_OP[p.op]:       # NCCL_ALGO=Tree on an all_gather: NCCL's own choice
             algo = "auto"

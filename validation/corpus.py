@@ -544,6 +544,27 @@ def _extra_ms(parts: Sequence[Part], label: str) -> float | None:
     return None if extra is None else extra * 1e3
 
 
+def _p4de_extra(parts: Sequence[Part]) -> str:
+    """The 2024 p4de run's extra milliseconds per call from 16 MiB under the datasheet (measured minus predicted
+    time, lowest to highest), on the Simple protocol its network plugin set (as shipped) and on NCCL's own
+    protocols (the plugin's setting ignored)."""
+    part = next((p for p in parts if p.label == "aws_2x_p4de_16xA100_efa400_allreduce"), None)
+    if part is None or part.predictor.topo.plugin_proto is None:
+        return "-"
+
+    def extra_ms(topo) -> list[float]:
+        comps, _ = compare([q for q in part.points if q.size_bytes >= SCORE_MIN_BYTES],
+                           Predictor(topo, part.predictor.params))
+        return sorted((c.point.time_s - c.predicted_s) * 1e3 for c in comps)
+
+    simple, own = extra_ms(part.predictor.topo), extra_ms(replace(part.predictor.topo, plugin_proto=None))
+    if not simple or not own:
+        return "-"
+    return (f"{simple[0]:.2f}-{simple[-1]:.2f} ms at every size (on NCCL's own Tree/LL128 {own[0]:.2f} to "
+            f"{own[-1]:.2f} ms: below zero where LL128 is predicted slower than the measurement with no per-call "
+            "cost at all)")
+
+
 def _per_group_notes(parts: Sequence[Part], fabric: Sequence[Part], results: Sequence[GroupResult]) -> list[str]:
     """Section 1b's per-group diagnosis: the mechanism each residual group points to, with the figures
     read from the data (medians of measured bus bandwidth, GB/s) and from the fits in ``results``."""
@@ -748,8 +769,8 @@ def section(data_dir: Path, shipped_dir: Path, write_calibrations: bool = False)
               "call; `link_efficiency.net` fitted by each fabric group; NCCL's per-NIC network speed step, 0.96 of "
               "the NIC's rate, as the datasheet net efficiency; the GCP datasets under the NCCL settings of the profiles "
               "their headers name; host staging as two PCIe legs at once, shm_efficiency 1.0; EFA split by the NCCL "
-              "version in its headers; AWS's tuner plugin ignored; the preset's NIC count where headers give fewer "
-              "NICs than GPUs): "
+              "version in its headers; AWS's tuner plugin ignored; AWS's network plugin's NCCL_PROTO=simple ignored; "
+              "the preset's NIC count where headers give fewer NICs than GPUs): "
               "`python -m validation.corpus_checks` reruns this "
               "figure under each (median, points within 5% per group).", "",
               "**Where the held-out error sits** (the figure's errors per group and size band: median |error| %, "
@@ -778,7 +799,12 @@ def section(data_dir: Path, shipped_dir: Path, write_calibrations: bool = False)
               + _rates_text(chunk_rates([h.part for h in hopper.held]) if hopper else {}) + "), which a fill of a few chunks "
               "alone (`nvls_fill_rounds`) cannot give: under the datasheet every H100 box's 32 MiB call was "
               "predicted fast and its 64 MiB call slow (a fill in proportion to the chunk). Fitted per held-out Hopper dataset on the others: "
-              + _fold_range(hopper, "nvls_step_overhead_s") + " per round of chunks.", "",
+              + _fold_range(hopper, "nvls_step_overhead_s") + " per round of chunks; (6) AWS's network plugin "
+              "(aws-ofi-nccl) sets NCCL_PROTO=simple where EFA does not deliver 128-byte-aligned writes in order, "
+              "which its own table names for p4d and p4de (src/platform-aws.c; `validation.compare.net_plugin_proto`, "
+              "headers dated 2022 on: in December 2021 its maintainers told users to set it themselves): the 2024 "
+              "p4de all_reduce runs Tree/Simple from 16 MiB, and its extra time per call from 16 MiB under the "
+              f"datasheet is then {_p4de_extra(parts)}.", "",
               "**What remains, per group.** Clusters of one group still disagree: measured/predicted medians "
               f"per dataset span {spread}. Per group, the physical feature each residual points to, and whether the "
               "headers state it:", ""] + _per_group_notes(parts, fabric, results)

@@ -63,6 +63,15 @@ could win; report 8.12%, 107 within since the first item was kept):
   p5 8.5 -> 2.8% and 2 -> 8 within, while p6-b200 4-node 6.9 -> 19.9%, EKS 23.0 -> 34.9%, p4d 37.5 -> 40.4% and
   14.3 -> 16.4%, p4de 9.0 -> 9.8%: a per-step cost fitted on the ring-bound p4d runs overcharges the others'
   NVLS-Tree steps, again the per-cluster EFA software cost that no header orders.
+
+Stop 21 (h10corpus21):
+
+- kept: AWS's network plugin (aws-ofi-nccl) sets NCCL_PROTO=simple on p4d/p4de, whose EFA endpoints do not
+  deliver 128-byte-aligned writes in order (src/platform-aws.c ``force_proto_simple``, later its endpoint test;
+  validation.compare.net_plugin_proto), from its 2022 releases on. The 2024 p4de run then runs Tree/Simple
+  from 16 MiB and its extra time per call under the datasheet is flat; report 8.12 -> 7.95%, 107 within
+  (p4de held out 8.47 -> 6.93%, no other dataset moves by more than 0.16 points). ``net-plugin-proto-off``
+  reruns the figure without it.
 """
 
 from __future__ import annotations
@@ -197,6 +206,9 @@ CHECKS = (
           datasheet={"shm_efficiency": 1.0}),
     Check("ofi-tuner-off", "AWS's tuner plugin ignored (NCCL's own choice) where headers load it",
           parts=with_topo(lambda t: replace(t, tuner_plugin=None))),
+    Check("net-plugin-proto-off", "AWS's network plugin's NCCL_PROTO=simple ignored on the p4d/p4de headers dated "
+          "2022 on (NCCL's own protocols: the 2024 p4de all_reduce back on Tree/LL128 at 16-256 MiB)",
+          parts=with_topo(lambda t: replace(t, plugin_proto=None))),
     Check("nics-from-preset", "the preset's NICs (8 for 8 GPUs) at the header's bandwidth per server instead of the "
           "fewer NICs the header gives (p4d/p4de 4x100G EFA, A3 High 4x200G TCPX)", parts=with_topo(_preset_nics)),
 )

@@ -9,15 +9,22 @@ defined" there), as are points outside every region. Sources: aws/aws-ofi-nccl `
 nccl_ofi_regions.cpp`` (``region_init_internal_p6``, ``is_inside_region``, ``extend_region``,
 ``region_get_coll_info_internal_v3``; the same p6-b200 tables in the two stored versions of the file).
 
-Transcribed: p6-b200.48xlarge, eight GPUs per node (``nRanks == 8 * nNodes``), all_reduce, all_gather and
-reduce_scatter. Not modelled: the plugin's channel count for Tree/LL128 at 4-32 MiB and its chunk sizes
-(NCCL's are kept), and the other instance types' tables (NCCL's own choice there).
+Transcribed, eight GPUs per node (``nRanks == 8 * nNodes``): p6-b200.48xlarge (all_reduce, all_gather,
+reduce_scatter; ``region_init_internal_p6``), p5en.48xlarge (the same three ops; ``region_init_internal_p5en``),
+p5.48xlarge and p5e.48xlarge (one table for both, all_reduce only: all_gather and reduce_scatter are left to
+NCCL; ``region_init_internal_p5_p5e``), from the file at aws-ofi-nccl commit 228fa0ea. The plugin prefers these
+region tables to its cost-model tuner wherever both exist (``nccl_ofi_tuner_init``). Not modelled: its tables
+for one and two GPUs per node (p5, p5en: PAT and Tree at those shapes), its channel count for Tree/LL128 at
+4-32 MiB on p6-b200 and its chunk sizes (NCCL's are kept), and instance types it has no tables for (NCCL's own
+choice there, as the plugin falls back to it).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+from simulator.core.errors import InputError
 
 TUNER_MAX_SIZE = 100.0 * 1024 ** 3
 TUNER_MAX_RANKS = 1024.0 * 1024
@@ -143,8 +150,92 @@ def _p6_b200() -> dict[str, tuple[Region, ...]]:
     return {"all_reduce": all_reduce, "all_gather": all_gather, "reduce_scatter": reduce_scatter}
 
 
-PLATFORMS: dict[str, tuple[int, dict[str, tuple[Region, ...]]]] = {"p6-b200.48xlarge": (8, _p6_b200())}
-"""Instance type -> (GPUs per node the tables are for, regions per op)."""
+def _p5_p5e() -> dict[str, tuple[Region, ...]]:
+    """``region_init_internal_p5_p5e``, nRanks == 8 x nNodes: all_reduce only."""
+    M, R = TUNER_MAX_SIZE, TUNER_MAX_RANKS
+    tree_ll128 = extend((402653184, 2048), (402653184, 4096))
+    nvls_tree = extend((8053063680, 160), (9663676416, 192))       # also the Ring/Simple region's corner
+    all_reduce = (
+        Region("tree", "ll128", ((0, 16), (31457280, 16), (37748736, 32), (117440512, 64), (301989888, 128),
+                                 (301989888, 256), (335544320, 512), (536870912, 1024), (402653184, 2048),
+                                 (402653184, 4096), tree_ll128, (0, tree_ll128[1]))),
+        Region("nvls_tree", "simple", ((31457281, 16), (M, 16), (31457281, 16))),
+        Region("ring", "ll128", ((31457280, 17), (1073741824, 17), (2147483648, 64), (2147483648, 128),
+                                 (1342177280, 160), (2147483648, 256), (1074790400, 256), (444596224, 160),
+                                 (301989888, 128), (117440512, 64), (37748736, 32))),
+        Region("nvls_tree", "simple", ((2147483648, 128), (6442450944, 128), (8053063680, 160), (9663676416, 192),
+                                       nvls_tree, tree_ll128, (402653184, 4096), (402653184, 2048),
+                                       (536870912, 1024), (335544320, 512), (301989888, 256), (310378496, 160),
+                                       (444596224, 160), (1074790400, 256), (2684354560, 256), (2147483648, 224),
+                                       (1342177280, 160))),
+        Region("ring", "simple", ((1073741824, 17), (nvls_tree[0], 17), nvls_tree, (9663676416, 192),
+                                  (8053063680, 160), (2684354560, 64), (1610612736, 32))),
+    )
+    return {"all_reduce": all_reduce}
+
+
+def _p5en() -> dict[str, tuple[Region, ...]]:
+    """``region_init_internal_p5en``, nRanks == 8 x nNodes."""
+    M, R = TUNER_MAX_SIZE, TUNER_MAX_RANKS
+    tree_ll = extend((196608, 192), (196608, 1024))
+    tree_ll128 = extend((129499136, 127), (218103808, 1024))
+    nvls_tree = extend((7516192768, 256), (17179869184, 448))
+    all_reduce = (
+        Region("tree", "ll", ((0, 16), (196608, 16), (196608, 1024), tree_ll, (0, R))),
+        Region("tree", "ll128", (tree_ll, (196608, 1024), (196608, 16), (13107200, 16), (129499136, 127),
+                                 (218103808, 1024), tree_ll128)),
+        Region("ring", "ll128", ((129499136, 127), (13107200, 16), (29884416, 16), (293601280, 32), (589299712, 64),
+                                 (549453824, 128))),
+        Region("nvls_tree", "simple", (tree_ll128, (218103808, 1024), (129499136, 127), (549453824, 128),
+                                       (589299712, 64), (293601280, 32), (29884416, 16), (M, 16), (509607936, 32),
+                                       (7516192768, 256), (17179869184, 448), nvls_tree)),
+        Region("ring", "simple", (nvls_tree, (17179869184, 448), (7516192768, 256), (509607936, 32), (M, 16))),
+    )
+    ag_ll = extend((28305408, 768), (33554432, 1024))
+    ag_ll128 = extend((7247754240, 384), (17179865088, 896))
+    all_gather = (
+        Region("ring", "ll", ((0, 16), (786432, 16), (4718592, 128), (13630464, 384), (19922944, 512),
+                              (28305408, 768), (33554432, 1024), ag_ll, (0, R))),
+        Region("ring", "ll128", (ag_ll, (33554432, 1024), (28305408, 768), (19922944, 512), (13630464, 384),
+                                 (4718592, 128), (786432, 16), (236978176, 16), (956301312, 64), (7247754240, 384),
+                                 (17179865088, 896), ag_ll128)),
+        Region("ring", "simple", (ag_ll128, (17179865088, 896), (7247754240, 384), (956301312, 64), (494927872, 32),
+                                  (236978176, 16), (M, 16))),
+    )
+    rs_ll = extend((7340032, 256), (18874368, 512))
+    rs_ll128 = extend((7247757312, 256), (17179869184, 640))
+    reduce_scatter = (
+        Region("ring", "ll", ((0, 16), (786432, 16), (4718592, 128), (7340032, 256), (18874368, 512), rs_ll, (0, R))),
+        Region("ring", "ll128", (rs_ll, (18874368, 512), (7340032, 256), (4718592, 128), (786432, 16),
+                                 (291504128, 16), (589299712, 32), (2415919104, 128), (7247757312, 256),
+                                 (17179869184, 640), rs_ll128)),
+        Region("ring", "simple", (rs_ll128, (17179869184, 640), (7247757312, 256), (2415919104, 128),
+                                  (589299712, 32), (291504128, 16), (M, 16))),
+    )
+    return {"all_reduce": all_reduce, "all_gather": all_gather, "reduce_scatter": reduce_scatter}
+
+
+_P5 = (8, _p5_p5e())
+PLATFORMS: dict[str, tuple[int, dict[str, tuple[Region, ...]]]] = {
+    "p5.48xlarge": _P5, "p5e.48xlarge": _P5, "p5en.48xlarge": (8, _p5en()), "p6-b200.48xlarge": (8, _p6_b200())}
+"""Instance type -> (GPUs per node the tables are for, regions per op); the plugin reads the instance type
+from the host's product name (p5 and p5e share one table)."""
+
+
+def why_idle(platform: str, ranks: int, nodes: int, op: str | None = None) -> str | None:
+    """Why the plugin leaves every choice of a communicator of ``ranks`` ranks on ``nodes`` nodes (of ``op``,
+    where given) to NCCL's own tuner (no tables for the instance type or the op, two nodes or fewer, another
+    GPU count per node), or None where its tables apply."""
+    known = PLATFORMS.get(platform)
+    if known is None:
+        return f"no region tables for {platform}"
+    if nodes < MIN_NODES:
+        return f"{nodes} node{'s' if nodes > 1 else ''}: the plugin decides from {MIN_NODES} nodes"
+    if ranks != known[0] * nodes:
+        return f"{ranks // max(nodes, 1)} GPUs a node: its tables are for {known[0]}"
+    if op is not None and op not in known[1]:
+        return f"no {op} table for {platform}"
+    return None
 
 
 def choose(platform: str, op: str, size_bytes: float, ranks: int, nodes: int,
@@ -153,10 +244,37 @@ def choose(platform: str, op: str, size_bytes: float, ranks: int, nodes: int,
     nodes of ``platform``, among the ``allowed`` pairs (NCCL skips a region whose pair it does not offer);
     None where NCCL's own tuner decides (unknown platform or op, two nodes or fewer, another GPU count per
     node, no region holding the point, a size above the tables)."""
-    known = PLATFORMS.get(platform)
-    if known is None or nodes < MIN_NODES or ranks != known[0] * nodes or size_bytes > TUNER_MAX_SIZE:
+    if size_bytes > TUNER_MAX_SIZE or why_idle(platform, ranks, nodes, op) is not None:
         return None
-    for region in known[1].get(op, ()):
+    for region in PLATFORMS[platform][1][op]:
         if (region.algo, region.proto) in allowed and inside((float(size_bytes), float(ranks)), region.vertices):
             return region.algo, region.proto
     return None
+
+
+EFA_WITHOUT_LL = ("p4d.24xlarge", "p4de.24xlarge")
+"""Instances whose EFA endpoints do not deliver 128-byte-aligned writes in order, so NCCL's LL and LL128
+protocols could corrupt data over them: AWS's network plugin (the same aws-ofi-nccl) sets NCCL_PROTO=simple
+there (``force_proto_simple`` in src/platform-aws.c; later versions test the endpoint, which p4d/p4de's
+SENDRECV endpoints fail, and exempt p5 only with the RDMA protocol, PR #280), from its 2022 releases on."""
+
+PLUGIN = "aws-ofi"
+"""How a user names this plugin (``--tuner-plugin aws-ofi:INSTANCE``)."""
+
+
+def platform_of(spec: str, field: str = "--tuner-plugin") -> str:
+    """The instance type of a plugin spec ``aws-ofi:p5en.48xlarge`` (the plugin reads it from the host, which
+    a topology does not name); refused, naming the known ones, where the spec is another plugin, lacks the
+    instance type or names one the plugin has no tables for (NCCL's own tuner decides there: leave the flag out)."""
+    name, _, platform = str(spec).partition(":")
+    known = ", ".join(f"{PLUGIN}:{p}" for p in PLATFORMS)
+    if name.strip().lower() != PLUGIN:
+        raise InputError(f"the tuner plugin modelled is AWS's ({known})", field=field, value=spec)
+    platform = platform.strip().lower()
+    if platform not in PLATFORMS:
+        why = "name the instance type" if not platform else \
+            "no region tables for this instance type: NCCL's own tuner decides there (leave the flag out" + \
+            ("; AWS's network plugin sets NCCL_PROTO=simple there: pass --proto simple)" if platform in EFA_WITHOUT_LL
+             else ")")
+        raise InputError(f"{why}; one of {known}", field=field, value=spec)
+    return platform

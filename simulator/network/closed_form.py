@@ -182,11 +182,13 @@ class CostModel:
     (plans, cached), a tuner (NCCL's choice of algorithm and protocol) and the closed-form timer."""
 
     def __init__(self, G_or_router: nx.Graph | Router | Planner, params: Parameters | None = None,
-                 select: str = "nccl", default_algo: str = "auto") -> None:
+                 select: str = "nccl", default_algo: str = "auto", tuner_plugin: str | None = None) -> None:
         """``select``: how ``auto`` picks algorithm and protocol: ``"nccl"`` (what NCCL's own tuner
         would run, from its cost model: simulator.collectives.nccl_model) or ``"fastest"`` (our fastest
-        prediction). ``default_algo``: the algorithm ``auto`` stands for (a study's pinned algorithm)."""
-        self.planner = G_or_router if isinstance(G_or_router, Planner) else Planner(G_or_router, params)
+        prediction). ``default_algo``: the algorithm ``auto`` stands for (a study's pinned algorithm).
+        ``tuner_plugin``: the instance type whose AWS tuner plugin is loaded (Planner; a given planner keeps its own)."""
+        self.planner = G_or_router if isinstance(G_or_router, Planner) else \
+            Planner(G_or_router, params, tuner_plugin=tuner_plugin)
         self.tuner = Tuner(self.planner, select, default_algo)
         self.timer = ClosedFormTimer(self.planner.router, self.planner.params)
         self._shapes: dict[tuple[str, str, str], Shape] = {}   # (op, algo, proto) -> the timer's shape

@@ -303,14 +303,18 @@ class HostCollectiveModel:
 
 
 def collective_model(G_or_router: nx.Graph | PresetCluster | Router, params: Parameters | None = None,
-                     backend: str = "nccl", tensors: str | None = None):
+                     backend: str = "nccl", tensors: str | None = None, tuner_plugin: str | None = None):
     """The cost model of ``backend`` with tensors on ``tensors`` (default: CUDA for NCCL, CPU
     for Gloo and MPI): a :class:`~simulator.network.closed_form.CostModel` for NCCL, else a
-    :class:`HostCollectiveModel`. NCCL with CPU tensors is refused, as PyTorch refuses it."""
+    :class:`HostCollectiveModel`. NCCL with CPU tensors is refused, as PyTorch refuses it.
+    ``tuner_plugin``: the instance type whose AWS tuner plugin NCCL loads (NCCL only)."""
     from simulator.collectives.backends import default_tensors
     from simulator.network.closed_form import CostModel
     tensors = tensors or default_tensors(backend)
     if backend == "nccl":
         check_support(backend, tensors, "all_reduce")
-        return CostModel(G_or_router, params)
+        return CostModel(G_or_router, params, tuner_plugin=tuner_plugin)
+    if tuner_plugin is not None:
+        raise InputError("a tuner plugin is NCCL's; this backend does not load one", field="--tuner-plugin",
+                         value=backend)
     return HostCollectiveModel(G_or_router, params, backend, tensors)

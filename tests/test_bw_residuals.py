@@ -173,3 +173,16 @@ def test_section_words_take_the_target_percentile_and_the_ring_sign_from_the_cod
     rows[0] = _res("reduce", predicted=1.2, median=1.0, fast=1.0, error2=0.15)
     text = "\n".join(b.section({k: rows for k in shares}, shares)[0])
     assert "lower ring latency, which the fast levels ask for" in text
+
+
+def test_mode_coverage_splits_the_16_mib_medians_by_where_they_fall():
+    """validation.bw_residuals.mode_coverage: default 16 MiB points only, a median more than SLOW above its fast level
+    counts as slow; inside is the 90% interval's."""
+    from validation.bw_residuals import Residual, SLOW, mode_coverage
+    mib = 1 << 20
+
+    def res(median, lo, hi, size=16 * mib, variant="default"):
+        return Residual("all_reduce", variant, size, "ring", "simple", 1.0, median, 1.0, lo, hi, None)
+    rows = {"a": [res(1.0 + 2 * SLOW, 0.9, 1.1), res(1.0 + 2 * SLOW, 0.9, 1.5), res(1.02, 0.9, 1.1),
+                  res(1.5, 0.9, 1.1, size=64 * mib), res(1.5, 0.9, 1.1, variant="ll")]}
+    assert mode_coverage(rows) == {"slow": (1, 2), "fast": (1, 1)}

@@ -82,11 +82,11 @@ def test_each_lease_is_judged_with_the_others_growth(monkeypatch):
     data = (("a", (rows(0, np.linspace(-0.09, 0.09, 20)), 1.0)),
             ("b", (rows(0, np.r_[np.linspace(-0.05, 0.05, 8), [0.4, -0.4]]), 1.0)))
     monkeypatch.setattr(wg, "lease_rows", lambda: data)
-    assert wg.growth_for("b") == (0.0, 0.0, 0.0)
-    assert wg.growth_for("a")[0] > 0 and wg.growth_for("a")[1:] == (0.0, 0.0)
+    assert wg.growth_for("b") == (0.0, 0.0, 0.0, 0.0)
+    assert wg.growth_for("a")[0] > 0 and wg.growth_for("a")[1:] == (0.0, 0.0, 0.0)
     monkeypatch.setattr(wg, "GROWTH_SD", wg.growth_for())
     assert wg.check_shipped() == wg.GROWTH_SD
-    monkeypatch.setattr(wg, "GROWTH_SD", (0.5, 0.0, 0.0))
+    monkeypatch.setattr(wg, "GROWTH_SD", (0.5, 0.0, 0.0, 0.0))
     with pytest.raises(InvariantError, match="GROWTH_SD"):
         wg.check_shipped()
     held = wg.held_out()
@@ -111,7 +111,9 @@ def test_the_sealed_leases_join_the_committed_machines():
     assert names[:len(rank_model_error.MACHINES)] == [m.name for m in rank_model_error.MACHINES]
     assert [c.lease for c in sealed_campaign.SEALED] == names[len(rank_model_error.MACHINES):]
     rows_, doublings = dict(wg.lease_rows())[sealed_campaign.H200B.lease]
-    assert doublings == 1.0 and len(rows_) == 74 and set(rows_[:, 0]) == {0.0, 1.0, 2.0}
+    assert doublings == 1.0 and len(rows_) == 74 and set(rows_[:, 0]) == {0.0, 1.0, 2.0, 3.0}
+    # column 0 is the growth band of the size (last column): 16 MiB alone in band 2, 64 MiB and up in band 3
+    assert set(rows_[rows_[:, 0] == 2, -1]) == {16 << 20} and rows_[rows_[:, 0] == 3, -1].min() == 64 << 20
 
 
 def test_intervals_of_a_calibration_widen_beyond_its_worlds():
@@ -135,9 +137,9 @@ def test_judged_and_calibrated_blocks_carry_the_figures(monkeypatch):
     assert judged.uncertainty["residual"]["growth"]["sd"] == [0.3, 0.2, 0.0]
     monkeypatch.setattr(wg, "growth_for", lambda exclude=None: (0.0, 0.0, 0.0))
     assert "growth" not in wg.judged(judged, "x").uncertainty["residual"]
-    monkeypatch.setattr(wg, "GROWTH_SD", (0.2, 0.1, 0.0))
-    assert wg.block() == {"growth": {"edges_bytes": [65536, 16777216], "sd": [0.2, 0.1, 0.0]}}
-    assert wg.block((0.0, 0.0, 0.0)) == {}
+    monkeypatch.setattr(wg, "GROWTH_SD", (0.2, 0.1, 0.1, 0.0))
+    assert wg.block() == {"growth": {"edges_bytes": [65536, 16777216, 33554432], "sd": [0.2, 0.1, 0.1, 0.0]}}
+    assert wg.block((0.0, 0.0, 0.0, 0.0)) == {}
 
 
 def test_calibrate_writes_the_shipped_growth_unless_told_otherwise():
@@ -151,7 +153,33 @@ def test_calibrate_writes_the_shipped_growth_unless_told_otherwise():
            for i, s in enumerate((4, 64, 1024, 16384, 65536, 1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28))]
     fit = calibrate(pts, pred)
     assert fit.params.uncertainty["residual"]["growth"]["sd"] == list(wg.GROWTH_SD)
-    assert "growth" not in calibrate(pts, pred, growth_sd=(0.0, 0.0, 0.0)).params.uncertainty["residual"]
+    assert "growth" not in calibrate(pts, pred, growth_sd=(0.0, 0.0, 0.0, 0.0)).params.uncertainty["residual"]
+
+
+def test_the_16_mib_band_is_learned_apart_from_the_larger_sizes(monkeypatch):
+    """The 16 MiB slow mode (validation.slow_mode): a lease whose 16 MiB medians fall far from its predictions gives the
+    16 MiB band a growth spread; its 256 MiB points, inside, leave the band from 32 MiB up at 0."""
+    def lease(r16):
+        return np.r_[rows(2, r16), rows(3, np.linspace(-0.02, 0.02, 10))]
+    data = (("a", (lease(np.linspace(-0.05, 0.05, 7)), 1.0)),
+            ("b", (lease(np.r_[np.linspace(-0.05, 0.05, 4), [0.4, 0.5, -0.2]]), 1.0)))
+    monkeypatch.setattr(wg, "lease_rows", lambda: data)
+    g = wg.growth_for()
+    assert g[2] > 0 and g[3] == 0.0 and g[:2] == (0.0, 0.0)
+    assert wg.growth_for("b")[2] == 0.0          # a's 16 MiB points alone need none
+    assert wg.residual_band(2) == wg.residual_band(3) == 2 and wg.residual_band(1) == 1
+
+
+def test_a_16_mib_interval_on_an_unseen_world_widens_and_a_64_mib_one_does_not():
+    """End to end through a calibration's block (validation.world_growth.block): the shipped 16 MiB spread widens a
+    2-GPU calibration's 4-GPU interval at 16 MiB, not at 32 MiB or above."""
+    u = Uncertainty.from_block(check_block({**BLOCK, "residual": {**BLOCK["residual"], **wg.block()}}))
+    bare = Uncertainty.from_block(BLOCK)
+    at16, at32 = 16 << 20, 32 << 20
+    assert wg.GROWTH_SD[2] > 0
+    assert u.bounds(1.0, 0.0, 0.0, at16, world=4)[1] > bare.bounds(1.0, 0.0, 0.0, at16, world=4)[1] * 1.05
+    assert u.bounds(1.0, 0.0, 0.0, at16, world=2) == bare.bounds(1.0, 0.0, 0.0, at16, world=2)
+    assert u.bounds(1.0, 0.0, 0.0, at32, world=4) == bare.bounds(1.0, 0.0, 0.0, at32, world=4)
 
 
 def test_shift_check_learns_each_leases_shift_on_the_others(monkeypatch):

@@ -320,6 +320,10 @@ def transfer_section(write_calibrations: bool) -> tuple[list[str], dict]:
     growth_lines, growth_figures = world_growth.section()
     lines += growth_lines
     figures.update(growth_figures)
+    from validation import slow_mode
+    slow_lines, slow_figures = slow_mode.section()
+    lines += slow_lines
+    figures.update(slow_figures)
     figures.update(iv_figures)
     from validation import accuracy_latency, accuracy_p2p
     pred2 = Predictor(Topo("hgx-h200", gpus_per_node=2), fit.params)
@@ -553,7 +557,7 @@ def targets_section(figures: dict) -> list[str]:
     lines = ["", "## 8. Targets (issue 10)", ""]
     big, small = figures.get("transfer >= 16 MiB"), figures.get("transfer < 64 KiB")
     mid, every = figures.get("transfer 64 KiB - 16 MiB"), figures.get("transfer all")
-    from validation import bw_lease_spread
+    from validation import bw_lease_spread, slow_mode
     pooled, one = (figures.get(f"transfer {label} < 16 MiB") for label, _ in TRUTHS)
     small_rows, big_rows = interval_report.split(figures.get("interval_bands", ()))
     if big and every:
@@ -563,7 +567,7 @@ def targets_section(figures: dict) -> list[str]:
         rng_small = sum(u["inside_range_pct"] * u["points"] for u in under) / pts if pts else None
         lines += [
             f"- 2 -> 4 GPUs, >= 16 MiB: median {judged(big['median_pct'], 3, 1)}, p90 {judged(big['p90_pct'], 8, 1)}."
-            + bw_lease_spread.targets_clause(figures),
+            + bw_lease_spread.targets_clause(figures) + slow_mode.targets_clause(figures),
             f"- 2 -> 4 GPUs, < 16 MiB against the pooled median: median {shown(med_small, 15, 1)}% (point-weighted over "
             f"the two bands; target 15%: {verdict(med_small, 15)}), {judged(rng_small, 75, 1, above=True)} of "
             "predictions inside the campaigns' range (which ops, sizes and leases hold the miss: "

@@ -187,6 +187,19 @@ def summary(by_lease: dict[str, list[Residual]]) -> dict[str, dict]:
     return out
 
 
+def mode_coverage(by_lease: dict[str, list[Residual]]) -> dict[str, tuple[int, int]]:
+    """Over the leases' default 16 MiB points: (medians inside their 90% interval, points) of those whose median lies
+    more than :data:`SLOW` above the fast level ('slow') and of the others ('fast')."""
+    out = {"slow": [0, 0], "fast": [0, 0]}
+    for rows in by_lease.values():
+        for r in rows:
+            if r.size_bytes == BIG_BYTES and r.variant == "default":
+                c = out["slow" if r.median_s / r.fast_s - 1 > SLOW else "fast"]
+                c[0] += r.inside
+                c[1] += 1
+    return {k: (int(v[0]), v[1]) for k, v in out.items()}
+
+
 def fast_spread(by_lease: dict[str, list[Residual]], op: str = "all_to_all") -> dict[tuple[str, int], tuple]:
     """Per (GPU, size above 16 MiB) of ``op``'s default points measured on more than one lease of that GPU: the
     spread of their fast levels over the leases (bw_lease_spread.spread) on 4 GPUs and on 2, and the 4-GPU
@@ -262,6 +275,8 @@ def section(by_lease: dict[str, list[Residual]] | None = None,
     cab = [s["coverage_above_pct"] for s in summ.values()]
     w16 = [s["width_16_pct"] for s in summ.values()]
     wab = [s["width_above_pct"] for s in summ.values()]
+    modes = mode_coverage(by_lease)
+    figures["bw residuals 16 MiB coverage by mode"] = modes
     if rings and slow and chain2:
         lines += ["", f"Of the {above} points above {TARGET_P90_PCT:g}% over these leases, {at16} are 16 MiB calls. "
                   "Two things put them "
@@ -281,10 +296,13 @@ def section(by_lease: dict[str, list[Residual]] | None = None,
                      "whose medians sit high further below them. " if min(r[0] for r in rings) > 0 else
                      "The ring ops' points sit on both sides of their fast levels, so no one ring latency moves them "
                      "all the same way. ")
-                  + "The intervals show the same split: one band's 2-GPU residuals make them about as wide at "
-                  f"16 MiB ({min(w16):.0f}-{max(w16):.0f}% median width) as above it ({min(wab):.0f}-{max(wab):.0f}%), "
-                  f"and they hold {min(c16):.0f}-{max(c16):.0f}% of the 16 MiB medians against "
-                  f"{min(cab):.0f}-{max(cab):.0f}% of the larger sizes'."]
+                  + "The intervals add at 16 MiB the growth spread's 16 MiB band (`validation.world_growth`, learned "
+                  "on the other leases; the slow mode paragraph, `validation.slow_mode`): "
+                  f"{min(w16):.0f}-{max(w16):.0f}% median width at 16 MiB against {min(wab):.0f}-{max(wab):.0f}% above "
+                  f"it, holding {min(c16):.0f}-{max(c16):.0f}% of the 16 MiB medians against "
+                  f"{min(cab):.0f}-{max(cab):.0f}% of the larger sizes'; of the default 16 MiB medians in the slow "
+                  f"mode (more than {SLOW * 100:.0f}% above their fast level) they hold {modes['slow'][0]} of "
+                  f"{modes['slow'][1]}, of those at the fast level {modes['fast'][0]} of {modes['fast'][1]}."]
     a2a_spread = fast_spread(by_lease)
     if a2a_spread:
         worst = max(a2a_spread, key=lambda k: a2a_spread[k][0])

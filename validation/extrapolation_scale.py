@@ -52,8 +52,9 @@ def records(name: str) -> np.ndarray:
 def rows_of(points, pred) -> np.ndarray:
     """Per pooled point (validation.transfer.PooledPoint) that ``pred`` (a calibrated validation.compare.Predictor)
     predicts: band (validation.calibrate.SIZE_EDGES_BYTES), log(measured / predicted), the residual quantiles its
-    interval uses (low, median, high: the band's, or without per-band quantiles the latency/bandwidth mix) and the
-    extrapolation spread (standard deviation of log time above the band's in-sample spread, before any share)."""
+    interval uses (low, median, high: the band's, or without per-band quantiles the latency/bandwidth mix), the
+    extrapolation spread (standard deviation of log time above the band's in-sample spread, before any share) and
+    the size (bytes; validation.world_growth bands by it)."""
     from simulator.collectives.uncertainty import size_band
     from validation.calibrate import SIZE_EDGES_BYTES
     rows = []
@@ -70,8 +71,8 @@ def rows_of(points, pred) -> np.ndarray:
             continue
         band = size_band(p.size_bytes, SIZE_EDGES_BYTES)      # (the calibration's own bands, when it has them)
         rows.append((band, math.log(p.time_s / c.predicted_s), *u.residual_for(min(1.0, s.alpha_s / t), p.size_bytes),
-                     u.excess_sd(im._param_sd(s, p.size_bytes, t) if s.d_alpha else 0.0, p.size_bytes)))
-    return np.array(rows, dtype=float).reshape(-1, 6)
+                     u.excess_sd(im._param_sd(s, p.size_bytes, t) if s.d_alpha else 0.0, p.size_bytes), p.size_bytes))
+    return np.array(rows, dtype=float).reshape(-1, 7)
 
 
 def coverage(rows: np.ndarray, k: float, level: float = 0.9, growth_sd: float = 0.0, each: bool = False):
@@ -108,7 +109,7 @@ def scale_for(exclude: str | None = None) -> tuple[float, ...]:
     from validation import rank_model_error
     from validation.calibrate import SIZE_EDGES_BYTES
     pooled = [records(m.name) for m in rank_model_error.MACHINES if m.name != exclude]
-    rows = np.concatenate(pooled) if pooled else np.zeros((0, 6))
+    rows = np.concatenate(pooled) if pooled else np.zeros((0, 7))
     return tuple(learned(rows[rows[:, 0] == b]) if b in LEARNED_BANDS else 1.0
                  for b in range(len(SIZE_EDGES_BYTES) + 1))
 

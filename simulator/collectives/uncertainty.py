@@ -31,8 +31,9 @@ A calibration file carries an ``uncertainty`` block, written by ``gpunetsim cali
   with the ranks varies between machines and launches, which no calibration's own world sizes show.
   A prediction on a world size the calibration did not see adds it, times the doublings to the
   nearest fitted world size, in quadrature with the parameters' part (validation.world_growth: below
-  16 MiB another lease's 2 -> 4 GPU growth of an op predicts a lease's no better than the model,
-  docs/accuracy.md section 3).
+  16 MiB another lease's 2 -> 4 GPU growth of an op predicts a lease's no better than the model, and
+  at 16 MiB a 4-GPU median falls on the fast level or in a slow mode by the lease, validation.slow_mode;
+  docs/accuracy.md section 3). Its edges are its own (the shipped block splits >= 16 MiB at 32 MiB).
 - ``residual.reps`` (optional): ``{"world": n0, "edges_bytes": [...], "p": [...], "q": [[...], ...]}``,
   quantiles (at probabilities ``p``) of log(repetition / the point's median) per size band, over the
   repetitions of the calibration's points (one world size n0): how far a single launch strays from

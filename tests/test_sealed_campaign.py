@@ -264,7 +264,7 @@ def test_the_seventh_sealed_campaign_reads_its_own_readmes():
     the sixth with paired probes from main itself): blind tables under main 972db1b from its own READMEs, the
     paired file scored blind too (972db1b had method (d))."""
     c = sc.H200F
-    assert sc.SEALED == (sc.H100, sc.H200, sc.H200B, sc.H100C, sc.H200D, sc.H200E, sc.H200F)
+    assert sc.SEALED[:7] == (sc.H100, sc.H200, sc.H200B, sc.H100C, sc.H200D, sc.H200E, sc.H200F)
     assert c.blind_commit == "972db1b" and c.topology == "hgx-h200"
     assert c.prefix not in {x.prefix for x in sc.SEALED[:6]}
     assert len(c.opened) == 7 and c.opened != "OPENED" and not c.fsdp_only_seen
@@ -287,6 +287,33 @@ def test_the_972db1b_blind_script_refuses_todays_model():
     assert done.returncode != 0 and "972db1b" in done.stderr and "###" not in done.stdout
 
 
+def test_the_eighth_sealed_campaign_reads_its_own_readmes():
+    """The 4x H100 campaign sealed in the session of 2026-11-27 19:46-22:46 UTC (a thirteenth machine, the seventh's
+    phases on an H100 lease): blind tables under main 5f4324f from its own READMEs, the paired file scored blind too."""
+    c = sc.H100G
+    assert sc.SEALED == (sc.H100, sc.H200, sc.H200B, sc.H100C, sc.H200D, sc.H200E, sc.H200F, sc.H100G)
+    assert c.blind_commit == "5f4324f" and c.topology == "dgx-h100" and c.calibration == "h100-nvlink-2gpu"
+    assert c.prefix not in {x.prefix for x in sc.SEALED[:7]}
+    assert len(c.opened) == 7 and c.opened != "OPENED" and not c.fsdp_only_seen
+    assert (c.llm / "fsdpissue_world4.jsonl").exists() and (c.llm / "fsdppair_world4.jsonl").exists()
+    blind = sc.blind_collectives(c)
+    assert blind[("4", "< 16 MiB together")] == (46, 10.0, 30.0, 98, 100, 87)
+    assert blind[("4", ">= 16 MiB")] == (28, 2.4, 6.6, 32, 93, 27)
+    assert sc.blind_llm(c) == {"llm4 PP": (2.1, 4.2, 1.0), "llm4 TP": (7.8, 10.4, 0.89),
+                               "llm4 FSDP": (5.8, 9.6, 0.95), "fsdp4": (8.5, 20.6, 0.8),
+                               "fsdppair4": (11.9, 14.9, 0.8)}
+
+
+def test_the_5f4324f_blind_script_refuses_todays_model():
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "validation/scripts/sealed_blind_5f4324f.py"], cwd=root, timeout=120,
+                          capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+    assert done.returncode != 0 and "5f4324f" in done.stderr and "###" not in done.stdout
+
+
 @pytest.mark.parametrize("names, shared", [
     (("h200x4_2026-11-27b_lat", "h200x4_2026-11-27b_bw", "h200x4_2026-11-27b_llm"), "h200x4_2026-11-27b"),
     (("h100x4_2026-11-27_lat", "h100x4_2026-11-27_lab"), "h100x4_2026-11-27"),   # not '..._la'
@@ -304,4 +331,5 @@ def test_every_sealed_lease_keeps_its_name():
                                             "4x H100, `h100x4_2026-11-27c` (sealed)",
                                             "4x H200, `h200x4_2026-11-27d` (sealed)",
                                             "4x H200, `h200x4_2026-11-27e` (sealed)",
-                                            "4x H200, `h200x4_2026-11-27f` (sealed)"]
+                                            "4x H200, `h200x4_2026-11-27f` (sealed)",
+                                            "4x H100, `h100x4_2026-11-27g` (sealed)"]

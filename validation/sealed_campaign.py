@@ -161,7 +161,11 @@ H200F = Sealed(DATA / "h200x4_2026-11-27f_lat", DATA / "h200x4_2026-11-27f_bw", 
                "hgx-h200", "h200s6_sealed", "h200-nvlink", RUNS[:3] + (RUNS[4], RUNS[6]), "972db1b", "4x H200",
                "A twelfth machine, sealed", "at the start of the session of 2026-11-27 16:49-19:49 UTC (16:50-17:03) "
                "under main 972db1b", "h200x4_2026-11-26d", "b5daa76")
-SEALED = (H100, H200, H200B, H100C, H200D, H200E, H200F)
+H100G = Sealed(DATA / "h100x4_2026-11-27g_lat", DATA / "h100x4_2026-11-27g_bw", DATA / "h100x4_2026-11-27g_llm",
+               "dgx-h100", "h100s3_sealed", "h100-nvlink-2gpu", RUNS[:3] + (RUNS[4], RUNS[6]), "5f4324f",
+               "4x H100 80GB HBM3", "A thirteenth machine, sealed", "at the start of the session of 2026-11-27 "
+               "19:46-22:46 UTC (20:32-20:47) under main 5f4324f", "h100x4_2026-11-26h", "e6c4883")
+SEALED = (H100, H200, H200B, H100C, H200D, H200E, H200F, H100G)
 """The sealed campaigns in the report's order."""
 
 

@@ -307,15 +307,17 @@ class NcclModel:
         return self._time_s(op, size_bytes, algo, proto, log_size)
 
     def _time_s(self, op: str, size_bytes: float, algo: str, proto: str, log_size: int) -> float:
-        entry = self.table.get((op, algo, proto))
-        if entry is None or entry[1] <= 0:
-            return math.inf
-        lat, bw = entry
-        if algo == "tree" and op == "all_reduce" and 0 <= log_size < 23:
-            bw *= TREE_CORRECTION[PROTOS.index(proto)][log_size]
-        if algo == "ring" and proto == "simple" and self.x.nodes > 1 and op == "all_reduce" \
-                and size_bytes / (self.x.channels * self.x.ranks) >= 64:
-            lat *= 1.4 if self.x.comp_cap >= 80 else 1.9
+        rows = self._priced(op, ((algo, proto),))
+        return self._row_time_s(rows[0], size_bytes, log_size) if rows else math.inf
+
+    def _row_time_s(self, row: tuple, size_bytes: float, log_size: int) -> float:
+        """NCCL's predicted time of one :meth:`_priced` row: latency plus bytes over the bus bandwidth, the tree
+        all_reduce's bandwidth corrected per size and the multi-node ring/Simple all_reduce's latency raised."""
+        _, lat, bw, tree, ring_lat = row
+        if tree is not None and 0 <= log_size < 23:
+            bw *= tree[log_size]
+        if ring_lat and size_bytes / self._ring_ranks >= 64:
+            lat *= ring_lat
         return (lat + size_bytes / (1000.0 * bw)) * 1e-6
 
     def choose(self, op: str, size_bytes: float, allowed: tuple[tuple[str, str], ...] | None = None) -> tuple[str, str]:
@@ -325,14 +327,11 @@ class NcclModel:
             allowed = tuple((a, p) for (o, a, p) in self.table if o == op) or (("ring", "simple"),)
         log_size = int(math.log2(size_bytes // 64)) if size_bytes >= 64 else -1
         best, choice = math.inf, allowed[0]
-        for pair, lat, bw, tree, ring_lat in self._priced(op, allowed):     # _time_s's terms, in its order
-            if tree is not None and 0 <= log_size < 23:
-                bw *= tree[log_size]
-            if ring_lat and size_bytes / self._ring_ranks >= 64:
-                lat *= ring_lat
-            t = (lat + size_bytes / (1000.0 * bw)) * 1e-6
+        row_time_s = self._row_time_s
+        for row in self._priced(op, allowed):       # the pairs the table prices; the others cost inf, never chosen
+            t = row_time_s(row, size_bytes, log_size)
             if t < best:
-                best, choice = t, pair
+                best, choice = t, row[0]
         return choice
 
     @property
@@ -340,10 +339,10 @@ class NcclModel:
         return self.x.channels * self.x.ranks
 
     def _priced(self, op: str, allowed: tuple[tuple[str, str], ...]) -> tuple:
-        """For :meth:`choose`, per pair of ``allowed`` that the table prices (the others cost inf in
-        :meth:`_time_s`, never chosen): (pair, latency us, bus bandwidth GB/s, the tree all_reduce's correction
-        row or None, the multi-node ring/Simple all_reduce's latency factor or 0). Read once per (op, allowed)
-        from the table, which is complete when ``__init__`` returns (the closed form asks per prediction)."""
+        """Per pair of ``allowed`` that the table prices (the others cost inf, never chosen): (pair, latency us,
+        bus bandwidth GB/s, the tree all_reduce's correction row or None, the multi-node ring/Simple all_reduce's
+        latency factor or 0), the terms :meth:`_row_time_s` prices. Read once per (op, allowed) from the table,
+        which is complete when ``__init__`` returns (the closed form asks per prediction)."""
         key = (op, tuple(allowed))
         rows = self._priced_rows.get(key)
         if rows is None:

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.test_runners import CPU_ARGS, records, run_module
 from validation.runners import fsdp
 from validation.runners.llm_sweep import TINY_SPECS
 from validation.runners.step_timeline import NO_CUDA, classify, read_trace, runtime_calls, summarize_timeline
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def _x(cat: str, name: str, ts: float, dur: float, corr: int, stream: int | None = None) -> dict[str, Any]:
@@ -90,14 +85,11 @@ def test_profile_step_off_cuda_says_why_and_keeps_every_point(tmp_path: Path) ->
     the copy's bandwidth is measured after the point's peak memory is read."""
     pytest.importorskip("torch")
     out = tmp_path / "prof.jsonl"
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--standalone",
-                           "-m", "validation.runners.fsdp", "--specs", TINY_SPECS.split(";")[0], "--micro-batch", "2",
-                           "--strategies", "full_shard", "--iters", "2", "--warmup", "1", "--profile-step",
-                           "--backend", "gloo", "--device", "cpu", "--out", str(out)],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=180)
-    assert done.returncode == 0, done.stderr[-3000:]
-    recs = [json.loads(x) for x in out.read_text().splitlines() if x.strip()]
+    run_module(["-m", "torch.distributed.run", "--nproc-per-node", "2", "--standalone",
+                "-m", "validation.runners.fsdp", "--specs", TINY_SPECS.split(";")[0], "--micro-batch", "2",
+                "--strategies", "full_shard", "--iters", "2", "--warmup", "1", "--profile-step", *CPU_ARGS,
+                "--out", str(out)], timeout_s=180)
+    recs = records(out)
     profile, point = (next(r for r in recs if r["kind"] == k) for k in ("llm_profile", "llm_fsdp"))
     assert profile["model_timeline"] == [None, None] and profile["model_timeline_error"] == NO_CUDA
     assert point["timeline"] == [None, None] and point["timeline_error"] == NO_CUDA

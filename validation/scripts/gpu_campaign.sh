@@ -140,35 +140,19 @@ llm() {   # nproc
       --budget-s 290 --launch-timeout-s 150 --out "$out/llm_world$1.jsonl" \
     || echo "llm sweep on $1 GPUs: points missing (see llm_failed records)"
 }
-fsdp() {   # nproc
-  $PY -m validation.runners.llm_sweep --nproc "$1" --preset gpu --runners fsdp \
-      --runner-args "fsdp=--strategies no_shard,full_shard" --launches 3 --budget-s 240 \
-      --launch-timeout-s 120 --out "$out/fsdp_world$1.jsonl" \
-    || echo "fsdp sweep on $1 GPUs: points missing (see llm_failed records)"
+fsdp_sweep() {   # phase nproc budget-s file-stem fsdp-runner-args: the FSDP runner, 3 launches
+  $PY -m validation.runners.llm_sweep --nproc "$2" --preset gpu --runners fsdp --runner-args "fsdp=$5" --launches 3 \
+      --budget-s "$3" --launch-timeout-s 120 --out "$out/$4_world$2.jsonl" \
+    || echo "$1 sweep on $2 GPUs: points missing (see llm_failed records)"
 }
-fsdpissue() {   # nproc
-  $PY -m validation.runners.llm_sweep --nproc "$1" --preset gpu --runners fsdp \
-      --runner-args "fsdp=--strategies no_shard,hybrid_shard,full_shard --replicate $1 --issue" --launches 3 \
-      --budget-s 240 --launch-timeout-s 120 --out "$out/fsdpissue_world$1.jsonl" \
-    || echo "fsdpissue sweep on $1 GPUs: points missing (see llm_failed records)"
+fsdp() { fsdp_sweep fsdp "$1" 240 fsdp "--strategies no_shard,full_shard"; }
+fsdpissue() {
+  fsdp_sweep fsdpissue "$1" 240 fsdpissue "--strategies no_shard,hybrid_shard,full_shard --replicate $1 --issue"
 }
-fsdppair() {   # nproc
-  $PY -m validation.runners.llm_sweep --nproc "$1" --preset gpu --runners fsdp \
-      --runner-args "fsdp=--strategies no_shard,full_shard --pair-probe" --launches 3 --budget-s 200 \
-      --launch-timeout-s 120 --out "$out/fsdppair_world$1.jsonl" \
-    || echo "fsdppair sweep on $1 GPUs: points missing (see llm_failed records)"
-}
-fsdpprof() {   # nproc
-  $PY -m validation.runners.llm_sweep --nproc "$1" --preset gpu --runners fsdp \
-      --runner-args "fsdp=--strategies no_shard,full_shard --pair-probe --profile-step" --launches 3 --budget-s 200 \
-      --launch-timeout-s 120 --out "$out/fsdpprof_world$1.jsonl" \
-    || echo "fsdpprof sweep on $1 GPUs: points missing (see llm_failed records)"
-}
-fsdphost() {   # nproc
-  $PY -m validation.runners.llm_sweep --nproc "$1" --preset gpu --runners fsdp \
-      --runner-args "fsdp=--strategies no_shard,full_shard,shard_grad_op --pair-probe --profile-host" --launches 3 \
-      --budget-s 200 --launch-timeout-s 120 --out "$out/fsdpprof_world$1.jsonl" \
-    || echo "fsdphost sweep on $1 GPUs: points missing (see llm_failed records)"
+fsdppair() { fsdp_sweep fsdppair "$1" 200 fsdppair "--strategies no_shard,full_shard --pair-probe"; }
+fsdpprof() { fsdp_sweep fsdpprof "$1" 200 fsdpprof "--strategies no_shard,full_shard --pair-probe --profile-step"; }
+fsdphost() {
+  fsdp_sweep fsdphost "$1" 200 fsdpprof "--strategies no_shard,full_shard,shard_grad_op --pair-probe --profile-host"
 }
 gloo() {   # launch index: gloo all_reduce, CPU tensors on 2 and 4 processes, CUDA tensors on every GPU
   local i=$1 spec n dev

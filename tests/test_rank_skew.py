@@ -62,7 +62,8 @@ def test_step_hosts_leave_out_blocking_waits() -> None:
 
 
 def test_lathost_spread_is_the_slowest_rank_over_the_mean(tmp_path: Path) -> None:
-    rec = {"kind": "coll", "op": "all_reduce", "bytes": 4, "rank_host_times_s": [[10e-6, 20e-6], [30e-6, 20e-6]]}
+    rec = {"kind": "coll", "op": "all_reduce", "world": 2, "bytes": 4, "dtype": "float32", "time_s": 50e-6,
+           "rep_times_s": [40e-6, 50e-6], "rank_host_times_s": [[10e-6, 20e-6], [30e-6, 20e-6]]}
     (tmp_path / "lat_world2_L1.jsonl").write_text(json.dumps({"kind": "meta"}) + "\n" + json.dumps(rec) + "\n")
     assert lathost_spreads(tmp_path)[2] == pytest.approx([0.5, 0.0])
 

@@ -74,7 +74,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from simulator.core.errors import InputError
-from simulator.core.inputs import read_jsonl
+from validation import parsers
 from validation.check_cli import print_lines
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -184,14 +184,14 @@ def step_hosts(profiled: Any) -> tuple[list[float], float] | None:
 
 def lathost_spreads(folder: Path) -> dict[int, list[float]]:
     """Ranks -> every repetition's slowest-rank issue time per call over the ranks' mean, minus 1 (every
-    ``rank_host_times_s`` record of the folder's ``lat_world*.jsonl``)."""
+    ``rank_host_times_s`` of the folder's ``lat_world*.jsonl`` collective records, read by
+    :func:`validation.parsers.read_jsonl`)."""
     out: dict[int, list[float]] = defaultdict(list)
     for path in sorted(folder.glob("lat_world*_L*.jsonl")):
-        for _, r in read_jsonl(path):
-            h = r.get("rank_host_times_s")
-            if r.get("kind") != "coll" or not h:
+        for point in parsers.read_jsonl(path).points:       # the collective records, their host times checked
+            if not point.rank_host_times_s:
                 continue
-            a = np.asarray(h, dtype=float)
+            a = np.asarray(point.rank_host_times_s, dtype=float)
             m = a.mean(axis=0)
             out[a.shape[0]].extend(((a.max(axis=0) - m) / m).tolist())
     return dict(out)

@@ -1,11 +1,13 @@
 """What the validation layer's command lines share: bad input is one line on stderr and exit status 2, never a
 traceback (:func:`run_command`, the one place it is said); and the record-checking scripts' ``files...`` command
-(:func:`files_main`): read the files named, print the report lines.
+(:func:`files_main`): read the files named, print the report lines; and the probe reports' ``[FOLDER]`` command
+(:func:`folder_main`).
 """
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Callable, Iterable, Sequence, TypeVar
 
 from simulator.core.errors import InputError
@@ -41,3 +43,13 @@ def files_main(prog: str, description: str, read: Callable[[list[str]], T],
     p.add_argument("files", nargs="*" if default is not None else "+")
     a = p.parse_args(argv)
     return print_lines(lambda: report(read(a.files or (default() if default is not None else []))))
+
+
+def folder_main(prog: str, description: str, report: Callable[[Path], Iterable[str]], default: Path,
+                argv: Sequence[str] | None = None) -> int:
+    """Parse an optional ``FOLDER`` from ``argv`` (none: ``default``), print ``report``'s lines for it; exit status 2
+    on bad input."""
+    p = argparse.ArgumentParser(prog=prog, description=description)
+    p.add_argument("folder", nargs="?", type=Path, default=default)
+    a = p.parse_args(argv)
+    return print_lines(lambda: report(a.folder))

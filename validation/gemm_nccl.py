@@ -68,7 +68,6 @@ lengthens the 4-GPU steps (NCCL kernels waiting for a late rank's host, covering
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 from collections import defaultdict
@@ -78,7 +77,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from simulator.core.errors import InputError
 from simulator.training.llm.hbm_contention import collective_hbm_bytes
-from validation.check_cli import print_lines
+from validation.check_cli import folder_main
 from validation.runners.records import read_measurement_records
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -362,12 +361,9 @@ def report(folder: Path = FOLDER) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m validation.gemm_nccl",
-                                description="compute kernels beside NCCL kernels: the probe against the SM- and "
-                                            "HBM-share laws, and the profiled FSDP steps")
-    p.add_argument("folder", nargs="?", type=Path, default=FOLDER)
-    a = p.parse_args(argv)
-    return print_lines(lambda: report(a.folder))
+    return folder_main("python -m validation.gemm_nccl",
+                       "compute kernels beside NCCL kernels: the probe against the SM- and HBM-share laws, and the "
+                       "profiled FSDP steps", report, FOLDER, argv)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,8 @@ something else: NCCL's blocks hold whole SMs for as long as the NCCL kernel is r
 included), and cuBLAS's persistent GEMMs (one CTA per SM) then run part of their CTAs in a second round: 1.4-1.9x for
 the training runs' shapes at 8 as at 32 channels (SMs / (SMs - channels) would give 1.06-1.32x), 1.8x in the profiled
 FSDP steps at 2 and 4 GPUs alike. A constant for it (1.77, from that probe) was scored held out and not kept; see
-``validation/gemm_nccl.py``.
+``validation/gemm_nccl.py``. Nor does wave quantisation (rounds of output tiles per free SM) predict the factor per
+kernel, and charged per unit it was not kept either (``validation/gemm_wave.py``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,315 @@
+"""Issue 10: the >= 16 MiB 2 -> 4 GPU residuals by op x size x variant over every lease, and the parts of each prediction.
+
+Every lease that section 3 calibrates on its own 2-GPU points and predicts on 4 (validation.bw_residuals.cases: the
+pooled 4x H200 campaigns, the held-out ``h200x4_2026-11-26_lat3`` lease and the sealed leases of
+validation.sealed_campaign as they are committed; each lease's launches pooled, validation.transfer.pooled_points).
+:func:`sign_rows` asks, per (op, variant, size), whether the 4-GPU error has one sign on every lease that measured
+the point:
+
+* against the pooled **median** (what the target scores) and against the point's **fast level** (the repetitions'
+  10th percentile, validation.bw_lease_spread.fast_level_s);
+* **model bias**: the error against the fast level has one sign on every lease and at least :data:`BIAS_PCT` on each
+  (the GPU's pace is mispredicted wherever it was measured);
+* **lease**: the error against the median changes sign between leases (where the median falls depends on the lease:
+  the 16 MiB slow mode of validation.slow_mode, or a lease's own pace);
+* otherwise ``-`` (one sign, but small somewhere).
+
+:func:`part_rows` splits each prediction into its parts at 2 and at 4 GPUs (:class:`Parts`, from the plan the
+closed form prices: simulator.collectives.plans.Plan, simulator.network.closed_form.Shape): the host's issue of the
+call (``host``: overlapped with the GPU work by simulator.network.host_overlap, so it adds only ``overlap``), the
+per-call GPU latency (``base``: NCCL's baseLat, fitted), the per-step hop latency times NCCL's step count (``hops``),
+the bytes over the bandwidth (``wire``), the per-byte local copy/reduction terms (``local``: ``op_local_s_per_byte``
+and ``op_shard_s_per_byte`` / n), the unaligned shares' extra bytes (``unaligned``), a pipelined plan's fill and chunk
+steps (``fill``: NVLS only); the per-rank issue cost is in ``host`` (``rank_overhead_s`` x log2 n). The growth of each
+part from 2 to 4 GPUs is set beside the measured growth of the fast level, which says which part carries a bias.
+
+The third table (:func:`line_rows`) extends each op's line through its 64 and 256 MiB times (fast levels; where a
+call's time is its GPU's) to 0 on both world sizes, measured and predicted, and says how far the 16 MiB fast level
+falls below that line.
+
+What it showed (session of 2026-11-27 stop 22, branch h10p90_22; 10 leases: the pooled 4x H200 campaigns, lat3, the
+8 sealed leases; ``python -m validation.bw_signs``):
+
+* **Signs.** One-signed against the fast level on every lease (model biases): all_reduce 16 MiB +11.6 .. +17.2%,
+  reduce_scatter 16 MiB +8.0 .. +20.7%, broadcast 16 MiB +8.9 .. +19.6%, reduce 16 MiB +12.6 .. +22.2%, all_gather
+  64 MiB -6.6 .. -2.2%. Against the median the same 16 MiB points change sign between leases (all_reduce -8.2 ..
+  +15.7%, reduce -31.2 .. +18.3%): the slow mode moves the median, not the model. all_to_all 64 MiB is below its
+  fast level on every lease (-10.9 .. -0.2%; 32 MiB, pooled only, -10.2%), all_gather 16 MiB and all_to_all 16 MiB
+  sit near their fast levels (-0.6 .. +8.4%, -6.6 .. +2.0%) and miss by the slow mode (their medians -21.6 .. +5.3%,
+  -47.5 .. -2.9%). The variants (pooled campaigns only) share all_reduce 16 MiB's +11 .. +16% (ring, simple, ll128,
+  ll; tree +16% on LL128) and nop2p +26%; tree / Simple 64 and 128 MiB run -16 / -9% (one lease, not split here).
+* **Parts.** all_reduce's predicted growth from 2 to 4 GPUs exceeds the measured growth of its fast level by about
+  the same at every size (pooled: +11.0 us at 16 MiB, +13.6 at 64, +13.9 at 256) and that is the hops' growth:
+  6.8 -> 20.4 us (NCCL's 2(n-1) steps of 3.4 us); the bytes' and local terms grow as measured. It is right from 64
+  MiB on only because the 2-GPU fit is as far below its own 64-256 MiB points (in sample -5.8 / -4.6 / -2.3% at
+  64 / 128 / 256 MiB): its intercept sits 12 us under the measured one so as to meet 16 MiB, which runs 11-21 us
+  below the 64-256 MiB line on both world sizes (the mid-size step of validation.slope_probe and
+  validation.l2_probe). all_to_all's miss grows with size (pooled -3.1 / -15.4 / -38.3 us at 16 / 64 / 256 MiB).
+* **Lines.** The 64-256 MiB line's intercept grows from 2 to 4 GPUs (fast levels, all 10 leases): all_reduce -4.3
+  .. +5.9 us (7 of 10 within +-2.0; the model: +13.6 us, 4 more hop latencies), all_gather +1.8 .. +6.8 (9 of 10
+  +4.6 .. +6.8; model +6.8), reduce_scatter -7.4 .. +4.8 (7 of 10 +2.8 .. +4.8; model +6.8), broadcast +2.1 .. +6.4
+  and reduce +2.8 .. +5.1 (model +6.8), all_to_all +5.7 .. +14.6 on 8 leases and -4.6 / -1.1 on 2 (model 0: one
+  latency step whatever the ranks). The 2-GPU fit's own intercept sits below the measured one for all_reduce by 6.5
+  .. 20.7 us (7 of 10 10.6 .. 12.3), all_gather 2.5 .. 13.0, reduce_scatter 0.8 .. 18.2, all_to_all -3.2 .. 8.1, and
+  on it for broadcast (-3.9 .. +1.4) and reduce (-7.4 .. -1.8): the 16 MiB fast level runs below the 64-256 MiB line
+  on both world sizes (all_reduce 12.1 .. 21.0 us on 2 GPUs, 9.9 .. 16.4 on 4; the other rings 2-16 us), and a straight
+  alpha-beta fit meets it by lowering its intercept. So an all-reduce ring of 4 NVLink GPUs pays no more per-call
+  latency than one of 2 once its chunks are large, the other rings pay half to all of their extra steps (not the
+  pipelining below: their steps move chunks of the same size), and a 4-GPU all-to-all pays about 8 us more a call.
+
+**Tried and not kept** (branch ``h10p90_22-piped``, commit 704e9c1): NCCL's Simple ring moves each step's chunk in
+2 slices (ALLREDUCE/ALLGATHER/REDUCESCATTER_CHUNKSTEPS / _SLICESTEPS) and a rank starts its next step on the first
+slice that arrives, so each step after the first hides ``min(hop latency, the rest of a step's transfer)``
+(``(steps - 1) x min(L, wire x (1 - 1/2) / steps)``, nothing fitted), in the plan layer and both engines (closed form
+and SimPy agree), the fitter and the DDP cluster closed form. ``python -m validation.bw_residuals`` (>= 16 MiB 2 -> 4
+GPUs, median / p90 %): pooled 4x H200 2.3 / 11.5 -> 3.4 / 10.8; lat3 2.1 / 8.2 -> 2.5 / 8.7; sealed p90 h100x4 27
+12.1 -> 9.4, h200x4 27 8.9 -> 12.1, 27b 13.5 -> 11.5, h100x4 27c 5.9 -> 6.2, 27d 9.4 -> 11.5, 27e 10.6 -> 8.8, 27f
+9.8 -> 17.1, h100x4 27g 6.6 -> 11.0; medians worse on every lease (e.g. 27 3.2 -> 4.6). all_reduce 16 MiB came
+right (pooled +12.8 -> -3.2%), but with its extra steps gone the 4-GPU ring inherits the 2-GPU fit's 11-12 us too-low
+intercept: all_reduce 32 / 64 MiB +2.6 / -0.6 -> -6.4 / -5.5%, and all_gather / reduce_scatter, whose intercepts do
+grow with the ranks, lost 6.8 us they pay (all_gather 16 MiB -14.9 -> -21.8%). The lines above say why both halves
+are needed together: the hops hidden (all_reduce's flat intercept) and the mid-size step modelled on 2 GPUs so that
+the fit puts its intercept on the 64-256 MiB line (validation.slope_probe's loop term alone did not help, plausibly
+for the converse reason: with the hops still charged, a right 2-GPU intercept makes the 4-GPU one 13.6 us high).
+
+A diagnostic in hindsight, not a candidate (the op was picked from the 4-GPU lines above, which include the judged
+leases): the same rule on all_reduce only (``PIPELINED_RING_OPS = ("all_reduce",)`` on that branch): pooled 2.3 /
+11.5 -> 3.2 / 9.6%, lat3 2.1 / 8.2 -> 2.4 / 8.1, sealed p90 12.1 -> 8.4, 8.9 -> 10.5, 13.5 -> 14.2, 5.9 -> 5.6, 9.4 ->
+8.9, 10.6 -> 9.0, 9.8 -> 17.1, 6.6 -> 7.2 (order as above): the pooled median still rises by 0.9 points (all_reduce
+32-256 MiB on 4 GPUs -2 to -6%, the inherited intercept), and the leases whose 16 MiB all_reduce median sits in the
+slow mode (27f, 27g, lat3, 27) move further below it. Of the pooled campaigns' 14 points above 8% today, 7 are
+all_reduce at 16 MiB (default, ring, simple, ll128, ll, tree, nop2p); with those 7 at 0% and no other point moved
+the pooled p90 would be 7.1%.
+
+::
+
+    python -m validation.bw_signs            # the three tables over every lease (25-70 s, by the load)
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from validation.bw_lease_spread import BIG_BYTES, fast_level_s
+
+BIAS_PCT = 2.0
+"""Least |error against the fast level| on every lease for a one-signed error to count as a model bias (%): the two
+passes of one variant differ by up to 2.5-2.9% at 16-64 MiB (validation.proto_probe), so a smaller error is noise."""
+PART_SIZES = (16 << 20, 64 << 20, 256 << 20)
+"""Sizes :func:`part_rows` splits (the mid sizes where the misses sit, and a large one where the model is right)."""
+
+
+@dataclass(frozen=True)
+class Parts:
+    """One prediction split into its terms (seconds); ``total_s`` is the closed form's time of the call."""
+
+    host_s: float
+    base_s: float
+    hops_s: float
+    wire_s: float
+    local_s: float
+    unaligned_s: float
+    fill_s: float
+    total_s: float
+
+    @property
+    def gpu_s(self) -> float:
+        """The GPU's part: every term but the host's issue."""
+        return self.base_s + self.hops_s + self.wire_s + self.local_s + self.unaligned_s + self.fill_s
+
+    @property
+    def overlap_s(self) -> float:
+        """What the host's issue adds to the GPU's part in a stream of calls (simulator.network.host_overlap)."""
+        return self.total_s - self.gpu_s
+
+    def named(self) -> dict[str, float]:
+        return {"base": self.base_s, "hops": self.hops_s, "wire": self.wire_s, "local": self.local_s,
+                "unaligned": self.unaligned_s, "fill": self.fill_s, "overlap": self.overlap_s}
+
+
+def parts(model, op: str, size_bytes: int, algo: str, proto: str) -> Parts:
+    """The terms of ``model``'s (simulator.network.closed_form.CostModel) time of ``op`` at ``size_bytes`` run as
+    ``algo`` / ``proto``."""
+    shape = model.shape(op, algo, proto).sized(size_bytes)
+    plan = shape.plan
+    base = model.params.base_latency_s("ring" if algo == "direct" else algo, proto)
+    costed = plan.costed_bytes(size_bytes)
+    return Parts(plan.host_s, plan.call_overhead_s - plan.host_s + base, plan.latency_s - base,
+                 size_bytes * shape.wire_s_per_byte, size_bytes * plan.local_s_per_byte,
+                 (costed - size_bytes) * shape.beta_s_per_byte,
+                 plan.pad_bytes(size_bytes) * shape.wire_s_per_byte + plan.chunk_overhead_s(size_bytes),
+                 shape.time_s(size_bytes))
+
+
+@dataclass(frozen=True)
+class SignRow:
+    """One (op, variant, size) over the leases that measured it on 4 GPUs (errors in %)."""
+
+    op: str
+    variant: str
+    size_bytes: int
+    errors: tuple[float, ...]        # against the pooled median, one per lease
+    errors_fast: tuple[float, ...]   # against the fast level
+
+    @property
+    def verdict(self) -> str:
+        fast = np.array(self.errors_fast)
+        if (np.all(fast > 0) or np.all(fast < 0)) and np.min(np.abs(fast)) >= BIAS_PCT:
+            return "model bias" if len(fast) > 1 else "one lease: off"
+        e = np.array(self.errors)
+        if np.any(e > 0) and np.any(e < 0):
+            return "lease"
+        return "-"
+
+
+def sign_rows(by_lease: dict[str, Sequence]) -> list[SignRow]:
+    """Per (op, variant, size): every lease's error (validation.bw_residuals.Residual) against median and fast level."""
+    cells: dict[tuple, list] = {}
+    for rows in by_lease.values():
+        for r in rows:
+            cells.setdefault((r.op, r.variant, r.size_bytes), []).append(r)
+    return [SignRow(op, var, size, tuple(r.error * 100 for r in rs), tuple(r.error_fast * 100 for r in rs))
+            for (op, var, size), rs in sorted(cells.items())]
+
+
+def _span(values: Iterable[float]) -> str:
+    v = list(values)
+    return f"{min(v):+.1f} .. {max(v):+.1f}" if len(v) > 1 else f"{v[0]:+.1f}"
+
+
+def sign_lines(rows: Sequence[SignRow]) -> list[str]:
+    out = ["| op | variant | MiB | leases | error % (median) | error % (fast level) | verdict |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r.op} | {r.variant} | {r.size_bytes >> 20} | {len(r.errors)} | {_span(r.errors)} | "
+                   f"{_span(r.errors_fast)} | {r.verdict} |")
+    return out
+
+
+@dataclass(frozen=True)
+class PartRow:
+    """One op, variant and size of one lease: the prediction's parts on 2 and 4 GPUs and the fast levels."""
+
+    op: str
+    variant: str
+    size_bytes: int
+    algo: tuple[str, str]            # (algo/proto on 2 GPUs, on 4)
+    two: Parts
+    four: Parts
+    fast2_s: float
+    fast4_s: float
+
+
+def part_rows(pooled: dict, predictor, sizes: Sequence[int] = PART_SIZES, variants: Sequence[str] = ("default",)
+              ) -> list[PartRow]:
+    """The parts of ``predictor``'s 2- and 4-GPU predictions of every pooled point of ``sizes`` and ``variants``
+    measured on both world sizes (``pooled``: world -> validation.transfer.PooledPoint list)."""
+    by = {n: {(q.point.op, q.point.variant, q.point.size_bytes): q.point for q in pooled.get(n, ())} for n in (2, 4)}
+    out = []
+    for key in sorted(set(by[2]) & set(by[4])):
+        op, variant, size = key
+        if size not in sizes or variant not in variants:
+            continue
+        split, names = [], []
+        for n in (2, 4):
+            p = by[n][key]
+            setup = predictor.setup(p)
+            if setup is None:
+                break
+            m, algo, proto = setup
+            _, a, pr = m.best(op, size, algo, proto)
+            split.append(parts(m, op, size, a, pr))
+            names.append(f"{a}/{pr}")
+        if len(split) == 2:
+            out.append(PartRow(op, variant, size, tuple(names), split[0], split[1],
+                               fast_level_s(by[2][key]), fast_level_s(by[4][key])))
+    return out
+
+
+def part_lines(rows: Sequence[PartRow]) -> list[str]:
+    """Each part on 2 -> 4 GPUs (us), the predicted and measured (fast level) growth, and the 4-GPU error."""
+    names = list(rows[0].two.named()) if rows else []
+    out = ["| op | MiB | algo/proto (4 GPUs) | " + " | ".join(f"{k} us" for k in names)
+           + " | predicted 2 -> 4 us | fast level 2 -> 4 us | growth miss us | 4-GPU vs fast % |",
+           "|---|---|---|" + "---|" * (len(names) + 4)]
+    for r in rows:
+        a, b = r.two.named(), r.four.named()
+        cells = " | ".join(f"{a[k] * 1e6:.1f} -> {b[k] * 1e6:.1f}" for k in names)
+        miss = (r.four.total_s - r.two.total_s) - (r.fast4_s - r.fast2_s)
+        out.append(f"| {r.op} | {r.size_bytes >> 20} | {r.algo[1]} | {cells} | {r.two.total_s * 1e6:.1f} -> "
+                   f"{r.four.total_s * 1e6:.1f} | {r.fast2_s * 1e6:.1f} -> {r.fast4_s * 1e6:.1f} | {miss * 1e6:+.1f} | "
+                   f"{(r.four.total_s / r.fast4_s - 1) * 100:+.1f} |")
+    return out
+
+
+@dataclass(frozen=True)
+class LineRow:
+    """One op of one lease: the line through its 64 and 256 MiB times on 2 and on 4 GPUs (fast levels, and the
+    predictions), its intercept, and how far the 16 MiB fast level falls below it (seconds)."""
+
+    op: str
+    intercept_s: tuple[float, float]             # measured (fast levels), 2 and 4 GPUs
+    intercept_predicted_s: tuple[float, float]
+    below_16_s: tuple[float, float]              # line(16 MiB) - the 16 MiB fast level, 2 and 4 GPUs
+
+
+LINE_SIZES = (64 << 20, 256 << 20)
+"""The sizes whose line :func:`line_rows` extends to 0 and to 16 MiB (a call's time is its GPU's there)."""
+
+
+def _line(points: dict[int, float], at: float) -> float:
+    (s0, t0), (s1, t1) = sorted(points.items())
+    return t0 + (t1 - t0) / (s1 - s0) * (at - s0)
+
+
+def line_rows(rows: Sequence[PartRow]) -> list[LineRow]:
+    """Per op with :data:`LINE_SIZES` and 16 MiB among ``rows`` (one lease's :func:`part_rows`)."""
+    by: dict[str, dict[int, PartRow]] = {}
+    for r in rows:
+        by.setdefault(r.op, {})[r.size_bytes] = r
+    out = []
+    for op, sized in sorted(by.items()):
+        # (send_recv's channels change with its size on 4 GPUs: no line)
+        if op == "send_recv" or not all(s in sized for s in LINE_SIZES + (16 << 20,)):
+            continue
+        fast = [{s: (sized[s].fast2_s, sized[s].fast4_s)[i] for s in LINE_SIZES} for i in (0, 1)]
+        pred = [{s: (sized[s].two.total_s, sized[s].four.total_s)[i] for s in LINE_SIZES} for i in (0, 1)]
+        at16 = (sized[16 << 20].fast2_s, sized[16 << 20].fast4_s)
+        out.append(LineRow(op, tuple(_line(f, 0) for f in fast), tuple(_line(p, 0) for p in pred),
+                           tuple(_line(f, 16 << 20) - t for f, t in zip(fast, at16))))
+    return out
+
+
+def line_lines(by_lease: dict[str, Sequence[LineRow]]) -> list[str]:
+    out = ["| lease | op | intercept 2 -> 4 GPUs us (measured) | (predicted) | 16 MiB below the line, 2 / 4 GPUs us |",
+           "|---|---|---|---|---|"]
+    for lease, rows in by_lease.items():
+        for r in rows:
+            a, p, b = r.intercept_s, r.intercept_predicted_s, r.below_16_s
+            out.append(f"| {lease} | {r.op} | {a[0] * 1e6:.1f} -> {a[1] * 1e6:.1f} | {p[0] * 1e6:.1f} -> {p[1] * 1e6:.1f} "
+                       f"| {b[0] * 1e6:.1f} / {b[1] * 1e6:.1f} |")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    from validation import bw_residuals
+    by_lease, parts_by_lease = {}, {}
+    for lease, pooled, predictor in bw_residuals.cases():
+        by_lease[lease] = bw_residuals.residuals(pooled, predictor)
+        parts_by_lease[lease] = part_rows(pooled, predictor)
+    rows = [r for r in sign_rows(by_lease) if r.size_bytes >= BIG_BYTES]
+    print(f"**>= 16 MiB 2 -> 4 GPU errors over {len(by_lease)} leases** (each predicted from its own 2-GPU calibration)\n")
+    print("\n".join(sign_lines(rows)))
+    print("\n**The 64-256 MiB line on 2 and 4 GPUs** (fast levels; predicted: the same line through the predictions)\n")
+    print("\n".join(line_lines({lease: line_rows(prow) for lease, prow in parts_by_lease.items()})))
+    for lease, prow in parts_by_lease.items():
+        print(f"\n**Parts, {lease}** (default variant; 'growth miss' = predicted minus measured fast-level growth)\n")
+        print("\n".join(part_lines(prow)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -12,7 +12,9 @@ determine (validation.identifiability): collinear and inert ones keep their prio
 value: the datasheet's unless a calibration was loaded) and are reported as such, never invented. Points of one world size cannot determine what
 scales with the ranks: the per-step hop latencies keep NCCL's values, and the per-rank cost
 (``rank_overhead_s``) comes from the repetitions' order statistics (validation.rank_sync) instead
-of a fit. A fitted efficiency that wants to exceed 1, or a
+of a fit. Where the points mix launches, NCCL's launch latency of an algorithm and protocol that only
+one launch's small points determine keeps NCCL's value (:func:`_one_launch`: those points show that launch's host
+state). A fitted efficiency that wants to exceed 1, or a
 latency below its physical minimum (simulator.collectives.params.bounds), is refused: the key goes
 back to its prior and the refusal names it. The result carries the posterior covariance of every
 parameter the points touch (data plus prior), the residual spread and the domain of the data:
@@ -387,6 +389,7 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
         verdicts = identifiable(J0, cand)
         touched = [v.key for v in verdicts if v.reason != "moves no point"]
         verdicts = _one_world(pts, verdicts)
+        verdicts = _one_launch(pts, J0, cand, verdicts)
         fit_keys = [v.key for v in verdicts if v.determined]
         start, sync, verdicts = _rank_sync(pts, predictor, verdicts, start, rank_model_sd_s)
     else:
@@ -470,6 +473,31 @@ def _one_world(pts: Sequence[CollMeasurement], verdicts: list[Verdict]) -> list[
     return [Verdict(v.key, False, "one world size cannot tell a per-step latency from the per-op cost "
                     "(NCCL's value)") if v.determined and v.key.startswith(RANK_SCALED[0]) else v
             for v in verdicts]
+
+
+ONE_LAUNCH_KEYS = ("base_latency_s.",)
+"""Keys :func:`_one_launch` keeps at their prior when only one launch's small points determine them: NCCL's per-
+algorithm and per-protocol launch latency (tuning.cc's baseLat), a GPU-side constant."""
+ONE_LAUNCH_REASON = ("determined only by points below 16 MiB measured in one launch, whose times are that launch's "
+                     "host state (NCCL's value)")
+
+
+def _one_launch(pts: Sequence[CollMeasurement], J: np.ndarray, keys: Sequence[str],
+                verdicts: list[Verdict]) -> list[Verdict]:
+    """A launch latency (:data:`ONE_LAUNCH_KEYS`) that the points measured in several launches or in the bandwidth
+    regime do not determine keeps NCCL's value, where the data hold points of both kinds. Below 16 MiB a call runs
+    at its host's pace, and a launch's repetitions share one host state (on shared hosts a fast mode and one about
+    twice as slow, section 3 of docs/accuracy.md): a forced NCCL_ALGO / NCCL_PROTO variant measured in one launch
+    then shows that launch's mode, which a launch latency fitted on its points alone takes as a GPU constant and
+    carries to every world size (validation.variant_residuals: the LL128 variant's 2-GPU launch ran +54% above the
+    default's pooled medians on host-paced calls, and set tree / LL128's latency at 30 us against NCCL's 14).
+    Data measured in one launch throughout have no other launches to tell it by: they keep what they determine."""
+    several = np.array([p.launches > 1 or p.size_bytes >= BANDWIDTH_REGIME_BYTES for p in pts])
+    if several.all() or not any(p.launches > 1 for p in pts):
+        return verdicts
+    trusted = {v.key for v in identifiable(J[several], keys) if v.determined}
+    return [Verdict(v.key, False, ONE_LAUNCH_REASON)
+            if v.determined and v.key.startswith(ONE_LAUNCH_KEYS) and v.key not in trusted else v for v in verdicts]
 
 
 def _host_start(pts: Sequence[CollMeasurement], params: Parameters, cand: Sequence[str]) -> Parameters:

@@ -85,3 +85,21 @@ def comm_model_from_args(args: argparse.Namespace, G, params):
     from simulator.network.host_collectives import collective_model
     spec = getattr(args, "tuner_plugin", None)
     return collective_model(G, params, args.backend, args.tensors, platform_of(spec) if spec else None)
+
+
+def tuner_plugin_words(args: argparse.Namespace) -> str:
+    """The header's words for ``--tuner-plugin`` (``", tuner plugin=aws-ofi:..."``), empty when not given."""
+    spec = getattr(args, "tuner_plugin", None)
+    return f", tuner plugin={spec}" if spec else ""
+
+
+def tuner_plugin_idle(model, args: argparse.Namespace, op: str) -> str | None:
+    """The closing comment where ``--tuner-plugin``'s tables decide nothing for ``op`` on this communicator
+    (``# tuner plugin ...: NCCL's own tuner chose every row (why)``), or None (also when not given or not NCCL)."""
+    from simulator.collectives.ofi_tuner import why_idle
+    plugin = getattr(getattr(model, "planner", None), "tuner_plugin", None)
+    if plugin is None:
+        return None
+    nodes = len({model.router.host_of(g) for g in model.router.gpus})
+    why = why_idle(plugin, model.ranks, nodes, op)
+    return None if why is None else f"# tuner plugin {args.tuner_plugin}: NCCL's own tuner chose every row ({why})"

@@ -7,7 +7,7 @@ import json
 from typing import TYPE_CHECKING
 
 from gpunetsim.cli_args import (add_backend_args, add_topology_args, comm_model_from_args, params_from_args,
-                                topology_from_args)
+                                topology_from_args, tuner_plugin_idle, tuner_plugin_words)
 from simulator.collectives.algorithms import ALGOS
 from simulator.collectives.backends import ALGOS_FOR_HOST_OP
 from simulator.core.errors import InputError
@@ -65,8 +65,7 @@ def _collective(args: argparse.Namespace) -> int:
     n = model.ranks
     require_ranks(n)
     if not args.json:
-        what = f", backend={args.backend} ({model.tensors} tensors)" if host else \
-            (f", tuner plugin={args.tuner_plugin}" if args.tuner_plugin else "")
+        what = f", backend={args.backend} ({model.tensors} tensors)" if host else tuner_plugin_words(args)
         print(f"# gpunetsim collective: {args.op} on {model.router.info.name} x{args.nodes} "
               f"({n} {'processes' if host else 'GPUs'}), engine={engine}{what}, params={model.params.name}")
         print(f"#{'size':>11} {'count':>12} {'type':>8} {'redop':>6} {'root':>5} {'time':>10} "
@@ -90,9 +89,9 @@ def _collective(args: argparse.Namespace) -> int:
               f"{r.algbw_GBps:>8.2f} {r.busbw_GBps:>8.2f}  {r.algo:>14} {r.proto:>6}  "
               + (f"{r.time_lo_s * 1e6:>9.2f} {r.time_hi_s * 1e6:>9.2f}" if r.time_lo_s is not None
                  else f"{'-':>9} {'-':>9}") + f"  {_marker(r.regret)}".rstrip())
-    idle = _plugin_idle(model, args) if not host else None
+    idle = tuner_plugin_idle(model, args, args.op)
     if idle and not args.json:
-        print(f"# tuner plugin {args.tuner_plugin}: NCCL's own tuner chose every row ({idle})")
+        print(idle)
     if outside and not args.json:
         head = "caveats of the interval" if host else "extrapolated beyond the calibration's data"
         print(f"# {head} ({'; '.join(sorted(outside))}): "
@@ -100,16 +99,6 @@ def _collective(args: argparse.Namespace) -> int:
                  "(simulator.collectives.host_uncertainty)" if host else
                  "the interval includes the parameters it could not determine"))
     return 0
-
-
-def _plugin_idle(model, args: argparse.Namespace) -> str | None:
-    """Why ``--tuner-plugin``'s tables decide nothing on this communicator, or None (also when not given)."""
-    from simulator.collectives.ofi_tuner import why_idle
-    plugin = model.planner.tuner_plugin
-    if plugin is None:
-        return None
-    nodes = len({model.router.host_of(g) for g in model.router.gpus})
-    return why_idle(plugin, model.ranks, nodes, args.op)
 
 
 def _marker(regret: Regret | None) -> str:

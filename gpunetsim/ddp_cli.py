@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from gpunetsim.cli_args import (add_backend_args, add_topology_args, comm_model_from_args, params_from_args,
-                                topology_from_args)
+                                topology_from_args, tuner_plugin_idle, tuner_plugin_words)
 from simulator.core.errors import InputError
 from simulator.core.limits import require_finite
 from simulator.core.outputs import check_writable
@@ -110,7 +110,8 @@ def _ddp(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
         return 0
-    backend = "" if args.backend == "nccl" else f", backend={args.backend} ({model.tensors} tensors)"
+    backend = (tuner_plugin_words(args) if args.backend == "nccl"
+               else f", backend={args.backend} ({model.tensors} tensors)")
     print(format_result(r, f"{info.name} x{args.nodes}", model.params.name + backend))
     if r.iteration_lo_s is not None:
         print(f"90% interval   {r.iteration_lo_s * 1e6:12.1f} - {r.iteration_hi_s * 1e6:.1f} us "
@@ -118,6 +119,9 @@ def _ddp(args: argparse.Namespace) -> int:
                  if compute_band(w) else "(the communication model's uncertainty)"))
         if r.iteration_extrapolated:
             print(f"# extrapolated beyond the calibration's data ({'; '.join(r.iteration_extrapolated)})")
+    idle = tuner_plugin_idle(model, args, "all_reduce")
+    if idle:
+        print(idle)
     if args.trace:
         print(f"trace written to {args.trace} (open in ui.perfetto.dev or chrome://tracing)")
     return 0
@@ -136,6 +140,10 @@ def _dataparallel(args: argparse.Namespace, config) -> int:
     if args.nodes != 1:
         raise InputError("DataParallel is one process on one server; use --strategy ddp for several servers",
                          field="--nodes", value=args.nodes)
+    if args.tuner_plugin:
+        raise InputError("DataParallel is one process on one server, where the tuner plugin decides nothing (its "
+                         "tables start at 3 nodes); leave --tuner-plugin out", field="--tuner-plugin",
+                         value=args.tuner_plugin)
     if args.trace:
         check_writable(args.trace, "--trace")
     model = CostModel(topology_from_args(args), params_from_args(args))

@@ -150,8 +150,9 @@ def train_config(s: dict, gpus: int):
     """The :class:`TrainConfig` of one point's train settings on ``gpus`` GPUs (``dp`` and
     ``virtual_stages`` default as in ``gpunetsim train``); ``gpunetsim train``'s options and the Python API's
     arguments go through it too."""
-    from simulator.training.llm.config import TrainConfig, default_dp, virtual_stages_for
+    from simulator.training.llm.config import TrainConfig, check_gpus, default_dp, virtual_stages_for
     dp = s["dp"] if s["dp"] is not None else default_dp(gpus, s["tp"], s["pp"])
+    check_gpus(s["tp"], s["pp"], dp, gpus)      # before the batch checks: the layout is what is impossible
     return TrainConfig(s["tp"], s["pp"], dp, s["global_batch"], s["micro_batch"], s["schedule"],
                        virtual_stages_for(s["schedule"], s["virtual_stages"]), s["recompute"],
                        s["sequence_parallel"], s["zero"], s["fsdp"], s["dtype"], s["order"], s["flash_attention"],

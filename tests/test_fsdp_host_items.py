@@ -63,3 +63,35 @@ def test_the_committed_lease_itemises_every_configuration() -> None:
         assert 8 <= got["ops", "autograd::engine::evaluate_function: ViewBackward0"].backward_n <= 12
         assert got["ops", "aten::view"].forward_n == 12
     assert hi.main(["/nonexistent.jsonl"]) == 2
+
+
+def _damaged_lease(tmp_path: Path, change) -> Path:
+    """The committed host-profiled lease with its first host step changed by ``change`` (a host object -> None)."""
+    import json
+    lines = LEASE.read_text().splitlines()
+    for i, line in enumerate(lines):
+        r = json.loads(line)
+        steps = r.get("timeline") if r.get("kind") == "llm_fsdp" else None
+        if steps and steps[0] and steps[0].get("host"):
+            change(steps[0]["host"])
+            lines[i] = json.dumps(r)
+            break
+    out = tmp_path / LEASE.name
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+@pytest.mark.parametrize("change, field", [
+    (lambda h: h.pop("events"), "host.events"),
+    (lambda h: h.update(names=None), "host.names"),
+    (lambda h: h["ops"].__setitem__(0, [10 ** 6, 0, 1.0, 1.0, 0]), "host.ops[0]"),     # a name index past names
+    (lambda h: h["calls"].__setitem__(0, [0, 0, "late", 1.0]), "host.calls[0]"),
+])
+def test_a_damaged_host_step_is_one_line_naming_the_field(tmp_path: Path, capsys: Any, change, field: str) -> None:
+    """python -m validation.fsdp_host_items FILE: a damaged host step (fsdp --profile-host) is one line naming the
+    file, the point and the field, exit 2 (it was a KeyError / TypeError / IndexError traceback)."""
+    path = _damaged_lease(tmp_path, change)
+    assert hi.main([str(path)]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and f"timeline[0].{field}" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1

@@ -102,3 +102,38 @@ def test_simulated_charge_is_the_shares_only() -> None:
     assert len(charges) == 4
     assert all(busy >= -1e-12 and end >= -1e-12 and iteration > 0.01 for busy, end, iteration in charges)
     assert max(busy for busy, _, _ in charges) > 1e-4        # a GPU-bound configuration pays some
+
+
+def _damaged(tmp_path: Path, change) -> Path:
+    """The committed 8-channel probe file with its first xfer record changed by ``change`` (a record -> None)."""
+    import json
+
+    from validation.gemm_nccl import FOLDER
+    lines = (FOLDER / "gemmnccl_ch8.jsonl").read_text().splitlines()
+    i = next(k for k, line in enumerate(lines) if '"mode": "xfer"' in line)
+    r = json.loads(lines[i])
+    change(r)
+    lines[i] = json.dumps(r)
+    folder = tmp_path / "probe"
+    folder.mkdir()
+    (folder / "gemmnccl_ch8.jsonl").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+@pytest.mark.parametrize("change, field", [
+    (lambda r: r.pop("mode"), "mode"),
+    (lambda r: r.update(work_beside_s=[1e-3]), "work_beside_s"),          # one rank's, two ranks ran
+    (lambda r: r.update(work_alone_s=["fast", 1e-3]), "work_alone_s"),
+    (lambda r: r.update(coll_one_s=None), "coll_one_s"),
+    (lambda r: r.update(env=None), "env"),
+    (lambda r: r.update(bytes="16M"), "bytes"),
+])
+def test_gemm_nccl_report_refuses_a_damaged_record(tmp_path: Path, capsys: Any, change, field: str) -> None:
+    """python -m validation.gemm_nccl FOLDER: a damaged record is one line naming the file, line and field, exit 2
+    (it was a KeyError / TypeError traceback)."""
+    from validation.gemm_nccl import main
+    folder = _damaged(tmp_path, change)
+    assert main([str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert "gemmnccl_ch8.jsonl" in err and f": {field}" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1

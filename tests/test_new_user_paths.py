@@ -34,6 +34,12 @@ def _one_error(capsys, argv: list[str]) -> str:
     (["--tp", "3"], "--tp: tp x pp = 3 x 1 = 3 does not divide the 8 GPUs"),
     (["--tp", "4", "--pp", "4"], "--pp: tp x pp = 4 x 4 = 16 does not divide the 8 GPUs"),
     (["--seq", "0"], "--seq: must be a positive integer (got 0)"),
+    # an impossible layout is named as such before the batch checks (it was "--global-batch must be a multiple of
+    # --micro-batch x --dp (1 x 3) (got 8)", and only after fixing the batch the layout)
+    (["--dp", "3"], "--dp: --tp x --pp x --dp = 1 x 1 x 3 = 3 GPUs, but the topology has 8"),
+    (["--pp", "4", "--schedule", "interleaved", "--global-batch", "4"],
+     "--global-batch: the interleaved schedule needs the number of micro-batches (2 = --global-batch / "
+     "(--micro-batch x --dp)) to be a multiple of --pp (4)"),
 ])
 def test_train_sizes_name_the_option_at_fault(capsys, extra, text):
     """``--tp 0`` used to be reported as ``--pp: ... (got 1)``: the option and value the user gave."""

@@ -145,6 +145,8 @@ def test_cli_tuner_plugin_sets_the_pair_from_three_nodes(capsys):
     ("aws-ofi:p4d.24xlarge", "pass --proto simple"),      # no tables; its network plugin forces Simple
     ("aws-ofi:g5.48xlarge", "no region tables"),
     ("nccl-example", "AWS's"),
+    ("aws-ofi:p5", "not its family: aws-ofi:p5.48xlarge"),       # a family has tables: name its size, not "none"
+    ("aws-ofi:p5en", "not its family: aws-ofi:p5en.48xlarge"),
 ])
 def test_cli_tuner_plugin_refuses_what_it_cannot_model(capsys, spec, needle):
     from gpunetsim.cli import main
@@ -192,3 +194,25 @@ def test_cli_says_when_the_plugin_decides_nothing(capsys, argv, reason):
     notes = [l for l in capsys.readouterr().out.splitlines() if l.startswith("# tuner plugin")]
     assert notes == ([] if reason is None else
                      [f"# tuner plugin aws-ofi:p5en.48xlarge: NCCL's own tuner chose every row ({reason})"])
+
+
+@pytest.mark.parametrize("nodes, reason", [("1", "1 node: the plugin decides from 3 nodes"), ("4", None)])
+def test_ddp_names_the_plugin_and_says_when_it_decides_nothing(capsys, nodes, reason):
+    """ddp --tuner-plugin (docs/cli.md: collective and ddp) says so in its header and, where the plugin's tables
+    choose no bucket's pair, why, as collective does."""
+    from gpunetsim.cli import main
+    assert main(["ddp", "--topology", "hgx-h200", "--nodes", nodes, "--workload", "gpt2", "--engine", "closed",
+                 "--tuner-plugin", "aws-ofi:p5en.48xlarge"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith(", tuner plugin=aws-ofi:p5en.48xlarge")
+    assert [l for l in out if l.startswith("# tuner plugin")] == ([] if reason is None else
+        [f"# tuner plugin aws-ofi:p5en.48xlarge: NCCL's own tuner chose every row ({reason})"])
+
+
+def test_dataparallel_refuses_the_plugin(capsys):
+    """ddp --strategy dataparallel timed its broadcasts without the plugin and said nothing: refused instead."""
+    from gpunetsim.cli import main
+    code = main(["ddp", "--topology", "hgx-h200", "--workload", "gpt2", "--strategy", "dataparallel",
+                 "--tuner-plugin", "aws-ofi:p5en.48xlarge"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--tuner-plugin" in err and "aws-ofi:p5en.48xlarge" in err and "Traceback" not in err

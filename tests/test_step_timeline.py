@@ -120,3 +120,21 @@ def test_host_trace_keeps_ranges_top_level_ops_and_calls_by_thread() -> None:
                                                                                  ("aten::mm", "1", 0)]
     assert [(name[c[0]], c[2]) for c in h["calls"]] == [("cudaLaunchKernel", -10.0)]
     assert [e[:2] for e in h["events"]] == [[7, "gemm"]]
+
+
+def test_an_exported_trace_is_read_back_and_its_file_removed():
+    """step_timeline.exported_trace: the one reader of a profiler's chrome trace (the GEMM runner wrote a second)."""
+    import json
+    from pathlib import Path
+
+    from validation.runners.step_timeline import exported_trace
+
+    written: list[str] = []
+
+    class Prof:
+        def export_chrome_trace(self, path: str) -> None:
+            written.append(path)
+            Path(path).write_text(json.dumps({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k"}]}))
+
+    assert exported_trace(Prof()) == {"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k"}]}
+    assert written and not Path(written[0]).exists()

@@ -46,3 +46,17 @@ def test_nics_fewer_than_gpus_come_from_the_header(nic, nics):
     topo = topo_from_hint({"preset": "dgx-a100", "nodes": 2, "nic": nic, "nic_bw_per_node": "400 Gb/s"})
     assert topo.nics == nics and topo.nic_Bps == pytest.approx(400e9 / 8 / (nics or 8))
     assert topo.server_nic_Bps == pytest.approx(400e9 / 8)        # the header's bandwidth per server, either way
+
+
+@pytest.mark.parametrize("key, value", [("plugin_proto", "bogus"), ("plugin_proto", "LL"),
+                                        ("tuner_plugin", "p5"), ("tuner_plugin", 5)])
+def test_a_bad_plugin_hint_names_the_file_and_field(key, value):
+    """meta.topology.plugin_proto reached the predictor as a protocol ('proto: unknown protocol', no file or field)."""
+    with pytest.raises(InputError) as e:
+        topo_from_hint({"preset": "dgx-h100", key: value}, source="run.jsonl")
+    assert e.value.source == "run.jsonl" and e.value.field == f"meta.topology.{key}" and e.value.value == value
+
+
+def test_the_plugin_hints_the_corpus_writes_are_read():
+    t = topo_from_hint({"preset": "dgx-h100", "plugin_proto": "simple", "tuner_plugin": "p5.48xlarge"})
+    assert (t.plugin_proto, t.tuner_plugin) == ("simple", "p5.48xlarge")

@@ -127,6 +127,12 @@ def topo_from_hint(hint: Mapping | None, source: str = "") -> Topo:
         v = hint.get(key)
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
             raise InputError("must be a positive whole number", source=source, field=f"meta.topology.{key}", value=v)
+    from simulator.collectives.ofi_tuner import PLATFORMS
+    from simulator.core.vocabulary import PROTOS
+    for key, known in (("plugin_proto", PROTOS), ("tuner_plugin", tuple(PLATFORMS))):   # read from the run's headers
+        if hint.get(key) is not None and hint[key] not in known:
+            raise InputError(f"expected one of {', '.join(known)} or absent", source=source,
+                             field=f"meta.topology.{key}", value=hint[key])
     return Topo(str(hint["preset"]), int(hint.get("nodes", 1)), hint.get("gpus_per_node"), nic, hint.get("p2p"),
                 nccl_version(hint.get("nccl_version")), hint.get("gdr"), hint.get("tuner_plugin"), nics,
                 hint.get("plugin_proto"), source=source)

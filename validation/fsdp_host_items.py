@@ -73,7 +73,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from simulator.core.errors import InputError
-from validation.fsdp_profile import DATA, PROFILE_FILES, Profiled, boundary_gaps, read_profiled
+from validation.fsdp_profile import (DATA, PROFILE_FILES, Profiled, boundary_gaps, checked_events, is_number,
+                                     read_profiled)
 from validation.check_cli import print_lines
 from validation.runners.step_timeline import summarize_timeline
 
@@ -85,6 +86,30 @@ SHOWN = 0.5
 either pass (FSDP's own ranges are listed whenever they occur)."""
 
 Window = tuple[float, float]
+
+
+def checked_host(host: Mapping[str, Any], path: Path, where: str) -> Mapping[str, Any]:
+    """One host-profiled step (``step_timeline.read_host_trace``'s object) as read, or an :class:`InputError` naming
+    the file, the field (``where.events[k]``, ``where.ranges[k]``, ...) and the value."""
+    names, threads = host.get("names"), host.get("threads")
+    if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+        raise InputError("expected the step's names (a list of strings)", source=str(path), field=f"{where}.names",
+                         value=names)
+    if not isinstance(threads, list):
+        raise InputError("expected the step's thread ids (a list)", source=str(path), field=f"{where}.threads",
+                         value=threads)
+    checked_events(host.get("events"), path, f"{where}.events")
+    for kind in KINDS:
+        rows = host.get(kind)
+        if not isinstance(rows, list):
+            raise InputError("expected a list of rows", source=str(path), field=f"{where}.{kind}", value=rows)
+        for k, row in enumerate(rows):
+            if not (isinstance(row, list) and len(row) >= 4 and isinstance(row[0], int) and 0 <= row[0] < len(names)
+                    and isinstance(row[1], int) and 0 <= row[1] < len(threads)
+                    and is_number(row[2]) and is_number(row[3])):
+                raise InputError("expected [name index, thread index, start_us, duration_us, ...] with indices into "
+                                 "names and threads", source=str(path), field=f"{where}.{kind}[{k}]", value=row)
+    return host
 
 
 def windows(host: Mapping[str, Any], layers: int) -> tuple[list[Window], list[Window]] | None:
@@ -149,6 +174,9 @@ def itemise(profiled: Sequence[Profiled]) -> Itemised | None:
             host = t.get("host")
             if not host or "error" in host or rank >= len(alone) or not alone[rank] or "error" in alone[rank]:
                 continue
+            checked_host(host, p.path, f"point {p.record.get('point')}: timeline[{rank}].host")
+            checked_host(alone[rank], p.path,
+                         f"launch {p.record.get('launch_index')} profile point: model_timeline[{rank}].host")
             mine, theirs = windows(host, layers), windows(alone[rank], layers)
             if mine is None or theirs is None:
                 continue

@@ -120,24 +120,19 @@ def measured_parts(summary: Mapping[str, Any]) -> StepParts:
                      summary["nccl_exposed_s"])
 
 
-def _union(spans: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
-    from validation.runners.step_timeline import _union as union
-    return union(spans)
-
-
 def simulated_parts(pred: Any, run: Any) -> StepParts:
     """:class:`StepParts` of ``run`` simulated by ``pred`` (a ``llm_real.RealPredictor``), records kept."""
     from simulator.training.llm.iteration import simulate_train
-    from validation.runners.step_timeline import _length, _overlap
+    from validation.runners.step_timeline import overlap_length, total_length, union
 
     config, gpus = pred.config(run)
     r = simulate_train(pred.router(gpus), pred.model(run.spec), config, pred.gpu, pred.params, pred.compute,
                        record=True)
     recs = [x for stage in r.records.values() for x in stage]
-    compute = _union([(x.start_s, x.end_s) for x in recs if x.track == "compute" and x.name != "optimizer"])
-    comm = _union([(x.start_s, x.end_s) for x in recs if x.track.startswith("dp")])
-    return StepParts(float(r.iteration_s), None, None, None, _length(compute), None, None, None, _length(comm),
-                     _length(comm) - _overlap(comm, compute))
+    compute = union([(x.start_s, x.end_s) for x in recs if x.track == "compute" and x.name != "optimizer"])
+    comm = union([(x.start_s, x.end_s) for x in recs if x.track.startswith("dp")])
+    return StepParts(float(r.iteration_s), None, None, None, total_length(compute), None, None, None,
+                     total_length(comm), total_length(comm) - overlap_length(comm, compute))
 
 
 @dataclass(frozen=True)
@@ -166,8 +161,23 @@ SUMMARY_KEYS = ("span_s", "compute_stream", "busy_s", "count", "compute_busy_s",
 """What a profiled step's ``summary`` holds (validation.runners.step_timeline.summarize_timeline) and is read here."""
 
 
-def _number(x: Any) -> bool:
+def is_number(x: Any) -> bool:
+    """A JSON number (int or float, not a bool)."""
     return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def checked_events(events: Any, path: Path, where: str) -> list[Any]:
+    """A profiled step's GPU intervals (``[stream, class, start_s, duration_s, launch_s or null]`` each,
+    validation.runners.step_timeline.read_trace) as read, or an :class:`InputError` naming the file, the field
+    (``where``, ``where[k]``) and the value."""
+    if not isinstance(events, list):
+        raise InputError("expected a list of GPU intervals", source=str(path), field=where, value=events)
+    for k, e in enumerate(events):
+        if not (isinstance(e, list) and len(e) == 5 and isinstance(e[1], str) and is_number(e[2]) and is_number(e[3])
+                and (e[4] is None or is_number(e[4]))):
+            raise InputError("expected [stream, class, start_s, duration_s, launch_s or null]", source=str(path),
+                             field=f"{where}[{k}]", value=e)
+    return events
 
 
 def checked_timeline(t: Any, path: Path, where: str) -> Mapping[str, Any]:
@@ -176,14 +186,8 @@ def checked_timeline(t: Any, path: Path, where: str) -> Mapping[str, Any]:
     if not isinstance(t, Mapping):
         raise InputError("expected a profiled step {events, summary, wall_s} (fsdp --profile-step)", source=str(path),
                          field=where, value=t)
-    events, summary = t.get("events"), t.get("summary")
-    if not isinstance(events, list):
-        raise InputError("expected a list of GPU intervals", source=str(path), field=f"{where}.events", value=events)
-    for k, e in enumerate(events):
-        if not (isinstance(e, list) and len(e) == 5 and isinstance(e[1], str) and _number(e[2]) and _number(e[3])
-                and (e[4] is None or _number(e[4]))):
-            raise InputError("expected [stream, class, start_s, duration_s, launch_s or null]", source=str(path),
-                             field=f"{where}.events[{k}]", value=e)
+    summary = t.get("summary")
+    checked_events(t.get("events"), path, f"{where}.events")
     if not isinstance(summary, Mapping):
         raise InputError("expected the step's summary (an object)", source=str(path), field=f"{where}.summary",
                          value=summary)
@@ -195,7 +199,7 @@ def checked_timeline(t: Any, path: Path, where: str) -> Mapping[str, Any]:
         raise InputError("expected {stream: {class: seconds}} holding the compute stream "
                          f"{summary['compute_stream']!r}", source=str(path), field=f"{where}.summary.busy_s",
                          value=busy)
-    if "wall_s" in t and not _number(t["wall_s"]):
+    if "wall_s" in t and not is_number(t["wall_s"]):
         raise InputError("must be a number", source=str(path), field=f"{where}.wall_s", value=t["wall_s"])
     return t
 

@@ -78,6 +78,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from simulator.core.errors import InputError
 from simulator.training.llm.hbm_contention import collective_hbm_bytes
 from validation.check_cli import folder_main
+from validation.fsdp_profile import is_number
+from validation.runners.gemm_nccl import MODES
 from validation.runners.records import read_measurement_records
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -109,10 +111,68 @@ class Point:
         return self.beside_s / self.alone_s
 
 
+PER_RANK = ("work_alone_s", "work_beside_s", "coll_s", "start_after_coll_s", "coll_after_work_s")
+"""A ``gemm_nccl`` record's lists, one entry per rank (validation.runners.gemm_nccl)."""
+GRID_FIELDS = ("work", "name", "grid", "block", "registers_per_thread", "shared_memory")
+"""What :func:`grid_rows` reads of a ``kernel_grid`` record."""
+
+
+def checked_record(r: Mapping[str, Any], path: Path, line: int) -> Mapping[str, Any]:
+    """A ``gemm_nccl`` or ``kernel_grid`` record as read, or an :class:`InputError` naming the file, the field
+    (``line N: field``) and the value (it raised KeyError / TypeError tracebacks on a damaged file)."""
+    def bad(why: str, field: str) -> InputError:
+        return InputError(why, source=str(path), field=f"line {line}: {field}", value=r.get(field))
+
+    if r.get("kind") == "kernel_grid":
+        for f in GRID_FIELDS:
+            if f not in r:
+                raise bad("missing field", f)
+        if not isinstance(r["work"], str) or not isinstance(r["name"], str):
+            raise bad("must be a string", "work" if not isinstance(r["work"], str) else "name")
+        return r
+    mode = r.get("mode")
+    if mode not in ("alone", *MODES):
+        raise bad(f"must be one of alone, {', '.join(MODES)}", "mode")
+    work = r.get("work")
+    if not (isinstance(work, str) and ":" in work):
+        raise bad("expected a work label such as gemm:2048x2048x2048 or copy:268435456", "work")
+    if not isinstance(r.get("env"), Mapping):
+        raise bad("expected the launch's environment (an object)", "env")
+    if r.get("sms") is not None and not (isinstance(r["sms"], int) and r["sms"] > 0):
+        raise bad("must be a positive integer or null", "sms")
+    if not (isinstance(r.get("work_kernels"), int) and r["work_kernels"] > 0):
+        raise bad("must be a positive integer", "work_kernels")
+    lists = {f: r.get(f) for f in PER_RANK}
+    for f, xs in lists.items():
+        if not (isinstance(xs, list) and xs and all(x is None or is_number(x) for x in xs)):
+            raise bad("expected one number (or null) per rank", f)
+        if len(xs) != len(lists["work_alone_s"]):
+            raise bad(f"expected {len(lists['work_alone_s'])} entries, one per rank as work_alone_s", f)
+    if not all(is_number(x) and x > 0 for x in lists["work_alone_s"]):
+        raise bad("every rank's time alone must be a positive number", "work_alone_s")
+    if mode != "alone":
+        if not (isinstance(r.get("op"), str) and isinstance(r.get("bytes"), int) and r["bytes"] > 0):
+            raise bad("expected the collective's op (a string) and bytes (a positive integer)",
+                      "op" if not isinstance(r.get("op"), str) else "bytes")
+        if not (is_number(r.get("coll_one_s")) and r["coll_one_s"] > 0):
+            raise bad("must be a positive number", "coll_one_s")
+        ranks = lists["work_beside_s"][:1] if mode == "spin" else lists["work_beside_s"]
+        if not all(is_number(x) and x > 0 for x in ranks):
+            raise bad("the work's time beside must be a positive number (rank 0's for spin)", "work_beside_s")
+    return r
+
+
+def _probe_records(path: Path):
+    """``(line, record)`` of the ``gemm_nccl`` and ``kernel_grid`` records of one probe file, each checked."""
+    for line, r in read_measurement_records(path):
+        if r.get("kind") in ("gemm_nccl", "kernel_grid"):
+            yield line, checked_record(r, path, line)
+
+
 def read_probe(path: Path) -> tuple[list[Point], list[Mapping[str, Any]], int]:
     """The points, the ``kernel_grid`` records and the SM count of one probe file."""
     points, grids, sms = [], [], 0
-    for _, r in read_measurement_records(path):
+    for _, r in _probe_records(path):
         if r.get("kind") == "kernel_grid":
             grids.append(r)
         if r.get("kind") != "gemm_nccl" or r["mode"] == "alone":
@@ -132,9 +192,12 @@ def read_probe(path: Path) -> tuple[list[Point], list[Mapping[str, Any]], int]:
 
 def copy_Bps(path: Path) -> float:
     """Bytes per second of the probe's copy alone (read plus written), median over ranks."""
-    for _, r in read_measurement_records(path):
+    for line, r in _probe_records(path):
         if r.get("kind") == "gemm_nccl" and r["mode"] == "alone" and r["work"].startswith("copy:"):
-            nbytes = 2 * int(r["work"].split(":")[1]) * int(r["work_kernels"])
+            size = r["work"].split(":")[1]
+            if not size.isdigit():
+                raise InputError("expected copy:BYTES", source=str(path), field=f"line {line}: work", value=r["work"])
+            nbytes = 2 * int(size) * int(r["work_kernels"])
             return statistics.median(nbytes / t for t in r["work_alone_s"])
     raise InputError("no copy alone in the probe", source=str(path))
 
@@ -233,7 +296,7 @@ def kernel_ratios_of(p: Any, rank: int) -> list[tuple[str, str, float, float, fl
     beside NCCL). Phase: ``alone`` (no NCCL kernel beside it), ``spin`` (inside an NCCL kernel, before that kernel's
     transfer could start: its end less the shortest of the same call over the ranks), ``xfer`` (inside, in the
     transfer), ``part``. Empty where the kernel counts differ."""
-    from validation.runners.step_timeline import NCCL_CLASSES, _overlap, _union
+    from validation.runners.step_timeline import NCCL_CLASSES, overlap_length, union
 
     tls = [t for t in p.record["timeline"] if t]
     if rank >= len(tls) or rank >= len(p.model_timelines):
@@ -252,11 +315,11 @@ def kernel_ratios_of(p: Any, rank: int) -> list[tuple[str, str, float, float, fl
         return []
     nccl = [(e[2], e[2] + e[3], min(c[cls][i][3] for c in calls if len(c[cls]) > i))
             for cls, seq in calls[rank].items() for i, e in enumerate(seq)]
-    union = _union([(s, e) for s, e, _ in nccl])
+    in_nccl = union([(s, e) for s, e, _ in nccl])
     out = []
     for k, al in zip(mine, alone):
         s, e = k[2], k[2] + k[3]
-        share = _overlap([(s, e)], union) / k[3]
+        share = overlap_length([(s, e)], in_nccl) / k[3]
         phase = "part"
         if share < 1 - INSIDE:
             phase = "alone"
@@ -303,7 +366,7 @@ def simulated_charge_s(pred: Any, run: Any) -> tuple[float, float, float]:
     from simulator.training.llm.iteration import train_work
     from simulator.training.llm.links import compact
     from simulator.training.llm.pipeline_engine import simulate_pipeline
-    from validation.runners.step_timeline import _length, _union
+    from validation.runners.step_timeline import total_length, union
 
     config, gpus = pred.config(run)
     work = train_work(pred.router(gpus), pred.model(run.spec), config, pred.gpu, pred.params, pred.compute)
@@ -311,7 +374,7 @@ def simulated_charge_s(pred: Any, run: Any) -> tuple[float, float, float]:
     def sim(stages: Sequence[Any]) -> tuple[float, float]:
         st, cap = compact(list(stages), work.capacity_Bps)
         times, recs = simulate_pipeline(lambda env: ComponentFlowNetwork(env, cap), st, config.pp, True)
-        busy = _length(_union([(r.start_s, r.end_s) for rs in recs.values() for r in rs
+        busy = total_length(union([(r.start_s, r.end_s) for rs in recs.values() for r in rs
                                if r.track == "compute" and r.name != "optimizer"]))
         return busy, max(x.end_s for x in times)
 

@@ -271,6 +271,10 @@ def platform_of(spec: str, field: str = "--tuner-plugin") -> str:
     if name.strip().lower() != PLUGIN:
         raise InputError(f"the tuner plugin modelled is AWS's ({known})", field=field, value=spec)
     platform = platform.strip().lower()
+    sizes = [p for p in PLATFORMS if p.split(".")[0] == platform]
+    if sizes:           # a family named without its size (p5): say which instance type, never guess it
+        raise InputError(f"name the instance type, not its family: {', '.join(f'{PLUGIN}:{p}' for p in sizes)} "
+                         "(the plugin's tables are for that size's 8 GPUs a node)", field=field, value=spec)
     if platform not in PLATFORMS:
         why = "name the instance type" if not platform else \
             "no region tables for this instance type: NCCL's own tuner decides there (leave the flag out" + \

@@ -59,7 +59,7 @@ from typing import Any, Callable, Sequence
 from simulator.core.errors import InputError
 from simulator.core.units import parse_size
 from simulator.core.vocabulary import DTYPE_BYTES, GATHER_LIKE, OPS, busbw_factor, size_ladder
-from validation.runners.launch import entry_point, parse_names
+from validation.runners.launch import add_process_args, check_least, entry_point, parse_names
 from validation.runners.records import append_record, done_points, read_records
 
 log = logging.getLogger("validation.runners.collectives")
@@ -143,8 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--iters", default="auto", help="calls per repetition, or 'auto' (~50 ms)")
     p.add_argument("--reps", type=int, default=5, help="timed repetitions per point")
     p.add_argument("--timeout-s", type=float, default=120.0, help="process-group timeout")
-    p.add_argument("--backend", default="auto", choices=["auto", "nccl", "gloo"])
-    p.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"])
+    add_process_args(p)
     p.add_argument("--rotate-bytes", default="0",
                    help="0: one buffer set per point, reused by every call (nccl-tests); else rotate "
                         "distinct buffer sets totalling at least this many bytes per rank (e.g. 512M)")
@@ -187,8 +186,7 @@ def parse_settings(argv: Sequence[str] | None) -> Settings:
         if iters < 1:
             raise InputError("iters must be a positive integer or 'auto'", field="iters",
                              value=a.iters)
-    if a.reps < 1 or a.warmup < 0:
-        raise InputError("need reps >= 1 and warmup >= 0", field="reps", value=(a.reps, a.warmup))
+    check_least(reps=(a.reps, 1), warmup=(a.warmup, 0))
     return Settings(tuple(parse_ops(a.ops)), tuple(sizes), a.dtype, a.variant, a.out, a.warmup,
                     iters, a.reps, a.timeout_s, a.backend, a.device, not a.no_skip_existing,
                     parse_size(a.rotate_bytes, "rotate-bytes"))

@@ -60,7 +60,7 @@ from typing import Any, Sequence
 
 from simulator.core.errors import InputError
 from validation.runners.ddp import DDPSettings, MODEL_NAMES, summarize, time_iterations
-from validation.runners.launch import entry_point
+from validation.runners.launch import check_least, entry_point
 
 log = logging.getLogger("validation.runners.dataparallel")
 
@@ -133,9 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def parse_settings(argv: Sequence[str] | None) -> DPSettings:
     a = build_parser().parse_args(argv)
-    if a.iters < 1 or a.warmup < 0 or a.breakdown_reps < 0:
-        raise InputError("need iters >= 1, warmup >= 0, breakdown-reps >= 0", field="iters",
-                         value=(a.iters, a.warmup, a.breakdown_reps))
+    check_least(iters=(a.iters, 1), warmup=(a.warmup, 0), breakdown_reps=(a.breakdown_reps, 0))
     models = parse_models(a.models)
     return DPSettings(models, parse_batch(a.batch_size, models), a.iters, a.warmup,
                       a.breakdown_reps, a.out, a.tiny, not a.no_libraries, a.device, a.launch_id,

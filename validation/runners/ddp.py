@@ -32,7 +32,7 @@ from typing import Any, Callable, Sequence
 
 from simulator.core.errors import InputError
 from simulator.core.limits import MAX_BUCKET_CAP_MB
-from validation.runners.launch import entry_point, join_process_group
+from validation.runners.launch import add_process_args, check_least, entry_point, join_process_group
 
 log = logging.getLogger("validation.runners.ddp")
 
@@ -107,8 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tiny", action="store_true", help="toy model sizes for CPU tests")
     p.add_argument("--no-libraries", action="store_true",
                    help="use gpunetsim's own model definitions even if torchvision/transformers exist")
-    p.add_argument("--backend", default="auto", choices=["auto", "nccl", "gloo"])
-    p.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"])
+    add_process_args(p)
     p.add_argument("--launch-id", default=None, help="label grouping this launch's records")
     p.add_argument("--launch-index", type=int, default=0, help="repeat number (set by ddp_sweep)")
     p.add_argument("--seed", type=int, default=0)
@@ -119,9 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def parse_settings(argv: Sequence[str] | None) -> DDPSettings:
     a = build_parser().parse_args(argv)
-    if a.batch_size < 1 or a.iters < 1 or a.warmup < 0:
-        raise InputError("need batch-size >= 1, iters >= 1, warmup >= 0", field="iters",
-                         value=(a.batch_size, a.iters, a.warmup))
+    check_least(batch_size=(a.batch_size, 1), iters=(a.iters, 1), warmup=(a.warmup, 0))
     return DDPSettings(a.model, a.batch_size, tuple(parse_caps(a.bucket_caps)), a.iters, a.warmup,
                        a.out, a.tiny, not a.no_libraries, a.backend, a.device, a.launch_id,
                        a.launch_index, a.seed, a.lr, a.timeout_s)

@@ -49,7 +49,7 @@ from simulator.core.errors import InputError
 from simulator.core.limits import MAX_BATCH_SIZE
 from validation.runners.dataparallel import parse_batch
 from validation.runners.ddp import timed_steps
-from validation.runners.launch import entry_point, join_process_group, parse_names
+from validation.runners.launch import add_process_args, check_least, entry_point, join_process_group, parse_names
 
 log = logging.getLogger("validation.runners.ddp_compute")
 
@@ -87,8 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.add_argument("--tiny", action="store_true", help="toy model sizes for CPU tests")
     p.add_argument("--no-libraries", action="store_true")
-    p.add_argument("--backend", default="auto", choices=["auto", "nccl", "gloo"])
-    p.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"])
+    add_process_args(p)
     p.add_argument("--timeout-s", type=float, default=300.0)
     return p
 
@@ -96,9 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
 def parse_settings(argv: Sequence[str] | None) -> ComputeSettings:
     a = build_parser().parse_args(argv)
     models = parse_names(a.models, MODEL_NAMES, "models", "model")
-    if not (1 <= a.rounds <= 100 and 1 <= a.iters <= 10_000 and 0 <= a.warmup <= 10_000):
-        raise InputError("need 1 <= rounds <= 100, iters >= 1, warmup >= 0", field="rounds",
-                         value=(a.rounds, a.iters, a.warmup))
+    check_least(rounds=(a.rounds, 1), iters=(a.iters, 1), warmup=(a.warmup, 0))
+    for name, value, most in (("rounds", a.rounds, 100), ("iters", a.iters, 10_000), ("warmup", a.warmup, 10_000)):
+        if value > most:
+            raise InputError(f"must be at most {most}", field=name, value=value)
     batch = parse_batch(a.batch_size, models)
     if any(not 1 <= b <= MAX_BATCH_SIZE for b in batch.values()):
         raise InputError("batch sizes must be positive", field="batch-size", value=a.batch_size)

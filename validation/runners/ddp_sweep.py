@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 from simulator.core.errors import InputError
 from validation.runners.ddp import MODEL_NAMES, parse_caps
-from validation.runners.launch import require_torch, run_launch, torchrun_argv
+from validation.runners.launch import add_process_args, require_torch, run_launch, torchrun_argv
 from validation.runners.records import append_record, read_records
 from validation.runners.sweep import launch_env
 from validation.check_cli import run_command
@@ -66,8 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--iters", type=int, default=30)
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--tiny", action="store_true")
-    p.add_argument("--backend", default="auto", choices=["auto", "nccl", "gloo"])
-    p.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"])
+    add_process_args(p)
     p.add_argument("--launch-timeout-s", type=float, default=1800.0)
     p.add_argument("--extra-env", action="append", default=[],
                    help="KEY=VAL added to every launch's environment (repeatable)")

@@ -37,18 +37,15 @@ but the records have the same fields.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from simulator.core.errors import InputError
 from simulator.core.units import parse_size
-from validation.runners.launch import entry_point, parse_names
+from validation.runners.launch import add_process_args, check_least, entry_point, parse_names, parse_sizes
 
 OPS = ("all_gather", "reduce_scatter", "all_reduce")
 MODES = ("xfer", "spin")
@@ -120,24 +117,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reps", type=int, default=10)
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--out", required=True)
-    p.add_argument("--backend", default="auto", choices=["auto", "nccl", "gloo"])
-    p.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"])
+    add_process_args(p)
     return p
 
 
 def parse_settings(argv: Sequence[str] | None) -> GemmNcclSettings:
     a = build_parser().parse_args(argv)
     works = tuple(parse_work(x.strip()) for x in a.works.split(",") if x.strip())
-    sizes = tuple(int(parse_size(x.strip(), field="sizes")) for x in a.sizes.split(",") if x.strip())
     if not works:
         raise InputError("give at least one work", field="works", value=a.works)
-    if not sizes or min(sizes) <= 0:
-        raise InputError("give positive sizes", field="sizes", value=a.sizes)
-    if a.reps < 1 or a.warmup < 0:
-        raise InputError("reps >= 1 and warmup >= 0", field="reps", value=a.reps)
-    if a.work_ms <= 0 or a.cover <= 1:
-        raise InputError("work-ms > 0 and cover > 1 (the collectives must outlast the work)", field="cover",
-                         value=a.cover)
+    sizes = parse_sizes(a.sizes)
+    check_least(reps=(a.reps, 1), warmup=(a.warmup, 0))
+    if not a.work_ms > 0:
+        raise InputError("must be > 0", field="work-ms", value=a.work_ms)
+    if not a.cover > 1:
+        raise InputError("must be > 1 (the collectives must outlast the work)", field="cover", value=a.cover)
     return GemmNcclSettings(works, parse_names(a.ops, OPS, "ops", "op"), sizes, parse_names(a.modes, MODES, "modes",
                             "mode"), a.work_ms, a.cover, a.reps, a.warmup, a.out, a.backend, a.device)
 
@@ -256,9 +250,9 @@ class _Probe:
 
 def _agree(value: float, device: Any) -> float:
     """The MAX of ``value`` over ranks (so every rank repeats a piece the same number of times)."""
-    from validation.runners.overlap import _max_over_ranks
+    from validation.runners.overlap import max_over_ranks
 
-    return _max_over_ranks([value], device)[0]
+    return max_over_ranks([value], device)[0]
 
 
 def _gather(values: list[float | None], device: Any, world: int) -> list[list[float | None]]:
@@ -297,6 +291,8 @@ def profile_kernels(probe: _Probe, kernels: dict[str, Callable[[], None]],
         return []
     from torch.profiler import ProfilerActivity, profile
 
+    from validation.runners.step_timeline import exported_trace
+
     out = []
     for label, fn in [*kernels.items(), *colls.items()]:
         dist.barrier()
@@ -304,12 +300,7 @@ def profile_kernels(probe: _Probe, kernels: dict[str, Callable[[], None]],
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             fn()
             torch.cuda.synchronize()
-        with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "t.json")
-            prof.export_chrome_trace(path)
-            with open(path, encoding="utf-8") as f:
-                trace = json.load(f)
-        for k in kernel_grids(trace):
+        for k in kernel_grids(exported_trace(prof)):
             out.append({"work": label, **k})
     return out
 

@@ -7,6 +7,7 @@ whole group is killed when the limit passes.
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import signal
@@ -58,6 +59,34 @@ def require_torch() -> None:
         raise InputError("PyTorch is not installed in this Python environment; the runners need it: "
                          'pip install -e ".[torch]" (or your platform\'s CUDA build of torch)', field="torch",
                          value=sys.executable) from None
+
+
+BACKENDS = ("auto", "nccl", "gloo")
+DEVICES = ("auto", "cuda", "cpu")
+
+
+def add_process_args(p: argparse.ArgumentParser) -> None:
+    """``--backend`` and ``--device``, as every torchrun runner and sweep driver takes them (the children pass them
+    to :func:`join_process_group`)."""
+    p.add_argument("--backend", default="auto", choices=list(BACKENDS))
+    p.add_argument("--device", default="auto", choices=list(DEVICES))
+
+
+def check_least(**bounds: tuple[float, float]) -> None:
+    """An InputError naming the first flag below its least value, with that value: ``check_least(reps=(a.reps, 1),
+    warmup=(a.warmup, 0))`` (a runner's flags in the order given; ``_`` in a name is the flag's ``-``)."""
+    for name, (value, least) in bounds.items():
+        if value < least:
+            raise InputError(f"must be at least {least:g}", field=name.replace("_", "-"), value=value)
+
+
+def parse_sizes(text: str, field: str = "sizes") -> tuple[int, ...]:
+    """Comma-separated positive sizes with units (``16M,64M``), in bytes."""
+    from simulator.core.units import parse_size
+    sizes = tuple(int(parse_size(x.strip(), field=field)) for x in text.split(",") if x.strip())
+    if not sizes or min(sizes) <= 0:
+        raise InputError("give positive sizes", field=field, value=text)
+    return sizes
 
 
 def parse_names(text: str, known: Sequence[str], field: str, what: str) -> tuple[str, ...]:

@@ -23,9 +23,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from simulator.core.errors import InputError
 from validation.gpt_spec import GPTSpec, parse_specs
-from validation.runners.launch import join_process_group
+from validation.runners.launch import add_process_args, check_least, join_process_group
 from validation.runners.records import append_record, read_records
 
 log = logging.getLogger("validation.runners.llm")
@@ -77,8 +76,7 @@ def add_common_arguments(p: argparse.ArgumentParser, iters: int = 10, warmup: in
     p.add_argument("--iters", type=int, default=iters, help="timed iterations per point")
     p.add_argument("--warmup", type=int, default=warmup, help="untimed iterations first")
     p.add_argument("--out", required=True, help="JSONL file to append records to")
-    p.add_argument("--backend", default="auto", choices=["auto", "nccl", "gloo"])
-    p.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"])
+    add_process_args(p)
     p.add_argument("--launch-id", default=None, help="label grouping this launch's records")
     p.add_argument("--launch-index", type=int, default=0, help="repeat number (set by llm_sweep)")
     p.add_argument("--seed", type=int, default=0)
@@ -88,9 +86,8 @@ def add_common_arguments(p: argparse.ArgumentParser, iters: int = 10, warmup: in
 
 
 def common_settings(a: argparse.Namespace) -> CommonSettings:
-    if a.iters < 1 or a.warmup < 0 or a.launch_index < 0 or a.micro_batch < 1:
-        raise InputError("need iters >= 1, warmup >= 0, launch-index >= 0, micro-batch >= 1",
-                         field="iters", value=(a.iters, a.warmup, a.launch_index, a.micro_batch))
+    check_least(iters=(a.iters, 1), warmup=(a.warmup, 0), launch_index=(a.launch_index, 0),
+                micro_batch=(a.micro_batch, 1))
     return CommonSettings(tuple(parse_specs(a.specs)), a.micro_batch, a.iters, a.warmup, a.out, a.backend, a.device, a.launch_id,
                           a.launch_index, a.seed, a.timeout_s, tuple(a.exclude))
 

@@ -33,7 +33,7 @@ from typing import Any, Sequence
 
 from simulator.core.errors import InputError
 from validation.runners import fsdp, pp, tp
-from validation.runners.launch import entry_point, run_launch, torchrun_argv
+from validation.runners.launch import add_process_args, entry_point, run_launch, torchrun_argv
 from validation.runners.llm_session import missing_points
 from validation.runners.records import append_record
 from validation.runners.sweep import launch_env
@@ -105,8 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runner-args", action="append", default=[], metavar="RUNNER=ARGS",
                    help="arguments added after the preset's for one runner (repeatable)")
     p.add_argument("--launches", type=int, default=3, help="separate launches per runner")
-    p.add_argument("--backend", default="auto", choices=["auto", "nccl", "gloo"])
-    p.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"])
+    add_process_args(p)
     p.add_argument("--launch-timeout-s", type=float, default=180.0)
     p.add_argument("--budget-s", type=float, default=3600.0,
                    help="no launch starts after this many seconds; launches end by then")

@@ -31,7 +31,7 @@ from typing import Any, Callable, Sequence
 
 from simulator.core.errors import InputError
 from simulator.core.units import parse_size
-from validation.runners.launch import entry_point, parse_names
+from validation.runners.launch import add_process_args, check_least, entry_point, parse_names, parse_sizes
 
 OPS = ("reduce_scatter", "all_gather", "all_reduce")
 WORKS = ("copy", "matmul")
@@ -64,18 +64,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reps", type=int, default=10)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--out", required=True)
-    p.add_argument("--backend", default="auto", choices=["auto", "nccl", "gloo"])
-    p.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"])
+    add_process_args(p)
     return p
 
 
 def parse_settings(argv: Sequence[str] | None) -> OverlapSettings:
     a = build_parser().parse_args(argv)
-    sizes = tuple(int(parse_size(x.strip(), field="sizes")) for x in a.sizes.split(",") if x.strip())
-    if not sizes or min(sizes) <= 0:
-        raise InputError("give positive sizes", field="sizes", value=a.sizes)
-    if a.reps < 1 or a.warmup < 0 or a.cover <= 0:
-        raise InputError("reps >= 1, warmup >= 0 and cover > 0", field="reps", value=a.reps)
+    sizes = parse_sizes(a.sizes)
+    check_least(reps=(a.reps, 1), warmup=(a.warmup, 0))
+    if not a.cover > 0:
+        raise InputError("must be > 0", field="cover", value=a.cover)
     return OverlapSettings(sizes, parse_names(a.ops, OPS, "ops", "op"), parse_names(a.work, WORKS, "work", "work"),
                            int(parse_size(a.copy_bytes, field="copy-bytes")), a.cover, a.reps, a.warmup,
                            a.out, a.backend, a.device)
@@ -191,7 +189,8 @@ class _Probe:
         return tuple(statistics.median(r[i] for r in runs) for i in range(3))  # type: ignore[return-value]
 
 
-def _max_over_ranks(values: list[float], device: Any) -> list[float]:
+def max_over_ranks(values: list[float], device: Any) -> list[float]:
+    """Each of ``values``' MAX over the ranks (an all-reduce): every rank then agrees on a count or a time."""
     import torch
     import torch.distributed as dist
 
@@ -223,10 +222,10 @@ def run(s: OverlapSettings) -> int:
                 piece, piece_bytes = probe.work_piece(work)
                 one = probe.median_of(None, piece, 1)[1]
                 repeat = max(1, round(s.cover * coll_alone / one)) if one > 0 else 1
-                repeat = int(_max_over_ranks([float(repeat)], device)[0])
+                repeat = int(max_over_ranks([float(repeat)], device)[0])
                 work_alone = probe.median_of(None, piece, repeat)[1]
                 coll_beside, work_beside, both = probe.median_of(coll, piece, repeat)
-                values = _max_over_ranks([coll_alone, work_alone, coll_beside, work_beside, both], device)
+                values = max_over_ranks([coll_alone, work_alone, coll_beside, work_beside, both], device)
                 if rank == 0:
                     names = ("coll_alone_s", "work_alone_s", "coll_beside_s", "work_beside_s", "both_s")
                     append_record(s.out, {"kind": "overlap", **base, "op": op, "bytes": size, "work": work,

@@ -97,7 +97,8 @@ def read_trace(trace: Mapping[str, Any]) -> list[list[Any]]:
     return out
 
 
-def _union(intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
+def union(intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The intervals merged where they touch or overlap, sorted (their union)."""
     merged: list[tuple[float, float]] = []
     for a, b in sorted(intervals):
         if merged and a <= merged[-1][1]:
@@ -107,11 +108,12 @@ def _union(intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float]
     return merged
 
 
-def _length(intervals: Sequence[tuple[float, float]]) -> float:
+def total_length(intervals: Sequence[tuple[float, float]]) -> float:
+    """Summed length of disjoint intervals (of a :func:`union`)."""
     return sum(b - a for a, b in intervals)
 
 
-def _overlap(a: Sequence[tuple[float, float]], b: Sequence[tuple[float, float]]) -> float:
+def overlap_length(a: Sequence[tuple[float, float]], b: Sequence[tuple[float, float]]) -> float:
     """Length of the intersection of two sorted unions."""
     i = j = 0
     total = 0.0
@@ -193,8 +195,8 @@ def summarize_timeline(events: Sequence[Sequence[Any]]) -> dict[str, Any]:
     work = {s: sum(v for c, v in per.items() if c not in NCCL_CLASSES) for s, per in busy.items()}
     compute_stream = max(work, key=lambda s: work[s])
     span = max(e[2] + e[3] for e in events) - min(e[2] for e in events)
-    nccl = _union((e[2], e[2] + e[3]) for e in events if e[1] in NCCL_CLASSES)
-    other = _union((e[2], e[2] + e[3]) for e in events if e[1] not in NCCL_CLASSES)
+    nccl = union((e[2], e[2] + e[3]) for e in events if e[1] in NCCL_CLASSES)
+    other = union((e[2], e[2] + e[3]) for e in events if e[1] not in NCCL_CLASSES)
     own = [e for e in events if str(e[0]) == compute_stream]
     host = on_nccl = rest = 0.0
     end = own[0][2] + own[0][3]
@@ -202,7 +204,7 @@ def summarize_timeline(events: Sequence[Sequence[Any]]) -> dict[str, Any]:
         gap = e[2] - end
         if gap > 0:
             late = e[4] is not None and e[4] > end
-            waited = _overlap([(end, e[2])], nccl)
+            waited = overlap_length([(end, e[2])], nccl)
             if late:
                 host += gap
             elif waited > 0:
@@ -210,14 +212,15 @@ def summarize_timeline(events: Sequence[Sequence[Any]]) -> dict[str, Any]:
             else:
                 rest += gap
         end = max(end, e[2] + e[3])
-    compute_busy = _length(_union((e[2], e[2] + e[3]) for e in own))
+    compute_busy = total_length(union((e[2], e[2] + e[3]) for e in own))
     return {"span_s": span, "compute_stream": compute_stream, "busy_s": busy, "count": count,
             "compute_busy_s": compute_busy, "compute_idle_s": host + on_nccl + rest,
             "idle_host_s": host, "idle_nccl_s": on_nccl, "idle_other_s": rest,
-            "nccl_s": _length(nccl), "nccl_exposed_s": _length(nccl) - _overlap(nccl, other)}
+            "nccl_s": total_length(nccl), "nccl_exposed_s": total_length(nccl) - overlap_length(nccl, other)}
 
 
-def _exported(prof: Any) -> dict[str, Any]:
+def exported_trace(prof: Any) -> dict[str, Any]:
+    """A finished ``torch.profiler`` session's chrome trace, read back as JSON (through a temporary file)."""
     fd, path = tempfile.mkstemp(suffix=".json")
     os.close(fd)
     try:
@@ -251,7 +254,7 @@ def _profiled_call(step: Callable[[], None], cpu: bool) -> tuple[dict[str, Any] 
     wall = time.perf_counter() - t0
     try:
         prof.__exit__(None, None, None)
-        return _exported(prof), wall, None
+        return exported_trace(prof), wall, None
     except Exception as exc:
         return None, wall, f"{type(exc).__name__}: {exc}"
 

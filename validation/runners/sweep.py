@@ -27,7 +27,7 @@ from simulator.core.errors import InputError
 from simulator.core.units import parse_size
 from simulator.core.vocabulary import OPS, size_ladder
 from validation.runners.collectives import DTYPE_SIZES, parse_ops, plan_points
-from validation.runners.launch import entry_point, run_launch, torchrun_argv
+from validation.runners.launch import add_process_args, entry_point, run_launch, torchrun_argv
 from validation.runners.records import append_record, done_points, read_records
 
 log = logging.getLogger("validation.runners.sweep")
@@ -125,8 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="wall-clock limit of one launch; it is killed after that")
     p.add_argument("--max-failed-launches", type=int, default=3,
                    help="failed launches of one variant before giving up on it")
-    p.add_argument("--backend", default="auto", choices=["auto", "nccl", "gloo"])
-    p.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"])
+    add_process_args(p)
     p.add_argument("--rotate-bytes", default="0",
                    help="passed to the runner: 0 reuses one buffer set per point, else rotate this many bytes")
     p.add_argument("--out", required=True)

@@ -64,6 +64,15 @@ def default_dp(gpus: int, tp: int, pp: int) -> int:
     return gpus // (tp * pp)
 
 
+def check_gpus(tp: int, pp: int, dp: int, gpus: int) -> None:
+    """An InputError naming ``--dp`` where tp x pp x dp is not the topology's ``gpus`` (sizes that are not positive
+    integers are left to :class:`TrainConfig`, which names them)."""
+    sizes = (tp, pp, dp)
+    if all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in sizes) and tp * pp * dp != gpus:
+        raise InputError(f"--tp x --pp x --dp = {tp} x {pp} x {dp} = {tp * pp * dp} GPUs, but the topology has "
+                         f"{gpus} (adjust --nodes/--gpus or the sizes)", field="--dp", value=dp)
+
+
 def _choice(value: object, allowed, field: str):
     try:
         return allowed(value) if isinstance(allowed, type) else value
@@ -141,8 +150,8 @@ class TrainConfig:
                 raise InputError("the interleaved schedule needs --pp >= 2", field="--schedule", value="interleaved")
             if self.microbatches % self.pp:
                 raise InputError(f"the interleaved schedule needs the number of micro-batches "
-                                 f"({self.microbatches}) to be a multiple of --pp", field="--global-batch",
-                                 value=self.global_batch)
+                                 f"({self.microbatches} = --global-batch / (--micro-batch x --dp)) to be a multiple "
+                                 f"of --pp ({self.pp})", field="--global-batch", value=self.global_batch)
         if self.sequence_parallel and self.tp == 1:
             raise InputError("--sequence-parallel needs --tp > 1", field="--sequence-parallel", value=True)
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simulator.core.errors import InputError
-from simulator.training.llm.config import TrainConfig
+from simulator.training.llm.config import TrainConfig, check_gpus
 
 
 @dataclass(frozen=True)
@@ -26,10 +25,7 @@ class Placement:
 
     @classmethod
     def build(cls, config: TrainConfig, gpus: list[str], host_of) -> "Placement":
-        if len(gpus) != config.gpus:
-            raise InputError(f"--tp x --pp x --dp = {config.tp} x {config.pp} x {config.dp} = {config.gpus} "
-                             f"GPUs, but the topology has {len(gpus)} (adjust --nodes/--gpus or the sizes)",
-                             field="--dp", value=config.dp)
+        check_gpus(config.tp, config.pp, config.dp, len(gpus))
         return cls(config, tuple(gpus), tuple(host_of(g) for g in gpus))
 
     def rank(self, tp: int, dp: int, pp: int) -> int:

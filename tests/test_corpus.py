@@ -223,6 +223,49 @@ def test_fabric_per_call_cost_only_across_servers(parts):
         inside).predicted_s == pytest.approx(one_server.predict(inside).predicted_s)
 
 
+@pytest.mark.parametrize("cc, gdr, version, force, flushes", [
+    (80, True, None, None, True),          # GPUs before Hopper always flush
+    (80, True, (2, 28), False, True),      # ... whatever NCCL_NET_FORCE_FLUSH says
+    (90, True, None, None, False),         # a current NCCL on Hopper does not
+    (90, True, (2, 18), None, True),       # NCCL_NET_FORCE_FLUSH defaulted to 1 before 2.19.1
+    (90, True, (2, 19), None, False),
+    (100, True, (2, 27), True, True),      # forced
+    (80, False, (2, 9), None, False),      # no GPUDirect RDMA: bytes land in host memory, nothing to flush
+])
+def test_nccl_flush_rule(cc, gdr, version, force, flushes):
+    from simulator.collectives.nccl_constants import flushes_gdr_receives
+    assert flushes_gdr_receives(cc, gdr, version, force) is flushes
+
+
+def test_flush_cost_only_where_nccl_flushes():
+    """net_flush_overhead_s is paid per call across servers where NCCL flushes GPUDirect receives (A100; H100 under
+    NCCL 2.18), not on H100 under a current NCCL and not inside one server."""
+    import topologies
+    from simulator.collectives.params import Parameters
+    from simulator.collectives.planner import Planner
+    cost = Parameters().with_values({"net_flush_overhead_s": 1e-3})
+
+    def extra(preset, nodes, version=None):
+        g = topologies.build(preset, nodes=nodes)
+        base = Planner(g, Parameters(), version).plan("all_reduce", "ring", "simple").call_overhead_s
+        return Planner(g, cost, version).plan("all_reduce", "ring", "simple").call_overhead_s - base
+    assert extra("dgx-a100", 2) == pytest.approx(1e-3)
+    assert extra("dgx-h100", 2) == 0.0
+    assert extra("dgx-h100", 2, (2, 18)) == pytest.approx(1e-3)
+    assert extra("dgx-a100", 1) == 0.0
+
+
+def test_efa_headers_say_which_runs_flush(parts):
+    """The corpus's EFA runs that flush (A100 p4d/p4de, the EKS p5 run on NCCL 2.18) and those that do not (p5 on
+    NCCL 2.20, p6-b200 on 2.27), from their headers' GPUs and NCCL versions."""
+    efa = {p.label: corpus.flushes(p) for p in parts if p.group == "efa"}
+    assert {k for k, v in efa.items() if v} == {
+        "aws_2x_p4d_16xA100_40GB_efa400_nccl2.8.3_ring_allreduce", "aws_2x_p4d_16xA100_40GB_efa400_nccl2.9.9_allreduce",
+        "aws_2x_p4de_16xA100_efa400_allreduce", "aws_2x_p5_16xH100_eks_nccl2.18.5_allreduce_partial"}
+    assert {k for k, v in efa.items() if not v} == {"aws_2x_p5_16xH100_efa3200_allreduce",
+                                                   "stas00_p6b200_4node_torch_allreduce"}
+
+
 def test_shipped_fabric_calibration_is_the_fit(results):
     """calibrations/corpus-efa.json holds the whole-group fit (rerun --calibrations if this fails)."""
     efa = next(r for r in results if r.group.name == "efa")
@@ -403,7 +446,7 @@ def test_count_search_picks_the_most_points_within_5pct(results):
     assert within(Parameters().with_values(choice.values)) == choice.within
     assert set(choice.values) <= set(efa.group.keys)
     text = corpus_reach.search_text(bound, (choice,), 143)
-    assert f"efa {choice.within}/{choice.points}" in text and "net_call_overhead_s" in text
+    assert f"efa {choice.within}/{choice.points}" in text and "net_flush_overhead_s" in text
     assert corpus_reach.grid("link_efficiency.pcie").max() == pytest.approx(1.0) and corpus_reach.grid("net_call_overhead_s")[0] == 0
 
 
@@ -517,6 +560,50 @@ def test_gain_table_counts_the_figure(results):
     assert [g.best for g in rows] == sorted((g.best for g in rows), reverse=True)
     assert len(corpus_gain.table(rows)) == len(rows) + 2
     assert f"now {int(np.sum(held <= 0.05))} of {len(held)}" in corpus_gain.summary(rows, len(held) // 2 + 1)
+
+
+def test_group_gains_sum_their_datasets_and_route_takes_the_fewest_groups():
+    """validation.corpus_gain: a dataset's in-sample best counts its own fit too; a group's bound is its datasets'
+    summed gains (those named unpredictable apart); the route takes the largest groups until the shortfall is
+    covered, and says when even all of them fall short."""
+    from validation.corpus_gain import Gain, group_gains, route, route_text
+    rows = [Gain("a", "efa", 10, 2, 4, 5, 9, False, 0.1, 8), Gain("b", "efa", 5, 0, 5, 5, 5, True, -0.4, 0),
+            Gain("c", "tcpx", 10, 3, 3, 4, 6, False, -0.2, 3), Gain("d", "pcie", 8, 0, 2, 2, 8, True, 0.5, 1)]
+    assert [g.best for g in rows] == [6, 5, 1, 2]
+    groups = group_gains(rows)
+    assert [(g.group, g.gain, g.gain_named, g.points, g.within) for g in groups] == [
+        ("efa", 11, 5, 15, 2), ("pcie", 2, 2, 8, 0), ("tcpx", 1, 0, 10, 3)]
+    assert [g.group for g in route(groups, 12)] == ["efa", "pcie"]
+    assert [g.group for g in route(groups, 11)] == ["efa"]
+    assert "even every group together falls short" in route_text(groups, 20)
+    assert "Without the datasets named unpredictable: efa (+6) + tcpx (+1) = +7 (short of 12)" in route_text(groups, 12)
+    # one factor for the whole group fits two datasets 20% slow alike, not two that err in opposite directions
+    t = (1e-3, 2e-3, 4e-3)
+    alike = [Gain(k, "g", 3, 0, 3, 3, 3, False, -0.2, 0, t, tuple(x / 1.2 for x in t)) for k in "ab"]
+    apart = [Gain("a", "g", 3, 0, 3, 3, 3, False, -0.2, 0, t, tuple(x / 1.2 for x in t)),
+             Gain("b", "g", 3, 0, 3, 3, 3, False, 0.2, 0, t, tuple(x * 1.2 for x in t))]
+    assert group_gains(alike)[0].shared == 6 and group_gains(apart)[0].shared == 0
+
+
+def test_hopper_nvls_checks_carry_the_hopper_fit_to_blackwell_only(parts):
+    """validation.corpus_checks 'nvls-hopper-ratio': Blackwell's NVLS efficiency scaled by the shipped Hopper fit's
+    ratio over NCCL's Hopper figure moves the B200 NVLS points and no Hopper one; 'nvls-hopper-kernel' adds the
+    Hopper fit's fill and per-round cost, which move Hopper's datasheet predictions too."""
+    from simulator.collectives.params import DEFAULTS, Parameters, load_calibration
+    from validation.corpus_checks import hopper_nvls_on_blackwell
+    hop = load_calibration("corpus-nvlink-hopper")
+    ratio = hopper_nvls_on_blackwell(False)
+    assert set(ratio) == {"nvls_efficiency.sm100"}
+    assert ratio["nvls_efficiency.sm100"] / DEFAULTS["nvls_efficiency.sm100"] == pytest.approx(
+        hop["nvls_efficiency.sm90"] / DEFAULTS["nvls_efficiency.sm90"])
+    assert hopper_nvls_on_blackwell(True)["nvls_step_overhead_s"] == hop["nvls_step_overhead_s"]
+    b200 = next(p for p in parts if p.label == "stas00_8xB200_nvls_vs_ring_gpucount")
+    h200 = next(p for p in parts if p.label == "stas00_8xH200_nvls_vs_ring_gpucount")
+    for part, moves in ((b200, True), (h200, False)):
+        base = corpus.errors(part, Parameters())
+        assert (not np.allclose(corpus.errors(part, Parameters().with_values(ratio)), base)) == moves
+    assert not np.allclose(corpus.errors(h200, Parameters().with_values(hopper_nvls_on_blackwell(True))),
+                           corpus.errors(h200, Parameters()))
 
 
 def test_corpus_checks_with_topo_changes_only_the_datasets_it_touches(parts):

@@ -73,6 +73,7 @@ class Topo:
     tuner_plugin: str | None = None                 # instance type of a loaded AWS tuner plugin (tuner_plugin())
     nics: int | None = None                         # NICs NCCL sees per server; None: the preset's
     plugin_proto: str | None = None                 # NCCL_PROTO the network plugin sets (net_plugin_proto())
+    force_flush: bool | None = None                 # NCCL_NET_FORCE_FLUSH as the run set it; None: NCCL's default
     source: str = field(default="", compare=False)  # the dataset whose hint this is ("": the command line's)
 
     @property
@@ -135,7 +136,7 @@ def topo_from_hint(hint: Mapping | None, source: str = "") -> Topo:
                              field=f"meta.topology.{key}", value=hint[key])
     return Topo(str(hint["preset"]), int(hint.get("nodes", 1)), hint.get("gpus_per_node"), nic, hint.get("p2p"),
                 nccl_version(hint.get("nccl_version")), hint.get("gdr"), hint.get("tuner_plugin"), nics,
-                hint.get("plugin_proto"), source=source)
+                hint.get("plugin_proto"), hint.get("force_flush"), source=source)
 
 
 def nics_seen(nic: str, gpus: int) -> int | None:
@@ -174,6 +175,13 @@ def net_plugin_proto(meta: Mapping) -> str | None:
     if not any(name in hardware for name in EFA_WITHOUT_LL) or "NCCL_PROTO" in dict(meta.get("env") or {}):
         return None
     return "simple" if str(meta.get("date") or "") >= PLUGIN_SETS_PROTO_FROM else None
+
+
+def force_flush(meta: Mapping) -> bool | None:
+    """NCCL_NET_FORCE_FLUSH as a dataset's environment sets it (simulator.collectives.nccl_constants.
+    flushes_gdr_receives), or None where it is not set (NCCL's default for its version)."""
+    value = dict(meta.get("env") or {}).get("NCCL_NET_FORCE_FLUSH")
+    return None if value is None else str(value).strip() not in ("0", "")
 
 
 def nccl_version(text: object) -> tuple[int, int] | None:
@@ -233,7 +241,7 @@ class Predictor:
             base = self._planners.get(key)      # a planner of the same topology: routes and layouts kept
             m = CostModel(base.with_params(self.params) if base is not None
                           else Planner(self.topo.build(world, p2p, nvls), self.params, self.topo.nccl_version,
-                                       self.topo.tuner_plugin))
+                                       self.topo.tuner_plugin, self.topo.force_flush))
             self._planners[key] = m.planner
             self._models[key] = m
         return m

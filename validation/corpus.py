@@ -85,7 +85,7 @@ GROUPS = (
     Group("pcie", "one server, PCIe (peer-to-peer or through host memory)", ("link_efficiency.pcie",
                                                                               "shm_efficiency"), True),
     Group("ib-roce", "servers over InfiniBand or RoCE verbs", _NET, False),
-    Group("efa", "servers over AWS EFA", ("net_call_overhead_s",), False),
+    Group("efa", "servers over AWS EFA", ("net_flush_overhead_s",), False),
     Group("tcpx", "servers over GCP GPUDirect-TCPX/TCPXO", ("net_call_overhead_s",), False),
     Group("socket", "NCCL's TCP socket transport", ("socket_max_Bps", "link_efficiency.socket"), True),
 )
@@ -369,6 +369,19 @@ def _fabric_evidence(parts: Sequence[Part]) -> str:
     return "; ".join(out)
 
 
+def flushes(part: Part) -> bool:
+    """Whether NCCL flushes GPUDirect receives from the network in ``part``'s run (its planner's rule:
+    simulator.collectives.nccl_constants.flushes_gdr_receives, from the header's GPU, NCCL version and env)."""
+    p = part.points[0]
+    return part.predictor.model(p.world, None).planner.net_flush
+
+
+def _flush_ms(parts: Sequence[Part], of: Sequence[Part], flushing: bool) -> str:
+    """The extra ms per call at 16-256 MiB (datasheet) of the datasets in ``of`` that flush (or not), as a range."""
+    ms = [v for p in of if flushes(p) == flushing and (v := _extra_ms(parts, p.label)) is not None]
+    return "-" if not ms else f"{min(ms):.2f}" if len(ms) == 1 else f"{min(ms):.2f}-{max(ms):.2f}"
+
+
 def chunk_rates(parts: Sequence[Part]) -> dict[int, float]:
     """NVLS all_reduce's marginal algorithm bandwidth (GB/s) per NCCL chunk size, median over ``parts``:
     within each dataset the slope of time over size among the points from 16 MiB up that NCCL cuts into
@@ -598,6 +611,7 @@ def _per_group_notes(parts: Sequence[Part], fabric: Sequence[Part], results: Seq
     one_way = bw(gpu2080, "broadcast", 16 * mib)
     both_ways = [bw(gpu2080, op, 16 * mib) for op in ("all_gather", "all_to_all")]
     gen4 = [bw(rtx4090, "all_reduce", 16 * mib, variant=v) for v in ("docker", "k8s")]
+    efa_parts = [p for p in fabric if p.group == "efa"]
     return [
         "- NVLS-Tree across two servers (ib-roce, efa): now capped at NCCL's per-channel kernel rate "
         f"(`perChMaxNVLSTreeBw`, one channel per head GPU: 8 x {per_channel_nvls_tree_GBps(90, 2):.1f} = "
@@ -611,11 +625,16 @@ def _per_group_notes(parts: Sequence[Part], fabric: Sequence[Part], results: Seq
         f"{b('gcp_a4_2node_16xB200_roce_allreduce_dstack_partial', 'all_reduce', 2 * gib, 2 * gib)} GB/s (GCP A4, "
         "RoCE) at 2 GiB: nothing in their headers tells them apart, and one prediction cannot be within 5% of both.",
         "- efa: the per-call cost across servers differs by cluster (extra ms per call at 16-256 MiB, and "
-        "predicted/measured time from 1 GiB, datasheet: " + _fabric_evidence([p for p in fabric if p.group == "efa"])
-        + "). The headers give instance type, EFA generation and NCCL version, and none of them orders these "
-        f"costs (the same p5 instances and EFA generation pay {_extra_ms(parts, p5):.2f} ms with NCCL "
-        f"{version(p5)} and {_extra_ms(parts, eks):.2f} ms with {version(eks)} on EKS): the libfabric/aws-ofi-nccl "
-        "versions and settings, in no header, are the missing fact. "
+        "predicted/measured time from 1 GiB, datasheet: " + _fabric_evidence(efa_parts)
+        + "). What orders them is NCCL's flush of every GPUDirect RDMA receive from the network, which it runs on "
+        "GPUs before Hopper and on Hopper before NCCL 2.19.1 (NCCL_NET_FORCE_FLUSH's default then; "
+        "`simulator.collectives.nccl_constants.flushes_gdr_receives`, from each header's GPU and NCCL version): "
+        "the runs that flush pay " + _flush_ms(parts, efa_parts, True) + " ms, those that do not "
+        + _flush_ms(parts, efa_parts, False) + f" ms (the same p5 instances and EFA generation pay "
+        f"{_extra_ms(parts, p5):.2f} ms with NCCL {version(p5)} and {_extra_ms(parts, eks):.2f} ms with "
+        f"{version(eks)}, which flushes, on EKS). The group fits its per-call cost where NCCL flushes "
+        "(`net_flush_overhead_s`; found after these costs were read, the rule itself NCCL's); the runs that do not "
+        "flush keep the datasheet's none. "
         "The EKS run's partial rows also fall in bandwidth from 512 MiB to 1 GiB and rise again at 2 GiB, which no "
         f"per-call or per-byte cost gives. p4d with NCCL {version(p4d_old)} carries "
         f"{_ratios([bw(p4d_old, 'all_reduce', gib)], bw(p4d_new, 'all_reduce', gib))} of the bus bandwidth "
@@ -688,6 +707,21 @@ def _per_group_notes(parts: Sequence[Part], fabric: Sequence[Part], results: Seq
 
 def calibration_path(group: str, shipped_dir: Path) -> Path:
     return shipped_dir / f"corpus-{group}.json"
+
+
+def gain_lines(results: Sequence[GroupResult], short: int) -> list[str]:
+    """Section 1b's table of what each dataset and group could add at its in-sample best (validation.corpus_gain)."""
+    from validation import corpus_gain
+    rows = corpus_gain.gains(results)
+    groups = corpus_gain.group_gains(rows)
+    return ["", "**Where the missing points could come from** (`python -m validation.corpus_gain`; upper bounds, "
+            "fitted on the points scored). Per dataset: its held-out median signed error (predicted / measured - 1 "
+            "of the time: + predicted slow), its points within 5% now, and how many more each fix of its own "
+            "predictions would put within 5%, chosen on its own points: one time factor (rate), a per-call cost and "
+            "a factor (cost+rate), its group's keys fitted on it alone (own fit), the best of these (in-sample "
+            "best), and one factor per configuration (not counted: a one-point configuration is always fixed).", "",
+            *corpus_gain.table(rows), "", *corpus_gain.group_table(groups), "",
+            corpus_gain.route_text(groups, short)]
 
 
 def section(data_dir: Path, shipped_dir: Path, write_calibrations: bool = False) -> tuple[list[str], dict]:
@@ -770,7 +804,8 @@ def section(data_dir: Path, shipped_dir: Path, write_calibrations: bool = False)
               "the NIC's rate, as the datasheet net efficiency; the GCP datasets under the NCCL settings of the profiles "
               "their headers name; host staging as two PCIe legs at once, shm_efficiency 1.0; EFA split by the NCCL "
               "version in its headers; AWS's tuner plugin ignored; AWS's network plugin's NCCL_PROTO=simple ignored; "
-              "the preset's NIC count where headers give fewer NICs than GPUs): "
+              "the preset's NIC count where headers give fewer NICs than GPUs; Hopper's held-out NVLS efficiency "
+              "ratio, and with it its NVLS fill and cost per round of chunks, carried to Blackwell): "
               "`python -m validation.corpus_checks` reruns this "
               "figure under each (median, points within 5% per group).", "",
               "**Where the held-out error sits** (the figure's errors per group and size band: median |error| %, "
@@ -790,7 +825,7 @@ def section(data_dir: Path, shipped_dir: Path, write_calibrations: bool = False)
               "B200s); (3) header facts the converter had not carried: the p4d NCCL 2.9.9 run's NCCL_ALGO=RING "
               "(its commit's job file), the 2x8 H200 socket run's 400 Gb/s port (which its 92 GB/s bus "
               "bandwidth exceeds, so it is listed, not scored); (4) EFA and GPUDirect-TCPX/TCPXO pay a cost per "
-              "call that spans servers, not per step (`net_call_overhead_s`, fitted per held-out cluster on the "
+              "call that spans servers, not per step (`net_call_overhead_s`; EFA's where NCCL flushes, item 7; fitted per held-out cluster on the "
               "others: extra time per call at 16-256 MiB is flat in size, e.g. the A3 Mega all_reduce's); (5) "
               "NVLS pays a cost per round of chunks besides the chunks' bytes (`nvls_step_overhead_s`, "
               "simulator/collectives/layout.py): NCCL cuts a collective into 32 KiB chunks below 64 MiB and 64 KiB "
@@ -804,7 +839,11 @@ def section(data_dir: Path, shipped_dir: Path, write_calibrations: bool = False)
               "which its own table names for p4d and p4de (src/platform-aws.c; `validation.compare.net_plugin_proto`, "
               "headers dated 2022 on: in December 2021 its maintainers told users to set it themselves): the 2024 "
               "p4de all_reduce runs Tree/Simple from 16 MiB, and its extra time per call from 16 MiB under the "
-              f"datasheet is then {_p4de_extra(parts)}.", "",
+              f"datasheet is then {_p4de_extra(parts)}; (7) NCCL flushes every GPUDirect RDMA receive from the network "
+              "on GPUs before Hopper, and on Hopper before NCCL 2.19.1, whose NCCL_NET_FORCE_FLUSH defaulted to 1 "
+              "(paths.cc `ncclTopoNeedFlush`; `simulator.collectives.nccl_constants.flushes_gdr_receives`): EFA's "
+              "per-call cost is the flushing runs' (`net_flush_overhead_s`), and the 2024 p5 and 2025 p6-b200 runs, "
+              "which do not flush, are predicted without it.", "",
               "**What remains, per group.** Clusters of one group still disagree: measured/predicted medians "
               f"per dataset span {spread}. Per group, the physical feature each residual points to, and whether the "
               "headers state it:", ""] + _per_group_notes(parts, fabric, results)
@@ -815,6 +854,7 @@ def section(data_dir: Path, shipped_dir: Path, write_calibrations: bool = False)
     figures["corpus_hindsight_shared_big"] = bounds.shared.median_pct
     figures["corpus_hindsight_own_big"] = bounds.own.median_pct
     lines += ["", corpus_reach.paragraph(reached), "", corpus_reach.hindsight_text(bounds, reached.needed)]
+    lines += gain_lines(results, reached.needed - reached.within)
     lines += ["", "**Residual groups.** Each dataset's points from 16 MiB up as the figure predicts them (the "
               "datasheet, or where the group was adopted the fit that left the dataset out), consecutive sizes "
               "of one configuration and one algorithm/protocol together, medians (`python -m "

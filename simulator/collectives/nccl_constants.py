@@ -52,6 +52,28 @@ def per_channel_nvls_tree_GBps(compute_capability: int, domains: int) -> float:
     """NCCL's ``perChMaxNVLSTreeBw``: the bus bandwidth (GB/s) one channel of the NVLS-Tree kernel
     reaches, by GPU generation and number of NVLink domains (N1, N2, N4 and more)."""
     return PER_CH_MAX_NVLS_TREE[generation_index(compute_capability)][nodes_index(domains)]
+
+
+FORCE_FLUSH_OFF_FROM = (2, 19)
+"""NCCL_NET_FORCE_FLUSH defaults to 0 from NCCL 2.19.1 and to 1 before (aws-ofi-nccl's src/platform-aws.cpp notes it
+where it sets the variable itself on p5); NCCL's first 2.19 release was 2.19.3, so (major, minor) tells them apart."""
+
+
+def flushes_gdr_receives(compute_capability: int, gdr: bool, nccl_version: tuple[int, int] | None,
+                         force_flush: bool | None = None) -> bool:
+    """Whether NCCL flushes every GPUDirect RDMA receive from the network before the GPU reads it (paths.cc
+    ``ncclTopoNeedFlush``, transport/net.cc): always on GPUs before Hopper, on Hopper and later only with
+    NCCL_NET_FORCE_FLUSH=1 (``force_flush``; None: its default for ``nccl_version``, None meaning a current
+    NCCL). Without GPUDirect RDMA (``gdr`` False) there is nothing to flush: bytes land in host memory."""
+    if not gdr:
+        return False
+    if compute_capability < 90:
+        return True
+    if force_flush is not None:
+        return force_flush
+    return nccl_version is not None and nccl_version < FORCE_FLUSH_OFF_FROM
+
+
 PAT_BW_FACTOR = 0.75                 # NCCL: PAT's bus bandwidth x 0.75
 PAT_LOG_LATENCY_DIVISOR = 3.5        # NCCL: PAT latency = 8 + log2(nodes) x (network latency / 3.5) + ...
 PAT_RANK_LATENCY_US = 2.8            # ... + ranks x 2.8 us ("still a linear part")

@@ -37,8 +37,13 @@ Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless 
 - ``net_call_overhead_s``: per-call cost of a collective whose ranks span several servers, beyond
   NCCL's per-step network latency: the fabric's own per-message path (AWS EFA's SRD through libfabric,
   GCP's GPUDirect-TCPX/TCPXO through host or NIC offload engines). 0 in the datasheet set (verbs: NCCL's
-  constants hold); the public EFA/TCPX clusters pay 0.1-0.7 ms a call (``--calibration corpus-efa`` for EFA,
-  fitted by validation/corpus.py, each cluster predicted by a fit to the others).
+  constants hold); the public TCPX/TCPXO clusters pay 0.05-0.8 ms a call (validation/corpus.py's tcpx group:
+  not adopted). EFA's cost follows NCCL's flush of GPUDirect receives: ``net_flush_overhead_s``.
+- ``net_flush_overhead_s``: per-call cost of a collective across servers where NCCL flushes each GPUDirect RDMA
+  receive before the GPU reads it (simulator.collectives.nccl_constants.flushes_gdr_receives: GPUs before Hopper,
+  Hopper with NCCL before 2.19.1 or NCCL_NET_FORCE_FLUSH=1), on top of ``net_call_overhead_s``. 0 in the datasheet
+  set; on AWS EFA the flushing clusters pay 0.5-2 ms a call and the others 0.1-0.4 ms (``--calibration
+  corpus-efa``, fitted by validation/corpus.py on the flushing EFA clusters, each predicted by a fit to the others).
 - ``rank_overhead_s``: added to every call once per doubling of the number of ranks
   (``log2(n)`` times): a collective waits for its slowest rank's launch, and the slowest of n grows
   with n. 0 in the datasheet set; a 2-GPU fit cannot tell it from ``call_overhead_s``, so
@@ -170,6 +175,7 @@ def _defaults() -> dict[str, float]:
         "unaligned_copy_factor": UNALIGNED_COPY_FACTOR,   # simulator.collectives.alignment
         "call_overhead_s": 0.0,
         "net_call_overhead_s": 0.0,            # per call across servers, beyond NCCL's per-step latency
+        "net_flush_overhead_s": 0.0,           # per call across servers where NCCL flushes GPUDirect receives
         "rank_overhead_s": 0.0,                # extra per-call cost per doubling of the ranks
         **{f"op_efficiency.{op}": 1.0 for op in OPS},
         **{f"op_overhead_s.{op}": 0.0 for op in OPS},

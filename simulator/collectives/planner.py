@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from simulator.collectives.algorithms import PROTOS_FOR_ALGO, SIMPLE_ONLY
 from simulator.collectives.availability import available, why_unavailable
+from simulator.collectives.nccl_constants import flushes_gdr_receives
 from simulator.collectives.params import Parameters
 from simulator.collectives.plans import ALGOS_FOR_OP, Plan, build_plan, p2p_of
 from simulator.core.errors import InputError
@@ -29,21 +30,27 @@ class Planner:
     """Plans of collectives over every GPU of a topology (or a subset of ranks), cached."""
 
     def __init__(self, G_or_router: nx.Graph | PresetCluster | Router, params: Parameters | None = None,
-                 nccl_version: tuple[int, int] | None = None, tuner_plugin: str | None = None) -> None:
+                 nccl_version: tuple[int, int] | None = None, tuner_plugin: str | None = None,
+                 force_flush: bool | None = None) -> None:
         """``nccl_version``: the NCCL whose tuner ``auto`` follows (None: TUNER_VERSION, the newest modelled).
         ``tuner_plugin``: the instance type whose AWS tuner plugin (``NCCL_TUNER_PLUGIN=ofi``) was loaded, whose
-        region tables then come before NCCL's own choice (simulator.collectives.ofi_tuner); None: none loaded."""
+        region tables then come before NCCL's own choice (simulator.collectives.ofi_tuner); None: none loaded.
+        ``force_flush``: NCCL_NET_FORCE_FLUSH as set (None: NCCL's default for ``nccl_version``); with the GPU
+        generation and GPUDirect RDMA it decides whether NCCL flushes network receives (``net_flush``)."""
         self.router = router_for(G_or_router)
         self.params = params or Parameters()
         self.nccl_version = nccl_version
         self.tuner_plugin = tuner_plugin
+        self.force_flush = force_flush
+        info = self.router.info
+        self.net_flush = flushes_gdr_receives(info.compute_capability, info.gdr, nccl_version, force_flush)
         self._layouts: dict = _layouts_of(self.router)
         self._plans: dict[tuple, Plan] = {}
         self._choices: dict[tuple[str, str, str], tuple[tuple[str, str], ...]] = {}
 
     def with_params(self, params: Parameters) -> "Planner":
         """A planner for other parameter values on the same routes (protocol-free layouts shared)."""
-        return Planner(self.router, params, self.nccl_version, self.tuner_plugin)
+        return Planner(self.router, params, self.nccl_version, self.tuner_plugin, self.force_flush)
 
     @property
     def ranks(self) -> int:
@@ -56,7 +63,7 @@ class Planner:
         if p is None:
             with cyclic_gc_paused():     # ~10^5 small route tuples at scale, no cycles
                 p = self._plans[key] = build_plan(self.router, op, algo, proto, self.params, ranks, self._layouts,
-                                                  self._search_channels)
+                                                  self._search_channels, self.net_flush)
         return p
 
     def choices(self, op: str, algo: str = "auto", proto: str = "auto") -> tuple[tuple[str, str], ...]:

@@ -162,13 +162,15 @@ def layout(router: Router, op: str, algo: str, rk: Sequence[str]) -> Layout:
 
 def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameters,
                ranks: tuple[str, ...] | None = None, layouts: dict | None = None,
-               search_channels: Callable[[], int] | None = None) -> Plan:
+               search_channels: Callable[[], int] | None = None, net_flush: bool = False) -> Plan:
     """The flows and latency of one collective on ``ranks`` (default: every GPU, in rank order).
 
     ``layouts``: a cache of :func:`layout` results, kept by the caller (the Planner) so that the
     three protocols of one algorithm share their routes. ``search_channels``: gives the channels NCCL's
     ring/tree search finds on ``router``, which set a direct plan's p2p channels (the Planner's cached
-    NCCL model has them), asked only when those are not in ``layouts`` yet; None: searched here."""
+    NCCL model has them), asked only when those are not in ``layouts`` yet; None: searched here. ``net_flush``:
+    NCCL flushes each GPUDirect receive from the network here (the Planner's nccl_constants.flushes_gdr_receives),
+    so a call across servers also pays ``net_flush_overhead_s``."""
     check_known(op, algo)
     if proto not in PROTOS:
         raise InputError("unknown protocol (expected ll, ll128 or simple)", field="proto", value=proto)
@@ -238,7 +240,8 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
                + params["rank_overhead_s"] * math.log2(n))
     return Plan(op, algo, proto, n, len(per_host), lay.channels or channels(router, per_host),
                 tuple(groups), params.base_latency_s(a, proto) + latency,
-                host + (params["net_call_overhead_s"] if len(per_host) > 1 else 0.0),
+                host + (params["net_call_overhead_s"] + (params["net_flush_overhead_s"] if net_flush else 0.0)
+                        if len(per_host) > 1 else 0.0),
                 local, chunking, p2p, host,
                 params["unaligned_copy_factor"] - 1.0 if slowed(op, algo, proto) else 0.0)
 

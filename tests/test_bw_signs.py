@@ -77,3 +77,26 @@ def test_sign_rows_group_the_leases_points():
     r = SimpleNamespace(op="all_to_all", variant="default", size_bytes=64 * MIB, error=-0.1, error_fast=-0.05)
     (row,) = s.sign_rows({"a": [r], "b": [r]})
     assert row.errors == pytest.approx((-10.0, -10.0)) and row.verdict == "model bias"
+
+
+@pytest.mark.parametrize("mib, world, buffer_mib, loops, chunk", [
+    (16, 2, 4, 1, -(-(-(-16 * MIB // 24)) // 2)),      # one partial loop: the channel's bytes over the ranks
+    (64, 4, 4, 1, -(-(-(-64 * MIB // 24)) // 4)),
+    (256, 2, 4, 3, -(-(-(-256 * MIB // 24) - 2 * 4 * MIB) // 2)),   # 2 full loops of 2 x 2 MiB, then the rest
+    (256, 2, 16, 1, -(-(-(-256 * MIB // 24)) // 2)),                 # a 16 MiB buffer: 8 MiB chunks, one loop
+    (96 * 24, 2, 4, 24, 2 * MIB),                  # whole loops end on a full chunk
+])
+def test_ring_loops_follow_nccls_chunking(mib, world, buffer_mib, loops, chunk):
+    assert s.ring_loops(mib * MIB, world, buffer_mib * MIB) == (loops, chunk)
+
+
+def test_probe_rows_measure_the_16_mib_point_against_the_big_line():
+    line = {m * MIB: 20e-6 + m * 3e-6 for m in (4, 8, 16, 64, 128, 256)}      # one straight line: on it
+    bent = {**line, **{m * MIB: 40e-6 + m * 3e-6 for m in (64, 128, 256)}}  # the big sizes 20 us higher
+    rows = s.probe_rows({"p": {("default", "all_reduce", 2): line, ("buf1", "all_reduce", 2): bent}},
+                        {("p", "default"): 4 * MIB, ("p", "buf1"): MIB})
+    by = {r.variant: r for r in rows}
+    assert by["default"].below_us == pytest.approx(0, abs=1e-6)
+    assert by["buf1"].below_us == pytest.approx(20)
+    assert by["buf1"].small.intercept_s == pytest.approx(20e-6)
+    assert "| 1 |" in s.probe_lines(rows)[2]       # the buffer in MiB

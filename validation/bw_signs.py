@@ -81,9 +81,57 @@ slow mode (27f, 27g, lat3, 27) move further below it. Of the pooled campaigns' 1
 all_reduce at 16 MiB (default, ring, simple, ll128, ll, tree, nop2p); with those 7 at 0% and no other point moved
 the pooled p90 would be 7.1%.
 
+**What NCCL's code says, and what the probes say** (session of 2026-11-27 stop 22, branch h10p90b_22). From NCCL
+2.2x's src/enqueue.cc (scheduleCollTasksToPlan, calcCollChunking) and src/device/all_reduce.h (runRing): a ring /
+Simple chunk is the buffer's STEPS / 2 steps (2 MiB by default) at every size (tree, NVLS and CollNet shrink theirs
+for small calls; the ring does not); a call's bytes are spread over the channels by traffic (at least 16 KiB a
+channel), so from 16 MiB each of the 24 channels carries S / 24 and NCCL sets its chunking from those bytes; a loop
+moves one chunk per rank, the last loop's chunk is the rest over the ranks (``lastChunkCount``), each chunk in 2
+slices (:func:`ring_loops`). all_reduce, all_gather and reduce_scatter thus move the same bytes a step at one S
+(S / (24 n)): 16 MiB is one partial loop on 2 and 4 GPUs (chunk 341 / 170 KiB), so is 64 MiB (1365 / 682 KiB), and
+256 MiB ends its 3 / 2 loops on 64 MiB's chunk. Nothing in the ring code pipelines all_reduce's steps otherwise than
+all_gather's or reduce_scatter's, so a rule taken from it (the hop latency hidden under the other slice, as on
+h10p90_22-piped) treats the three alike, and the leases say they differ: the code does not give (a) below.
+
+(b) is not the loops or the chunk either (``python -m validation.bw_signs --probes``, the slope probes' fast levels
+under NCCL_BUFFSIZE 1, 4 and 16 MiB). On 2 GPUs 16 MiB all_reduce runs 74.4-75.2 us under every buffer (one
+schedule). With a 16 MiB buffer every size from 16 to 256 MiB is one partial loop (the chunk grows with S) and 16
+MiB still sits 15.2 / 16.1 us below the 64-256 MiB line; with a 1 MiB buffer the last chunk is 341 KiB at 16, 64 and
+256 MiB alike and 16 MiB sits 24.7 / 25.8 us below it. all_reduce's 4-16 MiB line is 18.0-19.4 us + 3.46-3.57 us/MiB
+on 2 GPUs under every buffer, its 64-256 MiB line 34.4-49.6 us + 3.17-3.37 us/MiB: the curve steepens between 16
+and 64 MiB (the mid-size step of validation.slope_probe) and flattens after, whatever the loops. On 4 GPUs of the
+slope4 lease the 4-16 MiB line is 22.6 / 23.3 us (default / 1 MiB buffer) against 19.0 / 18.1 on 2: +3.6 / +5.2 us
+for 4 more ring steps (about 1 us a step where NCCL's table charges 3.4); broadcast's +1.7 / -0.1 us (1 / 16 MiB
+buffer) for 2 more chain hops (its default 4-16 MiB fit is off: 30.6 us + 1.71 us/MiB).
+
+Tried and not kept (keep rule: pooled p90 down, most leases' p90 down, no lease's median up by more than 0.3):
+
+* ``python -m validation.bw_residuals --prior hop_latency_s.nvlink.ring.simple=1.0e-6`` (the ~1 us a step above,
+  read from a probe lease's 4-GPU runs: a diagnostic, not a candidate), median / p90 %: pooled 2.3 / 11.5 -> 2.8 /
+  10.4; lat3 2.1 / 8.2 -> 2.7 / 8.9; sealed h100x4 27 2.1 / 12.1 -> 2.5 / 11.7, h200x4 27 3.2 / 8.9 -> 4.5 / 12.1,
+  27b 1.9 / 13.5 -> 2.7 / 10.8, h100x4 27c 2.2 / 5.9 -> 2.1 / 6.2, 27d 2.0 / 9.4 -> 2.7 / 10.2, 27e 2.2 / 10.6 -> 2.9
+  / 9.3, 27f 2.1 / 9.8 -> 2.5 / 16.0, h100x4 27g 2.4 / 6.6 -> 3.0 / 10.4.
+* Both halves at once (branch ``h10p90b_22-combo``): h10p90_22-piped's hidden later steps with the loop-reach term of
+  h10slope4_19-term (variant A: the first 4.48 loops 8.2% / (n - 1) of the wire slower, a 2-GPU probe's values;
+  ``layout.RingLoops`` through the Chunking interface, so both engines and the fitter carry it): pooled 2.3 / 11.5
+  -> 3.2 / 10.7; lat3 2.1 / 8.2 -> 2.4 / 8.6; sealed 27 2.1 / 12.1 -> 2.3 / 9.4, h200x4 27 3.2 / 8.9 -> 4.6 / 12.4,
+  27b 1.9 / 13.5 -> 2.5 / 11.3, 27c 2.2 / 5.9 -> 2.4 / 6.2, 27d 2.0 / 9.4 -> 2.4 / 11.6, 27e 2.2 / 10.6 -> 2.8 / 8.8,
+  27f 2.1 / 9.8 -> 2.8 / 17.4, 27g 2.4 / 6.6 -> 2.7 / 11.3. all_reduce 16 MiB comes right (pooled +12.8 -> -2.9%),
+  but the loop term moves only the slope inside its reach (432 MiB on 2 GPUs), not the mid-size step, so the 2-GPU
+  fit stays -9.0 / -5.0 / -3.3% in sample at 32 / 64 / 128 MiB all_reduce and its 4-GPU 32-128 MiB run -3 to -6%;
+  all_gather 16 / 32 MiB -14.9 / -6.9 -> -22.0 / -12.0%.
+
+Still open: the 2-GPU curve's step between 16 and 64 MiB, which a straight 2-GPU fit meets by lowering its
+intercept. NCCL's own FIFO buffers in L2 (validation.l2_probe rotated the user's buffers only; a channel's Simple
+FIFO holds 8 slots, of which a partial chunk's slices fill only their bytes: about 96 slices over 24 channels, 16 MiB
+at S = 16 MiB on 2 GPUs, 64 MiB at 64 MiB, all 96 MiB from one loop on, against the H200's 60 MiB L2) do not explain
+it either: with a 1 MiB buffer the whole FIFO (24 MiB) stays within L2 at every size, and its curve bends as the
+default's (4-16 MiB 18.0 us + 3.569 us/MiB, 64-256 MiB 48.9 + 3.187 in the table above).
+
 ::
 
     python -m validation.bw_signs            # the three tables over every lease (25-70 s, by the load)
+    python -m validation.bw_signs --probes   # the slope probes' 16 MiB points against their 64-256 MiB lines (1 s)
 """
 
 from __future__ import annotations
@@ -94,7 +142,10 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from simulator.collectives.nccl_constants import SIMPLE_BUFFER_BYTES
 from validation.bw_lease_spread import BIG_BYTES, fast_level_s
+from validation.bw_lines import Line, fit_line
+from validation.slope_probe import PROBE_CHANNELS, loop_bytes
 
 BIAS_PCT = 2.0
 """Least |error against the fast level| on every lease for a one-signed error to count as a model bias (%): the two
@@ -294,7 +345,98 @@ def line_lines(by_lease: dict[str, Sequence[LineRow]]) -> list[str]:
     return out
 
 
+def ring_loops(size_bytes: int, world: int, buffer_bytes: int = SIMPLE_BUFFER_BYTES,
+               channels: int = PROBE_CHANNELS) -> tuple[int, int]:
+    """(loops, bytes of the last loop's chunk) of one channel of NCCL's Simple ring all_reduce at ``size_bytes``.
+
+    From NCCL's code (2.2x; src/enqueue.cc scheduleCollTasksToPlan / calcCollChunking, src/device/all_reduce.h
+    runRing): the call's bytes are split over the channels by traffic (each of ``channels`` carries S / channels);
+    a ring Simple chunk is ``buffer x RING_CHUNK_STEPS / STEPS`` (2 MiB by default, whatever the size: no
+    size-dependent shrink for ring, unlike tree, NVLS and CollNet); a loop moves one chunk per rank; the last loop's
+    chunk is the rest over the ranks (``lastChunkCount``); the loop is validation.slope_probe.loop_bytes's. A chunk
+    moves in two slices (ALLREDUCE_CHUNKSTEPS / ALLREDUCE_SLICESTEPS)."""
+    per_channel = -(-size_bytes // channels)
+    loop = loop_bytes(buffer_bytes, world, channels=1)       # one channel's loop: a chunk per rank
+    loops = max(1, -(-per_channel // loop))
+    return loops, -(-(per_channel - (loops - 1) * loop) // world)
+
+
+SMALL_MIB = (4, 8, 16)
+"""Sizes (MiB) of :func:`probe_rows`' small line: one partial loop under every probed buffer."""
+BIG_LINE_MIB = (64, 128, 256)
+"""Sizes (MiB) of the line the 16 MiB points are set against (the third table's)."""
+
+
+@dataclass(frozen=True)
+class ProbeRow:
+    """One slope probe variant's op on one world size: its small and 64-256 MiB lines (fast levels)."""
+
+    dataset: str
+    variant: str
+    op: str
+    world: int
+    buffer_bytes: int
+    small: Line
+    big: Line
+    t16_s: float
+
+    @property
+    def below_us(self) -> float:
+        """How far the 16 MiB fast level sits below the 64-256 MiB line (us)."""
+        return (self.big.intercept_s + self.big.slope_s_per_byte * (16 << 20) - self.t16_s) * 1e6
+
+
+def probe_rows(by_dataset: dict[str, dict[tuple[str, str, int], dict[int, float]]],
+               buffers: dict[tuple[str, str], int]) -> list[ProbeRow]:
+    """:class:`ProbeRow` of every (variant, op, world) of each dataset's fast levels (validation.slope_probe.levels)
+    with both lines and a 16 MiB point; ``buffers``: (dataset, variant) -> NCCL's Simple buffer."""
+    out = []
+    for name, lv in by_dataset.items():
+        for (variant, op, world), times in sorted(lv.items()):
+            small, big = fit_line(times, SMALL_MIB), fit_line(times, BIG_LINE_MIB)
+            if small is not None and big is not None and (16 << 20) in times:
+                out.append(ProbeRow(name, variant, op, world, buffers[(name, variant)], small, big, times[16 << 20]))
+    return out
+
+
+def probe_lines(rows: Sequence[ProbeRow]) -> list[str]:
+    out = ["| probe | variant | op | GPUs | buffer MiB | all_reduce loops x last chunk KiB at 16 / 64 / 256 MiB | "
+           "4-16 MiB line us + us/MiB | 64-256 MiB line | 16 MiB below it us |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        chunks = " / ".join(f"{lo} x {ch >> 10}" for lo, ch in
+                            (ring_loops(m << 20, r.world, r.buffer_bytes) for m in (16, 64, 256))) \
+            if r.op == "all_reduce" else "-"
+        out.append(f"| {r.dataset} | {r.variant} | {r.op} | {r.world} | {r.buffer_bytes / (1 << 20):g} | {chunks} | "
+                   f"{r.small.intercept_s * 1e6:.1f} + {r.small.slope_s_per_byte * 1e6 * (1 << 20):.3f} | "
+                   f"{r.big.intercept_s * 1e6:.1f} + {r.big.slope_s_per_byte * 1e6 * (1 << 20):.3f} | "
+                   f"{r.below_us:+.1f} |")
+    return out
+
+
+PROBE_VARIANTS = ("default", "buf1", "buf16")
+"""The slope probes' variants that differ from the default in NCCL_BUFFSIZE alone (validation.slope_probe)."""
+
+
+def probe_main() -> int:
+    """``--probes``: the slope probes' (validation.slope_probe) all_reduce and broadcast lines under three buffers."""
+    import os
+    from validation import slope_probe
+    from validation.data import DATA_DIR
+    by_dataset, buffers = {}, {}
+    for name in slope_probe.DATASETS:
+        points = [p for ps in slope_probe.load(os.path.join(DATA_DIR, name)).values() for p in ps
+                  if p.variant in PROBE_VARIANTS]
+        by_dataset[name] = slope_probe.levels(points)
+        for v in PROBE_VARIANTS:
+            buffers[(name, v)] = slope_probe.buffer_bytes([p for p in points if p.variant == v])
+    print("**The slope probes' 16 MiB points against their 64-256 MiB lines, by NCCL_BUFFSIZE** (fast levels)\n")
+    print("\n".join(probe_lines(probe_rows(by_dataset, buffers))))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv and argv[0] == "--probes":
+        return probe_main()
     from validation import bw_residuals
     by_lease, parts_by_lease = {}, {}
     for lease, pooled, predictor in bw_residuals.cases():

@@ -165,7 +165,11 @@ H100G = Sealed(DATA / "h100x4_2026-11-27g_lat", DATA / "h100x4_2026-11-27g_bw", 
                "dgx-h100", "h100s3_sealed", "h100-nvlink-2gpu", RUNS[:3] + (RUNS[4], RUNS[6]), "5f4324f",
                "4x H100 80GB HBM3", "A thirteenth machine, sealed", "at the start of the session of 2026-11-27 "
                "19:46-22:46 UTC (20:32-20:47) under main 5f4324f", "h100x4_2026-11-26h", "e6c4883")
-SEALED = (H100, H200, H200B, H100C, H200D, H200E, H200F, H100G)
+H200H = Sealed(DATA / "h200x4_2026-11-27h_lat", DATA / "h200x4_2026-11-27h_bw", DATA / "h200x4_2026-11-27h_llm",
+               "hgx-h200", "h200s7_sealed", "h200-nvlink", RUNS[:3] + (RUNS[4], RUNS[6]), "24cd3c3", "4x H200",
+               "A fourteenth machine, sealed", "at the start of the session of 2026-11-27 22:10-01:10 UTC (22:12-22:24) "
+               "under main 24cd3c3", "h200x4_2026-11-26d", "5a20c3c")
+SEALED = (H100, H200, H200B, H100C, H200D, H200E, H200F, H100G, H200H)
 """The sealed campaigns in the report's order."""
 
 

@@ -8,6 +8,7 @@
     python -m validation.accuracy --only llm       # only section 7 (LLM training, about 25 s)
     python -m validation.accuracy --only search    # only section 9 (plan search vs vTrain's fastest, seconds)
     python -m validation.accuracy --only innet     # only section 10 (CollNet/SHARP and PAT vs NCCL's model)
+    python -m validation.accuracy --summary        # only the At a glance table (runs every section; writes nothing)
 
 Sections (``SECTIONS``, each runnable alone): ``public`` uncalibrated predictions and NCCL's own cost
 model against the public nccl-tests outputs; ``corpus`` defaults fitted to that corpus by link class and
@@ -16,7 +17,8 @@ both sizes calibrated); ``transfer`` calibrate on 2 GPUs and predict 4 GPUs agai
 campaigns, with 90% intervals and NCCL's model + one floor beside it; ``ddp`` DDP iterations from
 the collective calibration and single-GPU profiles; ``nvls`` NVLS and B200 datasets
 (validation.accuracy_nvls); ``dp`` DataParallel vs DDP and Gloo (validation.dp_accuracy); ``llm`` LLM
-training against the public Megatron runs (validation.llm_accuracy); ``targets`` issue 10's targets.
+training against the public Megatron runs (validation.llm_accuracy); ``targets`` issue 10's targets. The At a
+glance table at the top (validation.accuracy_glance) reads the figures of every section.
 Every figure is computed here from committed data; nothing is typed in.
 """
 
@@ -141,7 +143,8 @@ def public_intervals_section(params: Parameters, write_calibrations: bool) -> tu
                                               "(validation.defaults, python -m validation.accuracy --calibrations)",
                                               "uncertainty": block}, indent=2) + "\n")
     return lines, {"public_interval_coverage": cover, "public_interval_width": width,
-                   "public_uncalibrated_big": float(np.median(big)), **figures}
+                   "public_uncalibrated_big": float(np.median(big)), "public_big_points": len(big),
+                   "public_datasets": len(res), **figures}
 
 
 def slow_mode(path: Path) -> tuple[float, float]:
@@ -225,6 +228,10 @@ CAMPAIGNS_4 = (CAMPAIGN / "coll_world4.jsonl", CAMPAIGN / "coll_world4_r15.jsonl
 
 H200 = "4x H200"
 """Section 3's pooled campaigns in validation.rank_model_error.MACHINES."""
+SMALL_POOLED = "transfer < 16 MiB, point-weighted"
+"""Section 3's figures under 16 MiB: the size bands' median error and share inside the range, weighed by points."""
+SECOND_CAMPAIGNS = (("h100x4_2026-11-26_lat", "h100_heldout_4"), ("h100x4_2026-11-26_lat2", "h100b_heldout_4"))
+"""Section 3's second campaigns on 4x H100 (validation.accuracy_latency.held_out_h100): folder, figures' key."""
 
 
 def _rel(p: Path) -> str:
@@ -283,6 +290,11 @@ def transfer_section(write_calibrations: bool) -> tuple[list[str], dict]:
         lines.append(f"| {name} | {st['points']} | {st['median_pct']:.1f} | {st['p90_pct']:.1f} | "
                      f"{st['inside_range_pct']:.0f} | {st['coverage_pct']:.0f} | {st['median_width_pct']:.0f} | "
                      f"{_f(st.get('baseline_median_pct'))} | {_f(st.get('ours_on_baseline_points_pct'))} |")
+    under = [figures[f"transfer {name}"] for name, _, hi in transfer.BANDS if hi <= BANDWIDTH_REGIME_BYTES]
+    pts = sum(u.get("points", 0) for u in under)
+    if pts:
+        figures[SMALL_POOLED] = {"points": pts, **{k: sum(u[k] * u["points"] for u in under if u.get("points")) / pts
+                                                  for k in ("median_pct", "inside_range_pct")}}
     from validation import overlap_norm
     figures["transfer all, other norm"] = overlap_norm.stats_under(   # the same fit, uncached, under the other norm
         overlap_norm.ALTERNATIVE, lambda: SimpleNamespace(params=extrapolation_scale.judged(
@@ -561,10 +573,7 @@ def targets_section(figures: dict) -> list[str]:
     pooled, one = (figures.get(f"transfer {label} < 16 MiB") for label, _ in TRUTHS)
     small_rows, big_rows = interval_report.split(figures.get("interval_bands", ()))
     if big and every:
-        under = [figures[k] for k in ("transfer < 64 KiB", "transfer 64 KiB - 16 MiB") if k in figures]
-        pts = sum(u["points"] for u in under)
-        med_small = sum(u["median_pct"] * u["points"] for u in under) / pts if pts else None
-        rng_small = sum(u["inside_range_pct"] * u["points"] for u in under) / pts if pts else None
+        med_small, rng_small = (figures.get(SMALL_POOLED, {}).get(k) for k in ("median_pct", "inside_range_pct"))
         lines += [
             f"- 2 -> 4 GPUs, >= 16 MiB: median {judged(big['median_pct'], 3, 1)}, p90 {judged(big['p90_pct'], 8, 1)}."
             + bw_lease_spread.targets_clause(figures) + slow_mode.targets_clause(figures),
@@ -595,8 +604,7 @@ def targets_section(figures: dict) -> list[str]:
                    + (f" (with the host-issue reading, written after this campaign's repetitions-only figure "
                       f"{figures[k + '_reps_only']['median_pct']:.1f}% was known: not a blind test)"
                       if k + "_reps_only" in figures else "")
-                   for d, k in (("h100x4_2026-11-26_lat", "h100_heldout_4"), ("h100x4_2026-11-26_lat2", "h100b_heldout_4"))
-                   if k in figures) + "."]
+                   for d, k in SECOND_CAMPAIGNS if k in figures) + "."]
               if "h100_heldout_4" in figures else []),
             *([held_out_campaign_target(figures)] if f"{HELD_OUT_SMALL}" in figures else []),
             *sealed_campaign_targets(figures),
@@ -758,7 +766,8 @@ def _dp(a) -> tuple[list[str], dict]:
 
 def _llm(a) -> tuple[list[str], dict]:
     from validation import llm_accuracy
-    return _marked(llm_accuracy.llm_section(write_bands=a.calibrations)[0])
+    lines, figures = llm_accuracy.llm_section(write_bands=a.calibrations)
+    return [""] + lines, {"llm": figures}
 
 
 def _search(a) -> tuple[list[str], dict]:
@@ -852,17 +861,23 @@ def main(argv: list[str] | None = None) -> int:
                    help="one section: nvls, dp, llm, search and innet are rewritten in place in docs/accuracy.md (nvls: NVLS "
                         "and B200 datasets; dp: DataParallel vs DDP and Gloo; seconds; llm: LLM training, minutes); "
                         "the others are printed only")
+    p.add_argument("--summary", action="store_true",
+                   help="print only the At a glance table (it reads figures of every section, so this runs the whole "
+                        "script, about as long; docs/accuracy.md untouched)")
     a = p.parse_args(argv)
+    if a.summary and a.only:
+        p.error("--summary reads every section's figures: not with --only")
     if a.only in IN_PLACE:
         section, begin, end = IN_PLACE[a.only](a)
         doc = Path(a.out)
         doc.write_text(replace_section(doc.read_text() if doc.exists() else "", section, begin, end))
         print("\n".join(section))
         return 0
-    lines = ["# Accuracy", "",
-             "Produced by `python -m validation.accuracy` from the datasets committed under `validation/data/` "
-             "(do not edit by hand). 'err' is |predicted/measured - 1| of the time of one call (collectives) "
-             "or one iteration (DDP). Sizes follow nccl-tests.", ""]
+    header = ["# Accuracy", "",
+              "Produced by `python -m validation.accuracy` from the datasets committed under `validation/data/` "
+              "(do not edit by hand). 'err' is |predicted/measured - 1| of the time of one call (collectives) "
+              "or one iteration (DDP). Sizes follow nccl-tests.", ""]
+    lines: list[str] = []
     figures: dict = {}
     names = list(SECTIONS) if a.only in (None, "targets") else [a.only]
     with _in_parallel(names, a) as started:
@@ -872,7 +887,14 @@ def main(argv: list[str] | None = None) -> int:
             figures.update(section_figures)
     if a.only in (None, "targets"):
         lines += targets_section(figures)
-    text = "\n".join(lines) + "\n"
+    glance: list[str] = []
+    if a.only is None:
+        from validation import accuracy_glance
+        glance = accuracy_glance.section(lines, figures)
+    if a.summary:
+        print("\n".join(glance))
+        return 0
+    text = "\n".join(header + glance + lines) + "\n"
     if a.only is None:
         Path(a.out).write_text(text)
     print(text)

@@ -739,7 +739,8 @@ def section(data_dir: Path, shipped_dir: Path, write_calibrations: bool = False)
                "corpus_datasheet_dataset_median": float(np.median([a for a, _ in per_ds]) * 100),
                "corpus_adopted": [r.group.name for r in results if r.adopted],
                "corpus_lodo_siblings_in_big": float(np.median(kept) * 100),
-               "corpus_lodo_predictable_big": float(np.median(rest) * 100)}
+               "corpus_lodo_predictable_big": float(np.median(rest) * 100),
+               "corpus_lodo_points": len(ho), "corpus_lodo_datasets": len(per_ds)}
     lines = ["", "## 1b. Defaults fitted to the corpus, each dataset left out", "",
              "Could the public corpus give better uncalibrated defaults? Each dataset is predicted from a fit to "
              "the *other* datasets of its group (leave one dataset out; `validation/corpus.py`), less its "

@@ -141,6 +141,7 @@ def llm_section(number: int = 7, write_bands: bool = False) -> tuple[list[str], 
                      f"{(a / r.iteration_s - 1) * 100:+.1f} | {b:.2f} | {(b / r.iteration_s - 1) * 100:+.1f} |")
     s_sheet, s_cal = _stats(ps, ms), _stats(pc, ms)
     figs["selene_datasheet"], figs["selene_fitted"] = s_sheet, s_cal
+    figs["selene_runs"], figs["selene_memory_runs"] = len(sel_runs), len(sel_mem)
     lines += ["", f"Median / p90 / worst error: datasheet {s_sheet[0]:.1f} / {s_sheet[1]:.1f} / {s_sheet[2]:.1f}%, "
               f"fitted set {s_cal[0]:.1f} / {s_cal[1]:.1f} / {s_cal[2]:.1f}%; Spearman "
               f"{spearman(ps, ms):.3f} / {spearman(pc, ms):.3f}.", "",
@@ -196,6 +197,7 @@ def llm_section(number: int = 7, write_bands: bool = False) -> tuple[list[str], 
     s8 = _stats(all8p, all8m)
     figs["vtrain8"] = s8
     figs["vtrain8_min_spearman"] = min(rhos)
+    figs["vtrain8_runs"], figs["vtrain8_sizes"] = len(all8m), len(rhos)
     own: dict[str, list[float]] = {}
     fits: dict[str, object] = {}
     real_lines, figs["own_runs"] = real_section(own, fits)

@@ -70,6 +70,10 @@ class Line:
     slope_s_per_byte: float
     points: int
 
+    def at(self, size_bytes: float) -> float:
+        """The line's time (s) at ``size_bytes``."""
+        return self.intercept_s + self.slope_s_per_byte * size_bytes
+
 
 def fit_line(times_s: Mapping[int, float], sizes_mib: Iterable[int]) -> Line | None:
     """The least-squares line through the times of ``sizes_mib`` (MiB) that ``times_s`` (size in bytes -> s) has;

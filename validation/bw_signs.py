@@ -311,11 +311,6 @@ LINE_SIZES = (64 << 20, 256 << 20)
 """The sizes whose line :func:`line_rows` extends to 0 and to 16 MiB (a call's time is its GPU's there)."""
 
 
-def _line(points: dict[int, float], at: float) -> float:
-    (s0, t0), (s1, t1) = sorted(points.items())
-    return t0 + (t1 - t0) / (s1 - s0) * (at - s0)
-
-
 def line_rows(rows: Sequence[PartRow]) -> list[LineRow]:
     """Per op with :data:`LINE_SIZES` and 16 MiB among ``rows`` (one lease's :func:`part_rows`)."""
     by: dict[str, dict[int, PartRow]] = {}
@@ -326,11 +321,13 @@ def line_rows(rows: Sequence[PartRow]) -> list[LineRow]:
         # (send_recv's channels change with its size on 4 GPUs: no line)
         if op == "send_recv" or not all(s in sized for s in LINE_SIZES + (16 << 20,)):
             continue
-        fast = [{s: (sized[s].fast2_s, sized[s].fast4_s)[i] for s in LINE_SIZES} for i in (0, 1)]
-        pred = [{s: (sized[s].two.total_s, sized[s].four.total_s)[i] for s in LINE_SIZES} for i in (0, 1)]
+        mib = [s >> 20 for s in LINE_SIZES]
+        fast = [fit_line({s: (sized[s].fast2_s, sized[s].fast4_s)[i] for s in LINE_SIZES}, mib) for i in (0, 1)]
+        pred = [fit_line({s: (sized[s].two.total_s, sized[s].four.total_s)[i] for s in LINE_SIZES}, mib)
+                for i in (0, 1)]
         at16 = (sized[16 << 20].fast2_s, sized[16 << 20].fast4_s)
-        out.append(LineRow(op, tuple(_line(f, 0) for f in fast), tuple(_line(p, 0) for p in pred),
-                           tuple(_line(f, 16 << 20) - t for f, t in zip(fast, at16))))
+        out.append(LineRow(op, tuple(f.intercept_s for f in fast), tuple(p.intercept_s for p in pred),
+                           tuple(f.at(16 << 20) - t for f, t in zip(fast, at16))))
     return out
 
 
@@ -383,7 +380,7 @@ class ProbeRow:
     @property
     def below_us(self) -> float:
         """How far the 16 MiB fast level sits below the 64-256 MiB line (us)."""
-        return (self.big.intercept_s + self.big.slope_s_per_byte * (16 << 20) - self.t16_s) * 1e6
+        return (self.big.at(16 << 20) - self.t16_s) * 1e6
 
 
 def probe_rows(by_dataset: dict[str, dict[tuple[str, str, int], dict[int, float]]],

@@ -212,12 +212,14 @@ def hbm_law(op: str, ranks: int, size_bytes: int, coll_s: float, mem_Bps: float)
     return 1.0 / (1.0 - collective_hbm_bytes(op, ranks, size_bytes) / (coll_s * mem_Bps))
 
 
-def _med(xs: Iterable[float]) -> float | None:
+def median_or_none(xs: Iterable[float]) -> float | None:
+    """The median of ``xs``, None when there are none."""
     xs = list(xs)
     return statistics.median(xs) if xs else None
 
 
-def _f(x: float | None) -> str:
+def ratio_cell(x: float | None) -> str:
+    """A time ratio's table cell: two decimals, '-' for none."""
     return "-" if x is None else f"{x:.2f}"
 
 
@@ -243,7 +245,7 @@ def probe_rows(folder: Path) -> list[str]:
         for op in sorted({p.op for p in copy}):
             for size in sorted({p.size_bytes for p in copy if p.op == op}):
                 mine = [p for p in copy if p.op == op and p.size_bytes == size]
-                laws.append(f"| {points[0].channels} | {op} | {size >> 20} | {_f(_med(p.ratio for p in mine))} | "
+                laws.append(f"| {points[0].channels} | {op} | {size >> 20} | {ratio_cell(median_or_none(p.ratio for p in mine))} | "
                             f"{hbm_law(op, 2, size, mine[0].coll_one_s, mem):.2f} |")
     head = " | ".join(f"ch {c}: spin / xfer / SM law" for c in chans)
     lines = [f"Time beside NCCL over time alone ({folder.name}, {sms} SMs; spin: beside a waiting NCCL kernel, rank 0; "
@@ -253,10 +255,10 @@ def probe_rows(folder: Path) -> list[str]:
         cells = []
         for c in chans:
             ps = by[(work, c)]
-            spin = _med(p.ratio for p in ps if p.mode == "spin")
-            xfer = _med(p.ratio for p in ps if p.mode == "xfer" and p.size_bytes >= BANDWIDTH_BYTES and p.inside)
+            spin = median_or_none(p.ratio for p in ps if p.mode == "spin")
+            xfer = median_or_none(p.ratio for p in ps if p.mode == "xfer" and p.size_bytes >= BANDWIDTH_BYTES and p.inside)
             law = sm_law(int(c), sms) if c.isdigit() else None
-            cells.append(f"{_f(spin)} / {_f(xfer)} / {_f(law)}")
+            cells.append(f"{ratio_cell(spin)} / {ratio_cell(xfer)} / {ratio_cell(law)}")
         lines.append(f"| {work} | " + " | ".join(cells) + " |")
     lines += ["", "The copy inside transferring collectives against the HBM-share law (4 accesses per bus byte, the "
               "collective's time alone, the copy's bandwidth alone; no fitted factor):", "",

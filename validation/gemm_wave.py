@@ -88,7 +88,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from simulator.core.errors import InputError
 from validation.check_cli import folder_main
-from validation.gemm_nccl import BANDWIDTH_BYTES, FOLDER, PROFILES, kernel_ratios_of, read_probe, sm_law
+from validation.gemm_nccl import (BANDWIDTH_BYTES, FOLDER, PROFILES, kernel_ratios_of, median_or_none, ratio_cell,
+                                  read_probe, sm_law)
 
 NVJET = re.compile(r"^nvjet_sm\d+_\w+?_(\d+)x(\d+)_\d+x\d+_(\d+)x(\d+)_")
 """cuBLAS's Hopper GEMM kernels: ``nvjet_sm90_tst_<tile M>x<tile N>_<K tile>x<stages>_<cluster>_...``."""
@@ -177,21 +178,12 @@ def probe_gemms(folder: Path = FOLDER) -> list[ProbeGemm]:
                 continue
             rows, cols, _ = (int(x) for x in work.split(":")[1].split("x"))
             out.append(ProbeGemm(work, path.stem.split("_")[-1], channels, sms,
-                                 tiles(rows, cols, tile), _median(p.ratio for p in ps if p.mode == "spin"),
-                                 _median(p.ratio for p in ps if p.mode == "xfer" and p.inside
+                                 tiles(rows, cols, tile), median_or_none(p.ratio for p in ps if p.mode == "spin"),
+                                 median_or_none(p.ratio for p in ps if p.mode == "xfer" and p.inside
                                          and p.size_bytes >= BANDWIDTH_BYTES)))
     if not out:
         raise InputError("no gemmnccl_ch*.jsonl GEMM with an nvjet kernel name", source=str(folder))
     return sorted(out, key=lambda g: (g.work, g.channels, g.launch))
-
-
-def _median(xs: Iterable[float]) -> float | None:
-    xs = list(xs)
-    return statistics.median(xs) if xs else None
-
-
-def _f(x: float | None) -> str:
-    return "-" if x is None else f"{x:.2f}"
 
 
 def errors(rows: Iterable[tuple[float, Sequence[float | None]]]) -> list[float]:
@@ -210,7 +202,7 @@ def probe_rows(folder: Path = FOLDER) -> list[str]:
         lines.append(f"| {g.work} | {g.channels}{default} | {g.n_tiles} | {g.n_tiles / g.sms:.2f} | "
                      f"{wave_factor(g.n_tiles, g.sms, g.channels):.2f} | "
                      f"{static_factor(g.n_tiles, g.sms, g.channels):.2f} | {sm_law(g.channels, g.sms):.2f} | "
-                     f"{_f(g.spin)} | {_f(g.xfer)} |")
+                     f"{ratio_cell(g.spin)} | {ratio_cell(g.xfer)} |")
     lines += ["", "|measured - law| over the probe's points (every GEMM x channel count, spin and xfer):", "",
               "| law | points | median | max |", "|---|---|---|---|"]
     for label, law in (("wave quantisation", wave_factor), ("static schedule", static_factor),
@@ -292,7 +284,7 @@ class Place:
     times: Mapping[str, list[tuple[float, float]]]
 
     def median(self, phase: str) -> float | None:
-        return _median(t / a for a, t in self.times.get(phase, ()))
+        return median_or_none(t / a for a, t in self.times.get(phase, ()))
 
 
 def places(folder: Path = FOLDER, paths: Sequence[Path] = PROFILES, sms: int = 132,
@@ -322,7 +314,7 @@ def profile_rows(folder: Path = FOLDER, paths: Sequence[Path] = PROFILES, sms: i
              "| profile | hidden | GEMM | rows x cols x K | tiles | rounds alone | wave law | static schedule | "
              "spin | xfer |", "|---|---|---|---|---|---|---|---|---|---|"]
     for p in ps:
-        cells = " | ".join(f"{_f(p.median(ph))} ({len(p.times.get(ph, ()))})" for ph in BESIDE)
+        cells = " | ".join(f"{ratio_cell(p.median(ph))} ({len(p.times.get(ph, ()))})" for ph in BESIDE)
         lines.append(f"| {p.folder} | {p.hidden} | {p.gemm.name} | {p.gemm.rows}x{p.gemm.cols}x{p.gemm.k} | "
                      f"{p.n_tiles} ({'probe' if p.probed else 'guess'} {p.tile.cols}x{p.tile.rows}) | "
                      f"{p.n_tiles / sms:.2f} | {p.wave:.2f} | {p.static:.2f} | {cells} |")

@@ -7,11 +7,12 @@ import pytest
 
 from validation import variant_residuals as v
 from validation.parsers import CollMeasurement
+from validation.transfer import PooledPoint
 
 
 def _scored(variant, size, measured_s, predicted_s, launches=1, algo="ring", proto="ll", op="all_reduce"):
     p = CollMeasurement(op, 4, size, measured_s, None, None, variant=variant, launches=launches)
-    return SimpleNamespace(pooled=SimpleNamespace(point=p, campaign_medians=(measured_s,) * launches),
+    return SimpleNamespace(pooled=PooledPoint(p, (measured_s,) * launches),
                            comparison=SimpleNamespace(predicted_s=predicted_s, algo=algo, proto=proto),
                            error=predicted_s / measured_s - 1)
 
@@ -43,8 +44,8 @@ def test_median_counts_one_variant_exact():
 def test_the_default_measured_elsewhere_predicts_only_points_run_alike_on_its_transport():
     rows = [_scored("default", 64, 30e-6, 30e-6, launches=3), _scored("ring", 64, 20e-6, 30e-6),
             _scored("simple", 64, 25e-6, 30e-6, proto="simple"), _scored("nop2p", 64, 40e-6, 30e-6)]
-    rows[3].pooled.point = CollMeasurement("all_reduce", 4, 64, 40e-6, None, None, variant="nop2p",
-                                           env=(("NCCL_P2P_DISABLE", "1"),))
+    rows[3].pooled = PooledPoint(CollMeasurement("all_reduce", 4, 64, 40e-6, None, None, variant="nop2p",
+                                                 env=(("NCCL_P2P_DISABLE", "1"),)), rows[3].pooled.campaign_medians)
     floor = v.other_launch_floor(rows)
     assert floor == {"ring": (1, pytest.approx(50.0), pytest.approx(50.0))}     # 30 us for 20 us
 

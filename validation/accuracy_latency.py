@@ -50,7 +50,7 @@ def truth_spread(pooled4: Sequence[PooledPoint]) -> dict[str, tuple[int, float]]
     for qs in groups.values():
         level = np.median([q.point.time_s for q in qs])
         for q in qs:
-            kind = "pooled over campaigns" if len(q.campaign_medians) > 1 else "one launch"
+            kind = "pooled over campaigns" if q.several_campaigns else "one launch"
             ratios[kind].append(float(np.log(q.point.time_s / level)))
     ratios["all"] = ratios["pooled over campaigns"] + ratios["one launch"]
     return {k: (len(v), _narrowest(v)) for k, v in ratios.items()}

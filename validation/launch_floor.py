@@ -52,7 +52,7 @@ def launch_ratios(files: Sequence[Path], lo: int, hi: int) -> list[list[float]]:
     the pooled median."""
     from validation import transfer
     return [[m / q.point.time_s for m in q.campaign_medians] for q in transfer.pooled_points(list(files))
-            if lo <= q.point.size_bytes < hi and len(q.campaign_medians) >= 2]
+            if lo <= q.point.size_bytes < hi and q.several_campaigns]
 
 
 def floor(files: Sequence[Path], lo: int, hi: int, level: float = LEVEL) -> Floor:

@@ -34,8 +34,8 @@ def _key(op: str, world: int, size: int, variant: str) -> tuple:
     return (op, world, size, variant)
 
 
-TRUTHS = (("pooled over >= 2 campaigns", lambda q: len(q.campaign_medians) >= 2),
-          ("one campaign", lambda q: len(q.campaign_medians) < 2))
+TRUTHS = (("pooled over >= 2 campaigns", lambda q: q.several_campaigns),
+          ("one campaign", lambda q: not q.several_campaigns))
 """How a truth was measured (label, test on a PooledPoint): in several campaigns (a median over launches)
 or in one launch (e.g. the NCCL_ALGO/NCCL_PROTO variants: 3 repetitions, one launch's host state)."""
 
@@ -46,6 +46,11 @@ class PooledPoint:
 
     point: CollMeasurement            # time_s = pooled median of repetitions; min_s/max_s = pooled range
     campaign_medians: tuple[float, ...]
+
+    @property
+    def several_campaigns(self) -> bool:
+        """Measured in two campaigns or more (its truth a median over launches), not in one launch."""
+        return len(self.campaign_medians) >= 2
 
 
 def pooled_points(paths: Sequence[str | Path], world: int | None = None) -> list[PooledPoint]:

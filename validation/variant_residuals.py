@@ -129,7 +129,7 @@ class Point:
 
 def one_campaign(rows: Iterable) -> list:
     """The scored points (validation.transfer.Scored) below 16 MiB measured in one campaign only."""
-    return [r for r in rows if r.pooled.point.size_bytes < SMALL_BYTES and len(r.pooled.campaign_medians) < 2]
+    return [r for r in rows if r.pooled.point.size_bytes < SMALL_BYTES and not r.pooled.several_campaigns]
 
 
 def points(rows4: Sequence, rows2: Sequence) -> list[Point]:
@@ -175,7 +175,7 @@ def median_exact_pct(errors: Sequence[tuple[str, float]], exact: str | None = No
 def variant_rows(pts: Sequence[Point], small_rows: Sequence) -> dict[str, dict]:
     """Per variant: :func:`_summary`, and the median of every < 16 MiB point (``small_rows``, scored) and of the
     one-campaign points were that variant predicted exactly (``pooled_exact_pct``, ``one_exact_pct``)."""
-    every = [(r.pooled.point.variant if len(r.pooled.campaign_medians) < 2 else "", r.error) for r in small_rows]
+    every = [(r.pooled.point.variant if not r.pooled.several_campaigns else "", r.error) for r in small_rows]
     one = [(q.variant, q.error) for q in pts]
     out = {}
     for v in sorted({q.variant for q in pts}):
@@ -194,7 +194,7 @@ def launch_levels(pooled: Mapping[int, Sequence], worlds: tuple[int, int] = (2, 
         acc: dict[str, list[float]] = defaultdict(list)
         for q in pooled[n]:
             p = q.point
-            if (p.op == "all_reduce" and p.variant != DEFAULT and len(q.campaign_medians) < 2
+            if (p.op == "all_reduce" and p.variant != DEFAULT and not q.several_campaigns
                     and p.size_bytes < HOST_PACED_BYTES and p.size_bytes in base):
                 acc[p.variant].append(math.log(p.time_s / base[p.size_bytes]))
         for v, logs in acc.items():

@@ -50,7 +50,6 @@ CAL = SHIPPED_DIR
 DOC = Path(__file__).resolve().parent.parent / "docs" / "accuracy.md"
 CAMPAIGN = DATA / "h200x4_2026-11-26b"
 TOPO = Topo("hgx-h200")
-TARGET_COLL_MEDIAN, TARGET_DDP_MEDIAN, TARGET_P90 = 5.0, 6.0, 12.0
 
 
 def _f(x: float | None) -> str:

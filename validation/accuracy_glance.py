@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass
 
 from validation import accuracy
+from validation.targets import (BIG_MEDIAN_PCT, BIG_P90_PCT, CORPUS_MEDIAN_PCT, COVERAGE_PCT, DDP_MEDIAN_PCT,
+                                INSIDE_RANGE_PCT, SMALL_MEDIAN_PCT, WIDTH_PCT)
 
 TITLE = "## At a glance"
 ISSUE_LISTS = {10: ("## 8. ", None), 14: ("### Targets", "## 7. ")}
@@ -158,7 +160,7 @@ def collective_rows(figures: dict) -> list[Row]:
             f"{figures['public_datasets']} public nccl-tests tables, {figures['public_big_points']} points >= 16 MiB",
             "nothing fitted: NCCL's constants and datasheet bandwidths", (s1,)),
         Row(10, "One collective, corpus defaults fitted with each dataset left out, >= 16 MiB",
-            (Check("median", figures["corpus_lodo_big"], 5, key=K_CORPUS),),
+            (Check("median", figures["corpus_lodo_big"], CORPUS_MEDIAN_PCT, key=K_CORPUS),),
             f"{figures['corpus_lodo_datasets']} public datasets, {figures['corpus_lodo_points']} points >= 16 MiB",
             "leave one dataset out, with its siblings (same instance type)", (s1b, s8)),
         Row(10, "Uncalibrated 90% intervals, public clusters",
@@ -167,20 +169,22 @@ def collective_rows(figures: dict) -> list[Row]:
             f"{figures['public_datasets']} public nccl-tests tables, all sizes", "leave one dataset out of the quantiles",
             (s1,)),
         Row(10, "Calibrate on 2 GPUs, predict 4: >= 16 MiB",
-            (Check("median", big["median_pct"], 3, key=K_BIG), Check("p90", big["p90_pct"], 8, key=K_BIG)),
+            (Check("median", big["median_pct"], BIG_MEDIAN_PCT, key=K_BIG),
+             Check("p90", big["p90_pct"], BIG_P90_PCT, key=K_BIG)),
             f"{pooled}; {big['points']} points", other_world, (s3, s8)),
         Row(10, "Calibrate on 2 GPUs, predict 4: < 16 MiB against the pooled median",
-            (Check("median", small["median_pct"], 15, key=K_SMALL),
-             Check("inside the campaigns' range", small["inside_range_pct"], 75, above=True, key=K_SMALL)),
+            (Check("median", small["median_pct"], SMALL_MEDIAN_PCT, key=K_SMALL),
+             Check("inside the campaigns' range", small["inside_range_pct"], INSIDE_RANGE_PCT, above=True,
+                   key=K_SMALL)),
             f"{pooled}; {small['points']} points", other_world, (s3, s8)),
         Row(10, "Calibrate on 2 GPUs, predict 4: < 16 MiB, points measured in several campaigns",
-            (Check("median", several["median_pct"], 15, key=K_SMALL_SEVERAL),
-             Check("inside the range", several["inside_range_pct"], 75, above=True, key=K_SMALL_SEVERAL)),
+            (Check("median", several["median_pct"], SMALL_MEDIAN_PCT, key=K_SMALL_SEVERAL),
+             Check("inside the range", several["inside_range_pct"], INSIDE_RANGE_PCT, above=True, key=K_SMALL_SEVERAL)),
             f"{pooled}; {several['points']} points", other_world, (s3, s8)),
         Row(10, "Calibrate on 2 GPUs, predict 4: 90% intervals, all sizes",
-            (Check("coverage", every["coverage_pct"], 80, above=True, digits=0, alt=alt.get("coverage_pct"),
+            (Check("coverage", every["coverage_pct"], COVERAGE_PCT, above=True, digits=0, alt=alt.get("coverage_pct"),
                    key=K_INTERVALS),
-             Check("median width", every["median_width_pct"], 25, digits=0, alt=alt.get("median_width_pct"),
+             Check("median width", every["median_width_pct"], WIDTH_PCT, digits=0, alt=alt.get("median_width_pct"),
                    key=K_INTERVALS)),
             f"{pooled}; {every['points']} points",
             other_world + " (the overlap's norm was chosen with these points: a verdict only where the other agrees)",
@@ -197,18 +201,19 @@ def collective_rows(figures: dict) -> list[Row]:
     if second:
         rows.append(Row(10, "2 -> 4 GPUs on second campaigns, 4x H100, 4 B - 256 KiB",
                         tuple(c for _, f in second for c in (
-                            Check("median", f["median_pct"], 15, key=K_SECOND),
-                            Check("coverage", f["coverage_pct"], 80, above=True, digits=0, key=K_SECOND))),
+                            Check("median", f["median_pct"], SMALL_MEDIAN_PCT, key=K_SECOND),
+                            Check("coverage", f["coverage_pct"], COVERAGE_PCT, above=True, digits=0, key=K_SECOND))),
                         ", ".join(f"`{d}` ({f['points']} points)" for d, f in second),
                         "another world size; the host-issue reading was written after one lease's figure (not blind)",
                         (s3, s8), spread="leases"))
     b, bb = BLIND["< 16 MiB"], BLIND[">= 16 MiB"]
     rows.append(Row(10, "2 -> 4 GPUs, a campaign measured for these targets (4x H200), blind",
-                    (Check("< 16 MiB median", b[0], 15, key=K_LAT3),
-                     Check("inside", b[1], 75, above=True, digits=0, key=K_LAT3),
-                     Check("coverage", b[2], 80, above=True, digits=0, key=K_LAT3),
-                     Check("width", b[3], 25, digits=0, key=K_LAT3),
-                     Check(">= 16 MiB median", bb[0], 3, key=K_LAT3), Check("p90", bb[2], 8, key=K_LAT3)),
+                    (Check("< 16 MiB median", b[0], SMALL_MEDIAN_PCT, key=K_LAT3),
+                     Check("inside", b[1], INSIDE_RANGE_PCT, above=True, digits=0, key=K_LAT3),
+                     Check("coverage", b[2], COVERAGE_PCT, above=True, digits=0, key=K_LAT3),
+                     Check("width", b[3], WIDTH_PCT, digits=0, key=K_LAT3),
+                     Check(">= 16 MiB median", bb[0], BIG_MEDIAN_PCT, key=K_LAT3),
+                     Check("p90", bb[2], BIG_P90_PCT, key=K_LAT3)),
                     "`h200x4_2026-11-26_lat3` with `_bw2`, 4 B - 1 GiB (its README's figures)",
                     "blind: scored before any model change (today's figures, after changes designed on it, are "
                     "not held out)", (s3, s8)))
@@ -228,7 +233,7 @@ def collective_rows(figures: dict) -> list[Row]:
             f"{len(with_big)} sealed leases, 16 MiB - 1 GiB", held, (s3, s8), spread="leases"))
     ddp = figures[f"{HEADLINE}_4"]
     rows.append(Row(10, "DDP iteration from collective calibrations only, 4 GPUs",
-                    (Check("median", ddp["median_time_pct"], 6, plain=True, key=K_DDP),
+                    (Check("median", ddp["median_time_pct"], DDP_MEDIAN_PCT, plain=True, key=K_DDP),
                      Check("90% coverage", ddp["interval_coverage_pct"], digits=0),
                      Check("width", ddp["interval_width_pct"], digits=0)),
                     f"4x H200 `{accuracy.CAMPAIGN.name}`, {ddp['points']} points on 4 GPUs (models x bucket caps)",
@@ -253,16 +258,17 @@ def _blind_of(figures: dict):
 
 
 def _small_checks(st: dict, key: str) -> tuple[Check, ...]:
-    return (Check("median", st["median_pct"], 15, key=key),
-            Check("inside", st["inside_range_pct"], 75, above=True, digits=0, key=key),
-            Check("coverage", st["coverage_pct"], 80, above=True, digits=0, key=key),
-            Check("width", st["median_width_pct"], 25, digits=0, key=key))
+    return (Check("median", st["median_pct"], SMALL_MEDIAN_PCT, key=key),
+            Check("inside", st["inside_range_pct"], INSIDE_RANGE_PCT, above=True, digits=0, key=key),
+            Check("coverage", st["coverage_pct"], COVERAGE_PCT, above=True, digits=0, key=key),
+            Check("width", st["median_width_pct"], WIDTH_PCT, digits=0, key=key))
 
 
 def _big_checks(st: dict, key: str, full: bool) -> tuple[Check, ...]:
-    return (Check("median", st["median_pct"], 3, key=key), Check("p90", st["p90_pct"], 8, key=key),
-            *((Check("coverage", st["coverage_pct"], 80, above=True, digits=0, key=key),
-               Check("width", st["median_width_pct"], 25, digits=0, key=key)) if full else ()))
+    return (Check("median", st["median_pct"], BIG_MEDIAN_PCT, key=key),
+            Check("p90", st["p90_pct"], BIG_P90_PCT, key=key),
+            *((Check("coverage", st["coverage_pct"], COVERAGE_PCT, above=True, digits=0, key=key),
+               Check("width", st["median_width_pct"], WIDTH_PCT, digits=0, key=key)) if full else ()))
 
 
 def llm_rows(figures: dict) -> list[Row]:

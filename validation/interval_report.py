@@ -25,9 +25,10 @@ import numpy as np
 from simulator.collectives.uncertainty import LEVEL   # the interval's nominal level (re-exported)
 from simulator.core.units import format_bytes
 from validation import transfer
+from validation.targets import COVERAGE_PCT, WIDTH_PCT
 from validation.transfer import TRUTHS, Scored
 
-TARGET_WIDTH, TARGET_COVERAGE = 0.25, 0.80
+TARGET_WIDTH, TARGET_COVERAGE = WIDTH_PCT / 100, COVERAGE_PCT / 100
 """Issue 10: 90% intervals with coverage >= 80% and median width <= 25% of the prediction."""
 
 

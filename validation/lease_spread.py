@@ -36,13 +36,14 @@ import numpy as np
 
 from validation.calibrate import BANDWIDTH_REGIME_BYTES
 from validation.interval_report import TARGET_WIDTH
+from validation.targets import SMALL_MEDIAN_PCT
 
 SMALL_BYTES = BANDWIDTH_REGIME_BYTES
 """Sizes below this (the latency regime, < 16 MiB) are this module's points."""
 LEVEL_BYTES = 1 << 16
 """The width floor's two bands split here: < 64 KiB (size-independent times) and 64 KiB - 16 MiB."""
 SHARES = (0.8, 0.9)
-TARGET_MEDIAN_PCT, TARGET_WIDTH_PCT = 15.0, TARGET_WIDTH * 100    # issue 10's < 16 MiB median; its width target
+TARGET_MEDIAN_PCT, TARGET_WIDTH_PCT = SMALL_MEDIAN_PCT, TARGET_WIDTH * 100    # issue 10's < 16 MiB median; its width target
 OWN = "80%, each lease's own growth taken out"
 AT_TARGET = "share inside a band of the target's width"
 """Key of the width floor with each lease's own growth of the op taken out first."""

@@ -94,12 +94,13 @@ import numpy as np
 
 from validation.small_bias import sign_p, verdict
 from validation.small_residuals import BANDS, SMALL_BYTES, band_of
+from validation.targets import SMALL_MEDIAN_PCT
 
 DEFAULT = "default"
 """The variant every campaign measured (NCCL's own choices)."""
 HOST_PACED_BYTES = 1 << 16
 """Below this size every variant's time is its host's issue time (:func:`launch_levels`)."""
-TARGET_PCT = 15.0
+TARGET_PCT = SMALL_MEDIAN_PCT
 """Issue 10's < 16 MiB median target."""
 
 

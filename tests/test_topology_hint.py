@@ -49,7 +49,8 @@ def test_nics_fewer_than_gpus_come_from_the_header(nic, nics):
 
 
 @pytest.mark.parametrize("key, value", [("plugin_proto", "bogus"), ("plugin_proto", "LL"),
-                                        ("tuner_plugin", "p5"), ("tuner_plugin", 5)])
+                                        ("tuner_plugin", "p5"), ("tuner_plugin", 5), ("force_flush", "yes"),
+                                        ("force_flush", 1)])
 def test_a_bad_plugin_hint_names_the_file_and_field(key, value):
     """meta.topology.plugin_proto reached the predictor as a protocol ('proto: unknown protocol', no file or field)."""
     with pytest.raises(InputError) as e:

@@ -134,6 +134,9 @@ def topo_from_hint(hint: Mapping | None, source: str = "") -> Topo:
         if hint.get(key) is not None and hint[key] not in known:
             raise InputError(f"expected one of {', '.join(known)} or absent", source=source,
                              field=f"meta.topology.{key}", value=hint[key])
+    if hint.get("force_flush") is not None and not isinstance(hint["force_flush"], bool):   # NCCL_NET_FORCE_FLUSH
+        raise InputError("expected true, false or absent", source=source, field="meta.topology.force_flush",
+                         value=hint["force_flush"])
     return Topo(str(hint["preset"]), int(hint.get("nodes", 1)), hint.get("gpus_per_node"), nic, hint.get("p2p"),
                 nccl_version(hint.get("nccl_version")), hint.get("gdr"), hint.get("tuner_plugin"), nics,
                 hint.get("plugin_proto"), hint.get("force_flush"), source=source)

@@ -59,7 +59,7 @@ class Series:
     big: Line | None
 
 
-def _mib_key(size_bytes: int) -> int:
+def mib_key(size_bytes: int) -> int:
     """Sizes within 16 bytes of a whole MiB count as that MiB (the runner rounds sizes to 16-byte words)."""
     mib = round(size_bytes / (1 << 20))
     return mib << 20 if abs(size_bytes - (mib << 20)) < 16 else size_bytes
@@ -76,7 +76,7 @@ def series(records: Sequence[tuple[str, int, Mapping]]) -> list[Series]:
             continue
         f = Fields(r, src, f"line {n}", str(r["kind"]))
         name = f.text("variant") if r["kind"] == "peer" else f"nccl {f.text('op')}"
-        size = _mib_key(f.whole("bytes", low=1))
+        size = mib_key(f.whole("bytes", low=1))
         times = f.times("rep_times_s")
         if not times:
             raise f.bad("rep_times_s", "missing: every probe record holds its repetitions' times")

@@ -1,0 +1,47 @@
+"""validation/scripts/tp_h100_s23.py: the data-only facts its docstring records (no model figure is pinned)."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def script():
+    spec = importlib.util.spec_from_file_location("tp_h100_s23", ROOT / "validation/scripts/tp_h100_s23.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module      # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def sets(script):
+    return {s.name: s for s in script.run_sets()}
+
+
+def test_run_sets_cover_section_7_and_the_sealed_tp_rows(sets):
+    assert len(sets) == 18
+    assert sum(s.gpu == "H100" for s in sets.values()) == 8
+    assert "h100x4_2026-11-27_llm TP issue probe" in sets and sets["h100x4_2026-11-27_llm TP issue probe"].probe
+
+
+@pytest.mark.parametrize("name, lo, hi", [("h200x2_2026-11-26c", 0.0, 0.01), ("h100x4_2026-11-26h", 0.15, 0.17),
+                                          ("h100x4_2026-11-27_llm TP issue probe", 0.18, 0.19)])
+def test_launch_disagreement_as_recorded(script, sets, name, lo, hi):
+    assert lo <= script.launch_disagreement(sets[name].records()) <= hi
+
+
+def test_larger_model_faster_more_often_on_h100(script, sets):
+    from validation.llm_records import RunError, group_runs
+    scored = []
+    for s in sets.values():
+        groups = group_runs([r for r in s.records().runs if r.runner == "tp"])
+        scored.append((s, [RunError("tp", g.point, g.first.world, len(g.runs), g.median_s, 0.0, 0.0, 1.0)
+                           for g in groups]))
+    pairs = script.faster_pairs(scored)
+    assert (sum(pairs["H100"]), len(pairs["H100"])) == (7, 16)
+    assert (sum(pairs["H200"]), len(pairs["H200"])) == (3, 20)

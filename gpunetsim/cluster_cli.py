@@ -51,8 +51,7 @@ def _cluster(args: argparse.Namespace) -> int:
         for j, g in zip(d["jobs"], runs):
             j["goodput"] = g.as_dict() if g is not None else None
             if g is not None:             # the iteration's wall time with failures, and its 90% interval
-                j.update({f"effective{k}": (j[f"shared{k}"] / g.goodput if j[f"shared{k}"] is not None else None)
-                          for k in ("_s", "_lo_s", "_hi_s")})
+                j.update({f"effective{k}": effective_s(j[f"shared{k}"], g) for k in ("_s", "_lo_s", "_hi_s")})
         print(json.dumps({"scenario": sc.name, "gpus": sc.gpus, "placement": sc.placement, "seed": sc.seed, **d}))
         return 0
     print(format_cluster(sc, result, runs))
@@ -67,7 +66,17 @@ def goodputs(sc, result) -> list:
         return [None for _ in result.jobs]
     from simulator.training.cluster import job_components
     from simulator.training.goodput import expected_run
-    return [expected_run(job_components(sc.router, j.hosts), sc.failures, sc.run_s) for j in result.jobs]
+    try:
+        return [expected_run(job_components(sc.router, j.hosts), sc.failures, sc.run_s) for j in result.jobs]
+    except InputError as e:              # a figure of the file's failures section (or its run)
+        field = e.field if e.field == "run" else f"failures.{e.field}"
+        raise InputError(e.message, source=sc.source, field=field, value=e.value) from None
+
+
+def effective_s(shared_s: float | None, g) -> float | None:
+    """An iteration's wall time with failures (``shared_s`` over the job's goodput); None without a time or when
+    the run never finishes (goodput 0: it divided by zero)."""
+    return None if shared_s is None or g.goodput == 0 else shared_s / g.goodput
 
 
 def host_ranges(hosts) -> str:
@@ -124,9 +133,10 @@ def format_cluster(sc, r, runs=()) -> str:
         lines.append(f"{'job':<12} {'MTBF':>10} {'interval':>10} {'goodput':>8} {'failures':>9} {'effective(ms)':>13} "
                      f"{'90% lo':>8} {'90% hi':>8}")
         for j, g in zip(r.jobs, runs):
-            lo, hi = (None if x is None else x / g.goodput for x in (j.shared_lo_s, j.shared_hi_s))
+            eff = effective_s(j.shared_s, g)
             lines.append(f"{j.name:<12} {dur(g.mtbf_s):>10} {dur(g.interval_s):>10} {g.goodput * 100:>7.2f}% "
-                         f"{g.failures:>9.1f} {j.shared_s / g.goodput * 1e3:>13.3f} {_ms(lo)} {_ms(hi)}")
+                         f"{g.failures:>9.1f} {'never' if eff is None else f'{eff * 1e3:.3f}':>13} "
+                         f"{_ms(effective_s(j.shared_lo_s, g))} {_ms(effective_s(j.shared_hi_s, g))}")
     return "\n".join(lines)
 
 

@@ -54,6 +54,9 @@ def _collective(args: argparse.Namespace) -> int:
         raise InputError("--factor must be > 1", field="--factor", value=args.factor)
     tsize = dtype_bytes(args.dtype, field="--dtype")
     sizes = size_ladder(lo, hi, args.factor)
+    if args.backend != "nccl":       # the op asked for, not the one the host model checks (send_recv for MPI)
+        from simulator.collectives.backends import check_support, default_tensors
+        check_support(args.backend, args.tensors or default_tensors(args.backend), args.op)
     model = comm_model_from_args(args, topology_from_args(args), params_from_args(args))
     host = not isinstance(model, CostModel)
     if host:

@@ -174,14 +174,6 @@ class ScenarioSpec(_Strict):
     failures: dict | None = None            # simulator.training.goodput.FailureSpec's fields
     run: float | str = "30 d"               # training work per job, for goodput
 
-    @model_validator(mode="after")
-    def _unique_names(self) -> "ScenarioSpec":
-        names = [j.name for j in self.jobs]
-        dup = next((n for n in names if names.count(n) > 1), None)
-        if dup is not None:
-            raise ValueError(f"job names must be unique ({dup!r} appears twice)")
-        return self
-
 
 @dataclass(frozen=True)
 class Scenario:
@@ -352,6 +344,11 @@ def scenario_from_spec(spec: ScenarioSpec, src: str = "<scenario>", base: Path |
     from simulator.training.placement import place
     from simulator.training.stragglers import StragglerModel
     base = base or Path.cwd()
+    names = [j.name for j in spec.jobs]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise InputError(f"job names must be unique: jobs[{names.index(name)}] has it too", source=src,
+                             field=f"jobs[{i}].name", value=name)
     topology = _topology(spec, src, base)
     router = router_for(topology)
     attrs = attributes(topology)

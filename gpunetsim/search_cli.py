@@ -94,6 +94,8 @@ def _warn_unpriced(prices: dict[str, float], clusters) -> None:
 def _list(text: str, field: str, convert=str) -> tuple:
     try:
         items = tuple(convert(x.strip()) for x in str(text).split(",") if x.strip())
+    except InputError:                  # the converter's own, naming the value at fault (an InputError is a ValueError)
+        raise
     except ValueError:
         raise InputError("expected a comma-separated list", field=field, value=text) from None
     if not items:

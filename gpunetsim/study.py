@@ -335,7 +335,7 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
                                 bw, None, ovs, 32, "auto", "des", calib, model=str(dict(st)["model"]),
                                 gpu=spec.gpu, search=st, cluster=cl))
     for key in sorted({_topo_key(p) for p in points if p.kind != "search"}, key=repr):
-        model = _check(lambda: _cost_model(*key), source, "topology", _short(key[0]))
+        model = _network_checked(key, source)
         if any(_topo_key(p) == key and (p.kind == "train" or (p.kind == "ddp" and _is_zoo(p.model)))
                for p in points):
             try:
@@ -346,6 +346,18 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
 
 
 _check = checked
+
+
+def _network_checked(key: tuple, source: str):
+    """The cost model of one network of the grid; a bad value of one of its axes is named as that axis (``gpus: ...
+    (got 9)``, not ``topology: gpus: ... (got 9) (got 'dgx-h100')``), anything else as the topology."""
+    try:
+        return _cost_model(*key)
+    except InputError as e:
+        own = (e.field or "").lstrip("-").replace("-", "_")
+        if not e.source and own in NETWORK_AXES + ("nodes",):
+            raise InputError(e.message, source=source, field=own, value=e.value) from None
+        raise InputError(f"{e}", source=source, field="topology", value=_short(key[0])) from None
 
 
 # ------------------------------------------------------------------------------ evaluation

@@ -129,6 +129,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--markdown", default=None, metavar="PATH",
                    help="also write the figures to this Markdown file (docs/speed.md)")
     a = p.parse_args(argv)
+    for flag, text in (("--gpus", a.gpus), ("--ddp-gpus", a.ddp_gpus)):
+        counts = [x.strip() for x in text.split(",") if x.strip()]
+        if not all(x.isdigit() and int(x) >= 8 and int(x) % 8 == 0 for x in counts):
+            # --gpus 12 timed 8 GPUs (12 // 8 servers) in a row labelled 12; --gpus abc was a ValueError traceback
+            p.error(f"{flag}: give whole servers, comma-separated multiples of 8 (got {text!r})")
+    if a.repeats < 1:
+        p.error(f"--repeats: must be at least 1 (got {a.repeats})")
     lines: list[str] = []
 
     def out(line: str) -> None:
@@ -163,7 +170,7 @@ def _write_markdown(path: str, text: str, argv: Sequence[str]) -> None:
 def _run(a: argparse.Namespace, out: Callable[[str], None]) -> None:
     gpus = [int(x) for x in a.gpus.split(",") if x]
     ddp_gpus = [int(x) for x in a.ddp_gpus.split(",") if x]
-    r = max(1, a.repeats)
+    r = a.repeats
     # Whole processes first, while this one is small: a child's peak memory counts what it shares
     # with its parent before it starts the new program.
     start = median_process(["collective"], r)

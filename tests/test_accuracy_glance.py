@@ -165,3 +165,11 @@ def test_summary_reads_every_section():
     from validation import accuracy
     with pytest.raises(SystemExit):
         accuracy.main(["--summary", "--only", "llm"])
+
+
+def test_summary_refuses_an_out_it_would_not_write(tmp_path, capsys):
+    """``--summary --out FILE`` ran the whole script and wrote nothing to FILE, without a word."""
+    from validation import accuracy
+    with pytest.raises(SystemExit) as e:
+        accuracy.main(["--summary", "--out", str(tmp_path / "a.md")])
+    assert e.value.code == 2 and "--summary" in capsys.readouterr().err and not (tmp_path / "a.md").exists()

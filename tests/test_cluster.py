@@ -261,6 +261,35 @@ def test_scenario_bad_failures_name_the_field(tmp_path, capsys):
     assert "failures.mtbf_gpu" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("failures", ["{mtbf_gpu: 1 s, checkpoint: 1 h}",    # was ZeroDivisionError, exit 70
+                                      "{mtbf_gpu: 300 h, checkpoint: 1 min, interval: 25 d}"])
+def test_scenario_failures_that_never_finish_say_never(tmp_path, capsys, failures):
+    import json
+    f = tmp_path / "s.yaml"
+    f.write_text(SCENARIO + f"failures: {failures}\nrun: 30 d\n")
+    assert main(["cluster", str(f)]) == 0
+    assert "never" in capsys.readouterr().out
+    assert main(["cluster", str(f), "--json"]) == 0
+    job = json.loads(capsys.readouterr().out)["jobs"][0]
+    assert job["goodput"]["goodput"] == 0.0 and job["effective_s"] is None
+
+
+def test_scenario_failures_with_free_checkpoints_name_the_field(tmp_path, capsys):
+    f = tmp_path / "s.yaml"
+    f.write_text(SCENARIO + "failures: {mtbf_gpu: 1000 h}\n")
+    assert main(["cluster", str(f)]) == 2
+    assert "s.yaml: failures.checkpoint:" in capsys.readouterr().err
+
+
+def test_a_job_name_given_twice_names_the_second_job_once(tmp_path, capsys):
+    """Was 'job names must be unique ... (got {the whole scenario}) (got {the whole scenario, shortened})'."""
+    f = tmp_path / "s.yaml"
+    f.write_text(SCENARIO.replace("name: b,", "name: a,"))
+    assert main(["cluster", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert "s.yaml: jobs[1].name: job names must be unique: jobs[0] has it too (got 'a')" in err and err.count("got") == 1
+
+
 def test_unwritable_html_fails_before_simulating(tmp_path, capsys):
     f = tmp_path / "s.yaml"
     f.write_text(SCENARIO)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -119,3 +120,29 @@ def test_cli_bad_flags_exit_2(capsys, extra, flag):
     assert main(ARGS + extra) == 2
     err = capsys.readouterr().err
     assert flag in err and "Traceback" not in err
+
+
+
+@pytest.mark.parametrize("extra", [
+    ["--mtbf-gpu", "5", "--checkpoint", "60", "--restart", "60"],         # printed 10^89 days as figures
+    ["--mtbf-node", "1 s", "--checkpoint", "1 h"],
+    ["--checkpoint", "60", "--mtbf-gpu", "300 h", "--interval", "28 d"],    # an interval of the user's
+])
+def test_a_run_that_never_ends_says_so_and_prints_no_astronomic_figure(capsys, extra):
+    """Beyond any duration (10^12 s) a run never finishes: goodput 0, no wall time in --json, 'inf' in the table
+    with a line saying why; never a wall time of 10^89 days."""
+    assert main(["goodput", "--gpus", "8", *extra, "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["goodput"] == 0.0 and r["wall_s"] is None and r["wall_hi_s"] is None
+    assert any("never finishes" in n for n in r["spread_notes"])
+    assert main(["goodput", "--gpus", "8", *extra]) == 0
+    out = capsys.readouterr().out
+    assert "never finishes" in out and not re.search(r"\d{13}", out)
+
+
+@pytest.mark.parametrize("extra", [["--mtbf-gpu", "1 h", "--restart", "5 min"], ["--mtbf-gpu", "1 h"]])
+def test_failures_with_free_checkpoints_are_refused_naming_checkpoint(capsys, extra):
+    """Was 'goodput 100%, no checkpoint needed' in the table while --json timed one 30-day segment (goodput 0)."""
+    assert main(["goodput", "--gpus", "8", *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gpunetsim: error: --checkpoint:") and "Traceback" not in err

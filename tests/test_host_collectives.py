@@ -131,3 +131,13 @@ def test_step_latency_grows_as_the_last_of_n_wakeups() -> None:
     step = p["gloo.step_latency_s.loopback"]
     for n in (2, 4, 8):      # ring: 2(n-1) steps
         assert lat[n] == pytest.approx(2 * (n - 1) * step * slowest_of(n))
+
+
+@pytest.mark.parametrize("op", ["broadcast", "all_reduce"])
+def test_cli_names_the_op_asked_for_when_the_backend_runs_none(capsys, op) -> None:
+    """``collective --backend mpi --tensors cuda --op broadcast`` said 'send_recv is not supported' (the op the
+    host model checks first), not the op the user asked for."""
+    from gpunetsim.cli import main
+    assert main(["collective", "--backend", "mpi", "--tensors", "cuda", "--op", op, "-b", "1M", "-e", "1M"]) == 2
+    err = capsys.readouterr().err
+    assert f"--backend: {op} is not supported by mpi on cuda tensors" in err and "send_recv" not in err

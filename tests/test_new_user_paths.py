@@ -273,6 +273,17 @@ def test_calibrate_names_variants_that_match_nothing(tmp_path, capsys):
         _one_error(capsys, argv)
 
 
+@pytest.mark.parametrize("cmd", ["calibrate", "compare"])
+@pytest.mark.parametrize("extra, flag", [(["--gpus", "0"], "--gpus"),                  # read as "no filter", exit 0
+                                         (["--nodes", "-3"], "--nodes"),               # ignored, exit 0
+                                         (["--nodes", "2"], "--nodes")])               # without --topology: ignored
+def test_calibrate_and_compare_refuse_counts_they_would_ignore(tmp_path, capsys, cmd, extra, flag):
+    out = ["--out", str(tmp_path / "c.json")] if cmd == "calibrate" else ["--html", ""]
+    data = Path(__file__).resolve().parents[1] / "validation/data/h200x4_2026-11-26b/coll_world2.jsonl"
+    err = _one_error(capsys, [cmd, "--measurements", str(data), *out, *extra])
+    assert err.startswith(f"gpunetsim: error: {flag}:")
+
+
 def test_calibrate_checks_profiles_it_does_not_use(tmp_path, capsys):
     """``--profiles missing.json`` with collectives only was ignored without a word (exit 0)."""
     argv = ["calibrate", "--measurements", str(_nccl_log(tmp_path)), "--topology", "hgx-h200", "--gpus", "2",

@@ -292,6 +292,11 @@ def test_jsonl_reads_torch_runner_records_and_skips_other_kinds(tmp_path: Path) 
      "unknown collective"),
     ('{"kind": "coll", "op": "all_reduce", "world": 0, "bytes": 8, "time_s": 1e-5}',
      "must be between 1 and"),
+    # a time outside its own repetitions was fitted as given (weighted by the repetitions' spread)
+    ('{"kind": "coll", "op": "all_reduce", "world": 2, "bytes": 8, "time_s": 5e-3, "rep_times_s": [1.0, 2.0]}',
+     "between the fastest and the slowest"),
+    ('{"kind": "coll", "op": "all_reduce", "world": 2, "bytes": 8, "time_s": 1e-5, "min_s": 2e-5, "max_s": 3e-5}',
+     "between the fastest and the slowest"),
 ])
 def test_bad_jsonl_names_file_and_line(tmp_path: Path, line: str, message: str) -> None:
     path = tmp_path / "bad.jsonl"

@@ -49,3 +49,16 @@ def test_no_runner_writes_the_backend_and_device_flags_again() -> None:
     again = [f.name for f in folder.glob("*.py") if f.name != "launch.py"
              and 'add_argument("--backend", default="auto"' in f.read_text()]
     assert again == []
+
+
+def test_only_the_entry_point_joins_and_leaves_the_process_group() -> None:
+    """Joining, the closing barrier and destroy_process_group are launch.torchrun_entry_point's; each runner ended
+    with its own copy of the tail (dist.barrier(); dist.destroy_process_group(); return 0)."""
+    from pathlib import Path
+
+    import validation.runners as runners
+    folder = Path(runners.__file__).parent
+    again = sorted(f.name for f in folder.glob("*.py") if f.name != "launch.py"
+                   and any(x in f.read_text() for x in ("destroy_process_group(", "init_process_group(",
+                                                         "join_process_group(")))
+    assert again == []

@@ -171,6 +171,15 @@ def test_cli_bad_input_names_the_flag(capsys, args, flag):
     assert rc == 2 and flag in err and len(err.strip().splitlines()) == 1, err
 
 
+@pytest.mark.parametrize("args,value", [(["--schedules", "1f1b,zigzag"], "zigzag"),
+                                        (["--recompute", "none,partial"], "partial")])
+def test_an_unknown_choice_in_a_list_is_named_with_the_choices(capsys, args, value):
+    """Was 'expected a comma-separated list (got '1f1b,zigzag')': the converter's own error was swallowed."""
+    assert main(["search", "--model", "llama-3-8b", "--gpus", "8", "--global-batch", "8"] + args) == 2
+    err = capsys.readouterr().err
+    assert f"{args[0]}: expected some of " in err and f"(got '{value}')" in err
+
+
 def test_pareto_front_keeps_only_undominated_plans():
     from gpunetsim.search_report import pareto
     cluster = make_cluster("dgx-a100", 8)

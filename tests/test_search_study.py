@@ -116,3 +116,4 @@ def test_exactly_one_batch_rule(tmp_path, edit):
     with pytest.raises(InputError) as e:
         _study(tmp_path, STUDY.replace("global_batch: 16", edit))
     assert "batch_per_gpu" in str(e.value) and "search" in str(e.value)
+    assert str(e.value).count("(got") == 1      # a long block was quoted twice, once in full

@@ -51,6 +51,8 @@ def small(tmp_path):
     ("model: gpt2\ncollectives: {op: gather}\n", "collectives.op", "gather"),
     ("model: gpt2\ncalibration: missing-calibration.json\n", "calibration", "missing-calibration.json"),
     ("model: gpt2\ngpu: z100\n", "gpu", "z100"),
+    ("model: gpt2\ngpus: [4, 9]\n", "gpus", 9),          # was topology: gpus: ... (got 9) (got 'dgx-h100')
+    ("model: gpt2\nnodes: 2\nnics: 100\n", "nics", 100),
 ])
 def test_validation_error_names_file_field_and_value(tmp_path, text, field, value):
     p = write(tmp_path, text)

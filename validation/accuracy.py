@@ -854,7 +854,7 @@ def _in_parallel(names: list[str], a: argparse.Namespace):
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m validation.accuracy", description=__doc__.splitlines()[0])
-    p.add_argument("--out", default=str(DOC))
+    p.add_argument("--out", default=None, help=f"the report to write (default {DOC.name} in docs/)")
     p.add_argument("--calibrations", action="store_true", help="refit and rewrite simulator/collectives/calibrations/*.json")
     p.add_argument("--only", choices=[*SECTIONS, "targets"], default=None,
                    help="one section: nvls, dp, llm, search and innet are rewritten in place in docs/accuracy.md (nvls: NVLS "
@@ -866,6 +866,9 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     if a.summary and a.only:
         p.error("--summary reads every section's figures: not with --only")
+    if a.summary and a.out is not None:     # was ignored: --summary writes nothing
+        p.error("--summary prints the table and writes nothing: not with --out")
+    a.out = a.out or str(DOC)
     if a.only in IN_PLACE:
         section, begin, end = IN_PLACE[a.only](a)
         doc = Path(a.out)

@@ -75,9 +75,15 @@ def _load(args: argparse.Namespace) -> _Loaded:
     coll, ddp, topo = [], [], None
     world = None
     variants: set[str] = set()       # of every collective point read, before --variants filters them
+    for flag, count in (("--nodes", args.nodes), ("--gpus", args.gpus)):
+        if count is not None and count < 1:      # --gpus 0 read as "no filter", --nodes -3 was ignored
+            raise InputError("must be at least 1", field=flag, value=count)
     if args.no_gdr and not args.topology:
         raise InputError("--no-gdr describes the --topology given; a dataset's own topology hint says it as "
                          "meta.topology.gdr", field="--no-gdr", value=True)
+    if args.nodes != 1 and not args.topology:
+        raise InputError("--nodes describes the --topology given; a dataset's own topology hint gives its servers",
+                         field="--nodes", value=args.nodes)
     if args.topology:       # nccl-tests text without rank lines: the topology says how many ranks
         import topologies
         world = len(topologies.router_for(topologies.prepare(args.topology, nodes=args.nodes,

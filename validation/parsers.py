@@ -585,12 +585,18 @@ def _coll_from_record(record: Mapping[str, Any], source: str, line: int) -> Coll
     if not isinstance(ends, list) or len(ends) != (len(reps) if ends else 0) or not all(
             isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 for x in ends):
         raise f.bad("rep_end_unix_s", "must be a list of positive Unix times, one per repetition of rep_times_s", ends)
+    time_s = f.number("time_s", positive=True)
+    fastest = max([x for x in (min_s, min(reps, default=None)) if x is not None], default=0.0)
+    slowest = min([x for x in (max_s, max(reps, default=None)) if x is not None], default=math.inf)
+    if not fastest * (1 - 1e-9) <= time_s <= slowest * (1 + 1e-9):     # the median over its repetitions
+        raise f.bad("time_s", f"must lie between the fastest and the slowest repetition ({fastest:.6g} to "
+                    f"{slowest:.6g} s: min_s, max_s, rep_times_s)", time_s)
     world = f.whole("world", low=1, high=limits.GPUS.value)
     if host and len(host) != world:
         raise f.bad("rank_host_times_s", f"must hold one list per rank: {len(host)} lists for world {world}", host)
     return CollMeasurement(
         op=op, world=world,
-        size_bytes=f.whole("bytes", high=limits.MAX_SIZE_BYTES), time_s=f.number("time_s", positive=True),
+        size_bytes=f.whole("bytes", high=limits.MAX_SIZE_BYTES), time_s=time_s,
         algbw_GBps=f.number("algbw_GBps", required=False, high=1e9),
         busbw_GBps=f.number("busbw_GBps", required=False, high=1e9),
         variant=f.text("variant", "default"), dtype=f.text("dtype", "float32"),

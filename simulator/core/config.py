@@ -47,8 +47,9 @@ def validate(cls: type[M], data: object, source: str | None, what: str = "a mapp
             raise InputError(f"unknown field; required {where} is missing (got {err.get('input')!r})",
                              source=source, field=field_path(err["loc"]), value=err.get("input")) from None
         msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
-        value = err.get("input")
-        raise InputError(f"{msg} (got {value!r})", source=source, field=where, value=value) from None
+        # the value once, shortened (InputError adds it); none for a check of the whole file, which it would dump
+        value = err.get("input") if err["loc"] else None
+        raise InputError(msg, source=source, field=where or None, value=value) from None
 
 
 def checked(fn: Callable[[], T], source: str | None, field: str, value: object) -> T:

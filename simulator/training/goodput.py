@@ -36,7 +36,8 @@ from scipy import optimize
 
 from simulator.core.config import validate
 from simulator.core.errors import InputError
-from simulator.core.units import parse_time
+from simulator.core.limits import MAX_DURATION_S
+from simulator.core.units import format_duration, parse_time
 from simulator.training.goodput_spread import exp_or_inf, expm1_or_inf, run_bounds
 
 COMPONENTS = ("gpu", "node", "nic", "switch")
@@ -162,6 +163,9 @@ def spread_notes(work_s: float, interval_s: float, wall_s: float, wall_lo_s: flo
     not checkpoint at all), and a run that most likely sees no failure has both ends at the failure-free wall
     time while rare failures pull the expectation above it."""
     out = []
+    if math.isinf(wall_s):
+        out.append("the run never finishes: a segment of work and its checkpoint almost never ends between failures "
+                   "(wall time beyond 10^12 s, goodput 0)")
     if work_s < interval_s:
         out.append("the run is shorter than one interval: a fraction of a segment, outside Daly's model (which "
                    "charges that fraction of a checkpoint; a real run of this length would not checkpoint)")
@@ -169,6 +173,12 @@ def spread_notes(work_s: float, interval_s: float, wall_s: float, wall_lo_s: flo
         out.append("the expectation lies outside one run's 90% interval: a run most likely sees no failure, "
                    "and rare failures pull the mean above the interval")
     return tuple(out)
+
+
+def never_ends(wall_s: float) -> float:
+    """``wall_s``, or infinity (the run never finishes: goodput 0) beyond any duration (10^12 s): a job that fails
+    far more often than it checkpoints printed wall times of 10^89 days as if they were figures."""
+    return wall_s if wall_s <= MAX_DURATION_S else math.inf
 
 
 @dataclass(frozen=True)
@@ -206,10 +216,13 @@ class GoodputResult:
         if not interval_s > 0:
             raise InputError("the checkpoint interval must be positive", field="interval", value=interval_s)
         gp = goodput(interval_s, self.checkpoint_s, self.restart_s, self.mtbf_s)
-        wall = self.work_s / gp if gp > 0 else math.inf
+        wall = never_ends(self.work_s / gp if gp > 0 else math.inf)
+        gp = gp if math.isfinite(wall) else 0.0
         ckpt = self.work_s / interval_s * self.checkpoint_s
         (w_lo, w_hi), (f_lo, f_hi) = run_bounds(self.work_s, interval_s, self.checkpoint_s, self.restart_s,
                                                 self.mtbf_s)
+        w_lo, w_hi = never_ends(w_lo), never_ends(w_hi)
+        f_lo, f_hi = (f if math.isfinite(w) else math.inf for f, w in ((f_lo, w_lo), (f_hi, w_hi)))
         return replace(self, interval_s=interval_s, goodput=gp, wall_s=wall,
                        failures=wall / self.mtbf_s if math.isfinite(self.mtbf_s) else 0.0,
                        checkpoint_total_s=ckpt, lost_s=max(0.0, wall - self.work_s - ckpt),
@@ -232,9 +245,15 @@ def expected_run(components: Components, spec: FailureSpec, work_s: float) -> Go
     rate = failure_rate(components, spec)
     mtbf = 1.0 / rate if rate > 0 else math.inf
     d, r = spec.checkpoint, spec.restart
-    if math.isinf(mtbf) or d == 0:
+    if math.isinf(mtbf):
         young = daly = opt = math.inf
         opt_gp = 1.0
+    elif d == 0:
+        # Daly's optimum tends to 0 (checkpoint continuously), which no run does: the run was timed as one segment
+        # that never ended, while the optimum said goodput 100% (the limit is e^(-R/M), restarts being paid)
+        raise InputError(f"checkpoints that take no time beside failures (job MTBF {format_duration(mtbf)}) make "
+                         "the best interval 0: give the time one checkpoint blocks training", field="checkpoint",
+                         value=d)
     else:
         young, daly, opt = young_interval(d, mtbf), daly_interval(d, mtbf), optimal_interval(d, r, mtbf)
         opt_gp = goodput(opt, d, r, mtbf)

@@ -38,7 +38,7 @@ line describing the machine. Points already in the file (same variant, op, world
 are skipped, so an interrupted run can be restarted.
 
 Test hooks (used by the test suite to check the sweep's failure handling):
-``GPUNETSIM_TEST_FAIL=1`` makes every rank exit with status 3 at start;
+``GPUNETSIM_TEST_FAIL=1`` makes every rank exit with status 3 at start (launch.torchrun_entry_point);
 ``GPUNETSIM_TEST_FAIL=<op>[,<op>]`` makes them exit with status 3 when they reach that op;
 ``GPUNETSIM_TEST_HANG=<op>`` makes them sleep forever there (for timeout tests).
 """
@@ -59,7 +59,8 @@ from typing import Any, Callable, Sequence
 from simulator.core.errors import InputError
 from simulator.core.units import parse_size
 from simulator.core.vocabulary import DTYPE_BYTES, GATHER_LIKE, OPS, busbw_factor, size_ladder
-from validation.runners.launch import add_process_args, check_least, entry_point, parse_names
+from validation.runners.launch import (EXIT_TEST_FAIL, Member, add_process_args, check_least, parse_names,
+                                       torchrun_entry_point)
 from validation.runners.records import append_record, done_points, read_records
 
 log = logging.getLogger("validation.runners.collectives")
@@ -75,7 +76,6 @@ HOST_CALLS = 128
 """Calls over which the host issue time is taken: few enough that CUDA's launch queue (about 1024
 entries) never fills, so the host clock measures issuing, not waiting for the GPU."""
 MAX_AUTO_ITERS = 20000
-EXIT_TEST_FAIL = 3
 
 
 def bandwidths_GBps(op: str, world: int, size_bytes: int, time_s: float) -> tuple[float, float]:
@@ -220,7 +220,7 @@ def buffer_sets(one_set_bytes: int, rotate_bytes: int) -> int:
 def _test_hook(where: str) -> None:
     """Honour GPUNETSIM_TEST_FAIL / GPUNETSIM_TEST_HANG (see the module docstring)."""
     fail = os.environ.get("GPUNETSIM_TEST_FAIL", "")
-    if fail and ((where == "start" and fail == "1") or where in fail.split(",")):
+    if fail and where in fail.split(","):
         log.error("GPUNETSIM_TEST_FAIL=%s: exiting at %s", fail, where)
         sys.stdout.flush()
         sys.stderr.flush()
@@ -231,32 +231,16 @@ def _test_hook(where: str) -> None:
 
 
 class Context:
-    """The process group, device and timing primitives of this rank."""
+    """This rank's place in the process group (joined by launch.torchrun_entry_point, NCCL bound to the device)
+    and its timing primitives."""
 
-    def __init__(self, backend: str, device: str, timeout_s: float) -> None:
-        import datetime
-
+    def __init__(self, me: Member) -> None:
         import torch
         import torch.distributed as dist
 
         self.torch, self.dist = torch, dist
-        if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        if backend == "auto":
-            backend = "nccl" if device == "cuda" else "gloo"
-        self.backend, self.is_cuda = backend, device == "cuda"
-        if self.is_cuda:
-            local = int(os.environ.get("LOCAL_RANK", "0"))
-            torch.cuda.set_device(local)
-            self.device = torch.device("cuda", local)
-        else:
-            self.device = torch.device("cpu")
-        kwargs: dict[str, Any] = {"backend": backend,
-                                  "timeout": datetime.timedelta(seconds=timeout_s)}
-        if self.is_cuda and backend == "nccl":
-            kwargs["device_id"] = self.device
-        dist.init_process_group(**kwargs)
-        self.rank, self.world = dist.get_rank(), dist.get_world_size()
+        self.device, self.is_cuda, self.backend, self.rank, self.world = (me.device, me.is_cuda, me.backend,
+                                                                          me.rank, me.world)
 
     def sync(self) -> None:
         if self.is_cuda:
@@ -395,12 +379,12 @@ def measure_point(ctx: Context, s: Settings, point: Point) -> dict[str, Any]:
             "reps": s.reps, "warmup": s.warmup, "algbw_GBps": algbw, "busbw_GBps": busbw}
 
 
-def run(s: Settings) -> int:
-    """Measure every planned point; rank 0 writes the records. Returns the exit status."""
+def run(s: Settings, me: Member) -> None:
+    """Measure every planned point; rank 0 writes the records."""
     from validation.runners.facts import machine_facts, new_launch_id, run_env, short_facts
 
     _test_hook("start")
-    ctx = Context(s.backend, s.device, s.timeout_s)
+    ctx = Context(me)
     dist = ctx.dist
     env = run_env()
     shared: list[Any] = [None, None]
@@ -440,13 +424,10 @@ def run(s: Settings) -> int:
             append_record(s.out, {"kind": "coll", **result, **base})
             log.info("%-14s %12d B  %10.2f us  busbw %8.3f GB/s", point.op, point.size_bytes,
                      result["time_s"] * 1e6, result["busbw_GBps"])
-    ctx.barrier()
-    dist.destroy_process_group()
-    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return entry_point(parse_settings, run, argv)
+    return torchrun_entry_point(parse_settings, run, argv, bind_device=True)
 
 
 if __name__ == "__main__":

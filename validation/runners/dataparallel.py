@@ -51,7 +51,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
-import os
 import statistics
 import sys
 import time
@@ -60,7 +59,7 @@ from typing import Any, Sequence
 
 from simulator.core.errors import InputError
 from validation.runners.ddp import DDPSettings, MODEL_NAMES, summarize, time_iterations
-from validation.runners.launch import check_least, entry_point
+from validation.runners.launch import Member, check_least, torchrun_entry_point
 
 log = logging.getLogger("validation.runners.dataparallel")
 
@@ -68,7 +67,6 @@ DEFAULT_BATCH = {"resnet50": 64, "bert-base": 32, "gpt2": 8, "mlp": 64}
 """Per-GPU batch sizes (those of the DDP sweep and the committed single-GPU profiles)."""
 DDP_CAP_MB = 25.0
 PHASES = ("scatter", "replicate", "parallel_apply", "gather", "loss", "backward", "optimizer")
-EXIT_TEST_FAIL = 3
 
 
 @dataclass(frozen=True)
@@ -88,6 +86,7 @@ class DPSettings:
     launch_index: int
     skip_ddp: bool
     timeout_s: float
+    backend: str = "auto"        # no flag: NCCL on CUDA, gloo on CPU
 
 
 def parse_models(text: str) -> tuple[str, ...]:
@@ -417,7 +416,7 @@ def breakdown(setup: _Setup, dp: Any, batch: Any, reps: int) -> dict[str, Any]:
             "breakdown_reps": reps}
 
 
-def run(s: DPSettings) -> int:
+def run(s: DPSettings, me: Member) -> None:
     """Measure DDP (all ranks) then DataParallel and the profile (rank 0) for every model."""
     import datetime
 
@@ -429,58 +428,44 @@ def run(s: DPSettings) -> int:
     from validation.runners.facts import machine_facts, new_launch_id, run_env, short_facts
     from validation.runners.records import append_record
 
-    if os.environ.get("GPUNETSIM_TEST_FAIL", "") == "1":
-        log.error("GPUNETSIM_TEST_FAIL=1: exiting at start")
-        os._exit(EXIT_TEST_FAIL)
-    kind = s.device if s.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
-    is_cuda = kind == "cuda"
-    if is_cuda:
-        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
-        device = torch.device("cuda", torch.cuda.current_device())
-    else:
-        device = torch.device("cpu")
-    backend = "nccl" if is_cuda else "gloo"
+    # the ranks wait for rank 0's DataParallel runs (on every GPU) at a barrier of a gloo group
     timeout = datetime.timedelta(seconds=s.timeout_s)
-    dist.init_process_group(backend, timeout=timeout)
-    cpu_group = dist.new_group(backend="gloo", timeout=timeout) if is_cuda else None
-    rank, world = dist.get_rank(), dist.get_world_size()
-    shared = [s.launch_id or (new_launch_id() if rank == 0 else None)]
-    dist.broadcast_object_list(shared, src=0, device=device)
+    cpu_group = dist.new_group(backend="gloo", timeout=timeout) if me.is_cuda else None
+    shared = [s.launch_id or (new_launch_id() if me.rank == 0 else None)]
+    dist.broadcast_object_list(shared, src=0, device=me.device)
     launch_id = shared[0]
-    facts = machine_facts(with_topology=rank == 0)
-    gpu_counts = list(range(1, world + 1)) if is_cuda else [1]
-    base = {"world": world, "tiny": s.tiny, "iters": s.iters, "warmup": s.warmup,
-            "precision": "bf16-autocast" if is_cuda else "fp32", "optimizer": "SGD(momentum=0.9)",
-            "device": device.type, "launch_id": launch_id, "launch_index": s.launch_index,
+    facts = machine_facts(with_topology=me.rank == 0)
+    gpu_counts = list(range(1, me.world + 1)) if me.is_cuda else [1]
+    base = {"world": me.world, "tiny": s.tiny, "iters": s.iters, "warmup": s.warmup,
+            "precision": "bf16-autocast" if me.is_cuda else "fp32", "optimizer": "SGD(momentum=0.9)",
+            "device": me.device.type, "launch_id": launch_id, "launch_index": s.launch_index,
             "env": run_env(), **short_facts(facts)}
-    if rank == 0:
+    if me.rank == 0:
         append_record(s.out, {"kind": "meta", "runner": "dataparallel", **base, **facts,
                               "argv": sys.argv, "models": list(s.models), "gpu_counts": gpu_counts})
     for name in s.models:
         b = s.batch[name]
-        if world > 1 and not s.skip_ddp:
+        if me.world > 1 and not s.skip_ddp:
             ddp_s = DDPSettings(name, b, (DDP_CAP_MB,), s.iters, s.warmup, s.out, s.tiny,
-                                s.use_libraries, backend, device.type, launch_id, s.launch_index,
+                                s.use_libraries, me.backend, me.device.type, launch_id, s.launch_index,
                                 0, 1e-3, s.timeout_s)
-            result = measure_cap(ddp_s, DDP_CAP_MB, device, is_cuda)
-            if rank == 0:
+            result = measure_cap(ddp_s, DDP_CAP_MB, me.device, me.is_cuda)
+            if me.rank == 0:
                 append_record(s.out, {"kind": "ddp", "model": name, "batch_size": b, **base,
-                                      "backend": backend, "bucket_cap_mb": DDP_CAP_MB, **result})
-                log.info("%s DDP x%d: median %.2f ms", name, world, result["median_s"] * 1e3)
+                                      "backend": me.backend, "bucket_cap_mb": DDP_CAP_MB, **result})
+                log.info("%s DDP x%d: median %.2f ms", name, me.world, result["median_s"] * 1e3)
         dist.barrier(group=cpu_group)
-        if rank == 0:
+        if me.rank == 0:
             try:
-                measure_rank0(s, name, b, device, is_cuda, gpu_counts, base, profile_model,
+                measure_rank0(s, name, b, me.device, me.is_cuda, gpu_counts, base, profile_model,
                               append_record)
             except Exception as exc:  # noqa: BLE001 - recorded; the other models go on
                 log.error("%s: DataParallel measurement failed: %s", name, exc)
                 append_record(s.out, {"kind": "dp_failed", "model": name, **base,
                                       "reason": f"{type(exc).__name__}: {exc}"[:2000]})
-                if is_cuda:
+                if me.is_cuda:
                     torch.cuda.empty_cache()
         dist.barrier(group=cpu_group)
-    dist.destroy_process_group()
-    return 0
 
 
 def measure_rank0(s: DPSettings, name: str, b: int, device: Any, is_cuda: bool,
@@ -503,7 +488,7 @@ def measure_rank0(s: DPSettings, name: str, b: int, device: Any, is_cuda: bool,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return entry_point(parse_settings, run, argv)
+    return torchrun_entry_point(parse_settings, run, argv)
 
 
 if __name__ == "__main__":

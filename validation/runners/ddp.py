@@ -15,7 +15,7 @@ under ``no_sync()`` (no gradient all-reduce) gives the compute-only baseline, so
 that is not hidden behind backward is ``median_s - nosync_median_s``.
 
 Rank 0 appends a ``kind:"meta"`` record and one ``kind:"ddp"`` record per bucket cap to ``--out``.
-``GPUNETSIM_TEST_FAIL=1`` makes every rank exit with status 3 at start (a test hook).
+``GPUNETSIM_TEST_FAIL=1`` makes every rank exit with status 3 at start (a test hook: launch.torchrun_entry_point).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import logging
 import math
-import os
 import statistics
 import sys
 import time
@@ -32,12 +31,11 @@ from typing import Any, Callable, Sequence
 
 from simulator.core.errors import InputError
 from simulator.core.limits import MAX_BUCKET_CAP_MB
-from validation.runners.launch import add_process_args, check_least, entry_point, join_process_group
+from validation.runners.launch import Member, add_process_args, check_least, torchrun_entry_point
 
 log = logging.getLogger("validation.runners.ddp")
 
 MODEL_NAMES = ("resnet50", "bert-base", "gpt2", "mlp")
-EXIT_TEST_FAIL = 3
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -214,43 +212,35 @@ def measure_cap(s: DDPSettings, cap_mb: float, device: Any, is_cuda: bool) -> di
     return results
 
 
-def run(s: DDPSettings) -> int:
-    """Measure every bucket cap; rank 0 writes the records. Returns the exit status."""
+def run(s: DDPSettings, me: Member) -> None:
+    """Measure every bucket cap; rank 0 writes the records."""
     import torch.distributed as dist
 
     from validation.runners.facts import machine_facts, new_launch_id, run_env, short_facts
     from validation.runners.records import append_record
 
-    if os.environ.get("GPUNETSIM_TEST_FAIL", "") == "1":
-        log.error("GPUNETSIM_TEST_FAIL=1: exiting at start")
-        os._exit(EXIT_TEST_FAIL)
-    device, is_cuda, backend = join_process_group(s.device, s.backend, s.timeout_s)
-    rank, world = dist.get_rank(), dist.get_world_size()
-    shared = [s.launch_id or (new_launch_id() if rank == 0 else None)]
-    dist.broadcast_object_list(shared, src=0, device=device)
+    shared = [s.launch_id or (new_launch_id() if me.rank == 0 else None)]
+    dist.broadcast_object_list(shared, src=0, device=me.device)
     launch_id = shared[0]
-    facts = machine_facts(with_topology=rank == 0)
-    base = {"model": s.model, "batch_size": s.batch_size, "world": world, "tiny": s.tiny,
-            "iters": s.iters, "warmup": s.warmup, "precision": "bf16-autocast" if is_cuda else "fp32",
-            "optimizer": "SGD(momentum=0.9)", "backend": backend, "device": device.type,
+    facts = machine_facts(with_topology=me.rank == 0)
+    base = {"model": s.model, "batch_size": s.batch_size, "world": me.world, "tiny": s.tiny,
+            "iters": s.iters, "warmup": s.warmup, "precision": "bf16-autocast" if me.is_cuda else "fp32",
+            "optimizer": "SGD(momentum=0.9)", "backend": me.backend, "device": me.device.type,
             "launch_id": launch_id, "launch_index": s.launch_index, "env": run_env(),
             **short_facts(facts)}
-    if rank == 0:
+    if me.rank == 0:
         append_record(s.out, {"kind": "meta", "runner": "ddp", **base, **facts, "argv": sys.argv,
                               "bucket_caps_mb": list(s.bucket_caps)})
     for cap in s.bucket_caps:
-        result = measure_cap(s, cap, device, is_cuda)
-        if rank == 0:
+        result = measure_cap(s, cap, me.device, me.is_cuda)
+        if me.rank == 0:
             append_record(s.out, {"kind": "ddp", **base, "bucket_cap_mb": cap, **result})
             log.info("%s cap %g MB: median %.2f ms (no_sync %.2f ms)", s.model, cap,
                      result["median_s"] * 1e3, result["nosync_median_s"] * 1e3)
-    dist.barrier()
-    dist.destroy_process_group()
-    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return entry_point(parse_settings, run, argv)
+    return torchrun_entry_point(parse_settings, run, argv)
 
 
 if __name__ == "__main__":

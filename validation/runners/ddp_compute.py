@@ -49,7 +49,7 @@ from simulator.core.errors import InputError
 from simulator.core.limits import MAX_BATCH_SIZE
 from validation.runners.dataparallel import parse_batch
 from validation.runners.ddp import timed_steps
-from validation.runners.launch import add_process_args, check_least, entry_point, join_process_group, parse_names
+from validation.runners.launch import Member, add_process_args, check_least, parse_names, torchrun_entry_point
 
 log = logging.getLogger("validation.runners.ddp_compute")
 
@@ -227,38 +227,34 @@ def measure_model(s: ComputeSettings, name: str, device: Any, is_cuda: bool,
         torch.cuda.empty_cache()
 
 
-def run(s: ComputeSettings) -> int:
+def run(s: ComputeSettings, me: Member) -> None:
+    """Measure every model's variants; rank 0 writes the records."""
     import torch.distributed as dist
 
     from validation.runners.facts import machine_facts, new_launch_id, run_env, short_facts
     from validation.runners.records import append_record
 
-    device, is_cuda, backend = join_process_group(s.device, s.backend, s.timeout_s)
-    rank, world = dist.get_rank(), dist.get_world_size()
-    shared = [new_launch_id() if rank == 0 else None]
-    dist.broadcast_object_list(shared, src=0, device=device)
-    facts = machine_facts(with_topology=rank == 0)
-    base = {"world": world, "tiny": s.tiny, "iters": s.iters, "warmup": s.warmup,
-            "precision": "bf16-autocast" if is_cuda else "fp32", "optimizer": "SGD(momentum=0.9)",
-            "backend": backend, "device": device.type, "launch_id": shared[0],
+    shared = [new_launch_id() if me.rank == 0 else None]
+    dist.broadcast_object_list(shared, src=0, device=me.device)
+    facts = machine_facts(with_topology=me.rank == 0)
+    base = {"world": me.world, "tiny": s.tiny, "iters": s.iters, "warmup": s.warmup,
+            "precision": "bf16-autocast" if me.is_cuda else "fp32", "optimizer": "SGD(momentum=0.9)",
+            "backend": me.backend, "device": me.device.type, "launch_id": shared[0],
             "bucket_cap_mb": BUCKET_CAP_MB, "env": run_env(), **short_facts(facts)}
-    if rank == 0:
+    if me.rank == 0:
         append_record(s.out, {"kind": "meta", "runner": "ddp_compute", **base, **facts, "argv": sys.argv,
                               "models": list(s.models), "rounds": s.rounds})
 
     def emit(fields: dict[str, Any]) -> None:
-        if rank == 0:
+        if me.rank == 0:
             append_record(s.out, {"kind": "ddp_compute", **base, **fields})
 
     for name in s.models:
-        measure_model(s, name, device, is_cuda, emit)
-    dist.barrier()
-    dist.destroy_process_group()
-    return 0
+        measure_model(s, name, me.device, me.is_cuda, emit)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return entry_point(parse_settings, run, argv)
+    return torchrun_entry_point(parse_settings, run, argv)
 
 
 if __name__ == "__main__":

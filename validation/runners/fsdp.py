@@ -83,9 +83,8 @@ from typing import Any, Sequence
 
 from simulator.core.errors import InputError
 from validation.gpt_spec import GPTSpec, parse_ints
-from validation.runners.launch import entry_point
 from validation.runners.llm_session import (CommonSettings, Point, Session, add_common_arguments,
-                                            common_settings, profile_label, start_session,
+                                            common_settings, profile_label, session_entry_point,
                                             summarize)
 
 STRATEGIES = {"full_shard": "FULL_SHARD", "shard_grad_op": "SHARD_GRAD_OP",
@@ -293,13 +292,12 @@ def measure_fsdp(ses: Session, spec: GPTSpec, micro_batch: int, strategy: str,
     return {**summarize(times), **memory, **issue, **profiled, "steps_unix_s": steps}
 
 
-def run(s: FsdpSettings) -> int:
+def run(s: FsdpSettings, ses: Session) -> None:
     from validation.runners.layer_profile import profile_record
 
     from validation.runners.tp_issue import Clock
 
     mb = s.common.micro_batch
-    ses = start_session("fsdp", s.common)
     clock = Clock(ses.is_cuda) if s.issue or s.pair_probe else None
     for point in ses.points_to_run(plan_points(s, ses.world)):
         spec = point.spec
@@ -331,12 +329,10 @@ def run(s: FsdpSettings) -> int:
             "reduce_dtype": ses.dtype_name, "optimizer": None,
             **result, "peak_memory_bytes": peak, **copy,
             **({"pair_probe": True, **before, **after} if s.pair_probe else {})})
-    ses.finish()
-    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return entry_point(parse_settings, run, argv)
+    return session_entry_point("fsdp", parse_settings, run, argv)
 
 
 if __name__ == "__main__":

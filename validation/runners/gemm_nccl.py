@@ -45,7 +45,8 @@ from typing import Any, Callable, Sequence
 
 from simulator.core.errors import InputError
 from simulator.core.units import parse_size
-from validation.runners.launch import add_process_args, check_least, entry_point, parse_names, parse_sizes
+from validation.runners.launch import (Member, add_process_args, check_least, parse_names, parse_sizes,
+                                       torchrun_entry_point)
 
 OPS = ("all_gather", "reduce_scatter", "all_reduce")
 MODES = ("xfer", "spin")
@@ -101,6 +102,7 @@ class GemmNcclSettings:
     out: str
     backend: str
     device: str
+    timeout_s: float = 600.0     # the process group's (no flag)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -305,29 +307,26 @@ def profile_kernels(probe: _Probe, kernels: dict[str, Callable[[], None]],
     return out
 
 
-def run(s: GemmNcclSettings) -> int:
+def run(s: GemmNcclSettings, me: Member) -> None:
+    """Time every work alone, beside each collective and beside a waiting one; rank 0 writes the records."""
     import torch
-    import torch.distributed as dist
 
     from validation.runners.facts import machine_facts, new_launch_id, run_env, short_facts
-    from validation.runners.launch import join_process_group
     from validation.runners.records import append_record
 
-    device, is_cuda, backend = join_process_group(s.device, s.backend, 600.0)
-    rank, world = dist.get_rank(), dist.get_world_size()
-    probe = _Probe(s, device, is_cuda, rank, world)
-    facts = machine_facts(with_topology=rank == 0)
-    sms = torch.cuda.get_device_properties(device).multi_processor_count if is_cuda else None
-    base = {"runner": "gemm_nccl", "world": world, "backend": backend, "device": device.type, "env": run_env(),
-            "launch_id": new_launch_id() if rank == 0 else None, "sms": sms, **short_facts(facts)}
-    if rank == 0:
+    probe = _Probe(s, me.device, me.is_cuda, me.rank, me.world)
+    facts = machine_facts(with_topology=me.rank == 0)
+    sms = torch.cuda.get_device_properties(me.device).multi_processor_count if me.is_cuda else None
+    base = {"runner": "gemm_nccl", "world": me.world, "backend": me.backend, "device": me.device.type, "env": run_env(),
+            "launch_id": new_launch_id() if me.rank == 0 else None, "sms": sms, **short_facts(facts)}
+    if me.rank == 0:
         append_record(s.out, {"kind": "meta", **base, **facts, "argv": sys.argv})
     kernels = {w.label: probe.kernel(w) for w in s.works}
     colls = {(op, size): probe.collective(op, size) for op in s.ops for size in s.sizes}
     for fn in colls.values():                       # NCCL's first call sets up its buffers: keep it out
         fn()
     grids = profile_kernels(probe, kernels, {f"{op}:{size}": fn for (op, size), fn in colls.items()})
-    if rank == 0:
+    if me.rank == 0:
         for g in grids:
             append_record(s.out, {"kind": "kernel_grid", **base, **g})
     coll_one = {key: probe.median(fn, 1, None, 0).coll_s for key, fn in colls.items()}
@@ -337,8 +336,8 @@ def run(s: GemmNcclSettings) -> int:
         fields = ("work_alone_s", "work_beside_s", "coll_s", "start_after_coll_s", "coll_after_work_s")
         mine = [alone.work_s, *(None,) * 4] if beside is None else \
             [alone.work_s, beside.work_s, beside.coll_s, beside.start_after_coll_s, beside.coll_after_work_s]
-        every = _gather(mine, device, world)
-        if rank == 0:
+        every = _gather(mine, me.device, me.world)
+        if me.rank == 0:
             append_record(s.out, {"kind": "gemm_nccl", **base, "mode": mode, "work": w.label, "op": op,
                                   "bytes": size, "coll_calls": calls, "work_kernels": repeat,
                                   "coll_one_s": None if op is None else coll_one[(op, size)], "reps": s.reps,
@@ -347,26 +346,23 @@ def run(s: GemmNcclSettings) -> int:
     for w in s.works:
         fn = kernels[w.label]
         one = probe.median(None, 0, fn, 1).work_s
-        repeat = int(_agree(max(1.0, round(s.work_ms * 1e-3 / one)) if one > 0 else 1.0, device))
+        repeat = int(_agree(max(1.0, round(s.work_ms * 1e-3 / one)) if one > 0 else 1.0, me.device))
         alone = probe.median(None, 0, fn, repeat)
         write("alone", w, None, None, 0, repeat, alone, None)
-        target = s.cover * _agree(alone.work_s, device)
+        target = s.cover * _agree(alone.work_s, me.device)
         if "xfer" in s.modes:
             for (op, size), coll in colls.items():
                 calls = int(_agree(max(1.0, -(-target // coll_one[(op, size)])) if coll_one[(op, size)] > 0
-                                   else 1.0, device))
+                                   else 1.0, me.device))
                 write("xfer", w, op, size, calls, repeat, alone, probe.median(coll, calls, fn, repeat))
-        if "spin" in s.modes and world > 1:
+        if "spin" in s.modes and me.world > 1:
             (op, size), coll = next(iter(colls.items()))
-            delay = target if rank == world - 1 else 0.0
+            delay = target if me.rank == me.world - 1 else 0.0
             write("spin", w, op, size, 1, repeat, alone, probe.median(coll, 1, fn, repeat, delay_s=delay))
-    dist.barrier()
-    dist.destroy_process_group()
-    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return entry_point(parse_settings, run, argv)
+    return torchrun_entry_point(parse_settings, run, argv)
 
 
 if __name__ == "__main__":

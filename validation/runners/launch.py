@@ -1,8 +1,11 @@
 """Launching ``torchrun`` children with a wall-clock limit, for the sweep drivers, and the
-children's side: their ``main`` and joining the process group.
+children's side: their ``main``, joining the process group and leaving it.
 
 A hung collective must not hang the sweep: each launch runs in its own process group and the
 whole group is killed when the limit passes.
+
+Test hook of every torchrun child (:func:`torchrun_entry_point`): ``GPUNETSIM_TEST_FAIL=1`` makes every rank
+exit with status :data:`EXIT_TEST_FAIL` at start, before it joins the process group.
 """
 
 from __future__ import annotations
@@ -14,12 +17,15 @@ import signal
 import subprocess
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Protocol, Sequence, TypeVar
 
 from simulator.core.errors import InputError
 from validation.check_cli import run_command
 
 S = TypeVar("S")
+EXIT_TEST_FAIL = 3
+"""Exit status of a torchrun child stopped by a ``GPUNETSIM_TEST_FAIL`` test hook."""
+log = logging.getLogger("validation.runners.launch")
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,54 @@ def entry_point(parse: Callable[[Sequence[str] | None], S], run: Callable[[S], i
         require_torch()
         return run(settings)
     return run_command(work)
+
+
+class JoinSettings(Protocol):
+    """What a torchrun child's settings say about joining the process group: ``--device``, ``--backend``
+    (``auto``: CUDA when there is one; NCCL on CUDA, gloo on CPU) and the group's timeout."""
+
+    @property
+    def device(self) -> str: ...
+
+    @property
+    def backend(self) -> str: ...
+
+    @property
+    def timeout_s(self) -> float: ...
+
+
+@dataclass(frozen=True)
+class Member:
+    """This torchrun child's place in the default process group it joined."""
+
+    device: Any          # torch.device: this rank's GPU (``LOCAL_RANK``) or the CPU
+    is_cuda: bool
+    backend: str         # "nccl" or "gloo", as resolved from ``auto``
+    rank: int
+    world: int
+
+
+def torchrun_entry_point(parse: Callable[[Sequence[str] | None], S], run: Callable[[S, Member], None],
+                         argv: Sequence[str] | None, bind_device: bool = False,
+                         joining: Callable[[S], JoinSettings] | None = None) -> int:
+    """The ``main`` of a runner run under torchrun: :func:`entry_point` that, around the runner's own work, honours
+    the start test hook, joins the default process group (:func:`join_process_group`, with the device, backend and
+    timeout of ``joining(settings)``, by default the settings themselves), runs ``run(settings, member)``, then
+    waits for every rank at a barrier and leaves the group. Exit status 0; bad input, parsed or met while running,
+    is exit status 2 with no teardown (a rank that stopped early cannot meet the others at a barrier)."""
+    def work(settings: S) -> int:
+        if os.environ.get("GPUNETSIM_TEST_FAIL", "") == "1":
+            log.error("GPUNETSIM_TEST_FAIL=1: exiting at start")
+            os._exit(EXIT_TEST_FAIL)
+        import torch.distributed as dist
+
+        j: JoinSettings = joining(settings) if joining is not None else settings  # type: ignore[assignment]
+        device, is_cuda, backend = join_process_group(j.device, j.backend, j.timeout_s, bind_device)
+        run(settings, Member(device, is_cuda, backend, dist.get_rank(), dist.get_world_size()))
+        dist.barrier()
+        dist.destroy_process_group()
+        return 0
+    return entry_point(parse, work, argv)
 
 
 def require_torch() -> None:
@@ -100,10 +154,12 @@ def parse_names(text: str, known: Sequence[str], field: str, what: str) -> tuple
     return names
 
 
-def join_process_group(device: str, backend: str, timeout_s: float) -> tuple[Any, bool, str]:
+def join_process_group(device: str, backend: str, timeout_s: float,
+                       bind_device: bool = False) -> tuple[Any, bool, str]:
     """Inside a torchrun child: pick the device (``auto``: CUDA when there is one, this rank's
     ``LOCAL_RANK`` GPU) and backend (``auto``: NCCL on CUDA, gloo on CPU) and join the default
-    process group. Returns ``(torch.device, is_cuda, backend)``."""
+    process group; ``bind_device`` binds NCCL on CUDA to the device at once (``init_process_group(device_id=)``,
+    as the collectives runner does). Returns ``(torch.device, is_cuda, backend)``."""
     import datetime
 
     import torch
@@ -117,7 +173,8 @@ def join_process_group(device: str, backend: str, timeout_s: float) -> tuple[Any
         dev = torch.device("cuda", torch.cuda.current_device())
     else:
         dev = torch.device("cpu")
-    dist.init_process_group(backend, timeout=datetime.timedelta(seconds=timeout_s))
+    bound = {"device_id": dev} if bind_device and is_cuda and backend == "nccl" else {}
+    dist.init_process_group(backend, timeout=datetime.timedelta(seconds=timeout_s), **bound)
     return dev, is_cuda, backend
 
 

@@ -10,7 +10,7 @@ Every launch appends one ``kind:"meta"`` record; every point record carries the 
 index, the world size, the NCCL environment (:func:`validation.runners.facts.run_env`), the short
 machine facts, ``backend``, ``device``, ``dtype``, ``iters`` and ``warmup``.
 
-Test hooks: ``GPUNETSIM_TEST_FAIL=1`` makes every rank exit with status 3 at start;
+Test hooks: ``GPUNETSIM_TEST_FAIL=1`` makes every rank exit with status 3 at start (launch.torchrun_entry_point);
 ``GPUNETSIM_TEST_FAIL=point:<label>`` when it reaches that point.
 """
 
@@ -21,17 +21,17 @@ import logging
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence, TypeVar
 
 from validation.gpt_spec import GPTSpec, parse_specs
-from validation.runners.launch import add_process_args, check_least, join_process_group
+from validation.runners.launch import (EXIT_TEST_FAIL, Member, add_process_args, check_least,
+                                       torchrun_entry_point)
 from validation.runners.records import append_record, read_records
 
 log = logging.getLogger("validation.runners.llm")
 
 POINT_KINDS = ("llm_fsdp", "llm_tp", "llm_pp", "llm_profile")
 """Record kinds that are points (a failure record is ``llm_failed``)."""
-EXIT_TEST_FAIL = 3
 
 
 @dataclass(frozen=True)
@@ -227,26 +227,16 @@ class Session:
                                               **self.base, **fields})
         self.done.add(point)
 
-    def finish(self) -> None:
-        import torch.distributed as dist
 
-        dist.barrier()
-        dist.destroy_process_group()
-
-
-def start_session(runner: str, s: CommonSettings) -> Session:
-    """Pick device and backend, join the process group, share the launch id and the points
+def start_session(runner: str, s: CommonSettings, me: Member) -> Session:
+    """This rank's session in the process group it joined: share the launch id and the points
     already done, and (rank 0) append the launch's ``meta`` record."""
     import torch
     import torch.distributed as dist
 
     from validation.runners.facts import machine_facts, new_launch_id, run_env, short_facts
 
-    if os.environ.get("GPUNETSIM_TEST_FAIL", "") == "1":
-        log.error("GPUNETSIM_TEST_FAIL=1: exiting at start")
-        os._exit(EXIT_TEST_FAIL)
-    device, is_cuda, backend = join_process_group(s.device, s.backend, s.timeout_s)
-    rank, world = dist.get_rank(), dist.get_world_size()
+    device, is_cuda, backend, rank, world = me.device, me.is_cuda, me.backend, me.rank, me.world
     shared: list[Any] = [None, None]
     if rank == 0:
         shared = [s.launch_id or new_launch_id(),
@@ -265,3 +255,22 @@ def start_session(runner: str, s: CommonSettings) -> Session:
     torch.manual_seed(s.seed)
     return Session(runner, s, rank, world, device, is_cuda, backend, dtype, launch_id, base,
                    set(done))
+
+
+class LlmSettings(Protocol):
+    """An LLM runner's settings: its own, beside the :class:`CommonSettings`."""
+
+    @property
+    def common(self) -> CommonSettings: ...
+
+
+L = TypeVar("L", bound=LlmSettings)
+
+
+def session_entry_point(runner: str, parse: Callable[[Sequence[str] | None], L],
+                        run: Callable[[L, Session], None], argv: Sequence[str] | None) -> int:
+    """The ``main`` of the LLM runner ``runner``: launch.torchrun_entry_point (start hook, process group, barrier
+    and teardown), with the launch's :class:`Session` (:func:`start_session`) for the runner's own work."""
+    def with_session(s: L, me: Member) -> None:
+        run(s, start_session(runner, s.common, me))
+    return torchrun_entry_point(parse, with_session, argv, joining=lambda s: s.common)

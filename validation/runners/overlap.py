@@ -31,7 +31,8 @@ from typing import Any, Callable, Sequence
 
 from simulator.core.errors import InputError
 from simulator.core.units import parse_size
-from validation.runners.launch import add_process_args, check_least, entry_point, parse_names, parse_sizes
+from validation.runners.launch import (Member, add_process_args, check_least, parse_names, parse_sizes,
+                                       torchrun_entry_point)
 
 OPS = ("reduce_scatter", "all_gather", "all_reduce")
 WORKS = ("copy", "matmul")
@@ -49,6 +50,7 @@ class OverlapSettings:
     out: str
     backend: str
     device: str
+    timeout_s: float = 600.0     # the process group's (no flag)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -199,20 +201,16 @@ def max_over_ranks(values: list[float], device: Any) -> list[float]:
     return [float(v) for v in t.tolist()]
 
 
-def run(s: OverlapSettings) -> int:
-    import torch.distributed as dist
-
+def run(s: OverlapSettings, me: Member) -> None:
+    """Time every collective and work alone and overlapped; rank 0 writes the records."""
     from validation.runners.facts import machine_facts, run_env, short_facts
-    from validation.runners.launch import join_process_group
     from validation.runners.records import append_record
 
-    device, is_cuda, backend = join_process_group(s.device, s.backend, 600.0)
-    rank, world = dist.get_rank(), dist.get_world_size()
-    probe = _Probe(s, device, is_cuda, world)
-    facts = machine_facts(with_topology=rank == 0)
-    base = {"runner": "overlap", "world": world, "backend": backend, "device": device.type, "env": run_env(),
+    probe = _Probe(s, me.device, me.is_cuda, me.world)
+    facts = machine_facts(with_topology=me.rank == 0)
+    base = {"runner": "overlap", "world": me.world, "backend": me.backend, "device": me.device.type, "env": run_env(),
             **short_facts(facts)}
-    if rank == 0:
+    if me.rank == 0:
         append_record(s.out, {"kind": "meta", **base, **facts, "argv": sys.argv})
     for op in s.ops:
         for size in s.sizes:
@@ -222,22 +220,19 @@ def run(s: OverlapSettings) -> int:
                 piece, piece_bytes = probe.work_piece(work)
                 one = probe.median_of(None, piece, 1)[1]
                 repeat = max(1, round(s.cover * coll_alone / one)) if one > 0 else 1
-                repeat = int(max_over_ranks([float(repeat)], device)[0])
+                repeat = int(max_over_ranks([float(repeat)], me.device)[0])
                 work_alone = probe.median_of(None, piece, repeat)[1]
                 coll_beside, work_beside, both = probe.median_of(coll, piece, repeat)
-                values = max_over_ranks([coll_alone, work_alone, coll_beside, work_beside, both], device)
-                if rank == 0:
+                values = max_over_ranks([coll_alone, work_alone, coll_beside, work_beside, both], me.device)
+                if me.rank == 0:
                     names = ("coll_alone_s", "work_alone_s", "coll_beside_s", "work_beside_s", "both_s")
                     append_record(s.out, {"kind": "overlap", **base, "op": op, "bytes": size, "work": work,
                                           "work_kernels": repeat, "work_bytes": repeat * piece_bytes,
                                           "reps": s.reps, **dict(zip(names, values))})
-    dist.barrier()
-    dist.destroy_process_group()
-    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return entry_point(parse_settings, run, argv)
+    return torchrun_entry_point(parse_settings, run, argv)
 
 
 if __name__ == "__main__":

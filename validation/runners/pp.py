@@ -33,9 +33,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from validation.gpt_spec import GPTSpec, parse_ints, stage_bounds
-from validation.runners.launch import entry_point
 from validation.runners.llm_session import (CommonSettings, Point, Session, add_common_arguments,
-                                            common_settings, profile_label, start_session,
+                                            common_settings, profile_label, session_entry_point,
                                             summarize)
 
 P2P_BATCH = 5
@@ -234,11 +233,10 @@ class Pipeline:
         return statistics.median(time_iterations(batch, reps, self.ses.is_cuda)) / P2P_BATCH
 
 
-def run(s: PpSettings) -> int:
+def run(s: PpSettings, ses: Session) -> None:
     from validation.runners.layer_profile import profile_record
 
     mb = s.common.micro_batch
-    ses = start_session("pp", s.common)
     for point in ses.points_to_run(plan_points(s, ses.world)):
         spec, m = point.spec, point.option
         common = {**spec.fields(), "micro_batch": mb}
@@ -261,12 +259,10 @@ def run(s: PpSettings) -> int:
             "stage_forward_s": list(stage_f), "stage_backward_s": list(stage_b), "p2p_s": p2p})
         del pipe
         gc.collect()
-    ses.finish()
-    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return entry_point(parse_settings, run, argv)
+    return session_entry_point("pp", parse_settings, run, argv)
 
 
 if __name__ == "__main__":

@@ -35,9 +35,8 @@ from typing import Any, Sequence
 from simulator.core.errors import InputError
 from simulator.core.vocabulary import dtype_bytes
 from validation.gpt_spec import GPTSpec
-from validation.runners.launch import entry_point
 from validation.runners.llm_session import (CommonSettings, Point, Session, add_common_arguments,
-                                            common_settings, profile_label, start_session,
+                                            common_settings, profile_label, session_entry_point,
                                             summarize)
 
 @dataclass(frozen=True)
@@ -123,12 +122,11 @@ def measure_tp(ses: Session, spec: GPTSpec, micro_batch: int, sp: bool, comm: bo
     return times
 
 
-def run(s: TpSettings) -> int:
+def run(s: TpSettings, ses: Session) -> None:
     from validation.gpt import TensorParallel
     from validation.runners.layer_profile import profile_record
 
     mb = s.common.micro_batch
-    ses = start_session("tp", s.common)
     for point in ses.points_to_run(plan_points(s, ses.world)):
         spec, sp = point.spec, point.option
         common = {**spec.fields(), "micro_batch": mb, "tp": ses.world, "sequence_parallel": sp}
@@ -145,12 +143,10 @@ def run(s: TpSettings) -> int:
             "embedding": False, "head": False, "optimizer": None,
             "collectives": collectives(spec, mb, ses.world, sp, ses.dtype_name),
             **with_comm, **nocomm, "peak_memory_bytes": peak})
-    ses.finish()
-    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return entry_point(parse_settings, run, argv)
+    return session_entry_point("tp", parse_settings, run, argv)
 
 
 if __name__ == "__main__":

@@ -44,9 +44,9 @@ from typing import Any, Callable, Sequence
 
 from simulator.core.errors import InputError
 from validation.gpt_spec import GPTSpec
-from validation.runners.launch import entry_point, parse_names
+from validation.runners.launch import parse_names
 from validation.runners.llm_session import (CommonSettings, Point, Session, add_common_arguments,
-                                            common_settings, start_session)
+                                            common_settings, session_entry_point)
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "repeat", "narrow", "add")
 KERNEL_CLASSES = (("nccl", ("nccl",)), ("gemm", ("gemm", "cutlass", "xmma", "cublas", "nvjet", "wgmma")),
@@ -325,10 +325,9 @@ def measure_ops(ses: Session, clock: Clock, s: IssueSettings, spec: GPTSpec) -> 
             "outlasted_hold": int(med[2]), "issue_per_call_s": med[0], "gpu_per_call_s": med[1]})
 
 
-def run(s: IssueSettings) -> int:
+def run(s: IssueSettings, ses: Session) -> None:
     import gc
 
-    ses = start_session("tp_issue", s.common)
     clock = Clock(ses.is_cuda)
     for point in ses.points_to_run(plan_points(s, ses.world)):
         tp_size, sp, comm = point.option
@@ -339,12 +338,10 @@ def run(s: IssueSettings) -> int:
             "sequence_parallel": sp, "comm": comm, **fields})
     if s.op_issue and ses.world > 1:
         measure_ops(ses, clock, s, s.common.specs[0])
-    ses.finish()
-    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return entry_point(parse_settings, run, argv)
+    return session_entry_point("tp_issue", parse_settings, run, argv)
 
 
 if __name__ == "__main__":

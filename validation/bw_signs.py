@@ -177,6 +177,22 @@ events PyTorch and NCCL put between calls). Single isolated calls do not settle 
 included) puts all_reduce 16 MiB within 2 us of the line through its 64 and 256 MiB under NCCL's default, 16 and 32
 channels, but 18 and 42 us below it under 8 and 24 pinned.
 
+**Answered: the step is inside the NCCL kernel** (session of 2026-11-28 stop 23, branch h10kprobe23; ``python -m
+validation.kernel_probe`` over ``h100x2_2026-11-28_kprobe``: 2x H100, validation.runners.kernel_probe, the CUDA-event
+time per call beside the NCCL kernels' own durations from CUPTI, sizes interleaved, 6 repetitions, fast levels). With
+each visit's calls queued behind a GPU sleep (the host there issues a call in 35-75 us, slower than every kernel up to
+16 MiB), all_reduce 16 MiB runs 14.7 us below its event line (37.0 us + 3.375 us/MiB through 64-256 MiB) and its
+kernel 13.9 us below the line through its own 64-256 MiB durations (34.1 + 3.376); pinned Ring / Simple 14.5 / 13.9,
+all_gather 8.2 / 7.7, reduce_scatter 10.6 / 9.7. What lies outside the kernels is 2.3 us a call at 16 MiB and 2.5 at
+64-256 MiB (the gap between two kernels: 1.9 us up to 12 MiB, 2.7 from 24 MiB; the step's other 0.4-0.8 us). The
+2-GPU tree's kernels have none (16 MiB -0.1 us). The queued all_reduce kernel sits 15.1-15.8 us below its line at 4,
+8 and 12 MiB, with the 64-256 MiB slope (3.34 against 3.38 us/MiB), then 13.9 / 11.1 / 4.8 / 4.9 / 2.0 us at 16 / 24
+/ 32 / 48 / 64 MiB; every call of a visit alike (16 MiB: each visit's median kernel 74.1-74.4 us, fastest 72.3-72.7).
+So a ring kernel below ~16 MiB pays a per-call cost about 15 us smaller than from ~48 MiB on, at the same per-byte
+rate, whatever the host or the stream does between kernels. No mechanism in NCCL's code is identified for it yet
+(the six above are refuted); no model change. Without queuing (the runners' way) the same host paces every call up to
+12-16 MiB, which hides the step there; at all_reduce 16 MiB, unpaced, event -14.1 and kernel -13.7 us.
+
 Tried as a model term and not kept (branch ``h10p90_23-exp``; a diagnostic, not a value from NCCL's code): a ring /
 Simple call inside a server pays ``MID_STEP_S`` (all_reduce 15, all_gather 7, reduce_scatter 10, broadcast and
 reduce 5 us: 2-GPU fast levels, the slope probes' and the pooled campaigns' 2-GPU points) from 64 MiB on, none up to

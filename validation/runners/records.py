@@ -17,7 +17,8 @@ from simulator.core.inputs import read_jsonl
 
 RECORD_KINDS = ("meta", "coll", "coll_failed", "ddp", "ddp_failed", "ddp_compute", "dp", "dp_profile", "dp_failed",
                 "overlap", "peer", "llm_profile", "llm_fsdp", "llm_tp", "llm_pp", "llm_failed", "llm_issue",
-                "llm_op_issue", "llm_iteration", "llm_memory", "profile", "gemm_nccl", "kernel_grid")
+                "llm_op_issue", "llm_iteration", "llm_memory", "profile", "gemm_nccl", "kernel_grid",
+                "kernel_probe")
 """Every ``kind`` a measurement record may have (docs/validation-runners.md, "JSONL formats"): what the runners
 write, plus the converted public sets' ``llm_iteration`` / ``llm_memory`` and the first H200 campaign's single-GPU
 ``profile``. A reader takes the kinds it needs and passes over the others; a kind outside this list is a misspelt

@@ -110,6 +110,15 @@
 #                   (spin), on 2 GPUs, one launch per channel count (GEMMNCCL_CHANNELS, default "24 8 16 32 default":
 #                   NCCL_MIN_NCHANNELS=NCCL_MAX_NCHANNELS), NCCL INFO 'coll channels' lines kept, nvidia-smi sampled
 #                   every 100 ms; no launch starts after GEMMNCCL_DEADLINE_S (default 150) seconds
+#           kprobe  whether the ring ops' 8-16 MiB step below the 64-256 MiB line lies inside the NCCL kernels or between
+#                   them (issue 10, validation.runners.kernel_probe, validation.kernel_probe): per call the CUDA-event
+#                   time and the NCCL kernels' own durations (torch.profiler, CUPTI), 4-256 MiB, sizes interleaved, on 2
+#                   GPUs (and 4 where there are 4), one launch per variant: default (all_reduce, all_gather,
+#                   reduce_scatter), ring_simple (NCCL_ALGO=Ring NCCL_PROTO=Simple, the same ops), tree_simple
+#                   (NCCL_ALGO=Tree NCCL_PROTO=Simple, all_reduce), and each again as <variant>_q with every visit's calls
+#                   queued behind a GPU sleep (--queue-us 100: no host pacing); KPROBE_VARIANTS="v1 v2 ..." runs fewer;
+#                   KPROBE_REPS repetitions (default 6); nvidia-smi sampled
+#                   every 100 ms; no launch starts after KPROBE_DEADLINE_S (default 200) seconds
 # NVLink multicast stays off (shared hosts): NCCL_NVLS_ENABLE=0 and friends are exported here and by the runners.
 set -uo pipefail
 phase=$1; out=$2
@@ -273,6 +282,28 @@ gemmnccl() {   # issue 14: GEMMs beside NCCL kernels, one launch per channel cou
   done
   kill "$logger"
 }
+kprobe() {   # issue 10: event time vs NCCL kernel time per call, one launch per (world size, variant)
+  local n v base queue envs ops worlds=2
+  [ "$(nvidia-smi -L | wc -l)" -ge 4 ] && worlds="2 4"
+  smi_start
+  for n in $worlds; do
+    for v in ${KPROBE_VARIANTS:-default ring_simple tree_simple default_q ring_simple_q tree_simple_q}; do
+      if [ "$SECONDS" -gt "${KPROBE_DEADLINE_S:-200}" ]; then echo "kprobe $v w$n skipped (time)"; continue; fi
+      base=${v%_q}; queue=0; [ "$v" = "$base" ] || queue=100
+      ops=all_reduce,all_gather,reduce_scatter; envs=()
+      [ "$base" = ring_simple ] && envs=(NCCL_ALGO=Ring NCCL_PROTO=Simple)
+      [ "$base" = tree_simple ] && { envs=(NCCL_ALGO=Tree NCCL_PROTO=Simple); ops=all_reduce; }
+      echo "kprobe $v w$n start $(date -u +%s.%N)"
+      env "${envs[@]}" timeout 120 $PY -m torch.distributed.run --nproc-per-node "$n" --standalone \
+          -m validation.runners.kernel_probe --ops $ops --reps "${KPROBE_REPS:-6}" --variant "$v" \
+          --queue-us $queue --out "$out/kprobe_world$n.jsonl" > "$out/log_kprobe_${v}_w$n.log" 2>&1 \
+          || echo "kprobe $v w$n: failed"
+      tail -n 3 "$out/log_kprobe_${v}_w$n.log"
+      echo "kprobe $v w$n end $(date -u +%s.%N)"
+    done
+  done
+  kill "$logger"
+}
 smi_start() {   # nvidia-smi samples of clocks, power, temperature (and clock-event reasons) every 100 ms into smi.csv
   local smi=timestamp,index,clocks.sm,clocks.mem,power.draw,temperature.gpu
   nvidia-smi --query-gpu=$smi,clocks_event_reasons.active --format=csv >/dev/null 2>&1 \
@@ -383,6 +414,7 @@ case "$phase" in
   slope) slope ;;
   proto) proto ;;
   gemmnccl) gemmnccl ;;
+  kprobe) kprobe ;;
   l2) l2 ;;
   peercopy) peercopy torch 1 ;;
   peerraw) peercopy cupy 3 ;;

@@ -3,8 +3,9 @@
 import pytest
 
 import topologies
-from simulator.collectives.algorithms import nvls_chunk_bytes
+from simulator.collectives.algorithms import NvlsChunks, nvls_chunk_bytes
 from simulator.collectives.params import Parameters
+from simulator.collectives.planner import Planner
 from simulator.core.errors import InputError
 from simulator.network.closed_form import CostModel
 from simulator.network.engine import simulate_plan
@@ -295,3 +296,29 @@ def test_nvls_step_overhead_is_paid_per_round_of_chunks():
     des, _ = simulate_plan(m1.router, m1.params, s1.plan, S)
     assert des == pytest.approx(s1.time_s(S), rel=1e-6)
     assert s0.plan.chunk_overhead_s(S) == 0.0
+
+
+def test_nvls_chunk_settings_set_the_largest_chunk_as_nccl_reads_them():
+    """enqueue.cc (2.22 on): NVLS at most nvlsChunkSize; NVLS-Tree that, capped by NCCL_NVLSTREE_MAX_CHUNKSIZE
+    (unset: 64 KiB on 4+ domains); an older NCCL keeps its defaults whatever the run set."""
+    default, aws = NvlsChunks(), NvlsChunks(524288, 524288)
+    assert [default.max_chunk("nvls", 1), default.max_chunk("nvls_tree", 2), default.max_chunk("nvls_tree", 4)] == \
+        [131072, 131072, 65536]
+    assert [aws.max_chunk("nvls", 1), aws.max_chunk("nvls_tree", 4)] == [524288, 524288]
+    assert NvlsChunks(524288).max_chunk("nvls_tree", 4) == 65536
+    assert aws.taken_by((2, 20)) == default and aws.taken_by((2, 27)) == aws and aws.taken_by(None) == aws
+    with pytest.raises(InputError):
+        NvlsChunks(0)
+
+
+def test_aws_nvls_chunk_moves_the_b200_chunk_steps():
+    """8 B200s (24 channels x 8 heads): with 512 KiB chunks 4 GiB runs 64 KiB chunks (below 64 x 192 x 512 KiB =
+    6 GiB) and 8 GiB 512 KiB; NCCL's 128 KiB default gives 128 KiB to both. The planner passes the run's setting
+    through, unless its NCCL predates it."""
+    router = topologies.prepare("hgx-b200", gpus_per_node=8)
+    plans = {v: Planner(router, nccl_version=v, nvls_chunks=NvlsChunks(524288, 524288)).plan(
+        "all_reduce", "nvls", "simple").chunking for v in ((2, 27), (2, 20))}
+    plain = Planner(router).plan("all_reduce", "nvls", "simple").chunking
+    assert [plans[(2, 27)].chunk_bytes(s) for s in (4 << 30, 8 << 30)] == [65536, 524288]
+    assert [plain.chunk_bytes(s) for s in (4 << 30, 8 << 30)] == [131072, 131072]
+    assert plans[(2, 20)] == plain

@@ -6,7 +6,9 @@ import topologies
 from simulator.collectives import ofi_tuner
 from simulator.collectives.planner import Planner
 from simulator.collectives.tuner import Tuner
-from validation.compare import tuner_plugin
+from simulator.collectives.algorithms import NvlsChunks
+from simulator.core.errors import InputError
+from validation.compare import nvls_chunk_settings, topo_from_hint, tuner_plugin
 
 P6 = "p6-b200.48xlarge"
 MIB = 1 << 20
@@ -216,3 +218,32 @@ def test_dataparallel_refuses_the_plugin(capsys):
                  "--tuner-plugin", "aws-ofi:p5en.48xlarge"])
     err = capsys.readouterr().err
     assert code == 2 and "--tuner-plugin" in err and "aws-ofi:p5en.48xlarge" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("meta, settings", [
+    ({"hardware": "1x AWS p6-b200.48xlarge", "nccl_version": "2.27.7 (AWS NCCL_TUNER_PLUGIN=ofi)", "date": "2026-08-02"},
+     {"nvls_chunk_bytes": 524288, "nvls_tree_max_chunk_bytes": 524288}),
+    ({"hardware": "1x AWS p5.48xlarge", "env": {"NCCL_TUNER_PLUGIN": "ofi"}, "date": "2024-10-30"},
+     {"nvls_chunk_bytes": 524288, "nvls_tree_max_chunk_bytes": 524288}),
+    ({"hardware": "1x AWS p5.48xlarge", "env": {"NCCL_TUNER_PLUGIN": "ofi"}, "date": "2024-02-01"}, {}),  # before PR 372
+    ({"hardware": "1x AWS p6-b200.48xlarge", "nccl_version": "2.27.7 (AWS NCCL_TUNER_PLUGIN=ofi)"}, {}),   # undated
+    ({"hardware": "2x AWS p5.48xlarge", "date": "2024-04-19"}, {}),                                 # plugin not named
+    ({"hardware": "1x AWS p5.48xlarge", "env": {"NCCL_TUNER_PLUGIN": "ofi", "NCCL_NVLS_CHUNKSIZE": "128K"},
+      "date": "2024-10-30"}, {"nvls_chunk_bytes": 131072, "nvls_tree_max_chunk_bytes": 524288}),   # the run's own wins
+    ({"hardware": "Azure ND H100 v5", "env": {"NCCL_NVLS_CHUNKSIZE": "262144"}}, {"nvls_chunk_bytes": 262144}),
+])
+def test_nvls_chunk_settings_read_from_the_header(meta, settings):
+    """AWS's network plugin adds NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE (512 KiB) on p5 and later from
+    April 2024 (ofi_tuner.PLATFORM_ENV), where the header loads it; a run's own setting stands."""
+    assert nvls_chunk_settings(meta) == settings
+
+
+def test_a_bad_nvls_chunk_setting_names_the_dataset_and_variable():
+    with pytest.raises(InputError) as e:
+        nvls_chunk_settings({"name": "run", "env": {"NCCL_NVLS_CHUNKSIZE": "big"}})
+    assert (e.value.source, e.value.field, e.value.value) == ("run", "env.NCCL_NVLS_CHUNKSIZE", "big")
+    with pytest.raises(InputError) as e:
+        topo_from_hint({"preset": "hgx-b200", "nvls_chunk_bytes": 0}, source="run.jsonl")
+    assert (e.value.source, e.value.field) == ("run.jsonl", "meta.topology.nvls_chunk_bytes")
+    t = topo_from_hint({"preset": "hgx-b200", "nvls_tree_max_chunk_bytes": 524288})
+    assert t.nvls_chunks == NvlsChunks(131072, 524288)

@@ -20,10 +20,10 @@ import topologies
 from simulator.network.closed_form import CostModel
 from simulator.core.config import checked
 from simulator.core.errors import InputError
-from simulator.collectives.algorithms import ALGOS_FOR_OP
+from simulator.collectives.algorithms import ALGOS_FOR_OP, NVLS_CHUNK_BYTES, NvlsChunks
 from simulator.collectives.params import Parameters
 from simulator.collectives.planner import Planner
-from simulator.core.units import parse_bandwidth
+from simulator.core.units import parse_bandwidth, parse_size
 from simulator.core.vocabulary import busbw_factor
 from validation.parsers import CollMeasurement, Dataset
 
@@ -74,6 +74,7 @@ class Topo:
     nics: int | None = None                         # NICs NCCL sees per server; None: the preset's
     plugin_proto: str | None = None                 # NCCL_PROTO the network plugin sets (net_plugin_proto())
     force_flush: bool | None = None                 # NCCL_NET_FORCE_FLUSH as the run set it; None: NCCL's default
+    nvls_chunks: NvlsChunks | None = None           # NVLS chunk settings the run made (nvls_chunks()); None: unset
     source: str = field(default="", compare=False)  # the dataset whose hint this is ("": the command line's)
 
     @property
@@ -137,9 +138,14 @@ def topo_from_hint(hint: Mapping | None, source: str = "") -> Topo:
     if hint.get("force_flush") is not None and not isinstance(hint["force_flush"], bool):   # NCCL_NET_FORCE_FLUSH
         raise InputError("expected true, false or absent", source=source, field="meta.topology.force_flush",
                          value=hint["force_flush"])
+    chunks = None
+    if hint.get("nvls_chunk_bytes") is not None or hint.get("nvls_tree_max_chunk_bytes") is not None:
+        chunk, tree = hint.get("nvls_chunk_bytes"), hint.get("nvls_tree_max_chunk_bytes")
+        chunks = checked(lambda: NvlsChunks(NVLS_CHUNK_BYTES if chunk is None else chunk, tree), source,
+                         "meta.topology.nvls_chunk_bytes", (chunk, tree))
     return Topo(str(hint["preset"]), int(hint.get("nodes", 1)), hint.get("gpus_per_node"), nic, hint.get("p2p"),
                 nccl_version(hint.get("nccl_version")), hint.get("gdr"), hint.get("tuner_plugin"), nics,
-                hint.get("plugin_proto"), hint.get("force_flush"), source=source)
+                hint.get("plugin_proto"), hint.get("force_flush"), chunks, source=source)
 
 
 def nics_seen(nic: str, gpus: int) -> int | None:
@@ -185,6 +191,24 @@ def force_flush(meta: Mapping) -> bool | None:
     flushes_gdr_receives), or None where it is not set (NCCL's default for its version)."""
     value = dict(meta.get("env") or {}).get("NCCL_NET_FORCE_FLUSH")
     return None if value is None else str(value).strip() not in ("0", "")
+
+
+def nvls_chunk_settings(meta: Mapping) -> dict[str, int]:
+    """NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE as a dataset's run set them, as topology hint keys
+    (``nvls_chunk_bytes``, ``nvls_tree_max_chunk_bytes``; none where unset): its environment's, else what AWS's
+    network plugin adds (simulator.collectives.ofi_tuner.PLATFORM_ENV) where its header loads the plugin on an
+    instance type of that table (:func:`tuner_plugin`) and is dated from PLUGIN_SETS_NVLS_CHUNKS_FROM on. Which
+    NCCL reads them is simulator.collectives.algorithms.NvlsChunks.taken_by's to say."""
+    from simulator.collectives.ofi_tuner import PLATFORM_ENV, PLUGIN_SETS_NVLS_CHUNKS_FROM
+    env = dict(meta.get("env") or {})
+    dated = str(meta.get("date") or "") >= PLUGIN_SETS_NVLS_CHUNKS_FROM
+    added = PLATFORM_ENV.get(tuner_plugin(meta) or "", {}) if dated else {}
+    out = {}
+    for key, name in (("NCCL_NVLS_CHUNKSIZE", "nvls_chunk_bytes"), ("NCCL_NVLSTREE_MAX_CHUNKSIZE", "nvls_tree_max_chunk_bytes")):
+        v = env.get(key, added.get(key))
+        if v is not None:
+            out[name] = checked(lambda: parse_size(v, key), str(meta.get("name", "")), f"env.{key}", v)
+    return out
 
 
 def nccl_version(text: object) -> tuple[int, int] | None:
@@ -244,7 +268,7 @@ class Predictor:
             base = self._planners.get(key)      # a planner of the same topology: routes and layouts kept
             m = CostModel(base.with_params(self.params) if base is not None
                           else Planner(self.topo.build(world, p2p, nvls), self.params, self.topo.nccl_version,
-                                       self.topo.tuner_plugin, self.topo.force_flush))
+                                       self.topo.tuner_plugin, self.topo.force_flush, self.topo.nvls_chunks))
             self._planners[key] = m.planner
             self._models[key] = m
         return m

@@ -69,6 +69,7 @@ class Group:
     what: str
     keys: tuple[str, ...]
     link_class: bool      # True: the keys hold for every cluster of the class (defaults); False: a fabric's
+    carried_from: str | None = None     # the group whose adopted whole fit gives this one's NVLS kernel terms
 
 
 GROUPS = (
@@ -81,7 +82,8 @@ GROUPS = (
                                                                          "nvls_step_overhead_s",
                                                                          "nvls_fill_rounds"), False),
     Group("nvlink-blackwell", "one server, NVLink5/NVSwitch (B200)", ("link_efficiency.nvlink",
-                                                                      "nvls_efficiency.sm100"), False),
+                                                                      "nvls_efficiency.sm100"), False,
+          carried_from="nvlink-hopper"),
     Group("pcie", "one server, PCIe (peer-to-peer or through host memory)", ("link_efficiency.pcie",
                                                                               "shm_efficiency"), True),
     Group("ib-roce", "servers over InfiniBand or RoCE verbs", _NET, False),
@@ -277,11 +279,24 @@ class Held:
     siblings_in: np.ndarray | None = None   # |errors| under the fit that left this dataset alone out
 
 
+NVLS_KERNEL_KEYS = ("nvls_fill_rounds", "nvls_step_overhead_s")
+CARRIED_KEYS = {"nvls_efficiency.sm100": "nvls_efficiency.sm90", **{k: k for k in NVLS_KERNEL_KEYS}}
+"""Blackwell key -> the Hopper key of the fit it is carried from (:func:`carried_nvls`)."""
+
+
+def carried_nvls(source: Parameters) -> dict[str, float]:
+    """What a Hopper NVLS fit (``source``, fitted on Hopper servers only) says for Blackwell: NCCL's one NVLS kernel
+    code runs both generations, so its pipeline fill and cost per round of chunks carry as fitted, and NVLS's
+    efficiency as NCCL's Blackwell nvlsEfficiency times the ratio the fit found over NCCL's Hopper figure."""
+    return {k: source[h] * (DEFAULTS[k] / DEFAULTS[h] if k != h else 1.0) for k, h in CARRIED_KEYS.items()}
+
+
 @dataclass(frozen=True)
 class GroupResult:
     group: Group
     held: tuple[Held, ...]
     whole: GroupFit                 # the fit on every dataset of the group (what is shipped if adopted)
+    carried: tuple[str, ...] = ()   # keys whose values another group's whole fit gave (Group.carried_from)
 
     def pooled(self, which: str) -> float | None:
         e = [getattr(h, which) for h in self.held if len(h.datasheet) and getattr(h, which) is not None]
@@ -293,7 +308,8 @@ class GroupResult:
         with the dataset's siblings left out of the fit too, and with them kept in (a fit that wins only
         one way won by the luck of which clusters were left)."""
         a, b, c = self.pooled("held_out"), self.pooled("datasheet"), self.pooled("siblings_in")
-        return a is not None and b is not None and a < b and (c is None or c < b) and bool(self.whole.keys)
+        return a is not None and b is not None and a < b and (c is None or c < b) and \
+            bool(self.whole.keys or self.carried)
 
 
 def leave_one_dataset_out(parts: Sequence[Part], groups: Sequence[Group] = GROUPS,
@@ -303,26 +319,30 @@ def leave_one_dataset_out(parts: Sequence[Part], groups: Sequence[Group] = GROUP
     fit that keeps them (``Held.siblings_in``); and the whole-group fit (of the group's keys, those :func:`judgeable` on its datasets).
     ``groups`` and ``datasheet`` (the prior and the no-fit prediction) are the report's unless a check
     (validation.corpus_checks) varies them."""
-    out = []
+    out: list[GroupResult] = []
     datasheet = datasheet or Parameters()
     for g in groups:
         members = [p for p in parts if p.group == g.name and not p.inconsistent]
         if not members:
             continue
-        keys, unjudged = judgeable(members, g.keys, datasheet)
+        source = next((r for r in out if r.group.name == g.carried_from and r.adopted), None)
+        carried = carried_nvls(source.whole.params) if source is not None else {}
+        prior = datasheet.with_values(carried) if carried else datasheet
+        keys, unjudged = judgeable(members, g.keys, prior)
         held = []
         for i, part in enumerate(members):
             rest = [m for m in members if cluster_of(m.label) != cluster_of(part.label)]
-            loo = fit(rest, keys, datasheet).params if rest else datasheet
+            loo = fit(rest, keys, prior).params if rest else prior
             kept = members[:i] + members[i + 1:]
             e0 = errors(part, datasheet)
             held_out = np.abs(errors(part, loo))
             siblings_in = held_out if len(kept) == len(rest) else \
-                np.abs(errors(part, fit(kept, keys, datasheet).params if kept else datasheet))
+                np.abs(errors(part, fit(kept, keys, prior).params if kept else prior))
             held.append(Held(part, np.abs(e0), held_out,
                              float(np.median(1 / (1 + e0))) if len(e0) else None, loo, siblings_in))
-        whole = fit(members, keys, datasheet)
-        out.append(GroupResult(g, tuple(held), replace(whole, refused=unjudged + whole.refused)))
+        whole = fit(members, keys, prior)
+        out.append(GroupResult(g, tuple(held), replace(whole, refused=unjudged + whole.refused),
+                               tuple(k for k in carried if k not in whole.keys)))
     return out
 
 
@@ -521,9 +541,18 @@ def _one_machine(results: Sequence[GroupResult], group: str, what: str) -> str:
     if r is None or r.whole.keys:
         return ""
     n = len({cluster_of(h.part.label) for h in r.held})
-    return (f"The group's {len(r.held)} {what} datasets are {n} cluster{'s' if n > 1 else ''} (one instance type: "
-            "validation.corpus_clusters), so no key of the group is fitted: one machine's value cannot be judged "
-            "held out.")
+    out = (f"The group's {len(r.held)} {what} datasets are {n} cluster{'s' if n > 1 else ''} (one instance type: "
+           "validation.corpus_clusters), so no key of the group is fitted: one machine's value cannot be judged "
+           "held out.")
+    if r.carried:
+        out += (f" Its NVLS terms are carried from the {r.group.carried_from} fit instead (`validation.corpus."
+                "carried_nvls`: NCCL's one NVLS kernel code runs both generations; no " + what + " point enters that "
+                "fit): " + ", ".join(f"`{k}` {_value(k, r.whole.params[k])}" for k in r.carried) + ". Carrying them "
+                "was checked on these datasets at stop 22 (`nvls-hopper-ratio`, `nvls-hopper-kernel` in "
+                "validation.corpus_checks, not kept then) and adopted at stop 23 with the plugin's chunk setting, "
+                "which is what lets the carried cost per round of chunks fit the sweep's step at 8 GiB: a choice "
+                "made after these points were seen, the values themselves never fitted on them.")
+    return out
 
 
 def _staged_busbw(part: Part) -> tuple[float, float, float]:
@@ -695,11 +724,13 @@ def _per_group_notes(parts: Sequence[Part], fabric: Sequence[Part], results: Seq
         "part of the measured difference, none of it fitted here). Hopper: adopted, with NVLS's cost per chunk step "
         "(above). Blackwell: the B200 ring's "
         f"{ring_link_fraction(parts).get('nvlink-blackwell', float('nan')):.2f} is below what NCCL's own graph "
-        "assumes, and on p6-b200 the torch sweep under AWS's tuner plugin (`NCCL_TUNER_PLUGIN=ofi` in the header) "
-        f"runs all_reduce from 512 MiB to 4 GiB at {b('stas00_p6b200_1node_torch_allreduce', 'all_reduce', 512 * mib, 4 * gib)} "
-        "GB/s, between the same instance type's Ring and NVLS rates, though the plugin leaves a one-node "
-        "communicator to NCCL's own tuner (its region tables decide from three nodes: `simulator/collectives/"
-        "ofi_tuner.py`, which sets the 4-node p6-b200 run's algorithms); what else the torch sweep ran is in no header. "
+        "assumes. On p6-b200 the torch sweep runs all_reduce from 512 MiB to 4 GiB at "
+        f"{b('stas00_p6b200_1node_torch_allreduce', 'all_reduce', 512 * mib, 4 * gib)} GB/s and from 8 GiB at "
+        f"{b('stas00_p6b200_1node_torch_allreduce', 'all_reduce', 8 * gib)} GB/s: AWS's network plugin, loaded with "
+        "its tuner (`NCCL_TUNER_PLUGIN=ofi` in the header), sets NCCL_NVLS_CHUNKSIZE to 512 KiB on p5 and later "
+        "(`simulator.collectives.ofi_tuner.PLATFORM_ENV`, item 8), so NCCL 2.27 cuts NVLS into 64 KiB chunks below "
+        "64 x 24 channels x 8 heads x 512 KiB = 6 GiB and 512 KiB chunks from there, a quarter of the rounds of "
+        "chunks NCCL's 128 KiB default gives (the AWS p5 box's dip at 1-2 GiB is the same step, at 4 GiB on 16 x 8). "
         + _one_machine(results, "nvlink-blackwell", "B200") + " Ampere: one dataset (its 16 MiB point runs far "
         "below the LL128 rate the tuner's pick predicts).",
     ]
@@ -758,7 +789,8 @@ def section(data_dir: Path, shipped_dir: Path, write_calibrations: bool = False)
              "| siblings kept % | adopted | fit on all its datasets | refused |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         n = sum(len(h.datasheet) for h in r.held)
-        fitted = ", ".join(f"`{k}` {_value(k, r.whole.params[k])}" for k in r.whole.keys) or "-"
+        fitted = ", ".join([f"`{k}` {_value(k, r.whole.params[k])}" for k in r.whole.keys]
+                           + [f"`{k}` {_value(k, r.whole.params[k])} (from {r.group.carried_from})" for k in r.carried]) or "-"
         lines.append(f"| {r.group.name} ({r.group.what}) | {', '.join('`' + k + '`' for k in r.group.keys)} | "
                      f"{len(r.held)} | {n} | {_pct(r.pooled('datasheet'))} | {_pct(r.pooled('held_out'))} | "
                      f"{_pct(r.pooled('siblings_in'))} | {'yes' if r.adopted else 'no'} | {fitted} | {'; '.join(r.whole.refused) or '-'} |")
@@ -806,7 +838,9 @@ def section(data_dir: Path, shipped_dir: Path, write_calibrations: bool = False)
               "their headers name; host staging as two PCIe legs at once, shm_efficiency 1.0; EFA split by the NCCL "
               "version in its headers; AWS's tuner plugin ignored; AWS's network plugin's NCCL_PROTO=simple ignored; "
               "the preset's NIC count where headers give fewer NICs than GPUs; Hopper's held-out NVLS efficiency "
-              "ratio, and with it its NVLS fill and cost per round of chunks, carried to Blackwell): "
+              "ratio, and with it its NVLS fill and cost per round of chunks, as the datasheet of every NVLS plan (the "
+              "Blackwell group carries them, item 8); AWS's NVLS chunk setting ignored; the Blackwell group without "
+              "the carried terms): "
               "`python -m validation.corpus_checks` reruns this "
               "figure under each (median, points within 5% per group).", "",
               "**Where the held-out error sits** (the figure's errors per group and size band: median |error| %, "
@@ -844,7 +878,12 @@ def section(data_dir: Path, shipped_dir: Path, write_calibrations: bool = False)
               "on GPUs before Hopper, and on Hopper before NCCL 2.19.1, whose NCCL_NET_FORCE_FLUSH defaulted to 1 "
               "(paths.cc `ncclTopoNeedFlush`; `simulator.collectives.nccl_constants.flushes_gdr_receives`): EFA's "
               "per-call cost is the flushing runs' (`net_flush_overhead_s`), and the 2024 p5 and 2025 p6-b200 runs, "
-              "which do not flush, are predicted without it.", "",
+              "which do not flush, are predicted without it; (8) AWS's network plugin sets NCCL_NVLS_CHUNKSIZE and "
+              "NCCL_NVLSTREE_MAX_CHUNKSIZE to 512 KiB on p5 and later (its platform table; aws-ofi-nccl PRs #332 and "
+              "#372, 2024), which NCCL from 2.22 reads as its largest NVLS and NVLS-Tree chunk "
+              "(`simulator.collectives.algorithms.NvlsChunks`, from enqueue.cc): read where a header loads the plugin "
+              "and is dated from April 2024 (`validation.compare.nvls_chunk_settings`: the AWS p5 box and the three "
+              "p6-b200 datasets).", "",
               "**What remains, per group.** Clusters of one group still disagree: measured/predicted medians "
               f"per dataset span {spread}. Per group, the physical feature each residual points to, and whether the "
               "headers state it:", ""] + _per_group_notes(parts, fabric, results)
@@ -865,18 +904,23 @@ def section(data_dir: Path, shipped_dir: Path, write_calibrations: bool = False)
     lines.append("")
     for r in adopted:
         lines.append(f"- `--calibration corpus-{r.group.name}`: {r.group.what}; "
-                     + ", ".join(f"`{k}` = {_value(k, r.whole.params[k])}" for k in r.whole.keys)
+                     + ", ".join(f"`{k}` = {_value(k, r.whole.params[k])}" for k in r.whole.keys + r.carried)
+                     + (f" (carried from `corpus-{r.group.carried_from}`)" if r.carried else "")
                      + f" (held out: {_pct(r.pooled('datasheet'))}% -> {_pct(r.pooled('held_out'))}% on the group's "
                      "points).")
         if write_calibrations:
             from simulator.collectives.params import save_calibration
             members = [h.part for h in r.held]
+            source = next((x for x in results if x.group.name == r.group.carried_from), None) if r.carried else None
             save_calibration(
                 r.whole.params.with_values({}, name=f"corpus-{r.group.name}"),
                 calibration_path(r.group.name, shipped_dir),
-                note=f"defaults for {r.group.what}, fitted to the public corpus by validation/corpus.py",
+                note=f"defaults for {r.group.what}, fitted to the public corpus by validation/corpus.py" if source is None
+                else f"defaults for {r.group.what}: NVLS terms carried from corpus-{source.group.name} "
+                     "(validation.corpus.carried_nvls), fitted on its datasets only and judged on these",
                 command=COMMAND, group=r.group.name,
-                fitted_on=sorted({h.part.label for h in r.held}),
+                fitted_on=sorted({h.part.label for h in (source or r).held}),
+                **({"carried": list(r.carried), "judged_on": sorted({h.part.label for h in r.held})} if source else {}),
                 fit_min_bytes=FIT_MIN_BYTES,
                 leave_one_dataset_out={"datasheet_median_pct": r.pooled("datasheet"),
                                        "held_out_median_pct": r.pooled("held_out"),

@@ -108,6 +108,21 @@ tell their clusters apart, not one mechanism per group). Header facts read per c
   under the figure's median, move past it. ``nvls-hopper-kernel``: 9.41%, 104: Lambda B200 7.3 -> 5.1%, the torch
   sweep 7.0 -> 6.1%, but GCP A4 1.7 -> 4.1%, ib-roce no longer adopted and efa 11 -> 8 within (NVLS-Tree's
   intra-server stage slowed on Hopper too). Against the report with it (7.74%, 114): 9.29%, 117 and 8.63%, 111.
+
+Stop 23 (h10corpus23):
+
+- kept: AWS's network plugin sets NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE to 512 KiB on p5 and later
+  (aws-ofi-nccl's platform table, PRs #332 and #372 of 2024), which NCCL from 2.22 takes as its largest NVLS chunk
+  (enqueue.cc; simulator.collectives.algorithms.NvlsChunks), read where a header loads the plugin and is dated from
+  2024-04 (validation.compare.nvls_chunk_settings: aws_p5_1node and the three p6-b200 datasets). Alone: 7.74% ->
+  7.74%, 114 -> 114 (the AWS p5 box 9 -> 11 within: its 1-2 GiB dip is the 64 KiB step NCCL takes below 4 GiB
+  there; the B200 datasets 9 -> 7, the datasheet having no cost per round of chunks for a larger chunk to save).
+  With it, the Blackwell group carries the Hopper fit's NVLS terms (validation.corpus.carried_nvls: fill, cost per
+  round of chunks, and NVLS efficiency at NCCL's sm100 figure times the Hopper fit's ratio over NCCL's sm90; no B200
+  point is in that fit): 7.74% -> 7.67%, 114 -> 124 within (8x B200 8 -> 10 of 10, the p6-b200 torch sweep 1 -> 7
+  of 11, its 4 -> 8 GiB step now predicted). The carry itself was checked at stop 22 (``nvls-hopper-ratio``,
+  ``nvls-hopper-kernel``, not kept: without the chunk setting the sweep's step could not fit) and kept here after
+  these points were seen; ``nvls-chunks-off`` and ``blackwell-carry-off`` rerun the figure without each.
 """
 
 from __future__ import annotations
@@ -212,14 +227,15 @@ def _preset_nics(topo: Topo) -> Topo:
 
 def hopper_nvls_on_blackwell(kernel: bool) -> dict[str, float]:
     """Datasheet values that carry the shipped corpus-nvlink-hopper fit (fitted on Hopper datasets only, so held
-    out for every Blackwell one) to Blackwell: NVLS's efficiency over NCCL's nvlsEfficiency, the same ratio on
-    sm100 as fitted on sm90; with ``kernel`` also its fill and cost per round of chunks (NCCL's NVLS kernels are
-    one code for both generations)."""
-    from simulator.collectives.params import DEFAULTS, load_calibration
-    hop = load_calibration("corpus-nvlink-hopper")
-    out = {"nvls_efficiency.sm100": DEFAULTS["nvls_efficiency.sm100"] * hop["nvls_efficiency.sm90"]
-           / DEFAULTS["nvls_efficiency.sm90"]}
-    return {**out, **({k: hop[k] for k in ("nvls_fill_rounds", "nvls_step_overhead_s")} if kernel else {})}
+    out for every Blackwell one) to Blackwell as validation.corpus.carried_nvls does; without ``kernel`` only NVLS's
+    efficiency. As datasheet values they reach every NVLS and NVLS-Tree plan, not only the Blackwell group's."""
+    from simulator.collectives.params import load_calibration
+    out = corpus.carried_nvls(load_calibration("corpus-nvlink-hopper"))
+    return out if kernel else {k: v for k, v in out.items() if k not in corpus.NVLS_KERNEL_KEYS}
+
+
+def _no_carry() -> tuple[Group, ...]:
+    return tuple(replace(g, carried_from=None) for g in GROUPS)
 
 
 @dataclass(frozen=True)
@@ -265,6 +281,11 @@ CHECKS = (
           datasheet=hopper_nvls_on_blackwell(False)),
     Check("nvls-hopper-kernel", "as nvls-hopper-ratio, and Hopper's fitted NVLS fill and cost per round of chunks "
           "as the datasheet's for every NVLS and NVLS-Tree plan", datasheet=hopper_nvls_on_blackwell(True)),
+    Check("nvls-chunks-off", "AWS's network plugin's NCCL_NVLS_CHUNKSIZE / NCCL_NVLSTREE_MAX_CHUNKSIZE (512 KiB) "
+          "ignored where headers load it (NCCL's 128 KiB NVLS chunk, 64 KiB NVLS-Tree chunk on 4+ nodes)",
+          parts=with_topo(lambda t: replace(t, nvls_chunks=None))),
+    Check("blackwell-carry-off", "the Blackwell group on the datasheet's NVLS terms instead of those carried from "
+          "the Hopper fit (validation.corpus.carried_nvls)", _no_carry),
     Check("nics-from-preset", "the preset's NICs (8 for 8 GPUs) at the header's bandwidth per server instead of the "
           "fewer NICs the header gives (p4d/p4de 4x100G EFA, A3 High 4x200G TCPX)", parts=with_topo(_preset_nics)),
 )

@@ -22,15 +22,18 @@ topology allows for an operation; ``auto`` chooses among them.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from simulator.collectives.nccl_constants import (BASE_LAT_NEWER, COLLNET_HOPPER_FACTOR, HW_LAT_NEWER, MAX_NVLS_ARITY,
                                                    NVLS_CHANNELS_SM100, NVLS_CHANNELS_SM100_NVL, NVLS_CHANNELS_SM90,
-                                                   NVLS_CHUNK_BYTES, NVLS_CHUNK_STEPS, NVLS_EFFICIENCY, PAT_BW_FACTOR,
+                                                   NVLS_CHUNK_BYTES, NVLS_CHUNK_PARAM_FROM, NVLS_CHUNK_STEPS, NVLS_EFFICIENCY,
+                                                   NVLS_TREE_WIDE_CHUNK_BYTES, NVLS_TREE_WIDE_DOMAINS, PAT_BW_FACTOR,
                                                    PAT_LOG_LATENCY_DIVISOR)
 from simulator.core.errors import InputError
 from simulator.core.vocabulary import OPS
 
-__all__ = ["ALGOS", "ALGOS_FOR_OP", "MAX_NVLS_ARITY", "NVLS_CHUNK_BYTES", "NVLS_CHUNK_STEPS", "OPS", "SIMPLE_ONLY",
-           "check_known", "generation", "nvls_channels", "nvls_chunk_bytes", "param_defaults"]
+__all__ = ["ALGOS", "ALGOS_FOR_OP", "MAX_NVLS_ARITY", "NVLS_CHUNK_BYTES", "NVLS_CHUNK_STEPS", "NvlsChunks", "OPS",
+           "SIMPLE_ONLY", "check_known", "generation", "nvls_channels", "nvls_chunk_bytes", "param_defaults"]
 ALGOS_FOR_OP: dict[str, tuple[str, ...]] = {
     "all_reduce": ("ring", "tree", "nvls", "nvls_tree", "collnet_direct", "collnet_chain"),
     "reduce_scatter": ("ring", "nvls", "pat"),
@@ -68,6 +71,35 @@ def nvls_chunk_bytes(size_bytes: float, concurrent_ops: int, steps=NVLS_CHUNK_ST
         if size_bytes < factor * concurrent_ops * chunk and chunk > small:
             chunk = small
     return chunk
+
+
+@dataclass(frozen=True)
+class NvlsChunks:
+    """The chunk settings NCCL's NVLS kernels start from (enqueue.cc): ``chunk_bytes`` NCCL_NVLS_CHUNKSIZE
+    (``nvlsChunkSize``, 128 KiB unless set), ``tree_max_bytes`` NCCL_NVLSTREE_MAX_CHUNKSIZE (None: unset).
+    AWS's network plugin sets both to 512 KiB on p5 and later (simulator.collectives.ofi_tuner.PLATFORM_ENV)."""
+
+    chunk_bytes: int = NVLS_CHUNK_BYTES
+    tree_max_bytes: int | None = None
+
+    def __post_init__(self) -> None:
+        for name, v in (("NCCL_NVLS_CHUNKSIZE", self.chunk_bytes), ("NCCL_NVLSTREE_MAX_CHUNKSIZE", self.tree_max_bytes)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+                raise InputError("must be a positive number of bytes", field=name, value=v)
+
+    def taken_by(self, nccl_version: tuple[int, int] | None) -> "NvlsChunks":
+        """What NCCL ``nccl_version`` (None: a current one) takes of these settings: before
+        NVLS_CHUNK_PARAM_FROM its kernels ignore them (the model keeps NCCL's defaults there)."""
+        return NvlsChunks() if nccl_version is not None and nccl_version < NVLS_CHUNK_PARAM_FROM else self
+
+    def max_chunk(self, algo: str, domains: int) -> int:
+        """The largest chunk of ``algo`` (``nvls`` or ``nvls_tree``) on ``domains`` NVLink domains, before
+        :func:`nvls_chunk_bytes` shrinks it for smaller collectives."""
+        if algo != "nvls_tree":
+            return self.chunk_bytes
+        cap = self.tree_max_bytes if self.tree_max_bytes is not None else \
+            NVLS_TREE_WIDE_CHUNK_BYTES if domains >= NVLS_TREE_WIDE_DOMAINS else self.chunk_bytes
+        return min(self.chunk_bytes, cap)
 
 
 def param_defaults() -> dict[str, float]:

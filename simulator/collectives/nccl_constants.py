@@ -90,6 +90,13 @@ NVLS_CHUNK_STEPS = ((64, 65536), (8, 32768), (2, 16384))
 """enqueue.cc: while the size is below ``factor x concurrentOps x chunk``, the chunk shrinks to
 the given bytes (concurrentOps = NVLS channels x heads)."""
 NVLS_TREE_CHUNK_STEPS = ((32, 262144), (16, 131072), (4, 65536), (1, 32768))
+NVLS_TREE_WIDE_CHUNK_BYTES = 65536   # NCCL_NVLSTREE_MAX_CHUNKSIZE unset: an NVLS-Tree chunk on 4+ domains
+NVLS_TREE_WIDE_DOMAINS = 4
+NVLS_CHUNK_PARAM_FROM = (2, 22)
+"""The first NCCL whose enqueue.cc takes both NVLS chunks from ``nvlsChunkSize`` (NCCL_NVLS_CHUNKSIZE): NVLS at
+most it, NVLS-Tree it capped by NCCL_NVLSTREE_MAX_CHUNKSIZE (unset: 64 KiB on 4+ domains, else it). The 2.20
+code (``computeCollChunkInfo``) still caps NVLS at a constant 128 KiB and starts NVLS-Tree from the Simple
+buffer's step; 2.21's is not checked here. Before it the model keeps NCCL's defaults whatever the run set."""
 MAX_NVLS_ARITY = 32                  # NCCL_MAX_NVLS_ARITY: GPUs of one multicast group for AG/RS
 
 # NCCL's topology search tries these per-channel bandwidths (GB/s), highest first (search.cc).

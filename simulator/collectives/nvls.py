@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 
-from simulator.collectives.algorithms import NVLS_CHUNK_BYTES, NVLS_CHUNK_STEPS, nvls_channels
+from simulator.collectives.algorithms import NVLS_CHUNK_STEPS, NvlsChunks, nvls_channels
 from simulator.collectives.layout import (Chunking, Layout, LayoutGroup, binary_tree, both_ways, gpu_grid, layout_group,
                                           layout_group_ids, merge, tree_edges)
 from simulator.collectives.nccl_constants import NVLS_TREE_CHUNK_STEPS, per_channel_nvls_tree_GBps
@@ -65,7 +65,7 @@ def nvls_layout(router: Router, op: str, ranks: list[str], per_host: dict[int, l
     """NVLS on one NVLink domain: one coupled group through the switch, one latency step."""
     cc = router.info.compute_capability
     ch = nvls_channels(cc, 1)
-    chunking = Chunking(ch * len(ranks), NVLS_CHUNK_BYTES, NVLS_CHUNK_STEPS)
+    chunking = Chunking(ch * len(ranks), NvlsChunks().max_chunk("nvls", 1), NVLS_CHUNK_STEPS)
     return Layout((domain_group(router, op, ranks),), (("nvlink", 0.0),), (), 1, 0, chunking=chunking, channels=ch)
 
 
@@ -92,8 +92,7 @@ def nvls_tree_layout(router: Router, op: str, ranks: list[str], per_host: dict[i
             groups.append(layout_group(router, hops, 1.0 / (2 * heads), f"nvls_tree head{k} t{t}", acc))
     cc = router.info.compute_capability
     ch = nvls_channels(cc, N)
-    max_chunk = 65536 if N >= 4 else NVLS_CHUNK_BYTES          # NCCL_NVLSTREE_MAX_CHUNKSIZE default
-    chunking = Chunking(ch * heads, max_chunk, NVLS_TREE_CHUNK_STEPS)
+    chunking = Chunking(ch * heads, NvlsChunks().max_chunk("nvls_tree", N), NVLS_TREE_CHUNK_STEPS)
     # The kernel's own pace: NCCL's NVLS-Tree graph has one channel per head, each carrying at most
     # perChMaxNVLSTreeBw of bus bandwidth (Hopper: 57.7 GB/s on 2 domains, so 8 heads 462 GB/s, below
     # what NVLS inside the server and the NICs carry; two 8-GPU H100 clusters measured 465 and 479 GB/s

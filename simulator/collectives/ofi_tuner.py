@@ -258,6 +258,20 @@ protocols could corrupt data over them: AWS's network plugin (the same aws-ofi-n
 there (``force_proto_simple`` in src/platform-aws.c; later versions test the endpoint, which p4d/p4de's
 SENDRECV endpoints fail, and exempt p5 only with the RDMA protocol, PR #280), from its 2022 releases on."""
 
+_P5_ON_ENV = {"NCCL_BUFFSIZE": 8388608, "NCCL_P2P_NET_CHUNKSIZE": 524288, "NCCL_NVLSTREE_MAX_CHUNKSIZE": 524288,
+              "NCCL_NVLS_CHUNKSIZE": 524288, "NCCL_NET_FORCE_FLUSH": 0}
+PLATFORM_ENV: dict[str, dict[str, int]] = {
+    "p4de.24xlarge": {"NCCL_BUFFSIZE": 8388608, "NCCL_P2P_NET_CHUNKSIZE": 524288},
+    "p5.48xlarge": _P5_ON_ENV, "p5e.48xlarge": _P5_ON_ENV, "p5en.48xlarge": _P5_ON_ENV, "p6-b200.48xlarge": _P5_ON_ENV}
+"""The NCCL environment AWS's network plugin (the same aws-ofi-nccl) adds at its init on each instance type, unless
+the run set the variable itself (its platform table in src/platform-aws: the ``p5/p5e`` entry and the ``p-series``
+one for p5en and later). Of these the model reads the NVLS chunk settings (simulator.collectives.algorithms.
+NvlsChunks): NCCL_NVLSTREE_MAX_CHUNKSIZE since aws-ofi-nccl PR #332 (February 2024, "NCCL v2.19.3 reduced the chunk
+size used when running NVLS Tree algorithm on greater than 4 nodes to 64KiB. This drastically impacted
+performance on AWS"), NCCL_NVLS_CHUNKSIZE since PR #372 (April 2024, to keep the two matched)."""
+PLUGIN_SETS_NVLS_CHUNKS_FROM = "2024-04"
+"""The month of PR #372: a run from then on with the plugin loaded has both NVLS chunk settings."""
+
 PLUGIN = "aws-ofi"
 """How a user names this plugin (``--tuner-plugin aws-ofi:INSTANCE``)."""
 

@@ -10,7 +10,7 @@ import weakref
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from simulator.collectives.algorithms import PROTOS_FOR_ALGO, SIMPLE_ONLY
+from simulator.collectives.algorithms import PROTOS_FOR_ALGO, SIMPLE_ONLY, NvlsChunks
 from simulator.collectives.availability import available, why_unavailable
 from simulator.collectives.nccl_constants import flushes_gdr_receives
 from simulator.collectives.params import Parameters
@@ -31,17 +31,21 @@ class Planner:
 
     def __init__(self, G_or_router: nx.Graph | PresetCluster | Router, params: Parameters | None = None,
                  nccl_version: tuple[int, int] | None = None, tuner_plugin: str | None = None,
-                 force_flush: bool | None = None) -> None:
+                 force_flush: bool | None = None, nvls_chunks: NvlsChunks | None = None) -> None:
         """``nccl_version``: the NCCL whose tuner ``auto`` follows (None: TUNER_VERSION, the newest modelled).
         ``tuner_plugin``: the instance type whose AWS tuner plugin (``NCCL_TUNER_PLUGIN=ofi``) was loaded, whose
         region tables then come before NCCL's own choice (simulator.collectives.ofi_tuner); None: none loaded.
         ``force_flush``: NCCL_NET_FORCE_FLUSH as set (None: NCCL's default for ``nccl_version``); with the GPU
-        generation and GPUDirect RDMA it decides whether NCCL flushes network receives (``net_flush``)."""
+        generation and GPUDirect RDMA it decides whether NCCL flushes network receives (``net_flush``).
+        ``nvls_chunks``: NCCL_NVLS_CHUNKSIZE / NCCL_NVLSTREE_MAX_CHUNKSIZE as the run set them (None: unset); what
+        ``nccl_version`` takes of them (NvlsChunks.taken_by) sets the NVLS plans' chunks."""
         self.router = router_for(G_or_router)
         self.params = params or Parameters()
         self.nccl_version = nccl_version
         self.tuner_plugin = tuner_plugin
         self.force_flush = force_flush
+        self.nvls_chunks = nvls_chunks
+        self._chunks = None if nvls_chunks is None else nvls_chunks.taken_by(nccl_version)
         info = self.router.info
         self.net_flush = flushes_gdr_receives(info.compute_capability, info.gdr, nccl_version, force_flush)
         self._layouts: dict = _layouts_of(self.router)
@@ -50,7 +54,7 @@ class Planner:
 
     def with_params(self, params: Parameters) -> "Planner":
         """A planner for other parameter values on the same routes (protocol-free layouts shared)."""
-        return Planner(self.router, params, self.nccl_version, self.tuner_plugin, self.force_flush)
+        return Planner(self.router, params, self.nccl_version, self.tuner_plugin, self.force_flush, self.nvls_chunks)
 
     @property
     def ranks(self) -> int:
@@ -63,7 +67,7 @@ class Planner:
         if p is None:
             with cyclic_gc_paused():     # ~10^5 small route tuples at scale, no cycles
                 p = self._plans[key] = build_plan(self.router, op, algo, proto, self.params, ranks, self._layouts,
-                                                  self._search_channels, self.net_flush)
+                                                  self._search_channels, self.net_flush, self._chunks)
         return p
 
     def choices(self, op: str, algo: str = "auto", proto: str = "auto") -> tuple[tuple[str, str], ...]:

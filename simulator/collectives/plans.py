@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from simulator.core.arrays import use_arrays
 from simulator.core.errors import InputError
 from simulator.core.vocabulary import PROTOS, busbw_factor
-from simulator.collectives.algorithms import ALGOS_FOR_OP, SIMPLE_ONLY, check_known
+from simulator.collectives.algorithms import ALGOS_FOR_OP, SIMPLE_ONLY, NvlsChunks, check_known
 from simulator.collectives.alignment import slowed, unaligned_share
 from simulator.collectives.availability import why_unavailable
 from simulator.collectives.layout import (Chunking, Layout, LayoutGroup, binary_tree, both_ways, chain_hops, channel_offset,
@@ -162,7 +162,8 @@ def layout(router: Router, op: str, algo: str, rk: Sequence[str]) -> Layout:
 
 def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameters,
                ranks: tuple[str, ...] | None = None, layouts: dict | None = None,
-               search_channels: Callable[[], int] | None = None, net_flush: bool = False) -> Plan:
+               search_channels: Callable[[], int] | None = None, net_flush: bool = False,
+               nvls_chunks: NvlsChunks | None = None) -> Plan:
     """The flows and latency of one collective on ``ranks`` (default: every GPU, in rank order).
 
     ``layouts``: a cache of :func:`layout` results, kept by the caller (the Planner) so that the
@@ -170,7 +171,8 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
     ring/tree search finds on ``router``, which set a direct plan's p2p channels (the Planner's cached
     NCCL model has them), asked only when those are not in ``layouts`` yet; None: searched here. ``net_flush``:
     NCCL flushes each GPUDirect receive from the network here (the Planner's nccl_constants.flushes_gdr_receives),
-    so a call across servers also pays ``net_flush_overhead_s``."""
+    so a call across servers also pays ``net_flush_overhead_s``. ``nvls_chunks``: the NVLS chunk settings the run's
+    NCCL takes (the Planner's NvlsChunks.of); None: NCCL's defaults, which the layouts carry."""
     check_known(op, algo)
     if proto not in PROTOS:
         raise InputError("unknown protocol (expected ll, ll128 or simple)", field="proto", value=proto)
@@ -227,6 +229,8 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
     per_host = hosts(router, rk)
     chunking = replace(lay.chunking, fill_rounds=params["nvls_fill_rounds"],
                        step_overhead_s=params["nvls_step_overhead_s"]) if lay.chunking else None
+    if chunking is not None and nvls_chunks is not None and algo in ("nvls", "nvls_tree"):
+        chunking = replace(chunking, max_chunk_bytes=nvls_chunks.max_chunk(algo, len(per_host)))
     p2p = None
     if algo == "direct" and any(g.channel_Bps < math.inf for g in groups):
         p2p = p2p_of(router, op, rk, layouts, search_channels)

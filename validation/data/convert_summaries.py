@@ -117,6 +117,7 @@ SUMMARIES: dict[str, dict[str, Any]] = {
         "raw": "stas00_8xH200_8xB200_nvls_vs_ring_gpucount_collectives", "read": lambda t: _gpucount(t, "b200"),
         "source": _STAS00, "hardware": "8x B200, NVLink5 / NVSwitch (AWS p6-b200.48xlarge), 4 to 8 GPUs used",
         "nccl_version": "2.27.7 (AWS NCCL_TUNER_PLUGIN=ofi)", "env": {}, "command": "all_reduce_perf -b 8G -e 8G -g N",
+        "date": "2026-08-09",       # "measured 2026-08-09" (the B200 table)
         "measured_algo": "NCCL's choice as published: Ring on 4-5 GPUs, NVLS on 6-8 (8 GiB); NVLS off: Ring",
         "topology": _topo("hgx-b200", 1, 8),
     },
@@ -134,6 +135,7 @@ SUMMARIES: dict[str, dict[str, Any]] = {
         "source": _STAS00, "hardware": hardware, "nccl_version": "2.27.7 (AWS NCCL_TUNER_PLUGIN=ofi)",
         "tool": "torch.distributed.all_reduce (all_reduce_bench.py), not nccl-tests",
         "env": {}, "command": f"all_reduce_bench.py, {8 * nodes} ranks", "measured_algo": algo,
+        "date": "2026-08-02",       # the table's commit (cbbf431), per the header
         "topology": _topo("hgx-b200", nodes, 8, "3200 Gb/s" if nodes > 1 else None),
     } for nodes, hardware, algo in (
         (1, "1x AWS p6-b200.48xlarge: 8x B200, NVLink5 / NVSwitch",

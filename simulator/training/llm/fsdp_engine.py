@@ -27,6 +27,24 @@ and one unit per transformer block (``ModuleWrapPolicy`` on the block class). Wh
 
 The stage's iteration ends when the compute stream and both communication streams are done
 (FSDP's final backward callback waits for them).
+
+Tried, not kept (branch h14fsdp23, commit d13b1e9, reverted by the next; scored with main c712e12's methods, before
+that branch's H200 copy rule in ``validation.llm_blind.probe_fit``): the backward in the hook order of
+``_runtime_utils.py`` (FSDP1). The root's pre-backward hook fires first, before the output layer's backward, and
+prefetches the last block, in post-forward order. Every ``_unshard`` runs the rate limiter, own or prefetch, even
+where nothing is gathered. Every sharded unit frees its parameters after its backward (``_should_free_in_backward``),
+SHARD_GRAD_OP too, so its host also runs at most two units ahead in the backward. With fixed host work it moved no
+iteration (4x H200 h4096 FULL_SHARD and SHARD_GRAD_OP, no host or 2 ms per block). The limiter binds only where the
+host banks a lead in GPU-bound units and spends it in host-bound ones, and these runs' units are alike. What moved
+was the host work fitted on the campaigns (``validation.llm_real``). Sealed FSDP run sets within 8%: 16 -> 16 of 23.
+Medians %, leases in ``validation.sealed_campaign.SEALED`` order, before -> after:
+
+* fsdp4: 5.8 / 2.8 / 4.8 / 7.8 / 13.8 / 11.1 / 5.6 / 8.4 / 4.7 -> 4.7 / 1.7 / 4.0 / 6.8 / 14.5 / 11.0 / 5.2 / 8.3 / 4.6;
+* fsdppair4: 8.1 / 10.9 / 11.2 / 6.9 -> 8.9 / 11.7 / 11.9 / 6.5;
+* llm4 FSDP: 4.4 / 5.6 / 1.4 / 9.2 / 2.5 / 3.0 / 3.0 / 7.0 / 4.0 -> 4.5 / 5.5 / 1.7 / 9.3 / 2.5 / 3.4 / 3.3 / 6.8 / 3.6;
+* fsdp2: 6.7 -> 6.7.
+
+On top of that copy rule it keeps 17 of 23 (the rule alone: 17).
 """
 
 from __future__ import annotations

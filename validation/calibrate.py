@@ -10,7 +10,8 @@ point cannot pull the fit.
 Before fitting, the Jacobian of the log predictions says which candidate parameters the points
 determine (validation.identifiability): collinear and inert ones keep their prior (the predictor's
 value: the datasheet's unless a calibration was loaded) and are reported as such, never invented. Points of one world size cannot determine what
-scales with the ranks: the per-step hop latencies keep NCCL's values, and the per-rank cost
+scales with the ranks: the per-step hop latencies keep NCCL's values (the socket transport's, which has none, is
+fitted where its ops were measured over another transport too: :func:`_one_world`), and the per-rank cost
 (``rank_overhead_s``) comes from the repetitions' order statistics (validation.rank_sync) instead
 of a fit. Where the points mix launches, NCCL's launch latency of an algorithm and protocol that only
 one launch's small points determine keeps NCCL's value (:func:`_one_launch`: those points show that launch's host
@@ -462,17 +463,40 @@ RANK_SCALED = ("hop_latency_s.", RANK_KEY)
 """Keys whose effect changes with the number of ranks (per pipeline step, per doubling)."""
 
 
+SOCKET_HOP = "hop_latency_s.socket."
+"""The per-step latencies of NCCL's TCP socket transport: no NCCL constant (:func:`_one_world`)."""
+
+
 def _one_world(pts: Sequence[CollMeasurement], verdicts: list[Verdict]) -> list[Verdict]:
     """Points of one world size keep the per-step hop latencies at NCCL's values: every op there has a
     fixed number of steps, so what seems to separate a hop latency from the per-op and per-algorithm
     costs is a contrast between ops or algorithms, which the per-op terms explain as well; a value
     fitted that way is multiplied by the extra steps of a larger world (a 4-GPU ring all-reduce has
-    3x the steps of a 2-GPU one). Several world sizes determine them."""
+    3x the steps of a 2-GPU one). Several world sizes determine them.
+
+    The socket transport's (:data:`SOCKET_HOP`) is the exception where the same ops were also measured over
+    another transport: NCCL has no constant for it (its tuning prices a one-server ring without peer-to-peer at
+    PCI's latency, and the datasheet borrows the network's 2.7-14 us), and its contrast is one of transports,
+    not of ops: the per-op, per-algorithm and per-protocol costs are the other transport's points', and what the
+    socket points add is what each of their steps adds, a message handed by the sending rank's proxy thread to
+    the kernel's TCP stack and picked up by the receiving rank's (NCCL's net_socket.cc: by default the proxy
+    thread itself moves the data, on one socket per connection, after a size message on it)."""
     if len({p.world for p in pts}) > 1:
         return verdicts
+    free = _socket_contrast(pts)
     return [Verdict(v.key, False, "one world size cannot tell a per-step latency from the per-op cost "
-                    "(NCCL's value)") if v.determined and v.key.startswith(RANK_SCALED[0]) else v
+                    "(NCCL's value)") if v.determined and v.key.startswith(RANK_SCALED[0])
+            and not (free and v.key.startswith(SOCKET_HOP)) else v
             for v in verdicts]
+
+
+def _socket_contrast(pts: Sequence[CollMeasurement]) -> bool:
+    """Whether an op measured over the socket transport was measured over another transport too."""
+    ops: dict[bool, set[str]] = {True: set(), False: set()}
+    for p in pts:
+        choice = choice_for(p)
+        ops[choice is not None and choice[2] == "socket"].add(p.op)
+    return bool(ops[True] & ops[False])
 
 
 ONE_LAUNCH_KEYS = ("base_latency_s.",)

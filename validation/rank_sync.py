@@ -51,11 +51,11 @@ MIN_POINTS = 10
 DOUBLINGS = 4
 """Doublings reported (2 -> 4 -> 8 -> 16 -> 32 ranks from 2-GPU data)."""
 BOOTSTRAP = 400
-MODEL_SD_S = 6.0e-6
+MODEL_SD_S = 5.9e-6
 """How far the order statistics' per-doubling cost strays from the one a fit over several world sizes
 finds, machine to machine (seconds; root mean square over the committed machines of docs/accuracy.md
 section 3's rank-cost table, validation.rank_model_error, which refuses to write the report when this
-figure no longer matches the data: -2.5, +1.7, +5.3 and -10.4 us on the four machines): the order statistics read one process's
+figure no longer matches the data: -2.0, +1.7, +5.3 and -10.3 us on the four machines): the order statistics read one process's
 draws, not a host whose every process issues more slowly with more ranks (4x H200) nor one whose slow
 repetitions are one process at a time (4x H100). A prediction on other ranks carries it beside the
 estimate's own spread (:attr:`RankSync.prediction_sd_s`)."""

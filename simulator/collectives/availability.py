@@ -67,3 +67,22 @@ def why_unavailable(router: Router, op: str, algo: str, ranks: list[str] | None 
 def available(router: Router, op: str) -> tuple[str, ...]:
     """The algorithms NCCL could run for ``op`` on every GPU of ``router``'s topology."""
     return tuple(a for a in ALGOS_FOR_OP[op] if why_unavailable(router, op, a) is None)
+
+
+def ll128_by_default(router: Router, ranks: list[str] | None = None) -> bool:
+    """Whether NCCL enables its LL128 protocol on ``ranks`` (default: every GPU) with NCCL_PROTO unset.
+
+    tuning.cc (NCCL 2.19+) enables LL128 by default only where the ring and tree graphs' path between the GPUs of a
+    server is NVLink (``typeIntra <= PATH_NVB``; with one GPU per server there is no such path): GPUs joined by
+    NVLink with peer-to-peer on. With peer-to-peer off (NCCL_P2P_DISABLE=1: host memory, or the socket transport)
+    the path runs through the CPU, and PCIe-only servers have no NVLink: NCCL then runs LL or Simple, LL128 only
+    when NCCL_PROTO asks for it. Its conditions between servers (``typeInter``) and on mixed compute capabilities
+    are not modelled here."""
+    rk = list(ranks) if ranks is not None else router.gpus
+    _, max_ppn = _domains(router, rk)
+    if max_ppn == 1:
+        return True
+    if not router.info.p2p:
+        return False
+    kind = router.kind
+    return any(kind[out] == "nvlink" for _, out, _ in router.neighbors(rk[0]))

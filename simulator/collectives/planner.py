@@ -11,7 +11,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from simulator.collectives.algorithms import PROTOS_FOR_ALGO, SIMPLE_ONLY, NvlsChunks
-from simulator.collectives.availability import available, why_unavailable
+from simulator.collectives.availability import available, ll128_by_default, why_unavailable
 from simulator.collectives.nccl_constants import flushes_gdr_receives
 from simulator.collectives.params import Parameters
 from simulator.collectives.plans import ALGOS_FOR_OP, Plan, build_plan, p2p_of
@@ -140,7 +140,9 @@ def _choices(router: Router, op: str, algo: str, proto: str) -> list[tuple[str, 
         algos = available(router, op)
     if proto != "auto" and proto not in PROTOS:
         raise InputError("unknown protocol (expected ll, ll128, simple or auto)", field="proto", value=proto)
-    protos = PROTOS if proto == "auto" else (proto,)
+    # NCCL_PROTO unset: LL128 only where NCCL enables it by default (an explicit ll128 runs anywhere)
+    protos = (PROTOS if ll128_by_default(router) else tuple(p for p in PROTOS if p != "ll128")) \
+        if proto == "auto" else (proto,)
     pairs = [(a, p) for a in algos for p in protos
              if (p == "simple" or a not in SIMPLE_ONLY) and p in PROTOS_FOR_ALGO.get(a, PROTOS)]
     if not pairs:

@@ -6,7 +6,8 @@ the model's own:
 
 * ``ll128``: NCCL's default enablement of LL128 (tuning.cc, with NCCL_PROTO unset: LL128 runs only where the ring or
   tree graph's intra-server path is NVLink, ``typeIntra <= PATH_NVB``, or one GPU per server; so never through host
-  memory, the socket transport or PCIe). The tuner offers LL128 everywhere today.
+  memory, the socket transport or PCIe). The tuner offered LL128 everywhere then; since branch h10small23 (2026-11-28
+  stop 23) it follows this rule itself (simulator.collectives.availability.ll128_by_default), so the try is the model.
 * ``launch sd``: a point measured in one launch weighs in the 2-GPU fit as the median over launches it stands for,
   its uncertainty widened (in quadrature) by how far one launch's median strays, per size band the median spread of the
   calibration's own points pooled over several launches (their repetitions span launches).

@@ -142,3 +142,67 @@ def test_a_chunk_of_repeated_blocks_costs_its_plain_sum(flash: bool) -> None:
         chunk = one.times(7) + Pass(tuple(replace(k) for k in one.kernels), ())   # 7 shared copies + 1 distinct
         assert cm.pass_s(chunk, 2) == sum(cm.kernel_s(k, 2) for k in chunk.kernels)
         assert chunk.flops == sum(k.flops for k in chunk.kernels if not isinstance(k, MemOp))
+
+
+def test_a_simulation_is_made_once_for_the_same_inputs(fit_case: tuple) -> None:
+    """RealPredictor.simulated gives simulate_train's own figures, once per inputs: an equal predictor built anew
+    reuses them, another compute set simulates again."""
+    from simulator.training.llm.iteration import simulate_train
+    from validation import llm_real
+
+    pred, targets = fit_case
+    config, spec = llm_real._block_config(1, targets[0].micro_batch, False), targets[0].spec
+    r = simulate_train(pred.router(1), pred.model(spec), config, pred.gpu, pred.params, pred.compute, record=False)
+    assert pred.simulated(config, spec) == (r.iteration_s, r.host_floor_s)
+    n = len(llm_real._TRAINS)
+    assert RealPredictor(pred.gpu.name, "h200-nvlink-2gpu").simulated(config, spec) == (r.iteration_s, r.host_floor_s)
+    assert len(llm_real._TRAINS) == n
+    slower = pred.with_compute(replace(pred.compute, mem_efficiency=pred.compute.mem_efficiency / 2))
+    assert slower.simulated(config, spec)[0] > r.iteration_s and len(llm_real._TRAINS) == n + 1
+
+
+def test_a_paired_file_is_read_again_once_it_changes(tmp_path: Path) -> None:
+    from validation import fsdp_pair as fp
+
+    source = fp.pair_files(fp.PAIRED[0])[0]
+    path = tmp_path / source.name
+    lines = source.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines))
+    whole = fp.read_pairs([path])
+    assert fp.read_pairs([path]) == whole and fp.has_pairs(path)
+    first = next(i for i, x in enumerate(lines) if '"pair_probe"' in x)
+    path.write_text("".join(lines[:first] + lines[first + 1:]))     # one paired record fewer: another size
+    assert len(fp.read_pairs([path])) == len(whole) - 1
+
+
+@pytest.mark.parametrize("text, refused", [("0", False), ("-1", False), (str(2**63 - 1), False),
+                                           (str(-(2**63 - 1)), False), (str(2**63), True), (str(-2**63), True),
+                                           ("1" + "0" * 19, True), ("-" + "9" * 19, True), ("9" * 400, True)])
+def test_json_integers_beyond_64_bits_are_refused(text: str, refused: bool) -> None:
+    if refused:
+        with pytest.raises(InputError, match="64 bits"):
+            parse_json(f'{{"a": {text}}}', "x.json")
+    else:
+        assert parse_json(f'{{"a": {text}}}', "x.json") == {"a": int(text)}
+
+
+def test_a_stage_chunk_built_once_is_the_chunk_built_anew() -> None:
+    """layer.stage_chunk_work (cached) is chunk_work of fresh block, embedding and output work, and a pass's time
+    is the in-order sum of its kernels' times (Pass.layout)."""
+    from simulator.training.gpus import get_gpu
+    from simulator.training.llm.compute import ComputeModel, ComputeParams
+    from simulator.training.llm.config import TrainConfig
+    from simulator.training.llm.layer import (block_work, chunk_work, embedding_work, output_work,
+                                              stage_chunk_work)
+    from simulator.training.llm.model import zoo_model
+
+    model, config = zoo_model("gpt3-175b"), TrainConfig(8, 4, 1, 16, 1)
+    cm = ComputeModel(get_gpu("a100"), config.dtype, ComputeParams())
+    for v, n in ((0, 24), (3, 24)):
+        cached = stage_chunk_work(model, config, v, n)
+        fresh = chunk_work(model, config, v, n, block_work.__wrapped__(model, config),
+                           embedding_work.__wrapped__(model, config), output_work.__wrapped__(model, config))
+        assert cached == fresh and stage_chunk_work(model, config, v, n) is cached
+        for p in cached[:2]:
+            assert cm.pass_s(p, 2) == sum([cm.kernel_s(k, 2) for k in p.kernels])
+            assert len(p.layout[0]) < len(p.kernels) and tuple(p.layout[0][i] for i in p.layout[1]) == p.kernels

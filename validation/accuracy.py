@@ -42,6 +42,8 @@ from validation.calibrate import BANDWIDTH_REGIME_BYTES, REFUSED, calibrate
 from validation.compare import Predictor, Topo, compare, dataset_points, noise_pct, summary, topo_from_hint
 from validation.parsers import read_jsonl
 from validation import transfer
+from validation.targets import (BIG_MEDIAN_PCT, BIG_P90_PCT, CORPUS_MEDIAN_PCT, COVERAGE_PCT, INSIDE_RANGE_PCT,
+                                SMALL_MEDIAN_PCT, WIDTH_PCT)
 from validation.transfer import TRUTHS
 from validation.defaults import public_parts
 
@@ -574,31 +576,31 @@ def targets_section(figures: dict) -> list[str]:
     if big and every:
         med_small, rng_small = (figures.get(SMALL_POOLED, {}).get(k) for k in ("median_pct", "inside_range_pct"))
         lines += [
-            f"- 2 -> 4 GPUs, >= 16 MiB: median {judged(big['median_pct'], 3, 1)}, p90 {judged(big['p90_pct'], 8, 1)}."
+            f"- 2 -> 4 GPUs, >= 16 MiB: median {judged(big['median_pct'], BIG_MEDIAN_PCT, 1)}, p90 {judged(big['p90_pct'], BIG_P90_PCT, 1)}."
             + bw_lease_spread.targets_clause(figures) + slow_mode.targets_clause(figures),
-            f"- 2 -> 4 GPUs, < 16 MiB against the pooled median: median {shown(med_small, 15, 1)}% (point-weighted over "
-            f"the two bands; target 15%: {verdict(med_small, 15)}), {judged(rng_small, 75, 1, above=True)} of "
+            f"- 2 -> 4 GPUs, < 16 MiB against the pooled median: median {shown(med_small, SMALL_MEDIAN_PCT, 1)}% (point-weighted over "
+            f"the two bands; target {SMALL_MEDIAN_PCT:g}%: {verdict(med_small, SMALL_MEDIAN_PCT)}), {judged(rng_small, INSIDE_RANGE_PCT, 1, above=True)} of "
             "predictions inside the campaigns' range (which ops, sizes and leases hold the miss: "
             "`python -m validation.small_residuals`)."
             + (" With the per-rank cost chosen in hindsight on these 4-GPU points ({:.1f} us per doubling, section 3) "
                "the median would be {:.1f}% over all of them, {:.1f}% on the points measured in one campaign: the "
-               "per-rank structure is not what holds it above 15%.".format(
-                   hs["best_s"] * 1e6, hs["best_median_pct"], hs["best_by_truth_pct"][1])
-               if (hs := figures.get(f"rank hindsight {H200}")) and hs["best_median_pct"] > 15
+               "per-rank structure is not what holds it above {:g}%.".format(
+                   hs["best_s"] * 1e6, hs["best_median_pct"], hs["best_by_truth_pct"][1], SMALL_MEDIAN_PCT)
+               if (hs := figures.get(f"rank hindsight {H200}")) and hs["best_median_pct"] > SMALL_MEDIAN_PCT
                and hs["best_by_truth_pct"][1] is not None else ""),
             *([f"- The same on the points measured in several campaigns (the pooled median of campaigns proper; "
                f"the others are one launch's NCCL_ALGO/NCCL_PROTO variants, section 3): median "
-               f"{shown(pooled['median_pct'], 15, 1)}% ({pooled['points']} points; target 15%: "
-               f"{verdict(pooled['median_pct'], 15)}), {judged(pooled['inside_range_pct'], 75, 1, above=True)} inside "
+               f"{shown(pooled['median_pct'], SMALL_MEDIAN_PCT, 1)}% ({pooled['points']} points; target {SMALL_MEDIAN_PCT:g}%: "
+               f"{verdict(pooled['median_pct'], SMALL_MEDIAN_PCT)}), {judged(pooled['inside_range_pct'], INSIDE_RANGE_PCT, 1, above=True)} inside "
                f"the range, 90% coverage {pooled['coverage_pct']:.0f}%, "
                f"median width {pooled['median_width_pct']:.0f}%; measured in one campaign: median "
                f"{one['median_pct']:.1f}% ({one['points']} points), coverage {one['coverage_pct']:.0f}%."]
               if pooled and one else []),
             *([f"- Second campaigns measured on the device (4x H100, two leases, 4 B - 256 KiB; calibrate on 2 GPUs, "
                "predict 4, section 3): " + "; ".join(
-                   f"`{d}` median {judged(figures[k]['median_pct'], 15, 1)}, "
+                   f"`{d}` median {judged(figures[k]['median_pct'], SMALL_MEDIAN_PCT, 1)}, "
                    f"{figures[k]['inside_range_pct']:.0f}% inside the range, 90% coverage "
-                   f"{judged(figures[k]['coverage_pct'], 80, above=True)}, width "
+                   f"{judged(figures[k]['coverage_pct'], COVERAGE_PCT, above=True)}, width "
                    f"{figures[k]['median_width_pct']:.0f}%"
                    + (f" (with the host-issue reading, written after this campaign's repetitions-only figure "
                       f"{figures[k + '_reps_only']['median_pct']:.1f}% was known: not a blind test)"
@@ -609,11 +611,11 @@ def targets_section(figures: dict) -> list[str]:
             *sealed_campaign_targets(figures),
             (f"- 90% intervals over all sizes (the overlap's norm p = 4 was chosen with these 4-GPU points, section "
              f"3: a verdict only where the other norm gives the same): coverage "
-             f"{judged_both(every['coverage_pct'], alt['coverage_pct'], 80, 'the other norm', above=True)}, median "
-             f"width {judged_both(every['median_width_pct'], alt['median_width_pct'], 25, 'the other norm')}"
+             f"{judged_both(every['coverage_pct'], alt['coverage_pct'], COVERAGE_PCT, 'the other norm', above=True)}, median "
+             f"width {judged_both(every['median_width_pct'], alt['median_width_pct'], WIDTH_PCT, 'the other norm')}"
              if (alt := figures.get("transfer all, other norm")) else
-             f"- 90% intervals over all sizes: coverage {judged(every['coverage_pct'], 80, above=True)}, median width "
-             f"{judged(every['median_width_pct'], 25)}")
+             f"- 90% intervals over all sizes: coverage {judged(every['coverage_pct'], COVERAGE_PCT, above=True)}, median width "
+             f"{judged(every['median_width_pct'], WIDTH_PCT)}")
             + " of the prediction; per size band (the calibration's "
             "residual quantiles per band): " + "; ".join(
                 f"{name} coverage {figures[f'transfer {name}']['coverage_pct']:.0f}%, width "
@@ -622,7 +624,7 @@ def targets_section(figures: dict) -> list[str]:
                                       f"the truth's {len(CAMPAIGNS_4)} launches on 4 GPUs")
                 for name, _, _ in transfer.BANDS
                 if f"transfer {name}" in figures) + ".",
-            *([f"- Why 25% cannot be met under 64 KiB: around each op's own level on 4 GPUs the narrowest band "
+            *([f"- Why {WIDTH_PCT:g}% cannot be met under 64 KiB: around each op's own level on 4 GPUs the narrowest band "
                f"holding 80% of the pooled medians is "
                + ", ".join(f"{w * 100:.0f}% ({k})" for k, (n, w) in figures["latency_truth_spread"].items())
                + " (section 3): the campaigns' own spread, which no honest interval of a median can undercut."]
@@ -634,11 +636,11 @@ def targets_section(figures: dict) -> list[str]:
                + (f" (>= 16 MiB: with the extrapolation share at its hand-set floor, chosen seeing these points: "
                   "not blind to it; section 3 gives the figures at other shares)"
                   if figures.get(f"extrapolation share floor binds {transfer.BANDS[-1][0]}") else "")
-               + f"; below {interval_report.edge()} the narrowest band around our predictions that holds 80% of the "
+               + f"; below {interval_report.edge()} the narrowest band around our predictions that holds {COVERAGE_PCT:g}% of the "
                f"truths, chosen in hindsight, is {min(r['floor'] for r in small_rows) * 100:.0f}-"
                f"{max(r['floor'] for r in small_rows) * 100:.0f}% wide ({interval_report.reach(small_rows)})"
                + (f", at >= {interval_report.edge()} "
-                  + ", ".join(f"{r['floor'] * 100:.0f}% for 80% and {r['floor90'] * 100:.0f}% for 90% ({r['truth']})"
+                  + ", ".join(f"{r['floor'] * 100:.0f}% for {COVERAGE_PCT:g}% and {r['floor90'] * 100:.0f}% for 90% ({r['truth']})"
                               for r in big_rows) + f" ({interval_report.cause(big_rows)})" if big_rows else "") + "."]
               if small_rows else []),
             *([f"- 'Any launch' band (where one launch's time falls, section 3): {every['launch_coverage_pct']:.0f}% of "
@@ -653,12 +655,12 @@ def targets_section(figures: dict) -> list[str]:
     if "corpus_lodo_big" in figures:
         v = figures["corpus_lodo_big"]
         lines.append(f"- Uncalibrated over the public corpus, >= 16 MiB, each dataset and its siblings (same instance "
-                     f"type) left out of the corpus fit (section 1b): median {shown(v, 5, 1)}% (datasheet "
-                     f"{figures['corpus_datasheet_big']:.1f}%; target 5%: {verdict(v, 5)}); siblings kept "
+                     f"type) left out of the corpus fit (section 1b): median {shown(v, CORPUS_MEDIAN_PCT, 1)}% (datasheet "
+                     f"{figures['corpus_datasheet_big']:.1f}%; target {CORPUS_MEDIAN_PCT:g}%: {verdict(v, CORPUS_MEDIAN_PCT)}); siblings kept "
                      f"{figures['corpus_lodo_siblings_in_big']:.1f}%; without the datasets section 1b names "
                      f"unpredictable from their headers {figures['corpus_lodo_predictable_big']:.1f}% (not the "
-                     f"target's figure); {figures['corpus_within_5pct']} points within 5% of the "
-                     f"{figures['corpus_needed_within_5pct']} a median of 5% needs (`python -m validation.corpus_reach`); "
+                     f"target's figure); {figures['corpus_within_5pct']} points within {CORPUS_MEDIAN_PCT:g}% of the "
+                     f"{figures['corpus_needed_within_5pct']} a median of {CORPUS_MEDIAN_PCT:g}% needs (`python -m validation.corpus_reach`); "
                      f"in hindsight (in sample) the calibrator's fit of one value per group reaches "
                      f"{figures['corpus_hindsight_shared_big']:.1f}%, one per dataset "
                      f"{figures['corpus_hindsight_own_big']:.1f}%.")
@@ -687,9 +689,10 @@ def lease_spread_target(fig: dict) -> str:
             f"{max(v['from_others_median_pct'] for v in rows):.1f}% (median), beating the model on "
             f"{sum(1 for v in rows if v['model_median_pct'] is not None and v['from_others_median_pct'] < v['model_median_pct'])}"
             f" of {sum(1 for v in rows if v['model_median_pct'] is not None)}; an interval of that growth must be "
-            f"{lo:.1f}-{hi:.0f}% wide per op to hold 80% of the leases' 4-GPU medians, and one 25% wide holds at most "
+            f"{lo:.1f}-{hi:.0f}% wide per op to hold {COVERAGE_PCT:g}% of the leases' 4-GPU medians, and one {WIDTH_PCT:g}% wide "
+            "holds at most "
             + ", ".join(f"{v:.0f}% ({k})" for k, v in fig["target_share_pct"].items())
-            + f" of them (target 80% at 25%); {fig['own_80_range_pct'][0]:.0f}-{fig['own_80_range_pct'][1]:.0f}% "
+            + f" of them (target {COVERAGE_PCT:g}% at {WIDTH_PCT:g}%); {fig['own_80_range_pct'][0]:.0f}-{fig['own_80_range_pct'][1]:.0f}% "
             "with each lease's own growth known. A launch's growth does not even predict the next launch's on the "
             "same hosts: " + ", ".join(f"{v['median_pct']:.1f}%" for v in fig["between launches"].values())
             + " median error.")
@@ -705,9 +708,9 @@ def held_out_campaign_target(figures: dict) -> str:
     b, bb = BLIND["< 16 MiB"], BLIND[">= 16 MiB"]
     return (f"- The second campaign measured on the device for these targets (`h200x4_2026-11-26_lat3` with `_bw2`, "
             f"4x H200, 4 B - 1 GiB; calibrate on its 2 GPUs, predict its 4, section 3), blind (its README: main "
-            f"73cb86f, scored before any model change): < 16 MiB median {judged(b[0], 15, 1)}, "
-            f"{judged(b[1], 75, above=True)} inside the launches' range, 90% coverage {judged(b[2], 80, above=True)}, "
-            f"width {judged(b[3], 25)}; >= 16 MiB median {judged(bb[0], 3, 1)}, p90 {judged(bb[2], 8, 1)}. Under "
+            f"73cb86f, scored before any model change): < 16 MiB median {judged(b[0], SMALL_MEDIAN_PCT, 1)}, "
+            f"{judged(b[1], INSIDE_RANGE_PCT, above=True)} inside the launches' range, 90% coverage {judged(b[2], COVERAGE_PCT, above=True)}, "
+            f"width {judged(b[3], WIDTH_PCT)}; >= 16 MiB median {judged(bb[0], BIG_MEDIAN_PCT, 1)}, p90 {judged(bb[2], BIG_P90_PCT, 1)}. Under "
             f"today's model, after changes that used this campaign (the host/GPU overlap, main 77f589a, was designed "
             f"on its host issue and GPU times): not held out, no verdicts: < 16 MiB median {st['median_pct']:.1f}%, "
             f"{st['inside_range_pct']:.0f}% inside, coverage {st['coverage_pct']:.0f}%, width "
@@ -730,17 +733,17 @@ def sealed_campaign_target(figures: dict, c) -> str:
     b, bb = blind.get("4 < 16 MiB together"), blind.get("4 >= 16 MiB")
 
     def small(median, inside, coverage, width, own: str = "") -> str:
-        return (f"< 16 MiB median {judged(median, 15, 1)}, {judged(inside, 75, above=True)} inside the launches' "
-                f"range, 90% coverage {judged(coverage, 80, above=True)}, width {judged(width, 25)}{own}")
+        return (f"< 16 MiB median {judged(median, SMALL_MEDIAN_PCT, 1)}, {judged(inside, INSIDE_RANGE_PCT, above=True)} inside the launches' "
+                f"range, 90% coverage {judged(coverage, COVERAGE_PCT, above=True)}, width {judged(width, WIDTH_PCT)}{own}")
     own = launch_floor_clause(c.lease, "< 16 MiB", st["median_width_pct"] / 100)
     return (f"- A campaign sealed until the model was final (`{c.lat.name}` with `_bw`, {c.gpus}, "
             f"4 B - 1 GiB, measured {c.when} and kept from everyone who changed the model until main {c.opened}; calibrate "
             f"on its 2 GPUs, predict its 4, section 3): today {small(st['median_pct'], st['inside_range_pct'], st['coverage_pct'], st['median_width_pct'], own)}"
-            + (f"; >= 16 MiB median {judged(big['median_pct'], 3, 1)}, p90 {judged(big['p90_pct'], 8, 1)}, 90% coverage "
-               f"{judged(big['coverage_pct'], 80, above=True)}, width {judged(big['median_width_pct'], 25)}"
+            + (f"; >= 16 MiB median {judged(big['median_pct'], BIG_MEDIAN_PCT, 1)}, p90 {judged(big['p90_pct'], BIG_P90_PCT, 1)}, 90% coverage "
+               f"{judged(big['coverage_pct'], COVERAGE_PCT, above=True)}, width {judged(big['median_width_pct'], WIDTH_PCT)}"
                + launch_floor_clause(c.lease, ">= 16 MiB", big["median_width_pct"] / 100) if big else "")
             + (f". Blind (its README, main {c.blind_commit}): {small(b[1], b[3], b[4], b[5])}; >= 16 MiB median "
-               f"{judged(bb[1], 3, 1)}, p90 {judged(bb[2], 8, 1)}" if b and bb else "") + ".")
+               f"{judged(bb[1], BIG_MEDIAN_PCT, 1)}, p90 {judged(bb[2], BIG_P90_PCT, 1)}" if b and bb else "") + ".")
 
 
 def launch_floor_clause(lease: str, band: str, width: float, who: str = "the lease's own 4-GPU launches") -> str:

@@ -34,7 +34,7 @@ import numpy as np
 from simulator.core.errors import InputError
 from validation.fields import Fields
 from validation.gpt_spec import GPTSpec
-from validation.llm_records import record_spec
+from validation.llm_records import file_keys, record_spec
 from validation.runners.records import read_measurement_records
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -85,33 +85,44 @@ def _pair(f: Fields, what: str, high: float | None = None) -> tuple[float, float
 
 def read_pairs(paths: Sequence[str | Path]) -> list[PairedRun]:
     """The ``llm_fsdp`` records of ``paths`` that carry ``--pair-probe`` fields (others are skipped); a file with
-    none is an error naming it, and so is a missing or non-positive probe field."""
-    out = []
-    for path in paths:
-        mine = []
-        for n, rec in read_measurement_records(path):
-            if rec.get("kind") != "llm_fsdp" or not rec.get("pair_probe"):
-                continue
-            f = Fields(rec, str(path), f"line {n}", "llm_fsdp")
-            mine.append(PairedRun(f.text("point"), f.whole("world", low=1), f.whole("launch_index"), record_spec(f),
-                                  f.whole("micro_batch", low=1), f.text("strategy"),
-                                  f.number("median_s", positive=True), _pair(f, "issue"), _pair(f, "median_s"),
-                                  _pair(f, "gpu_s"),
-                                  f.number("probe_after_unix_s", positive=True, high=UNIX_HIGH_S)
-                                  - f.number("probe_before_unix_s", positive=True, high=UNIX_HIGH_S),
-                                  _pair(f, "copy_Bps", COPY_HIGH_BPS) if f.has("probe_before_copy_Bps") else None))
-        if not mine:
-            raise InputError("no llm_fsdp records with --pair-probe fields", source=str(path), field="pair_probe")
-        out += mine
-    return out
+    none is an error naming it, and so is a missing or non-positive probe field. A file read before (same path,
+    size and modification time: ``llm_records.file_keys``) is not read again: the accuracy report reads each paired
+    file in several of its rows."""
+    return [r for key in file_keys(paths) for r in _file_pairs(key)]
+
+
+@lru_cache(maxsize=64)
+def _file_pairs(key: tuple[str, int, int]) -> tuple[PairedRun, ...]:
+    path = key[0]
+    mine = []
+    for n, rec in read_measurement_records(path):
+        if rec.get("kind") != "llm_fsdp" or not rec.get("pair_probe"):
+            continue
+        f = Fields(rec, path, f"line {n}", "llm_fsdp")
+        mine.append(PairedRun(f.text("point"), f.whole("world", low=1), f.whole("launch_index"), record_spec(f),
+                              f.whole("micro_batch", low=1), f.text("strategy"),
+                              f.number("median_s", positive=True), _pair(f, "issue"), _pair(f, "median_s"),
+                              _pair(f, "gpu_s"),
+                              f.number("probe_after_unix_s", positive=True, high=UNIX_HIGH_S)
+                              - f.number("probe_before_unix_s", positive=True, high=UNIX_HIGH_S),
+                              _pair(f, "copy_Bps", COPY_HIGH_BPS) if f.has("probe_before_copy_Bps") else None))
+    if not mine:
+        raise InputError("no llm_fsdp records with --pair-probe fields", source=path, field="pair_probe")
+    return tuple(mine)
 
 
 def has_pairs(path: Path) -> bool:
     """Whether every FSDP configuration (point label) of ``path`` has ``--pair-probe`` records: only then can
     :class:`PairedPredictor` predict each of them (``llm_blind.Method.PAIRED_PROBE``); a file where some lack
-    them (a launch without the flag, a probe that failed) takes the lease's other methods."""
+    them (a launch without the flag, a probe that failed) takes the lease's other methods. Read once per file, as
+    :func:`read_pairs`."""
+    return _has_pairs(file_keys([path])[0])
+
+
+@lru_cache(maxsize=64)
+def _has_pairs(key: tuple[str, int, int]) -> bool:
     points: dict[str, bool] = {}
-    for _, r in read_measurement_records(path):
+    for _, r in read_measurement_records(key[0]):
         if r.get("kind") == "llm_fsdp":
             label = str(r.get("point"))
             points[label] = points.get(label, False) or bool(r.get("pair_probe"))

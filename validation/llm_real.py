@@ -172,6 +172,28 @@ class RealPredictor:
         other.compute = compute
         return other
 
+    @property
+    def inputs(self) -> tuple:
+        """Everything this predictor's answers depend on besides the run: its class, server preset, GPU, collective
+        parameter values and compute parameters (values, hashable: two predictors with equal inputs answer alike)."""
+        return (type(self), self.preset, self.gpu, self.params.values_key, self.compute)
+
+    def simulated(self, config: object, spec: object, host_prior: object = None) -> tuple[float, float]:
+        """(iteration seconds, host-issue floor seconds) of ``simulate_train`` on the first ``config.gpus`` GPUs of
+        the server (``host_prior``: the floor's prior, default the shipped one). Simulated once per process for
+        the same :attr:`inputs`, configuration, spec and prior (:data:`_TRAINS`): the accuracy report predicts the
+        same configuration with the same fit in several sections."""
+        key = (self.inputs, config, spec, host_prior)
+        hit = _TRAINS.get(key)
+        if hit is None:
+            from simulator.training.llm.iteration import simulate_train
+
+            extra = {} if host_prior is None else {"host_prior": host_prior}
+            r = simulate_train(self.router(config.gpus), self.model(spec), config, self.gpu,  # type: ignore[attr-defined]
+                               self.params, self.compute, record=False, **extra)  # type: ignore[arg-type]
+            hit = _TRAINS[key] = (float(r.iteration_s), float(r.host_floor_s))
+        return hit
+
     def router(self, gpus: int) -> object:
         from topologies.presets import server
         from topologies.routing import Router
@@ -182,38 +204,28 @@ class RealPredictor:
 
     @staticmethod
     def model(spec: object) -> object:
-        from simulator.training.llm.model import TransformerSpec
-
-        return TransformerSpec("runner-gpt", **transformer_fields(spec))  # type: ignore[arg-type]
+        """The runners' GPT ``spec`` as the simulator's model (built once per spec: a fit asks for it at every
+        step)."""
+        return _runner_model(spec)
 
     def iteration_s(self, run: LlmRun, profile: LayerProfile | None = None) -> float:
-        from simulator.training.llm.config import TrainConfig
-        from simulator.training.llm.iteration import simulate_train
-
         if run.runner == "tp":  # blocks only, and the collectives the record lists
             comm = sum(count * self.collective_s(op, size, run.tp)
                        for op, size, count in run.collectives)
             calls = sum(count for _, _, count in run.collectives)
             return self.blocks_s(run.spec, run.micro_batch, run.tp, run.sequence_parallel, calls, comm)
-        config, gpus = self.config(run)
-        r = simulate_train(self.router(gpus), self.model(run.spec), config, self.gpu, self.params,
-                           self.compute, record=False)
-        return float(r.iteration_s)
+        return self.simulated(self.config(run)[0], run.spec)[0]
 
     def floor_s(self, run: LlmRun, prior: object) -> float:
         """The run's host-issue floor under ``prior`` (``simulator.training.llm.host_prior.HostPrior``), as
         ``gpunetsim train`` gives it (``TrainResult.host_floor_s``); a TP runner's blocks: their passes' host
         issue (:meth:`block_passes`) with the prior's block issue time."""
-        from simulator.training.llm.iteration import simulate_train
-
         if run.runner == "tp":
             calls = sum(count for _, _, count in run.collectives)
             passes = self.with_compute(prior.on(self.compute)).block_passes(  # type: ignore[attr-defined]
                 run.spec, run.micro_batch, run.tp, run.sequence_parallel, calls)
             return run.spec.layers * sum(h for _, h, _ in passes)  # type: ignore[attr-defined]
-        config, gpus = self.config(run)
-        return float(simulate_train(self.router(gpus), self.model(run.spec), config, self.gpu, self.params,
-                                    self.compute, record=False, host_prior=prior).host_floor_s)  # type: ignore[arg-type]
+        return self.simulated(self.config(run)[0], run.spec, prior)[1]
 
     @staticmethod
     def config(run: LlmRun) -> tuple[object, int]:
@@ -250,11 +262,9 @@ class RealPredictor:
         one TP rank, the host issuing its kernels and its share of ``calls`` collective calls of the
         ``layers`` blocks."""
         from simulator.training.llm.compute import ComputeModel
-        from simulator.training.llm.config import TrainConfig
         from simulator.training.llm.layer import block_work
 
-        config = TrainConfig(tp, 1, 1, micro_batch, micro_batch, sequence_parallel=sp,
-                             dtype="bf16", flash_attention=True)
+        config = _block_config(tp, micro_batch, sp)
         cm = ComputeModel(self.gpu, "bf16", self.compute)  # type: ignore[arg-type]
         work = block_work(self.model(spec), config)  # type: ignore[arg-type]
         per_block = work.forward.calls + work.backward.calls
@@ -315,9 +325,6 @@ class RealPredictor:
         return float(self.cost_model(gpus).time_s(op, size_bytes))  # type: ignore[attr-defined]
 
     def compute_only_s(self, t: ComputeTarget) -> float:
-        from simulator.training.llm.config import TrainConfig
-        from simulator.training.llm.iteration import simulate_train
-
         if t.part == "stage":
             return self.stage_s(t)
         if t.part == "model_gpu":     # the loop with no host issue: the queued kernels back to back
@@ -328,11 +335,23 @@ class RealPredictor:
             return t.spec.layers * sum(k if t.part == "gpu" else h for k, h, _ in passes)  # type: ignore[attr-defined]
         if t.tp > 1:
             return self.blocks_s(t.spec, t.micro_batch, t.tp, t.sequence_parallel)
-        config = TrainConfig(1, 1, 1, t.micro_batch, t.micro_batch, dtype="bf16",
-                             flash_attention=True)
-        r = simulate_train(self.router(1), self.model(t.spec), config, self.gpu, self.params,
-                           self.compute, record=False)
-        return float(r.iteration_s)
+        return self.simulated(_block_config(1, t.micro_batch, False), t.spec)[0]
+
+
+@lru_cache(maxsize=256)
+def _runner_model(spec: object) -> object:
+    from simulator.training.llm.model import TransformerSpec
+
+    return TransformerSpec("runner-gpt", **transformer_fields(spec))  # type: ignore[arg-type]
+
+
+@lru_cache(maxsize=256)
+def _block_config(tp: int, micro_batch: int, sp: bool) -> object:
+    """One micro-batch through blocks sharded ``tp`` ways on one TP rank (:meth:`RealPredictor.block_passes`; tp 1:
+    the single-GPU loop of :meth:`RealPredictor.compute_only_s`)."""
+    from simulator.training.llm.config import TrainConfig
+
+    return TrainConfig(tp, 1, 1, micro_batch, micro_batch, sequence_parallel=sp, dtype="bf16", flash_attention=True)
 
 
 def fit_compute(pred: RealPredictor, targets: Sequence[ComputeTarget],
@@ -349,15 +368,16 @@ def fit_compute(pred: RealPredictor, targets: Sequence[ComputeTarget],
 
 
 def fit_inputs(pred: RealPredictor, targets: Sequence[ComputeTarget], fixed: dict[str, float] | None) -> tuple:
-    """Everything :func:`fit_compute`'s answer depends on: the predictor's class, server preset, GPU, collective
-    parameter values and compute parameters (its starting point and the parameters it holds), the targets (each
-    with its measured time) and the held values."""
-    return (type(pred), pred.preset, pred.gpu, tuple(sorted(pred.params.values.items())), pred.compute,
-            tuple(targets), tuple(sorted((fixed or {}).items())))
+    """Everything :func:`fit_compute`'s answer depends on: the predictor's inputs (:attr:`RealPredictor.inputs`: its
+    compute parameters are the fit's starting point and the parameters it holds), the targets (each with its
+    measured time) and the held values."""
+    return (pred.inputs, tuple(targets), tuple(sorted((fixed or {}).items())))
 
 
 _FITS: dict[tuple, tuple[object, float]] = {}
 """:func:`fit_compute`'s answers by :func:`fit_inputs` (frozen values, shared safely)."""
+_TRAINS: dict[tuple, tuple[float, float]] = {}
+""":meth:`RealPredictor.simulated`'s answers by predictor inputs, configuration, spec and host prior."""
 
 
 def _fit_compute(pred: RealPredictor, targets: Sequence[ComputeTarget],

@@ -131,6 +131,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping, Sequence
@@ -310,6 +311,12 @@ class Parameters:
 
     def __getitem__(self, key: str) -> float:
         return self.values[key]
+
+    @cached_property
+    def values_key(self) -> tuple[tuple[str, float], ...]:
+        """The values as one hashable key, sorted by name: what caches of plans, simulations and fits made with
+        this set key on (built once per set)."""
+        return tuple(sorted(self.values.items()))
 
     def base_latency_s(self, algo: str, proto: str) -> float:
         return self.values[f"base_latency_s.{algo}.{proto}"]

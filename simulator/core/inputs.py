@@ -94,9 +94,10 @@ def _json_constant(name: str) -> float:
 
 
 def _json_int(text: str) -> int:
-    if len(text.lstrip("-")) > 19 or abs(int(text)) > limits.MAX_INT:
+    # JSON's integers are an optional "-" and digits: at most 19 digits (never int() of a huge string), then 64 bits
+    if len(text) - (text[0] == "-") > 19 or not -limits.MAX_INT <= (value := int(text)) <= limits.MAX_INT:
         raise InputError("integer out of range (more than 64 bits)", value=text)
-    return int(text)
+    return value
 
 
 def _json_float(text: str) -> float:

@@ -164,7 +164,13 @@ def dataparallel_caveats(params: Parameters, gpu: str | None, world: int) -> tup
 
 def _fitted(compute) -> bool:
     """Whether the compute set differs from the datasheet defaults or carries a measured pass profile."""
-    return compute.profile is not None or compute.values() != type(compute)().values()
+    return compute.profile is not None or compute.values() != _default_values(type(compute))
+
+
+@lru_cache(maxsize=4)
+def _default_values(kind: type) -> Mapping:
+    """The datasheet defaults' ``values()`` of a compute set class (built once: every simulated iteration asks)."""
+    return kind().values()
 
 
 def train_kind(compute, gpu: str) -> str:

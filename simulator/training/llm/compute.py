@@ -108,7 +108,7 @@ class ComputeParams:
             raise InputError(HOST_RUNS_AHEAD_WORDS, field="llm.host_runs_ahead", value=self.host_runs_ahead)
 
     def values(self) -> dict[str, float | bool]:
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name in PARAM_NAMES}
+        return {name: getattr(self, name) for name in PARAM_NAMES}      # in field order, as PARAM_NAMES is
 
 
 PARAM_NAMES = tuple(f.name for f in fields(ComputeParams) if f.name not in ("name", "profile", "fitted_gpus"))
@@ -205,11 +205,11 @@ class ComputeModel:
     def pass_s(self, work: Pass, elem_bytes: int) -> float:
         """Compute seconds of a pass (its TP collectives are timed on the network). A chunk of ``n`` blocks
         (``Pass.times``) repeats one block's kernel objects ``n`` times: each distinct kernel is timed once and
-        the sum taken over every kernel in order, as before."""
-        seen: dict[int, float] = {}
+        the sum taken over every kernel in order (``Pass.layout``)."""
+        distinct, order = work.layout
         kernel_s = self.kernel_s
-        return sum([seen[i] if (i := id(k)) in seen else seen.setdefault(i, kernel_s(k, elem_bytes))
-                    for k in work.kernels])
+        times = [kernel_s(k, elem_bytes) for k in distinct]
+        return sum(map(times.__getitem__, order))
 
     def block_host_s(self, tp: int = 1) -> float:
         """Host seconds to issue one block's forward, sharded ``tp`` ways (``host_tp_block_s`` for

@@ -85,8 +85,10 @@ class ComponentFlowNetwork:
             self.env.timeout(size_bytes / rate_cap_Bps).callbacks.append(lambda _e: ev.succeed(self.env.now))
             return ev
         t = _Transfer(self._linkset(routes), float(size_bytes), rate_cap_Bps, ev, self.env.now)
+        ls, shares = t.ls, self._shares
+        alone = not any(shares(ls, u.ls) for u in self._active)       # most pipeline sends: a component of one
         self._active.append(t)
-        self._reshare(self._component([t]))
+        self._reshare([t] if alone else self._component([t]))
         return ev
 
     def _component(self, seeds: list[_Transfer]) -> list[_Transfer]:
@@ -141,6 +143,8 @@ class ComponentFlowNetwork:
         t.version += 1
         self._active.remove(t)
         t.event.succeed(self.env.now)
+        if not self._active:
+            return
         neighbours = [u for u in self._active if self._shares(t.ls, u.ls)]
         if neighbours:
             self._reshare(self._component(neighbours))

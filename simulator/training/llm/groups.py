@@ -100,7 +100,7 @@ def _shared(router: Router, params: Parameters) -> tuple[Planner, dict, np.ndarr
     by_params = _SHARED.get(router)
     if by_params is None:
         by_params = _SHARED[router] = {}
-    key = tuple(sorted(params.values.items()))
+    key = params.values_key
     hit = by_params.get(key)
     if hit is None:
         if len(by_params) > 16:

@@ -40,7 +40,7 @@ from simulator.training.llm.hbm_contention import bandwidth_share
 from simulator.training.llm.host_prior import HOST_PRIOR, HostPrior
 from simulator.training.llm.fsdp_engine import FsdpUnit
 from simulator.training.llm.layer import (EMPTY, CommCall, LayerWork, MemOp, Pass, block_work, check_divisible,
-                                         chunk_work, embedding_work, output_work)
+                                         embedding_work, output_work, stage_chunk_work)
 from simulator.training.llm.memory import GRAD_BYTES, PARAM_BYTES, Memory, dp_shard_sizes, memory_per_gpu, stage_layers
 from simulator.training.llm.flows import ComponentFlowNetwork
 from simulator.training.llm.links import compact
@@ -325,7 +325,7 @@ def train_work(router: Router, model: TransformerSpec, config: TrainConfig, gpu:
         for ch in range(c.chunks):
             v = ch * c.pp + s
             n = layers[v]
-            fwd, bwd, cparams = chunk_work(model, c, v, n, block, emb, out)
+            fwd, bwd, cparams = stage_chunk_work(model, c, v, n)
             stage_params += cparams
             stage_issue += c.microbatches * (floor_cm.host_s(n, block.host_ops(True), fwd.calls, c.tp)
                                              + floor_cm.host_s(n, block.host_ops(False), bwd.calls, c.tp))

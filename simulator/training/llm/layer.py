@@ -18,6 +18,7 @@ writes them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 
 from simulator.core.errors import InputError
 from simulator.training.llm.config import Recompute, TrainConfig
@@ -86,11 +87,28 @@ class Pass:
     def times(self, n: int) -> "Pass":
         return Pass(self.kernels * n, tuple(CommCall(c.op, c.size_bytes, c.count * n) for c in self.comm))
 
-    @property
+    @cached_property
     def flops(self) -> float:
+        """FLOPs of the pass's GEMMs and attention (computed once per pass: a pass is immutable)."""
         seen: dict[int, float] = {}       # a chunk of n blocks (times) repeats one block's kernel objects n times
         return sum([seen[i] if (i := id(k)) in seen else seen.setdefault(i, k.flops)
                     for k in self.kernels if not isinstance(k, MemOp)])
+
+    @cached_property
+    def layout(self) -> tuple[tuple[Kernel, ...], tuple[int, ...]]:
+        """(each distinct kernel object once, in order of first appearance; the index in it of every kernel, in
+        order): a chunk of ``n`` blocks (:meth:`times`) repeats one block's kernel objects ``n`` times, so a sum
+        over its kernels needs each distinct one's value once. Built once per pass (a pass is immutable)."""
+        where: dict[int, int] = {}
+        distinct: list[Kernel] = []
+        order = []
+        for k in self.kernels:
+            i = where.get(id(k))
+            if i is None:
+                i = where[id(k)] = len(distinct)
+                distinct.append(k)
+            order.append(i)
+        return tuple(distinct), tuple(order)
 
     @property
     def calls(self) -> int:
@@ -148,8 +166,10 @@ def _tp_comm(config: TrainConfig, size: float, forward: bool) -> tuple[CommCall,
     return (CommCall("all_gather", size, 4), CommCall("reduce_scatter", size, 2))
 
 
+@lru_cache(maxsize=8192)
 def block_work(model: TransformerSpec, config: TrainConfig) -> LayerWork:
-    """The work of one transformer block on one TP rank for one micro-batch."""
+    """The work of one transformer block on one TP rank for one micro-batch (built once per model and
+    configuration: immutable, and a fit simulates one configuration with many compute sets)."""
     t, b, s, h = config.tp, config.micro_batch, model.seq, model.hidden
     B = config.dtype_bytes
     T = b * s
@@ -191,9 +211,11 @@ def block_work(model: TransformerSpec, config: TrainConfig) -> LayerWork:
     return LayerWork(fwd, bwd, model_flops)
 
 
+@lru_cache(maxsize=8192)
 def embedding_work(model: TransformerSpec, config: TrainConfig) -> LayerWork:
     """Token (and position) embedding lookup on the first stage; vocabulary-parallel over TP,
-    so the partial embeddings are all-reduced (reduce-scattered with sequence parallelism)."""
+    so the partial embeddings are all-reduced (reduce-scattered with sequence parallelism). Built once per
+    model and configuration, as :func:`block_work`."""
     B = config.dtype_bytes
     T = config.micro_batch * model.seq
     lookup = MemOp("embedding", 3 * T * model.hidden * B)
@@ -203,8 +225,10 @@ def embedding_work(model: TransformerSpec, config: TrainConfig) -> LayerWork:
     return LayerWork(Pass((lookup,), comm), Pass((MemOp("embedding bwd", 2 * lookup.size_bytes),), ()), 0.0)
 
 
+@lru_cache(maxsize=8192)
 def output_work(model: TransformerSpec, config: TrainConfig) -> LayerWork:
-    """Final norm, the vocabulary-parallel logits GEMM and cross-entropy (fp32) on the last stage."""
+    """Final norm, the vocabulary-parallel logits GEMM and cross-entropy (fp32) on the last stage. Built once
+    per model and configuration, as :func:`block_work`."""
     t, B = config.tp, config.dtype_bytes
     T = config.micro_batch * model.seq
     Tn = T // t if config.sequence_parallel else T
@@ -242,3 +266,11 @@ def chunk_work(model: TransformerSpec, config: TrainConfig, v: int, n: int, bloc
         fwd, bwd = fwd + out.forward, out.backward + bwd
         params += model.output_params() / config.tp
     return fwd, bwd, params
+
+
+@lru_cache(maxsize=16384)
+def stage_chunk_work(model: TransformerSpec, config: TrainConfig, v: int, n: int) -> tuple[Pass, Pass, float]:
+    """:func:`chunk_work` of virtual stage ``v`` (``n`` blocks) with the model's own block, embedding and output
+    work, built once per model, configuration and stage (its passes then keep their :attr:`Pass.flops`)."""
+    return chunk_work(model, config, v, n, block_work(model, config), embedding_work(model, config),
+                      output_work(model, config))

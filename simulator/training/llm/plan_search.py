@@ -288,7 +288,7 @@ def search(model: TransformerSpec, clusters: list[Cluster], global_batch: int, *
         if executor is None:
             results = [_simulate_with(local, cl, c) for _, _, cl, c in batch]
         else:
-            items = (params.name, tuple(sorted(params.values.items())))
+            items = (params.name, params.values_key)
             futures = [executor.submit(_simulate_in_worker, model, items, compute, cl, c) for _, _, cl, c in batch]
             results = [f.result() for f in futures]
         for (_, i, cl, c), r in zip(batch, results):

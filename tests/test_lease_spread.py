@@ -76,12 +76,13 @@ def test_committed_leases_are_scored_leave_one_out():
     assert len(fig["leases"]) >= 4
     for name, v in fig["leases"].items():
         assert v["points"] >= 30, name
-        # the lease's own per-op median growth is not the minimiser of the median over all its points, so on a lease
-        # the other leases' growth may come out a hair better (2026-11-27 stop 22: the ninth sealed lease among the
-        # others put h200x4_2026-11-27b at 9.79% against its own 9.85%); leave-one-out must lose on most leases
-        assert v["from_others_median_pct"] > v["own_median_pct"] - 0.5, name
-    worse = [v["from_others_median_pct"] > v["own_median_pct"] for v in fig["leases"].values()]
-    assert sum(worse) >= 0.75 * len(worse)
+    # the lease's own per-op median growth is not the minimiser of the median over all its points, so on one lease
+    # the other leases' growth may come out better (2026-11-27 stop 22: h200x4_2026-11-27b 9.79% against its own
+    # 9.85%; 2026-11-28 stop 23, with the tenth sealed lease among the others: h100x4_2026-11-27g 11.31% against
+    # 12.16%): leave-one-out must lose on most leases, and by more than it wins on the median lease
+    gaps = sorted(v["from_others_median_pct"] - v["own_median_pct"] for v in fig["leases"].values())
+    assert sum(g > 0 for g in gaps) >= 0.75 * len(gaps)
+    assert gaps[len(gaps) // 2] > 1.0
     for band in fig["width"].values():
         assert all(0 < x < 10 for x in band["80%"].values())
         assert all(band["90%"][op] >= band["80%"][op] for op in band["80%"])

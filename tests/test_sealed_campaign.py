@@ -318,7 +318,7 @@ def test_the_ninth_sealed_campaign_reads_its_own_readmes():
     """The 4x H200 campaign sealed in the session of 2026-11-27 22:10-01:10 UTC (a fourteenth machine, the eighth's
     phases on an H200 lease): blind tables under main 24cd3c3 from its own READMEs, the paired file scored blind too."""
     c = sc.H200H
-    assert sc.SEALED == (sc.H100, sc.H200, sc.H200B, sc.H100C, sc.H200D, sc.H200E, sc.H200F, sc.H100G, sc.H200H)
+    assert sc.SEALED[:9] == (sc.H100, sc.H200, sc.H200B, sc.H100C, sc.H200D, sc.H200E, sc.H200F, sc.H100G, sc.H200H)
     assert c.blind_commit == "24cd3c3" and c.topology == "hgx-h200" and c.calibration == "h200-nvlink"
     assert c.prefix not in {x.prefix for x in sc.SEALED[:8]}
     assert len(c.opened) == 7 and c.opened != "OPENED" and not c.fsdp_only_seen
@@ -341,6 +341,34 @@ def test_the_24cd3c3_blind_script_refuses_todays_model():
     assert done.returncode != 0 and "24cd3c3" in done.stderr and "###" not in done.stdout
 
 
+def test_the_tenth_sealed_campaign_reads_its_own_readmes():
+    """The 4x H100 campaign sealed in the session of 2026-11-28 00:44-03:44 UTC (a fifteenth machine, the ninth's
+    phases on an H100 lease): blind tables under main c712e12 from its own READMEs, the paired file scored blind too."""
+    c = sc.H100I
+    assert sc.SEALED == (sc.H100, sc.H200, sc.H200B, sc.H100C, sc.H200D, sc.H200E, sc.H200F, sc.H100G, sc.H200H,
+                         sc.H100I)
+    assert c.blind_commit == "c712e12" and c.topology == "dgx-h100" and c.calibration == "h100-nvlink-2gpu"
+    assert c.prefix not in {x.prefix for x in sc.SEALED[:9]}
+    assert len(c.opened) == 7 and c.opened != "OPENED" and not c.fsdp_only_seen
+    assert (c.llm / "fsdpissue_world4.jsonl").exists() and (c.llm / "fsdppair_world4.jsonl").exists()
+    blind = sc.blind_collectives(c)
+    assert blind[("4", "< 16 MiB together")] == (46, 14.9, 31.7, 100, 85, 70)
+    assert blind[("4", ">= 16 MiB")] == (28, 2.1, 5.9, 39, 100, 30)
+    assert sc.blind_llm(c) == {"llm4 PP": (0.2, 0.7, 1.0), "llm4 TP": (10.5, 18.5, 0.45),
+                               "llm4 FSDP": (6.6, 11.3, 0.92), "fsdp4": (8.8, 14.3, 0.8),
+                               "fsdppair4": (14.4, 20.1, 0.8)}
+
+
+def test_the_c712e12_blind_script_refuses_todays_model():
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "validation/scripts/sealed_blind_c712e12.py"], cwd=root, timeout=120,
+                          capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+    assert done.returncode != 0 and "c712e12" in done.stderr and "###" not in done.stdout
+
+
 @pytest.mark.parametrize("names, shared", [
     (("h200x4_2026-11-27b_lat", "h200x4_2026-11-27b_bw", "h200x4_2026-11-27b_llm"), "h200x4_2026-11-27b"),
     (("h100x4_2026-11-27_lat", "h100x4_2026-11-27_lab"), "h100x4_2026-11-27"),   # not '..._la'
@@ -360,4 +388,5 @@ def test_every_sealed_lease_keeps_its_name():
                                             "4x H200, `h200x4_2026-11-27e` (sealed)",
                                             "4x H200, `h200x4_2026-11-27f` (sealed)",
                                             "4x H100, `h100x4_2026-11-27g` (sealed)",
-                                            "4x H200, `h200x4_2026-11-27h` (sealed)"]
+                                            "4x H200, `h200x4_2026-11-27h` (sealed)",
+                                            "4x H100, `h100x4_2026-11-28` (sealed)"]

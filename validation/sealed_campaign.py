@@ -169,7 +169,11 @@ H200H = Sealed(DATA / "h200x4_2026-11-27h_lat", DATA / "h200x4_2026-11-27h_bw", 
                "hgx-h200", "h200s7_sealed", "h200-nvlink", RUNS[:3] + (RUNS[4], RUNS[6]), "24cd3c3", "4x H200",
                "A fourteenth machine, sealed", "at the start of the session of 2026-11-27 22:10-01:10 UTC (22:12-22:24) "
                "under main 24cd3c3", "h200x4_2026-11-26d", "5a20c3c")
-SEALED = (H100, H200, H200B, H100C, H200D, H200E, H200F, H100G, H200H)
+H100I = Sealed(DATA / "h100x4_2026-11-28_lat", DATA / "h100x4_2026-11-28_bw", DATA / "h100x4_2026-11-28_llm",
+               "dgx-h100", "h100s4_sealed", "h100-nvlink-2gpu", RUNS[:3] + (RUNS[4], RUNS[6]), "c712e12",
+               "4x H100 80GB HBM3", "A fifteenth machine, sealed", "at the start of the session of 2026-11-28 "
+               "00:44-03:44 UTC (00:45-01:01) under main c712e12", "h100x4_2026-11-26h", "a95e3d2")
+SEALED = (H100, H200, H200B, H100C, H200D, H200E, H200F, H100G, H200H, H100I)
 """The sealed campaigns in the report's order."""
 
 

@@ -15,7 +15,10 @@ sealed leases (``llm4`` TP, the sixth lease's TP issue probe), predicted by the 
 4. on the issue probes, the model's GPU side of each loop with collectives (kernels plus closed-form collectives)
    against the GPU time measured alone (``gpu_s``: the queued work back to back), and that time over the loop.
 
-What it showed under main c712e12 (recorded, not recomputed):
+What it showed under main c712e12 (recorded, not recomputed). The tenth sealed lease (4x H100, ``h100x4_2026-11-28``)
+landed after these lines were written and was not seen by them; it bears the second point out: its ``llm4`` TP
+misses (10.5%) and its launches disagree by 15.8%. With it the script prints 19 sets (9 of H100), H100 36
+configurations at +1.1% signed and 7.4% |error|, and the larger model faster in 7 of 18 H100 pairs.
 
 * **No bias on H100.** Over all 32 H100 TP configurations the median signed error is +0.2% and the median |error|
   7.2% (25 inside their launches' range); H200 (40): +2.8%, 5.4%. By group on H100: 4 GPUs +1.6% (24), 2 GPUs

@@ -72,7 +72,9 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
                    help="NCCL tuner plugin loaded (NCCL_TUNER_PLUGIN): aws-ofi:p5.48xlarge, aws-ofi:p5e.48xlarge, "
                         "aws-ofi:p5en.48xlarge or aws-ofi:p6-b200.48xlarge, AWS's aws-ofi-nccl plugin with its "
                         "region tables for that instance type (8 GPUs a node, 3 nodes or more; elsewhere NCCL's "
-                        "own tuner decides, as with the plugin)")
+                        "own tuner decides, as with the plugin); NVLS and NVLS-Tree then move chunks of up to 512 KiB, "
+                        "as AWS's network plugin sets NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE there "
+                        "(NCCL 2.22 and later read them)")
     g.add_argument("--tensors", default=None, choices=TENSOR_DEVICES,
                    help="where the tensors live (default: cuda for nccl, cpu for gloo and mpi); gloo "
                         "stages CUDA tensors through host memory")
@@ -88,9 +90,19 @@ def comm_model_from_args(args: argparse.Namespace, G, params):
 
 
 def tuner_plugin_words(args: argparse.Namespace) -> str:
-    """The header's words for ``--tuner-plugin`` (``", tuner plugin=aws-ofi:..."``), empty when not given."""
+    """The header's words for ``--tuner-plugin`` (``", tuner plugin=aws-ofi:... (NVLS chunks 512 KiB)"``: with the
+    NVLS chunk settings AWS's network plugin adds there, ofi_tuner.plugin_nvls_chunks), empty when not given."""
+    from simulator.collectives.ofi_tuner import platform_of, plugin_nvls_chunks
+    from simulator.core.units import format_bytes
     spec = getattr(args, "tuner_plugin", None)
-    return f", tuner plugin={spec}" if spec else ""
+    if not spec:
+        return ""
+    chunks = plugin_nvls_chunks(platform_of(spec))
+    if chunks is None:
+        return f", tuner plugin={spec}"
+    tree = "" if chunks.tree_max_bytes in (None, chunks.chunk_bytes) else \
+        f", NVLS-Tree at most {format_bytes(chunks.tree_max_bytes)}"
+    return f", tuner plugin={spec} (NVLS chunks {format_bytes(chunks.chunk_bytes)}{tree})"
 
 
 def tuner_plugin_idle(model, args: argparse.Namespace, op: str) -> str | None:

@@ -206,7 +206,7 @@ def test_ddp_names_the_plugin_and_says_when_it_decides_nothing(capsys, nodes, re
     assert main(["ddp", "--topology", "hgx-h200", "--nodes", nodes, "--workload", "gpt2", "--engine", "closed",
                  "--tuner-plugin", "aws-ofi:p5en.48xlarge"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].endswith(", tuner plugin=aws-ofi:p5en.48xlarge")
+    assert out[0].endswith(", tuner plugin=aws-ofi:p5en.48xlarge (NVLS chunks 512 KiB)")
     assert [l for l in out if l.startswith("# tuner plugin")] == ([] if reason is None else
         [f"# tuner plugin aws-ofi:p5en.48xlarge: NCCL's own tuner chose every row ({reason})"])
 
@@ -247,3 +247,44 @@ def test_a_bad_nvls_chunk_setting_names_the_dataset_and_variable():
     assert (e.value.source, e.value.field) == ("run.jsonl", "meta.topology.nvls_chunk_bytes")
     t = topo_from_hint({"preset": "hgx-b200", "nvls_tree_max_chunk_bytes": 524288})
     assert t.nvls_chunks == NvlsChunks(131072, 524288)
+
+
+def _nvls_2g(capsys, *extra):
+    """(time_s, header) of an NVLS all_reduce of 2 GiB on one 8-GPU H100 server, as ``gpunetsim collective``."""
+    from gpunetsim.cli import main
+    argv = ["collective", "--topology", "dgx-h100", "--algo", "nvls", "-b", "2G", "-e", "2G", "--engine", "closed",
+            *extra]
+    assert main([*argv, "--json"]) == 0
+    time_s = __import__("json").loads(capsys.readouterr().out)["time_s"]
+    assert main(argv) == 0
+    return time_s, capsys.readouterr().out.splitlines()[0]
+
+
+@pytest.mark.parametrize("version, chunks", [((2, 22), True), ((2, 21), False), (None, True)])
+def test_cli_plugin_takes_the_corpus_nvls_chunks(capsys, version, chunks):
+    """--tuner-plugin aws-ofi:p5.48xlarge applies the 512 KiB NVLS chunks AWS's network plugin sets
+    (ofi_tuner.plugin_nvls_chunks), as the corpus does for a header that loads the plugin (nvls_chunk_settings):
+    the CLI's prediction differs from the one without the flag (it did not before) and equals the corpus' path on
+    an NCCL that reads them (2.22 on: NvlsChunks.taken_by); the corpus' 2.21 keeps NCCL's defaults."""
+    from validation.compare import Predictor
+    from simulator.collectives.params import load_calibration
+    with_plugin, header = _nvls_2g(capsys, "--tuner-plugin", "aws-ofi:p5.48xlarge")
+    without, _ = _nvls_2g(capsys)
+    assert with_plugin != pytest.approx(without, rel=1e-3)
+    assert header.endswith(", tuner plugin=aws-ofi:p5.48xlarge (NVLS chunks 512 KiB), params=datasheet")
+    meta = {"hardware": "1x AWS p5.48xlarge", "env": {"NCCL_TUNER_PLUGIN": "ofi"}, "date": "2024-10-30"}
+    topo = topo_from_hint({"preset": "dgx-h100", "tuner_plugin": tuner_plugin(meta), **nvls_chunk_settings(meta),
+                           **({"nccl_version": f"{version[0]}.{version[1]}"} if version else {})})
+    corpus = Predictor(topo, load_calibration(None)).model(8, None).best("all_reduce", 2 << 30, "nvls", "simple")[0]
+    assert corpus == pytest.approx(with_plugin if chunks else without, rel=1e-9)
+
+
+def test_api_plugin_takes_the_nvls_chunks():
+    """gpunetsim.collective(tuner_plugin=...) takes the chunks too, in both engines."""
+    import gpunetsim
+    kw = dict(topology="dgx-h100", size_bytes="2G", algo="nvls")
+    for engine in ("closed", "des"):
+        assert gpunetsim.collective(**kw, engine=engine, tuner_plugin="aws-ofi:p5.48xlarge").time_s < \
+            gpunetsim.collective(**kw, engine=engine).time_s * 0.995
+    assert ofi_tuner.plugin_nvls_chunks("p5en.48xlarge") == NvlsChunks(524288, 524288)
+    assert ofi_tuner.plugin_nvls_chunks(None) is None

@@ -20,7 +20,7 @@ import topologies
 from simulator.network.closed_form import CostModel
 from simulator.core.config import checked
 from simulator.core.errors import InputError
-from simulator.collectives.algorithms import ALGOS_FOR_OP, NVLS_CHUNK_BYTES, NvlsChunks
+from simulator.collectives.algorithms import ALGOS_FOR_OP, NvlsChunks
 from simulator.collectives.params import Parameters
 from simulator.collectives.planner import Planner
 from simulator.core.units import parse_bandwidth, parse_size
@@ -138,11 +138,8 @@ def topo_from_hint(hint: Mapping | None, source: str = "") -> Topo:
     if hint.get("force_flush") is not None and not isinstance(hint["force_flush"], bool):   # NCCL_NET_FORCE_FLUSH
         raise InputError("expected true, false or absent", source=source, field="meta.topology.force_flush",
                          value=hint["force_flush"])
-    chunks = None
-    if hint.get("nvls_chunk_bytes") is not None or hint.get("nvls_tree_max_chunk_bytes") is not None:
-        chunk, tree = hint.get("nvls_chunk_bytes"), hint.get("nvls_tree_max_chunk_bytes")
-        chunks = checked(lambda: NvlsChunks(NVLS_CHUNK_BYTES if chunk is None else chunk, tree), source,
-                         "meta.topology.nvls_chunk_bytes", (chunk, tree))
+    chunk, tree = hint.get("nvls_chunk_bytes"), hint.get("nvls_tree_max_chunk_bytes")
+    chunks = checked(lambda: NvlsChunks.of(chunk, tree), source, "meta.topology.nvls_chunk_bytes", (chunk, tree))
     return Topo(str(hint["preset"]), int(hint.get("nodes", 1)), hint.get("gpus_per_node"), nic, hint.get("p2p"),
                 nccl_version(hint.get("nccl_version")), hint.get("gdr"), hint.get("tuner_plugin"), nics,
                 hint.get("plugin_proto"), hint.get("force_flush"), chunks, source=source)
@@ -199,16 +196,12 @@ def nvls_chunk_settings(meta: Mapping) -> dict[str, int]:
     network plugin adds (simulator.collectives.ofi_tuner.PLATFORM_ENV) where its header loads the plugin on an
     instance type of that table (:func:`tuner_plugin`) and is dated from PLUGIN_SETS_NVLS_CHUNKS_FROM on. Which
     NCCL reads them is simulator.collectives.algorithms.NvlsChunks.taken_by's to say."""
-    from simulator.collectives.ofi_tuner import PLATFORM_ENV, PLUGIN_SETS_NVLS_CHUNKS_FROM
-    env = dict(meta.get("env") or {})
+    from simulator.collectives.ofi_tuner import NVLS_CHUNK_ENV, PLUGIN_SETS_NVLS_CHUNKS_FROM, nvls_chunk_env
     dated = str(meta.get("date") or "") >= PLUGIN_SETS_NVLS_CHUNKS_FROM
-    added = PLATFORM_ENV.get(tuner_plugin(meta) or "", {}) if dated else {}
-    out = {}
-    for key, name in (("NCCL_NVLS_CHUNKSIZE", "nvls_chunk_bytes"), ("NCCL_NVLSTREE_MAX_CHUNKSIZE", "nvls_tree_max_chunk_bytes")):
-        v = env.get(key, added.get(key))
-        if v is not None:
-            out[name] = checked(lambda: parse_size(v, key), str(meta.get("name", "")), f"env.{key}", v)
-    return out
+    settings = nvls_chunk_env(tuner_plugin(meta) if dated else None, dict(meta.get("env") or {}))
+    names = dict(zip(NVLS_CHUNK_ENV, ("nvls_chunk_bytes", "nvls_tree_max_chunk_bytes")))
+    return {names[key]: checked(lambda: parse_size(v, key), str(meta.get("name", "")), f"env.{key}", v)
+            for key, v in settings.items()}
 
 
 def nccl_version(text: object) -> tuple[int, int] | None:

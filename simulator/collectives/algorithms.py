@@ -87,6 +87,13 @@ class NvlsChunks:
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
                 raise InputError("must be a positive number of bytes", field=name, value=v)
 
+    @staticmethod
+    def of(chunk_bytes: int | None, tree_max_bytes: int | None) -> "NvlsChunks | None":
+        """The settings a run made of the two variables (None: unset); None where it set neither."""
+        if chunk_bytes is None and tree_max_bytes is None:
+            return None
+        return NvlsChunks(NVLS_CHUNK_BYTES if chunk_bytes is None else chunk_bytes, tree_max_bytes)
+
     def taken_by(self, nccl_version: tuple[int, int] | None) -> "NvlsChunks":
         """What NCCL ``nccl_version`` (None: a current one) takes of these settings: before
         NVLS_CHUNK_PARAM_FROM its kernels ignore them (the model keeps NCCL's defaults there)."""

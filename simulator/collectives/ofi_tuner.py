@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from simulator.collectives.algorithms import NvlsChunks
 from simulator.core.errors import InputError
 
 TUNER_MAX_SIZE = 100.0 * 1024 ** 3
@@ -271,6 +272,25 @@ size used when running NVLS Tree algorithm on greater than 4 nodes to 64KiB. Thi
 performance on AWS"), NCCL_NVLS_CHUNKSIZE since PR #372 (April 2024, to keep the two matched)."""
 PLUGIN_SETS_NVLS_CHUNKS_FROM = "2024-04"
 """The month of PR #372: a run from then on with the plugin loaded has both NVLS chunk settings."""
+
+NVLS_CHUNK_ENV = ("NCCL_NVLS_CHUNKSIZE", "NCCL_NVLSTREE_MAX_CHUNKSIZE")
+
+
+def nvls_chunk_env(platform: str | None, env: dict | None = None) -> dict:
+    """NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE as a run has them (only those set): the run's own
+    ``env``'s, else what AWS's network plugin adds on instance type ``platform`` (PLATFORM_ENV; None: the plugin is
+    not loaded, or predates PLUGIN_SETS_NVLS_CHUNKS_FROM). The corpus reads a header's through it
+    (validation.compare.nvls_chunk_settings), ``--tuner-plugin`` through :func:`plugin_nvls_chunks`."""
+    env, added = env or {}, PLATFORM_ENV.get(platform or "", {})
+    return {k: env.get(k, added.get(k)) for k in NVLS_CHUNK_ENV if env.get(k, added.get(k)) is not None}
+
+
+def plugin_nvls_chunks(platform: str | None) -> NvlsChunks | None:
+    """The NVLS chunk settings of a run that loads the plugin on ``platform`` (a current plugin, the user's
+    environment not setting them), for Planner(nvls_chunks=), which applies what its NCCL takes of them
+    (NvlsChunks.taken_by: NCCL 2.22 on); None where the plugin adds none (p4de, or no plugin)."""
+    chunk, tree = (nvls_chunk_env(platform).get(k) for k in NVLS_CHUNK_ENV)
+    return NvlsChunks.of(chunk, tree)
 
 PLUGIN = "aws-ofi"
 """How a user names this plugin (``--tuner-plugin aws-ofi:INSTANCE``)."""

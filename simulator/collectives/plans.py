@@ -172,7 +172,7 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
     NCCL model has them), asked only when those are not in ``layouts`` yet; None: searched here. ``net_flush``:
     NCCL flushes each GPUDirect receive from the network here (the Planner's nccl_constants.flushes_gdr_receives),
     so a call across servers also pays ``net_flush_overhead_s``. ``nvls_chunks``: the NVLS chunk settings the run's
-    NCCL takes (the Planner's NvlsChunks.of); None: NCCL's defaults, which the layouts carry."""
+    NCCL takes (the Planner's NvlsChunks.taken_by); None: NCCL's defaults, which the layouts carry."""
     check_known(op, algo)
     if proto not in PROTOS:
         raise InputError("unknown protocol (expected ll, ll128 or simple)", field="proto", value=proto)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Callable
 
+from simulator.collectives.ofi_tuner import plugin_nvls_chunks
 from simulator.collectives.params import Parameters
 from simulator.collectives.planner import Planner
 from simulator.collectives.plans import Plan
@@ -186,9 +187,11 @@ class CostModel:
         """``select``: how ``auto`` picks algorithm and protocol: ``"nccl"`` (what NCCL's own tuner
         would run, from its cost model: simulator.collectives.nccl_model) or ``"fastest"`` (our fastest
         prediction). ``default_algo``: the algorithm ``auto`` stands for (a study's pinned algorithm).
-        ``tuner_plugin``: the instance type whose AWS tuner plugin is loaded (Planner; a given planner keeps its own)."""
+        ``tuner_plugin``: the instance type whose AWS tuner plugin is loaded (Planner), with the NVLS chunk settings
+        AWS's network plugin adds there (ofi_tuner.plugin_nvls_chunks, as the corpus applies them); a given planner
+        keeps its own."""
         self.planner = G_or_router if isinstance(G_or_router, Planner) else \
-            Planner(G_or_router, params, tuner_plugin=tuner_plugin)
+            Planner(G_or_router, params, tuner_plugin=tuner_plugin, nvls_chunks=plugin_nvls_chunks(tuner_plugin))
         self.tuner = Tuner(self.planner, select, default_algo)
         self.timer = ClosedFormTimer(self.planner.router, self.planner.params)
         self._shapes: dict[tuple[str, str, str], Shape] = {}   # (op, algo, proto) -> the timer's shape

@@ -9,6 +9,18 @@ the evidence so that a later change can be judged against it::
     python -m validation.corpus_checks            # every check (about a minute)
     python -m validation.corpus_checks --only efa-per-step
 
+Checked at stop 23 (h10corpus23b), not adopted: NCCL's pre-2.22 NVLS-Tree chunk. NCCL's enqueue.cc bears the
+rule out: 2.18/2.19 (``computeColl``) and 2.20 (``computeCollChunkInfo``) start an NVLS-Tree chunk from the Simple
+buffer's step, NCCL_BUFFSIZE / NCCL_STEPS (512 KiB at the default 4 MiB, 1 MiB at 8 MiB), then shrink it by
+NVLS_TREE_CHUNK_STEPS; 2.20 also caps it by NCCL_NVLSTREE_MAX_CHUNKSIZE (unset: 64 KiB on 4+ nodes), 2.18 has no
+cap; NVLS itself stays at a constant 128 KiB before 2.22 (2.20: 32 KiB across nodes where NVLS's tuned bandwidth is
+below 150 GB/s). Tried as a throwaway patch of the Planner (the 2.20.3 p5 EFA run at its header's 8 MiB buffer:
+1 MiB; the 2.18.5 EKS run at NCCL's 4 MiB: 512 KiB; both 2 nodes, so no cap), the held-out figure got worse:
+median 7.67 -> 7.97% over the 286 points, 124 -> 122 within 5% (``python -m validation.corpus_reach``; hindsight
+group fit 7.3 -> 7.8%). p5 EFA |error| 512 MiB - 16 GiB 5.4, 0.1, 1.2, 2.3, 4.5, 5.9 -> 1.3, 3.6, 0.6, 9.2, 8.1,
+7.7%; EKS 512 MiB - 2 GiB 20.3, 21.3, 2.4 -> 15.5, 18.6, 8.0% (smaller sizes unchanged). The faithful chunk helps
+the mid sizes and costs the largest ones; why was not analysed. NvlsChunks.taken_by keeps NCCL's 2.22 defaults before 2.22.
+
 Tried at stop 19 (h10corpus19), each from a mechanism its datasets' headers or hardware state, none kept (the rule:
 the held-out median falls and no dataset gets more than a point worse without a stated reason). Figures are
 held-out median |error| at >= 16 MiB over the 286 scored points and points within 5%, report 8.30%, 106:

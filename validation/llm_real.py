@@ -295,7 +295,7 @@ class RealPredictor:
         in its steady state)."""
         from simulator.training.llm.compute import ComputeModel
         from simulator.training.llm.config import TrainConfig
-        from simulator.training.llm.layer import block_work, chunk_work, embedding_work, output_work
+        from simulator.training.llm.layer import block_work, stage_chunk_work
         from simulator.training.llm.memory import stage_layers
 
         config = TrainConfig(1, t.pp, 1, t.micro_batch * t.pp, t.micro_batch, dtype="bf16", flash_attention=True)
@@ -303,8 +303,7 @@ class RealPredictor:
         cm = ComputeModel(self.gpu, "bf16", self.compute)  # type: ignore[arg-type]
         block = block_work(model, config)  # type: ignore[arg-type]
         n = stage_layers(model.layers, t.pp)[t.stage]  # type: ignore[attr-defined]
-        fwd, bwd, _ = chunk_work(model, config, t.stage, n, block, embedding_work(model, config),  # type: ignore[arg-type]
-                                 output_work(model, config))  # type: ignore[arg-type]
+        fwd, bwd, _ = stage_chunk_work(model, config, t.stage, n)  # type: ignore[arg-type]
         kernels, host = (cm.pass_s(fwd, 2), cm.pass_s(bwd, 2)), (cm.host_s(n, block.host_ops(True)),
                                                               cm.host_s(n, block.host_ops(False)))
         if not self.compute.host_runs_ahead:  # type: ignore[attr-defined]

@@ -89,10 +89,11 @@ class Pass:
 
     @cached_property
     def flops(self) -> float:
-        """FLOPs of the pass's GEMMs and attention (computed once per pass: a pass is immutable)."""
-        seen: dict[int, float] = {}       # a chunk of n blocks (times) repeats one block's kernel objects n times
-        return sum([seen[i] if (i := id(k)) in seen else seen.setdefault(i, k.flops)
-                    for k in self.kernels if not isinstance(k, MemOp)])
+        """FLOPs of the pass's GEMMs and attention (computed once per pass: a pass is immutable), each distinct
+        kernel's once (:attr:`layout`), summed over every kernel in order."""
+        distinct, order = self.layout
+        flops = [0.0 if isinstance(k, MemOp) else k.flops for k in distinct]
+        return sum(map(flops.__getitem__, order))
 
     @cached_property
     def layout(self) -> tuple[tuple[Kernel, ...], tuple[int, ...]]:

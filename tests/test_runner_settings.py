@@ -62,3 +62,15 @@ def test_only_the_entry_point_joins_and_leaves_the_process_group() -> None:
                    and any(x in f.read_text() for x in ("destroy_process_group(", "init_process_group(",
                                                          "join_process_group(")))
     assert again == []
+
+
+def test_only_validation_timing_queues_gpu_sleeps() -> None:
+    """A runner queues calls behind a GPU sleep at the rate validation.timing measures on the GPU; the kernel probe had
+    counted its sleeps at a fixed 2e9 cycles a second while tp_issue and ddp_compute each timed their own copy."""
+    from pathlib import Path
+
+    import validation
+    folder = Path(validation.__file__).parent
+    again = sorted(str(f.relative_to(folder)) for f in folder.rglob("*.py") if f.name != "timing.py"
+                   and "torch.cuda._sleep(" in f.read_text())
+    assert again == []

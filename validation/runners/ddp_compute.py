@@ -50,6 +50,7 @@ from simulator.core.limits import MAX_BATCH_SIZE
 from validation.runners.dataparallel import parse_batch
 from validation.runners.ddp import timed_steps
 from validation.runners.launch import Member, add_process_args, check_least, parse_names, torchrun_entry_point
+from validation.timing import gpu_sleep, sleep_cycles_per_s
 
 log = logging.getLogger("validation.runners.ddp_compute")
 
@@ -110,20 +111,6 @@ def parse_settings(argv: Sequence[str] | None) -> ComputeSettings:
 # Everything below needs torch; it is imported inside the functions.
 
 
-def sleep_rate_per_s() -> float:
-    """Cycles of ``torch.cuda._sleep`` per second on this GPU (timed once)."""
-    import torch
-
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    cycles = 20_000_000
-    torch.cuda.synchronize()
-    a.record()
-    torch.cuda._sleep(cycles)
-    b.record()
-    torch.cuda.synchronize()
-    return cycles / (a.elapsed_time(b) / 1e3)
-
-
 def queued_steps(step: Callable[[], None], n: int, sleep_s: float, rate: float) -> dict[str, list]:
     """``n`` steps, each issued while the GPU sleeps ``sleep_s``: GPU time of the step alone, the
     host's issue time, the sleep's actual length, and whether the host finished issuing in time."""
@@ -134,7 +121,7 @@ def queued_steps(step: Callable[[], None], n: int, sleep_s: float, rate: float) 
         s0, s1, e1 = (torch.cuda.Event(enable_timing=True) for _ in range(3))
         torch.cuda.synchronize()
         s0.record()
-        torch.cuda._sleep(int(sleep_s * rate))
+        gpu_sleep(sleep_s, rate)
         s1.record()
         h0 = time.perf_counter()
         step()
@@ -187,7 +174,7 @@ def measure_model(s: ComputeSettings, name: str, device: Any, is_cuda: bool,
             loss.backward()
         opt_ddp.step()
 
-    rate = sleep_rate_per_s() if is_cuda else 0.0
+    rate = sleep_cycles_per_s() if is_cuda else 0.0
     for rnd in range(s.rounds):
         for variant in VARIANTS:
             extra: dict[str, Any] = {}

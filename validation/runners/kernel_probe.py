@@ -57,6 +57,7 @@ from typing import Any, Callable, Sequence
 from simulator.core.errors import InputError
 from validation.runners.launch import (Member, add_process_args, check_least, parse_names, parse_sizes,
                                        torchrun_entry_point)
+from validation.timing import gpu_sleep, sleep_cycles_per_s
 
 log = logging.getLogger("validation.runners.kernel_probe")
 
@@ -67,9 +68,6 @@ MAX_ITERS = 2000
 MAX_QUEUED_ITERS = 200
 """Calls a visit queues behind a sleep at most (``--queue-us``): PyTorch puts a few entries a call in CUDA's launch
 queue (about 1024), and a full queue would make the host wait again."""
-SLEEP_CYCLES_PER_S = 2.0e9
-"""GPU clock cycles a second that ``--queue-us`` sleeps are counted in (at least the H100/H200's 1.98 GHz boost, so
-the sleep lasts at least as long as asked)."""
 NO_KERNELS = "no CUDA: no kernels to profile"
 UNMATCHED = "the profile's NCCL kernels did not match the visits' calls one to one"
 RANK_FIELDS = ("event_s", "host_s", "prof_event_s", "kernel_s", "span_s", "gap_s", "kernel_min_s", "kernel_p50_s",
@@ -180,6 +178,7 @@ class _Point:
     call: Callable[[], None]
     iters: int
     sleep_s: float = 0.0          # GPU sleep queued before the visit's calls (0: none)
+    cycles_per_s: float = 0.0     # the sleep's rate on this GPU (validation.timing.sleep_cycles_per_s)
 
 
 def _visit(ctx: Any, barrier: Callable[[], None], p: _Point) -> tuple[float, float]:
@@ -188,7 +187,7 @@ def _visit(ctx: Any, barrier: Callable[[], None], p: _Point) -> tuple[float, flo
     ctx.sync()
     barrier()
     if p.sleep_s > 0 and ctx.is_cuda:
-        ctx.torch.cuda._sleep(int(p.sleep_s * SLEEP_CYCLES_PER_S))
+        gpu_sleep(p.sleep_s, p.cycles_per_s)
     return ctx.time_calls_host(p.call, p.iters)
 
 
@@ -237,6 +236,7 @@ def run(s: KernelProbeSettings, me: Member) -> None:
             "dtype": s.dtype,
             "backend": ctx.backend, "device": ctx.device.type, "launch_id": shared[0], "env": run_env(),
             **short_facts(facts)}
+    rate = sleep_cycles_per_s() if ctx.is_cuda and s.queue_us else 0.0
     points = []
     for op in s.ops:
         for nbytes, count in op_sizes(op, ctx.world, DTYPE_SIZES[s.dtype], s.sizes):
@@ -250,10 +250,11 @@ def run(s: KernelProbeSettings, me: Member) -> None:
             iters = min(MAX_QUEUED_ITERS if s.queue_us else MAX_ITERS,
                         max(MIN_ITERS, round(s.block_ms * 1e-3 / max(max(every), 1e-9))))
             points.append(_Point(op, nbytes, count, call, iters, iters * s.queue_us * 1e-6 + 1e-3 if s.queue_us
-                                 else 0.0))
+                                 else 0.0, rate))
     if ctx.rank == 0:
         append_record(s.out, {"kind": "meta", **base, **facts, "argv": sys.argv, "points_planned": len(points),
-                              "reps": s.reps, "block_ms": s.block_ms, "seed": s.seed, "warmup": s.warmup})
+                              "reps": s.reps, "block_ms": s.block_ms, "seed": s.seed, "warmup": s.warmup,
+                              "sleep_cycles_per_s": rate})
     if ctx.is_cuda:                                   # the first profiler session sets CUPTI up: keep it out
         _profiled_pass(ctx, barrier, points, list(range(len(points))))
     for rep in range(s.reps):

@@ -45,6 +45,7 @@ from typing import Any, Callable, Sequence
 from simulator.core.errors import InputError
 from validation.gpt_spec import GPTSpec
 from validation.runners.launch import parse_names
+from validation.timing import gpu_sleep, sleep_cycles_per_s
 from validation.runners.llm_session import (CommonSettings, Point, Session, add_common_arguments,
                                             common_settings, session_entry_point)
 
@@ -118,26 +119,11 @@ class Clock:
 
     def __init__(self, is_cuda: bool) -> None:
         self.is_cuda = is_cuda
-        self.cycles_per_s = self._calibrate() if is_cuda else 0.0
-
-    @staticmethod
-    def _calibrate() -> float:
-        import torch
-
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        cycles = 20_000_000
-        torch.cuda._sleep(cycles)  # warm
-        a.record()
-        torch.cuda._sleep(cycles)
-        b.record()
-        torch.cuda.synchronize()
-        return cycles / (a.elapsed_time(b) / 1e3)
+        self.cycles_per_s = sleep_cycles_per_s() if is_cuda else 0.0
 
     def hold(self, seconds: float) -> None:
         if self.is_cuda:
-            import torch
-
-            torch.cuda._sleep(int(seconds * self.cycles_per_s))
+            gpu_sleep(seconds, self.cycles_per_s)
 
     def mark(self) -> Any:
         from validation.timing import stamp

@@ -134,6 +134,26 @@ def test_committed_probe_puts_the_step_inside_the_ring_kernels_and_not_in_the_tr
     assert tree is not None and tree.kernel_below_s is not None and abs(tree.kernel_below_s) < 3e-6
 
 
+def test_committed_h200_probe_puts_the_step_inside_the_ring_kernels_too() -> None:
+    """The H200 check launch (validation/data/h200x2_2026-11-28_kprobe): every queued ring call at 16 MiB runs below
+    its 64-256 MiB line, the kernel carrying most of it, and its meta records carry the sleep rate measured."""
+    import json
+
+    from validation.data import DATA_DIR
+    from validation.kernel_probe import probe_lines, read_probe
+
+    files = sorted((DATA_DIR / "h200x2_2026-11-28_kprobe").glob("kprobe_world*.jsonl"))
+    lines = {pl.key: pl for pl in probe_lines(read_probe(files))}
+    assert {k[1] for k in lines} == {"all_reduce", "all_gather", "reduce_scatter"}
+    for (variant, op, world), pl in lines.items():
+        row = pl.at_mib(16)
+        assert row is not None and row.kernel_below_s is not None and not row.paced
+        assert row.event_below_s < -5e-6 and row.kernel_below_s / row.event_below_s > 0.85
+    rates = [json.loads(s)["sleep_cycles_per_s"] for f in files for s in f.read_text().splitlines()
+             if '"kind": "meta"' in s]
+    assert rates and all(1.5e9 < r < 2.1e9 for r in rates)
+
+
 @pytest.mark.parametrize("kernel_below_us, where", [(-9.0, "inside the NCCL kernel"), (-0.5, "outside the kernel"),
                                                     (-5.0, "partly in each")])
 def test_verdict_says_where_the_step_lives(kernel_below_us: float, where: str) -> None:

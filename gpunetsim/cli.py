@@ -61,8 +61,45 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+class _Once(argparse.Action):
+    """An option that holds one value refuses to be given twice: argparse would keep the last one without a
+    word (``--nodes 2 --nodes 4`` ran 4 nodes, ``calibrate --out a.json --out b.json`` wrote only b.json).
+    Options meant to repeat (``search --topology``) use ``action="append"``."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        if self.option_strings:
+            given: dict[str, tuple[str | None, object]] = parser.__dict__.setdefault("_given", {})
+            if self.dest in given:
+                first, before = given[self.dest]
+                shown = "" if values in ([], None) else f" ({_shown(before)}, then {_shown(values)})"
+                parser.error(f"argument {option_string}: given twice{shown}; give it once"
+                             + (f" (the first as {first})" if first != option_string else ""))
+            given[self.dest] = (option_string, values)
+        super().__call__(parser, namespace, values, option_string)  # type: ignore[misc]
+
+
+def _shown(values: object) -> str:
+    return " ".join(map(str, values)) if isinstance(values, list) else str(values)
+
+
+_ONCE = {name: type(f"Once{base.__name__}", (_Once, base), {})
+         for name, base in ((None, argparse._StoreAction), ("store", argparse._StoreAction),
+                            ("store_const", argparse._StoreConstAction), ("store_true", argparse._StoreTrueAction),
+                            ("store_false", argparse._StoreFalseAction))}
+
+
 class OneLineParser(argparse.ArgumentParser):
-    """argparse whose usage errors are one line on stderr (exit 2), like every other error."""
+    """argparse whose usage errors are one line on stderr (exit 2), like every other error, and whose
+    single-valued options refuse to be given twice (:class:`_Once`)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for name, cls in _ONCE.items():
+            self.register("action", name, cls)
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        self.__dict__["_given"] = {}            # each parse counts its own options
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: error: {shorten(message, 600)} (see {self.prog} --help)", file=sys.stderr)

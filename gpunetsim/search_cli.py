@@ -68,9 +68,13 @@ def parse_prices(text: str | None) -> dict[str, float]:
         if not (math.isfinite(price) and price >= 0):
             raise InputError("expected GPU=DOLLARS/h, e.g. h100=2.5/h", field="--price", value=part.strip())
         try:
-            get_gpu(name.strip())
+            gpu = get_gpu(name.strip()).name
         except InputError as e:
             raise InputError(e.message, field="--price", value=name.strip()) from None
+        twice = next((k for k in out if get_gpu(k).name == gpu), None)
+        if twice is not None:       # the cluster took the first silently (h100=2.5/h,H100-SXM=3/h priced at 2.5)
+            raise InputError(f"{gpu} is priced twice ({twice}={out[twice]:g}/h and {part.strip()}): give one price",
+                             field="--price", value=text)
         out[name.strip()] = price
     return out
 
@@ -129,6 +133,14 @@ def _search(args: argparse.Namespace) -> int:
     space = space_from_args(args)
     prices = parse_prices(args.price)
     gpus = _list(args.gpus, "--gpus", int)
+    for flag, values in (("--gpus", gpus), ("--topology", args.topology or [])):
+        twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
+        if twice is not None:       # every plan of that cluster was enumerated, simulated and ranked twice
+            raise InputError(f"{twice} is given twice: each candidate cluster once", field=flag,
+                             value=args.gpus if flag == "--gpus" else twice)
+    if args.out:                    # before the search, not after it (simulator.core.outputs)
+        from simulator.core.outputs import check_folder
+        check_folder(args.out, "--out")
     from simulator.core.units import parse_bandwidth
     nic_Bps = parse_bandwidth(args.nic_bw, field="--nic-bw") if args.nic_bw else None
     if not args.oversubscription >= 1.0:

@@ -78,13 +78,8 @@ def sensitivity_figure(rows: Sequence[dict], axis: str) -> go.Figure:
 def write_search_report(out: SearchOutcome, sensitivity: Sequence[dict], directory: str | Path,
                         title: str) -> Path:
     """``DIR/search.html`` and ``DIR/plans.json`` (every simulated plan); returns the HTML path."""
-    from simulator.core.outputs import write_atomic
-    d = Path(directory)
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        from simulator.core.errors import InputError
-        raise InputError(f"cannot create the directory: {e.strerror}", field="--out", value=str(d)) from None
+    from simulator.core.outputs import check_folder, write_atomic
+    d = check_folder(directory, "--out")
     fig, note = pareto_figure(out)
     sections = [("pareto", "Training time vs cost over the clusters", fig, note),
                 ("breakdown", "Top plans: iteration breakdown", breakdown_figure(out.plans[:10]),

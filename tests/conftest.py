@@ -38,3 +38,18 @@ def pytest_terminal_summary(terminalreporter):
         total = sum(_BAD_INPUTS.values())
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(_BAD_INPUTS.items()))
         terminalreporter.write_line(f"bad inputs thrown and handled cleanly: {total} ({kinds})")
+
+
+def with_options(argv: list[str], extra: list[str]) -> list[str]:
+    """``argv`` with ``extra``'s options (``--flag value`` pairs, or a flag alone) in place of its own: the CLI
+    refuses an option given twice (gpunetsim.cli._Once), so a test that overrides one replaces it."""
+    flags = {x for x in extra if x.startswith("-")}
+    out, skip = [], False
+    for x in argv:
+        if skip and not x.startswith("-"):
+            skip = False
+            continue
+        skip = x in flags
+        if not skip:
+            out.append(x)
+    return out + extra

@@ -13,6 +13,7 @@ import pytest
 from gpunetsim.cli import main
 from simulator.training.goodput import segment_s
 from simulator.training.goodput_spread import run_bounds, segment_moments
+from tests.conftest import with_options
 
 
 def _monte_carlo(n: int, length: float, restart: float, mtbf: float, samples: int, seed: int = 0):
@@ -114,8 +115,9 @@ def test_a_run_shorter_than_one_interval_says_its_interval_misleads(capsys):
 
 
 def test_a_long_run_with_many_failures_has_no_notes(capsys):
-    assert main([*SHORT, "--gpus", "4096", "--run", "30 d", "--json"]) == 0
+    argv = with_options(SHORT, ["--gpus", "4096", "--run", "30 d"])
+    assert main([*argv, "--json"]) == 0
     r = json.loads(capsys.readouterr().out)
     assert r["spread_notes"] == [] and r["wall_lo_s"] <= r["wall_s"] <= r["wall_hi_s"]
-    assert main([*SHORT, "--gpus", "4096", "--run", "30 d"]) == 0
+    assert main(argv) == 0
     assert "(Young" not in capsys.readouterr().out

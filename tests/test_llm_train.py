@@ -12,6 +12,7 @@ from simulator.training.llm.config import TrainConfig
 from simulator.training.llm.iteration import simulate_train
 from simulator.training.llm.model import parse_model_spec
 from topologies.routing import Router
+from tests.conftest import with_options
 
 SMALL = parse_model_spec("hidden=1024,layers=8,heads=16,seq=1024,vocab=32000")
 A100 = get_gpu("a100")
@@ -132,7 +133,7 @@ def test_cli_sharding_paths_give_json_and_every_stream(tmp_path, capsys, shardin
     stage, its compute and communication streams, one thread each (no two events of a thread overlap
     unless one holds the other, which Perfetto needs to draw a thread)."""
     path = tmp_path / "t.json"
-    assert main(SHARDED_CLI + sharding + ["--json", "--trace", str(path)]) == 0
+    assert main(with_options(SHARDED_CLI, sharding) + ["--json", "--trace", str(path)]) == 0
     d = json.loads(capsys.readouterr().out)            # stdout is the JSON alone, --trace or not
     for k in ("iteration_s", "compute_s", "tp_comm_s", "pp_bubble_s", "dp_comm_exposed_s", "mfu", "tokens_per_s", "fits"):
         assert isinstance(d[k], (int, float)) and d[k] >= 0

@@ -14,6 +14,7 @@ import pytest
 
 from gpunetsim.cli import main
 from simulator.core.errors import InputError
+from tests.conftest import with_options
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = "hidden=1024,layers=8,heads=16,seq=1024"
@@ -43,7 +44,7 @@ def _one_error(capsys, argv: list[str]) -> str:
 ])
 def test_train_sizes_name_the_option_at_fault(capsys, extra, text):
     """``--tp 0`` used to be reported as ``--pp: ... (got 1)``: the option and value the user gave."""
-    assert text in _one_error(capsys, TRAIN + extra)
+    assert text in _one_error(capsys, with_options(TRAIN, extra))
 
 
 def _study(tmp_path: Path, train: str) -> Path:
@@ -626,3 +627,86 @@ def test_a_slow_gpu_factor_below_1_is_refused(capsys):
     """``stragglers --slow-factor 0.5`` ran a 'slow' GPU twice as fast as the others without a word (ux19)."""
     err = _one_error(capsys, ["stragglers", "--ranks", "8", "--slow-gpus", "1", "--slow-factor", "0.5"])
     assert "--slow-factor" in err and "0.5" in err
+
+
+# ------------------------------------------------------------------ review s24 (rv24)
+
+@pytest.mark.parametrize("argv, text", [
+    (["collective", "--nodes", "2", "--nodes", "4"], "argument --nodes: given twice (2, then 4); give it once"),
+    (["collective", "--nodes=2", "--nod", "4"], "argument --nodes: given twice (2, then 4)"),
+    (["collective", "--op", "all_reduce", "--op", "all_gather"], "argument --op: given twice (all_reduce, then"),
+    (["collective", "-b", "1M", "-b", "2M"], "argument -b: given twice (1M, then 2M)"),
+    (["collective", "--json", "--json"], "argument --json: given twice; give it once"),
+    (["calibrate", "--measurements", "a", "--out", "a.json", "--out", "b.json"], "argument --out: given twice"),
+    (["calibrate", "--measurements", "a", "b", "--measurements", "c"], "given twice (a b, then c)"),
+    (["goodput", "--gpus", "8", "--checkpoint", "60", "--checkpoint-s", "30"],
+     "argument --checkpoint-s: given twice (60, then 30); give it once (the first as --checkpoint)"),
+])
+def test_an_option_given_twice_is_refused(capsys, argv, text):
+    """argparse kept the last of two values without a word: ``--nodes 2 --nodes 4`` ran 4 nodes, ``calibrate
+    --out a.json --out b.json`` wrote b.json only."""
+    assert text in _one_error(capsys, argv)
+
+
+def test_options_meant_to_repeat_still_repeat(capsys):
+    assert main(["search", "--model-spec", SPEC, "--gpus", "8", "--global-batch", "16", "--top", "1",
+                 "--topology", "dgx-h100", "--topology", "dgx-a100", "--json"]) == 0
+    assert {p["topology"] for p in json.loads(capsys.readouterr().out)["plans"]} <= {"dgx-h100", "dgx-a100"}
+
+
+@pytest.mark.parametrize("argv", [
+    ["train", "--topology", "dgx-h100", "--tp", "8", "--global-batch", "8", "--model-spec",
+     "hidden=4096,layers=100000000,heads=32,seq=2048"],
+    ["search", "--gpus", "8", "--global-batch", "8", "--model-spec", "hidden=4096,layers=5000,heads=32,seq=2048"],
+])
+def test_a_model_with_absurdly_many_layers_is_refused(capsys, argv):
+    """``--model-spec ...,layers=100000000`` built every block's kernels into its passes: 24 GB, then the OOM
+    killer (exit 137)."""
+    err = _one_error(capsys, argv)
+    assert "--model-spec: layers: too many transformer layers in one model" in err and "GPUNETSIM_MAX_LAYERS" in err
+
+
+def test_a_model_file_with_too_many_layers_names_the_file(capsys, tmp_path):
+    f = tmp_path / "m.yaml"
+    f.write_text("hidden: 4096\nlayers: 5000\nheads: 32\nseq: 2048\n")
+    err = _one_error(capsys, ["train", "--topology", "dgx-h100", "--tp", "8", "--global-batch", "8", "--model", str(f)])
+    assert "m.yaml: layers: too many transformer layers in one model: 5,000 (the limit is 1,024" in err
+
+
+@pytest.mark.parametrize("price", ["h100=2.5/h,h100=3/h", "h100=2.5/h,H100-SXM=3/h"])
+def test_a_gpu_priced_twice_is_refused(capsys, price):
+    """The second price was dropped (same key) or never read (the cluster took the first key naming its GPU)."""
+    err = _one_error(capsys, ["search", "--model-spec", SPEC, "--gpus", "8", "--global-batch", "16", "--price", price])
+    assert "--price: H100-SXM is priced twice" in err
+
+
+@pytest.mark.parametrize("extra, text", [
+    (["--gpus", "8,8"], "--gpus: 8 is given twice: each candidate cluster once (got '8,8')"),
+    (["--gpus", "8", "--topology", "dgx-h100", "--topology", "dgx-h100"], "--topology: dgx-h100 is given twice"),
+])
+def test_a_candidate_cluster_given_twice_is_refused(capsys, extra, text):
+    """Each of its plans was simulated and ranked twice (the top rows were the same plan)."""
+    assert text in _one_error(capsys, ["search", "--model-spec", SPEC, "--global-batch", "16", *extra])
+
+
+def test_search_checks_its_out_folder_before_searching(capsys, tmp_path):
+    """``--out FILE`` failed after the whole search (its '# search: N plans simulated' line printed first)."""
+    f = tmp_path / "taken"
+    f.write_text("x")
+    err = _one_error(capsys, ["search", "--model-spec", SPEC, "--gpus", "8", "--global-batch", "16", "--out", str(f)])
+    assert "--out: exists and is not a folder" in err
+
+
+def test_train_says_when_its_collectives_extrapolate_the_calibration(capsys):
+    """docs/getting-started.md: 'the 4-GPU predictions say they extrapolate from 2 GPUs'. collective and ddp did;
+    train timed FSDP's 4-GPU gathers with a 2-GPU calibration's intervals without a word."""
+    argv = ["train", "--topology", "hgx-h200", "--model-spec", SPEC, "--fsdp", "full", "--global-batch", "8",
+            "--calibration", "h200-nvlink-2gpu"]
+    assert main(argv + ["--gpus", "4"]) == 0
+    assert "(DP exposed: its calls extrapolate beyond the calibration's data (4 GPUs (fitted on 2)))" in \
+        capsys.readouterr().out
+    assert main(argv + ["--gpus", "4", "--json"]) == 0
+    assert any(c.startswith("DP exposed: its calls extrapolate") for c in
+               json.loads(capsys.readouterr().out)["comm_extrapolated"])
+    assert main(argv + ["--gpus", "2"]) == 0
+    assert "extrapolate beyond the calibration" not in capsys.readouterr().out

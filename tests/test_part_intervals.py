@@ -22,13 +22,15 @@ from simulator.training.llm.model import resolve_model
 from simulator.training.llm.part_intervals import PARTS
 from topologies.presets import server
 from topologies.routing import router_for
+from tests.conftest import with_options
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "accuracy.md"
 TINY = "hidden=1024,layers=8,heads=16,seq=1024"
 
 
 def _train(capsys, *extra: str) -> dict:
-    argv = ["train", "--topology", "dgx-h100", "--nodes", "2", "--model-spec", TINY, "--global-batch", "16", *extra]
+    argv = with_options(["train", "--topology", "dgx-h100", "--nodes", "2", "--model-spec", TINY, "--global-batch",
+                         "16"], list(extra))
     assert main([*argv, "--json"]) == 0
     return json.loads(capsys.readouterr().out)
 

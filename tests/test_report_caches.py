@@ -187,8 +187,8 @@ def test_json_integers_beyond_64_bits_are_refused(text: str, refused: bool) -> N
 
 
 def test_a_stage_chunk_built_once_is_the_chunk_built_anew() -> None:
-    """layer.stage_chunk_work (cached) is chunk_work of fresh block, embedding and output work, and a pass's time
-    is the in-order sum of its kernels' times (Pass.layout)."""
+    """layer.stage_chunk_work (cached) is chunk_work of fresh block, embedding and output work of the plan's own
+    configuration, and a pass's time is the in-order sum of its kernels' times (Pass.layout)."""
     from simulator.training.gpus import get_gpu
     from simulator.training.llm.compute import ComputeModel, ComputeParams
     from simulator.training.llm.config import TrainConfig
@@ -196,13 +196,54 @@ def test_a_stage_chunk_built_once_is_the_chunk_built_anew() -> None:
                                               stage_chunk_work)
     from simulator.training.llm.model import zoo_model
 
+    model = zoo_model("gpt3-175b")
+    cm = ComputeModel(get_gpu("a100"), "bf16", ComputeParams())
+    for config in (TrainConfig(8, 4, 1, 16, 1), TrainConfig(4, 2, 4, 64, 2, recompute="selective", zero=1),
+                   TrainConfig(8, 4, 2, 32, 2, schedule="interleaved", virtual_stages=2, sequence_parallel=True,
+                               recompute="full", dtype="fp16"),
+                   TrainConfig(2, 1, 8, 64, 4, fsdp="hybrid", fsdp_shard=4, flash_attention=True)):
+        last = config.pp * config.chunks - 1
+        for v, n in ((0, 24), (1, 12), (last, 24)):
+            cached = stage_chunk_work(model, config, v, n)
+            fresh = chunk_work(model, config, v == 0, v == last, n, block_work.__wrapped__(model, config),
+                               embedding_work.__wrapped__(model, config), output_work.__wrapped__(model, config))
+            assert cached == fresh and stage_chunk_work(model, config, v, n) is cached
+            for p in cached[:2]:
+                assert cm.pass_s(p, 2) == sum([cm.kernel_s(k, 2) for k in p.kernels])
+                assert len(p.layout[0]) < len(p.kernels) and tuple(p.layout[0][i] for i in p.layout[1]) == p.kernels
+
+
+def test_plans_that_differ_outside_a_chunks_work_share_its_cache_entry() -> None:
+    """Middle virtual stages of plans that differ only in DP, pipeline size and schedule, sharding or placement
+    are one cache entry (so a search's cache grows with its work configurations, not its plans); a field the
+    work depends on (micro-batch, recomputation) is not shared."""
+    from simulator.training.llm.config import TrainConfig
+    from simulator.training.llm.layer import stage_chunk_work
+    from simulator.training.llm.model import zoo_model
+
+    model = zoo_model("gpt3-175b")
+    one = stage_chunk_work(model, TrainConfig(8, 4, 1, 16, 1), 1, 12)
+    for same in (TrainConfig(8, 8, 4, 64, 1, zero=1, order="tp-pp-dp"),
+                 TrainConfig(8, 4, 2, 32, 1, schedule="interleaved", virtual_stages=2, fsdp="full")):
+        assert stage_chunk_work(model, same, 3, 12) is one
+    for other in (TrainConfig(8, 4, 1, 32, 2), TrainConfig(8, 4, 1, 16, 1, recompute="full")):
+        assert stage_chunk_work(model, other, 1, 12) != one
+
+
+def test_the_plan_bound_reads_the_simulations_chunk_work(monkeypatch) -> None:
+    """plan_bound.stage_pass_s times the very passes layer.stage_chunk_work builds for the simulation (one
+    definition, one cache), not passes of its own."""
+    from simulator.training.gpus import get_gpu
+    from simulator.training.llm import layer, plan_bound
+    from simulator.training.llm.compute import ComputeModel, ComputeParams
+    from simulator.training.llm.config import TrainConfig
+    from simulator.training.llm.model import zoo_model
+
     model, config = zoo_model("gpt3-175b"), TrainConfig(8, 4, 1, 16, 1)
-    cm = ComputeModel(get_gpu("a100"), config.dtype, ComputeParams())
-    for v, n in ((0, 24), (3, 24)):
-        cached = stage_chunk_work(model, config, v, n)
-        fresh = chunk_work(model, config, v, n, block_work.__wrapped__(model, config),
-                           embedding_work.__wrapped__(model, config), output_work.__wrapped__(model, config))
-        assert cached == fresh and stage_chunk_work(model, config, v, n) is cached
-        for p in cached[:2]:
-            assert cm.pass_s(p, 2) == sum([cm.kernel_s(k, 2) for k in p.kernels])
-            assert len(p.layout[0]) < len(p.kernels) and tuple(p.layout[0][i] for i in p.layout[1]) == p.kernels
+    cm = ComputeModel(get_gpu("a100"), "bf16", ComputeParams())
+    timed: list[int] = []
+    pass_s = ComputeModel.pass_s
+    monkeypatch.setattr(ComputeModel, "pass_s", lambda self, work, b: timed.append(id(work)) or pass_s(self, work, b))
+    plan_bound.stage_pass_s(model, config, cm)
+    cached = {id(p) for v in range(4) for p in layer.stage_chunk_work(model, config, v, 24)[:2]}
+    assert timed and set(timed) <= cached

@@ -117,3 +117,25 @@ def test_exactly_one_batch_rule(tmp_path, edit):
         _study(tmp_path, STUDY.replace("global_batch: 16", edit))
     assert "batch_per_gpu" in str(e.value) and "search" in str(e.value)
     assert str(e.value).count("(got") == 1      # a long block was quoted twice, once in full
+
+
+def test_the_70b_paragraph_of_search_md_quotes_the_searches_it_names(capsys):
+    """docs/search.md's '70B: the plan changes with the size' typed figures that had drifted from the searches
+    (6.74 s for a 6.94 s plan, 7.37 s for 7.57 s; the golden test checks console blocks only)."""
+    from pathlib import Path
+    import re
+    text = " ".join((Path(__file__).resolve().parents[1] / "docs" / "search.md").read_text().split())
+    para = text[text.index("**70B: the plan changes with the size.**"):text.index("a faster plan.")]
+    quoted = [float(x) for x in re.findall(r"(\d+\.\d+) s\b", para)]
+
+    def plans(gpus: int) -> list[dict]:
+        assert main(["search", "--model", "llama-3-70b", "--gpus", str(gpus), "--global-batch", str(gpus),
+                     "--micro-batches", "1,2", "--sharding", "zero-1,fsdp-full", "--flash-attention", "--max-pp", "16",
+                     "--top", "3", "--json"]) == 0
+        return json.loads(capsys.readouterr().out)["plans"]
+
+    (w16, *_), (_, tp4, full, *_) = plans(16), plans(64)
+    assert (tp4["tp"], tp4["dp"], full["tp"], full["recompute"]) == (4, 16, 1, "full")
+    actual = [w16["tp_comm_s"], w16["iteration_s"], tp4["iteration_s"], full["iteration_s"], tp4["compute_s"],
+              full["compute_s"], tp4["tp_comm_s"]]
+    assert quoted == pytest.approx(actual, abs=0.051), (quoted, actual)

@@ -74,6 +74,9 @@ def test_topology_file_loads_with_units(tmp_path, suffix):
     (lambda d: d["nodes"].append({"name": "c", "kind": "gpu"}), "nodes.c", "c"),
     (lambda d: d["nodes"][0].update(kind="tpu"), "nodes[0].kind", "tpu"),
     (lambda d: d.update(colour="red"), "colour", "colour"),
+    (lambda d: d["nodes"][0].update(name=["a"]), "nodes[0].name", ["a"]),        # was read as the text "['a']"
+    (lambda d: d["links"][0].update(a=["a"]), "links[0].a", ["a"]),
+    (lambda d: d["nodes"][0].update(host=True), "nodes[0].host", True),          # was host 1
 ])
 def test_bad_topology_files_name_field_and_value(tmp_path, mutate, field, value):
     data = json.loads(json.dumps(GOOD))
@@ -83,6 +86,14 @@ def test_bad_topology_files_name_field_and_value(tmp_path, mutate, field, value)
         topologies.load_topology(path)
     msg = str(e.value)
     assert str(path) in msg and field in msg and repr(value) in msg
+
+
+def test_a_numeric_node_name_is_its_text_for_links_too(tmp_path):
+    """``name: 0`` and a link's ``a: 0`` name one node (the node was "0", the link end 0: 'link to a missing node')."""
+    data = json.loads(json.dumps(GOOD))
+    data["nodes"][0]["name"], data["links"][0]["a"] = 0, 0
+    G = topologies.load_topology(_write(tmp_path, data))
+    assert G.edges["0", "b"]["bw_Bps"] == 100e9
 
 
 def test_yaml_syntax_error_names_file_and_line(tmp_path):

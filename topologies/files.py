@@ -39,6 +39,14 @@ _TOP = {"name", "gpu_model", "p2p", "gdr", "compute_capability", "nodes", "links
         "sharp"}
 
 
+
+def _node_name(value: object, src: str, field: str) -> str:
+    """A node's name (or a link end naming one): a string, or a number taken as its text (``name: 0`` and ``a: 0``
+    meet); a list, mapping, boolean or null is refused here, not read as the text ``['gpu0']`` (review s24)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
+        raise InputError("a node name is a non-empty string", source=src, field=field, value=value)
+    return str(value)
+
 def load_topology(path: str | Path) -> nx.Graph:
     """Read and validate a topology file; any problem raises InputError naming file, field, value."""
     src = str(path)
@@ -74,12 +82,12 @@ def _build(data: object, src: str) -> nx.Graph:
         if extra:
             raise InputError("unknown node field (allowed: name, kind, host)", source=src,
                              field=f"{f}.{sorted(extra)[0]}", value=sorted(extra)[0])
-        name, kind = str(n["name"]), n.get("kind", "gpu")
+        name, kind = _node_name(n["name"], src, f"{f}.name"), n.get("kind", "gpu")
         if kind not in NODE_KINDS:
             raise InputError(f"unknown node kind (expected one of {', '.join(NODE_KINDS)})", source=src,
                              field=f"{f}.kind", value=kind)
         host = n.get("host", 0)
-        if not isinstance(host, int) or host < 0:
+        if isinstance(host, bool) or not isinstance(host, int) or host < 0:     # YAML's true is not host 1
             raise InputError("host must be a non-negative integer", source=src, field=f"{f}.host", value=host)
         if name in G or name in seen:
             raise InputError("duplicate node name", source=src, field=f"{f}.name", value=name)
@@ -99,10 +107,11 @@ def _build(data: object, src: str) -> nx.Graph:
         if extra:
             raise InputError("unknown link field (allowed: a, b, kind, bandwidth, latency)", source=src,
                              field=f"{f}.{sorted(extra)[0]}", value=sorted(extra)[0])
-        for end in ("a", "b"):
-            if ln.get(end) not in G:
+        ends = [_node_name(ln.get(end), src, f"{f}.{end}") for end in ("a", "b")]
+        for end, name in zip(("a", "b"), ends):
+            if name not in G:
                 raise InputError("link to a missing node", source=src, field=f"{f}.{end}", value=ln.get(end))
-        if ln["a"] == ln["b"]:
+        if ends[0] == ends[1]:
             raise InputError("a link must join two different nodes", source=src, field=f"{f}.b", value=ln["b"])
         kind = ln.get("kind")
         if kind not in LINK_KINDS:
@@ -112,7 +121,7 @@ def _build(data: object, src: str) -> nx.Graph:
             raise InputError("missing bandwidth", source=src, field=f"{f}.bandwidth")
         bw = parse_bandwidth(ln["bandwidth"], field=f"{f}.bandwidth")
         lat = parse_time(ln.get("latency", 0.0), field=f"{f}.latency", max_s=limits.MAX_LATENCY_S)
-        G.add_edge(str(ln["a"]), str(ln["b"]), kind=kind, bw_Bps=bw, latency_s=lat)
+        G.add_edge(ends[0], ends[1], kind=kind, bw_Bps=bw, latency_s=lat)
     hosts = sorted({d["host"] for _, d in G.nodes(data=True) if d["kind"] == "gpu"})
     per_host = max((local_count.get((h, "gpu"), 0) for h in hosts), default=0)
     p2p = data.get("p2p", True)

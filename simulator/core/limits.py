@@ -66,9 +66,11 @@ SIZES = Limit("message sizes in one sweep", 4096, "GPUNETSIM_MAX_SIZES")
 POINTS = Limit("points in one study", 10_000, "GPUNETSIM_MAX_POINTS")
 ACCUMULATION_STEPS = Limit("gradient accumulation steps", 10_000, "GPUNETSIM_MAX_ACCUMULATION_STEPS")
 PARAMS = Limit("parameters (gradients) in one workload", 1_000_000, "GPUNETSIM_MAX_PARAMS")
+LAYERS = Limit("transformer layers in one model", 1024, "GPUNETSIM_MAX_LAYERS")   # 8x megatron-1t's 128; a chunk's
+# passes hold every block's kernels, so 10^8 layers took 24 GB before the OOM killer stopped it (review s24)
 
 ALL: tuple[Limit, ...] = (INPUT_BYTES, INPUT_DEPTH, INPUT_ITEMS, STRING_CHARS, GPUS, NICS, SIZES,
-                          POINTS, ACCUMULATION_STEPS, PARAMS)
+                          POINTS, ACCUMULATION_STEPS, PARAMS, LAYERS)
 
 # ---------------------------------------------------------------- fixed physical ranges (SI)
 MAX_TIME_S = 1e6                 # ~11.6 days: one step's time (forward_s, a measured collective...)

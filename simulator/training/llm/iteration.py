@@ -90,7 +90,8 @@ class TrainResult:
     part_bounds: tuple[tuple[str, float, float], ...] = ()   # (part, low s, high s): .part_intervals
     iteration_extrapolated: tuple[str, ...] = ()    # why the interval is not what its band measured (caveats)
     parts_extrapolated: tuple[str, ...] = ()        # the same for the compute parts' band (with part_bounds)
-    comm_extrapolated: tuple[str, ...] = ()         # TP / PP parts outside their measured band's domain
+    comm_extrapolated: tuple[str, ...] = ()         # TP / PP parts outside their measured band's domain, and parts
+    #                                                 whose calls extrapolate the collective calibration
     fsdp_shard_group: int | None = None             # FSDP: ranks sharding among themselves (HYBRID_SHARD's
                                                     # shard group, else DP); None without FSDP
     host_floor_s: float = 0.0       # the iteration's host-issue floor (.host_prior): a datasheet interval's centre

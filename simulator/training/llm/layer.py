@@ -17,11 +17,11 @@ writes them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 
 from simulator.core.errors import InputError
-from simulator.training.llm.config import Recompute, TrainConfig
+from simulator.training.llm.config import ORDERS, Recompute, Schedule, TrainConfig
 from simulator.training.llm.model import TransformerSpec
 
 
@@ -254,24 +254,49 @@ def output_work(model: TransformerSpec, config: TrainConfig) -> LayerWork:
     return LayerWork(fwd, bwd, 3.0 * logits.flops)
 
 
-def chunk_work(model: TransformerSpec, config: TrainConfig, v: int, n: int, block: LayerWork, emb: LayerWork,
-               out: LayerWork) -> tuple[Pass, Pass, float]:
-    """(forward, backward, parameters one TP rank holds) of virtual stage ``v`` holding ``n`` blocks for one
-    micro-batch: the first virtual stage adds the embedding, the last the output layer."""
+CHUNK_CACHE_ENTRIES = 2048
+"""Entries of :func:`stage_chunk_work`'s cache. An entry holds one chunk's passes, about 0.7 KB per block (89 KB for
+llama-3-405b's 126 blocks with full recomputation), so the cache stays under ~180 MB whatever a search's size; a
+wide search (gpt3-175b on 64-4096 GPUs of two topologies) fills 461 entries (4 MB), the validation's LLM section
+539 (keyed by plan and virtual stage instead of :func:`work_config` and position: 7118 and 3074)."""
+
+
+def chunk_work(model: TransformerSpec, config: TrainConfig, first: bool, last: bool, n: int, block: LayerWork,
+               emb: LayerWork, out: LayerWork) -> tuple[Pass, Pass, float]:
+    """(forward, backward, parameters one TP rank holds) of a virtual stage holding ``n`` blocks for one
+    micro-batch: the ``first`` virtual stage adds the embedding, the ``last`` the output layer."""
     fwd, bwd = block.forward.times(n), block.backward.times(n)
     params = n * model.layer_params() / config.tp
-    if v == 0:
+    if first:
         fwd, bwd = emb.forward + fwd, bwd + emb.backward
         params += model.embedding_params() / config.tp
-    if v == config.pp * config.chunks - 1:
+    if last:
         fwd, bwd = fwd + out.forward, out.backward + bwd
         params += model.output_params() / config.tp
     return fwd, bwd, params
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=1024)
+def work_config(config: TrainConfig) -> TrainConfig:
+    """``config`` with every field the work of a chunk does not depend on (data parallelism, batch, pipeline size
+    and schedule, sharding, placement) set to one value, so plans that differ only there share one
+    :func:`stage_chunk_work` entry (tensor parallelism, micro-batch, recomputation, sequence parallelism, attention
+    and dtype are kept; a field added later is kept too)."""
+    return replace(config, pp=1, dp=1, global_batch=config.micro_batch, schedule=Schedule.ONE_F_ONE_B,
+                   virtual_stages=1, zero=0, fsdp=None, order=ORDERS[0], fsdp_shard=None, fsdp_divide_ranks=None)
+
+
 def stage_chunk_work(model: TransformerSpec, config: TrainConfig, v: int, n: int) -> tuple[Pass, Pass, float]:
     """:func:`chunk_work` of virtual stage ``v`` (``n`` blocks) with the model's own block, embedding and output
-    work, built once per model, configuration and stage (its passes then keep their :attr:`Pass.flops`)."""
-    return chunk_work(model, config, v, n, block_work(model, config), embedding_work(model, config),
+    work: the one definition of a chunk's work for the simulation, the plan search's lower bound and the
+    validation. Built once per model, :func:`work_config`, position (first, last or neither) and ``n`` (its passes
+    then keep their :attr:`Pass.layout` and :attr:`Pass.flops`): the middle stages of every plan of one work
+    configuration share an entry, so a search's entries grow with its space's work configurations, not its plans."""
+    return _chunk_work(model, work_config(config), v == 0, v == config.pp * config.chunks - 1, n)
+
+
+@lru_cache(maxsize=CHUNK_CACHE_ENTRIES)
+def _chunk_work(model: TransformerSpec, config: TrainConfig, first: bool, last: bool,
+                n: int) -> tuple[Pass, Pass, float]:
+    return chunk_work(model, config, first, last, n, block_work(model, config), embedding_work(model, config),
                       output_work(model, config))

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from simulator.core.errors import InputError
 from simulator.core.inputs import names_a_file
+from simulator.core.limits import LAYERS
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class TransformerSpec:
             v = getattr(self, f)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise InputError("must be a positive integer", field=f, value=v)
+        LAYERS.check(self.layers, field="layers", value=self.layers)
         for f in ("ffn", "vocab", "kv_heads"):
             v = getattr(self, f)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:

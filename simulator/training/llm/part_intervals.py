@@ -22,7 +22,8 @@ known to within, and says so (docs/training.md):
   of its runs (the band file's ``domain``: ``gpus``, ``world``, ``call_bytes``). The band is the spread of
   small host-bound loops (8-16 MiB calls on 2-4 GPUs); a part whose calls are larger or smaller, on more GPUs
   or on another GPU, keeps its calls' own interval and says why (:func:`comm_caveats`, ``comm_extrapolated``
-  in ``gpunetsim train --json``: review s16 #2). Other traffic on the same links has no measurement and no
+  in ``gpunetsim train --json``: review s16 #2); a part whose calls lie outside the collective calibration's own
+  data (world sizes, sizes, ops, hop classes) says so there too, as ``collective`` and ``ddp`` do. Other traffic on the same links has no measurement and no
   width of its own.
 * **DP exposed**: the data-parallel collectives of the iteration (gradient reduction, ZeRO / FSDP gathers and
   reduce-scatters, counted per micro-batch where they run per pass) save or add seconds within their
@@ -68,6 +69,7 @@ class _Calls:
         self.groups, self.intervals = groups, cost.intervals
         self.t_s = self.lo_s = self.hi_s = 0.0
         self.sizes: list[tuple[float, float]] = []      # (bytes of a call, predicted seconds of its n runs)
+        self.outside: dict[str, None] = {}              # why a call's interval extrapolates the calibration (ordered)
 
     def add(self, jobs: Iterable[CollJob], times: int = 1) -> None:
         """``times`` runs of each job (a job is ``count`` calls on its group)."""
@@ -80,6 +82,7 @@ class _Calls:
         plan = self.groups.planner.plan(op, algo, proto, ranks)
         t = self.groups.time_s(plan, ranks, size_bytes)
         iv = self.intervals.interval(op, algo, proto, size_bytes, t, ranks=ranks)
+        self.outside.update(dict.fromkeys(iv.outside))
         self.sizes.append((size_bytes, n * t))
         self.t_s += n * t
         self.lo_s += n * min(iv.lo_s, t)
@@ -199,6 +202,11 @@ def part_intervals(router: Router, params: Parameters, work, result,
     dp.add(_first(st.param_sync))
     e = result.dp_comm_exposed_s
     out["dp_comm_exposed"] = (max(0.0, e - (dp.t_s - dp.lo_s)), e + (dp.hi_s - dp.t_s))
+    for label, calls, part_s in (("TP communication", tp, result.tp_comm_s), ("pipeline sends", pp, result.pp_comm_s),
+                                 ("DP exposed", dp, e)):
+        if calls.outside and part_s > 0:    # as collective and ddp say it (a 2-GPU calibration timing 4 GPUs)
+            notes[label] = (f"{label}: its calls extrapolate beyond the calibration's data "
+                            f"({'; '.join(calls.outside)})")
     if "compute" in out:
         work_s = result.compute_s + result.tp_comm_s + result.pp_comm_s
         lo = out["compute"][0] + out["tp_comm"][0] + out["pp_comm"][0]

@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 from simulator.training.llm.comm_floor import CommFloor
 from simulator.training.llm.compute import ComputeModel
 from simulator.training.llm.config import TrainConfig
-from simulator.training.llm.layer import CommCall, block_work, chunk_work, embedding_work, output_work
+from simulator.training.llm.layer import CommCall, block_work, stage_chunk_work
 from simulator.training.llm.memory import dp_shard_sizes, stage_layers
 from simulator.training.llm.pass_profile import chunk_total_s
 from simulator.training.llm.model import TransformerSpec
@@ -64,12 +64,12 @@ def stage_pass_s(model: TransformerSpec, config: TrainConfig, cm: ComputeModel, 
     time less its collectives alone, then the collectives, so it never ends before either."""
     c, B = config, config.dtype_bytes
     measured = cm.params.profile.lookup(cm.gpu.name, model, c) if cm.params.profile and profiled else None
-    block, emb, out = block_work(model, c), embedding_work(model, c), output_work(model, c)
+    block = block_work(model, c)
     V = c.pp * c.chunks
     layers = stage_layers(model.layers, V)
     acc: list[dict] = [{"f": [], "b": [], "fc": [], "bc": [], "n": [], "p": 0.0} for _ in range(c.pp)]
     for v, n in enumerate(layers):
-        fwd, bwd, params = chunk_work(model, c, v, n, block, emb, out)
+        fwd, bwd, params = stage_chunk_work(model, c, v, n)
         st = acc[v % c.pp]
         if measured is not None:
             st["f"].append((0.0, chunk_total_s(measured, c, n, v == V - 1, True)))

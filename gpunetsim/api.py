@@ -23,6 +23,7 @@ from gpunetsim.cli_args import on_off
 from simulator.collectives.params import Parameters, load_calibration
 from simulator.core.errors import InputError
 from simulator.core.units import parse_size
+from simulator.core.vocabulary import nccl_version as parse_nccl_version
 from simulator.network.closed_form import CostModel
 from simulator.network.run import CollectiveResult, run_collective
 from simulator.training.dataparallel import DataParallelResult, simulate_dataparallel
@@ -66,22 +67,31 @@ def _described(make: Callable, topology: str = "dgx-h100", nodes: int = 1, gpus:
                 collnet=on_off(collnet) if isinstance(collnet, str) else collnet, gdr=False if no_gdr else None)
 
 
-def _model(calibration: str | Parameters | None, topo: dict[str, Any], tuner_plugin: str | None = None) -> CostModel:
-    """``tuner_plugin``: ``"aws-ofi:INSTANCE"`` as ``--tuner-plugin`` takes it, or None."""
+def _model(calibration: str | Parameters | None, topo: dict[str, Any], tuner_plugin: str | None = None,
+           nccl_version: str | None = None) -> CostModel:
+    """``tuner_plugin``: ``"aws-ofi:INSTANCE"`` as ``--tuner-plugin`` takes it, or None; ``nccl_version`` as
+    ``--nccl-version`` (None: the newest modelled)."""
     from simulator.collectives.ofi_tuner import platform_of
     params = calibration if isinstance(calibration, Parameters) else load_calibration(calibration)
     return CostModel(_described(topologies.prepare, **topo), params,      # presets: tables, no graph
-                     tuner_plugin=platform_of(tuner_plugin, "tuner_plugin") if tuner_plugin else None)
+                     tuner_plugin=platform_of(tuner_plugin, "tuner_plugin") if tuner_plugin else None,
+                     nccl_version=_version(nccl_version))
+
+
+def _version(nccl_version: str | None):
+    """``nccl_version=`` parsed (simulator.core.vocabulary.nccl_version), None when not given."""
+    return None if nccl_version is None else parse_nccl_version(nccl_version, "nccl_version")
 
 
 def collective(topology: str = "dgx-h100", op: str = "all_reduce", size_bytes: int | str = 2**30, *,
                algo: str = "auto", proto: str = "auto", engine: str = "des",
                calibration: str | Parameters | None = None, tuner_plugin: str | None = None,
-               **topology_options: Any) -> CollectiveResult:
+               nccl_version: str | None = None, **topology_options: Any) -> CollectiveResult:
     """One collective at one size, as ``gpunetsim collective`` prints it (nccl-tests' figures plus
     the algorithm and protocol NCCL's tuner would pick, and ``regret``: the fastest enabled choice in
     gpunetsim's timing). ``size_bytes`` may be a string ("64M"); ``tuner_plugin`` as ``--tuner-plugin``
-    (``"aws-ofi:p5en.48xlarge"``: AWS's region tables choose where they cover the communicator).
+    (``"aws-ofi:p5en.48xlarge"``: AWS's region tables choose where they cover the communicator); ``nccl_version``
+    as ``--nccl-version`` (``"2.20.3"``; None: the newest modelled).
 
     >>> r = gpunetsim.collective(topology="hgx-h200", gpus=4, op="all_gather", size_bytes="64M",
     ...                          calibration="h200-nvlink")
@@ -91,7 +101,7 @@ def collective(topology: str = "dgx-h100", op: str = "all_reduce", size_bytes: i
     'collnet_direct'
     """
     size = parse_size(size_bytes, field="size_bytes") if isinstance(size_bytes, str) else int(size_bytes)
-    model = _model(calibration, dict(topology=topology, **topology_options), tuner_plugin)
+    model = _model(calibration, dict(topology=topology, **topology_options), tuner_plugin, nccl_version)
     return run_collective(model, op, size, algo, proto, engine, regret=True)
 
 
@@ -99,12 +109,12 @@ def ddp(topology: str = "dgx-h100", workload: str = "resnet50", *, gpu: str | No
         batch_size: int | None = None, bucket_cap_mb: float = 25.0, first_bucket_mb: float | None = 1.0,
         compression: str | None = None, gradient_as_bucket_view: bool = False, accumulation_steps: int = 1,
         engine: str = "des", calibration: str | Parameters | None = None, backend: str = "nccl",
-        tuner_plugin: str | None = None, **topology_options: Any) -> IterationResult:
+        tuner_plugin: str | None = None, nccl_version: str | None = None, **topology_options: Any) -> IterationResult:
     """One PyTorch DDP iteration, as ``gpunetsim ddp`` prints it; ``workload`` is a zoo name or a
     workload file; ``result.as_dict()`` has the fields of ``gpunetsim ddp --json`` (``fits``: the model states
     within the GPU's memory, a warning logged when not). ``backend``
     ``"gloo"`` times the buckets' all-reduces as Gloo on CUDA tensors (closed form); ``tuner_plugin`` as
-    ``--tuner-plugin`` (NCCL only).
+    ``--tuner-plugin`` and ``nccl_version`` as ``--nccl-version`` (NCCL only).
 
     >>> r = gpunetsim.ddp(topology="dgx-h100", nodes=4, workload="gpt2", bucket_cap_mb=50)
     >>> r.gpus, len(r.buckets) > 1, r.iteration_s > r.forward_s + r.backward_s
@@ -113,10 +123,12 @@ def ddp(topology: str = "dgx-h100", workload: str = "resnet50", *, gpu: str | No
     'tcp'
     """
     from gpunetsim.ddp_cli import load_any_workload, with_fits
-    model = _model(calibration, dict(topology=topology, **topology_options), tuner_plugin)
+    model = _model(calibration, dict(topology=topology, **topology_options), tuner_plugin,
+                   nccl_version if backend == "nccl" else None)
     if backend != "nccl":
         from simulator.network.host_collectives import collective_model
-        model = collective_model(model.router, model.params, backend, "cuda", model.planner.tuner_plugin)
+        model = collective_model(model.router, model.params, backend, "cuda", model.planner.tuner_plugin,
+                                 _version(nccl_version))
     w = load_any_workload(workload, gpu, model.router.info.gpu_model, batch_size)
     config = DDPConfig(bucket_cap_mb, first_bucket_mb, compression, gradient_as_bucket_view, accumulation_steps)
     from simulator.training.ddp_intervals import with_interval
@@ -146,11 +158,11 @@ def train(topology: str = "dgx-h100", model: str | None = None, *, global_batch:
           schedule: str = "1f1b", virtual_stages: int | None = None, recompute: str = "none",
           sequence_parallel: bool = False, flash_attention: bool = False, zero: int = 0, fsdp: str | None = None,
           fsdp_shard: int | None = None, dtype: str = "bf16", order: str = "tp-dp-pp", gpu: str | None = None,
-          calibration: str | None = None, **topology_options: Any):
+          calibration: str | None = None, nccl_version: str | None = None, **topology_options: Any):
     """One LLM training iteration, as ``gpunetsim train`` prints it: ``model`` a zoo name or a model file, or
     ``model_spec`` (``"hidden=..,layers=..,heads=..,seq=.."``); ``result.as_dict()`` is ``gpunetsim train
     --json`` (breakdown with each part's 90% interval, MFU, memory per GPU, ``fits``); ``result.records`` the
-    timeline ``gpunetsim.trace.write_chrome_trace`` turns into a trace.
+    timeline ``gpunetsim.trace.write_chrome_trace`` turns into a trace; ``nccl_version`` as ``--nccl-version``.
 
     >>> r = gpunetsim.train(topology="dgx-h100", nodes=2, model="llama-3-8b", tp=8, pp=2, global_batch=16,
     ...                     recompute="selective", sequence_parallel=True, flash_attention=True)
@@ -171,7 +183,7 @@ def train(topology: str = "dgx-h100", model: str | None = None, *, global_batch:
     config = train_config(settings, len(router.gpus))
     g = get_gpu(gpu or gpu_for_model(router.info.gpu_model))
     result = simulate_train(router, spec, config, g, load_calibration(calibration), load_compute_params(calibration),
-                            parts=True)
+                            parts=True, nccl_version=_version(nccl_version))
     warn_train(settings, result)
     return result
 

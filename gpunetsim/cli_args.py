@@ -80,29 +80,54 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
                         "stages CUDA tensors through host memory")
 
 
+def add_nccl_version_arg(p: argparse.ArgumentParser) -> None:
+    """``--nccl-version``: the NCCL release a run plans for (simulator.core.vocabulary.nccl_version)."""
+    from simulator.core.vocabulary import NCCL_CURRENT, NCCL_OLDEST
+    p.add_argument("--nccl-version", default=None, metavar="X.Y[.Z]",
+                   help=f"NCCL release to plan for (default: {NCCL_CURRENT}, the newest the model knows, which also "
+                        f"plans a later 2.x; {NCCL_OLDEST} the oldest): the algorithms it has (NVLS from 2.17, NVLS-Tree 2.18, PAT 2.23), its tuner's "
+                        "table (NVLS priced as before 2.28), whether it flushes GPUDirect receives (Hopper, before "
+                        "2.19), reads NVLS chunk settings (2.22) and loads a tuner plugin (2.19)")
+
+
+def nccl_version_from_args(args: argparse.Namespace):
+    """``--nccl-version`` parsed (an NcclVersion), or None when not given (the newest modelled)."""
+    from simulator.core.vocabulary import nccl_version
+    text = getattr(args, "nccl_version", None)
+    return None if text is None else nccl_version(text, "--nccl-version")
+
+
 def comm_model_from_args(args: argparse.Namespace, G, params):
     """The backend's cost model (NCCL's CostModel or the Gloo/MPI host model), with ``--tuner-plugin``'s
-    instance type where given."""
+    instance type and ``--nccl-version`` where given."""
     from simulator.collectives.ofi_tuner import platform_of
     from simulator.network.host_collectives import collective_model
     spec = getattr(args, "tuner_plugin", None)
-    return collective_model(G, params, args.backend, args.tensors, platform_of(spec) if spec else None)
+    return collective_model(G, params, args.backend, args.tensors, platform_of(spec) if spec else None,
+                            nccl_version_from_args(args))
 
 
-def tuner_plugin_words(args: argparse.Namespace) -> str:
-    """The header's words for ``--tuner-plugin`` (``", tuner plugin=aws-ofi:... (NVLS chunks 512 KiB)"``: with the
-    NVLS chunk settings AWS's network plugin adds there, ofi_tuner.plugin_nvls_chunks), empty when not given."""
+def nccl_words(args: argparse.Namespace, planner) -> str:
+    """The header's words for the NCCL planned for and ``--tuner-plugin`` (``", NCCL 2.22, tuner plugin=aws-ofi:...
+    (NVLS chunks 512 KiB)"``: with the NVLS chunk settings AWS's network plugin adds there as that NCCL takes them,
+    ofi_tuner.plugin_nvls_chunks and NvlsChunks.taken_by)."""
+    from simulator.collectives.nccl_constants import NVLS_CHUNK_PARAM_FROM
     from simulator.collectives.ofi_tuner import platform_of, plugin_nvls_chunks
     from simulator.core.units import format_bytes
+    from simulator.core.vocabulary import nccl_release_words
+    version = nccl_release_words(planner.nccl_version)
     spec = getattr(args, "tuner_plugin", None)
     if not spec:
-        return ""
+        return f", NCCL {version}"
     chunks = plugin_nvls_chunks(platform_of(spec))
     if chunks is None:
-        return f", tuner plugin={spec}"
+        return f", NCCL {version}, tuner plugin={spec}"
+    if chunks.taken_by(planner.nccl_version) != chunks:
+        return (f", NCCL {version}, tuner plugin={spec} (NVLS chunks NCCL's own: it reads the plugin's "
+                f"{format_bytes(chunks.chunk_bytes)} from {'.'.join(map(str, NVLS_CHUNK_PARAM_FROM))} on)")
     tree = "" if chunks.tree_max_bytes in (None, chunks.chunk_bytes) else \
         f", NVLS-Tree at most {format_bytes(chunks.tree_max_bytes)}"
-    return f", tuner plugin={spec} (NVLS chunks {format_bytes(chunks.chunk_bytes)}{tree})"
+    return f", NCCL {version}, tuner plugin={spec} (NVLS chunks {format_bytes(chunks.chunk_bytes)}{tree})"
 
 
 def tuner_plugin_idle(model, args: argparse.Namespace, op: str) -> str | None:

@@ -6,8 +6,8 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from gpunetsim.cli_args import (add_backend_args, add_topology_args, comm_model_from_args, params_from_args,
-                                topology_from_args, tuner_plugin_idle, tuner_plugin_words)
+from gpunetsim.cli_args import (add_backend_args, add_nccl_version_arg, add_topology_args, comm_model_from_args,
+                                nccl_words, params_from_args, topology_from_args, tuner_plugin_idle)
 from simulator.collectives.algorithms import ALGOS
 from simulator.collectives.backends import ALGOS_FOR_HOST_OP
 from simulator.core.errors import InputError
@@ -23,6 +23,7 @@ def register(sub) -> None:
                        description="Predict nccl-tests-style results for a collective on a topology.")
     add_topology_args(p)
     add_backend_args(p)
+    add_nccl_version_arg(p)
     p.add_argument("--op", default="all_reduce",
                    choices=OPS)
     p.add_argument("-b", "--min-bytes", default="8", help="smallest size (nccl-tests -b), e.g. 8, 1K, 1M")
@@ -68,7 +69,7 @@ def _collective(args: argparse.Namespace) -> int:
     n = model.ranks
     require_ranks(n)
     if not args.json:
-        what = f", backend={args.backend} ({model.tensors} tensors)" if host else tuner_plugin_words(args)
+        what = f", backend={args.backend} ({model.tensors} tensors)" if host else nccl_words(args, model.planner)
         print(f"# gpunetsim collective: {args.op} on {model.router.info.name} x{args.nodes} "
               f"({n} {'processes' if host else 'GPUs'}), engine={engine}{what}, params={model.params.name}")
         print(f"#{'size':>11} {'count':>12} {'type':>8} {'redop':>6} {'root':>5} {'time':>10} "

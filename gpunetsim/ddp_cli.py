@@ -6,12 +6,13 @@ import argparse
 import json
 from pathlib import Path
 
-from gpunetsim.cli_args import (add_backend_args, add_topology_args, comm_model_from_args, params_from_args,
-                                topology_from_args, tuner_plugin_idle, tuner_plugin_words)
+from gpunetsim.cli_args import (add_backend_args, add_nccl_version_arg, add_topology_args, comm_model_from_args,
+                                nccl_version_from_args, nccl_words, params_from_args, topology_from_args,
+                                tuner_plugin_idle)
 from simulator.core.errors import InputError
 from simulator.core.limits import require_finite
 from simulator.core.outputs import check_writable
-from simulator.core.vocabulary import ENGINES
+from simulator.core.vocabulary import ENGINES, nccl_release_words
 
 def register(sub) -> None:
     p = sub.add_parser("ddp", help="simulate one PyTorch DDP (or DataParallel) training iteration",
@@ -20,6 +21,7 @@ def register(sub) -> None:
                                    "--strategy dataparallel, one torch.nn.DataParallel iteration.")
     add_topology_args(p)
     add_backend_args(p)
+    add_nccl_version_arg(p)
     p.add_argument("--strategy", default="ddp", choices=["ddp", "dataparallel"],
                    help="DistributedDataParallel (one process per GPU) or nn.DataParallel (one process, "
                         "one server: replicate, scatter, gather, reduce onto GPU 0)")
@@ -110,7 +112,7 @@ def _ddp(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
         return 0
-    backend = (tuner_plugin_words(args) if args.backend == "nccl"
+    backend = (nccl_words(args, model.planner) if args.backend == "nccl"
                else f", backend={args.backend} ({model.tensors} tensors)")
     print(format_result(r, f"{info.name} x{args.nodes}", model.params.name + backend))
     if r.iteration_lo_s is not None:
@@ -146,7 +148,7 @@ def _dataparallel(args: argparse.Namespace, config) -> int:
                          value=args.tuner_plugin)
     if args.trace:
         check_writable(args.trace, "--trace")
-    model = CostModel(topology_from_args(args), params_from_args(args))
+    model = CostModel(topology_from_args(args), params_from_args(args), nccl_version=nccl_version_from_args(args))
     info = model.router.info
     w = load_any_workload(args.workload, args.gpu, info.gpu_model, args.batch_size)
     r = simulate_dataparallel(model, w)
@@ -164,7 +166,8 @@ def _dataparallel(args: argparse.Namespace, config) -> int:
                           "ddp_iteration_hi_s": ddp.iteration_hi_s,
                           "ddp_speedup": r.iteration_s / ddp.iteration_s}))
         return 0
-    print(format_dataparallel(r, ddp, f"{info.name} x1", model.params.name, dataparallel_kind(model.params)))
+    print(format_dataparallel(r, ddp, f"{info.name} x1", f"{model.params.name}, NCCL {nccl_release_words(r.nccl_version)}",
+                              dataparallel_kind(model.params)))
     if args.trace:
         print(f"trace written to {args.trace} (open in ui.perfetto.dev or chrome://tracing)")
     return 0

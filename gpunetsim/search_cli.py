@@ -9,8 +9,10 @@ import math
 import sys
 import time
 
+from gpunetsim.cli_args import add_nccl_version_arg, nccl_version_from_args
 from simulator.core.errors import InputError
 from simulator.core.units import GiB
+from simulator.core.vocabulary import NCCL_CURRENT
 
 
 def register(sub) -> None:
@@ -43,6 +45,7 @@ def register(sub) -> None:
     s.add_argument("--flash-attention", action="store_true", help="fused attention in every plan")
     s.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp8"])
     p.add_argument("--calibration", default=None, help="calibration JSON (or a shipped calibration's name)")
+    add_nccl_version_arg(p)
     run = p.add_mutually_exclusive_group()
     run.add_argument("--workers", type=int, default=1, help="local worker processes (default 1)")
     run.add_argument("--scheduler", default=None, help="Dask scheduler (tcp://HOST:8786): simulate on its workers")
@@ -149,6 +152,7 @@ def _search(args: argparse.Namespace) -> int:
                 for t in (args.topology or ["dgx-h100"]) for n in gpus]
     _warn_unpriced(prices, clusters)
     params, compute = load_calibration(args.calibration), load_compute_params(args.calibration)
+    version = nccl_version_from_args(args)
     if args.workers < 1:
         raise InputError("must be a positive integer", field="--workers", value=args.workers)
     t0 = time.perf_counter()
@@ -161,7 +165,7 @@ def _search(args: argparse.Namespace) -> int:
         pool = worker_pool(args.workers) if args.workers > 1 else None
     try:
         out = search(model, clusters, args.global_batch, tokens=args.tokens, space=space, objective=args.objective,
-                     top=args.top, params=params, compute=compute, executor=pool)
+                     top=args.top, params=params, compute=compute, executor=pool, nccl_version=version)
     finally:
         if client is not None:
             client.close()
@@ -176,15 +180,16 @@ def _search(args: argparse.Namespace) -> int:
         from gpunetsim.search import ClusterSimulator
         from gpunetsim.search_report import write_search_report
         from gpunetsim.search import sensitivity
-        rows = sensitivity(out.plans[0], ClusterSimulator(model, params, compute)) if out.plans else []
+        rows = sensitivity(out.plans[0], ClusterSimulator(model, params, compute, version)) if out.plans else []
         path = write_search_report(out, rows, args.out, f"gpunetsim search: {model.name}, global batch "
                                                         f"{args.global_batch}")
     if args.json:
-        print(json.dumps({"model": model.name, "objective": out.objective, "enumerated": out.enumerated,
+        print(json.dumps({"model": model.name, "nccl_version": str(version or NCCL_CURRENT), "objective": out.objective,
+                          "enumerated": out.enumerated,
                           "no_fit": out.no_fit, "pruned": out.pruned, "simulated": out.simulated,
                           "plans": [p.as_dict() for p in out.plans]}))
         return 0
-    print(format_search(out, model.name, args.global_batch, args.tokens))
+    print(format_search(out, model.name, args.global_batch, args.tokens, version or NCCL_CURRENT))
     if args.out:
         print(f"report written to {path}")
     return 0
@@ -194,10 +199,11 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 86400:.1f} d" if seconds >= 86400 else f"{seconds / 3600:.1f} h"
 
 
-def format_search(out, model: str, global_batch: int, tokens: float) -> str:
-    """The ranked table, one plan per line, and what the search skipped."""
+def format_search(out, model: str, global_batch: int, tokens: float, nccl=NCCL_CURRENT) -> str:
+    """The ranked table, one plan per line, and what the search skipped; ``nccl`` the NCCL planned for."""
     from gpunetsim.search_study import interval_text
-    lines = [f"# gpunetsim search: {model}, global batch {global_batch}, {tokens:.3g} tokens, best {out.objective} first",
+    lines = [f"# gpunetsim search: {model}, global batch {global_batch}, {tokens:.3g} tokens, NCCL {nccl}, "
+             f"best {out.objective} first",
              f"# {out.enumerated} plans, {out.no_fit} do not fit, {out.pruned} skipped by the lower bound, "
              f"{out.simulated} simulated",
              f"{'#':>2} {'cluster':<16} {'GPUs':>5} {'TPxPPxDP':>9} {'mb':>2} {'schedule':<13} {'recomp':<9} "

@@ -115,15 +115,16 @@ def _axes_of(settings: tuple[tuple[str, object], ...]) -> tuple[str, int, Search
 
 
 @lru_cache(maxsize=8)
-def _simulator(model: str, calibration: str | None):
-    """One :class:`ClusterSimulator` per model and calibration in this process: its routes, its
-    communication floors and its kernel times are reused by the next points."""
+def _simulator(model: str, calibration: str | None, version: str | None = None):
+    """One :class:`ClusterSimulator` per model, calibration and NCCL version (as the study names it) in this
+    process: its routes, its communication floors and its kernel times are reused by the next points."""
+    from simulator.core.vocabulary import nccl_version
     from gpunetsim.search import ClusterSimulator
     from gpunetsim.train_study import resolve_train_model
     from simulator.collectives.params import load_calibration
     from simulator.training.llm.compute import load_compute_params
     return ClusterSimulator(resolve_train_model(model), load_calibration(calibration),
-                            load_compute_params(calibration))
+                            load_compute_params(calibration), None if version is None else nccl_version(version))
 
 
 def evaluate_search(point, row: dict[str, object]) -> dict[str, object]:
@@ -131,11 +132,11 @@ def evaluate_search(point, row: dict[str, object]) -> dict[str, object]:
     from gpunetsim.search import search
     from simulator.core.units import parse_bandwidth
     model, gpus, axes = _axes_of(point.search)
-    sim = _simulator(model, point.calibration)
+    sim = _simulator(model, point.calibration, point.nccl_version)
     nic = parse_bandwidth(point.nic_bw, field="nic_bw") if point.nic_bw else None
     cluster = replace(point.cluster, nic_Bps=nic, oversubscription=point.oversubscription)   # made by check_search
     out = search(sim.model, [cluster], axes.batch(gpus), tokens=axes.tokens, space=axes.space(), top=1,
-                 params=sim.params, compute=sim.compute, wave=1, simulator=sim)
+                 params=sim.params, compute=sim.compute, wave=1, simulator=sim, nccl_version=sim.nccl_version)
     row.update(total_gpus=cluster.gpus, gpu=cluster.gpu, global_batch=axes.batch(gpus), plans=out.enumerated,
                plans_no_fit=out.no_fit, plans_pruned=out.pruned, plans_simulated=out.simulated)
     if not out.plans:

@@ -29,7 +29,7 @@ import itertools
 import json
 import logging
 import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Callable, Iterable, Literal, Sequence
@@ -41,7 +41,7 @@ from simulator.core.config import checked, validate
 from simulator.core import limits
 from simulator.core.errors import InputError
 from simulator.core.inputs import names_a_file
-from simulator.core.vocabulary import Limit
+from simulator.core.vocabulary import NCCL_CURRENT, Limit, nccl_version
 from gpunetsim.search_study import SearchAxes, check_search, search_settings
 from gpunetsim.train_study import TrainAxes, check_models, evaluate_train, model_path, train_settings
 
@@ -104,6 +104,7 @@ class StudySpec(_Strict):
     backend: list[Literal["nccl", "gloo", "mpi"]] = ["nccl"]
     bucket_cap_mb: list[Annotated[float, Field(gt=0, le=limits.MAX_BUCKET_CAP_MB, allow_inf_nan=False)]] = [25.0]
     engine: list[Literal["des", "closed"]] = ["des"]
+    nccl_version: list[str | float | None] = [None]     # a float only to refuse it by name (YAML's 2.20 is 2.2)
     calibration: str | None = None
     collectives: CollectivesSpec | None = None
     train: TrainAxes | None = None
@@ -111,7 +112,7 @@ class StudySpec(_Strict):
 
     @field_validator("model", "batch_size", "topology", "nodes", "gpus", "fabric", "transport",
                      "nic_bw", "nics", "oversubscription", "hosts_per_leaf", "algo", "bucket_cap_mb",
-                     "engine", "strategy", "backend", mode="before")
+                     "engine", "strategy", "backend", "nccl_version", mode="before")
     @classmethod
     def _listify(cls, v: Any) -> Any:
         return _as_list(v)
@@ -156,6 +157,7 @@ class Point:
     train: tuple[tuple[str, object], ...] = ()      # LLM-training settings of a 'train' point
     search: tuple[tuple[str, object], ...] = ()     # model, GPU count and space of a 'search' point
     cluster: Any = field(default=None, compare=False)  # a 'search' point's Cluster (made once, by check_search)
+    nccl_version: str | None = None                 # the NCCL planned for (None: the newest modelled)
 
     def columns(self) -> dict[str, object]:
         """The configuration columns of this point's row (paths shortened to file names)."""
@@ -166,6 +168,7 @@ class Point:
         d["topology"] = _short(self.topology)
         d["model"] = _short(self.model)
         d["calibration"] = _short(self.calibration) if self.calibration else "datasheet"
+        d["nccl_version"] = "" if self.backend not in ("", "nccl") else self.nccl_version or str(NCCL_CURRENT)
         return d
 
 
@@ -290,7 +293,10 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
     count += math.prod(map(len, network)) * len(settings)
     searches = search_settings(spec.search) if spec.search is not None else []
     count += len(topos) * len(spec.nic_bw) * len(spec.oversubscription) * len(searches)
-    limits.POINTS.check(count, source=source, field="points")
+    versions = [None if v is None else str(_check(lambda: nccl_version(v, f"nccl_version[{i}]"), source,
+                                                    f"nccl_version[{i}]", v))
+                for i, v in enumerate(spec.nccl_version)]
+    limits.POINTS.check(count * len(versions), source=source, field="points")
     points: list[Point] = []
     if "ddp" in spec.strategy:
         from simulator.collectives.backends import check_support
@@ -334,6 +340,9 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
             points.append(Point(len(points), "search", t, cl.nodes, None if cl.nodes > 1 else cl.gpus, "rail", "ib",
                                 bw, None, ovs, 32, "auto", "des", calib, model=str(dict(st)["model"]),
                                 gpu=spec.gpu, search=st, cluster=cl))
+    if versions != [None]:      # the NCCL version is the outermost axis: every point once per version
+        points = [replace(p, index=i, nccl_version=v)
+                  for i, (v, p) in enumerate((v, p) for v in versions for p in points)]
     for key in sorted({_topo_key(p) for p in points if p.kind != "search"}, key=repr):
         model = _network_checked(key, source)
         if any(_topo_key(p) == key and (p.kind == "train" or (p.kind == "ddp" and _is_zoo(p.model)))
@@ -370,16 +379,18 @@ def _params(calibration: str | None):
 
 def _topo_key(p: Point) -> tuple:
     return (p.topology, p.nodes, p.gpus, p.fabric, p.transport, p.nic_bw, p.nics, p.oversubscription,
-            p.hosts_per_leaf, p.calibration)
+            p.hosts_per_leaf, p.calibration, p.nccl_version)
 
 
 @lru_cache(maxsize=64)
 def _cost_model(topology: str, nodes: int, gpus: int | None, fabric: str, transport: str,
                 nic_bw: str | None, nics: int | None, oversubscription: float, hosts_per_leaf: int,
-                calibration: str | None) -> CostModel:
+                calibration: str | None, version: str | None = None) -> CostModel:
+    """``version``: the NCCL planned for, as the study file names it (checked by :func:`expand`)."""
     import topologies
     spec = topologies.FabricSpec.from_options(fabric, transport, nic_bw, nics, oversubscription, hosts_per_leaf)
-    return CostModel(topologies.prepare(topology, nodes=nodes, gpus_per_node=gpus, fabric=spec), _params(calibration))
+    return CostModel(topologies.prepare(topology, nodes=nodes, gpus_per_node=gpus, fabric=spec), _params(calibration),
+                     nccl_version=None if version is None else nccl_version(version))
 
 
 def _model_for(p: Point) -> CostModel:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from gpunetsim.cli_args import add_topology_args, params_from_args, topology_from_args
+from gpunetsim.cli_args import (add_nccl_version_arg, add_topology_args, nccl_version_from_args, params_from_args,
+                                topology_from_args)
 from simulator.core.errors import InputError
 from simulator.core.units import GiB
 
@@ -18,6 +19,7 @@ def register(sub) -> None:
                                    "parallelism with DDP, ZeRO or FSDP, activation recomputation; prints the "
                                    "iteration breakdown, MFU and memory per GPU.")
     add_topology_args(p)
+    add_nccl_version_arg(p)
     m = p.add_argument_group("model")
     m.add_argument("--model", default=None, help="zoo model (gpt3-175b, megatron-22b, llama-3-70b, ...) or a "
                                                  "YAML/JSON file with the --model-spec fields")
@@ -77,7 +79,8 @@ def _train(args: argparse.Namespace) -> int:
     gpu = get_gpu(args.gpu or gpu_for_model(info.gpu_model))
     params = params_from_args(args)
     compute = load_compute_params(args.calibration)
-    r = simulate_train(router, model, config, gpu, params, compute, parts=True)
+    r = simulate_train(router, model, config, gpu, params, compute, parts=True,
+                       nccl_version=nccl_version_from_args(args))
     from gpunetsim.train_study import warn_train
     warn_train(vars(args), r)
     if args.trace:
@@ -148,7 +151,7 @@ def format_result(r, topology: str, params: str, compute: str, compute_params=No
     opts = [f"recompute {c.recompute.value}"] + (["SP"] if c.sequence_parallel else []) + \
            (["flash"] if c.flash_attention else []) + [sharding, c.dtype]
     m = r.memory
-    lines = [f"# gpunetsim train: {r.model} on {topology} ({r.gpus} GPUs, {r.gpu}), "
+    lines = [f"# gpunetsim train: {r.model} on {topology} ({r.gpus} GPUs, {r.gpu}), NCCL {r.nccl_version}, "
              f"params={params}, compute={compute}",
              f"# TP {c.tp} x PP {c.pp} x DP {c.dp}, {sched}, {c.microbatches} micro-batches of {c.micro_batch}, "
              + ", ".join(opts),

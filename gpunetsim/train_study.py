@@ -133,7 +133,8 @@ def evaluate_train(point, cost_model, row: dict[str, object]) -> dict[str, objec
         gpu = get_gpu(gpu_of(cost_model, point.gpu))
         model = with_seq(resolve_train_model(str(s["model"])), s["seq"])
         r = simulate_train(router, model, config, gpu, cost_model.params,
-                           load_compute_params(point.calibration), record=False, parts=True)
+                           load_compute_params(point.calibration), record=False, parts=True,
+                           nccl_version=cost_model.planner.nccl_version)
     except InputError as e:
         raise study_field(e) from None
     d = r.as_dict()         # no warn_train: a row says what ran (schedule 1f1b, sharding and dp), warnings from

@@ -24,7 +24,7 @@ from simulator.collectives.algorithms import ALGOS_FOR_OP, NvlsChunks
 from simulator.collectives.params import Parameters
 from simulator.collectives.planner import Planner
 from simulator.core.units import parse_bandwidth, parse_size
-from simulator.core.vocabulary import busbw_factor
+from simulator.core.vocabulary import NcclVersion, busbw_factor, read_nccl_version
 from validation.parsers import CollMeasurement, Dataset
 
 VARIANTS = {
@@ -68,7 +68,7 @@ class Topo:
     gpus_per_node: int | None = None
     nic_Bps: float | None = None
     p2p: bool | None = None
-    nccl_version: tuple[int, int] | None = None     # the NCCL that ran (its tuner's choices); None: newest
+    nccl_version: NcclVersion | None = None         # the NCCL that ran (the Planner's version rules); None: newest
     gdr: bool | None = None                         # GPUDirect RDMA (topologies.graph); None: the preset's (on)
     tuner_plugin: str | None = None                 # instance type of a loaded AWS tuner plugin (tuner_plugin())
     nics: int | None = None                         # NICs NCCL sees per server; None: the preset's
@@ -141,7 +141,7 @@ def topo_from_hint(hint: Mapping | None, source: str = "") -> Topo:
     chunk, tree = hint.get("nvls_chunk_bytes"), hint.get("nvls_tree_max_chunk_bytes")
     chunks = checked(lambda: NvlsChunks.of(chunk, tree), source, "meta.topology.nvls_chunk_bytes", (chunk, tree))
     return Topo(str(hint["preset"]), int(hint.get("nodes", 1)), hint.get("gpus_per_node"), nic, hint.get("p2p"),
-                nccl_version(hint.get("nccl_version")), hint.get("gdr"), hint.get("tuner_plugin"), nics,
+                read_nccl_version(hint.get("nccl_version")), hint.get("gdr"), hint.get("tuner_plugin"), nics,
                 hint.get("plugin_proto"), hint.get("force_flush"), chunks, source=source)
 
 
@@ -202,12 +202,6 @@ def nvls_chunk_settings(meta: Mapping) -> dict[str, int]:
     names = dict(zip(NVLS_CHUNK_ENV, ("nvls_chunk_bytes", "nvls_tree_max_chunk_bytes")))
     return {names[key]: checked(lambda: parse_size(v, key), str(meta.get("name", "")), f"env.{key}", v)
             for key, v in settings.items()}
-
-
-def nccl_version(text: object) -> tuple[int, int] | None:
-    """(major, minor) of a dataset's ``nccl_version`` text ("2.20.3 (likely, not stated)" -> (2, 20)), or None."""
-    m = re.match(r"\s*(\d+)\.(\d+)", str(text or ""))
-    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 @dataclass(frozen=True)

@@ -5,14 +5,15 @@ NCCL_MAX_NVLS_ARITY ranks for all_gather / reduce_scatter); NVLS-Tree needs NVLS
 CollNet needs CollNet on (``G.graph["collnet"]``: NCCL_COLLNET_ENABLE=1 on SHARP-capable switches) and
 several servers, CollNet Direct an NVSwitch and at most 8 GPUs per server as well; with CollNet on,
 NVLS all_reduce runs across servers too (SHARP between them); PAT needs one GPU per server on several
-servers. ``auto`` chooses among the
-available ones.
+servers. An algorithm newer than the NCCL asked for (nccl_constants.ALGO_FROM) is not available either.
+``auto`` chooses among the available ones.
 """
 
 from __future__ import annotations
 
 from simulator.collectives.algorithms import ALGOS_FOR_OP, MAX_NVLS_ARITY
-from simulator.collectives.nccl_constants import MAX_DIRECT_ARITY
+from simulator.collectives.nccl_constants import ALGO_FROM, MAX_DIRECT_ARITY, NVLS_ACROSS_SERVERS_FROM
+from simulator.core.vocabulary import NCCL_CURRENT, NcclVersion
 from topologies.routing import Router
 
 
@@ -22,10 +23,15 @@ def _domains(router: Router, ranks: list[str]) -> tuple[int, int]:
     return len(per), max(map(len, per.values()))
 
 
-def why_unavailable(router: Router, op: str, algo: str, ranks: list[str] | None = None) -> str | None:
-    """None if ``algo`` can run ``op`` on ``ranks`` (default: every GPU), else the reason."""
+def why_unavailable(router: Router, op: str, algo: str, ranks: list[str] | None = None,
+                    nccl_version: NcclVersion = NCCL_CURRENT) -> str | None:
+    """None if ``algo`` can run ``op`` on ``ranks`` (default: every GPU) with NCCL ``nccl_version``, else the
+    reason."""
     if algo not in ALGOS_FOR_OP.get(op, ()):
         return f"{op} has no {algo} algorithm"
+    first = ALGO_FROM.get(algo)
+    if first is not None and nccl_version < first:
+        return f"NCCL runs {algo} from {_dotted(first)} on (this plans for NCCL {nccl_version})"
     info = router.info
     if algo in ("ring", "tree", "direct"):
         return None
@@ -43,6 +49,9 @@ def why_unavailable(router: Router, op: str, algo: str, ranks: list[str] | None 
         elif algo == "nvls" and nodes > 1 and not (info.collnet and op == "all_reduce"):
             why = ("NVLS runs inside one NVLink domain; across domains NCCL runs nvls_tree "
                    "(or all_reduce NVLS with SHARP between servers: --collnet on)")
+        elif algo == "nvls" and nodes > 1 and nccl_version < NVLS_ACROSS_SERVERS_FROM:
+            why = (f"NCCL runs NVLS across servers (IB SHARP between them) from {_dotted(NVLS_ACROSS_SERVERS_FROM)} "
+                   f"on (this plans for NCCL {nccl_version})")
         elif algo == "nvls_tree" and nodes == 1:
             why = "NVLS-Tree needs several NVLink domains (servers)"
         elif algo == "nvls" and op != "all_reduce" and len(rk) > MAX_NVLS_ARITY:
@@ -64,9 +73,13 @@ def why_unavailable(router: Router, op: str, algo: str, ranks: list[str] | None 
     return why
 
 
-def available(router: Router, op: str) -> tuple[str, ...]:
-    """The algorithms NCCL could run for ``op`` on every GPU of ``router``'s topology."""
-    return tuple(a for a in ALGOS_FOR_OP[op] if why_unavailable(router, op, a) is None)
+def _dotted(version: tuple[int, ...]) -> str:
+    return ".".join(map(str, version))
+
+
+def available(router: Router, op: str, nccl_version: NcclVersion = NCCL_CURRENT) -> tuple[str, ...]:
+    """The algorithms NCCL ``nccl_version`` could run for ``op`` on every GPU of ``router``'s topology."""
+    return tuple(a for a in ALGOS_FOR_OP[op] if why_unavailable(router, op, a, None, nccl_version) is None)
 
 
 def ll128_by_default(router: Router, ranks: list[str] | None = None) -> bool:

@@ -54,6 +54,15 @@ def per_channel_nvls_tree_GBps(compute_capability: int, domains: int) -> float:
     return PER_CH_MAX_NVLS_TREE[generation_index(compute_capability)][nodes_index(domains)]
 
 
+ALGO_FROM = {"nvls": (2, 17), "nvls_tree": (2, 18), "pat": (2, 23)}
+"""The first NCCL that runs each algorithm newer than ring and tree: NVLS (one NVLink domain) from 2.17.1, NVLS-Tree and
+NVLS across servers with IB SHARP from 2.18.1 (its release notes: "Add inter-node algorithms for NVLink SHARP"),
+PAT from 2.23 (simulator.collectives.availability reads it; older releases lack the kernel, so ``auto`` never
+picks it there and an explicit ``--algo`` is refused)."""
+NVLS_ACROSS_SERVERS_FROM = (2, 18)
+"""NVLS all_reduce across servers (NVLink SHARP inside each, IB SHARP between them): NCCL 2.18.1 on."""
+TUNER_PLUGIN_FROM = (2, 19)
+"""The first NCCL that loads a tuner plugin (NCCL_TUNER_PLUGIN, the ext-tuner interface of 2.19.3)."""
 FORCE_FLUSH_OFF_FROM = (2, 19)
 """NCCL_NET_FORCE_FLUSH defaults to 0 from NCCL 2.19.1 and to 1 before (aws-ofi-nccl's src/platform-aws.cpp notes it
 where it sets the variable itself on p5); NCCL's first 2.19 release was 2.19.3, so (major, minor) tells them apart."""

@@ -30,13 +30,13 @@ from simulator.collectives.nccl_constants import (BASE_LAT, BASE_LAT_NEWER, COLL
                                                    PER_CH_MAX_TREE, PER_CH_MAX_TREE_LL128, SPEED_INTER, SPEED_INTRA,
                                                    TREE_CORRECTION, generation_index, nodes_index,
                                                    per_channel_nvls_tree_GBps)
-from simulator.core.vocabulary import PROTOS
+from simulator.core.vocabulary import NCCL_CURRENT, PROTOS, NcclVersion
 
 TUNED_OPS = ("all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce")
-TUNER_VERSION = (2, 28)
-"""The NCCL whose tuner ``auto`` follows. ``NcclModel(..., version=(2, 27))`` gives the NVLS and NVLS-Tree
-bandwidth entries of NCCL before 2.28 (no nvlsEfficiency: the graph's bandwidth x 5/6), which is what
-picked the algorithms of the published NCCL 2.27.7 runs (tests/test_nvls.py)."""
+TUNER_VERSION = NCCL_CURRENT
+"""The NCCL whose tuner ``auto`` follows unless told (the newest the model knows). ``NcclModel(..., version=(2, 27))``
+gives the NVLS and NVLS-Tree bandwidth entries of NCCL before 2.28 (no nvlsEfficiency: the graph's bandwidth
+x 5/6), which is what picked the algorithms of the published NCCL 2.27.7 runs (tests/test_nvls.py)."""
 
 
 @dataclass(frozen=True)
@@ -164,7 +164,7 @@ class NcclInputs:
 class NcclModel:
     """NCCL's latency (us) / bandwidth (GB/s) table and its per-call time estimate."""
 
-    def __init__(self, inputs: NcclInputs, version: tuple[int, int] = TUNER_VERSION) -> None:
+    def __init__(self, inputs: NcclInputs, version: NcclVersion | tuple[int, int] = TUNER_VERSION) -> None:
         self.x = inputs
         self.version = version
         self.table: dict[tuple[str, str, str], tuple[float, float]] = {}

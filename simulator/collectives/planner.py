@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 
 from simulator.collectives.algorithms import PROTOS_FOR_ALGO, SIMPLE_ONLY, NvlsChunks
 from simulator.collectives.availability import available, ll128_by_default, why_unavailable
-from simulator.collectives.nccl_constants import flushes_gdr_receives
+from simulator.collectives.nccl_constants import TUNER_PLUGIN_FROM, flushes_gdr_receives
 from simulator.collectives.params import Parameters
 from simulator.collectives.plans import ALGOS_FOR_OP, Plan, build_plan, p2p_of
 from simulator.core.errors import InputError
 from simulator.core.gc_pause import cyclic_gc_paused
-from simulator.core.vocabulary import PROTOS, check_op
+from simulator.core.vocabulary import NCCL_CURRENT, PROTOS, NcclVersion, check_op
 from topologies.routing import Router, router_for
 
 if TYPE_CHECKING:
@@ -30,9 +30,12 @@ class Planner:
     """Plans of collectives over every GPU of a topology (or a subset of ranks), cached."""
 
     def __init__(self, G_or_router: nx.Graph | PresetCluster | Router, params: Parameters | None = None,
-                 nccl_version: tuple[int, int] | None = None, tuner_plugin: str | None = None,
+                 nccl_version: NcclVersion | tuple[int, int] | None = None, tuner_plugin: str | None = None,
                  force_flush: bool | None = None, nvls_chunks: NvlsChunks | None = None) -> None:
-        """``nccl_version``: the NCCL whose tuner ``auto`` follows (None: TUNER_VERSION, the newest modelled).
+        """``nccl_version``: the NCCL planned for (None: NCCL_CURRENT, the newest modelled): the algorithms it runs
+        (availability.why_unavailable), its tuner's table (nccl_model), whether it flushes network receives and
+        takes NVLS chunk settings, whether it loads a tuner plugin (TUNER_PLUGIN_FROM); the one version every
+        rule reads, ``--nccl-version`` and the corpus's headers alike.
         ``tuner_plugin``: the instance type whose AWS tuner plugin (``NCCL_TUNER_PLUGIN=ofi``) was loaded, whose
         region tables then come before NCCL's own choice (simulator.collectives.ofi_tuner); None: none loaded.
         ``force_flush``: NCCL_NET_FORCE_FLUSH as set (None: NCCL's default for ``nccl_version``); with the GPU
@@ -41,7 +44,11 @@ class Planner:
         ``nccl_version`` takes of them (NvlsChunks.taken_by) sets the NVLS plans' chunks."""
         self.router = router_for(G_or_router)
         self.params = params or Parameters()
-        self.nccl_version = nccl_version
+        self.nccl_version = NcclVersion(*nccl_version) if nccl_version else NCCL_CURRENT
+        if tuner_plugin is not None and self.nccl_version < TUNER_PLUGIN_FROM:
+            raise InputError(f"NCCL loads a tuner plugin from {'.'.join(map(str, TUNER_PLUGIN_FROM))} on (this "
+                             f"plans for NCCL {self.nccl_version})", field="tuner_plugin", value=tuner_plugin)
+        nccl_version = self.nccl_version
         self.tuner_plugin = tuner_plugin
         self.force_flush = force_flush
         self.nvls_chunks = nvls_chunks
@@ -75,7 +82,7 @@ class Planner:
         key = (op, algo, proto)
         hit = self._choices.get(key)
         if hit is None:
-            hit = self._choices[key] = tuple(_choices(self.router, op, algo, proto))
+            hit = self._choices[key] = tuple(_choices(self.router, op, algo, proto, self.nccl_version))
         return hit
 
     def p2p_protocol(self, op: str, size_bytes: float, ranks: tuple[str, ...] | None = None) -> str:
@@ -105,8 +112,8 @@ class Planner:
     @cached_property
     def nccl(self):
         """NCCL's own cost model for this topology (its tuning table)."""
-        from simulator.collectives.nccl_model import TUNER_VERSION, NcclInputs, NcclModel
-        return NcclModel(NcclInputs.from_router(self.router), version=self.nccl_version or TUNER_VERSION)
+        from simulator.collectives.nccl_model import NcclInputs, NcclModel
+        return NcclModel(NcclInputs.from_router(self.router), version=self.nccl_version)
 
 
 _LAYOUTS: "weakref.WeakKeyDictionary[Router, dict]" = weakref.WeakKeyDictionary()
@@ -123,21 +130,22 @@ def _layouts_of(router: Router) -> dict:
     return hit
 
 
-def _choices(router: Router, op: str, algo: str, proto: str) -> list[tuple[str, str]]:
-    """``auto``: every algorithm the topology enables (simulator.collectives.availability), with the
-    protocols each runs; an explicit algorithm that the topology cannot run is an InputError."""
+def _choices(router: Router, op: str, algo: str, proto: str,
+             nccl_version: NcclVersion = NCCL_CURRENT) -> list[tuple[str, str]]:
+    """``auto``: every algorithm the topology and NCCL ``nccl_version`` enable (simulator.collectives.availability),
+    with the protocols each runs; an explicit algorithm that they cannot run is an InputError."""
     check_op(op)
     known = ALGOS_FOR_OP[op]
     if algo != "auto":
         if algo not in known and not (algo == "ring" and known == ("direct",)):
             raise InputError(f"algorithm not available for {op} (available: {', '.join(known)})",
                              field="algo", value=algo)
-        why = why_unavailable(router, op, algo) if algo in known else None
+        why = why_unavailable(router, op, algo, None, nccl_version) if algo in known else None
         if why:
             raise InputError(f"{algo} is not available here: {why}", field="algo", value=algo)
         algos = (algo,) if algo in known else known
     else:
-        algos = available(router, op)
+        algos = available(router, op, nccl_version)
     if proto != "auto" and proto not in PROTOS:
         raise InputError("unknown protocol (expected ll, ll128, simple or auto)", field="proto", value=proto)
     # NCCL_PROTO unset: LL128 only where NCCL enables it by default (an explicit ll128 runs anywhere)

@@ -8,7 +8,9 @@ its own list. Names follow nccl-tests and PyTorch (``all_reduce``, ``bfloat16``)
 from __future__ import annotations
 
 import math
+import re
 from enum import Enum
+from typing import NamedTuple
 
 from simulator.core import limits
 from simulator.core.errors import InputError
@@ -67,6 +69,69 @@ def size_ladder(min_bytes: int, max_bytes: int, factor: float = 2.0) -> list[int
         sizes.append(int(size))
         size *= factor
     return sizes
+
+
+# ----------------------------------------------------------------------------- NCCL versions
+class NcclVersion(NamedTuple):
+    """An NCCL release, compared as a tuple: ``NcclVersion(2, 20, 3) < (2, 22)``. The model's version rules
+    (simulator.collectives.nccl_constants' ``*_FROM``) name (major, minor) only; ``patch`` 0 means unstated."""
+
+    major: int
+    minor: int
+    patch: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}" + (f".{self.patch}" if self.patch else "")
+
+
+NCCL_CURRENT = NcclVersion(2, 28)
+"""The newest NCCL the model knows (its tuner table, NVLS constants and every version rule): what a run plans
+for unless told otherwise (``--nccl-version``, a study's ``nccl_version``, the API's ``nccl_version=``)."""
+NCCL_OLDEST = NcclVersion(2, 8)
+"""The oldest NCCL the model plans for: older releases predate every rule it knows (and the corpus's oldest
+runs, 2.8.3 on AWS p4d)."""
+_VERSION = re.compile(r"\s*(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def read_nccl_version(text: object) -> NcclVersion | None:
+    """The version a dataset header's text starts with (``"2.20.3 (likely, not stated)"``: 2.20.3), or None
+    where it starts with none (``"unknown"``); no range check: the header says what ran."""
+    m = _VERSION.match(str(text or ""))
+    return NcclVersion(int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)) if m else None
+
+
+def nccl_version(value: object, field: str = "nccl_version") -> NcclVersion:
+    """The NCCL a user names (``"2.20.3"``, ``"2.22"``, or an NcclVersion): an :class:`InputError` naming
+    ``field`` and the value where it is ill-formed, older than NCCL_OLDEST or newer than NCCL_CURRENT."""
+    if isinstance(value, tuple) and len(value) in (2, 3) and all(isinstance(v, int) and not isinstance(v, bool)
+                                                                  for v in value):
+        v = NcclVersion(*value)
+    elif isinstance(value, float):      # YAML's 2.20 is the number 2.2: never guess which release was meant
+        raise InputError("write the NCCL version as a string, e.g. '2.20' (a number loses its trailing zeros)",
+                         field=field, value=value)
+    else:
+        text = value.strip() if isinstance(value, str) else ""
+        m = _VERSION.fullmatch(text) if text else None
+        if m is None:
+            raise InputError("expected an NCCL version MAJOR.MINOR[.PATCH], e.g. 2.22 or 2.20.3", field=field,
+                             value=value)
+        v = read_nccl_version(text)
+    if v[:2] < NCCL_OLDEST[:2] or v.major != NCCL_CURRENT.major:
+        raise InputError(f"the model knows NCCL {NCCL_OLDEST} to {NCCL_CURRENT} (its version rules) and plans a "
+                         f"later {NCCL_CURRENT.major}.x as {NCCL_CURRENT}; "
+                         f"{'older' if v[:2] < NCCL_OLDEST[:2] else 'other major'} releases are not modelled",
+                         field=field, value=value)
+    return v
+
+
+def nccl_release_words(version: NcclVersion | str) -> str:
+    """How a header names the NCCL planned for: ``"2.22"``, or for a release newer than the model knows
+    ``"2.30 (planned as 2.28, the newest the model knows)"``: every version rule holds from its release on, so a
+    later NCCL gets the newest rules, and the header says so instead of refusing a user on a current NCCL."""
+    v = version if isinstance(version, tuple) else read_nccl_version(version)
+    if v is not None and v[:2] > NCCL_CURRENT[:2]:
+        return f"{v} (planned as {NCCL_CURRENT}, the newest the model knows)"
+    return str(version)
 
 
 # ----------------------------------------------------------------------------- dtypes

@@ -22,7 +22,7 @@ from simulator.collectives.planner import Planner
 from simulator.collectives.plans import Plan
 from simulator.collectives.tuner import Tuner
 from simulator.core.errors import InvariantError
-from simulator.core.vocabulary import Limit
+from simulator.core.vocabulary import Limit, NcclVersion
 from simulator.network.fairness import FlowGroups, LinkCapacity
 from simulator.network.host_overlap import stream_time_s
 from topologies.routing import Router
@@ -183,15 +183,17 @@ class CostModel:
     (plans, cached), a tuner (NCCL's choice of algorithm and protocol) and the closed-form timer."""
 
     def __init__(self, G_or_router: nx.Graph | Router | Planner, params: Parameters | None = None,
-                 select: str = "nccl", default_algo: str = "auto", tuner_plugin: str | None = None) -> None:
+                 select: str = "nccl", default_algo: str = "auto", tuner_plugin: str | None = None,
+                 nccl_version: NcclVersion | None = None) -> None:
         """``select``: how ``auto`` picks algorithm and protocol: ``"nccl"`` (what NCCL's own tuner
         would run, from its cost model: simulator.collectives.nccl_model) or ``"fastest"`` (our fastest
         prediction). ``default_algo``: the algorithm ``auto`` stands for (a study's pinned algorithm).
         ``tuner_plugin``: the instance type whose AWS tuner plugin is loaded (Planner), with the NVLS chunk settings
         AWS's network plugin adds there (ofi_tuner.plugin_nvls_chunks, as the corpus applies them); a given planner
-        keeps its own."""
+        keeps its own. ``nccl_version``: the NCCL planned for (Planner; None: the newest modelled)."""
         self.planner = G_or_router if isinstance(G_or_router, Planner) else \
-            Planner(G_or_router, params, tuner_plugin=tuner_plugin, nvls_chunks=plugin_nvls_chunks(tuner_plugin))
+            Planner(G_or_router, params, nccl_version, tuner_plugin=tuner_plugin,
+                    nvls_chunks=plugin_nvls_chunks(tuner_plugin))
         self.tuner = Tuner(self.planner, select, default_algo)
         self.timer = ClosedFormTimer(self.planner.router, self.planner.params)
         self._shapes: dict[tuple[str, str, str], Shape] = {}   # (op, algo, proto) -> the timer's shape

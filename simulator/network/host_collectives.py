@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING
 from simulator.collectives.backends import (ALGOS_FOR_HOST_OP, HOST_BACKENDS, check_support)
 from simulator.collectives.params import Parameters
 from simulator.core.errors import InputError
-from simulator.core.vocabulary import Limit, check_op
+from simulator.core.vocabulary import Limit, NcclVersion, check_op
 from simulator.network.fairness import max_min_rates
 from topologies.routing import Router, router_for
 
@@ -303,18 +303,23 @@ class HostCollectiveModel:
 
 
 def collective_model(G_or_router: nx.Graph | PresetCluster | Router, params: Parameters | None = None,
-                     backend: str = "nccl", tensors: str | None = None, tuner_plugin: str | None = None):
+                     backend: str = "nccl", tensors: str | None = None, tuner_plugin: str | None = None,
+                     nccl_version: NcclVersion | None = None):
     """The cost model of ``backend`` with tensors on ``tensors`` (default: CUDA for NCCL, CPU
     for Gloo and MPI): a :class:`~simulator.network.closed_form.CostModel` for NCCL, else a
     :class:`HostCollectiveModel`. NCCL with CPU tensors is refused, as PyTorch refuses it.
-    ``tuner_plugin``: the instance type whose AWS tuner plugin NCCL loads (NCCL only)."""
+    ``tuner_plugin``: the instance type whose AWS tuner plugin NCCL loads, ``nccl_version`` the NCCL planned for
+    (NCCL only; None: the newest modelled)."""
     from simulator.collectives.backends import default_tensors
     from simulator.network.closed_form import CostModel
     tensors = tensors or default_tensors(backend)
     if backend == "nccl":
         check_support(backend, tensors, "all_reduce")
-        return CostModel(G_or_router, params, tuner_plugin=tuner_plugin)
+        return CostModel(G_or_router, params, tuner_plugin=tuner_plugin, nccl_version=nccl_version)
     if tuner_plugin is not None:
         raise InputError("a tuner plugin is NCCL's; this backend does not load one", field="--tuner-plugin",
                          value=backend)
+    if nccl_version is not None:
+        raise InputError(f"an NCCL version is NCCL's; the {backend} backend does not run NCCL",
+                         field="--nccl-version", value=str(nccl_version))
     return HostCollectiveModel(G_or_router, params, backend, tensors)

@@ -27,6 +27,7 @@ class CollectiveResult:
     extrapolated: tuple[str, ...] = ()  # why the prediction lies outside the calibration's domain
     launch_lo_s: float | None = None    # where one launch's time falls (calibrations with repetitions)
     launch_hi_s: float | None = None
+    nccl_version: str | None = None     # the NCCL planned for (Planner.nccl_version); None: a host backend
 
     @property
     def algbw_GBps(self) -> float:
@@ -43,6 +44,8 @@ class CollectiveResult:
              "time_hi_s": self.time_hi_s, "extrapolated": list(self.extrapolated)}
         if self.launch_lo_s is not None:
             d.update(launch_lo_s=self.launch_lo_s, launch_hi_s=self.launch_hi_s)
+        if self.nccl_version is not None:
+            d["nccl_version"] = self.nccl_version
         if self.regret is not None:
             d.update(best_algo=self.regret.best_algo, best_proto=self.regret.best_proto,
                      regret_pct=self.regret.regret_pct)
@@ -75,7 +78,7 @@ def run_collective(model: CostModel, op: str, size_bytes: int, algo: str = "auto
     r = tuner_regret(model, op, size_bytes, algo, proto) if regret else None
     iv = model.intervals.interval(op, a, p, size_bytes, t)
     return CollectiveResult(op, int(size_bytes), model.ranks, t, a, p, engine, r, iv.lo_s, iv.hi_s, iv.outside,
-                            iv.launch_lo_s, iv.launch_hi_s)
+                            iv.launch_lo_s, iv.launch_hi_s, str(model.planner.nccl_version))
 
 
 def run_host_collective(model, op: str, size_bytes: int, algo: str = "auto",

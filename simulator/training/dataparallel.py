@@ -80,7 +80,7 @@ from __future__ import annotations
 import functools
 import heapq
 import weakref
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -172,6 +172,7 @@ class DataParallelResult:
     iteration_lo_s: float | None = None     # 90% interval (simulator.training.iteration_bands)
     iteration_hi_s: float | None = None
     iteration_extrapolated: tuple[str, ...] = ()    # why the interval is not what its band measured (caveats)
+    nccl_version: str = ""                  # the NCCL its broadcast and reduce are planned for (Planner.nccl_version)
 
     @property
     def overhead_s(self) -> float:
@@ -312,6 +313,7 @@ def simulate_dataparallel(model: CostModel, workload: Workload, params: Paramete
     (its collectives and links keep the model's own parameters), so that the trials of a host fit share
     one model's plans."""
     r, p = model.router, params or model.params
+    version = str(model.planner.nccl_version)
     gpus = list(r.gpus)
     n = len(gpus)
     if r.info.hosts > 1:
@@ -324,7 +326,7 @@ def simulate_dataparallel(model: CostModel, workload: Workload, params: Paramete
     if n == 1:
         phases = (DPPhase("forward", fwd, f.forward_host_s), DPPhase("backward", bwd, f.backward_host_s),
                   DPPhase("optimizer", opt, f.optimizer_host_s))
-        return _result(phases, 1, workload, single, 0, p, _gpu_name(r))
+        return replace(_result(phases, 1, workload, single, 0, p, _gpu_name(r)), nccl_version=version)
     g0 = gpus[0]
     chunks = chunk_sizes(f.tensor_bytes)
     grad_chunks = chunk_sizes(f.tensor_bytes[:f.param_tensors])
@@ -353,7 +355,7 @@ def simulate_dataparallel(model: CostModel, workload: Workload, params: Paramete
                 len(grad_chunks) * per_chunk, sum(f.tensor_bytes[:f.param_tensors])),
         DPPhase("optimizer", opt, f.optimizer_host_s),
     )
-    return _result(phases, n, workload, single, len(chunks), p, _gpu_name(r))
+    return replace(_result(phases, n, workload, single, len(chunks), p, _gpu_name(r)), nccl_version=version)
 
 
 def _gpu_name(router) -> str | None:

@@ -205,6 +205,7 @@ class IterationResult:
     comm_lo_s: float | None = None
     comm_hi_s: float | None = None
     fits: bool | None = None               # model states within the GPU's memory (replica_fits); None: unchecked
+    nccl_version: str | None = None        # the NCCL planned for (Planner.nccl_version); None: a host backend
 
     def as_dict(self) -> dict:
         """JSON-ready summary (records left out; see :mod:`gpunetsim.trace`)."""
@@ -212,6 +213,12 @@ class IterationResult:
         out["limit"] = self.limit.description
         out["buckets"] = [{**asdict(b), "limit": b.limit.description} for b in self.buckets]
         return out
+
+
+def _nccl_of(model) -> str | None:
+    """The NCCL ``model`` plans for (a CostModel's planner), None for a host backend's model."""
+    planner = getattr(model, "planner", None)
+    return None if planner is None else str(planner.nccl_version)
 
 
 # ------------------------------------------------------------------------------ planning
@@ -458,4 +465,4 @@ def simulate_iteration(model: CostModel, workload: Workload, config: DDPConfig =
         single_gpu_iteration_s=single, scaling_efficiency=single / iteration_s if iteration_s > 0 else 1.0,
         limit=limit, records=tuple(sorted(records, key=lambda r: (r.start_s, r.track))),
         workload=workload.name, engine=engine, accumulation_steps=k, iteration_overhead_s=overhead,
-        host_path_s=host_path, copy_back_s=work.copy_back_s)
+        host_path_s=host_path, copy_back_s=work.copy_back_s, nccl_version=_nccl_of(model))

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 
 from simulator.collectives.params import Parameters
+from simulator.core.vocabulary import NcclVersion
 from simulator.training.llm.config import TrainConfig
 from simulator.training.llm.groups import GroupCollectives
 from simulator.training.llm.layer import CommCall
@@ -36,9 +37,9 @@ from topologies.routing import Router
 class CommFloor:
     """Closed-form communication times alone on ``router``'s idle network (seconds)."""
 
-    def __init__(self, router: Router, params: Parameters) -> None:
+    def __init__(self, router: Router, params: Parameters, nccl_version: NcclVersion | None = None) -> None:
         self.router = router
-        self.groups = GroupCollectives(router, params)
+        self.groups = GroupCollectives(router, params, nccl_version)
         self._gpus = tuple(router.gpus)
         self._hops: dict[tuple, tuple[float, float]] = {}
         self._groups: dict[tuple, tuple[tuple[str, ...], tuple[str, ...]]] = {}

@@ -19,6 +19,7 @@ from simulator.collectives.params import Parameters
 from simulator.collectives.planner import Planner
 from simulator.collectives.plans import Plan
 from simulator.core.errors import InputError
+from simulator.core.vocabulary import NcclVersion
 from simulator.network.fairness import max_min_rates
 from topologies.routing import Router
 
@@ -26,10 +27,11 @@ from topologies.routing import Router
 class GroupCollectives:
     """Plans (and their alpha-beta shapes) for collectives on groups of one topology."""
 
-    def __init__(self, router: Router, params: Parameters) -> None:
+    def __init__(self, router: Router, params: Parameters, nccl_version: NcclVersion | None = None) -> None:
+        """``nccl_version``: the NCCL planned for (Planner; None: the newest modelled)."""
         self.router = router
         self.params = params
-        self.planner, self._shapes, self.capacity_Bps = _shared(router, params)
+        self.planner, self._shapes, self.capacity_Bps = _shared(router, params, nccl_version)
         self._choice: dict[tuple, tuple[str, str]] = {}     # per instance: decided by the first size seen
 
     def _rates(self, plan: Plan, channels: int | None) -> np.ndarray:
@@ -91,16 +93,17 @@ class GroupCollectives:
 
 
 _SHARED: "weakref.WeakKeyDictionary[Router, dict]" = weakref.WeakKeyDictionary()
-"""Per router and parameter values: the planner, the shapes (alpha, beta, plan) and the usable link
+"""Per router, parameter values and NCCL version: the planner, the shapes (alpha, beta, plan) and the usable link
 capacities, which depend on nothing else, so every simulation on one router with the same parameters
 (a sweep, a fit's many runs) plans and prices each collective once. Kept as long as the router lives."""
 
 
-def _shared(router: Router, params: Parameters) -> tuple[Planner, dict, np.ndarray]:
+def _shared(router: Router, params: Parameters,
+            nccl_version: NcclVersion | None = None) -> tuple[Planner, dict, np.ndarray]:
     by_params = _SHARED.get(router)
     if by_params is None:
         by_params = _SHARED[router] = {}
-    key = params.values_key
+    key = (params.values_key, nccl_version)
     hit = by_params.get(key)
     if hit is None:
         if len(by_params) > 16:
@@ -108,5 +111,5 @@ def _shared(router: Router, params: Parameters) -> tuple[Planner, dict, np.ndarr
         eff = {k: params.link_efficiency(k) for k in set(router.kind)}
         capacity = router.capacity_Bps * np.array([eff[k] for k in router.kind])
         capacity.setflags(write=False)                   # shared: nobody may change it in place
-        hit = by_params[key] = (Planner(router, params), {}, capacity)
+        hit = by_params[key] = (Planner(router, params, nccl_version), {}, capacity)
     return hit

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from simulator.collectives.params import Parameters
 from simulator.core.errors import InputError
+from simulator.core.vocabulary import NCCL_CURRENT, NcclVersion
 from simulator.network.records import Record
 from simulator.training.gpus import GpuSpec
 from simulator.training.iteration_bands import compute_caveats, train_caveats, train_interval
@@ -96,6 +97,7 @@ class TrainResult:
                                                     # shard group, else DP); None without FSDP
     host_floor_s: float = 0.0       # the iteration's host-issue floor (.host_prior): a datasheet interval's centre
                                     # when above iteration_s
+    nccl_version: str = str(NCCL_CURRENT)   # the NCCL its collectives were planned for (TrainWork.nccl_version)
 
     def __post_init__(self) -> None:
         """Plain Python numbers (the flow network's sums are numpy floats): ``gpunetsim.train``'s results
@@ -121,7 +123,8 @@ class TrainResult:
         """The JSON row; each part's 90% interval (``<part>_lo_s``, ``<part>_hi_s``) follows it when computed;
         ``fsdp_shard`` is HYBRID_SHARD's shard group as simulated (given or chosen)."""
         hybrid = {"fsdp_shard": self.fsdp_shard_group} if self.config.fsdp == "hybrid" else {}
-        return {"model": self.model, "gpus": self.gpus, "gpu": self.gpu, **self.config.as_dict(), **hybrid,
+        return {"model": self.model, "gpus": self.gpus, "gpu": self.gpu, "nccl_version": self.nccl_version,
+                **self.config.as_dict(), **hybrid,
                 "iteration_s": self.iteration_s, "iteration_lo_s": self.iteration_lo_s,
                 "iteration_hi_s": self.iteration_hi_s, "host_floor_s": self.host_floor_s,
                 "iteration_extrapolated": list(self.iteration_extrapolated),
@@ -135,9 +138,9 @@ class TrainResult:
 
 class _Builder:
     def __init__(self, router: Router, params: Parameters, model: TransformerSpec, config: TrainConfig,
-                 cm: ComputeModel) -> None:
+                 cm: ComputeModel, nccl_version: NcclVersion | None = None) -> None:
         self.router, self.model, self.config, self.cm = router, model, config, cm
-        self.groups = GroupCollectives(router, params)
+        self.groups = GroupCollectives(router, params, nccl_version)
         self.place = Placement.build(config, router.gpus, router.host_of)
         self.B = config.dtype_bytes
 
@@ -292,14 +295,16 @@ class TrainWork:
     out_model_flops: float
     peak_flops: float
     host_floor_s: float = 0.0          # the busiest stage's host issue time under a host prior (.host_prior)
+    nccl_version: NcclVersion = NCCL_CURRENT   # the NCCL its collectives are planned for (Planner.nccl_version)
 
 
 def train_work(router: Router, model: TransformerSpec, config: TrainConfig, gpu: GpuSpec,
                params: Parameters | None = None, compute: ComputeParams | None = None,
-               host_prior: HostPrior = HOST_PRIOR) -> TrainWork:
+               host_prior: HostPrior = HOST_PRIOR, nccl_version: NcclVersion | None = None) -> TrainWork:
     """Build one iteration of ``model`` trained with ``config`` (checked) on ``router``'s GPUs, with its host-issue
     floor under ``host_prior`` (:mod:`.host_prior`: every stage's passes issued by a host with the prior's block
-    issue time where the compute set has none)."""
+    issue time where the compute set has none); its collectives as NCCL ``nccl_version`` runs them (None: the
+    newest modelled)."""
     params = params or Parameters()
     cm = ComputeModel(gpu, config.dtype, compute or ComputeParams())
     floor_cm = ComputeModel(gpu, config.dtype, host_prior.on(cm.params))
@@ -307,7 +312,7 @@ def train_work(router: Router, model: TransformerSpec, config: TrainConfig, gpu:
     if model.layers < config.pp * config.chunks:
         raise InputError(f"{model.layers} layers cannot fill {config.pp} stages x {config.chunks} chunks",
                          field="--pp", value=config.pp)
-    b = _Builder(router, params, model, config, cm)
+    b = _Builder(router, params, model, config, cm, nccl_version)
     c, B = config, config.dtype_bytes
     block, emb, out = block_work(model, c), embedding_work(model, c), output_work(model, c)
     V = c.pp * c.chunks
@@ -394,7 +399,7 @@ def train_work(router: Router, model: TransformerSpec, config: TrainConfig, gpu:
                                                      backward_comm=b.isolate(ch.backward_comm, tp_ranks, busy))
                                              for ch in st.chunks))
     return TrainWork(tuple(stages), b.groups.capacity_Bps, cm.params.iteration_overhead_s, hw_flops, hybrid,
-                     block.model_flops, out.model_flops, cm.peak_flops, host_floor)
+                     block.model_flops, out.model_flops, cm.peak_flops, host_floor, b.groups.planner.nccl_version)
 
 
 def _rounded(part_s: float, iteration_s: float) -> float:
@@ -405,12 +410,14 @@ def _rounded(part_s: float, iteration_s: float) -> float:
 
 def simulate_train(G_or_router: nx.Graph | PresetCluster | Router, model: TransformerSpec, config: TrainConfig, gpu: GpuSpec,
                    params: Parameters | None = None, compute: ComputeParams | None = None,
-                   record: bool = True, parts: bool = False, host_prior: HostPrior = HOST_PRIOR) -> TrainResult:
+                   record: bool = True, parts: bool = False, host_prior: HostPrior = HOST_PRIOR,
+                   nccl_version: NcclVersion | None = None) -> TrainResult:
     """Simulate one iteration of ``model`` trained with ``config`` on the topology's GPUs; ``parts`` adds each
     part's 90% interval (:mod:`.part_intervals`: a few closed-form interval lookups per collective);
-    ``host_prior`` sets the host-issue floor (:mod:`.host_prior`)."""
+    ``host_prior`` sets the host-issue floor (:mod:`.host_prior`); ``nccl_version`` the NCCL planned for
+    (None: the newest modelled)."""
     router = router_for(G_or_router)
-    w = train_work(router, model, config, gpu, params, compute, host_prior)
+    w = train_work(router, model, config, gpu, params, compute, host_prior, nccl_version)
     c, hw_flops, hybrid = config, w.hw_flops, w.hybrid
     stages, capacity = compact(list(w.stages), w.capacity_Bps)
     times, records = simulate_pipeline(lambda env: ComponentFlowNetwork(env, capacity), stages, c.pp, record)
@@ -433,10 +440,11 @@ def simulate_train(G_or_router: nx.Graph | PresetCluster | Router, model: Transf
                          *train_interval(iteration, compute or ComputeParams(), gpu.name, floor),
                          iteration_extrapolated=train_caveats(compute or ComputeParams(), gpu.name, c.gpus),
                          fsdp_shard_group=(hybrid if c.fsdp == "hybrid" else c.dp) if c.fsdp else None,
-                         host_floor_s=floor)
+                         host_floor_s=floor, nccl_version=str(w.nccl_version))
     if not parts:
         return result
-    bounds, comm = part_intervals(router, params or Parameters(), w, result, compute or ComputeParams())
+    bounds, comm = part_intervals(router, params or Parameters(), w, result, compute or ComputeParams(),
+                                  nccl_version)
     return replace(result, part_bounds=tuple((p, lo, hi) for p, (lo, hi) in bounds.items()),
                    parts_extrapolated=compute_caveats(compute or ComputeParams(), gpu.name) if bounds else (),
                    comm_extrapolated=comm)

@@ -42,6 +42,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from simulator.collectives.params import Parameters
+from simulator.core.vocabulary import NcclVersion
 from simulator.core.errors import InputError
 from simulator.core.units import format_bytes
 from simulator.network.closed_form import CostModel
@@ -160,13 +161,13 @@ def _measured(propagated: Bounds, part_s: float, part: str, outside: str | None)
     return min(propagated[0], lo), max(propagated[1], hi)
 
 
-def part_intervals(router: Router, params: Parameters, work, result,
-                   compute) -> tuple[dict[str, Bounds], tuple[str, ...]]:
+def part_intervals(router: Router, params: Parameters, work, result, compute,
+                   nccl_version: NcclVersion | None = None) -> tuple[dict[str, Bounds], tuple[str, ...]]:
     """({part: (low, high) seconds}, caveats) of ``result`` (a TrainResult simulated from ``work``, a TrainWork,
     on ``router`` with the collective set ``params`` and the compute set ``compute``); a part without a band
     (no shipped compute band file) is left out; the caveats say which communication part lies outside its
     measured band's domain (:func:`comm_caveats`)."""
-    groups = GroupCollectives(router, params)
+    groups = GroupCollectives(router, params, nccl_version)
     cost = CostModel(groups.planner)
     st = work.stages[result.critical_stage]
     m = result.config.microbatches

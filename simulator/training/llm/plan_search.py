@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 
 from simulator.collectives.params import Parameters
 from simulator.core.errors import InputError
+from simulator.core.vocabulary import NcclVersion
 from simulator.training.gpus import get_gpu, gpu_for_model
 from simulator.training.llm.comm_floor import CommFloor
 from simulator.training.llm.compute import ComputeModel, ComputeParams
@@ -171,8 +172,10 @@ def objective_of(plan_s: float, cluster: Cluster, objective: str) -> float:
 class ClusterSimulator:
     """Simulates plans on clusters; builds each cluster's routes once and keeps them."""
 
-    def __init__(self, model: TransformerSpec, params: Parameters, compute: ComputeParams) -> None:
-        self.model, self.params, self.compute = model, params, compute
+    def __init__(self, model: TransformerSpec, params: Parameters, compute: ComputeParams,
+                 nccl_version: NcclVersion | None = None) -> None:
+        """``nccl_version``: the NCCL every plan's collectives are planned for (None: the newest modelled)."""
+        self.model, self.params, self.compute, self.nccl_version = model, params, compute, nccl_version
         self._routers: dict[Cluster, object] = {}
         self._floors: dict[Cluster, CommFloor] = {}
         self._bounds: dict[tuple[str, str], PlanBound] = {}
@@ -186,7 +189,7 @@ class ClusterSimulator:
     def comm_floor(self, cluster: Cluster) -> CommFloor:
         """The cluster's closed-form communication floor (for the lower bound), kept like its routes."""
         if cluster not in self._floors:
-            self._floors[cluster] = CommFloor(self.router(cluster), self.params)
+            self._floors[cluster] = CommFloor(self.router(cluster), self.params, self.nccl_version)
         return self._floors[cluster]
 
     def bound(self, gpu: str, dtype: str) -> PlanBound:
@@ -199,7 +202,7 @@ class ClusterSimulator:
     def simulate(self, cluster: Cluster, config: TrainConfig) -> dict:
         from simulator.training.llm.iteration import simulate_train
         r = simulate_train(self.router(cluster), self.model, config, get_gpu(cluster.gpu), self.params,
-                           self.compute, record=False)
+                           self.compute, record=False, nccl_version=self.nccl_version)
         return r.as_dict()
 
 
@@ -207,13 +210,13 @@ _WORKER: ClusterSimulator | None = None      # one per worker process (local poo
 
 
 def _simulate_in_worker(model: TransformerSpec, params_items: tuple, compute: ComputeParams,
-                        cluster: Cluster, config: TrainConfig) -> dict:
+                        cluster: Cluster, config: TrainConfig, nccl_version: NcclVersion | None = None) -> dict:
     """``params_items``: (name, values as (key, value) pairs), as Parameters' mapping does not pickle."""
     global _WORKER
     params = Parameters(dict(params_items[1]), params_items[0])
     w = _WORKER
-    if w is None or (w.model, w.params, w.compute) != (model, params, compute):
-        w = _WORKER = ClusterSimulator(model, params, compute)
+    if w is None or (w.model, w.params, w.compute, w.nccl_version) != (model, params, compute, nccl_version):
+        w = _WORKER = ClusterSimulator(model, params, compute, nccl_version)
     return w.simulate(cluster, config)
 
 
@@ -247,7 +250,7 @@ def search(model: TransformerSpec, clusters: list[Cluster], global_batch: int, *
            space: SearchSpace = SearchSpace(), objective: str = "time", top: int = 20,
            params: Parameters | None = None, compute: ComputeParams | None = None,
            executor: Executor | None = None, wave: int = WAVE,
-           simulator: ClusterSimulator | None = None) -> SearchOutcome:
+           simulator: ClusterSimulator | None = None, nccl_version: NcclVersion | None = None) -> SearchOutcome:
     """Rank the plans of ``space`` on ``clusters`` by ``objective`` (``time`` or ``cost``).
 
     ``executor``: where simulations run (``gpunetsim.search.worker_pool``, a Dask client's
@@ -255,7 +258,8 @@ def search(model: TransformerSpec, clusters: list[Cluster], global_batch: int, *
     ``wave``: plans simulated between two updates of the pruning threshold (the result depends on
     it, never on the executor; 1 simulates fewest plans, larger waves keep more workers busy).
     ``simulator``: a :class:`ClusterSimulator` of the same model and parameters to reuse (its
-    routes and communication floors), e.g. across the searches of a scaling study.
+    routes and communication floors), e.g. across the searches of a scaling study. ``nccl_version``: the NCCL
+    planned for (None: the newest modelled).
     """
     if objective not in ("time", "cost"):
         raise InputError("expected time or cost", field="--objective", value=objective)
@@ -273,8 +277,9 @@ def search(model: TransformerSpec, clusters: list[Cluster], global_batch: int, *
         raise InputError("must be a positive integer", field="--global-batch", value=global_batch)
     params, compute = params or Parameters(), compute or ComputeParams()
     local = simulator
-    if local is None or (local.model, local.params, local.compute) != (model, params, compute):
-        local = ClusterSimulator(model, params, compute)
+    if local is None or (local.model, local.params, local.compute, local.nccl_version) != \
+            (model, params, compute, nccl_version):
+        local = ClusterSimulator(model, params, compute, nccl_version)
     outcome = SearchOutcome([], objective=objective)
     queue = candidates(local, clusters, global_batch, space, objective, outcome)
     done: list[tuple[float, int, PlanResult]] = []
@@ -289,7 +294,8 @@ def search(model: TransformerSpec, clusters: list[Cluster], global_batch: int, *
             results = [_simulate_with(local, cl, c) for _, _, cl, c in batch]
         else:
             items = (params.name, params.values_key)
-            futures = [executor.submit(_simulate_in_worker, model, items, compute, cl, c) for _, _, cl, c in batch]
+            futures = [executor.submit(_simulate_in_worker, model, items, compute, cl, c, nccl_version)
+                       for _, _, cl, c in batch]
             results = [f.result() for f in futures]
         for (_, i, cl, c), r in zip(batch, results):
             outcome.simulated += 1

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from simulator.core.errors import InputError
-from validation.rank_skew import collective_skews, expected_max, lathost_spreads, main, step_hosts
+from validation.rank_skew import (collective_skews, expected_max, lathost_spreads, main, rank_windows, rms, step_hosts,
+                                  step_windows)
 
 
 @pytest.mark.parametrize("n, value", [(1, 0.0), (2, 1 / math.sqrt(math.pi)), (3, 1.5 / math.sqrt(math.pi))])
@@ -73,3 +74,45 @@ def test_report_runs_on_the_committed_profiles(capsys: pytest.CaptureFixture[str
     out = capsys.readouterr().out
     assert "4 ranks over 2" in out and "h200x4_2026-11-27_fsdpprof4" in out and "Tried, not kept" in out
 
+
+
+def _rank(launches: list[float], collective: str = "all_gather") -> dict[str, Any]:
+    """A rank's profiled step holding its collectives' launches and one GEMM (which the windows must ignore)."""
+    return {"events": [[7, "gemm", 0.0, 1e-3, 0.0]] + [[20, collective, t, 1e-4, t] for t in launches]}
+
+
+def test_rank_windows_take_each_ranks_host_between_its_collective_launches() -> None:
+    """Windows of 2 then 4 ms (rank 0) and 3 then 3 ms (rank 1, its clock 50 ms on): spreads sqrt(2)/3 and 0, the
+    slowest rank's excess over the mean 1 ms then 0, mean window 3 ms."""
+    w = rank_windows([_rank([0.0, 2e-3, 5e-3]), _rank([50e-3, 54e-3, 57e-3])], "all_gather")
+    assert w is not None and w.ranks == 2
+    assert w.spread == pytest.approx((math.sqrt(2) / 3, 0.0))
+    assert w.excess_s == pytest.approx(1e-3) and w.mean_s == pytest.approx(3e-3)
+    assert rank_windows([_rank([0.0, 2e-3, 5e-3]), _rank([0.0, 2e-3])], "all_gather") is None    # counts differ
+    assert rank_windows([_rank([0.0, 2e-3, 5e-3])], "all_gather") is None                      # one rank
+    assert rank_windows([_rank([0.0, 2e-3]), _rank([0.0, 2e-3])], "all_reduce") is None       # no all-reduce
+
+
+def test_full_shard_hosts_move_together_on_two_gpus_and_apart_on_four() -> None:
+    """The committed profiles, as the module docstring records them: NO_SHARD's free-running hosts spread alike on
+    2 and 4 GPUs (RMS 0.165 pooled on 2); FULL_SHARD h2048's slowest rank's summed excess per step is below 4 ms in
+    most 2-GPU steps and above it in every 4-GPU one."""
+    w = step_windows()
+    no_shard = {n: rms([x for (k, name), ws in w.items() if k == n and name.startswith("NO_SHARD")
+                        for s in ws for x in s.spread]) for n in (2, 4)}
+    full2, full4 = ([s.excess_s for s in w[(n, "FULL_SHARD h2048")]] for n in (2, 4))
+    assert no_shard[2] == pytest.approx(0.165, abs=0.005) and abs(no_shard[4] / no_shard[2] - 1) < 0.15
+    assert min(full4) > 4e-3 > sorted(full2)[len(full2) // 2]
+
+
+def test_rate_limited_hosts_lose_the_max_of_their_walks_not_a_max_per_window() -> None:
+    """No spread, no loss; one rank, no loss; with spread the loss grows with the ranks but stays well below the
+    per-window maximum (windows x window x cv x e(n)) while the GPU side is shorter than a window."""
+    import numpy as np
+    from validation.rank_skew import limiter_extension
+
+    rng = np.random.default_rng(0)
+    assert limiter_extension(4, 16, 2.4e-3, 0.0, 1e-3, 10, rng) == pytest.approx(0.0, abs=1e-12)
+    assert limiter_extension(1, 16, 2.4e-3, 0.165, 1e-3, 4000, rng) == pytest.approx(0.0, abs=5e-5)
+    two, four = (limiter_extension(n, 16, 2.4e-3, 0.165, 1e-3, 4000, rng) for n in (2, 4))
+    assert 0 < two < four < 0.5 * 16 * 2.4e-3 * 0.165 * expected_max(4)

@@ -22,6 +22,33 @@ Each lease's compute is fitted as the section that scores it fits it (campaigns 
 no-communication points; the FSDP-only H100 leases with the H100 issue probes and the copy probe's bandwidth; the
 FSDP-only H200 lease with the H200 issue probes), and its host work comes from the campaign that section takes it
 from (the 2-GPU H200 campaign and the 4-GPU one predict each other).
+
+The unit ``HostWork`` carries in is not the same block on both sides for FSDP-only files (found on branch h14fsdp24,
+not changed): a campaign's fit has TP no-communication loops, so ``measured_block_s`` is its TP-sharded block's issue
+time (``host_tp_block_s``; 0.724 ms on ``h200x4_2026-11-26d``, whose unsharded block is set at ``UNSHARDED_SHARE``
+0.81 of it, 0.586), while an FSDP-only file's probe fit measures the unsharded block alone (``host_tp_block_s`` 0), so
+the host work carried onto it is 0.81 of what the unsharded blocks on both sides would give. The ``llm4`` rows and the
+files predicted by their own campaign's fit (method b), fitted like the campaigns, are not affected. Carried in
+unsharded blocks on both sides (the FSDP-only rows' host work x1.235), the sealed FSDP run sets within 8% go 18 -> 21
+of 26 (``python -m validation.sealed_campaign``), FULL_SHARD moving up as these rows need, but NO_SHARD too: medians
+%, ``fsdp2`` 6.7 -> 11.3, ``fsdp4`` of the leases in ``SEALED`` order 5.8 / 2.8 / 4.8 / 7.8 / 13.8 / 7.5 / 5.3 / 8.4 /
+5.5 / 8.8 -> 11.8 / 2.8 / 4.8 / 7.8 / 6.9 / 6.9 / 7.8 / 7.1 / 7.8 / 7.4, ``fsdppair4`` 8.1 / 10.9 / 11.2 / 6.9 / 14.4
+-> 1.7 / 5.2 / 3.1 / 10.9 / 10.5 (NO_SHARD h2048 of the first sealed lease +4.5 -> +14.8%, h4096 +13.7 -> +18.1%).
+Over the 30 FULL_SHARD rows of the sealed ``fsdp4`` and ``fsdppair4`` files the signed median goes -8.7 -> +0.5%
+(|error| 8.8 -> 2.4%), over their 30 NO_SHARD rows +4.1 -> +11.0% (7.0 -> 11.0%). Section 7 (``--only llm``) gets
+worse with it nearly everywhere else: the held-out 4x H200 lease 2 / 4 GPUs 16.4 / 19.6 -> 30.4 / 28.9%, the blind 4x
+H100 lease 2.9 / 4.9 -> 5.3 / 9.2, the own-probe leases (method a) h100x4_2026-11-27_fsdpissue 6.9 / 6.9 -> 13.7 /
+6.1, fsdpissue2 6.8 / 2.8 -> 12.1 / 13.1, h200x4_2026-11-27_fsdpissue 3.0 / 10.0 -> 6.7 / 14.9,
+h200x2_2026-11-27_fsdpissue 5.0 -> 6.3, the TP issue probes' loops h100x2 / h100x4 8.5 / 12.1 -> 9.9 / 13.6 (their
+host call cost is carried the same way); only the paired files (method d) gain on the whole, 3.7 / 9.9 / 7.3 / 5.8 /
+9.3 / 14.6 / 17.1 -> 10.4 / 16.1 / 4.1 / 6.2 / 1.6 / 7.2 / 8.7. So the sealed leases' FULL_SHARD shortfall lines up
+with this unit, but the committed FSDP-only leases do not ask for the larger host work. The campaigns' per-unit key
+(``fsdp_unit_host_s``, charged to NO_SHARD too) absorbs what their sharded runs need; none of them runs NO_SHARD.
+Charging units without an all-gather (NO_SHARD, one-rank groups) a share of that key on top, the share chosen on 2-GPU
+files only (the 13 FSDP-only 2-GPU files, each by its ``lease_method``, host work of the 2-GPU campaign): shares 1.0 /
+0.7 / 0.5 / 0.3 give a mean of the files' medians of 9.89 / 9.19 / 8.63 / 10.55% and 7 / 7 / 7 / 5 files within 8%,
+against 8.36% and 8 of 13 with neither change, so the 2-GPU data do not ask for it (at 0.5 the sealed sets go 18 -> 20
+of 26, the 4x H200 ``h200x4_2026-11-27_llm`` ``fsdp4`` 2.8 -> 8.4%). Neither was kept.
 """
 
 from __future__ import annotations

@@ -45,6 +45,12 @@ Medians %, leases in ``validation.sealed_campaign.SEALED`` order, before -> afte
 * fsdp2: 6.7 -> 6.7.
 
 On top of that copy rule it keeps 17 of 23 (the rule alone: 17).
+
+Tried, not kept (branch h14fsdp24): one host for the whole group. A unit whose all-gather gates its kernels waits
+for the last of the shard group's hosts to issue it, so its host time was taken as the expected maximum over the
+group's ranks (``simulator.training.stragglers``, cv 0.165: the spread of free-running hosts measured on 2 GPUs).
+Sealed FSDP run sets within 8%: 18 -> 21 of 26, but other FSDP figures got worse by up to 1.4 points; the figures,
+and why a constant factor does not carry the wait, are form (D) of ``validation.rank_skew.TRIED``.
 """
 
 from __future__ import annotations

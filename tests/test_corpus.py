@@ -257,6 +257,44 @@ def test_flush_cost_only_where_nccl_flushes():
     assert extra("dgx-a100", 1) == 0.0
 
 
+@pytest.mark.parametrize("size, loops_after_first", [(1, 0), (1.0, 0), (1.5, 1), (2.0, 1), (3.0, 2), (3.25, 3)])
+def test_ring_loops_pay_the_flush_once_per_further_loop(size, loops_after_first):
+    """simulator.collectives.layout.RingLoops: a call of S pays cost x (ceil(S / loop) - 1) beyond its per-call
+    flush; up to one loop nothing more."""
+    from simulator.collectives.layout import RingLoops
+    loops = RingLoops(1 << 20, 2e-4)
+    assert loops.overhead_s(size * (1 << 20)) == pytest.approx(2e-4 * loops_after_first)
+    assert RingLoops(1 << 20, 0.0).overhead_s(5 << 20) == 0.0
+
+
+def test_flushing_simple_ring_loops_are_nccls():
+    """A Simple ring across flushing servers (2 DGX A100) loops over NCCL's duplicated channels x ranks x chunk
+    (connect.cc runs each searched channel twice; a chunk is half the 4 MiB buffer); LL, a tree, a non-flushing
+    H100 pair of servers and one server have no loops. At 3 loops the closed form adds two flush costs, and the
+    discrete-event run matches it."""
+    import topologies
+    from dataclasses import replace
+    from simulator.collectives.params import Parameters
+    from simulator.collectives.planner import Planner
+    from simulator.network.closed_form import ClosedFormTimer
+    from simulator.network.engine import simulate_plan
+    cost = Parameters().with_values({"net_flush_overhead_s": 1e-3})
+    g = topologies.build("dgx-a100", nodes=2)
+    planner = Planner(g, cost)
+    ring = planner.plan("all_reduce", "ring", "simple")
+    assert ring.loops.loop_bytes == 2 * ring.channels * 16 * (2 << 20) and ring.loops.cost_s == 1e-3
+    assert planner.plan("all_reduce", "ring", "ll").loops is None
+    assert planner.plan("all_reduce", "tree", "simple").loops is None
+    assert planner.plan("broadcast", "ring", "simple").loops is None
+    assert Planner(topologies.build("dgx-h100", nodes=2), cost).plan("all_reduce", "ring", "simple").loops is None
+    assert Planner(topologies.build("dgx-a100", nodes=1), cost).plan("all_reduce", "ring", "simple").loops is None
+    size = 3 * ring.loops.loop_bytes
+    timer = ClosedFormTimer(planner.router, cost)
+    with_loops, without = timer.time(ring, size), timer.time(replace(ring, loops=None), size)
+    assert with_loops - without == pytest.approx(2e-3)
+    assert simulate_plan(planner.router, cost, ring, size)[0] == pytest.approx(with_loops, rel=1e-6)
+
+
 def test_efa_headers_say_which_runs_flush(parts):
     """The corpus's EFA runs that flush (A100 p4d/p4de, the EKS p5 run on NCCL 2.18) and those that do not (p5 on
     NCCL 2.20, p6-b200 on 2.27), from their headers' GPUs and NCCL versions."""
@@ -626,6 +664,23 @@ def test_corpus_checks_with_topo_changes_only_the_datasets_it_touches(parts):
     renic = {b.label: b.predictor.topo for a, b in zip(parts, preset) if a is not b}
     assert set(renic) == {p.label for p in parts if p.predictor.topo.nics}
     assert all(t.nics is None for t in renic.values()) and any("p4d" in label for label in renic)
+
+
+def test_corpus_checks_sm100_tuning_caps_only_two_b200_servers_nvls_tree_chunk(parts):
+    """validation.corpus_checks 'nvls-tree-sm100-tuning': only the two-B200-server datasets that set no NVLS chunk
+    (Lambda, GCP A4) are rebuilt, with a 64 KiB NVLS-Tree chunk; their NVLS-Tree plans then pay half the pipeline
+    fill (its bytes are rounds x chunk x channels x heads), so the 128 MiB call is predicted faster; the 4-node
+    p6-b200 run keeps the chunks AWS's plugin sets and the one-server B200s stay as they were."""
+    from validation import corpus_checks
+    changed = corpus_checks.BY_NAME["nvls-tree-sm100-tuning"].parts(parts)
+    moved = {b.label: (a, b) for a, b in zip(parts, changed) if a is not b}
+    assert set(moved) == {"lambda_2node_16xB200_ib_allreduce_dstack",
+                          "gcp_a4_2node_16xB200_roce_allreduce_dstack_partial"}
+    for before, after in moved.values():
+        assert after.predictor.topo.nvls_chunks.max_chunk("nvls_tree", 2) == 64 * 1024
+        at128 = next(q for q in after.points if q.size_bytes == 128 << 20)
+        old, new = before.predictor.predict(at128), after.predictor.predict(at128)
+        assert old.algo == new.algo == "nvls_tree" and new.predicted_s < old.predicted_s
 
 
 @pytest.mark.parametrize("meta, proto", [

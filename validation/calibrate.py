@@ -173,13 +173,14 @@ class Evaluator:
         """(bytes of plan ``j``'s pipeline fill, seconds of its chunk steps, the bytes it pays its per-byte cost
         for: Plan.costed_bytes) at every point's size; they change with the parameters through its chunking and
         its unaligned shares' cost only."""
-        key = (j, plan.chunking, plan.unaligned_extra)
+        key = (j, plan.chunking, plan.loops, plan.unaligned_extra)
         hit = self._pad_cache.get(key)
         if hit is None:
             zeros = np.zeros(len(self.size))
+            stepped = plan.chunking is not None or plan.loops is not None
             hit = self._pad_cache[key] = (
                 np.array([plan.pad_bytes(s) for s in self.size]) if plan.chunking is not None else zeros,
-                np.array([plan.chunk_overhead_s(s) for s in self.size]) if plan.chunking is not None else zeros,
+                np.array([plan.chunk_overhead_s(s) for s in self.size]) if stepped else zeros,
                 np.array([plan.costed_bytes(s) for s in self.size], dtype=float))
         return hit
 

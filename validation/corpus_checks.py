@@ -135,6 +135,54 @@ Stop 23 (h10corpus23):
   of 11, its 4 -> 8 GiB step now predicted). The carry itself was checked at stop 22 (``nvls-hopper-ratio``,
   ``nvls-hopper-kernel``, not kept: without the chunk setting the sweep's step could not fit) and kept here after
   these points were seen; ``nvls-chunks-off`` and ``blackwell-carry-off`` rerun the figure without each.
+
+Stop 24 (h10corpus24), the near misses of the closing note read against their headers and NCCL's code (times over
+the scored sizes from ``python -m validation.corpus_residuals``; per-dataset figures held out as section 1b's):
+
+- kept: NCCL flushes every GPUDirect receive of the Simple protocol, so a flushing ring pays its flush round once
+  per ring loop, not once per call (simulator.collectives.layout.RingLoops; ``net_flush_overhead_s`` a loop after
+  the first). A loop is NCCL's ``nChannels x nranks x chunkSize``, its channels the search's run twice (connect.cc
+  ``ncclTopoPostset``: the p4d NCCL 2.9.9 log's "8 coll channels" on 4 NICs) and its chunk half the 4 MiB buffer:
+  256 MiB on the p4d runs, whose NCCL 2.9.9 all_reduce costs 11.37 ms for each further 256 MiB from 256 MiB (44.3
+  GB/s, below the model's 46.0). Scored first as a throwaway patch with the model's 4 channels (128 MiB loops):
+  7.59%, 127; as kept, with NCCL's 8: 7.67 -> 7.59%, 124 -> 126 within; p4d 2.9.9 1 -> 3 of 9 (1 and 2 GiB;
+  median 13.7% either way), p4de 3.5 -> 3.4%, EKS 20.8 -> 20.7%, the efa whole fit 486.2 -> 487.4 us; no other
+  dataset moves (only the EFA group's fit gives the key a value). Sections 3 and 8 and ``python -m
+  validation.sealed_campaign`` are unchanged (no NVLink lease flushes).
+
+- ``nvls-tree-sm100-tuning``, not kept: NCCL's newest nvls.cc (``ncclNvlsTreeSm100Tuning``) caps the NVLS-Tree chunk
+  at 64 KiB on two Blackwell nodes with 400G NICs behind PCIe switches, 8 GPUs a node (32 channels, as modelled).
+  On the two such headers (Lambda, NCCL 2.26.2; GCP A4, no version), against the report with the ring loops above:
+  7.59 -> 7.47%, 126 -> 130 within (ib-roce 18 -> 22, its median 5.2 -> 4.1%): Lambda 7.3 -> 3.8% (2 -> 6 of 8), A4
+  1.7 -> 4.4% (7 of 10 either way), Nebius 1.4 -> 2.0% (ib-roce's held-out NVLS-Tree step moves); before the ring
+  loops 7.67 -> 7.67%, 124 -> 128. On A4 alone, the one header whose NCCL may be that new: 7.73%, 125 (A4 7 -> 6).
+  Not kept: the rule is not shown to exist in Lambda's NCCL 2.26 (the release that added it was not found; the
+  stored file is of 2026), so its gain there is the halved fill standing in for Lambda's bandwidth (next item), not
+  a fact of that run.
+- Lambda vs GCP A4 (the same NVLS-Tree on two HGX B200 with 8x 400G NICs): from 128 MiB each runs at a + S/b with
+  a = 251 us and b = 727 GB/s bus bandwidth (Lambda, to 2 GiB) against 275 us and 692 GB/s (A4, to 8 GiB): the
+  model's a (47 us latency + 228 us fill) is both's, its b (0.92 of the NICs' 750) is A4's, and Lambda runs at 0.97.
+  Lambda's 5 near misses (+5.7 to +8.0% at 128 MiB - 2 GiB) are that 5%. The headers differ in IB NDR vs RoCE and
+  NCCL 2.26.2 vs unstated; RoCEv2's wire headers over IB's at a 4 KiB MTU (about 82 vs 42 bytes a packet) make 1%,
+  not 5%. No fact found; not modelled.
+- p5 EFA (NCCL 2.20.3, NCCL_BUFFSIZE 8 MiB): beyond alpha (70 us) and its 4-16 GiB slope (494 GB/s bus bandwidth,
+  above the model's NVLS-Tree ceiling of 8 x 57.7 = 462; Nebius's 4-8 GiB slope is 473) each call pays 164 us at
+  16 MiB, 242-290 us at 32-128 MiB, 378-455 us at 256 MiB - 1 GiB and 742-886 us from 2 GiB: steps where NCCL 2.20's
+  enqueue.cc moves the NVLS-Tree chunk (64, 128, 256 KiB, then the buffer's 1 MiB) if channels x heads is 64; the
+  model's 16 x 8 = 128 puts them at 64 MiB, 512 MiB and 4 GiB. NCCL 2.19-2.20's tuning.cc has no perChMaxNVLSTreeBws
+  (NVLS-Tree's bandwidth there is min(bwIntra, bwInter) x channels x 5/6), so the ceiling the model takes from 2.28
+  is a later tuning number. Which fact makes 64 (4 heads on p5's EFA layout, or fewer channels) was not found;
+  choosing it from these points would be a fit, so not modelled.
+- p4d NCCL 2.9.9 (8 coll channels in its log): from 256 MiB each further 256 MiB (one ring loop: 8 channels x 16
+  ranks x 2 MiB) costs 11.37 ms, 44.3 GB/s bus bandwidth (0.885 of the NICs; the model 0.92); below one loop the cost
+  per MiB falls with size (67.5, 53.5, 35.2 us over 32-64, 64-128, 128-256 MiB). A loop-level term (scored at stop
+  19 from the H200 probes, validation.slope_probe); not again here.
+- TCPXO all_gather (nccl-env-profile-ll128.sh: NCCL_BUFFSIZE 8 MiB, NCCL_MIN_NCHANNELS 4, NCCL_P2P_NET_CHUNKSIZE
+  512 KiB, GCP's tuner plugin reading a3plus_tuner_config_ll128.textproto, whose table is not in the public code
+  searched): increments give 176-186 GB/s bus bandwidth at 128 MiB - 1 GiB and 185-190 from 1 GiB (0.93-0.95 of
+  200), the near misses (-5.4 to -7.6% at 64-256 MiB) a ramp below 1 GiB that the alpha-beta form lacks. GCP A4's
+  three near misses (+5.2, -7.1, +6.8% at 16, 64, 256 MiB) alternate in sign around a + S/b: its in- and out-of-place
+  rows differ by up to 9% (128 MiB: 394 vs 429 GB/s). Neither modelled.
 """
 
 from __future__ import annotations
@@ -146,6 +194,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from simulator.collectives.algorithms import NVLS_CHUNK_BYTES, NvlsChunks
 from simulator.collectives.params import Parameters
 from validation import corpus
 from validation.compare import Predictor, Topo
@@ -246,6 +295,19 @@ def hopper_nvls_on_blackwell(kernel: bool) -> dict[str, float]:
     return out if kernel else {k: v for k, v in out.items() if k not in corpus.NVLS_KERNEL_KEYS}
 
 
+SM100_TWO_NODE_TREE_CHUNK_BYTES = 64 * 1024
+"""NCCL's newest ``ncclNvlsTreeSm100Tuning`` (src/transport/nvls.cc, 2026): on Blackwell across two nodes whose NICs
+run at 48 GB/s or more (400G) and below 96, with 8 GPUs a node reaching their NIC through a PCIe switch (PXB), the
+NVLS-Tree chunk is capped at 64 KiB (NVLS's own 128 KiB, 32 channels); which release introduced it is not checked."""
+
+
+def _sm100_two_node_tuning(topo: Topo) -> Topo:
+    """Two B200 servers whose header sets no NVLS chunk: the NVLS-Tree chunk cap NCCL's SM100 tuning sets there."""
+    if topo.preset != "hgx-b200" or topo.nodes != 2 or topo.nvls_chunks is not None:
+        return topo
+    return replace(topo, nvls_chunks=NvlsChunks(NVLS_CHUNK_BYTES, SM100_TWO_NODE_TREE_CHUNK_BYTES))
+
+
 def _no_carry() -> tuple[Group, ...]:
     return tuple(replace(g, carried_from=None) for g in GROUPS)
 
@@ -298,6 +360,9 @@ CHECKS = (
           parts=with_topo(lambda t: replace(t, nvls_chunks=None))),
     Check("blackwell-carry-off", "the Blackwell group on the datasheet's NVLS terms instead of those carried from "
           "the Hopper fit (validation.corpus.carried_nvls)", _no_carry),
+    Check("nvls-tree-sm100-tuning", "NCCL's SM100 NVLS-Tree tuning (newest nvls.cc: 2 nodes, 400G NICs behind PCIe "
+          "switches, 8 GPUs a node) on the two-B200-server headers that set no NVLS chunk: NVLS-Tree chunk at most "
+          "64 KiB instead of 128 KiB", parts=with_topo(_sm100_two_node_tuning)),
     Check("nics-from-preset", "the preset's NICs (8 for 8 GPUs) at the header's bandwidth per server instead of the "
           "fewer NICs the header gives (p4d/p4de 4x100G EFA, A3 High 4x200G TCPX)", parts=with_topo(_preset_nics)),
 )

@@ -97,7 +97,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from simulator.collectives.nccl_constants import RING_CHUNK_STEPS, SIMPLE_BUFFER_BYTES, STEPS
+from simulator.collectives.nccl_constants import SIMPLE_BUFFER_BYTES, ring_loop_bytes
 from simulator.core.errors import InputError
 from validation.bw_lease_spread import FAST_PCT
 from validation.bw_lines import BIG_MIB, MID_MIB, Line, fit_line
@@ -243,9 +243,8 @@ def buffer_bytes(points: Sequence[CollMeasurement]) -> int:
 
 
 def loop_bytes(buffer: int, world: int, channels: int = PROBE_CHANNELS) -> int:
-    """Bytes of one loop of NCCL's Simple ring: a chunk (RING_CHUNK_STEPS of the buffer's STEPS) per rank and
-    channel."""
-    return channels * world * buffer * RING_CHUNK_STEPS // STEPS
+    """Bytes of one loop of NCCL's Simple ring (simulator.collectives.nccl_constants.ring_loop_bytes)."""
+    return ring_loop_bytes(channels, world, buffer)
 
 
 @dataclass(frozen=True)

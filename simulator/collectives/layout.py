@@ -82,6 +82,24 @@ class Chunking:
 
 
 @dataclass(frozen=True)
+class RingLoops:
+    """NCCL's Simple ring moves a collective in loops of ``loop_bytes`` (nccl_constants.ring_loop_bytes), each
+    loop a full round of the ring's steps. Where NCCL flushes every GPUDirect receive from the network
+    (nccl_constants.flushes_gdr_receives; Simple only: LL and LL128 carry their flags in the data), each loop's
+    receives pay the flush round again: ``cost_s`` a loop. The plan's per-call cost holds the first loop's, so a
+    call of S pays ``cost_s x (ceil(S / loop_bytes) - 1)`` more (:meth:`overhead_s`)."""
+
+    loop_bytes: int
+    cost_s: float
+
+    def overhead_s(self, size_bytes: float) -> float:
+        """Seconds of the loops after the first: ``cost_s`` each."""
+        if self.cost_s <= 0 or size_bytes <= self.loop_bytes:
+            return 0.0
+        return self.cost_s * (math.ceil(size_bytes / self.loop_bytes) - 1)
+
+
+@dataclass(frozen=True)
 class Layout:
     groups: tuple[LayoutGroup, ...]
     intra: tuple[tuple[str, float], ...]    # distinct (class, wire latency) of intra-server hops

@@ -122,6 +122,16 @@ OTHER_CHUNK_BYTES = 128 * 1024    # NCCL_P2P_PCI_CHUNKSIZE and NCCL_P2P_NET_CHUN
 SIMPLE_BUFFER_BYTES = 4 << 20     # NCCL_BUFFSIZE: a chunk is at most buffer / NCCL_STEPS
 STEPS = 8
 RING_CHUNK_STEPS = STEPS // 2     # ALLREDUCE/ALLGATHER/REDUCESCATTER_CHUNKSTEPS: a Simple ring chunk is half a buffer
+RING_CHANNEL_COPIES = 2           # connect.cc ncclTopoPostset: every ring/tree channel the search finds runs twice
+
+
+def ring_loop_bytes(channels: int, ranks: int, buffer_bytes: int = SIMPLE_BUFFER_BYTES) -> int:
+    """Bytes of one loop of NCCL's Simple ring (all_reduce, all_gather, reduce_scatter; their device code's
+    ``loopSize = nChannels * nranks * chunkSize``): a chunk, RING_CHUNK_STEPS of the buffer's STEPS, per rank and
+    channel (``channels`` as NCCL runs them)."""
+    return channels * ranks * buffer_bytes * RING_CHUNK_STEPS // STEPS
+
+
 NET_PEER_CHANNELS = 2             # NCCL_NCHANNELS_PER_NET_PEER's default start
 P2P_LL_THRESHOLD_BYTES = 16384    # NCCL_P2P_LL_THRESHOLD: a p2p op runs LL up to this many bytes per channel of a peer
 LL_BUFFER_BYTES = 8 * 512 * STEPS * 16  # NCCL's default LL buffer: 8 lines a thread x 512 threads x steps x 16-byte line

@@ -41,9 +41,11 @@ Keys are dotted names; values are SI floats (seconds, bytes/s) or dimensionless 
   not adopted). EFA's cost follows NCCL's flush of GPUDirect receives: ``net_flush_overhead_s``.
 - ``net_flush_overhead_s``: per-call cost of a collective across servers where NCCL flushes each GPUDirect RDMA
   receive before the GPU reads it (simulator.collectives.nccl_constants.flushes_gdr_receives: GPUs before Hopper,
-  Hopper with NCCL before 2.19.1 or NCCL_NET_FORCE_FLUSH=1), on top of ``net_call_overhead_s``. 0 in the datasheet
-  set; on AWS EFA the flushing clusters pay 0.5-2 ms a call and the others 0.1-0.4 ms (``--calibration
-  corpus-efa``, fitted by validation/corpus.py on the flushing EFA clusters, each predicted by a fit to the others).
+  Hopper with NCCL before 2.19.1 or NCCL_NET_FORCE_FLUSH=1), on top of ``net_call_overhead_s``; a Simple ring pays
+  it again for each ring loop after the first, its receives flushing anew (simulator.collectives.layout.RingLoops).
+  0 in the datasheet set; on AWS EFA the flushing clusters pay 0.5-2 ms a call and the others 0.1-0.4 ms
+  (``--calibration corpus-efa``, fitted by validation/corpus.py on the flushing EFA clusters, each predicted by a
+  fit to the others).
 - ``rank_overhead_s``: added to every call once per doubling of the number of ranks
   (``log2(n)`` times): a collective waits for its slowest rank's launch, and the slowest of n grows
   with n. 0 in the datasheet set; a 2-GPU fit cannot tell it from ``call_overhead_s``, so

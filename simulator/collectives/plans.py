@@ -41,12 +41,13 @@ from simulator.collectives.algorithms import ALGOS_FOR_OP, SIMPLE_ONLY, NvlsChun
 from simulator.collectives.alignment import slowed, unaligned_share
 from simulator.collectives.availability import why_unavailable
 from simulator.collectives.layout import (Chunking, Layout, LayoutGroup, binary_tree, both_ways, chain_hops, channel_offset,
-                                          channels,
+                                          channels, RingLoops,
                                           gpu_grid, hosts, layout_group, layout_group_ids, merge, rotated,
                                           successors, tree_edges)
 from simulator.collectives.innet import collnet_chain_layout, collnet_direct_layout, nvls_sharp_layout, pat_layout
 from simulator.collectives.nvls import nvls_layout, nvls_tree_layout
 from simulator.collectives.p2p import P2pChannels, p2p_channels, port_limited_Bps
+from simulator.collectives.nccl_constants import RING_CHANNEL_COPIES, ring_loop_bytes
 from simulator.collectives.params import Parameters
 from topologies.route_table import RouteTable, join_routes
 from topologies.routes import LinkUses
@@ -56,6 +57,10 @@ if TYPE_CHECKING:
     from topologies.route_table import Routes
 
 __all__ = ["ALGOS_FOR_OP", "FlowGroup", "Plan", "build_plan", "layout"]
+
+LOOPED_RING_OPS = ("all_reduce", "all_gather", "reduce_scatter")
+"""Ring ops whose Simple loop is channels x ranks x chunk (nccl_constants.ring_loop_bytes); broadcast and reduce
+loop over channels x chunk and pay no per-loop flush here."""
 
 NEWER_LAYOUTS = {"nvls": nvls_layout, "nvls_tree": nvls_tree_layout, "collnet_direct": collnet_direct_layout,
                  "collnet_chain": collnet_chain_layout, "pat": pat_layout}
@@ -104,6 +109,7 @@ class Plan:
     #                                     of calls it overlaps the previous call's GPU work (closed_form.call_time_s)
     unaligned_extra: float = 0.0        # extra cost per byte of an unaligned share, over an aligned one (k - 1;
     #                                     simulator.collectives.alignment; 0 where the plan does not pay it)
+    loops: RingLoops | None = None      # a flushing Simple ring's cost per further loop (layout.RingLoops)
 
     def pad_bytes(self, size_bytes: float) -> float:
         """Extra bytes of S the flows carry for the pipeline's fill (0 for most algorithms)."""
@@ -118,8 +124,10 @@ class Plan:
         return size_bytes
 
     def chunk_overhead_s(self, size_bytes: float) -> float:
-        """Seconds of the chunk steps' own cost besides their bytes (0 for most algorithms)."""
-        return self.chunking.overhead_s(size_bytes) if self.chunking is not None else 0.0
+        """Seconds of the chunk steps' own cost besides their bytes, and of a flushing ring's further loops (0 for
+        most algorithms)."""
+        return (self.chunking.overhead_s(size_bytes) if self.chunking is not None else 0.0) + \
+            (self.loops.overhead_s(size_bytes) if self.loops is not None else 0.0)
 
     def channels_at(self, size_bytes: float) -> int | None:
         """NCCL's p2p channels per peer of a call of ``size_bytes`` under this plan's protocol (None: not a
@@ -171,7 +179,8 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
     ring/tree search finds on ``router``, which set a direct plan's p2p channels (the Planner's cached
     NCCL model has them), asked only when those are not in ``layouts`` yet; None: searched here. ``net_flush``:
     NCCL flushes each GPUDirect receive from the network here (the Planner's nccl_constants.flushes_gdr_receives),
-    so a call across servers also pays ``net_flush_overhead_s``. ``nvls_chunks``: the NVLS chunk settings the run's
+    so a call across servers also pays ``net_flush_overhead_s``, and a Simple ring that again for each loop after
+    its first (layout.RingLoops). ``nvls_chunks``: the NVLS chunk settings the run's
     NCCL takes (the Planner's NvlsChunks.taken_by); None: NCCL's defaults, which the layouts carry."""
     check_known(op, algo)
     if proto not in PROTOS:
@@ -242,12 +251,16 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
     # call before it in a stream of calls; the network's own per-call cost across servers does not
     host = max(0.0, params["call_overhead_s"] + params[f"op_overhead_s.{op}"]
                + params["rank_overhead_s"] * math.log2(n))
-    return Plan(op, algo, proto, n, len(per_host), lay.channels or channels(router, per_host),
+    nch = lay.channels or channels(router, per_host)
+    flushing = net_flush and len(per_host) > 1
+    loops = RingLoops(ring_loop_bytes(RING_CHANNEL_COPIES * nch, n), params["net_flush_overhead_s"]) \
+        if flushing and algo == "ring" and proto == "simple" and op in LOOPED_RING_OPS else None
+    return Plan(op, algo, proto, n, len(per_host), nch,
                 tuple(groups), params.base_latency_s(a, proto) + latency,
-                host + (params["net_call_overhead_s"] + (params["net_flush_overhead_s"] if net_flush else 0.0)
+                host + (params["net_call_overhead_s"] + (params["net_flush_overhead_s"] if flushing else 0.0)
                         if len(per_host) > 1 else 0.0),
                 local, chunking, p2p, host,
-                params["unaligned_copy_factor"] - 1.0 if slowed(op, algo, proto) else 0.0)
+                params["unaligned_copy_factor"] - 1.0 if slowed(op, algo, proto) else 0.0, loops)
 
 
 def host_staged(router: Router, g: LayoutGroup, route: Sequence[int]) -> bool:

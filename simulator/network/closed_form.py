@@ -67,11 +67,10 @@ class Shape:
             return self.sized(size_bytes).time_s(size_bytes)
         plan = self.plan
         size = plan.costed_bytes(size_bytes) if plan.unaligned_extra > 0 else size_bytes    # (S when aligned)
-        c = plan.chunking
-        if c is None:
+        if plan.chunking is None and plan.loops is None:
             return call_time_s(self.alpha_s, self.beta_s_per_byte, self.wire_s_per_byte, size, host_s=self.host_s)
         return call_time_s(self.alpha_s, self.beta_s_per_byte, self.wire_s_per_byte, size,
-                           c.pad_bytes(size_bytes), c.overhead_s(size_bytes), self.host_s)
+                           plan.pad_bytes(size_bytes), plan.chunk_overhead_s(size_bytes), self.host_s)
 
 
 def call_time_s(alpha_s, beta_s_per_byte, wire_s_per_byte, size_bytes, pad_bytes=0.0, chunk_steps_s=0.0,

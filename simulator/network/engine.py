@@ -175,8 +175,9 @@ def run_plan(env: simpy.Environment, net: FlowNetwork, plan: Plan, size_bytes: i
         yield simpy.AllOf(env, events)
     if plan.local_s_per_byte > 0:
         yield env.timeout(plan.local_s_per_byte * costed)
-    if plan.chunking is not None and plan.chunking.step_overhead_s > 0:
-        yield env.timeout(plan.chunk_overhead_s(size_bytes))
+    steps_s = plan.chunk_overhead_s(size_bytes)             # NVLS chunk steps, a flushing ring's further loops
+    if steps_s > 0:
+        yield env.timeout(steps_s)
     if plan.host_s > 0:       # the issue overlaps the GPU work: the call lasts their stream time
         yield env.timeout(max(0.0, stream_time_s(plan.host_s, env.now - start) - (env.now - start)))
     if records is not None:

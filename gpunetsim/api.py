@@ -268,6 +268,10 @@ def goodput(gpus: int, *, gpus_per_node: int = 8, nics_per_node: int | None = No
     for name, v in (("nics_per_node", nics_per_node), ("switches", switches)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
             raise InputError("must be an integer, 0 or more", field=name, value=v)
+    for name, count, mtbf in (("nics_per_node", nics_per_node, mtbf_nic), ("switches", switches, mtbf_switch)):
+        if count == 0 and mtbf is not None:     # the MTBF was dropped without a word: nothing of that kind fails
+            raise InputError(f"{name} is 0, so nothing of this kind can fail: drop the MTBF or give a count",
+                             field="mtbf_" + ("nic" if name == "nics_per_node" else "switch"), value=mtbf)
     nodes = -(-gpus // gpus_per_node)
     nics_per = gpus_per_node if nics_per_node is None else nics_per_node
     comps = Components(gpus, nodes, nodes * nics_per,

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from simulator.core.errors import InputError
+from simulator.core.values import comma_items, seed
 
 
 def register(sub) -> None:
@@ -38,7 +39,7 @@ def _cluster(args: argparse.Namespace) -> int:
             raise InputError("must be at least 1", field="--iterations", value=args.iterations)
         sc = replace(sc, iterations=args.iterations)
     if args.seed is not None:
-        sc = replace(sc, seed=args.seed)
+        sc = replace(sc, seed=seed(args.seed, field="--seed"))
     if args.top_links < 0:
         raise InputError("must be 0 or more", field="--top-links", value=args.top_links)
     result = run_scenario(sc, args.top_links)
@@ -162,7 +163,9 @@ def _stragglers(args: argparse.Namespace) -> int:
 
     from simulator.training.stragglers import StragglerModel, expected_max, max_quantiles, monte_carlo_max
     try:
-        ranks = [int(x) for x in args.ranks.split(",")]
+        ranks = comma_items(args.ranks, "--ranks", int)
+    except InputError:
+        raise
     except ValueError:
         raise InputError("expected comma-separated integers", field="--ranks", value=args.ranks) from None
     if any(n < 1 for n in ranks):
@@ -184,7 +187,7 @@ def _stragglers(args: argparse.Namespace) -> int:
     except InputError as e:
         flag = "--slow-factor" if "slow" in str(e.field) else "--" + str(e.field).split(".")[-1]
         raise InputError(e.message, field=flag, value=e.value) from None
-    rng = np.random.default_rng(args.seed)
+    rng = np.random.default_rng(seed(args.seed, field="--seed"))
     if not args.json:
         print(f"# gpunetsim stragglers: {args.distribution}, cv={args.cv:g}, {args.slow_gpus} slow GPUs "
               f"x{args.slow_factor:g}, {args.samples} Monte Carlo samples, seed={args.seed}")

@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Annotated, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from gpunetsim.train_study import TRAIN_AXES
-from simulator.core.config import checked, validate
+from gpunetsim.train_study import TRAIN_AXES, ZeroStage
+from simulator.core.config import Seed, Switch, checked, validate
 from simulator.core.errors import InputError
 from simulator.core.inputs import names_a_file
 from topologies.preset_cluster import PresetCluster
@@ -90,9 +90,9 @@ class JobSpec(_Strict):
     schedule: Literal["1f1b", "interleaved"] = "1f1b"
     virtual_stages: _Pos | None = None
     recompute: Literal["none", "selective", "full"] = "none"
-    sequence_parallel: bool = False
-    flash_attention: bool = False
-    zero: Literal[0, 1, 2, 3] = 0
+    sequence_parallel: Switch = False
+    flash_attention: Switch = False
+    zero: ZeroStage = 0
     fsdp: Literal["full", "grad-op", "hybrid"] | None = None
     fsdp_shard: _Pos | None = None           # default: the DP peers of one server (gpunetsim train --fsdp-shard)
     dtype: Literal["bf16", "fp16", "fp8"] = "bf16"
@@ -125,7 +125,7 @@ _KIND_NAME = {"workload": "a DDP job (workload)", "collective": "a collective jo
 
 class PlacementSpec(_Strict):
     policy: Literal["packed", "spread", "random"] = "packed"
-    seed: int = 0
+    seed: Seed = 0
 
 
 class StragglerSpec(_Strict):
@@ -167,7 +167,7 @@ class ScenarioSpec(_Strict):
     calibration: str | None = None
     placement: PlacementSpec | Literal["packed", "spread", "random"] = PlacementSpec()
     iterations: _Pos = 3
-    seed: int = 0
+    seed: Seed = 0
     jobs: list[JobSpec] = Field(min_length=1)
     stragglers: StragglerSpec = StragglerSpec()
     degraded_links: list[DegradedLink] = []

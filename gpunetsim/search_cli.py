@@ -12,6 +12,7 @@ import time
 from gpunetsim.cli_args import add_nccl_version_arg, nccl_version_from_args
 from simulator.core.errors import InputError
 from simulator.core.units import GiB
+from simulator.core.values import comma_items
 from simulator.core.vocabulary import NCCL_CURRENT
 
 
@@ -59,9 +60,7 @@ def parse_prices(text: str | None) -> dict[str, float]:
     """``"h100=2.5/h,a100=1.2"``: US dollars per GPU-hour by GPU name."""
     from simulator.training.gpus import get_gpu
     out: dict[str, float] = {}
-    for part in (text or "").split(","):
-        if not part.strip():
-            continue
+    for part in comma_items(text, "--price") if text else ():
         name, sep, value = part.partition("=")
         v = value.strip().lower().removesuffix("/h").removesuffix("/gpu-h").strip().lstrip("$")
         try:
@@ -100,13 +99,11 @@ def _warn_unpriced(prices: dict[str, float], clusters) -> None:
 
 def _list(text: str, field: str, convert=str) -> tuple:
     try:
-        items = tuple(convert(x.strip()) for x in str(text).split(",") if x.strip())
+        items = tuple(comma_items(text, field, convert))
     except InputError:                  # the converter's own, naming the value at fault (an InputError is a ValueError)
         raise
     except ValueError:
         raise InputError("expected a comma-separated list", field=field, value=text) from None
-    if not items:
-        raise InputError("expected at least one value", field=field, value=text)
     return items
 
 
@@ -136,11 +133,10 @@ def _search(args: argparse.Namespace) -> int:
     space = space_from_args(args)
     prices = parse_prices(args.price)
     gpus = _list(args.gpus, "--gpus", int)
-    for flag, values in (("--gpus", gpus), ("--topology", args.topology or [])):
-        twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
-        if twice is not None:       # every plan of that cluster was enumerated, simulated and ranked twice
-            raise InputError(f"{twice} is given twice: each candidate cluster once", field=flag,
-                             value=args.gpus if flag == "--gpus" else twice)
+    topologies = args.topology or []
+    twice = next((v for i, v in enumerate(topologies) if v in topologies[:i]), None)
+    if twice is not None:           # every plan of that cluster was enumerated, simulated and ranked twice
+        raise InputError(f"{twice} is given twice: each candidate cluster once", field="--topology", value=twice)
     if args.out:                    # before the search, not after it (simulator.core.outputs)
         from simulator.core.outputs import check_folder
         check_folder(args.out, "--out")

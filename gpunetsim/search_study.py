@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Mapping
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from simulator.core import limits
+from simulator.core.config import Switch, axis
 from simulator.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -58,13 +59,13 @@ class SearchAxes(BaseModel):
     recompute: list[Literal["none", "selective", "full"]] = Field(["none", "selective", "full"], min_length=1)
     sharding: list[Literal["ddp", "zero-1", "zero-2", "zero-3", "fsdp-full", "fsdp-grad-op", "fsdp-hybrid"]] = \
         Field(["ddp", "zero-1", "fsdp-full"], min_length=1)
-    flash_attention: bool = False
+    flash_attention: Switch = False
     dtype: Literal["bf16", "fp16", "fp8"] = "bf16"
 
     @field_validator("model", "gpus", "micro_batches", "schedules", "recompute", "sharding", mode="before")
     @classmethod
     def _listify(cls, v: Any) -> Any:
-        return list(v) if isinstance(v, (list, tuple)) else [v]
+        return axis(v)
 
     @model_validator(mode="after")
     def _one_batch(self) -> "SearchAxes":

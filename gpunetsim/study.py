@@ -37,7 +37,7 @@ from typing import Annotated, Any, Callable, Iterable, Literal, Sequence
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from simulator.network.closed_form import CostModel
-from simulator.core.config import checked, validate
+from simulator.core.config import axis, checked, validate
 from simulator.core import limits
 from simulator.core.errors import InputError
 from simulator.core.inputs import names_a_file
@@ -59,10 +59,6 @@ NETWORK_AXES = ("topology", "gpus", "fabric", "transport", "nic_bw", "nics", "ov
 
 
 # ------------------------------------------------------------------------------ file schema
-
-def _as_list(v: Any) -> Any:
-    return list(v) if isinstance(v, (list, tuple)) else [v]
-
 
 _Pos = Annotated[int, Field(gt=0, le=limits.MAX_INT, strict=True)]
 
@@ -115,7 +111,7 @@ class StudySpec(_Strict):
                      "engine", "strategy", "backend", "nccl_version", mode="before")
     @classmethod
     def _listify(cls, v: Any) -> Any:
-        return _as_list(v)
+        return axis(v)
 
 
 def _validate(data: object, source: str | None) -> StudySpec:

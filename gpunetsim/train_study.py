@@ -26,14 +26,25 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
+from simulator.core.config import Switch, axis
 from simulator.core.errors import InputError
 from simulator.core.inputs import names_a_file
 
 _Pos = Annotated[int, Field(gt=0, strict=True)]
 TRAIN_AXES = ("model", "seq", "tp", "pp", "dp", "global_batch", "micro_batch", "schedule", "virtual_stages",
               "recompute", "sequence_parallel", "flash_attention", "zero", "fsdp", "fsdp_shard", "dtype", "order")
+
+
+def _stage(v: Any) -> Any:
+    if isinstance(v, bool) or not isinstance(v, int):      # Literal took true as ZeRO-1 and 1.0 as 1
+        raise ValueError("expected 0, 1, 2 or 3")
+    return v
+
+
+ZeroStage = Annotated[Literal[0, 1, 2, 3], BeforeValidator(_stage)]
+"""A ZeRO stage as a study or scenario writes it: the number, never ``true``."""
 
 
 class TrainAxes(BaseModel):
@@ -51,9 +62,9 @@ class TrainAxes(BaseModel):
     schedule: list[Literal["1f1b", "interleaved"]] = ["1f1b"]
     virtual_stages: list[_Pos | None] = [None]     # None: 2 when interleaved, else 1 (gpunetsim train's default)
     recompute: list[Literal["none", "selective", "full"]] = ["none"]
-    sequence_parallel: list[bool] = [False]
-    flash_attention: list[bool] = [False]
-    zero: list[Literal[0, 1, 2, 3]] = [0]
+    sequence_parallel: list[Switch] = [False]
+    flash_attention: list[Switch] = [False]
+    zero: list[ZeroStage] = [0]
     fsdp: list[Literal["full", "grad-op", "hybrid"] | None] = [None]
     fsdp_shard: list[_Pos | None] = [None]        # None: the DP peers of one server (gpunetsim train --fsdp-shard)
     dtype: list[Literal["bf16", "fp16", "fp8"]] = ["bf16"]
@@ -62,7 +73,7 @@ class TrainAxes(BaseModel):
     @field_validator(*TRAIN_AXES, mode="before")
     @classmethod
     def _listify(cls, v: Any) -> Any:
-        return list(v) if isinstance(v, (list, tuple)) else [v]
+        return axis(v)
 
     @field_validator("order")
     @classmethod

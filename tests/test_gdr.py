@@ -66,7 +66,7 @@ def test_topology_file_field(tmp_path):
     f.write_text(json.dumps(spec))
     assert cluster_info(topologies.load_topology(str(f))).gdr is False
     f.write_text(json.dumps({**spec, "gdr": "no"}))
-    with pytest.raises(InputError, match="gdr must be true or false"):
+    with pytest.raises(InputError, match="gdr: expected true or false"):
         topologies.load_topology(str(f))
 
 

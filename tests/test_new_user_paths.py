@@ -184,7 +184,7 @@ def test_a_json_key_given_twice_is_an_error(tmp_path, capsys):
     f = tmp_path / "cal.json"
     f.write_text('{"format": "gpunetsim-calibration/1", "params": {"call_overhead_s": 1e-5, "call_overhead_s": 2e-5}}')
     err = _one_error(capsys, ["collective", "--topology", "dgx-h100", "--gpus", "2", "--calibration", str(f)])
-    assert "cal.json: call_overhead_s: given twice" in err
+    assert "cal.json: params.call_overhead_s: given twice" in err
 
 
 def test_a_jsonl_key_given_twice_is_an_error_naming_its_line():
@@ -681,7 +681,7 @@ def test_a_gpu_priced_twice_is_refused(capsys, price):
 
 
 @pytest.mark.parametrize("extra, text", [
-    (["--gpus", "8,8"], "--gpus: 8 is given twice: each candidate cluster once (got '8,8')"),
+    (["--gpus", "8,8"], "--gpus: 8 is given twice: give each value once (got '8,8')"),
     (["--gpus", "8", "--topology", "dgx-h100", "--topology", "dgx-h100"], "--topology: dgx-h100 is given twice"),
 ])
 def test_a_candidate_cluster_given_twice_is_refused(capsys, extra, text):

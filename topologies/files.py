@@ -30,6 +30,7 @@ from simulator.core import limits
 from simulator.core.errors import InputError
 from simulator.core.inputs import read_structured
 from simulator.core.units import parse_bandwidth, parse_time
+from simulator.core.values import switch
 from topologies.graph import NODE_KINDS, LINK_KINDS, validate
 
 if TYPE_CHECKING:
@@ -124,21 +125,13 @@ def _build(data: object, src: str) -> nx.Graph:
         G.add_edge(ends[0], ends[1], kind=kind, bw_Bps=bw, latency_s=lat)
     hosts = sorted({d["host"] for _, d in G.nodes(data=True) if d["kind"] == "gpu"})
     per_host = max((local_count.get((h, "gpu"), 0) for h in hosts), default=0)
-    p2p = data.get("p2p", True)
-    if not isinstance(p2p, bool):
-        raise InputError("p2p must be true or false", source=src, field="p2p", value=p2p)
-    gdr = data.get("gdr", True)
-    if not isinstance(gdr, bool):
-        raise InputError("gdr must be true or false (GPUDirect RDMA between the GPUs and the NICs)", source=src,
-                         field="gdr", value=gdr)
+    p2p = switch(data.get("p2p", True), source=src, field="p2p")
+    gdr = switch(data.get("gdr", True), source=src, field="gdr")      # GPUDirect RDMA between the GPUs and the NICs
     cc = data.get("compute_capability", 90)
     if isinstance(cc, bool) or not isinstance(cc, int) or not 10 <= cc <= 999:
         raise InputError("compute_capability is a whole number such as 90 (for 9.0)", source=src,
                          field="compute_capability", value=cc)
-    sharp = data.get("sharp", False)
-    if not isinstance(sharp, bool):
-        raise InputError("sharp must be true or false (the switches reduce in the network: InfiniBand SHARP)",
-                         source=src, field="sharp", value=sharp)
+    sharp = switch(data.get("sharp", False), source=src, field="sharp")    # InfiniBand SHARP: switches reduce
     G.graph.update(name=str(data.get("name", Path(src).stem)), gpu_model=str(data.get("gpu_model", "GPU")),
                    p2p=p2p, gdr=gdr, compute_capability=cc, hosts=len(hosts), sharp=sharp,
                    gpus_per_host=per_host, datasheets="user topology file " + src)

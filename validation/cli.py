@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 from simulator.core.errors import InputError
 from simulator.core.outputs import check_writable
+from simulator.core.values import comma_items
 
 
 def register(sub) -> None:
@@ -84,6 +86,10 @@ def _load(args: argparse.Namespace) -> _Loaded:
     if args.nodes != 1 and not args.topology:
         raise InputError("--nodes describes the --topology given; a dataset's own topology hint gives its servers",
                          field="--nodes", value=args.nodes)
+    same = next((f for i, f in enumerate(args.measurements)
+                 if any(_same_file(f, g) for g in args.measurements[:i])), None)
+    if same is not None:    # every point of it counted twice in the fit and the errors
+        raise InputError("the same file is given twice: give each file once", field="--measurements", value=same)
     if args.topology:       # nccl-tests text without rank lines: the topology says how many ranks
         import topologies
         world = len(topologies.router_for(topologies.prepare(args.topology, nodes=args.nodes,
@@ -98,7 +104,7 @@ def _load(args: argparse.Namespace) -> _Loaded:
             pts = dataset_points(ds, statistic=args.statistic)
             variants.update(p.variant for p in pts)
             if args.variants:
-                keep = set(args.variants.split(","))
+                keep = set(comma_items(args.variants, "--variants"))
                 pts = [p for p in pts if p.variant in keep]
             coll += pts
         if t is None:
@@ -180,15 +186,21 @@ def _print_collectives(comps, predicted_label: str, bounds=None) -> None:
               f"{c.predicted_s * 1e6:>14.2f}{iv}{c.error * 100:>8.1f}  {c.algo}/{c.proto}")
 
 
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file (``x.txt`` and ``./x.txt``, or a link to it)."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return a == b
+
+
 def _fit_options(args: argparse.Namespace) -> tuple[list[str] | None, float]:
     """``--keys`` (every name a parameter the fitter may move) and ``--prior-weight`` (finite, >= 0)."""
     import math
     from validation.calibrate import CANDIDATES, PRIOR_WEIGHT
     keys = None
     if args.keys is not None:
-        keys = [k.strip() for k in args.keys.split(",") if k.strip()]
-        if not keys:
-            raise InputError("name at least one parameter", field="--keys", value=args.keys)
+        keys = comma_items(args.keys, "--keys")
         for k in keys:
             if k not in CANDIDATES:
                 close = [c for c in CANDIDATES if c.split(".")[0] == k.split(".")[0]][:4]

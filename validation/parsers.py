@@ -224,6 +224,14 @@ class _Context:
     command: str = ""
 
 
+def _row_shaped(header: _Header, tokens: list[str]) -> bool:
+    """Whether a table line whose first token is not a size is still a result row (one cell per column and a known
+    type in the type column: ``0x20 8 float sum ...``), not a log line printed inside the table (NCCL INFO)."""
+    at = header.index("type")
+    named = [c for c in header.columns if c != "timestamp"]
+    return at is not None and len(tokens) == len(named) and _dtype(tokens[at])[1] is not None
+
+
 def _parse_header(body: str, line: int) -> _Header | None:
     tokens = body.lstrip("#").split()
     if not tokens or tokens[0].lower() not in ("size", "bytes"):
@@ -303,8 +311,8 @@ class _TextParser:
                 self._close(failed_line=number if failed and int(failed.group(1)) > 0 else None)
                 return
             tokens = stripped.split()
-            if tokens and re.fullmatch(r"\d[\d_]*", tokens[0]):
-                self.rows.append((number, tokens))
+            if tokens and (re.fullmatch(r"\d[\d_]*", tokens[0]) or _row_shaped(self.header, tokens)):
+                self.rows.append((number, tokens))      # a row-shaped line with a bad size is refused, not skipped
             return
         self._context(stripped)
 
@@ -416,8 +424,9 @@ class _TextParser:
             time_us = _number(cell["time"][g])
             if time_us is None:
                 raise bad("time is not a number", cell["time"][g])
-            if not 0 < time_us < math.inf:      # a negative, zero or infinite time is a broken row, not a point
-                raise bad("time must be a positive, finite number of microseconds", cell["time"][g])
+            if not 0 < time_us <= limits.MAX_TIME_S * 1e6:     # negative, zero, infinite or 1e30: a broken row, not a point
+                raise bad(f"time must be a positive number of microseconds, at most {limits.MAX_TIME_S * 1e6:.0e} "
+                          f"({limits.MAX_TIME_S:.0e} s)", cell["time"][g])
             algbw = _number(cell["algbw"][g]) if len(cell.get("algbw", [])) > g else None
             busbw = _number(cell["busbw"][g]) if len(cell.get("busbw", [])) > g else None
             halves.append((_us_to_s(cell["time"][g]), algbw, busbw))

@@ -7,24 +7,94 @@ the value, as every user-facing error in gpunetsim does.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence, TypeVar
+from types import UnionType
+from typing import Annotated, Any, Callable, Sequence, TypeVar, Union, get_args, get_origin
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, BeforeValidator, ValidationError
 
+from simulator.core import values
 from simulator.core.errors import InputError
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 
 
-def field_path(loc: Sequence[object]) -> str:
-    """pydantic's location tuple as ``a.b[3].c``; union-member tags (``x[...]``) are dropped."""
+def _rule(check: Callable[[Any], T]) -> BeforeValidator:
+    """A :mod:`simulator.core.values` rule as a pydantic check: its message, for :func:`validate` to place."""
+    def run(v: Any) -> T:
+        try:
+            return check(v)
+        except InputError as e:
+            raise ValueError(e.message) from None
+    return BeforeValidator(run)
+
+
+Switch = Annotated[bool, _rule(values.switch)]
+"""A file's switch, by :func:`simulator.core.values.switch`'s rule (pydantic's own bool took ``"yes"``, ``"on"``
+and ``1`` as true)."""
+Seed = Annotated[int, _rule(values.seed)]
+"""A file's seed, by :func:`simulator.core.values.seed`'s rule."""
+
+
+def axis(v: Any) -> list[Any]:
+    """A study axis's values (a ``mode="before"`` validator): a scalar is one value; a list needs at least one value
+    and none twice (``tp: []`` made an empty study without a word, ``tp: [2, 2]`` ran and reported one point
+    twice)."""
+    items = list(v) if isinstance(v, (list, tuple)) else [v]
+    if not items:
+        raise ValueError("an axis needs at least one value (an empty list would make an empty study)")
+    for i, x in enumerate(items):
+        if any(x == y and isinstance(x, bool) == isinstance(y, bool) for y in items[:i]):
+            raise ValueError(f"{x!r} is given twice: give each value once")
+    return items
+
+
+def field_path(loc: Sequence[object], cls: type[BaseModel] | None = None) -> str:
+    """pydantic's location tuple as the file spells it: ``a.b[3].c``.
+
+    pydantic puts a union member's tag into the location (``placement.PlacementSpec.seed``,
+    ``min_bytes.int``, ``x.literal['a','b']``); with ``cls``, the model the location is in, each part is read
+    along the declared types, so a part at a union is known to be a tag and dropped (a user's key of any
+    spelling is kept). Past a type it cannot follow, or without ``cls``, tags with brackets are dropped."""
     out = ""
+    kind: object = cls
     for part in loc:
-        if isinstance(part, str) and "[" in part:
+        tag, kind = _step(kind, part)
+        if tag or (kind is None and isinstance(part, str) and "[" in part):
             continue
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out
+
+
+def _step(kind: object, part: object) -> tuple[bool, object]:
+    """(whether ``part`` is a union tag, the type below it) for a location part at type ``kind``
+    (None: not followed)."""
+    kind = _plain(kind)
+    args = [a for a in get_args(kind) if a is not type(None)]
+    if get_origin(kind) in (Union, UnionType) and len(args) > 1:
+        member = next((a for a in args if getattr(_plain(a), "__name__", None) == part), None)
+        return True, member
+    if isinstance(kind, type) and issubclass(kind, BaseModel):
+        field = kind.model_fields.get(part) if isinstance(part, str) else None
+        return False, field.annotation if field is not None else None
+    if get_origin(kind) in (list, tuple, set, frozenset) and args:
+        return False, args[0]
+    if get_origin(kind) is dict and len(args) == 2:
+        return False, args[1]
+    return False, None
+
+
+def _plain(kind: object) -> object:
+    """``kind`` without ``Annotated[...]`` and with ``X | None`` as ``X``."""
+    while True:
+        if get_origin(kind) is Annotated:
+            kind = get_args(kind)[0]
+            continue
+        args = get_args(kind)
+        if get_origin(kind) in (Union, UnionType) and type(None) in args and len(args) == 2:
+            kind = next(a for a in args if a is not type(None))
+            continue
+        return kind
 
 
 def validate(cls: type[M], data: object, source: str | None, what: str = "a mapping (JSON object)") -> M:
@@ -36,7 +106,7 @@ def validate(cls: type[M], data: object, source: str | None, what: str = "a mapp
     except ValidationError as exc:
         errors = exc.errors()
         err: dict[str, Any] = errors[0]
-        where = field_path(err["loc"])
+        where = field_path(err["loc"], cls)
         if err["type"] == "missing":
             # a misspelt required field reads as two problems: say the one the user typed (train.global_bach)
             typo = next((e for e in errors if e["type"] == "extra_forbidden"
@@ -45,8 +115,10 @@ def validate(cls: type[M], data: object, source: str | None, what: str = "a mapp
                 raise InputError("missing required field", source=source, field=where) from None
             err = typo
             raise InputError(f"unknown field; required {where} is missing (got {err.get('input')!r})",
-                             source=source, field=field_path(err["loc"]), value=err.get("input")) from None
-        msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
+                             source=source, field=field_path(err["loc"], cls), value=err.get("input")) from None
+        msg = ("unknown field" if err["type"] == "extra_forbidden" else
+               "expected a mapping (key: value lines or {key: value})" if err["type"] == "model_type" else
+               err["msg"].removeprefix("Value error, "))        # model_type's names the class (PlacementSpec)
         # the value once, shortened (InputError adds it); none for a check of the whole file, which it would dump
         value = err.get("input") if err["loc"] else None
         raise InputError(msg, source=source, field=where or None, value=value) from None

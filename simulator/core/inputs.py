@@ -107,16 +107,48 @@ def _json_float(text: str) -> float:
     return v
 
 
+_TWICE = "given twice in one object; JSON would keep the last value silently"
+
+
+def _twice(pairs: list[tuple[str, Any]]) -> str | None:
+    """The first key given twice among an object's ``pairs`` (None: all different)."""
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            return key
+        seen.add(key)
+    return None
+
+
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object whose keys are all different: ``json`` keeps the last of two equal keys silently."""
     data = dict(pairs)
     if len(data) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise InputError("given twice in one object; JSON would keep the last value silently", field=key)
-            seen.add(key)
+        raise InputError(_TWICE, field=_twice(pairs))
     return data
+
+
+class _Twice(dict):
+    """An object with a key given twice (``key``), kept to find its path: the parse hook sees no path."""
+    key: str | None = None
+
+
+def _marked(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data = _Twice(pairs)
+    data.key = _twice(pairs)
+    return data
+
+
+def _twice_path(text: str) -> str | None:
+    """The path (``nodes[0].kind``) of the first key given twice in the JSON ``text``, which parses."""
+    stack: list[tuple[Any, str]] = [(json.loads(text, object_pairs_hook=_marked, parse_int=str, parse_float=str, parse_constant=str), "")]
+    while stack:
+        value, where = stack.pop(0)
+        if isinstance(value, _Twice) and value.key is not None:
+            return data_path(where, value.key)
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        stack.extend((v, data_path(where, k)) for k, v in items)
+    return None
 
 
 def parse_json(text: str, source: str = "", *, one_line: bool = False) -> Any:
@@ -131,6 +163,8 @@ def parse_json(text: str, source: str = "", *, one_line: bool = False) -> Any:
     except RecursionError:
         raise InputError("nested too deeply", source=source) from None
     except InputError as e:
+        if e.message == _TWICE:
+            e = InputError(_TWICE, field=_twice_path(text) or e.field)
         raise e.within(source) from None
     if not _within_limits(text, data):
         check_data(data, source)
@@ -228,26 +262,37 @@ def _check_nodes(root: yaml.Node, source: str) -> None:
 
 def _check_unique_keys(root: yaml.Node, source: str) -> None:
     """No mapping gives one key twice: YAML would keep the last value without a word (``hidden: 1024``
-    then ``hidden: 2048`` in a model file). Keys merged in with ``<<`` may be overridden, as YAML intends."""
+    then ``hidden: 2048`` in a model file). Keys merged in with ``<<`` may be overridden, as YAML intends.
+    The key is named by its path (``nodes[0].kind``), as every other problem in a file is."""
     import yaml
     seen: set[int] = set()
-    stack = [root]
+    stack: list[tuple[yaml.Node, str]] = [(root, "")]
     while stack:
-        node = stack.pop()
+        node, where = stack.pop()
         if id(node) in seen:
             continue
         seen.add(id(node))
-        if isinstance(node, yaml.MappingNode):
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend((child, f"{where}[{i}]") for i, child in enumerate(node.value))
+        elif isinstance(node, yaml.MappingNode):
             first: dict[tuple[str, str], int] = {}
-            for key, _ in node.value:
+            for key, value in node.value:
+                stack.append((key, where))
                 if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+                    stack.append((value, where))
                     continue
+                path = data_path(where, key.value)
+                stack.append((value, path))
                 line = key.start_mark.line + 1
                 if (key.tag, key.value) in first:
                     raise InputError(f"given twice (lines {first[key.tag, key.value]} and {line}); YAML would keep "
-                                     "the last value silently", source=source, field=key.value)
+                                     "the last value silently", source=source, field=path)
                 first[key.tag, key.value] = line
-        stack.extend(_children(node))
+
+
+def data_path(where: str, key: object) -> str:
+    """The path of ``key`` (a list index or a mapping key) inside the value at ``where``: ``nodes[0].kind``."""
+    return f"{where}[{key}]" if isinstance(key, int) else (f"{where}.{key}" if where else str(key))
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
@@ -280,8 +325,7 @@ def check_data(data: Any, source: str = "") -> None:
         for k, v in items:
             if isinstance(k, str):
                 _check_scalar(k, where, source, max_chars)
-            path = f"{where}[{k}]" if isinstance(k, int) else (f"{where}.{k}" if where else str(k))
-            stack.append((v, depth + 1, path[:200]))
+            stack.append((v, depth + 1, data_path(where, k)[:200]))
 
 
 def _check_scalar(value: Any, where: str, source: str, max_chars: int) -> None:

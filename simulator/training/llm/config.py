@@ -118,7 +118,7 @@ class TrainConfig:
                              f"({self.micro_batch} x {self.dp})", field="--global-batch", value=self.global_batch)
         ACCUMULATION_STEPS.check(self.global_batch // (self.micro_batch * self.dp), field="--global-batch",
                                  value=self.global_batch)      # micro-batches per step (pipeline schedule length)
-        if self.zero not in (0, 1, 2, 3):
+        if isinstance(self.zero, bool) or not isinstance(self.zero, int) or self.zero not in (0, 1, 2, 3):
             raise InputError("expected 0, 1, 2 or 3", field="--zero", value=self.zero)
         if self.fsdp is not None and self.fsdp not in FSDP_STRATEGIES:
             raise InputError(f"expected one of {', '.join(FSDP_STRATEGIES)}", field="--fsdp", value=self.fsdp)

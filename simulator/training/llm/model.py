@@ -24,6 +24,7 @@ from pathlib import Path
 from simulator.core.errors import InputError
 from simulator.core.inputs import names_a_file
 from simulator.core.limits import LAYERS
+from simulator.core.values import comma_items, switch
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,6 @@ _ALIASES = {"gpt3": "gpt3-175b", "gpt-3": "gpt3-175b", "gpt-3-175b": "gpt3-175b"
 _SPEC_FIELDS = {"hidden": "hidden", "layers": "layers", "heads": "heads", "seq": "seq", "ffn": "ffn",
                 "vocab": "vocab", "kv_heads": "kv_heads", "gated_mlp": "gated_mlp", "bias": "bias",
                 "tied_embeddings": "tied_embeddings", "name": "name"}
-_BOOL = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 
 
 def model_names() -> list[str]:
@@ -155,10 +155,7 @@ def _from_mapping(data: dict, source: str | None, field_prefix: str) -> Transfor
         if k == "name":
             kwargs[k] = str(raw)
         elif k in ("gated_mlp", "bias", "tied_embeddings"):
-            val = raw if isinstance(raw, bool) else _BOOL.get(str(raw).strip().lower())
-            if val is None:
-                raise InputError("expected true or false", source=source, field=f"{field_prefix}{key}", value=raw)
-            kwargs[k] = val
+            kwargs[k] = switch(raw, source=source, field=f"{field_prefix}{key}", text=source is None)
         else:
             try:
                 val = int(str(raw).strip()) if not isinstance(raw, bool) else None
@@ -181,9 +178,7 @@ def _from_mapping(data: dict, source: str | None, field_prefix: str) -> Transfor
 def parse_model_spec(text: str) -> TransformerSpec:
     """``"hidden=12288,layers=96,heads=96,seq=2048[,ffn=..,vocab=..,kv_heads=..]"``."""
     data: dict = {}
-    for part in str(text).split(","):
-        if not part.strip():
-            continue
+    for part in comma_items(text, "--model-spec"):
         if "=" not in part:
             raise InputError("expected key=value pairs separated by commas", field="--model-spec", value=part)
         k, v = part.split("=", 1)

@@ -1,0 +1,62 @@
+"""Rules for values a user writes that carry no unit, each defined once for every input.
+
+* **A switch** (``p2p``, ``flash_attention``, ``gated_mlp``, ...) is ``true`` or ``false``. In a file that means
+  YAML's or JSON's boolean, never a string that looks like one (``"yes"``, ``'true'``) nor a number (``1``):
+  pydantic's lax bool took a study's ``flash_attention: "yes"`` as true while a topology file refused
+  ``p2p: 'yes'``. In text from the command line (``--model-spec "gated_mlp=true"``), the words ``true`` and
+  ``false`` (any case).
+* **A comma-separated list** (``--gpus 8,16``, ``--micro-batches 1,2``, ``--ranks 2,8``, ``--model-spec``) has
+  no empty item and no value twice: ``1,,2``, ``1,2,`` or ``8,8`` is refused naming the option and the value
+  (an empty item was dropped silently by some options and refused by others; ``stragglers --ranks 8,8``
+  printed its row twice).
+* **A seed** (``--seed``, a scenario's ``seed``) is a whole number of at least 0, as numpy's generators take it
+  (``--seed -1`` was numpy's ValueError, reported as an internal error).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, TypeVar
+
+from simulator.core.errors import InputError
+
+T = TypeVar("T")
+
+SWITCH_WORDS = "expected true or false (unquoted)"
+"""The message of a refused switch."""
+
+
+def switch(value: object, *, field: str | None = None, source: str | None = None, text: bool = False) -> bool:
+    """``value`` as a switch: a bool, or with ``text`` (a command line's words) ``true``/``false`` in any case."""
+    if isinstance(value, bool):
+        return value
+    if text and isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise InputError(SWITCH_WORDS if not text else "expected true or false", source=source, field=field,
+                     value=value)
+
+
+def comma_items(text: object, field: str, convert: Callable[[str], T] = str) -> list[T]:  # type: ignore[assignment]
+    """The items of a comma-separated list, stripped and converted; an empty item (``1,,2``, ``1,2,``), an empty
+    list or a value given twice (``8,8``) is refused naming ``field`` (the option) and the whole value. A
+    ``convert`` error is the caller's to word."""
+    items = [x.strip() for x in str(text).split(",")]
+    if items == [""]:
+        raise InputError("expected at least one value", field=field, value=text)
+    if "" in items:
+        raise InputError(f"item {items.index('') + 1} of the comma-separated list is empty", field=field,
+                         value=text)
+    out = [convert(x) for x in items]
+    twice = next((v for i, v in enumerate(out) if v in out[:i]), None)
+    if twice is not None:
+        raise InputError(f"{twice} is given twice: give each value once", field=field, value=text)
+    return out
+
+
+SEED_WORDS = "a seed is a whole number of at least 0"
+
+
+def seed(value: object, *, field: str | None = None, source: str | None = None) -> int:
+    """``value`` as a random generator's seed."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InputError(SEED_WORDS, source=source, field=field, value=value)
+    return value

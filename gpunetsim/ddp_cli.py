@@ -87,7 +87,7 @@ def _config(args: argparse.Namespace):
 
 def _ddp(args: argparse.Namespace) -> int:
     from simulator.training.ddp import simulate_iteration
-    from simulator.training.ddp_intervals import compute_band, with_interval
+    from simulator.training.ddp_intervals import band_source, compute_band, with_interval
     config = _config(args)
     if args.strategy == "dataparallel":
         return _dataparallel(args, config)
@@ -116,9 +116,11 @@ def _ddp(args: argparse.Namespace) -> int:
                else f", backend={args.backend} ({model.tensors} tensors)")
     print(format_result(r, f"{info.name} x{args.nodes}", model.params.name + backend))
     if r.iteration_lo_s is not None:
+        held = band_source(compute_band(w)) if args.backend == "nccl" else ""
         print(f"90% interval   {r.iteration_lo_s * 1e6:12.1f} - {r.iteration_hi_s * 1e6:.1f} us "
-              + ("(the communication model's uncertainty and the workload's compute band)"
-                 if compute_band(w) else "(the communication model's uncertainty)"))
+              + ("(the communication model's uncertainty and the workload's compute band"
+                 if compute_band(w) else "(the communication model's uncertainty") + (f", at least the {held})"
+                                                                                       if held else ")"))
         if r.iteration_extrapolated:
             print(f"# extrapolated beyond the calibration's data ({'; '.join(r.iteration_extrapolated)})")
     idle = tuner_plugin_idle(model, args, "all_reduce")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -51,7 +52,7 @@ def test_ddp_interval_adds_the_compute_band():
     w = _shape()
     banded = replace(w, extras=(("compute_lo_ratio", 0.9), ("compute_hi_ratio", 1.2)))
     r = simulate_iteration(model, w, DDPConfig(bucket_cap_mb=25), "closed")
-    plain, wide = with_interval(model, r, w), with_interval(model, r, banded)
+    plain, wide = with_interval(model, r, w, shipped={}), with_interval(model, r, banded, shipped={})
     compute = r.forward_s + r.backward_s + r.optimizer_s
     assert wide.iteration_lo_s == pytest.approx(plain.iteration_lo_s - 0.1 * compute)
     assert wide.iteration_hi_s == pytest.approx(plain.iteration_hi_s + 0.2 * compute)
@@ -76,9 +77,14 @@ def test_cli_json_interval_carries_a_workload_band(tmp_path):
         with contextlib.redirect_stdout(buf):
             assert main(["ddp", "--topology", "hgx-h200", "--gpus", "4", "--workload", str(path), "--json"]) == 0
         rows.append(json.loads(buf.getvalue()))
-    assert rows[1]["iteration_s"] == pytest.approx(rows[0]["iteration_s"])
-    assert rows[1]["iteration_lo_s"] < rows[0]["iteration_lo_s"] <= rows[0]["iteration_s"]
-    assert rows[1]["iteration_hi_s"] > rows[0]["iteration_hi_s"] >= rows[0]["iteration_s"]
+    from simulator.training.ddp_intervals import ddp_band
+    t = rows[0]["iteration_s"]
+    assert rows[1]["iteration_s"] == pytest.approx(t)
+    compute = rows[0]["forward_s"] + rows[0]["backward_s"] + rows[0]["optimizer_s"]
+    assert rows[1]["iteration_hi_s"] >= t + 0.3 * compute - 1e-12        # the workload's compute band
+    for row, band in ((rows[0], ddp_band(None)), (rows[1], ddp_band((0.8, 1.3)))):   # its kind's held-out band
+        lo, _, hi = band["log_ratio"]
+        assert row["iteration_lo_s"] <= t * math.exp(lo) + 1e-12 and row["iteration_hi_s"] >= t * math.exp(hi) - 1e-12
 
 
 def test_committed_probe_no_sync_is_the_plain_step_and_the_hooks_add():
@@ -153,3 +159,60 @@ def test_ddp_section_text_reads_its_figures_and_says_na_without_coverage():
     f = probe_facts(rows)
     assert f["rounds"] == "3" and f["nosync_pct"] == pytest.approx(0.3) and f["profile_pct"] == pytest.approx(2.0)
     assert f["host_bound"] == "bert-base here: 20.0 ms of GPU time, steps of 30-50 ms"
+
+
+def _iteration():
+    from simulator.network.closed_form import CostModel
+    from simulator.collectives.params import Parameters
+    from simulator.training.ddp import DDPConfig, simulate_iteration
+    from validation.compare import Topo
+
+    model = CostModel(Topo("hgx-h200").build(4), Parameters())
+    return model, simulate_iteration(model, _shape(), DDPConfig(bucket_cap_mb=25), "closed")
+
+
+@pytest.mark.parametrize("extras,kind", [((), "one profile"),
+                                         ((("compute_lo_ratio", 0.99), ("compute_hi_ratio", 1.01)), "pooled")])
+def test_ddp_interval_widens_to_the_held_out_band_of_its_compute_kind(extras, kind):
+    """The interval holds the prediction times the held-out band of the workload's kind; the median is untouched."""
+    from simulator.training.ddp_intervals import with_interval
+    model, r = _iteration()
+    w = replace(_shape(), extras=extras)
+    other = "pooled" if kind == "one profile" else "one profile"
+    band = {kind: {"level": 0.9, "log_ratio": [-0.5, 0.0, 0.7]}, other: {"level": 0.9, "log_ratio": [0, 0, 0]}}
+    narrow, wide = with_interval(model, r, w, shipped={}), with_interval(model, r, w, shipped=band)
+    assert wide.iteration_s == narrow.iteration_s == r.iteration_s
+    assert wide.iteration_lo_s == pytest.approx(min(narrow.iteration_lo_s, r.iteration_s * math.exp(-0.5)))
+    assert wide.iteration_hi_s == pytest.approx(max(narrow.iteration_hi_s, r.iteration_s * math.exp(0.7)))
+    assert wide.iteration_hi_s > narrow.iteration_hi_s and wide.iteration_lo_s < narrow.iteration_lo_s
+
+
+def test_shipped_ddp_band_applies_and_names_its_source():
+    """The shipped band file exists, widens a one-profile prediction beyond the model's interval, and the CLI
+    text names it; outside its GPU counts the interval says it extrapolates the band."""
+    from simulator.training.ddp_intervals import band_source, ddp_band, with_interval
+    from simulator.training.iteration_bands import DDP_FILE
+    model, r = _iteration()
+    assert DDP_FILE.exists() and ddp_band(None) is not None and ddp_band((0.9, 1.1)) is not None
+    shipped, narrow = with_interval(model, r, _shape()), with_interval(model, r, _shape(), shipped={})
+    assert shipped.iteration_hi_s - shipped.iteration_lo_s > narrow.iteration_hi_s - narrow.iteration_lo_s
+    assert DDP_FILE.name in band_source(None) and "one profile" in band_source(None)
+    assert "pooled" in band_source((0.9, 1.1))
+    assert not any("held-out DDP band" in c for c in shipped.iteration_extrapolated)
+    band = {"one profile": {"level": 0.9, "log_ratio": [-0.2, 0, 0.3], "domain": {"gpus": ["H200-SXM"], "world": [8, 16]}}}
+    assert any("held-out DDP band: 4 GPUs" in c for c in with_interval(model, r, _shape(), shipped=band).iteration_extrapolated)
+
+
+def test_gloo_ddp_interval_is_not_widened_by_the_nccl_band():
+    """The held-out bands are of NCCL runs: a host backend's interval stays its own."""
+    from simulator.training.ddp_intervals import iteration_interval
+    _, r = _iteration()
+
+    class Host:                      # not a CostModel: a host backend (Gloo, MPI) without bucket intervals
+        def time_s(self, *_):
+            return 1e-3
+
+        def interval(self, *_):
+            return None
+    band = {"one profile": {"level": 0.9, "log_ratio": [-0.5, 0.0, 0.7]}}
+    assert iteration_interval(Host(), r, None, band) == iteration_interval(Host(), r, None, {})

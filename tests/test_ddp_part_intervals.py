@@ -22,9 +22,10 @@ def test_communication_parts_hold_their_prediction(capsys, extra):
     r = _ddp(capsys, *extra)
     for part in ("comm", "exposed_comm"):
         assert r[f"{part}_lo_s"] <= r[f"{part}_s"] <= r[f"{part}_hi_s"] and r[f"{part}_hi_s"] > r[f"{part}_lo_s"]
-    # the iteration's interval is its exposed part's: same seconds added and removed
-    assert r["iteration_hi_s"] - r["iteration_s"] == pytest.approx(r["exposed_comm_hi_s"] - r["exposed_comm_s"])
-    assert r["iteration_s"] - r["iteration_lo_s"] == pytest.approx(r["exposed_comm_s"] - r["exposed_comm_lo_s"])
+    # the iteration's interval holds its exposed part's (same seconds added and removed), widened to the
+    # held-out DDP band (simulator.training.ddp_intervals.ddp_band)
+    assert r["iteration_hi_s"] - r["iteration_s"] >= r["exposed_comm_hi_s"] - r["exposed_comm_s"] - 1e-12
+    assert r["iteration_s"] - r["iteration_lo_s"] >= r["exposed_comm_s"] - r["exposed_comm_lo_s"] - 1e-12
     assert r["forward_lo_s"] is None and r["backward_hi_s"] is None    # no compute band: no error known
 
 

@@ -17,6 +17,10 @@ calls (none on the campaign's machine, none fitted):
   iterations); the launches' 5-95% band rides along as the compute band of the interval;
 * ``nosync``: each run's own ``no_sync()`` iteration (a diagnostic: isolates communication and overlap).
 
+Intervals: each row's before -> after is the model's interval alone -> widened to the held-out DDP band of its
+compute's kind built *without* this campaign (validation.ddp_bands, which also judges every other DDP dataset
+left out and writes the shipped band with ``--calibrations``).
+
 Why pooling and plain steps: ``h100x4_2026-11-26_ddp`` (validation.compute_check) shows on one host that DDP's
 ``no_sync()`` step is the plain step, that the hooked capture reads 1% above it where the GPU sets the pace and
 up to half again where the host does, and that launch-bound models move by a third between rounds a minute apart.
@@ -37,6 +41,8 @@ from validation.ddp_compare import (DDP_KEYS, DdpPredictor, aggregate, calibrate
 from validation.ddp_logger import steady_times_s
 from validation.runners.records import read_measurement_records
 from validation.targets import DDP_MEDIAN_PCT
+from validation import ddp_bands
+from validation import iteration_bands as ib
 
 DATA = Path(__file__).resolve().parent / "data"
 CAMPAIGN = DATA / "h200x4_2026-11-26b"
@@ -49,11 +55,41 @@ SOURCES = ("profile", "pooled profiles", "pooled plain steps", "nosync")
 HEADLINE = "pooled plain steps"
 
 
-def _row(name: str, s: dict) -> str:
-    cov = s.get("interval_coverage_pct")
+def _row(name: str, s: dict, before: dict) -> str:
+    """A table row; the interval columns as ``before`` (the model's interval alone) -> ``s`` (widened)."""
+    def iv(k: str) -> str:
+        return "-" if s.get(k) is None else f"{before[k]:.0f} -> {s[k]:.0f}"
     return (f"| {name} | {s['points']} | {s['median_time_pct']:.1f} | {s['p90_time_pct']:.1f} | "
             f"{s['worst_time_pct']:.1f} | {s['median_spread_pct']:.1f} | "
-            + ("- | - |" if cov is None else f"{cov:.0f} | {s['interval_width_pct']:.0f} |"))
+            f"{iv('interval_coverage_pct')} | {iv('interval_width_pct')} |")
+
+
+def band_lines(write: bool) -> list[str]:
+    """The held-out DDP bands' paragraph and leave-one-dataset-out table; ``write``: also the shipped file."""
+    from simulator.training.iteration_bands import DDP_FILE
+    built = ddp_bands.built()
+    if write:
+        ddp_bands.write(built)
+    sentence = "; ".join(ib.band_sentence(k, b) for k, b in built.items())
+    summary = "; ".join(
+        f"{k}: coverage {ddp_bands.lodo_summary(k, True)[0]:.0f}% -> {ddp_bands.lodo_summary(k)[0]:.0f}%, median "
+        f"width {ddp_bands.lodo_summary(k, True)[2]:.0f}% -> {ddp_bands.lodo_summary(k)[2]:.0f}%"
+        for k in ddp_bands.DDP_KINDS)
+    return ["", "**Held-out DDP bands, each dataset left out** (`python -m validation.ddp_bands`; "
+            "validation.ddp_bands, shipped as `simulator/collectives/calibrations/uncertainty/ddp.json` by "
+            "`python -m validation.accuracy --calibrations`). The model's interval leaves out what moves a DDP "
+            "iteration beyond its collectives and one compute figure: the host's pace on the predicted machine "
+            "(launch-bound models), the overlap slowdown's spread, the host's issue of buckets, and with one "
+            "profile launch any compute spread at all. Every committed DDP dataset (the DDP runner's "
+            "`h200x4_2026-11-26b` and the DataParallel runner's DDP runs) is predicted with datasheet DDP "
+            "parameters, its GPU's shipped collective calibration (" + ", ".join(
+                f"{g} `{c}`" for g, c in ddp_bands.COMM.items()) + ") and compute from single-GPU measurements of "
+            "*other* datasets of the same GPU: each one profile launch alone, or the plain steps pooled. The band "
+            "is exp of the 5% / 95% quantiles of log(measured / predicted), each dataset weighing the same "
+            "(validation.iteration_bands); the interval is the wider of it and the model's. Bands: " + sentence
+            + ". " + ib.shipped_check(DDP_FILE, built, ddp_bands.DDP_KINDS) + " Each dataset against the band of "
+            "the others, the interval the simulator gives (model alone -> widened): " + summary + ".", "",
+            *ddp_bands.lodo_table()]
 
 
 def _count(values) -> str:
@@ -88,25 +124,31 @@ def _pct_or_na(x: float | None, fmt: str = ".0f") -> str:
     return "n/a" if x is None else f"{x:{fmt}}%"
 
 
-def predictors(comm) -> dict[str, DdpPredictor]:
+def predictors(comm, bands=None) -> dict[str, DdpPredictor]:
+    """The section's predictors; ``bands``: the held-out DDP bands their intervals widen to (None: shipped;
+    ``{}``: none: the section widens them to those built without this campaign, validation.ddp_bands)."""
     shapes = load_workloads(sorted(glob.glob(str(PROFILES / "profile_*.json"))))
     samples = [s for f in SINGLE_GPU.values() for s in read_single_gpu(f)]
     samples += profile_samples(shapes, str(PROFILES))
-    return {"profile": DdpPredictor(TOPO, comm, shapes, "profile"),
-            "pooled profiles": DdpPredictor(TOPO, comm, pooled_workloads(shapes, samples, ("profile",)), "profile"),
-            "pooled plain steps": DdpPredictor(TOPO, comm, pooled_workloads(shapes, samples, ("plain",)), "profile"),
-            "nosync": DdpPredictor(TOPO, comm, shapes, "nosync")}
+    return {"profile": DdpPredictor(TOPO, comm, shapes, "profile", bands),
+            "pooled profiles": DdpPredictor(TOPO, comm, pooled_workloads(shapes, samples, ("profile",)), "profile",
+                                            bands),
+            "pooled plain steps": DdpPredictor(TOPO, comm, pooled_workloads(shapes, samples, ("plain",)), "profile",
+                                               bands),
+            "nosync": DdpPredictor(TOPO, comm, shapes, "nosync", bands)}
 
 
-def held_out_campaigns(comm) -> dict:
+def held_out_campaigns(comm, widen: bool = True) -> dict:
     """The DDP runs of ``-d`` and ``-e`` (cap 25 MB, 4 GPUs, 3 launches each), each predicted with the plain
-    steps of the other campaign only (its own single-GPU runs held out)."""
+    steps of the other campaign only (its own single-GPU runs held out); ``widen``: the interval widened to the
+    held-out DDP band built without the predicted campaign (else the model's interval alone)."""
     shapes = load_workloads(sorted(glob.glob(str(PROFILES / "profile_*.json"))))
     comps = []
     for name, path in SINGLE_GPU.items():
         others = [s for n, f in SINGLE_GPU.items() if n != name for s in read_single_gpu(f)]
-        pred = DdpPredictor(TOPO, comm, pooled_workloads(shapes, others, ("plain",)), "profile")
-        comps += compare_ddp(aggregate(read_ddp(path)), pred)
+        pred = DdpPredictor(TOPO, comm, pooled_workloads(shapes, others, ("plain",)), "profile", {})
+        mine = compare_ddp(aggregate(read_ddp(path)), pred)
+        comps += ddp_bands.widened(mine, ddp_bands.band_without(name).get(ddp_bands.kind_of(pred))) if widen else mine
     return ddp_summary(comps)
 
 
@@ -114,7 +156,8 @@ def evaluate(write_calibrations: bool = False) -> tuple[list[str], dict]:
     d2 = aggregate(read_ddp(CAMPAIGN / "ddp_world2.jsonl"))
     d4 = aggregate(read_ddp(CAMPAIGN / "ddp_world4.jsonl"))
     comm = load_calibration(str(SHIPPED_DIR / "h200-nvlink.json"))
-    preds = predictors(comm)
+    preds = predictors(comm, {})          # the model's interval; widened below to the band without this campaign
+    held = ddp_bands.band_without(CAMPAIGN.name)
     facts = campaign_facts(preds)
     lines = ["", "## 4. DDP iterations on 2 and 4 H200s (calibrate on collectives, predict iterations)", "",
              "ResNet-50 (batch 64), BERT-base (32 x 128 tokens), GPT-2 small (8 x 512) and an 8-layer "
@@ -139,21 +182,28 @@ def evaluate(write_calibrations: bool = False) -> tuple[list[str], dict]:
              "`nosync` each run's own `no_sync()` iteration (a diagnostic that isolates the communication and "
              "overlap model). The 90% interval (`iteration_lo_s`/`iteration_hi_s` of `gpunetsim ddp --json`) "
              "adds the collective calibration's interval of each bucket and, for pooled compute, the launches' "
-             "5-95% band of the step (`compute_lo_ratio`/`compute_hi_ratio`, simulator.training.ddp_intervals); "
-             "coverage counts the measured medians inside it.", "",
+             "5-95% band of the step (`compute_lo_ratio`/`compute_hi_ratio`), then widens to hold the held-out "
+             "DDP band of its compute's kind (one profile or pooled launches: simulator.training.ddp_intervals, "
+             "below); here that band is built *without* this campaign, so the coverage is held out. "
+             "Coverage counts the measured medians inside the interval; before -> after: the model's interval "
+             "alone -> widened.", "",
              "| compute, DDP parameters, GPUs | configurations | median time err % | p90 time err % | "
-             "worst time err % | measured p10-p90 spread % | 90% interval coverage % | median interval width % |",
+             "worst time err % | measured p10-p90 spread % | 90% interval coverage % before -> after | "
+             "median interval width % before -> after |",
              "|---|---|---|---|---|---|---|---|"]
     figures: dict = {"ddp_plain_launches": facts["plain_launches"]}
     for compute in SOURCES:
         pred = preds[compute]
+        band = held.get(ddp_bands.kind_of(pred))
         for world, pts in ((2, d2), (4, d4)):
-            s = ddp_summary(compare_ddp(pts, pred))
-            lines.append(_row(f"{compute}, datasheet, {world}", s))
+            comps = compare_ddp(pts, pred)
+            s = ddp_summary(ddp_bands.widened(comps, band))
+            lines.append(_row(f"{compute}, datasheet, {world}", s, ddp_summary(comps)))
             figures[f"{compute}_{world}"] = s
         params, _, _ = calibrate_ddp(d2, pred, name="h200-nvlink-ddp")
-        s4 = ddp_summary(compare_ddp(d4, pred.with_params(params)))
-        lines.append(_row(f"{compute}, fitted on 2 GPUs, **predict 4**", s4))
+        comps = compare_ddp(d4, pred.with_params(params))
+        s4 = ddp_summary(ddp_bands.widened(comps, band))
+        lines.append(_row(f"{compute}, fitted on 2 GPUs, **predict 4**", s4, ddp_summary(comps)))
         figures[f"{compute}_fit2_4"] = s4
         figures[f"{compute}_fit2_params"] = {k: params[k] for k in DDP_KEYS}
         if compute == "profile" and write_calibrations:   # the shipped file is the profile-compute fit (its ddp_compute says so)
@@ -165,7 +215,9 @@ def evaluate(write_calibrations: bool = False) -> tuple[list[str], dict]:
     ho = held_out_campaigns(comm)
     figures["held_out_campaigns"] = ho
     lines.append(_row("held out: the DDP runs of `h200x4_2026-11-26d` and `-e` (cap 25 MB), each from the "
-                      "other's plain steps, datasheet, 4", ho))
+                      "other's plain steps, datasheet, 4", ho, held_out_campaigns(comm, widen=False)))
+    lines += band_lines(write_calibrations)
+    figures["ddp_band_lodo"] = {k: ddp_bands.lodo_summary(k) for k in ddp_bands.DDP_KINDS}
     lines += ["", "Per model (datasheet DDP parameters, both world sizes); the last columns: the single-GPU "
               "compute against the same run's `no_sync()` iteration (median over configurations):", "",
               "| model | median err %, one profile | median err %, pooled plain steps | one profile vs no_sync % | "

@@ -125,17 +125,26 @@ class DdpPredictor:
     """Predicts a DDP measurement from its model's workload on ``topo`` with ``params``."""
 
     def __init__(self, topo: Topo, params: Parameters, workloads: Mapping[str, Workload],
-                 compute: str = "profile") -> None:
+                 compute: str = "profile", bands: Mapping[str, Mapping] | None = None) -> None:
         """``compute="profile"``: compute times from the single-GPU profile (a pure prediction);
         ``"nosync"``: the profile's times scaled so that one iteration's compute equals the
-        measured ``no_sync()`` baseline of the same run (isolates the communication model)."""
+        measured ``no_sync()`` baseline of the same run (isolates the communication model). ``bands``: the
+        held-out DDP bands the interval widens to (simulator.training.ddp_intervals.ddp_band; None: the
+        shipped ones, ``{}``: none)."""
         if compute not in ("profile", "nosync"):
             raise InputError("compute must be 'profile' or 'nosync'", field="compute", value=compute)
         self.topo, self.params, self.workloads, self.compute = topo, params, dict(workloads), compute
+        self.bands = bands
         self._routers: dict[tuple, object] = {}
 
+    def with_workloads(self, workloads: Mapping[str, Workload]) -> "DdpPredictor":
+        """The same predictor with other workloads (sharing its built topologies)."""
+        p = DdpPredictor(self.topo, self.params, workloads, self.compute, self.bands)
+        p._routers = self._routers
+        return p
+
     def with_params(self, params: Parameters) -> "DdpPredictor":
-        p = DdpPredictor(self.topo, params, self.workloads, self.compute)
+        p = DdpPredictor(self.topo, params, self.workloads, self.compute, self.bands)
         p._routers = self._routers
         return p
 
@@ -161,7 +170,7 @@ class DdpPredictor:
         r = simulate_iteration(model, w, DDPConfig(bucket_cap_mb=p.bucket_cap_mb, first_bucket_mb=None),
                                engine="closed")
         if interval:
-            r = with_interval(model, r, w)
+            r = with_interval(model, r, w, self.bands)
         return DdpComparison(p, r.iteration_s, r.exposed_comm_s, r.iteration_lo_s, r.iteration_hi_s)
 
 

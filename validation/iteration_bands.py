@@ -137,9 +137,9 @@ def table(groups: Mapping[str, Sequence[float]], others: "Others | None" = None)
     return out
 
 
-def shipped_check(path: Path, built: Mapping[str, dict]) -> str:
+def shipped_check(path: Path, built: Mapping[str, dict], kinds: tuple[str, ...] = KINDS) -> str:
     """A sentence: whether the shipped band file holds the bands built here (what the simulator applies)."""
-    shipped = bands(path) if path.exists() else {}
+    shipped = bands(path, kinds) if path.exists() else {}
     same = all(k in shipped and list(shipped[k]["log_ratio"]) == built[k]["log_ratio"]
                and shipped[k].get("domain") == built[k].get("domain") for k in built)
     rel = f"simulator/collectives/calibrations/uncertainty/{path.name}"
@@ -148,10 +148,11 @@ def shipped_check(path: Path, built: Mapping[str, dict]) -> str:
     return (f"**The shipped `{rel}` differs from these bands: rerun `python -m validation.accuracy --calibrations`.**")
 
 
-def write(path: Path, built: Mapping[str, dict]) -> None:
-    """Write the band file (``--calibrations``); the simulator reads it through its cache, cleared here."""
+def write(path: Path, built: Mapping[str, dict], kinds: tuple[str, ...] = KINDS) -> None:
+    """Write the band file (``--calibrations``) with the bands of ``kinds``; the simulator reads it through its
+    cache, cleared here."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({k: built[k] for k in KINDS if k in built}, indent=1) + "\n")
+    path.write_text(json.dumps({k: built[k] for k in kinds if k in built}, indent=1) + "\n")
     bands.cache_clear()
 
 

@@ -19,9 +19,11 @@ uncertainty alone.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Mapping
 
 from simulator.core.errors import InputError
 from simulator.network.closed_form import CostModel
+from simulator.training.iteration_bands import DDP_FILE, DDP_KINDS, bands, caveats, interval
 from simulator.training.workload import step_compute_s
 
 COMPUTE_BAND_KEYS = ("compute_lo_ratio", "compute_hi_ratio")
@@ -43,6 +45,27 @@ def compute_band(workload) -> tuple[float, float] | None:
         raise InputError("need 0 < compute_lo_ratio <= 1 <= compute_hi_ratio < 100", source=workload.name,
                          field="compute_lo_ratio", value={"compute_lo_ratio": lo, "compute_hi_ratio": hi})
     return lo, hi
+
+
+def band_kind(band: tuple[float, float] | None) -> str:
+    """The DDP band kind (:data:`DDP_KINDS`) of a workload whose :func:`compute_band` is ``band``."""
+    return DDP_KINDS[0] if band is None else DDP_KINDS[1]
+
+
+def ddp_band(band: tuple[float, float] | None, shipped: Mapping[str, Mapping] | None = None) -> Mapping | None:
+    """The held-out error band of a DDP prediction whose workload's compute band is ``band`` (None: none
+    shipped); ``shipped``: {kind: band} in place of the shipped file's (the validation's leave-one-out)."""
+    return (bands(DDP_FILE, DDP_KINDS) if shipped is None else shipped).get(band_kind(band))
+
+
+def band_source(band: tuple[float, float] | None) -> str:
+    """Where :func:`iteration_interval`'s held-out widening comes from, for the CLI (empty: none shipped)."""
+    b = ddp_band(band)
+    if b is None:
+        return ""
+    what = "one profile launch" if band is None else "pooled launches"
+    return (f"held-out errors of DDP predictions with compute from {what}, {len(b['datasets'])} datasets: "
+            f"simulator/collectives/calibrations/uncertainty/{DDP_FILE.name}")
 
 
 def _bucket_intervals(model, result):
@@ -79,12 +102,32 @@ def comm_ratios(model, result) -> tuple[float, float] | None:
     return (lo_w / total, hi_w / total) if total > 0 else None
 
 
-def iteration_interval(model, result, band: tuple[float, float] | None = None) -> tuple[float, float]:
+def iteration_interval(model, result, band: tuple[float, float] | None = None,
+                       shipped: Mapping[str, Mapping] | None = None) -> tuple[float, float]:
     """(low, high) seconds of one simulated iteration (a simulator.training.ddp.IterationResult); ``band``
     is :func:`compute_band` of its workload. The GPU path's communication and compute widen it; a host
     path (``host_path_s``, the workload's host launch times: no uncertainty of its own) is a floor, since
     the iteration is the longer of the two. When the host sets the pace the high end is the host path
-    widened as if the GPU path were as long (an upper bound: the GPU path is shorter)."""
+    widened as if the GPU path were as long (an upper bound: the GPU path is shorter). Then, with NCCL, it
+    widens to hold the held-out error band (:func:`ddp_band`; ``shipped`` as there, ``{}``: none)."""
+    lo, hi = _model_interval(model, result, band)
+    held = ddp_band(band, shipped) if isinstance(model, CostModel) else None   # Gloo, MPI: the bands are NCCL's
+    return widen_to_band(lo, hi, result.iteration_s, held, getattr(result, "host_path_s", None))
+
+
+def widen_to_band(lo_s: float, hi_s: float, iteration_s: float, held: Mapping | None,
+                  host_path_s: float | None = None) -> tuple[float, float]:
+    """(low, high) seconds: the model's interval ``lo_s``-``hi_s`` of a prediction of ``iteration_s`` widened to
+    hold the held-out band ``held`` (:func:`ddp_band`; None: none), its low end floored at the host path."""
+    held_lo, held_hi = interval(iteration_s, held)
+    if held_lo is not None and held_hi is not None:
+        lo_s, hi_s = min(lo_s, held_lo), max(hi_s, held_hi)
+    return (lo_s if host_path_s is None else max(lo_s, host_path_s)), hi_s
+
+
+def _model_interval(model, result, band: tuple[float, float] | None) -> tuple[float, float]:
+    """:func:`iteration_interval` from the communication model and the compute band alone (before the host
+    path's floor)."""
     ratios = comm_ratios(model, result)
     lo = hi = result.iteration_s
     if ratios is not None:
@@ -95,9 +138,6 @@ def iteration_interval(model, result, band: tuple[float, float] | None = None) -
         compute = step_compute_s(result)
         lo -= compute * max(0.0, 1.0 - band[0])
         hi += compute * max(0.0, band[1] - 1.0)
-    host = getattr(result, "host_path_s", None)
-    if host is not None:
-        lo = max(lo, host)
     return lo, hi
 
 
@@ -118,11 +158,15 @@ def part_intervals(model, result, band: tuple[float, float] | None = None) -> di
     return out
 
 
-def with_interval(model, result, workload=None):
+def with_interval(model, result, workload=None, shipped: Mapping[str, Mapping] | None = None):
     """The same iteration result with its 90% interval filled in (the host backends' from their residual
     spread, simulator.collectives.host_uncertainty), its parts' (:func:`part_intervals`) and why it
-    extrapolates (``iteration_extrapolated``); ``workload`` adds its compute band, if it has one."""
+    extrapolates (``iteration_extrapolated``); ``workload`` adds its compute band, if it has one; ``shipped``
+    as :func:`ddp_band`."""
     band = compute_band(workload) if workload is not None else None
-    lo, hi = iteration_interval(model, result, band)
+    lo, hi = iteration_interval(model, result, band, shipped)
+    held = tuple(f"held-out DDP band: {c}" for c in caveats(ddp_band(band, shipped), None, result.gpus)
+                 if isinstance(model, CostModel))
     return replace(result, iteration_lo_s=lo, iteration_hi_s=hi,
-                   iteration_extrapolated=iteration_outside(model, result), **part_intervals(model, result, band))
+                   iteration_extrapolated=iteration_outside(model, result) + held,
+                   **part_intervals(model, result, band))

@@ -64,7 +64,11 @@ DATAPARALLEL_FILE = BAND_DIR / "dataparallel.json"
 TRAIN_FILE = BAND_DIR / "train.json"
 COMPUTE_FILE = BAND_DIR / "compute.json"
 COMM_PARTS_FILE = BAND_DIR / "comm_parts.json"
+DDP_FILE = BAND_DIR / "ddp.json"
 KINDS = ("datasheet", "calibrated")
+DDP_KINDS = ("one profile", "pooled")
+"""The DDP bands (simulator.training.ddp_intervals): compute from *one profile* launch (no compute band), or
+*pooled* over launches (a workload carrying ``compute_lo_ratio``/``compute_hi_ratio``)."""
 
 
 def check_band(band: object, source: str, field: str) -> Mapping:
@@ -110,10 +114,10 @@ def _band_file(path: Path, keys: tuple[str, ...] | None) -> Mapping[str, Mapping
     return {k: check_band(data[k], str(path), k) for k in (keys or tuple(data)) if k in data}
 
 
-@lru_cache(maxsize=4)
-def bands(path: Path) -> Mapping[str, Mapping]:
+@lru_cache(maxsize=8)
+def bands(path: Path, kinds: tuple[str, ...] = KINDS) -> Mapping[str, Mapping]:
     """{kind: band} of a shipped band file ({} when it does not exist yet)."""
-    return _band_file(path, KINDS)
+    return _band_file(path, kinds)
 
 
 def interval(time_s: float, band: Mapping | None) -> tuple[float | None, float | None]:

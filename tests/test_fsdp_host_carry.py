@@ -92,8 +92,9 @@ def test_report_lines(carried: tuple) -> None:
     assert len(methods) == len(labels) + len(phases)
     assert sorted({m.split("|")[1].strip() for m in phases}) == ["h100x4_2026-11-27g_llm", "h100x4_2026-11-28_llm",
                                                                  "h200x4_2026-11-27d_llm", "h200x4_2026-11-27e_llm",
-                                                                 "h200x4_2026-11-27f_llm", "h200x4_2026-11-27h_llm"]
-    assert len(phases) == 24    # the four FSDP configurations of each of the six sealed leases
+                                                                 "h200x4_2026-11-27f_llm", "h200x4_2026-11-27h_llm",
+                                                                 "h200x4_2026-11-28_llm"]
+    assert len(phases) == 28    # the four FSDP configurations of each of the seven sealed leases with both files
     assert len(issue) == 14 and all(0.8 < float(r.split("|")[5]) < 1.3 for r in issue)
     assert figs["rule2_rms_log"] < figs["rule1_rms_log"]
 
@@ -202,7 +203,7 @@ def test_every_fsdp_only_file_is_scored_by_every_method_its_lease_has_data_for(m
     a, b, c, d = Method
     paired = sum(len(pair_files(f)) for f in PAIRED)
     assert paired == 7
-    assert len(methods) == sum(lease.fit is fhc.Fit.LEASE for lease in fhc.LEASES) + 16 + paired   # 16 sealed rows
+    assert len(methods) == sum(lease.fit is fhc.Fit.LEASE for lease in fhc.LEASES) + 19 + paired   # 19 sealed rows
     have = {label: set(scores) for label, (_, scores) in methods.items()}
     assert have["h200x4_2026-11-27d_llm fsdp4 (sealed)"] == {a, b, c}
     assert have["h200x4_2026-11-27e_llm fsdp4 (sealed)"] == {a, b, c}
@@ -215,6 +216,9 @@ def test_every_fsdp_only_file_is_scored_by_every_method_its_lease_has_data_for(m
     assert have["h200x4_2026-11-27h_llm fsdppair4 (sealed)"] == {d, a, b, c}   # the ninth's (4x H200)
     assert have["h100x4_2026-11-28_llm fsdp4 (sealed)"] == {a, b, c}
     assert have["h100x4_2026-11-28_llm fsdppair4 (sealed)"] == {d, a, b, c}   # the tenth's (4x H100)
+    assert have["h200x4_2026-11-28_llm fsdp4 (sealed)"] == {a, b, c}
+    assert have["h200x4_2026-11-28_llm fsdppair4 (sealed)"] == {d, a, b, c}   # the eleventh's (4x H200)
+    assert have["h200x4_2026-11-28b_llm fsdp4 (sealed)"] == {a, c}   # the twelfth's (no llm4 campaign, no paired file)
     assert have["h100x4_2026-11-27_llm fsdp2 (sealed)"] == {a, b, c}
     assert have["h200x4_2026-11-27b_llm fsdp4 (sealed)"] == {b, c}
     assert have["h200x4_2026-11-26_fsdp 4 GPUs"] == {c}
@@ -249,7 +253,7 @@ def test_no_order_of_own_measurements_wins_on_every_lease_with_both(methods: dic
     a, b, _, _ = Method
     both = [s for _, s in methods.values() if a in s and b in s]
     wins = sum(s[a].median_pct < s[b].median_pct for s in both)
-    assert len(both) == 13 and 0 < wins < len(both)
+    assert len(both) == 15 and 0 < wins < len(both)
     text = "\n".join(fhc.method_lines())
     assert f"(a) has the lower median on {wins} of them" in text and "a check, not blind" in text
 

@@ -345,8 +345,8 @@ def test_the_tenth_sealed_campaign_reads_its_own_readmes():
     """The 4x H100 campaign sealed in the session of 2026-11-28 00:44-03:44 UTC (a fifteenth machine, the ninth's
     phases on an H100 lease): blind tables under main c712e12 from its own READMEs, the paired file scored blind too."""
     c = sc.H100I
-    assert sc.SEALED == (sc.H100, sc.H200, sc.H200B, sc.H100C, sc.H200D, sc.H200E, sc.H200F, sc.H100G, sc.H200H,
-                         sc.H100I)
+    assert sc.SEALED[:10] == (sc.H100, sc.H200, sc.H200B, sc.H100C, sc.H200D, sc.H200E, sc.H200F, sc.H100G,
+                              sc.H200H, sc.H100I)
     assert c.blind_commit == "c712e12" and c.topology == "dgx-h100" and c.calibration == "h100-nvlink-2gpu"
     assert c.prefix not in {x.prefix for x in sc.SEALED[:9]}
     assert len(c.opened) == 7 and c.opened != "OPENED" and not c.fsdp_only_seen
@@ -369,6 +369,40 @@ def test_the_c712e12_blind_script_refuses_todays_model():
     assert done.returncode != 0 and "c712e12" in done.stderr and "###" not in done.stdout
 
 
+def test_the_eleventh_and_twelfth_sealed_campaigns_read_their_own_readmes():
+    """The two 4x H200 leases sealed in the session of 2026-11-28 03:28-06:28 UTC (a sixteenth and a seventeenth
+    machine, other hosts): blind tables under main f8ec1e9 from their own READMEs. The twelfth's device time ran
+    short: collectives, fsdp4 and its host issue probe only (no llm4, no paired file)."""
+    j, k = sc.H200J, sc.H200K
+    assert sc.SEALED[10:] == (j, k)
+    for c in (j, k):
+        assert c.blind_commit == "f8ec1e9" and c.topology == "hgx-h200" and c.calibration == "h200-nvlink"
+        assert len(c.opened) == 7 and c.opened != "OPENED" and not c.fsdp_only_seen
+        assert (c.llm / "fsdpissue_world4.jsonl").exists() and (c.llm / "fsdp_world4.jsonl").exists()
+    assert len({x.prefix for x in sc.SEALED}) == len(sc.SEALED)
+    assert (j.llm / "fsdppair_world4.jsonl").exists() and not (k.llm / "llm_world4.jsonl").exists()
+    assert [r[0] for r in k.runs] == ["fsdp4"]
+    assert sc.blind_collectives(j)[("4", "< 16 MiB together")] == (46, 11.9, 22.1, 93, 96, 63)
+    assert sc.blind_collectives(j)[("4", ">= 16 MiB")] == (28, 2.2, 13.3, 39, 96, 29)
+    assert sc.blind_llm(j) == {"llm4 PP": (1.8, 3.8, 1.0), "llm4 TP": (8.1, 10.3, 0.89),
+                               "llm4 FSDP": (6.6, 10.1, 0.95), "fsdp4": (9.1, 13.7, 1.0),
+                               "fsdppair4": (15.5, 19.1, 1.0)}
+    assert sc.blind_collectives(k)[("4", "< 16 MiB together")] == (46, 11.6, 25.9, 83, 89, 71)
+    assert sc.blind_collectives(k)[("4", ">= 16 MiB")] == (28, 2.5, 16.6, 39, 100, 38)
+    assert sc.blind_llm(k) == {"fsdp4": (7.2, 9.4, 0.8)}
+
+
+@pytest.mark.parametrize("script", ["sealed_blind_f8ec1e9.py", "sealed_blind_f8ec1e9b.py"])
+def test_the_f8ec1e9_blind_scripts_refuse_todays_model(script):
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, f"validation/scripts/{script}"], cwd=root, timeout=120,
+                          capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+    assert done.returncode != 0 and "f8ec1e9" in done.stderr and "###" not in done.stdout
+
+
 @pytest.mark.parametrize("names, shared", [
     (("h200x4_2026-11-27b_lat", "h200x4_2026-11-27b_bw", "h200x4_2026-11-27b_llm"), "h200x4_2026-11-27b"),
     (("h100x4_2026-11-27_lat", "h100x4_2026-11-27_lab"), "h100x4_2026-11-27"),   # not '..._la'
@@ -389,4 +423,6 @@ def test_every_sealed_lease_keeps_its_name():
                                             "4x H200, `h200x4_2026-11-27f` (sealed)",
                                             "4x H100, `h100x4_2026-11-27g` (sealed)",
                                             "4x H200, `h200x4_2026-11-27h` (sealed)",
-                                            "4x H100, `h100x4_2026-11-28` (sealed)"]
+                                            "4x H100, `h100x4_2026-11-28` (sealed)",
+                                            "4x H200, `h200x4_2026-11-28` (sealed)",
+                                            "4x H200, `h200x4_2026-11-28b` (sealed)"]

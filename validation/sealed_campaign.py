@@ -173,7 +173,15 @@ H100I = Sealed(DATA / "h100x4_2026-11-28_lat", DATA / "h100x4_2026-11-28_bw", DA
                "dgx-h100", "h100s4_sealed", "h100-nvlink-2gpu", RUNS[:3] + (RUNS[4], RUNS[6]), "c712e12",
                "4x H100 80GB HBM3", "A fifteenth machine, sealed", "at the start of the session of 2026-11-28 "
                "00:44-03:44 UTC (00:45-01:01) under main c712e12", "h100x4_2026-11-26h", "a95e3d2")
-SEALED = (H100, H200, H200B, H100C, H200D, H200E, H200F, H100G, H200H, H100I)
+H200J = Sealed(DATA / "h200x4_2026-11-28_lat", DATA / "h200x4_2026-11-28_bw", DATA / "h200x4_2026-11-28_llm",
+               "hgx-h200", "h200s8_sealed", "h200-nvlink", RUNS[:3] + (RUNS[4], RUNS[6]), "f8ec1e9", "4x H200",
+               "A sixteenth machine, sealed", "at the start of the session of 2026-11-28 03:28-06:28 UTC (03:31-03:46) "
+               "under main f8ec1e9", "h200x4_2026-11-26d", "a76b073")
+H200K = Sealed(DATA / "h200x4_2026-11-28b_lat", DATA / "h200x4_2026-11-28b_bw", DATA / "h200x4_2026-11-28b_llm",
+               "hgx-h200", "h200s9_sealed", "h200-nvlink", (RUNS[4],), "f8ec1e9", "4x H200",
+               "A seventeenth machine, sealed", "at the start of the session of 2026-11-28 03:28-06:28 UTC (03:58-04:06) "
+               "under main f8ec1e9", "h200x4_2026-11-26d", "a76b073")
+SEALED = (H100, H200, H200B, H100C, H200D, H200E, H200F, H100G, H200H, H100I, H200J, H200K)
 """The sealed campaigns in the report's order."""
 
 

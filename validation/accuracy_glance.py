@@ -45,7 +45,7 @@ def sealed_key_10(c) -> str:
 
 def sealed_key_14(c) -> str:
     """The words of section 7's Targets bullet on sealed campaign ``c``."""
-    return f"(blind: its README, main {c.blind_commit};"
+    return f"(blind: `{c.llm.name}`'s README, main {c.blind_commit};"
 
 
 @dataclass(frozen=True)

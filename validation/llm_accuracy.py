@@ -382,7 +382,7 @@ def sealed_targets(sealed: dict) -> list[str]:
                        f"{k} {s['median_abs_pct']:.1f}% ({_verdict(s['median_abs_pct'] <= TARGET_MEDIAN)}; "
                        + (f"blind {b['median_abs_pct']:.1f}%)" if (b := figs["blind"].get(k)) else "no blind figure)")
                        for k, s in figs.items() if k != "blind")
-                   + f" (blind: its README, main {c.blind_commit}; {seen}).")
+                   + f" (blind: `{c.llm.name}`'s README, main {c.blind_commit}; {seen}).")
     return out
 
 

@@ -265,6 +265,10 @@ def goodput(gpus: int, *, gpus_per_node: int = 8, nics_per_node: int | None = No
     for name, v in (("gpus", gpus), ("gpus_per_node", gpus_per_node)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise InputError("must be an integer of at least 1", field=name, value=v)
+    if gpus % gpus_per_node:                    # was rounded up to whole servers without a word
+        lo, hi = gpus // gpus_per_node * gpus_per_node, -(-gpus // gpus_per_node) * gpus_per_node
+        raise InputError(f"must be a multiple of gpus_per_node ({gpus_per_node}), a whole number of servers: "
+                         f"e.g. {' or '.join(str(n) for n in (lo, hi) if n)}", field="gpus", value=gpus)
     for name, v in (("nics_per_node", nics_per_node), ("switches", switches)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
             raise InputError("must be an integer, 0 or more", field=name, value=v)
@@ -272,7 +276,7 @@ def goodput(gpus: int, *, gpus_per_node: int = 8, nics_per_node: int | None = No
         if count == 0 and mtbf is not None:     # the MTBF was dropped without a word: nothing of that kind fails
             raise InputError(f"{name} is 0, so nothing of this kind can fail: drop the MTBF or give a count",
                              field="mtbf_" + ("nic" if name == "nics_per_node" else "switch"), value=mtbf)
-    nodes = -(-gpus // gpus_per_node)
+    nodes = gpus // gpus_per_node
     nics_per = gpus_per_node if nics_per_node is None else nics_per_node
     comps = Components(gpus, nodes, nodes * nics_per,
                        nics_per * -(-nodes // HOSTS_PER_LEAF) if switches is None else switches)

@@ -148,14 +148,28 @@ def register_stragglers(sub) -> None:
                                    "Monte Carlo estimate side by side.")
     p.add_argument("--ranks", default="2,8,64,1024", help="comma-separated numbers of GPUs")
     p.add_argument("--distribution", default="normal", choices=["none", "normal", "lognormal"])
-    p.add_argument("--cv", type=float, default=0.05, help="coefficient of variation of one GPU's compute time")
+    p.add_argument("--cv", type=float, default=None,
+                   help="coefficient of variation of one GPU's compute time (default 0.05; not with --distribution none)")
     p.add_argument("--slow-gpus", type=int, default=0, help="GPUs that are slow on average")
-    p.add_argument("--slow-factor", type=float, default=1.0,
-                   help="their mean compute-time factor, >= 1 (2: a slow GPU takes twice as long)")
+    p.add_argument("--slow-factor", type=float, default=None,
+                   help="their mean compute-time factor, >= 1 (2: a slow GPU takes twice as long; default 1; "
+                        "needs --slow-gpus)")
     p.add_argument("--samples", type=int, default=20000, help="Monte Carlo iterations")
     p.add_argument("--seed", type=int, default=0, help="numpy Generator seed")
     p.add_argument("--json", action="store_true", help="one JSON object per rank count")
     p.set_defaults(func=_stragglers)
+
+
+def _straggler_flags(args: argparse.Namespace) -> None:
+    """Refuse a value that the chosen options would ignore, then fill the defaults (review s24, rv24c)."""
+    if args.cv is not None and args.distribution == "none":
+        raise InputError("--distribution none has no variability: leave --cv out or choose normal or lognormal",
+                         field="--cv", value=args.cv)
+    if args.slow_factor is not None and args.slow_gpus == 0:
+        raise InputError("applies to the slow GPUs: give --slow-gpus N (N >= 1) with it", field="--slow-factor",
+                         value=args.slow_factor)
+    args.cv = 0.05 if args.cv is None else args.cv
+    args.slow_factor = 1.0 if args.slow_factor is None else args.slow_factor
 
 
 def _stragglers(args: argparse.Namespace) -> int:
@@ -177,6 +191,7 @@ def _stragglers(args: argparse.Namespace) -> int:
     if args.samples * max(ranks) > 10**8:           # Monte Carlo draws held in memory
         raise InputError("--samples x the largest --ranks must be at most 100,000,000", field="--samples",
                          value=args.samples)
+    _straggler_flags(args)
     limits.check_range(args.slow_factor, field="--slow-factor", low=1.0, high=1e6)   # < 1 would be a fast GPU
     if args.slow_gpus < 0 or args.slow_gpus > min(ranks):
         raise InputError(f"must be between 0 and the smallest rank count ({min(ranks)})", field="--slow-gpus",

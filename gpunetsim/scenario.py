@@ -304,7 +304,12 @@ def _train_job(spec: JobSpec, where: str, router: Router, attrs: Mapping, src: s
     from simulator.training.llm.model import parse_model_spec, resolve_model, with_seq
     text = spec.train or ""
     if "=" in text:
-        model = checked(lambda: parse_model_spec(text), src, f"{where}.train", text)
+        try:                            # named as the file spells it: jobs[0].train, not --model-spec
+            model = parse_model_spec(text, f"{where}.train")
+        except InputError as e:         # the field stays jobs[0].train; the spec's key leads the message
+            key = str(e.field).removeprefix(f"{where}.train").removeprefix(": ")
+            raise InputError(f"{key}: {e.message}" if key else e.message, source=src, field=f"{where}.train",
+                             value=e.value) from None
     else:
         name = model_path(text, base)
         model = checked(lambda: resolve_model(name), src, f"{where}.train", text)

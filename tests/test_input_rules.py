@@ -238,3 +238,60 @@ def test_calibrates_lists_refuse_an_empty_item(tmp_path, capsys, flag, value):
     err = _error(capsys, ["calibrate", "--measurements", f, "--topology", "dgx-h100", "--gpus", "2",
                           "--out", str(tmp_path / "c.json"), flag, value])
     assert f"{flag}: item " in err and "is empty" in err
+
+
+# ------------------------------------------------------------------ rv24c: the low findings rv24b left open
+@pytest.mark.parametrize("argv, text", [
+    (["--distribution", "none", "--cv", "0.1"], "--cv: --distribution none has no variability"),    # cv ignored
+    (["--slow-factor", "2"], "--slow-factor: applies to the slow GPUs: give --slow-gpus"),          # factor ignored
+])
+def test_a_stragglers_value_that_would_be_ignored_is_refused(capsys, argv, text):
+    assert text in _error(capsys, ["stragglers", "--ranks", "8"] + argv)
+
+
+def test_stragglers_defaults_still_apply(capsys):
+    assert main(["stragglers", "--ranks", "8", "--slow-gpus", "1", "--samples", "100"]) == 0
+    assert "normal, cv=0.05, 1 slow GPUs x1," in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("gpus, per_node, text", [
+    ("1024", "3", "--gpus: must be a multiple of gpus_per_node (3), a whole number of servers: e.g. 1023 or 1026 "
+                  "(got 1024)"),                                   # counted 342 servers and 1026 NICs
+    ("4", "8", "--gpus: must be a multiple of gpus_per_node (8), a whole number of servers: e.g. 8 (got 4)"),
+])
+def test_goodput_counts_whole_servers(capsys, gpus, per_node, text):
+    assert text in _error(capsys, ["goodput", "--gpus", gpus, "--gpus-per-node", per_node, "--mtbf-node", "1000 h"])
+
+
+@pytest.mark.parametrize("spec, text", [
+    ("hidden=1024,layers=2,heads=8,seq=x", "s.yaml: jobs[0].train: seq: expected an integer (got 'x')"),
+    ("hidden=1024,layers=2,heads=8,seq=128,", "s.yaml: jobs[0].train: item 5 of the comma-separated list is empty"),
+    ("hidden=1024,layers=2,heads=8,seq=128,vocab", "s.yaml: jobs[0].train: expected key=value pairs"),
+])
+def test_a_scenario_train_spec_error_names_the_file_field(tmp_path, capsys, spec, text):
+    job = f'  - {{name: a, train: "{spec}", global_batch: 8, tp: 8, nodes: 1}}\n'
+    err = _error(capsys, ["cluster", _write(tmp_path, "s.yaml", "topology: dgx-a100\nnodes: 1\njobs:\n" + job)])
+    assert text in err and "--model-spec" not in err           # read 'jobs[0].train: --model-spec: seq: ...'
+
+
+GOOD_TABLE = NCCL_TESTS % ("14.00", "     8388608")
+
+
+@pytest.mark.parametrize("text, message", [
+    (GOOD_TABLE.replace("87.4      0\n", "87.4      0   7\n"),                               # was taken
+     "ar.txt: line 6: row has 14 fields, the header at line 3 has 13: extra field '7'"),
+    (GOOD_TABLE.replace("2097152    float", "2097152    float128"),                          # was taken
+     "ar.txt: line 6: unknown dtype in the type column (known: "),
+    (GOOD_TABLE + GOOD_TABLE,                                                                # 4 points, not 2
+     "ar.txt: line 10: this table repeats the one at line 3 time for time"),
+], ids=["extra-cell", "float128", "table-twice"])
+def test_a_damaged_nccl_tests_file_is_refused_at_its_line(tmp_path, capsys, text, message):
+    f = _write(tmp_path, "ar.txt", text)
+    err = _error(capsys, ["compare", "--measurements", f, "--topology", "dgx-h100", "--gpus", "2"])
+    assert message in err
+
+
+def test_a_repeated_launch_with_its_own_times_is_kept(tmp_path, capsys):
+    again = NCCL_TESTS % ("15.00", "     8388608")
+    f = _write(tmp_path, "ar.txt", GOOD_TABLE + again)
+    assert main(["compare", "--measurements", f, "--topology", "dgx-h100", "--gpus", "2", "--json"]) == 0

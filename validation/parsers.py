@@ -343,8 +343,22 @@ class _TextParser:
             if failed_line is not None and table.points and not self._wrong_seen:
                 self.dropped_failed.append((failed_line, len(table.points)))
             elif table.points:
+                self._refuse_a_repeat(table)
                 self.tables.append(table)
         self.ctx = _Context()
+
+    def _refuse_a_repeat(self, table: NcclTestsTable) -> None:
+        """A table equal to an earlier one of the file, time for time, is the same output pasted twice: its points
+        would count twice in a fit. Repeated launches differ in their times; one row alike can be chance."""
+        def key(t: NcclTestsTable) -> tuple:
+            return t.op, t.world, tuple((p.size_bytes, p.dtype, p.in_place, p.time_s) for p in t.points)
+        if len(table.points) < 2:
+            return
+        earlier = next((t for t in self.tables if key(t) == key(table)), None)
+        if earlier is not None:
+            raise InputError(f"this table repeats the one at line {earlier.line} time for time (the same output "
+                             "pasted twice would count every point twice): keep one", source=self.source,
+                             field=_line_field(table.line), value=table.op)
 
     def _table(self, header: _Header, rows: list[tuple[int, list[str]]]) -> NcclTestsTable:
         op = self.op or self.ctx.op
@@ -405,6 +419,9 @@ class _TextParser:
             else:
                 raise bad(f"row has {len(tokens)} fields, the header at line {header.line} "
                           f"has {n_named}", " ".join(tokens))
+        elif len(tokens) > n_named and "timestamp" not in columns:   # a trailing cell no column names
+            raise bad(f"row has {len(tokens)} fields, the header at line {header.line} has {n_named}: "
+                      f"extra field {tokens[n_named]!r}", " ".join(tokens))
         cell: dict[str, list[str]] = {}
         for name, token in zip(columns, tokens):
             cell.setdefault(name, []).append(token)
@@ -414,6 +431,8 @@ class _TextParser:
             raise bad("size is not an integer", tokens[0]) from None
         count = _number(cell["count"][0]) if "count" in cell else None
         dtype, type_size = _dtype(cell["type"][0]) if "type" in cell else ("float32", 4)
+        if type_size is None:           # was kept as a point of an unknown element size
+            raise bad(f"unknown dtype in the type column (known: {', '.join(sorted(DTYPE_BYTES))})", dtype)
         root_value = _number(cell["root"][0]) if "root" in cell else None
         ratio = (size / (count * type_size)) if count and type_size else None
         halves: list[tuple[float, float | None, float | None] | None] = []

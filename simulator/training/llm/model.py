@@ -175,18 +175,19 @@ def _from_mapping(data: dict, source: str | None, field_prefix: str) -> Transfor
         raise InputError(e.message, source=source, field=f"{field_prefix}{e.field}", value=e.value) from None
 
 
-def parse_model_spec(text: str) -> TransformerSpec:
-    """``"hidden=12288,layers=96,heads=96,seq=2048[,ffn=..,vocab=..,kv_heads=..]"``."""
+def parse_model_spec(text: str, field: str = "--model-spec") -> TransformerSpec:
+    """``"hidden=12288,layers=96,heads=96,seq=2048[,ffn=..,vocab=..,kv_heads=..]"``; errors name ``field`` (the
+    option, or a file's field such as ``jobs[0].train``) and the key."""
     data: dict = {}
-    for part in comma_items(text, "--model-spec"):
+    for part in comma_items(text, field):
         if "=" not in part:
-            raise InputError("expected key=value pairs separated by commas", field="--model-spec", value=part)
+            raise InputError("expected key=value pairs separated by commas", field=field, value=part)
         k, v = part.split("=", 1)
         if k.strip() in data:           # the later value would silently win (a YAML key twice is refused too)
-            raise InputError(f"given twice ({data[k.strip()]} and {v.strip()})", field=f"--model-spec: {k.strip()}",
+            raise InputError(f"given twice ({data[k.strip()]} and {v.strip()})", field=f"{field}: {k.strip()}",
                              value=part.strip())
         data[k.strip()] = v.strip()
-    return _from_mapping(data, None, "--model-spec: ")
+    return _from_mapping(data, None, f"{field}: ")
 
 
 def load_model_file(path: str | Path) -> TransformerSpec:

@@ -463,3 +463,14 @@ def test_gpus_sharing_nics_spread_channels_over_every_nic(algo):
         cluster = topologies.prepare("dgx-a100", nodes=2, fabric=topologies.FabricSpec(nic_Bps=nic_Bps, nics=nics))
         return CostModel(cluster, Parameters()).best("all_reduce", GiB, algo, "simple")[0]
     assert seconds(4, 12.5e9) == pytest.approx(seconds(8, 6.25e9), rel=0.02)
+
+
+def test_two_degradations_of_one_link_multiply(tmp_path):
+    """docs/shared-clusters.md: two degraded_links entries on one link multiply (0.5 and 0.25 leave 0.125)."""
+    from gpunetsim.scenario import load_scenario
+    f = tmp_path / "s.yaml"
+    f.write_text(SCENARIO + 'degraded_links: [{link: "h0.nic0 - leaf.g0.r0", fraction: 0.5},\n'
+                            '                 {link: "h0.nic0 -> leaf.g0.r0", fraction: 0.25}]\n')
+    degraded = load_scenario(f).degraded
+    assert degraded[("h0.nic0", "leaf.g0.r0")] == pytest.approx(0.125)
+    assert degraded[("leaf.g0.r0", "h0.nic0")] == pytest.approx(0.5)

@@ -85,7 +85,8 @@ def add_nccl_version_arg(p: argparse.ArgumentParser) -> None:
     from simulator.core.vocabulary import NCCL_CURRENT, NCCL_OLDEST
     p.add_argument("--nccl-version", default=None, metavar="X.Y[.Z]",
                    help=f"NCCL release to plan for (default: {NCCL_CURRENT}, the newest the model knows, which also "
-                        f"plans a later 2.x; {NCCL_OLDEST} the oldest): the algorithms it has (NVLS from 2.17, NVLS-Tree 2.18, PAT 2.23), its tuner's "
+                        f"plans a later 2.x; {NCCL_OLDEST} the oldest): the algorithms it has (NVLS from 2.17, "
+                        "NVLS-Tree 2.18, PAT 2.23), its tuner's "
                         "table (NVLS priced as before 2.28), whether it flushes GPUDirect receives (Hopper, before "
                         "2.19), reads NVLS chunk settings (2.22) and loads a tuner plugin (2.19)")
 
@@ -114,7 +115,7 @@ def nccl_words(args: argparse.Namespace, planner) -> str:
     from simulator.collectives.nccl_constants import NVLS_CHUNK_PARAM_FROM
     from simulator.collectives.ofi_tuner import platform_of, plugin_nvls_chunks
     from simulator.core.units import format_bytes
-    from simulator.core.vocabulary import nccl_release_words
+    from simulator.core.vocabulary import NcclVersion, nccl_release_words
     version = nccl_release_words(planner.nccl_version)
     spec = getattr(args, "tuner_plugin", None)
     if not spec:
@@ -124,7 +125,7 @@ def nccl_words(args: argparse.Namespace, planner) -> str:
         return f", NCCL {version}, tuner plugin={spec}"
     if chunks.taken_by(planner.nccl_version) != chunks:
         return (f", NCCL {version}, tuner plugin={spec} (NVLS chunks NCCL's own: it reads the plugin's "
-                f"{format_bytes(chunks.chunk_bytes)} from {'.'.join(map(str, NVLS_CHUNK_PARAM_FROM))} on)")
+                f"{format_bytes(chunks.chunk_bytes)} from {NcclVersion(*NVLS_CHUNK_PARAM_FROM)} on)")
     tree = "" if chunks.tree_max_bytes in (None, chunks.chunk_bytes) else \
         f", NVLS-Tree at most {format_bytes(chunks.tree_max_bytes)}"
     return f", NCCL {version}, tuner plugin={spec} (NVLS chunks {format_bytes(chunks.chunk_bytes)}{tree})"

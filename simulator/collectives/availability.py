@@ -31,7 +31,7 @@ def why_unavailable(router: Router, op: str, algo: str, ranks: list[str] | None 
         return f"{op} has no {algo} algorithm"
     first = ALGO_FROM.get(algo)
     if first is not None and nccl_version < first:
-        return f"NCCL runs {algo} from {_dotted(first)} on (this plans for NCCL {nccl_version})"
+        return f"NCCL runs {algo} from {NcclVersion(*first)} on (this plans for NCCL {nccl_version})"
     info = router.info
     if algo in ("ring", "tree", "direct"):
         return None
@@ -50,8 +50,8 @@ def why_unavailable(router: Router, op: str, algo: str, ranks: list[str] | None 
             why = ("NVLS runs inside one NVLink domain; across domains NCCL runs nvls_tree "
                    "(or all_reduce NVLS with SHARP between servers: --collnet on)")
         elif algo == "nvls" and nodes > 1 and nccl_version < NVLS_ACROSS_SERVERS_FROM:
-            why = (f"NCCL runs NVLS across servers (IB SHARP between them) from {_dotted(NVLS_ACROSS_SERVERS_FROM)} "
-                   f"on (this plans for NCCL {nccl_version})")
+            why = ("NCCL runs NVLS across servers (IB SHARP between them) from "
+                   f"{NcclVersion(*NVLS_ACROSS_SERVERS_FROM)} on (this plans for NCCL {nccl_version})")
         elif algo == "nvls_tree" and nodes == 1:
             why = "NVLS-Tree needs several NVLink domains (servers)"
         elif algo == "nvls" and op != "all_reduce" and len(rk) > MAX_NVLS_ARITY:
@@ -71,10 +71,6 @@ def why_unavailable(router: Router, op: str, algo: str, ranks: list[str] | None 
             why = (f"PAT runs with one GPU per server (NCCL 2.23+, its tuner's rule); this topology has "
                    f"{max_ppn} GPUs per server (--gpus 1 runs one per server)")
     return why
-
-
-def _dotted(version: tuple[int, ...]) -> str:
-    return ".".join(map(str, version))
 
 
 def available(router: Router, op: str, nccl_version: NcclVersion = NCCL_CURRENT) -> tuple[str, ...]:

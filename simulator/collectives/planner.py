@@ -46,7 +46,7 @@ class Planner:
         self.params = params or Parameters()
         self.nccl_version = NcclVersion(*nccl_version) if nccl_version else NCCL_CURRENT
         if tuner_plugin is not None and self.nccl_version < TUNER_PLUGIN_FROM:
-            raise InputError(f"NCCL loads a tuner plugin from {'.'.join(map(str, TUNER_PLUGIN_FROM))} on (this "
+            raise InputError(f"NCCL loads a tuner plugin from {NcclVersion(*TUNER_PLUGIN_FROM)} on (this "
                              f"plans for NCCL {self.nccl_version})", field="tuner_plugin", value=tuner_plugin)
         nccl_version = self.nccl_version
         self.tuner_plugin = tuner_plugin

@@ -102,7 +102,8 @@ def read_nccl_version(text: object) -> NcclVersion | None:
 
 def nccl_version(value: object, field: str = "nccl_version") -> NcclVersion:
     """The NCCL a user names (``"2.20.3"``, ``"2.22"``, or an NcclVersion): an :class:`InputError` naming
-    ``field`` and the value where it is ill-formed, older than NCCL_OLDEST or newer than NCCL_CURRENT."""
+    ``field`` and the value where it is ill-formed, older than NCCL_OLDEST or of another major release than
+    NCCL_CURRENT (a later 2.x is accepted and planned with NCCL_CURRENT's rules: :func:`nccl_release_words`)."""
     if isinstance(value, tuple) and len(value) in (2, 3) and all(isinstance(v, int) and not isinstance(v, bool)
                                                                   for v in value):
         v = NcclVersion(*value)

@@ -39,6 +39,7 @@ from gpunetsim.train_study import TRAIN_AXES, ZeroStage
 from simulator.core.config import Seed, Switch, checked, validate
 from simulator.core.errors import InputError
 from simulator.core.inputs import names_a_file
+from simulator.core.values import repeated
 from topologies.preset_cluster import PresetCluster
 from topologies.routing import Router, router_for
 
@@ -350,10 +351,10 @@ def scenario_from_spec(spec: ScenarioSpec, src: str = "<scenario>", base: Path |
     from simulator.training.stragglers import StragglerModel
     base = base or Path.cwd()
     names = [j.name for j in spec.jobs]
-    for i, name in enumerate(names):
-        if name in names[:i]:
-            raise InputError(f"job names must be unique: jobs[{names.index(name)}] has it too", source=src,
-                             field=f"jobs[{i}].name", value=name)
+    i = repeated(names)
+    if i is not None:
+        raise InputError(f"job names must be unique: jobs[{names.index(names[i])}] has it too", source=src,
+                         field=f"jobs[{i}].name", value=names[i])
     topology = _topology(spec, src, base)
     router = router_for(topology)
     attrs = attributes(topology)

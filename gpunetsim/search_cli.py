@@ -12,7 +12,7 @@ import time
 from gpunetsim.cli_args import add_nccl_version_arg, nccl_version_from_args
 from simulator.core.errors import InputError
 from simulator.core.units import GiB
-from simulator.core.values import comma_items
+from simulator.core.values import comma_items, repeated
 from simulator.core.vocabulary import NCCL_CURRENT
 
 
@@ -134,9 +134,10 @@ def _search(args: argparse.Namespace) -> int:
     prices = parse_prices(args.price)
     gpus = _list(args.gpus, "--gpus", int)
     topologies = args.topology or []
-    twice = next((v for i, v in enumerate(topologies) if v in topologies[:i]), None)
+    twice = repeated(topologies)
     if twice is not None:           # every plan of that cluster was enumerated, simulated and ranked twice
-        raise InputError(f"{twice} is given twice: each candidate cluster once", field="--topology", value=twice)
+        raise InputError(f"{topologies[twice]} is given twice: each candidate cluster once", field="--topology",
+                         value=topologies[twice])
     if args.out:                    # before the search, not after it (simulator.core.outputs)
         from simulator.core.outputs import check_folder
         check_folder(args.out, "--out")

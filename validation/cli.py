@@ -16,7 +16,7 @@ from pathlib import Path
 
 from simulator.core.errors import InputError
 from simulator.core.outputs import check_writable
-from simulator.core.values import comma_items
+from simulator.core.values import comma_items, repeated
 
 
 def register(sub) -> None:
@@ -86,10 +86,10 @@ def _load(args: argparse.Namespace) -> _Loaded:
     if args.nodes != 1 and not args.topology:
         raise InputError("--nodes describes the --topology given; a dataset's own topology hint gives its servers",
                          field="--nodes", value=args.nodes)
-    same = next((f for i, f in enumerate(args.measurements)
-                 if any(_same_file(f, g) for g in args.measurements[:i])), None)
+    same = repeated(args.measurements, _same_file)
     if same is not None:    # every point of it counted twice in the fit and the errors
-        raise InputError("the same file is given twice: give each file once", field="--measurements", value=same)
+        raise InputError("the same file is given twice: give each file once", field="--measurements",
+                         value=args.measurements[same])
     if args.topology:       # nccl-tests text without rank lines: the topology says how many ranks
         import topologies
         world = len(topologies.router_for(topologies.prepare(args.topology, nodes=args.nodes,

@@ -43,9 +43,9 @@ def axis(v: Any) -> list[Any]:
     items = list(v) if isinstance(v, (list, tuple)) else [v]
     if not items:
         raise ValueError("an axis needs at least one value (an empty list would make an empty study)")
-    for i, x in enumerate(items):
-        if any(x == y and isinstance(x, bool) == isinstance(y, bool) for y in items[:i]):
-            raise ValueError(f"{x!r} is given twice: give each value once")
+    twice = values.repeated(items, lambda x, y: x == y and isinstance(x, bool) == isinstance(y, bool))
+    if twice is not None:
+        raise ValueError(f"{items[twice]!r} is given twice: give each value once")
     return items
 
 

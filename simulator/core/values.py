@@ -15,7 +15,8 @@
 
 from __future__ import annotations
 
-from typing import Callable, TypeVar
+import operator
+from typing import Any, Callable, Sequence, TypeVar
 
 from simulator.core.errors import InputError
 
@@ -35,6 +36,12 @@ def switch(value: object, *, field: str | None = None, source: str | None = None
                      value=value)
 
 
+def repeated(items: Sequence[T], same: Callable[[T, T], Any] = operator.eq) -> int | None:
+    """The index of the first item ``same`` as an earlier one (None: every item different): the one rule for a
+    value given twice, in a comma list, a study axis, a scenario's job names or a command's files."""
+    return next((i for i, x in enumerate(items) if any(same(x, y) for y in items[:i])), None)
+
+
 def comma_items(text: object, field: str, convert: Callable[[str], T] = str) -> list[T]:  # type: ignore[assignment]
     """The items of a comma-separated list, stripped and converted; an empty item (``1,,2``, ``1,2,``), an empty
     list or a value given twice (``8,8``) is refused naming ``field`` (the option) and the whole value. A
@@ -46,9 +53,9 @@ def comma_items(text: object, field: str, convert: Callable[[str], T] = str) -> 
         raise InputError(f"item {items.index('') + 1} of the comma-separated list is empty", field=field,
                          value=text)
     out = [convert(x) for x in items]
-    twice = next((v for i, v in enumerate(out) if v in out[:i]), None)
+    twice = repeated(out)
     if twice is not None:
-        raise InputError(f"{twice} is given twice: give each value once", field=field, value=text)
+        raise InputError(f"{out[twice]} is given twice: give each value once", field=field, value=text)
     return out
 
 

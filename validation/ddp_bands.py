@@ -145,8 +145,7 @@ def band_without(left_out: str | Sequence[str]) -> dict[str, dict]:
     for k, g in groups().items():
         rest = {n: v for n, v in g.items() if n not in out and len(v)}
         if rest:
-            bands[k] = {"level": ib.LEVEL, "log_ratio": ib.weighted_quantiles(rest, [(1 - ib.LEVEL) / 2, 0.5,
-                                                                                       (1 + ib.LEVEL) / 2])}
+            bands[k] = {"level": ib.LEVEL, "log_ratio": ib.band_quantiles(rest)}
     return bands
 
 

@@ -139,12 +139,13 @@ class DdpPredictor:
 
     def with_workloads(self, workloads: Mapping[str, Workload]) -> "DdpPredictor":
         """The same predictor with other workloads (sharing its built topologies)."""
-        p = DdpPredictor(self.topo, self.params, workloads, self.compute, self.bands)
-        p._routers = self._routers
-        return p
+        return self._sharing(self.params, workloads)
 
     def with_params(self, params: Parameters) -> "DdpPredictor":
-        p = DdpPredictor(self.topo, params, self.workloads, self.compute, self.bands)
+        return self._sharing(params, self.workloads)
+
+    def _sharing(self, params: Parameters, workloads: Mapping[str, Workload]) -> "DdpPredictor":
+        p = DdpPredictor(self.topo, params, workloads, self.compute, self.bands)
         p._routers = self._routers
         return p
 

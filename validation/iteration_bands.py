@@ -40,6 +40,17 @@ def weighted_quantiles(groups: Mapping[str, Sequence[float]], qs: Sequence[float
     return [float(np.interp(q, cum, x)) for q in qs]
 
 
+def band_quantiles(groups: Mapping[str, Sequence[float]]) -> list[float]:
+    """(low, median, high) of a band of ``groups`` at LEVEL, each group weighing the same
+    (:func:`weighted_quantiles`)."""
+    return weighted_quantiles(groups, [(1 - LEVEL) / 2, 0.5, (1 + LEVEL) / 2])
+
+
+def band_edges(groups: Mapping[str, Sequence[float]]) -> tuple[float, float]:
+    """(low, high) ratios to the prediction of the band of ``groups``, as the simulator applies it."""
+    return interval(1.0, {"log_ratio": band_quantiles(groups)})
+
+
 def make_band(groups: Mapping[str, Sequence[float]], source: str,
               known: Mapping[str, tuple[set[str], set[int]]] | None = None, kinds: tuple[str, ...] = LLM_RUNS,
               others: "Others | None" = None, covers: dict | None = None) -> dict:
@@ -47,7 +58,7 @@ def make_band(groups: Mapping[str, Sequence[float]], source: str,
     (:func:`domain`; ``known``: the GPUs and GPU counts of datasets that are no campaign folder; ``kinds``: the
     record kinds of a folder's runs; ``others``: as :func:`lodo_rows`; ``covers``: the domain itself, where the caller
     knows it better, e.g. with bytes per call (validation.part_checks): then no folder is read)."""
-    lo, mid, hi = weighted_quantiles(groups, [(1 - LEVEL) / 2, 0.5, (1 + LEVEL) / 2])
+    lo, mid, hi = band_quantiles(groups)
     rows = lodo_rows(groups, others)
     cov, mean_cov, width = summary(rows)
     return {"level": LEVEL, "log_ratio": [round(lo, 6), round(mid, 6), round(hi, 6)],
@@ -111,7 +122,7 @@ def lodo_rows(groups: Mapping[str, Sequence[float]], others: Others | None = Non
         others_ = {k: v for k, v in pool.items() if k != name and len(v)}
         if not others_ or not len(r):
             continue
-        lo, hi = interval(1.0, {"log_ratio": weighted_quantiles(others_, [(1 - LEVEL) / 2, 0.5, (1 + LEVEL) / 2])})
+        lo, hi = band_edges(others_)
         ratios = np.exp(np.asarray(r, dtype=float))
         inside = float(np.mean((ratios >= lo * (1 - 1e-12)) & (ratios <= hi * (1 + 1e-12)))) * 100
         rows.append((name, len(r), (lo - 1) * 100, (hi - 1) * 100, inside, (hi - lo) * 100))

@@ -94,12 +94,6 @@ def pp_rows() -> list[Row]:
     return out
 
 
-def _band_edges(groups: Mapping[str, list[float]]) -> tuple[float, float]:
-    """(low, high) ratios to the prediction of the band of ``groups`` (as the simulator applies it)."""
-    from simulator.training.iteration_bands import interval
-    return interval(1.0, {"log_ratio": ib.weighted_quantiles(groups, [(1 - ib.LEVEL) / 2, 0.5, (1 + ib.LEVEL) / 2])})
-
-
 def band_domain(rows: list[Row]) -> dict:
     """The ``domain`` of a band built from ``rows``: its runs' GPU models (their campaign folders'), group sizes
     and bytes per call."""
@@ -124,7 +118,7 @@ def section_lines(fits: Mapping[str, object], write: bool) -> list[str]:
         built[key] = ib.make_band(logs, f"{label}: log(measured / predicted) per campaign (validation.part_checks)",
                                   covers=band_domain(rows))
         for folder, rs in groups.items():
-            a, b = _band_edges({f: v for f, v in logs.items() if f != folder})
+            a, b = ib.band_edges({f: v for f, v in logs.items() if f != folder})
             alone = sum(lo <= m <= hi for m, _, lo, hi in rs)
             wide = [(min(lo, p * a), max(hi, p * b)) for _, p, lo, hi in rs]
             inside = sum(lo <= m <= hi for (m, _, _, _), (lo, hi) in zip(rs, wide))

@@ -38,7 +38,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from validation.bw_lease_spread import spread
-from validation.interval_report import LEVEL, TARGET_COVERAGE, TARGET_WIDTH
+from validation.interval_report import TARGET_COVERAGE, TARGET_WIDTH
+from validation.iteration_bands import band_edges
 from validation.tp_launches import LaunchScore
 
 HEADING = "### TP predictions: their 90% intervals against single launches"
@@ -79,13 +80,6 @@ def section_sets() -> list[tuple[str, list[LaunchScore]]]:
         if scores:
             out.append((args[0], scores))
     return out
-
-
-def _band(groups: Mapping[str, Sequence[float]]) -> tuple[float, float]:
-    """(low, high) ratios to the prediction of the band of ``groups`` as the simulator applies it."""
-    from simulator.training.iteration_bands import interval
-    from validation.iteration_bands import weighted_quantiles
-    return interval(1.0, {"log_ratio": weighted_quantiles(groups, [(1 - LEVEL) / 2, 0.5, (1 + LEVEL) / 2])})
 
 
 @dataclass(frozen=True)
@@ -136,8 +130,8 @@ def coverages(sets: Sequence[tuple[str, Sequence[LaunchScore]]], train_groups: M
     tp_groups = {name: launch_log_ratios(scores) for name, scores in sets}
     out = []
     for name, scores in sets:
-        train = _band({k: v for k, v in train_groups.items() if k != name and len(v)})
-        tp = _band({k: v for k, v in tp_groups.items() if k != name})
+        train = band_edges({k: v for k, v in train_groups.items() if k != name and len(v)})
+        tp = band_edges({k: v for k, v in tp_groups.items() if k != name})
         out += [coverage(name, "train", scores, *train), coverage(name, "tp launches", scores, *tp)]
     return out
 

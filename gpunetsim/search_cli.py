@@ -13,7 +13,7 @@ from gpunetsim.cli_args import add_nccl_version_arg, nccl_version_from_args
 from simulator.core.errors import InputError
 from simulator.core.units import GiB
 from simulator.core.values import comma_items, repeated
-from simulator.core.vocabulary import NCCL_CURRENT
+from simulator.core.vocabulary import NCCL_CURRENT, nccl_release_words
 
 
 def register(sub) -> None:
@@ -199,7 +199,7 @@ def _duration(seconds: float) -> str:
 def format_search(out, model: str, global_batch: int, tokens: float, nccl=NCCL_CURRENT) -> str:
     """The ranked table, one plan per line, and what the search skipped; ``nccl`` the NCCL planned for."""
     from gpunetsim.search_study import interval_text
-    lines = [f"# gpunetsim search: {model}, global batch {global_batch}, {tokens:.3g} tokens, NCCL {nccl}, "
+    lines = [f"# gpunetsim search: {model}, global batch {global_batch}, {tokens:.3g} tokens, NCCL {nccl_release_words(nccl)}, "
              f"best {out.objective} first",
              f"# {out.enumerated} plans, {out.no_fit} do not fit, {out.pruned} skipped by the lower bound, "
              f"{out.simulated} simulated",

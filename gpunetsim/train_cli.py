@@ -10,6 +10,7 @@ from gpunetsim.cli_args import (add_nccl_version_arg, add_topology_args, nccl_ve
                                 topology_from_args)
 from simulator.core.errors import InputError
 from simulator.core.units import GiB
+from simulator.core.vocabulary import nccl_release_words
 
 
 def register(sub) -> None:
@@ -151,7 +152,7 @@ def format_result(r, topology: str, params: str, compute: str, compute_params=No
     opts = [f"recompute {c.recompute.value}"] + (["SP"] if c.sequence_parallel else []) + \
            (["flash"] if c.flash_attention else []) + [sharding, c.dtype]
     m = r.memory
-    lines = [f"# gpunetsim train: {r.model} on {topology} ({r.gpus} GPUs, {r.gpu}), NCCL {r.nccl_version}, "
+    lines = [f"# gpunetsim train: {r.model} on {topology} ({r.gpus} GPUs, {r.gpu}), NCCL {nccl_release_words(r.nccl_version)}, "
              f"params={params}, compute={compute}",
              f"# TP {c.tp} x PP {c.pp} x DP {c.dp}, {sched}, {c.microbatches} micro-batches of {c.micro_batch}, "
              + ", ".join(opts),

@@ -251,3 +251,13 @@ def test_a_release_newer_than_the_model_knows_is_planned_as_the_newest_and_says_
     assert newer.split("\n")[1:] == current.split("\n")[1:]         # the same figures as 2.28
     code, out, _ = run(capsys, *args, "--nccl-version", "2.30.1", "--json")
     assert code == 0 and all(json.loads(line)["nccl_version"] == "2.30.1" for line in out.splitlines() if line)
+
+
+@pytest.mark.parametrize("command", [("train", "--model", "llama-3-8b", "--global-batch", "8"),
+                                     ("search", "--model", "llama-3-8b", "--gpus", "8", "--global-batch", "8")])
+def test_every_header_says_a_newer_release_is_planned_as_the_newest(capsys, command):
+    """train and search name the NCCL in their headers as collective and ddp do (nccl_release_words)."""
+    code, out, _ = run(capsys, *command, "--nccl-version", "2.30")
+    assert code == 0 and "NCCL 2.30 (planned as 2.28, the newest the model knows)" in out.splitlines()[0]
+    code, out, _ = run(capsys, *command)
+    assert code == 0 and "NCCL 2.28," in out.splitlines()[0]

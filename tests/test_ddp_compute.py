@@ -216,3 +216,19 @@ def test_gloo_ddp_interval_is_not_widened_by_the_nccl_band():
             return None
     band = {"one profile": {"level": 0.9, "log_ratio": [-0.5, 0.0, 0.7]}}
     assert iteration_interval(Host(), r, None, band) == iteration_interval(Host(), r, None, {})
+
+
+def test_read_single_gpu_keeps_a_captures_host_time(tmp_path):
+    """A dp_profile capture's host launch times (forward + backward + optimizer) ride with its sample; a capture
+    without forward and backward host times, and a plain step, carry none."""
+    from validation.compute_pool import read_single_gpu
+    prof = {"forward_s": 0.01, "backward_s": 0.02, "optimizer_s": 0.001, "batch_size": 8}
+    rows = [{"kind": "dp_profile", "model": "m", "profile": {**prof, "forward_host_s": 0.004,
+                                                              "backward_host_s": 0.005, "optimizer_host_s": 0.001}},
+            {"kind": "dp_profile", "model": "m", "profile": {**prof, "forward_host_s": 0.004}},
+            {"kind": "dp", "gpus": 1, "model": "m", "batch_size": 8, "median_s": 0.03}]
+    path = tmp_path / "dp_world1.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with_host, without, plain = read_single_gpu(path)
+    assert with_host.host_s == pytest.approx(0.010) and with_host.step_s == pytest.approx(0.031)
+    assert without.host_s is None and plain.host_s is None

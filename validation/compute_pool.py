@@ -27,7 +27,7 @@ import numpy as np
 
 from simulator.core.errors import InputError
 from simulator.training.ddp_intervals import COMPUTE_BAND_KEYS
-from simulator.training.workload import Workload, step_compute_s as compute_s
+from simulator.training.workload import HOST_TIMES, Workload, step_compute_s as compute_s
 from validation.ddp_compare import scale_compute
 from validation.runners.records import read_measurement_records
 
@@ -41,13 +41,16 @@ POOL_KEYS = COMPUTE_BAND_KEYS + (LAUNCHES_KEY,)
 @dataclass(frozen=True)
 class StepSample:
     """One launch's single-GPU step time of one model: ``kind`` is ``profile`` (the hooked capture's
-    phase sum) or ``plain`` (whole steps, no hooks); ``source`` names the file."""
+    phase sum) or ``plain`` (whole steps, no hooks); ``source`` names the file; ``host_s``: the capture's host
+    launch time of the step (its forward + backward + optimizer host times), None where the record has none (a
+    plain step, a profile file, a capture without them)."""
 
     model: str
     batch_size: int
     kind: str
     step_s: float
     source: str
+    host_s: float | None = None
 
 
 def read_single_gpu(path: str | Path) -> list[StepSample]:
@@ -59,7 +62,8 @@ def read_single_gpu(path: str | Path) -> list[StepSample]:
             if r.get("kind") == "dp_profile":
                 p = r["profile"]
                 step = SimpleNamespace(**{k: float(p[k]) for k in ("forward_s", "backward_s", "optimizer_s")})
-                sample = StepSample(r["model"], int(p["batch_size"]), "profile", compute_s(step), str(path))
+                host = sum(float(p.get(k, 0.0)) for k in HOST_TIMES) if all(k in p for k in HOST_TIMES[:2]) else None
+                sample = StepSample(r["model"], int(p["batch_size"]), "profile", compute_s(step), str(path), host)
             elif r.get("kind") == "dp" and r.get("gpus") == 1:
                 sample = StepSample(r["model"], int(r["batch_size"]), "plain", float(r["median_s"]), str(path))
             else:

@@ -81,14 +81,25 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
 
 
 def add_nccl_version_arg(p: argparse.ArgumentParser) -> None:
-    """``--nccl-version``: the NCCL release a run plans for (simulator.core.vocabulary.nccl_version)."""
-    from simulator.core.vocabulary import NCCL_CURRENT, NCCL_OLDEST
+    """``--nccl-version``: the NCCL release a run plans for (simulator.core.vocabulary.nccl_version); its help names
+    the version rules from their one definition (simulator.collectives.nccl_constants)."""
+    from simulator.collectives import nccl_constants as k
+    from simulator.core.vocabulary import NCCL_CURRENT, NCCL_OLDEST, NcclVersion
+
+    def v(release) -> str:
+        return str(NcclVersion(*release))
+    ll128 = k.LL128_COMPUTE_CAPABILITIES
     p.add_argument("--nccl-version", default=None, metavar="X.Y[.Z]",
-                   help=f"NCCL release to plan for (default: {NCCL_CURRENT}, the newest the model knows, which also "
-                        f"plans a later 2.x; {NCCL_OLDEST} the oldest): the algorithms it has (NVLS from 2.17, "
-                        "NVLS-Tree 2.18, PAT 2.23), its tuner's "
-                        "table (NVLS priced as before 2.28), whether it flushes GPUDirect receives (Hopper, before "
-                        "2.19), reads NVLS chunk settings (2.22) and loads a tuner plugin (2.19)")
+                   help=f"NCCL release to plan for (default: {NCCL_CURRENT}, the newest the model knows, which also plans "
+                        f"a later 2.x, or the release a --calibration was measured with; {NCCL_OLDEST} the oldest): the "
+                        f"algorithms it has "
+                        f"(NVLS from {v(k.ALGO_FROM['nvls'])}, NVLS-Tree {v(k.ALGO_FROM['nvls_tree'])}, PAT "
+                        f"{v(k.ALGO_FROM['pat'])}), where it enables LL128 by default (Volta and Ampere always, Hopper "
+                        f"from {v(ll128[90])}, Blackwell and any other GPU from compute capability 7.0 "
+                        f"{v(k.LL128_ANY_COMPUTE_CAPABILITY_FROM)}), its tuner's table (NVLS priced as before 2.28), "
+                        f"whether it flushes GPUDirect receives (Hopper, before {v(k.FORCE_FLUSH_OFF_FROM)}), reads "
+                        f"NVLS chunk settings ({v(k.NVLS_CHUNK_PARAM_FROM)}) and loads a tuner plugin "
+                        f"({v(k.TUNER_PLUGIN_FROM)})")
 
 
 def nccl_version_from_args(args: argparse.Namespace):

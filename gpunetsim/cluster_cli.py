@@ -7,6 +7,7 @@ import json
 
 from simulator.core.errors import InputError
 from simulator.core.values import comma_items, seed
+from simulator.core.vocabulary import nccl_release_words
 
 
 def register(sub) -> None:
@@ -53,7 +54,8 @@ def _cluster(args: argparse.Namespace) -> int:
             j["goodput"] = g.as_dict() if g is not None else None
             if g is not None:             # the iteration's wall time with failures, and its 90% interval
                 j.update({f"effective{k}": effective_s(j[f"shared{k}"], g) for k in ("_s", "_lo_s", "_hi_s")})
-        print(json.dumps({"scenario": sc.name, "gpus": sc.gpus, "placement": sc.placement, "seed": sc.seed, **d}))
+        print(json.dumps({"scenario": sc.name, "gpus": sc.gpus, "placement": sc.placement, "seed": sc.seed,
+                          "nccl_version": str(planned_nccl(sc)), **d}))
         return 0
     print(format_cluster(sc, result, runs))
     if args.html:
@@ -100,11 +102,19 @@ def _ms(t_s: float | None) -> str:
     return f"{'-':>8}" if t_s is None else f"{t_s * 1e3:>8.3f}"
 
 
+def planned_nccl(sc):
+    """The NCCL every job's collectives are planned for: the scenario's ``nccl_version``, else its calibration's,
+    else the newest the model knows (the Planner's rule)."""
+    from simulator.core.vocabulary import NCCL_CURRENT
+    return sc.params.nccl_version or NCCL_CURRENT
+
+
 def format_cluster(sc, r, runs=()) -> str:
     """The table: one line per job (times in ms), then each job's contended links."""
     a = sc.attributes
     lines = [f"# gpunetsim cluster: {sc.name} on {a.get('name')} x{a.get('hosts', 1)} "
-             f"({sc.gpus} GPUs), placement={sc.placement}, {r.iterations} iterations, seed={sc.seed}",
+             f"({sc.gpus} GPUs), placement={sc.placement}, {r.iterations} iterations, seed={sc.seed}, "
+             f"NCCL {nccl_release_words(planned_nccl(sc))}",
              f"{'job':<12} {'GPUs':>5} {'servers':<14} {'healthy(ms)':>11} {'alone(ms)':>10} {'shared(ms)':>10} "
              f"{'90% lo':>8} {'90% hi':>8} {'slowdown':>8} {'stragglers':>10} {'E[max]':>6}"]
     for j in r.jobs:

@@ -10,6 +10,7 @@ A scenario file (YAML or JSON; sizes, times and bandwidths with units)::
     placement: {policy: spread}   # packed (default), spread, random (with seed)
     iterations: 3                 # iterations counted per job
     seed: 0                       # straggler draws and random placement
+    nccl_version: "2.21"          # the NCCL planned for, quoted (default: the calibration's, else the newest)
     jobs:
       - {name: llm, workload: gpt2, nodes: 4, bucket_cap_mb: 25}        # a DDP job
       - {name: sweep, collective: all_reduce, size: 1 GiB, nodes: 4}     # a collective loop
@@ -166,6 +167,7 @@ class ScenarioSpec(_Strict):
     oversubscription: Annotated[float, Field(ge=1.0, allow_inf_nan=False)] = 1.0
     hosts_per_leaf: _Pos = 32
     calibration: str | None = None
+    nccl_version: str | float | None = None    # a float only to refuse it by name (YAML's 2.20 is 2.2)
     placement: PlacementSpec | Literal["packed", "spread", "random"] = PlacementSpec()
     iterations: _Pos = 3
     seed: Seed = 0
@@ -393,6 +395,10 @@ def scenario_from_spec(spec: ScenarioSpec, src: str = "<scenario>", base: Path |
                          f"degraded_links[{i}].period", d.period)
         flapping.append(LinkFlap(tuple(pairs), d.fraction, period, 0.5 if d.duty is None else d.duty))
     params = checked(lambda: load_calibration(spec.calibration), src, "calibration", spec.calibration)
+    if spec.nccl_version is not None:       # every job's collectives planned for it, whatever the calibration says
+        from simulator.core.vocabulary import nccl_version
+        params = params.with_nccl_version(checked(lambda: nccl_version(spec.nccl_version), src, "nccl_version",
+                                                  spec.nccl_version))
     failures = None
     if spec.failures is not None:
         from simulator.training.goodput import failure_spec

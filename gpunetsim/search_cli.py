@@ -149,7 +149,7 @@ def _search(args: argparse.Namespace) -> int:
                 for t in (args.topology or ["dgx-h100"]) for n in gpus]
     _warn_unpriced(prices, clusters)
     params, compute = load_calibration(args.calibration), load_compute_params(args.calibration)
-    version = nccl_version_from_args(args)
+    version = nccl_version_from_args(args) or params.nccl_version     # a calibration's release unless told another
     if args.workers < 1:
         raise InputError("must be a positive integer", field="--workers", value=args.workers)
     t0 = time.perf_counter()

@@ -164,7 +164,8 @@ class Point:
         d["topology"] = _short(self.topology)
         d["model"] = _short(self.model)
         d["calibration"] = _short(self.calibration) if self.calibration else "datasheet"
-        d["nccl_version"] = "" if self.backend not in ("", "nccl") else self.nccl_version or str(NCCL_CURRENT)
+        d["nccl_version"] = "" if self.backend not in ("", "nccl") else \
+            self.nccl_version or str(_params(self.calibration).nccl_version or NCCL_CURRENT)   # the calibration's
         return d
 
 

@@ -55,11 +55,42 @@ def _common_args(p: argparse.ArgumentParser) -> None:
                    help="workload files (validation.profiler output) for the models of DDP measurements")
     p.add_argument("--compute", default="profile", choices=["profile", "nosync"],
                    help="DDP compute times from the profiles, or scaled to each run's no_sync() baseline")
+    p.add_argument("--nccl-version", default=None, metavar="X.Y[.Z]",
+                   help="the NCCL release the measurements ran with, where their files do not say (an nccl-tests "
+                        "log's 'nccl-tests version ... nccl-library=' or 'NCCL version' line, -J JSON's "
+                        "nccl_version, our JSONL's meta.nccl_version: a file that names another release is "
+                        "refused); the model applies that release's rules to them, and calibrate records it in "
+                        "the calibration file, which plans for it wherever it is applied (default: the newest "
+                        "the model knows)")
 
 
 class _Loaded:
-    def __init__(self, coll, ddp, topo, params, workloads):
+    def __init__(self, coll, ddp, topo, params, workloads, version_from):
         self.coll, self.ddp, self.topo, self.params, self.workloads = coll, ddp, topo, params, workloads
+        self.version_from = version_from      # where the NCCL release came from ("" where none was named)
+
+
+def _release_in(meta, source: str):
+    """(release, where) a measurement file names for the NCCL it ran with (its ``nccl_version``: an nccl-tests
+    log's version line, -J JSON's code, our JSONL's meta, else its topology hint's), checked as ``--nccl-version``
+    is; None where it names none (or only words, e.g. "unknown")."""
+    from simulator.core.vocabulary import nccl_version, read_nccl_version
+    hint = meta.get("topology") or {}
+    text, where = meta.get("nccl_version"), meta.get("nccl_version_where") or "meta.nccl_version"
+    if text is None and hasattr(hint, "get") and hint.get("nccl_version") is not None:
+        text, where = hint["nccl_version"], "meta.topology.nccl_version"
+    named = read_nccl_version(text)
+    if named is None:
+        return None
+    try:
+        return nccl_version(named, where), where
+    except InputError as e:             # the value as the file wrote it
+        raise InputError(e.message, source=source, field=where, value=text) from None
+
+
+def _same_release(a, b) -> bool:
+    """Whether two NCCL versions name one release: major.minor alike, and the patch where both state it."""
+    return a[:2] == b[:2] and (not a.patch or not b.patch or a.patch == b.patch)
 
 
 def _topo(args: argparse.Namespace):
@@ -69,11 +100,16 @@ def _topo(args: argparse.Namespace):
 
 
 def _load(args: argparse.Namespace) -> _Loaded:
+    from dataclasses import replace
+
     from simulator.collectives.params import load_calibration
+    from simulator.core.vocabulary import nccl_version
     from validation.compare import dataset_points, topo_from_hint
     from validation.ddp_compare import aggregate, has_ddp_records, load_workloads, read_ddp
     from validation.parsers import load_measurements
     params = load_calibration(args.calibration)
+    asked = None if args.nccl_version is None else nccl_version(args.nccl_version, "--nccl-version")
+    measured = None             # (release, file, where) of the first file that names the NCCL it ran with
     coll, ddp, topo = [], [], None
     world = None
     variants: set[str] = set()       # of every collective point read, before --variants filters them
@@ -101,6 +137,19 @@ def _load(args: argparse.Namespace) -> _Loaded:
             ddp += read_ddp(f)
         else:
             t = _topo(args) if args.topology else topo_from_hint(ds.meta.get("topology"), f)
+            named = _release_in(ds.meta, f)
+            if named is not None:
+                v, where = named
+                if asked is not None and not _same_release(asked, v):
+                    raise InputError(f"the file says it ran with NCCL {v} ({where}), --nccl-version says {asked}: "
+                                     "leave --nccl-version out (the file's own line holds) or give its release",
+                                     source=f, field="--nccl-version", value=args.nccl_version)
+                if measured is not None and not _same_release(measured[0], v):
+                    raise InputError(f"ran with NCCL {v}, but {measured[1]} with NCCL {measured[0]} ({measured[2]}): "
+                                     "each release has its own rules, so calibrate or compare them apart",
+                                     source=f, field=where, value=str(v))
+                measured = measured or (v, f, where)
+            t = replace(t, nccl_version=None)
             pts = dataset_points(ds, statistic=args.statistic)
             variants.update(p.variant for p in pts)
             if args.variants:
@@ -109,6 +158,7 @@ def _load(args: argparse.Namespace) -> _Loaded:
             coll += pts
         if t is None:
             raise InputError("DDP measurements name no topology: pass --topology", source=f, field="--topology")
+        t = replace(t, nccl_version=None)       # the release is checked above, apart
         if topo is not None and t != topo:
             raise InputError("measurement files describe different topologies: pass --topology", source=f,
                              field="meta.topology")
@@ -143,7 +193,21 @@ def _load(args: argparse.Namespace) -> _Loaded:
         import logging
         logging.getLogger("validation.cli").warning(
             "--profiles: no DDP measurements among --measurements, so the profiles are not used")
-    return _Loaded(coll, aggregate(ddp), topo, params, workloads)
+    version = measured[0] if measured is not None else asked
+    version_from = f"{measured[2]} of {measured[1]}" if measured is not None else "--nccl-version" if asked else ""
+    return _Loaded(coll, aggregate(ddp), replace(topo, nccl_version=version), params, workloads, version_from)
+
+
+def _release_words(d: _Loaded) -> str:
+    """``NCCL 2.21.5 (line 3 of run.txt)``: the release the model plans the measurements for and where it was
+    named (a file, ``--nccl-version``, the ``--calibration`` started from); the newest the model knows where none
+    was."""
+    from simulator.core.vocabulary import NCCL_CURRENT, nccl_release_words
+    if d.topo.nccl_version is not None:
+        return f"NCCL {nccl_release_words(d.topo.nccl_version)} ({d.version_from})"
+    if d.params.nccl_version is not None:
+        return f"NCCL {nccl_release_words(d.params.nccl_version)} (the --calibration's)"
+    return f"NCCL {NCCL_CURRENT} (no file names its release: --nccl-version gives it)"
 
 
 def _warn_duplicates(points) -> None:
@@ -229,7 +293,7 @@ def _calibrate(args: argparse.Namespace) -> int:
         predictor = Predictor(d.topo, params)
         fit = calibrate(d.coll, predictor, keys, name=name, prior_weight=w)
         print(f"# calibrate: {len(d.coll)} collective points ({fit.skipped} not representable), "
-              f"{len(fit.keys)} parameters determined by the data, prior weight {w}")
+              f"{len(fit.keys)} parameters determined by the data, prior weight {w}, {_release_words(d)}")
         print(f"before: {_fmt(fit.before)}")
         print(f"after:  {_fmt(fit.after)}")
         print(f"{'parameter':<38} {'prior':>11} {'fitted':>11}  what the data say")
@@ -255,12 +319,16 @@ def _calibrate(args: argparse.Namespace) -> int:
         for k in ("ddp.bucket_overhead_s", "ddp.compute_slowdown", "ddp.iteration_overhead_s"):
             print(f"{k:<40} {pred.params[k]:>12.4g} {params[k]:>12.4g}")
         meta.update(ddp_configurations=len(d.ddp), ddp_before=before, ddp_after=after, ddp_compute=args.compute)
+    if d.topo.nccl_version is not None:     # the release the measurements ran with: planned for where it is applied
+        params = params.with_nccl_version(d.topo.nccl_version)
+        meta["topology"] = {**meta["topology"], "nccl_version": str(d.topo.nccl_version)}
     save_calibration(params, args.out, **meta)
     print(f"wrote {args.out}")
     return 0
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from simulator.core.vocabulary import NCCL_CURRENT
     from validation.compare import Predictor, compare, interval_summary, summary
     from validation.ddp_compare import DdpPredictor, compare_ddp, ddp_summary
     if args.html:
@@ -284,9 +352,10 @@ def _compare(args: argparse.Namespace) -> int:
                               "measured_s": p.median_s, "p10_s": p.p10_s, "p90_s": p.p90_s,
                               "predicted_s": c.predicted_s, "predicted_lo_s": c.lo_s, "predicted_hi_s": c.hi_s,
                               "error": c.error}))
-        print(json.dumps({"summary": coll_summary, "ddp_summary": ddp_summary(ddp), "skipped": len(skipped)}))
+        print(json.dumps({"summary": coll_summary, "ddp_summary": ddp_summary(ddp), "skipped": len(skipped),
+                          "nccl_version": str(d.topo.nccl_version or d.params.nccl_version or NCCL_CURRENT)}))
     else:
-        print(f"# compare: params={d.params.name}, topology={d.topo.preset} x{d.topo.nodes}")
+        print(f"# compare: params={d.params.name}, topology={d.topo.preset} x{d.topo.nodes}, {_release_words(d)}")
         if comps:
             _print_collectives(comps, "predicted us", bounds)
             print(f"collectives: {_fmt(coll_summary)}; {len(skipped)} points not representable (skipped)")

@@ -32,7 +32,8 @@ from simulator.core import limits
 from simulator.core.errors import InputError
 from simulator.core.inputs import jsonl_records, parse_json, read_text
 from simulator.core.outputs import write_atomic
-from simulator.core.vocabulary import DTYPE_BYTES, NCCL_TESTS_BINARY_OPS, NCCL_TESTS_OPS, canonical_dtype
+from simulator.core.vocabulary import (DTYPE_BYTES, NCCL_TESTS_BINARY_OPS, NCCL_TESTS_OPS, canonical_dtype,
+                                      read_nccl_version)
 from validation.fields import Fields
 from validation.runners.records import check_kind
 
@@ -179,6 +180,8 @@ _TEST_START = re.compile(r"Collective test starting:\s*(\S+)")
 _BINARY = re.compile(r"([A-Za-z0-9_./-]*?\b[a-z_]+_perf(?:_mpi)?)\b")
 _TABLE_END = re.compile(r"(Avg bus bandwidth|Out of bounds values|Collective test concluded)")
 _OUT_OF_BOUNDS = re.compile(r"Out of bounds values\s*:\s*(\d+)\s*FAILED")
+_TESTS_VERSION = re.compile(r"nccl-tests version \S+ nccl-headers=\d+ nccl-library=(\d+)")
+_NCCL_BANNER = re.compile(r"\bNCCL version (\d+\.\d+\.\d+)")
 
 # header token -> canonical column name
 _COLUMN_NAMES = {
@@ -499,6 +502,28 @@ def parse_nccl_tests_text(text: str, *, op: str | None = None, world: int | None
     return [p for t in tables for p in t.points]
 
 
+def nccl_tests_text_version(text: str, source: str = "") -> tuple[str, str] | None:
+    """(release, where) of the NCCL an nccl-tests text log ran with: nccl-tests' own header (``# nccl-tests version
+    2.17.6 nccl-headers=22602 nccl-library=22602``: the library, the NCCL loaded at run time) or NCCL's banner
+    (``NCCL version 2.21.5+cuda12.4``, printed with NCCL_DEBUG=INFO); ``where`` is ``"line N"`` of its first
+    mention. None where neither appears. One log naming two releases is refused, naming both lines."""
+    found: tuple[str, int] | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        m = _TESTS_VERSION.search(line)
+        release = nccl_version_string(int(m.group(1))) if m else None
+        if release is None:
+            banner = _NCCL_BANNER.search(line)
+            release = banner.group(1) if banner else None
+        if release is None:
+            continue
+        if found is None:
+            found = (release, number)
+        elif read_nccl_version(release) != read_nccl_version(found[0]):
+            raise InputError(f"one log names two NCCL releases, {found[0]} (line {found[1]}) and {release}: give "
+                             "each run's log apart", source=source, field=f"line {number}", value=release)
+    return None if found is None else (found[0], f"line {found[1]}")
+
+
 # --------------------------------------------------------------------------------------------
 # nccl-tests -J JSON
 
@@ -564,7 +589,7 @@ def _json_report(obj: Mapping[str, Any], source: str, include_in_place: bool
                             "command": " ".join(args), "env": env}
     version = obj.get("nccl_version")
     if isinstance(version, int) and not isinstance(version, bool) and 0 < version < 10**7:
-        meta["nccl_version"] = nccl_version_string(version)
+        meta["nccl_version"], meta["nccl_version_where"] = nccl_version_string(version), "nccl_version"
     return meta, points
 
 
@@ -723,7 +748,11 @@ def load_measurements(path: str | os.PathLike[str], *, op: str | None = None,
         if first.startswith("{"):
             return _parse_jsonl(text, source)
     points = parse_nccl_tests_text(text, op=op, world=world, source=source, default_world=default_world)
-    return Dataset(meta={"source": source, "format": "nccl-tests-text"}, points=tuple(points))
+    meta = {"source": source, "format": "nccl-tests-text"}
+    version = nccl_tests_text_version(text, source)
+    if version is not None:             # the NCCL that ran, and the line that says so
+        meta["nccl_version"], meta["nccl_version_where"] = version
+    return Dataset(meta=meta, points=tuple(points))
 
 
 def conflicting_duplicates(points: Iterable[CollMeasurement], ratio: float = 2.0

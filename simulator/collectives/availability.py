@@ -12,7 +12,7 @@ servers. An algorithm newer than the NCCL asked for (nccl_constants.ALGO_FROM) i
 from __future__ import annotations
 
 from simulator.collectives.algorithms import ALGOS_FOR_OP, MAX_NVLS_ARITY
-from simulator.collectives.nccl_constants import ALGO_FROM, MAX_DIRECT_ARITY, NVLS_ACROSS_SERVERS_FROM
+from simulator.collectives.nccl_constants import ALGO_FROM, MAX_DIRECT_ARITY, NVLS_ACROSS_SERVERS_FROM, ll128_capable
 from simulator.core.vocabulary import NCCL_CURRENT, NcclVersion
 from topologies.routing import Router
 
@@ -78,15 +78,19 @@ def available(router: Router, op: str, nccl_version: NcclVersion = NCCL_CURRENT)
     return tuple(a for a in ALGOS_FOR_OP[op] if why_unavailable(router, op, a, None, nccl_version) is None)
 
 
-def ll128_by_default(router: Router, ranks: list[str] | None = None) -> bool:
-    """Whether NCCL enables its LL128 protocol on ``ranks`` (default: every GPU) with NCCL_PROTO unset.
+def ll128_by_default(router: Router, ranks: list[str] | None = None, nccl_version: NcclVersion = NCCL_CURRENT) -> bool:
+    """Whether NCCL ``nccl_version`` enables its LL128 protocol on ``ranks`` (default: every GPU) with NCCL_PROTO unset.
 
-    tuning.cc (NCCL 2.19+) enables LL128 by default only where the ring and tree graphs' path between the GPUs of a
-    server is NVLink (``typeIntra <= PATH_NVB``; with one GPU per server there is no such path): GPUs joined by
-    NVLink with peer-to-peer on. With peer-to-peer off (NCCL_P2P_DISABLE=1: host memory, or the socket transport)
-    the path runs through the CPU, and PCIe-only servers have no NVLink: NCCL then runs LL or Simple, LL128 only
-    when NCCL_PROTO asks for it. Its conditions between servers (``typeInter``) and on mixed compute capabilities
-    are not modelled here."""
+    tuning.cc enables LL128 by default only on the GPUs it has checked (nccl_constants.ll128_capable: Volta and
+    Ampere always, Hopper from 2.15, Blackwell and any other GPU from compute capability 7.0 from 2.25) and only
+    where the ring and tree graphs' path between the GPUs of a server is NVLink (``typeIntra <= PATH_NVB`` in 2.20.3's
+    tuning.cc, ``PATH_NVL`` in 2.7.5's and 2.17.1's: the same on NVSwitch servers; with one GPU per server there is
+    no such path): GPUs joined by NVLink with peer-to-peer on. With peer-to-peer off (NCCL_P2P_DISABLE=1: host
+    memory, or the socket transport) the path runs through the CPU, and PCIe-only servers have no NVLink: NCCL then
+    runs LL or Simple, LL128 only when NCCL_PROTO asks for it. Its conditions between servers (``typeInter``, the
+    GPU-NIC path) are not modelled here."""
+    if not ll128_capable(router.info.compute_capability, nccl_version):
+        return False
     rk = list(ranks) if ranks is not None else router.gpus
     _, max_ppn = _domains(router, rk)
     if max_ppn == 1:

@@ -55,14 +55,51 @@ def per_channel_nvls_tree_GBps(compute_capability: int, domains: int) -> float:
 
 
 ALGO_FROM = {"nvls": (2, 17), "nvls_tree": (2, 18), "pat": (2, 23)}
-"""The first NCCL that runs each algorithm newer than ring and tree: NVLS (one NVLink domain) from 2.17.1, NVLS-Tree and
-NVLS across servers with IB SHARP from 2.18.1 (its release notes: "Add inter-node algorithms for NVLink SHARP"),
-PAT from 2.23 (simulator.collectives.availability reads it; older releases lack the kernel, so ``auto`` never
-picks it there and an explicit ``--algo`` is refused)."""
+"""The first NCCL that runs each algorithm newer than ring and tree (simulator.collectives.availability reads it;
+older releases lack the kernel, so ``auto`` never picks it there and an explicit ``--algo`` is refused). Sources:
+NVLS (one NVLink domain) from 2.17: NVIDIA/nccl issue #807, its maintainers on 2023-03-23 ("NCCL_ALGO=NVLS supports
+intra-node NVLink SHARP ... an AllReduce in NCCL 2.17.x"). NVLS-Tree from 2.18: the 2.18.1 release notes ("Add
+inter-node algorithms for NVLink SHARP: NVLink SHARP + IB SHARP (NVLS), NVLink SHARP + Tree (NVLSTREE)"). PAT from
+2.23: NVIDIA/nccl issue #1473 ("in 2.23 we introduced the PAT algorithms ... only support one GPU per node") and
+2.23.4's tuning.cc (NVIDIA/nccl a6979c9f: ``NCCL_ALGO_PAT``, ``ncclPatEnable``); 2.20.3's (b6475625) has none."""
 NVLS_ACROSS_SERVERS_FROM = (2, 18)
-"""NVLS all_reduce across servers (NVLink SHARP inside each, IB SHARP between them): NCCL 2.18.1 on."""
+"""NVLS all_reduce across servers (NVLink SHARP inside each, IB SHARP between them): NCCL 2.18.1 on (the release
+notes quoted at ALGO_FROM)."""
 TUNER_PLUGIN_FROM = (2, 19)
-"""The first NCCL that loads a tuner plugin (NCCL_TUNER_PLUGIN, the ext-tuner interface of 2.19.3)."""
+"""The first NCCL that loads a tuner plugin (NCCL_TUNER_PLUGIN): the ext-tuner interface (``ncclTuner_v1_t``,
+ext-tuner/example/plugin.c) first appears at NVIDIA/nccl f9c3dc25, whose makefiles/version.mk says 2.19.1
+(NVIDIA/nccl issue #1036: "the branch 2.19.1-1 mentions the addition of tuning plugin support"); 2.19.3 was the
+first 2.19 release. aws-ofi-nccl PR #922: 2.19-2.20 load a tuner only where NCCL_TUNER_PLUGIN names it."""
+LL128_COMPUTE_CAPABILITIES = {70: (2, 7), 80: (2, 7), 90: (2, 15)}
+"""NCCL_PROTO unset, tuning.cc up to 2.24 enables LL128 only on the compute capabilities its switch lists (every GPU
+alike, ``minCompCap == maxCompCap``; any other ``default: pEnable &= 0``), from the release given: Volta (70) and
+Ampere (80) in every release the model plans for (2.7.5's tuning.cc, NVIDIA/nccl 01afd20, lists both); Hopper (90)
+from 2.15, the first release built for sm_90 (cupy issue #7094: "NCCL 2.15 adds support for H100"; the case is in
+2.16.5's tuning.cc, quoted in NVIDIA/nccl issue #786, and in 2.17.1's, 5d3ab08b; 2.15's own copy not found). 2.20.3's,
+2.23.4's and 2.24.3's tuning.cc (b6475625, a6979c9f, 6aae3792) still list only 70, 80 and 90: Blackwell and every
+other GPU run LL and Simple there unless NCCL_PROTO asks for LL128."""
+LL128_ANY_COMPUTE_CAPABILITY_FROM = (2, 25)
+"""From here the model enables LL128 by default on every compute capability from LL128_MIN_COMPUTE_CAPABILITY on, as
+2.28.3's tuning.cc does (``pEnable &= !(minCompCap < 70 || ...)``). 2.25.1 added Blackwell (its notes, "Add
+Blackwell/SM100 support", as synced in ROCm/rccl PR #1662), and a copy of tuning.cc with Blackwell tables from between
+2.25 and 2.27 (release not pinned) lists ``case 100`` and ``case 120`` beside 70-90: Blackwell is on from 2.25
+either way. For other GPUs (Turing, Ampere 8.6, Ada) 2.25-2.27 may still run that switch, which leaves them off; no
+copy pinned to one of those releases was found, so the model keeps its 2.28 rule there (the public L40S run, NCCL
+2.27.3, is predicted with LL128 on, as before)."""
+LL128_MIN_COMPUTE_CAPABILITY = 70
+
+
+def ll128_capable(compute_capability: int, nccl_version: tuple[int, int]) -> bool:
+    """Whether NCCL ``nccl_version`` enables LL128 by default on GPUs of ``compute_capability`` (the GPU half of
+    tuning.cc's rule; the path half is simulator.collectives.availability.ll128_by_default's)."""
+    if compute_capability < LL128_MIN_COMPUTE_CAPABILITY:
+        return False
+    if nccl_version[:2] >= LL128_ANY_COMPUTE_CAPABILITY_FROM:
+        return True
+    first = LL128_COMPUTE_CAPABILITIES.get(compute_capability)
+    return first is not None and nccl_version[:2] >= first
+
+
 FORCE_FLUSH_OFF_FROM = (2, 19)
 """NCCL_NET_FORCE_FLUSH defaults to 0 from NCCL 2.19.1 and to 1 before (aws-ofi-nccl's src/platform-aws.cpp notes it
 where it sets the variable itself on p5); NCCL's first 2.19 release was 2.19.3, so (major, minor) tells them apart."""
@@ -83,7 +120,7 @@ def flushes_gdr_receives(compute_capability: int, gdr: bool, nccl_version: tuple
     return nccl_version is not None and nccl_version < FORCE_FLUSH_OFF_FROM
 
 
-PAT_BW_FACTOR = 0.75                 # NCCL: PAT's bus bandwidth x 0.75
+PAT_BW_FACTOR = 0.75                 # NCCL: PAT's bus bandwidth x 0.75 (2.23.4's tuning.cc, a6979c9f: x 0.85; not by version)
 PAT_LOG_LATENCY_DIVISOR = 3.5        # NCCL: PAT latency = 8 + log2(nodes) x (network latency / 3.5) + ...
 PAT_RANK_LATENCY_US = 2.8            # ... + ranks x 2.8 us ("still a linear part")
 COLLNET_HOPPER_FACTOR = 0.85         # NCCL: CollNet Direct all_reduce on compute capability 9.0+

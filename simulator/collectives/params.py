@@ -132,7 +132,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
@@ -144,7 +144,7 @@ from simulator.collectives.nccl_constants import BASE_LAT, HW_LAT
 from simulator.core.errors import InputError
 from simulator.core.inputs import parse_json, path_exists, read_text
 from simulator.core.outputs import write_atomic
-from simulator.core.vocabulary import OPS, PROTOS, LinkClass
+from simulator.core.vocabulary import OPS, PROTOS, LinkClass, NcclVersion, nccl_version
 
 ALGOS = ("ring", "tree")
 HOP_CLASSES = ("nvlink", "pcie", "shm", "net", "socket")
@@ -310,6 +310,10 @@ class Parameters:
     the datasheet's own, fitted to the spread of the public measurements."""
     host_uncertainty: Mapping | None = field(default=None, compare=False)
     """The calibration's ``host_uncertainty`` block (Gloo and MPI; simulator.collectives.host_uncertainty)."""
+    nccl_version: NcclVersion | None = None
+    """The NCCL release these values hold for: the one a calibration's measurements were taken with (its
+    ``nccl_version``) or a scenario names. The Planner plans for it unless told another (``--nccl-version``);
+    None: the newest the model knows."""
 
     def __getitem__(self, key: str) -> float:
         return self.values[key]
@@ -359,20 +363,23 @@ class Parameters:
             if not lo <= float(v) <= hi:
                 raise InputError(out_of_range_message(k, float(v)), source=source, field=f"params.{k}", value=v)
             merged[k] = float(v)
-        return Parameters(MappingProxyType(merged), name or self.name, self.uncertainty, self.host_uncertainty)
+        return replace(self, values=MappingProxyType(merged), name=name or self.name)
 
     def nudged(self, key: str, value: float) -> "Parameters":
         """A copy with one value changed and no range check (finite differences near a bound)."""
-        return Parameters(MappingProxyType({**self.values, key: float(value)}), self.name, self.uncertainty,
-                          self.host_uncertainty)
+        return replace(self, values=MappingProxyType({**self.values, key: float(value)}))
 
     def with_uncertainty(self, uncertainty: Mapping | None) -> "Parameters":
         """The same values with a calibration's uncertainty block (see simulator.collectives.uncertainty)."""
-        return Parameters(self.values, self.name, uncertainty, self.host_uncertainty)
+        return replace(self, uncertainty=uncertainty)
 
     def with_host_uncertainty(self, block: Mapping | None) -> "Parameters":
         """The same values with a ``host_uncertainty`` block (see simulator.collectives.host_uncertainty)."""
-        return Parameters(self.values, self.name, self.uncertainty, block)
+        return replace(self, host_uncertainty=block)
+
+    def with_nccl_version(self, version: NcclVersion | None) -> "Parameters":
+        """The same values, holding for NCCL ``version`` (see :attr:`nccl_version`)."""
+        return replace(self, nccl_version=version)
 
     def diff(self) -> dict[str, float]:
         """The values that differ from the datasheet defaults."""
@@ -391,11 +398,12 @@ def ideal() -> Parameters:
 
 
 CALIBRATION_FORMAT = "gpunetsim-calibration/1"
-#: The top-level keys of a calibration file that are read (this module reads the first five, the LLM compute model
+#: The top-level keys of a calibration file that are read (this module reads the first six, the LLM compute model
 #: (simulator.training.llm.compute) the rest); every other key is free-form metadata (fit data, residuals, notes),
 #: except one spelt so close to a key that changes a prediction (all but ``format`` and ``name``, whose absence only
 #: renames: a user's ``names`` or ``formats`` stays metadata) that it is surely meant as that key.
-CALIBRATION_KEYS = ("format", "name", "params", "uncertainty", "host_uncertainty", "llm", "llm_gpus", "pass_profile")
+CALIBRATION_KEYS = ("format", "name", "params", "uncertainty", "host_uncertainty", "nccl_version", "llm", "llm_gpus",
+                    "pass_profile")
 _TYPO_CHECKED_KEYS = tuple(k for k in CALIBRATION_KEYS if k not in ("format", "name"))
 SHIPPED_DIR = Path(__file__).resolve().parent / "calibrations"
 
@@ -420,6 +428,12 @@ def load_calibration(path_or_name: str | Path | None) -> Parameters:
     if data.get("host_uncertainty") is not None:
         from simulator.collectives.host_uncertainty import check_host_block
         params = params.with_host_uncertainty(check_host_block(data["host_uncertainty"], src))
+    if data.get("nccl_version") is not None:        # the release the measurements were taken with
+        v = data["nccl_version"]
+        try:
+            params = params.with_nccl_version(nccl_version(v, "nccl_version"))
+        except InputError as e:
+            raise e.within(src) from None
     return params
 
 
@@ -454,6 +468,8 @@ def _check_misspelt_keys(data: dict, src: str) -> None:
 def save_calibration(params: Parameters, path: str | Path, **meta: object) -> None:
     """Write the values that differ from the defaults, plus free-form metadata (fit data, residuals)."""
     out = {"format": CALIBRATION_FORMAT, "name": params.name, **meta, "params": params.diff()}
+    if params.nccl_version is not None and "nccl_version" not in out:
+        out["nccl_version"] = str(params.nccl_version)
     if params.uncertainty is not None and "uncertainty" not in out:
         out["uncertainty"] = dict(params.uncertainty)
     if params.host_uncertainty is not None and "host_uncertainty" not in out:

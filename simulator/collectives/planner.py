@@ -32,10 +32,12 @@ class Planner:
     def __init__(self, G_or_router: nx.Graph | PresetCluster | Router, params: Parameters | None = None,
                  nccl_version: NcclVersion | tuple[int, int] | None = None, tuner_plugin: str | None = None,
                  force_flush: bool | None = None, nvls_chunks: NvlsChunks | None = None) -> None:
-        """``nccl_version``: the NCCL planned for (None: NCCL_CURRENT, the newest modelled): the algorithms it runs
-        (availability.why_unavailable), its tuner's table (nccl_model), whether it flushes network receives and
-        takes NVLS chunk settings, whether it loads a tuner plugin (TUNER_PLUGIN_FROM); the one version every
-        rule reads, ``--nccl-version`` and the corpus's headers alike.
+        """``nccl_version``: the NCCL planned for (None: the one ``params`` carry, a calibration's or a scenario's
+        ``nccl_version``, else NCCL_CURRENT, the newest modelled): the algorithms it runs
+        (availability.why_unavailable), where it enables LL128 (availability.ll128_by_default), its tuner's table
+        (nccl_model), whether it flushes network receives and takes NVLS chunk settings, whether it loads a tuner
+        plugin (TUNER_PLUGIN_FROM); the one version every rule reads, ``--nccl-version`` and the corpus's headers
+        alike.
         ``tuner_plugin``: the instance type whose AWS tuner plugin (``NCCL_TUNER_PLUGIN=ofi``) was loaded, whose
         region tables then come before NCCL's own choice (simulator.collectives.ofi_tuner); None: none loaded.
         ``force_flush``: NCCL_NET_FORCE_FLUSH as set (None: NCCL's default for ``nccl_version``); with the GPU
@@ -44,7 +46,7 @@ class Planner:
         ``nccl_version`` takes of them (NvlsChunks.taken_by) sets the NVLS plans' chunks."""
         self.router = router_for(G_or_router)
         self.params = params or Parameters()
-        self.nccl_version = NcclVersion(*nccl_version) if nccl_version else NCCL_CURRENT
+        self.nccl_version = NcclVersion(*nccl_version) if nccl_version else self.params.nccl_version or NCCL_CURRENT
         if tuner_plugin is not None and self.nccl_version < TUNER_PLUGIN_FROM:
             raise InputError(f"NCCL loads a tuner plugin from {NcclVersion(*TUNER_PLUGIN_FROM)} on (this "
                              f"plans for NCCL {self.nccl_version})", field="tuner_plugin", value=tuner_plugin)
@@ -149,7 +151,7 @@ def _choices(router: Router, op: str, algo: str, proto: str,
     if proto != "auto" and proto not in PROTOS:
         raise InputError("unknown protocol (expected ll, ll128, simple or auto)", field="proto", value=proto)
     # NCCL_PROTO unset: LL128 only where NCCL enables it by default (an explicit ll128 runs anywhere)
-    protos = (PROTOS if ll128_by_default(router) else tuple(p for p in PROTOS if p != "ll128")) \
+    protos = (PROTOS if ll128_by_default(router, None, nccl_version) else tuple(p for p in PROTOS if p != "ll128")) \
         if proto == "auto" else (proto,)
     pairs = [(a, p) for a in algos for p in protos
              if (p == "simple" or a not in SIMPLE_ONLY) and p in PROTOS_FOR_ALGO.get(a, PROTOS)]

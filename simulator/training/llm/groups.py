@@ -103,7 +103,7 @@ def _shared(router: Router, params: Parameters,
     by_params = _SHARED.get(router)
     if by_params is None:
         by_params = _SHARED[router] = {}
-    key = (params.values_key, nccl_version)
+    key = (params.values_key, nccl_version or params.nccl_version)      # the version the Planner plans for
     hit = by_params.get(key)
     if hit is None:
         if len(by_params) > 16:

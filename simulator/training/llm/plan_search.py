@@ -211,9 +211,9 @@ _WORKER: ClusterSimulator | None = None      # one per worker process (local poo
 
 def _simulate_in_worker(model: TransformerSpec, params_items: tuple, compute: ComputeParams,
                         cluster: Cluster, config: TrainConfig, nccl_version: NcclVersion | None = None) -> dict:
-    """``params_items``: (name, values as (key, value) pairs), as Parameters' mapping does not pickle."""
+    """``params_items``: (name, values as (key, value) pairs, NCCL release), as Parameters' mapping does not pickle."""
     global _WORKER
-    params = Parameters(dict(params_items[1]), params_items[0])
+    params = Parameters(dict(params_items[1]), params_items[0], nccl_version=params_items[2])
     w = _WORKER
     if w is None or (w.model, w.params, w.compute, w.nccl_version) != (model, params, compute, nccl_version):
         w = _WORKER = ClusterSimulator(model, params, compute, nccl_version)
@@ -293,7 +293,7 @@ def search(model: TransformerSpec, clusters: list[Cluster], global_batch: int, *
         if executor is None:
             results = [_simulate_with(local, cl, c) for _, _, cl, c in batch]
         else:
-            items = (params.name, params.values_key)
+            items = (params.name, params.values_key, params.nccl_version)
             futures = [executor.submit(_simulate_in_worker, model, items, compute, cl, c, nccl_version)
                        for _, _, cl, c in batch]
             results = [f.result() for f in futures]

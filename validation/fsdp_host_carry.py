@@ -27,7 +27,10 @@ The unit ``HostWork`` carries in is not the same block on both sides for FSDP-on
 not changed): a campaign's fit has TP no-communication loops, so ``measured_block_s`` is its TP-sharded block's issue
 time (``host_tp_block_s``; 0.724 ms on ``h200x4_2026-11-26d``, whose unsharded block is set at ``UNSHARDED_SHARE``
 0.81 of it, 0.586), while an FSDP-only file's probe fit measures the unsharded block alone (``host_tp_block_s`` 0), so
-the host work carried onto it is 0.81 of what the unsharded blocks on both sides would give. The ``llm4`` rows and the
+the host work carried onto it is 0.81 of what the unsharded blocks on both sides would give. Which rows the carry unit
+moves on section 7's held-out lease and why (every row there is predicted slow before it; ``fsdp_unit_host_s`` carries
+NO_SHARD's rise), FULL_SHARD's time over NO_SHARD's on every FSDP-only file, and two 4-GPU trials not kept:
+:mod:`validation.fsdp_carry_unit` (branch h14fsdp25). The ``llm4`` rows and the
 files predicted by their own campaign's fit (method b), fitted like the campaigns, are not affected. Carried in
 unsharded blocks on both sides (the FSDP-only rows' host work x1.235), the sealed FSDP run sets within 8% go 18 -> 21
 of 26 (``python -m validation.sealed_campaign``), FULL_SHARD moving up as these rows need, but NO_SHARD too: medians

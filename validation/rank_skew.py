@@ -172,7 +172,8 @@ def expected_max(n: int) -> float:
 @dataclass(frozen=True)
 class CollectiveSkew:
     """One collective of one profiled step (seconds): the ranks' arrival spread ``max - mean`` (the mean wait
-    for the slowest rank) and the host launches' spread on clocks aligned by the collectives' ends."""
+    for the slowest rank), the host launches' spread on clocks aligned by the collectives' ends, and the transfer
+    itself (the shortest of the ranks' kernels: the last rank to arrive waits for no one)."""
 
     point: str
     launch: int
@@ -180,6 +181,7 @@ class CollectiveSkew:
     op: str
     arrival_s: float
     issue_s: float | None
+    transfer_s: float
 
 
 def _calls(timeline: dict[str, Any]) -> dict[str, list[list[Any]]]:
@@ -212,7 +214,7 @@ def collective_skews(profiled: Any) -> list[CollectiveSkew]:
         launches = [e[4] - o for e, o in zip(es, offset) if e[4] is not None]
         issue = max(launches) - statistics.mean(launches) if len(launches) == len(es) else None
         out.append(CollectiveSkew(profiled.record["point"], int(profiled.record["launch_index"]), len(es), c,
-                                  statistics.mean(durs) - min(durs), issue))
+                                  statistics.mean(durs) - min(durs), issue, min(durs)))
     return out
 
 

@@ -51,6 +51,11 @@ for the last of the shard group's hosts to issue it, so its host time was taken 
 group's ranks (``simulator.training.stragglers``, cv 0.165: the spread of free-running hosts measured on 2 GPUs).
 Sealed FSDP run sets within 8%: 18 -> 21 of 26, but other FSDP figures got worse by up to 1.4 points; the figures,
 and why a constant factor does not carry the wait, are form (D) of ``validation.rank_skew.TRIED``.
+
+Tried, not kept (branch h14fsdp25): more host work for a gathered unit on 4 GPUs, its FSDP1 host work carried in
+unsharded blocks there (x1.235, ``UNSHARDED_SHARE``). Sealed FSDP run sets within 8%: 20 -> 26 of 30, but section 7's
+held-out 4x H200 lease, whose rows are all predicted slow already, and two 4x H100 leases got worse by more than 0.3
+points. The figures, and which rows the carry unit moves, are in ``validation.fsdp_carry_unit``.
 """
 
 from __future__ import annotations

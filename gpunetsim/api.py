@@ -23,6 +23,8 @@ from gpunetsim.cli_args import on_off
 from simulator.collectives.params import Parameters, load_calibration
 from simulator.core.errors import InputError
 from simulator.core.units import parse_size
+from simulator.core.values import seed as seed_value
+from simulator.core.values import switch
 from simulator.core.vocabulary import nccl_version as parse_nccl_version
 from simulator.network.closed_form import CostModel
 from simulator.network.run import CollectiveResult, run_collective
@@ -58,13 +60,26 @@ def _described(make: Callable, topology: str = "dgx-h100", nodes: int = 1, gpus:
                fabric: str = "rail", transport: str = "ib", nic_bw: str | None = None, nics: int | None = None,
                oversubscription: float = 1.0, hosts_per_leaf: int = 32, nvls: str | bool | None = None,
                sharp: bool = False, collnet: str | bool | None = None, no_gdr: bool = False):
-    """``make`` (topologies.build or topologies.prepare) applied to :func:`topology`'s arguments."""
+    """``make`` (topologies.build or topologies.prepare) applied to :func:`topology`'s arguments; the flags'
+    switches are bools (``sharp="no"`` was true)."""
+    for name, value in (("no_p2p", no_p2p), ("socket_transport", socket_transport), ("sharp", sharp),
+                        ("no_gdr", no_gdr)):
+        switch(value, field=name)
     spec = topologies.FabricSpec.from_options(fabric, transport, nic_bw, nics, oversubscription, hosts_per_leaf,
                                               sharp=sharp)
     return make(topology, nodes=nodes, gpus_per_node=gpus, p2p=False if no_p2p else None,
                 fabric=spec, sockets=socket_transport, cpu_sockets=cpu_sockets,
-                nvls=on_off(nvls) if isinstance(nvls, str) else nvls,
-                collnet=on_off(collnet) if isinstance(collnet, str) else collnet, gdr=False if no_gdr else None)
+                nvls=_on_off(nvls, "nvls"), collnet=_on_off(collnet, "collnet"), gdr=False if no_gdr else None)
+
+
+def _on_off(value: str | bool | None, field: str) -> bool | None:
+    """``nvls``/``collnet`` as :func:`topology` takes them: "on" or "off" (as ``--nvls``), a bool, or None (the
+    hardware's default). Any other word was read as "off" ("On" turned NVLS off)."""
+    if value is None or isinstance(value, bool):
+        return value
+    if value not in ("on", "off"):
+        raise InputError("expected 'on', 'off', True, False or None", field=field, value=value)
+    return on_off(value)
 
 
 def _model(calibration: str | Parameters | None, topo: dict[str, Any], tuner_plugin: str | None = None,
@@ -100,7 +115,9 @@ def collective(topology: str = "dgx-h100", op: str = "all_reduce", size_bytes: i
     >>> gpunetsim.collective(nodes=4, sharp=True, nvls="off", size_bytes="1M").algo
     'collnet_direct'
     """
-    size = parse_size(size_bytes, field="size_bytes") if isinstance(size_bytes, str) else int(size_bytes)
+    size = parse_size(size_bytes, field="size_bytes")
+    if size < 1:
+        raise InputError("a collective moves at least 1 byte", field="size_bytes", value=size_bytes)
     model = _model(calibration, dict(topology=topology, **topology_options), tuner_plugin, nccl_version)
     return run_collective(model, op, size, algo, proto, engine, regret=True)
 
@@ -239,8 +256,8 @@ def cluster(scenario: str | Path, *, placement: str | None = None, iterations: i
         if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
             raise InputError("must be an integer of at least 1", field="iterations", value=iterations)
         sc = replace(sc, iterations=iterations)
-    if seed is not None:
-        sc = replace(sc, seed=seed)
+    if seed is not None:            # a negative seed ran (the CLI and a scenario file refuse it)
+        sc = replace(sc, seed=seed_value(seed, field="seed"))
     if top_links < 0:
         raise InputError("must be 0 or more", field="top_links", value=top_links)
     return run_scenario(sc, top_links)

@@ -64,28 +64,66 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 class _Once(argparse.Action):
     """An option that holds one value refuses to be given twice: argparse would keep the last one without a
     word (``--nodes 2 --nodes 4`` ran 4 nodes, ``calibrate --out a.json --out b.json`` wrote only b.json).
-    Options meant to repeat (``search --topology``) use ``action="append"``."""
+    Options meant to repeat (``search --topology``) use ``action="append"``. Built on argparse's public
+    :class:`argparse.Action` and registered under the names ``store``, ``store_const``, ``store_true`` and
+    ``store_false`` (:meth:`argparse.ArgumentParser.register`), so no option needs to name it."""
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
-        if self.option_strings:
-            given: dict[str, tuple[str | None, object]] = parser.__dict__.setdefault("_given", {})
-            if self.dest in given:
-                first, before = given[self.dest]
-                shown = "" if values in ([], None) else f" ({_shown(before)}, then {_shown(values)})"
-                parser.error(f"argument {option_string}: given twice{shown}; give it once"
-                             + (f" (the first as {first})" if first != option_string else ""))
-            given[self.dest] = (option_string, values)
-        super().__call__(parser, namespace, values, option_string)  # type: ignore[misc]
+        if self.option_strings and isinstance(parser, OneLineParser):
+            parser.refuse_twice(self.dest, option_string, values)
+        setattr(namespace, self.dest, self.stored(values))
+
+    def stored(self, values: object) -> object:
+        """What the option sets its destination to: the values given."""
+        return values
+
+
+class _OnceValue(_Once):
+    """``action="store"`` (the default): the option's value, once."""
+
+    def __init__(self, option_strings, dest, nargs=None, const=None, **kwargs) -> None:
+        if nargs == 0:
+            raise ValueError("nargs for store actions must be != 0; if you have nothing to store, actions such as "
+                             "store true or store const may be more appropriate")
+        if const is not None and nargs != argparse.OPTIONAL:
+            raise ValueError(f"nargs must be {argparse.OPTIONAL!r} to supply const")
+        super().__init__(option_strings, dest, nargs=nargs, const=const, **kwargs)
+
+
+class _OnceConst(_Once):
+    """``action="store_const"``: a flag that sets ``const``, once."""
+
+    def __init__(self, option_strings, dest, const=None, default=None, required=False, help=None,
+                 metavar=None) -> None:
+        super().__init__(option_strings, dest, nargs=0, const=const, default=default, required=required,
+                         help=help, metavar=metavar)
+
+    def stored(self, values: object) -> object:
+        return self.const
+
+
+class _OnceTrue(_OnceConst):
+    """``action="store_true"``, once."""
+
+    def __init__(self, option_strings, dest, default=False, required=False, help=None) -> None:
+        super().__init__(option_strings, dest, const=True, default=default, required=required, help=help)
+
+
+class _OnceFalse(_OnceConst):
+    """``action="store_false"``, once."""
+
+    def __init__(self, option_strings, dest, default=True, required=False, help=None) -> None:
+        super().__init__(option_strings, dest, const=False, default=default, required=required, help=help)
 
 
 def _shown(values: object) -> str:
     return " ".join(map(str, values)) if isinstance(values, list) else str(values)
 
 
-_ONCE = {name: type(f"Once{base.__name__}", (_Once, base), {})
-         for name, base in ((None, argparse._StoreAction), ("store", argparse._StoreAction),
-                            ("store_const", argparse._StoreConstAction), ("store_true", argparse._StoreTrueAction),
-                            ("store_false", argparse._StoreFalseAction))}
+ONCE_ACTIONS: dict[str | None, type[argparse.Action]] = {
+    None: _OnceValue, "store": _OnceValue, "store_const": _OnceConst, "store_true": _OnceTrue,
+    "store_false": _OnceFalse}
+"""The single-valued actions :class:`OneLineParser` registers in place of argparse's own (None: no action named)."""
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -94,12 +132,22 @@ class OneLineParser(argparse.ArgumentParser):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        for name, cls in _ONCE.items():
+        self._given: dict[str, tuple[str | None, object]] = {}
+        for name, cls in ONCE_ACTIONS.items():
             self.register("action", name, cls)
 
     def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
-        self.__dict__["_given"] = {}            # each parse counts its own options
+        self._given = {}            # each parse counts its own options
         return super().parse_known_args(args, namespace)
+
+    def refuse_twice(self, dest: str, option_string: str | None, values: object) -> None:
+        """Note that ``dest`` was given (as ``option_string``, with ``values``); a usage error if it was before."""
+        if dest in self._given:
+            first, before = self._given[dest]
+            shown = "" if values in ([], None) else f" ({_shown(before)}, then {_shown(values)})"
+            self.error(f"argument {option_string}: given twice{shown}; give it once"
+                       + (f" (the first as {first})" if first != option_string else ""))
+        self._given[dest] = (option_string, values)
 
     def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: error: {shorten(message, 600)} (see {self.prog} --help)", file=sys.stderr)

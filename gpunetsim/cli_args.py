@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import logging
+
+from simulator.core.errors import InputError
 
 
 def add_topology_args(p: argparse.ArgumentParser) -> None:
@@ -45,11 +48,17 @@ def topology_from_args(args: argparse.Namespace):
     fabric = topologies.FabricSpec.from_options(args.fabric, args.transport, args.nic_bw, args.nics,
                                                 args.oversubscription, args.hosts_per_leaf, nic_bw_field="--nic-bw",
                                                 sharp=getattr(args, "sharp", False))
-    return topologies.prepare(args.topology, nodes=args.nodes, gpus_per_node=args.gpus,
+    topo = topologies.prepare(args.topology, nodes=args.nodes, gpus_per_node=args.gpus,
                               p2p=False if args.no_p2p else None, fabric=fabric, sockets=args.socket_transport,
                               cpu_sockets=args.cpu_sockets, nvls=on_off(getattr(args, "nvls", None)),
                               collnet=on_off(getattr(args, "collnet", None)),
                               gdr=False if getattr(args, "no_gdr", False) else None)
+    given = fabric.given()
+    if given is not None and args.nodes == 1:       # a file refuses them (topologies.build); a preset ignored them
+        logging.getLogger("gpunetsim").warning(
+            f"--{given[0].replace('_', '-')} has no effect on one server: the fabric joins servers, and one "
+            "server's GPUs talk inside it (give --nodes N)")
+    return topo
 
 
 def on_off(value: str | None) -> bool | None:
@@ -115,6 +124,11 @@ def comm_model_from_args(args: argparse.Namespace, G, params):
     from simulator.collectives.ofi_tuner import platform_of
     from simulator.network.host_collectives import collective_model
     spec = getattr(args, "tuner_plugin", None)
+    for flag in ("nvls", "collnet"):    # NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE: taken and ignored with gloo/mpi
+        given = getattr(args, flag, None)
+        if args.backend != "nccl" and given is not None:
+            raise InputError(f"{'NVLink SHARP' if flag == 'nvls' else 'CollNet'} is NCCL's; the {args.backend} "
+                             f"backend does not run NCCL: leave --{flag} out", field=f"--{flag}", value=given)
     return collective_model(G, params, args.backend, args.tensors, platform_of(spec) if spec else None,
                             nccl_version_from_args(args))
 

@@ -214,7 +214,8 @@ def _stragglers(args: argparse.Namespace) -> int:
         raise InputError(e.message, field=flag, value=e.value) from None
     rng = np.random.default_rng(seed(args.seed, field="--seed"))
     if not args.json:
-        print(f"# gpunetsim stragglers: {args.distribution}, cv={args.cv:g}, {args.slow_gpus} slow GPUs "
+        spread = "none" if args.distribution == "none" else f"{args.distribution}, cv={args.cv:g}"  # none: no cv
+        print(f"# gpunetsim stragglers: {spread}, {args.slow_gpus} slow GPUs "
               f"x{args.slow_factor:g}, {args.samples} Monte Carlo samples, seed={args.seed}")
         print(f"{'GPUs':>6} {'E[max] integral':>16} {'Monte Carlo':>12} {'+-se':>8} {'diff/se':>8} {'90% lo':>8} "
               f"{'90% hi':>8}")

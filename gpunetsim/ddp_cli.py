@@ -79,8 +79,8 @@ def _config(args: argparse.Namespace):
         except ValueError:
             raise InputError("expected a number of MiB or 'cap'", field="--first-bucket-mb", value=first) from None
     try:
-        return DDPConfig(args.bucket_cap_mb, first_mb, None if args.compression == "none" else args.compression,
-                         args.gradient_as_bucket_view, args.accumulation_steps)
+        return DDPConfig(args.bucket_cap_mb, first_mb, args.compression, args.gradient_as_bucket_view,
+                         args.accumulation_steps)
     except InputError as e:
         raise InputError(e.message, field="--" + str(e.field).replace("_", "-"), value=e.value) from None
 
@@ -148,6 +148,9 @@ def _dataparallel(args: argparse.Namespace, config) -> int:
         raise InputError("DataParallel is one process on one server, where the tuner plugin decides nothing (its "
                          "tables start at 3 nodes); leave --tuner-plugin out", field="--tuner-plugin",
                          value=args.tuner_plugin)
+    if args.engine != "des":        # it was ignored: DataParallel has its own event model, its DDP line is closed form
+        raise InputError("DataParallel is timed by its own model (and the DDP line beside it in closed form); "
+                         "leave --engine out", field="--engine", value=args.engine)
     if args.trace:
         check_writable(args.trace, "--trace")
     model = CostModel(topology_from_args(args), params_from_args(args), nccl_version=nccl_version_from_args(args))

@@ -18,10 +18,11 @@ _COLS = ("batch_size", "strategy", "backend", "topology", "gpus", "fabric", "tra
 def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default=DEFAULT_OUT,
                    help=f"folder for report.html, results.csv, results.jsonl (default ./{DEFAULT_OUT})")
-    p.add_argument("--workers", type=int, default=None,
-                   help="local worker processes (default: one per core; 1 = no subprocesses)")
-    p.add_argument("--scheduler", default=None, metavar="tcp://HOST:8786",
-                   help="run on a Dask cluster (needs gpunetsim[dask]); same rows, same order")
+    run = p.add_mutually_exclusive_group()      # as search's: --workers was ignored beside --scheduler
+    run.add_argument("--workers", type=int, default=None,
+                     help="local worker processes (default: one per core; 1 = no subprocesses)")
+    run.add_argument("--scheduler", default=None, metavar="tcp://HOST:8786",
+                     help="run on a Dask cluster (needs gpunetsim[dask]); same rows, same order")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--resume", action="store_true",
                    help="keep the points already in --out/results.jsonl (an interrupted run) and "

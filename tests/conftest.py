@@ -42,7 +42,7 @@ def pytest_terminal_summary(terminalreporter):
 
 def with_options(argv: list[str], extra: list[str]) -> list[str]:
     """``argv`` with ``extra``'s options (``--flag value`` pairs, or a flag alone) in place of its own: the CLI
-    refuses an option given twice (gpunetsim.cli._Once), so a test that overrides one replaces it."""
+    refuses an option given twice (gpunetsim.cli.ONCE_ACTIONS), so a test that overrides one replaces it."""
     flags = {x for x in extra if x.startswith("-")}
     out, skip = [], False
     for x in argv:

@@ -648,6 +648,49 @@ def test_an_option_given_twice_is_refused(capsys, argv, text):
     assert text in _one_error(capsys, argv)
 
 
+def test_the_once_actions_stand_on_argparse_public_api_only():
+    """``_Once`` was mixed into argparse's private ``_StoreAction``, ``_StoreConstAction``, ``_StoreTrueAction`` and
+    ``_StoreFalseAction`` (review s25): every class a registered single-valued action inherits from is public."""
+    import argparse
+
+    from gpunetsim.cli import ONCE_ACTIONS
+    private = {c.__name__ for cls in ONCE_ACTIONS.values() for c in cls.__mro__[:cls.__mro__.index(argparse.Action)]
+               if c.__module__ == "argparse"}
+    assert private == set()
+
+
+def test_each_once_action_stores_as_argparse_does():
+    from gpunetsim.cli import OneLineParser
+    p = OneLineParser(prog="t")
+    p.add_argument("--n", type=int, default=3)
+    p.add_argument("--c", action="store_const", const=7)
+    p.add_argument("--t", action="store_true")
+    p.add_argument("--f", action="store_false")
+    p.add_argument("--o", nargs="?", const="x")
+    g = p.add_argument_group("g").add_mutually_exclusive_group()
+    g.add_argument("--g", type=float)
+    assert vars(p.parse_args([])) == {"n": 3, "c": None, "t": False, "f": True, "o": None, "g": None}
+    assert vars(p.parse_args(["--n", "5", "--c", "--t", "--f", "--o", "--g", "2"])) == {
+        "n": 5, "c": 7, "t": True, "f": False, "o": "x", "g": 2.0}
+    assert p.parse_args(["--n", "1"]).n == 1          # a second parse counts its own options
+
+
+@pytest.mark.parametrize("argv, text", [
+    (["--f", "--f"], "argument --f: given twice; give it once"),
+    (["--g", "1", "--g", "2"], "argument --g: given twice (1.0, then 2.0); give it once"),
+    (["--c", "--c"], "argument --c: given twice; give it once"),
+])
+def test_every_single_valued_action_refuses_a_second_use(capsys, argv, text):
+    from gpunetsim.cli import OneLineParser
+    p = OneLineParser(prog="t")
+    p.add_argument("--f", action="store_false")
+    p.add_argument("--c", action="store_const", const=1)
+    p.add_argument_group("g").add_argument("--g", type=float)
+    with pytest.raises(SystemExit):
+        p.parse_args(argv)
+    assert text in capsys.readouterr().err
+
+
 def test_options_meant_to_repeat_still_repeat(capsys):
     assert main(["search", "--model-spec", SPEC, "--gpus", "8", "--global-batch", "16", "--top", "1",
                  "--topology", "dgx-h100", "--topology", "dgx-a100", "--json"]) == 0

@@ -1,5 +1,7 @@
 """The sealed 4x H100 campaign (validation.sealed_campaign): its READMEs' blind tables are read, not retyped."""
 
+from pathlib import Path
+
 import pytest
 
 from validation import sealed_campaign as sc
@@ -32,18 +34,6 @@ def test_profile_note_says_what_the_launch_rule_leaves_and_what_still_misses():
     note = " ".join(sc.profile_note())
     assert "1 launch left out, and the fit reads 13.88 ms" in note
     assert "host-bound" in note and "9.6, 11.4, 9.0, 10.8 ms" in note
-
-
-def test_blind_script_refuses_todays_model():
-    """validation/scripts/sealed_blind_2dc75c7.py patches 2dc75c7's held_out_campaign globals; on today's model the
-    patch would be ignored and the 4x H200 campaign scored as 'sealed' (review s15 #12): it must refuse, exit != 0."""
-    import subprocess
-    import sys
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    done = subprocess.run([sys.executable, "validation/scripts/sealed_blind_2dc75c7.py"], cwd=root, timeout=120,
-                          capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
-    assert done.returncode != 0 and "2dc75c7" in done.stderr and "## collectives" not in done.stdout
 
 
 def test_campaign_files_follow_the_module_folders(monkeypatch, tmp_path):
@@ -97,16 +87,6 @@ def test_the_second_sealed_campaign_reads_its_own_readmes():
     llm = sc.blind_llm(c)
     assert set(llm) == {"llm4 PP", "llm4 TP", "llm4 FSDP", "fsdp4"}
     assert llm["llm4 PP"] == (10.9, 25.0, 1.0) and llm["fsdp4"][0] == 15.2
-
-
-def test_the_2ebf08d_blind_script_refuses_todays_model():
-    import subprocess
-    import sys
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    done = subprocess.run([sys.executable, "validation/scripts/sealed_blind_2ebf08d.py"], cwd=root, timeout=120,
-                          capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
-    assert done.returncode != 0 and "2ebf08d" in done.stderr and "## collectives" not in done.stdout
 
 
 def test_sealed_targets_are_one_bullet_per_sealed_campaign(monkeypatch):
@@ -170,16 +150,6 @@ def test_the_third_sealed_campaign_reads_its_own_readmes():
                    "fsdp4": (21.5, 25.8, 0.8)}
 
 
-def test_the_c4781bc_blind_script_refuses_todays_model():
-    import subprocess
-    import sys
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    done = subprocess.run([sys.executable, "validation/scripts/sealed_blind_c4781bc.py"], cwd=root, timeout=120,
-                          capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
-    assert done.returncode != 0 and "c4781bc" in done.stderr and "###" not in done.stdout
-
-
 
 def test_the_fourth_sealed_campaign_reads_its_own_readmes():
     """The 4x H100 campaign sealed in the session of 2026-11-27 08:49-11:49 UTC (another lease): blind tables under
@@ -195,16 +165,6 @@ def test_the_fourth_sealed_campaign_reads_its_own_readmes():
     assert blind[("4", ">= 16 MiB")] == (28, 2.5, 6.7, 43, 96, 35)
     assert sc.blind_llm(c) == {"llm4 PP": (5.0, 6.0, 1.0), "llm4 TP": (7.1, 11.4, 0.89),
                                "llm4 FSDP": (8.7, 18.7, 0.95), "fsdp4": (14.4, 15.2, 0.8)}
-
-
-def test_the_91c8e9a_blind_script_refuses_todays_model():
-    import subprocess
-    import sys
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    done = subprocess.run([sys.executable, "validation/scripts/sealed_blind_91c8e9a.py"], cwd=root, timeout=120,
-                          capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
-    assert done.returncode != 0 and "91c8e9a" in done.stderr and "###" not in done.stdout
 
 
 def test_the_fifth_sealed_campaign_reads_its_own_readmes():
@@ -223,16 +183,6 @@ def test_the_fifth_sealed_campaign_reads_its_own_readmes():
                                "llm4 FSDP": (2.8, 6.5, 0.99), "fsdp4": (14.7, 18.3, 0.8)}
 
 
-def test_the_049859d_blind_script_refuses_todays_model():
-    import subprocess
-    import sys
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    done = subprocess.run([sys.executable, "validation/scripts/sealed_blind_049859d.py"], cwd=root, timeout=120,
-                          capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
-    assert done.returncode != 0 and "049859d" in done.stderr and "###" not in done.stdout
-
-
 def test_the_sixth_sealed_campaign_reads_its_own_readmes():
     """The 4x H200 campaign sealed in the session of 2026-11-27 14:03-17:03 UTC (another lease, with FSDP's host
     issue probe and branch h14fsdp19's same-minute paired probes): blind tables under main 05a296d from its own
@@ -247,16 +197,6 @@ def test_the_sixth_sealed_campaign_reads_its_own_readmes():
     assert blind[("4", ">= 16 MiB")] == (28, 2.2, 10.6, 32, 93, 21)
     assert sc.blind_llm(c) == {"llm4 PP": (0.8, 1.3, 1.0), "llm4 TP": (8.4, 10.6, 0.95),
                                "llm4 FSDP": (3.7, 4.1, 0.92), "fsdp4": (12.5, 34.0, 0.8)}
-
-
-def test_the_05a296d_blind_script_refuses_todays_model():
-    import subprocess
-    import sys
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    done = subprocess.run([sys.executable, "validation/scripts/sealed_blind_05a296d.py"], cwd=root, timeout=120,
-                          capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
-    assert done.returncode != 0 and "05a296d" in done.stderr and "###" not in done.stdout
 
 
 def test_the_seventh_sealed_campaign_reads_its_own_readmes():
@@ -277,16 +217,6 @@ def test_the_seventh_sealed_campaign_reads_its_own_readmes():
                                "fsdppair4": (11.5, 18.0, 0.8)}
 
 
-def test_the_972db1b_blind_script_refuses_todays_model():
-    import subprocess
-    import sys
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    done = subprocess.run([sys.executable, "validation/scripts/sealed_blind_972db1b.py"], cwd=root, timeout=120,
-                          capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
-    assert done.returncode != 0 and "972db1b" in done.stderr and "###" not in done.stdout
-
-
 def test_the_eighth_sealed_campaign_reads_its_own_readmes():
     """The 4x H100 campaign sealed in the session of 2026-11-27 19:46-22:46 UTC (a thirteenth machine, the seventh's
     phases on an H100 lease): blind tables under main 5f4324f from its own READMEs, the paired file scored blind too."""
@@ -302,16 +232,6 @@ def test_the_eighth_sealed_campaign_reads_its_own_readmes():
     assert sc.blind_llm(c) == {"llm4 PP": (2.1, 4.2, 1.0), "llm4 TP": (7.8, 10.4, 0.89),
                                "llm4 FSDP": (5.8, 9.6, 0.95), "fsdp4": (8.5, 20.6, 0.8),
                                "fsdppair4": (11.9, 14.9, 0.8)}
-
-
-def test_the_5f4324f_blind_script_refuses_todays_model():
-    import subprocess
-    import sys
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    done = subprocess.run([sys.executable, "validation/scripts/sealed_blind_5f4324f.py"], cwd=root, timeout=120,
-                          capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
-    assert done.returncode != 0 and "5f4324f" in done.stderr and "###" not in done.stdout
 
 
 def test_the_ninth_sealed_campaign_reads_its_own_readmes():
@@ -331,16 +251,6 @@ def test_the_ninth_sealed_campaign_reads_its_own_readmes():
                                "fsdppair4": (6.9, 10.6, 0.8)}
 
 
-def test_the_24cd3c3_blind_script_refuses_todays_model():
-    import subprocess
-    import sys
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    done = subprocess.run([sys.executable, "validation/scripts/sealed_blind_24cd3c3.py"], cwd=root, timeout=120,
-                          capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
-    assert done.returncode != 0 and "24cd3c3" in done.stderr and "###" not in done.stdout
-
-
 def test_the_tenth_sealed_campaign_reads_its_own_readmes():
     """The 4x H100 campaign sealed in the session of 2026-11-28 00:44-03:44 UTC (a fifteenth machine, the ninth's
     phases on an H100 lease): blind tables under main c712e12 from its own READMEs, the paired file scored blind too."""
@@ -357,16 +267,6 @@ def test_the_tenth_sealed_campaign_reads_its_own_readmes():
     assert sc.blind_llm(c) == {"llm4 PP": (0.2, 0.7, 1.0), "llm4 TP": (10.5, 18.5, 0.45),
                                "llm4 FSDP": (6.6, 11.3, 0.92), "fsdp4": (8.8, 14.3, 0.8),
                                "fsdppair4": (14.4, 20.1, 0.8)}
-
-
-def test_the_c712e12_blind_script_refuses_todays_model():
-    import subprocess
-    import sys
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    done = subprocess.run([sys.executable, "validation/scripts/sealed_blind_c712e12.py"], cwd=root, timeout=120,
-                          capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
-    assert done.returncode != 0 and "c712e12" in done.stderr and "###" not in done.stdout
 
 
 def test_the_eleventh_and_twelfth_sealed_campaigns_read_their_own_readmes():
@@ -392,17 +292,6 @@ def test_the_eleventh_and_twelfth_sealed_campaigns_read_their_own_readmes():
     assert sc.blind_llm(k) == {"fsdp4": (7.2, 9.4, 0.8)}
 
 
-@pytest.mark.parametrize("script", ["sealed_blind_f8ec1e9.py", "sealed_blind_f8ec1e9b.py"])
-def test_the_f8ec1e9_blind_scripts_refuse_todays_model(script):
-    import subprocess
-    import sys
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    done = subprocess.run([sys.executable, f"validation/scripts/{script}"], cwd=root, timeout=120,
-                          capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
-    assert done.returncode != 0 and "f8ec1e9" in done.stderr and "###" not in done.stdout
-
-
 @pytest.mark.parametrize("names, shared", [
     (("h200x4_2026-11-27b_lat", "h200x4_2026-11-27b_bw", "h200x4_2026-11-27b_llm"), "h200x4_2026-11-27b"),
     (("h100x4_2026-11-27_lat", "h100x4_2026-11-27_lab"), "h100x4_2026-11-27"),   # not '..._la'
@@ -426,3 +315,26 @@ def test_every_sealed_lease_keeps_its_name():
                                             "4x H100, `h100x4_2026-11-28` (sealed)",
                                             "4x H200, `h200x4_2026-11-28` (sealed)",
                                             "4x H200, `h200x4_2026-11-28b` (sealed)"]
+
+
+
+SCRIPTS = sorted((Path(__file__).resolve().parents[1] / "validation" / "scripts").glob("sealed_blind_*.py"))
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
+def test_each_blind_script_refuses_todays_model(script):
+    """validation/scripts/sealed_blind_<commit>.py patches that commit's globals (e.g. 2dc75c7's held_out_campaign);
+    on today's model the patch would be ignored and the campaign scored as 'sealed' (review s15 #12): each must
+    refuse, exit != 0, naming its commit and printing no section."""
+    import subprocess
+    import sys
+    root = script.parents[2]
+    commit = script.stem.split("_")[-1][:7]
+    done = subprocess.run([sys.executable, str(script.relative_to(root))], cwd=root, timeout=120,
+                          capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+    assert done.returncode != 0 and commit in done.stderr
+    assert "## collectives" not in done.stdout and "###" not in done.stdout
+
+
+def test_every_sealed_lease_has_its_blind_script():
+    assert {c.blind_commit for c in sc.SEALED} == {p.stem.split("_")[-1][:7] for p in SCRIPTS}

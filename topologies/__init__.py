@@ -73,6 +73,11 @@ def build(topology: str, *, nodes: int = 1, gpus_per_node: int | None = None, p2
         if nodes != 1:
             raise InputError("--nodes applies to presets only; describe every server in the file",
                              field="nodes", value=nodes)
+        given = fabric.given()
+        if given is not None:       # it was ignored without a word: the file's net links set the network
+            raise InputError("applies to presets only; a topology file describes its own network (its nic nodes "
+                             "and net links, and `sharp: true` for in-network reduction)", field=given[0],
+                             value=given[1])
         if gpus_per_node is not None:
             G = first_gpus(G, gpus_per_node)
         if p2p is not None:

@@ -16,12 +16,13 @@ comes on top (cost-model parameters).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING
 
 from simulator.core import limits
 from simulator.core.errors import InputError
 from simulator.core.units import parse_bandwidth
+from topologies.graph import check_gpus_per_host
 from topologies.presets import SERVERS, ServerSpec, server
 
 if TYPE_CHECKING:
@@ -55,7 +56,23 @@ class FabricSpec:
                    nic_Bps=parse_bandwidth(nic_bw, field=nic_bw_field) if nic_bw else None, nics=nics,
                    oversubscription=oversubscription, hosts_per_leaf=hosts_per_leaf, sharp=sharp)
 
+    def given(self) -> tuple[str, object] | None:
+        """The first option that differs from its default, as (its field, as :meth:`from_options` names it, and
+        its value), or None: the fabric of a topology file is the file's own, so an option given with one is
+        refused rather than ignored."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value != f.default:
+                return ("nic_bw", f"{value * 8 / 1e9:g} Gb/s") if f.name == "nic_Bps" else (f.name, value)
+        return None
+
     def check(self) -> None:
+        for name in ("nics", "hosts_per_leaf"):      # the API's nics="2" died in a TypeError below
+            v = getattr(self, name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+                raise InputError("must be a whole number", field=name, value=v)
+        if isinstance(self.oversubscription, bool) or not isinstance(self.oversubscription, (int, float)):
+            raise InputError("must be a number", field="oversubscription", value=self.oversubscription)
         if self.fabric not in ("rail", "fat-tree"):
             raise InputError("fabric must be 'rail' or 'fat-tree'", field="fabric", value=self.fabric)
         if self.transport not in TRANSPORTS:
@@ -85,13 +102,11 @@ def cluster_spec(preset: str, nodes: int, fabric: FabricSpec, sockets: int | Non
     if preset not in SERVERS:
         raise InputError(f"unknown topology preset; known: {', '.join(sorted(SERVERS))}",
                          field="topology", value=preset)
-    if nodes < 1:
-        raise InputError("must be at least 1", field="nodes", value=nodes)
+    limits.check_count(nodes, field="nodes")
     fabric.check()
     spec = SERVERS[preset]
-    if gpus is not None and not 1 <= gpus <= spec.gpus:
-        raise InputError(f"--gpus must be between 1 and {spec.gpus} for {preset} (a bigger server: "
-                         "write a topology file)", field="gpus", value=gpus)
+    if gpus is not None:
+        check_gpus_per_host(gpus, spec.gpus, preset, " (a bigger server: write a topology file)")
     limits.GPUS.check(nodes * (gpus or spec.gpus), field="nodes",
                       value=f"{nodes} servers x {gpus or spec.gpus} GPUs")
     if sockets is not None:

@@ -118,10 +118,13 @@ def first_gpus(G: nx.Graph, count: int) -> nx.Graph:
     return H
 
 
-def check_gpus_per_host(count: int, per_host: int, name: str) -> None:
-    """``--gpus count`` must pick between 1 and all ``per_host`` GPUs of each server."""
+def check_gpus_per_host(count: int, per_host: int, name: str, hint: str = "") -> None:
+    """``--gpus count`` must pick between 1 and all ``per_host`` GPUs of each server, a whole number (the Python
+    API's ``gpus="4"`` died in a TypeError, ``gpus=4.0`` ran); ``hint`` follows the range's message."""
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise InputError("must be a whole number", field="gpus", value=count)
     if count < 1 or count > per_host:
-        raise InputError(f"--gpus must be between 1 and {per_host} for {name}", field="gpus", value=count)
+        raise InputError(f"--gpus must be between 1 and {per_host} for {name}{hint}", field="gpus", value=count)
 
 
 @dataclass(frozen=True)

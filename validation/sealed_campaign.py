@@ -125,62 +125,73 @@ class Sealed:
                 "those made since")
 
 
-H100 = Sealed(DATA / "h100x4_2026-11-27_lat", DATA / "h100x4_2026-11-27_bw", DATA / "h100x4_2026-11-27_llm",
-              "dgx-h100", "h100s_sealed", "h100-nvlink-2gpu", RUNS[:6], "2dc75c7", "4x H100 80GB HBM3",
-              "A sixth machine, sealed", "at the start of the session of 2026-11-27 (00:15-00:28 UTC) under main 2dc75c7",
-              "h100x4_2026-11-26h", "e05742f", fsdp_only_seen=True,
-              after="the compute fit leaves disturbed profile launches out (`validation.profile_launches`, session of "
-                    "2026-11-27 stop 15). This lease showed that problem, so the rule was chosen on the other campaigns "
-                    "only and this lease scored once it was fixed",
-              tried=PROFILE_RULE_TRIED)
-H200 = Sealed(DATA / "h200x4_2026-11-27_lat", DATA / "h200x4_2026-11-27_bw", DATA / "h200x4_2026-11-27_llm",
-              "hgx-h200", "h200s_sealed", "h200-nvlink", RUNS[:3] + (RUNS[4],), "2ebf08d", "4x H200",
-              "A seventh machine, sealed", "at the start of the session of 2026-11-27 03:13-06:13 UTC (03:15-03:27) "
-              "under main 2ebf08d", "h200x4_2026-11-26d", "6014202", fsdp_only_seen=True)
-H200B = Sealed(DATA / "h200x4_2026-11-27b_lat", DATA / "h200x4_2026-11-27b_bw", DATA / "h200x4_2026-11-27b_llm",
-               "hgx-h200", "h200s3_sealed", "h200-nvlink", RUNS[:3] + (RUNS[4],), "c4781bc", "4x H200",
-               "An eighth machine, sealed", "at the start of the session of 2026-11-27 06:12-09:12 UTC (06:13-06:23) "
-               "under main c4781bc", "h200x4_2026-11-26d", "814a22d", fsdp_only_seen=True)
-H100C = Sealed(DATA / "h100x4_2026-11-27c_lat", DATA / "h100x4_2026-11-27c_bw", DATA / "h100x4_2026-11-27c_llm",
-               "dgx-h100", "h100s2_sealed", "h100-nvlink-2gpu", RUNS[:3] + (RUNS[4],), "91c8e9a", "4x H100 80GB HBM3",
-               "A ninth machine, sealed", "at the start of the session of 2026-11-27 08:49-11:49 UTC (08:51-09:04) "
-               "under main 91c8e9a", "h100x4_2026-11-26h", "65af80a", fsdp_only_seen=True)
-H200D = Sealed(DATA / "h200x4_2026-11-27d_lat", DATA / "h200x4_2026-11-27d_bw", DATA / "h200x4_2026-11-27d_llm",
-               "hgx-h200", "h200s4_sealed", "h200-nvlink", RUNS[:3] + (RUNS[4],), "049859d", "4x H200",
-               "A tenth machine, sealed", "at the start of the session of 2026-11-27 11:28-14:28 UTC (11:41-11:52) "
-               "under main 049859d", "h200x4_2026-11-26d", "4ebca5e",
-               after="branch h14fsdp8's rule (an FSDP-only lease without its own host issue probe takes its own LLM "
-                     "campaign's compute fit) was merged knowing its figure on this lease with the lease's probe "
-                     "left out (fsdp4 12.0% -> 4.8% median); the rule does not reach this lease's own rows, which "
-                     "have the probe")
-H200E = Sealed(DATA / "h200x4_2026-11-27e_lat", DATA / "h200x4_2026-11-27e_bw", DATA / "h200x4_2026-11-27e_llm",
-               "hgx-h200", "h200s5_sealed", "h200-nvlink", RUNS[:3] + (RUNS[4], RUNS[6]), "05a296d", "4x H200",
-               "An eleventh machine, sealed", "at the start of the session of 2026-11-27 14:03-17:03 UTC (14:26-14:37) "
-               "under main 05a296d", "h200x4_2026-11-26d", "0dc49fc")
-H200F = Sealed(DATA / "h200x4_2026-11-27f_lat", DATA / "h200x4_2026-11-27f_bw", DATA / "h200x4_2026-11-27f_llm",
-               "hgx-h200", "h200s6_sealed", "h200-nvlink", RUNS[:3] + (RUNS[4], RUNS[6]), "972db1b", "4x H200",
-               "A twelfth machine, sealed", "at the start of the session of 2026-11-27 16:49-19:49 UTC (16:50-17:03) "
-               "under main 972db1b", "h200x4_2026-11-26d", "b5daa76")
-H100G = Sealed(DATA / "h100x4_2026-11-27g_lat", DATA / "h100x4_2026-11-27g_bw", DATA / "h100x4_2026-11-27g_llm",
-               "dgx-h100", "h100s3_sealed", "h100-nvlink-2gpu", RUNS[:3] + (RUNS[4], RUNS[6]), "5f4324f",
-               "4x H100 80GB HBM3", "A thirteenth machine, sealed", "at the start of the session of 2026-11-27 "
-               "19:46-22:46 UTC (20:32-20:47) under main 5f4324f", "h100x4_2026-11-26h", "e6c4883")
-H200H = Sealed(DATA / "h200x4_2026-11-27h_lat", DATA / "h200x4_2026-11-27h_bw", DATA / "h200x4_2026-11-27h_llm",
-               "hgx-h200", "h200s7_sealed", "h200-nvlink", RUNS[:3] + (RUNS[4], RUNS[6]), "24cd3c3", "4x H200",
-               "A fourteenth machine, sealed", "at the start of the session of 2026-11-27 22:10-01:10 UTC (22:12-22:24) "
-               "under main 24cd3c3", "h200x4_2026-11-26d", "5a20c3c")
-H100I = Sealed(DATA / "h100x4_2026-11-28_lat", DATA / "h100x4_2026-11-28_bw", DATA / "h100x4_2026-11-28_llm",
-               "dgx-h100", "h100s4_sealed", "h100-nvlink-2gpu", RUNS[:3] + (RUNS[4], RUNS[6]), "c712e12",
-               "4x H100 80GB HBM3", "A fifteenth machine, sealed", "at the start of the session of 2026-11-28 "
-               "00:44-03:44 UTC (00:45-01:01) under main c712e12", "h100x4_2026-11-26h", "a95e3d2")
-H200J = Sealed(DATA / "h200x4_2026-11-28_lat", DATA / "h200x4_2026-11-28_bw", DATA / "h200x4_2026-11-28_llm",
-               "hgx-h200", "h200s8_sealed", "h200-nvlink", RUNS[:3] + (RUNS[4], RUNS[6]), "f8ec1e9", "4x H200",
-               "A sixteenth machine, sealed", "at the start of the session of 2026-11-28 03:28-06:28 UTC (03:31-03:46) "
-               "under main f8ec1e9", "h200x4_2026-11-26d", "a76b073")
-H200K = Sealed(DATA / "h200x4_2026-11-28b_lat", DATA / "h200x4_2026-11-28b_bw", DATA / "h200x4_2026-11-28b_llm",
-               "hgx-h200", "h200s9_sealed", "h200-nvlink", (RUNS[4],), "f8ec1e9", "4x H200",
-               "A seventeenth machine, sealed", "at the start of the session of 2026-11-28 03:28-06:28 UTC (03:58-04:06) "
-               "under main f8ec1e9", "h200x4_2026-11-26d", "a76b073")
+@dataclass(frozen=True)
+class _Gpu:
+    """What every sealed lease of one GPU shares: the NCCL topology, the shipped calibration, the machine's name,
+    and the earlier lease of that GPU its ``llm4`` runs are predicted like."""
+
+    topology: str
+    calibration: str
+    machine: str
+    like: str
+
+
+_GPUS = {"h100x4": _Gpu("dgx-h100", "h100-nvlink-2gpu", "4x H100 80GB HBM3", "h100x4_2026-11-26h"),
+         "h200x4": _Gpu("hgx-h200", "h200-nvlink", "4x H200", "h200x4_2026-11-26d")}
+"""The GPUs of the sealed leases, by the first word of their campaign's name."""
+
+LLM4_FSDP4 = RUNS[:3] + (RUNS[4],)
+"""The LLM rows of a lease that measured the ``llm4`` and ``fsdp4`` phases."""
+WITH_PAIRS = LLM4_FSDP4 + (RUNS[6],)
+"""... and the ``fsdppair4`` phase."""
+
+
+def lease(name: str, prefix: str, runs: tuple[tuple[str, str, str], ...], blind_commit: str, title: str,
+          session: str, measured: str, opened: str, **more) -> Sealed:
+    """The sealed campaign of the folders ``{name}_lat``, ``_bw`` and ``_llm``, measured at ``measured`` at the start
+    of the session ``session`` under main ``blind_commit``; its GPU's fields from :data:`_GPUS`."""
+    gpu = _GPUS[name.split("_")[0]]
+    return Sealed(DATA / f"{name}_lat", DATA / f"{name}_bw", DATA / f"{name}_llm", gpu.topology, prefix,
+                  gpu.calibration, runs, blind_commit, gpu.machine, title,
+                  f"at the start of the session of {session} UTC ({measured}) under main {blind_commit}", gpu.like,
+                  opened, **more)
+
+
+H100 = replace(lease("h100x4_2026-11-27", "h100s_sealed", RUNS[:6], "2dc75c7", "A sixth machine, sealed", "", "", "e05742f",
+                     fsdp_only_seen=True, tried=PROFILE_RULE_TRIED,
+                     after="the compute fit leaves disturbed profile launches out (`validation.profile_launches`, "
+                           "session of 2026-11-27 stop 15). This lease showed that problem, so the rule was chosen on "
+                           "the other campaigns only and this lease scored once it was fixed"),
+               when="at the start of the session of 2026-11-27 (00:15-00:28 UTC) under main 2dc75c7")
+H200 = lease("h200x4_2026-11-27", "h200s_sealed", LLM4_FSDP4, "2ebf08d", "A seventh machine, sealed",
+             "2026-11-27 03:13-06:13", "03:15-03:27", "6014202", fsdp_only_seen=True)
+H200B = lease("h200x4_2026-11-27b", "h200s3_sealed", LLM4_FSDP4, "c4781bc", "An eighth machine, sealed",
+              "2026-11-27 06:12-09:12", "06:13-06:23", "814a22d", fsdp_only_seen=True)
+H100C = lease("h100x4_2026-11-27c", "h100s2_sealed", LLM4_FSDP4, "91c8e9a", "A ninth machine, sealed",
+              "2026-11-27 08:49-11:49", "08:51-09:04", "65af80a", fsdp_only_seen=True)
+H200D = lease("h200x4_2026-11-27d", "h200s4_sealed", LLM4_FSDP4, "049859d", "A tenth machine, sealed",
+              "2026-11-27 11:28-14:28", "11:41-11:52", "4ebca5e",
+              after="branch h14fsdp8's rule (an FSDP-only lease without its own host issue probe takes its own LLM "
+                    "campaign's compute fit) was merged knowing its figure on this lease with the lease's probe "
+                    "left out (fsdp4 12.0% -> 4.8% median); the rule does not reach this lease's own rows, which "
+                    "have the probe")
+H200E, H200F, H100G, H200H, H100I, H200J = (
+    lease(name, prefix, WITH_PAIRS, blind, title, session, measured, opened)
+    for name, prefix, blind, title, session, measured, opened in (
+        ("h200x4_2026-11-27e", "h200s5_sealed", "05a296d", "An eleventh machine, sealed", "2026-11-27 14:03-17:03",
+         "14:26-14:37", "0dc49fc"),
+        ("h200x4_2026-11-27f", "h200s6_sealed", "972db1b", "A twelfth machine, sealed", "2026-11-27 16:49-19:49",
+         "16:50-17:03", "b5daa76"),
+        ("h100x4_2026-11-27g", "h100s3_sealed", "5f4324f", "A thirteenth machine, sealed", "2026-11-27 19:46-22:46",
+         "20:32-20:47", "e6c4883"),
+        ("h200x4_2026-11-27h", "h200s7_sealed", "24cd3c3", "A fourteenth machine, sealed", "2026-11-27 22:10-01:10",
+         "22:12-22:24", "5a20c3c"),
+        ("h100x4_2026-11-28", "h100s4_sealed", "c712e12", "A fifteenth machine, sealed", "2026-11-28 00:44-03:44",
+         "00:45-01:01", "a95e3d2"),
+        ("h200x4_2026-11-28", "h200s8_sealed", "f8ec1e9", "A sixteenth machine, sealed", "2026-11-28 03:28-06:28",
+         "03:31-03:46", "a76b073")))
+H200K = lease("h200x4_2026-11-28b", "h200s9_sealed", (RUNS[4],), "f8ec1e9", "A seventeenth machine, sealed",
+              "2026-11-28 03:28-06:28", "03:58-04:06", "a76b073")
 SEALED = (H100, H200, H200B, H100C, H200D, H200E, H200F, H100G, H200H, H100I, H200J, H200K)
 """The sealed campaigns in the report's order."""
 

@@ -39,7 +39,10 @@ Seed = Annotated[int, _rule(values.seed)]
 def axis(v: Any) -> list[Any]:
     """A study axis's values (a ``mode="before"`` validator): a scalar is one value; a list needs at least one value
     and none twice (``tp: []`` made an empty study without a word, ``tp: [2, 2]`` ran and reported one point
-    twice)."""
+    twice). A mapping is neither: wrapped as one value, it was reported at the axis's item ``[0]`` (``search.model[0]``
+    for ``model: {a: 1}``), an item the file does not have."""
+    if isinstance(v, dict):
+        raise ValueError("expected a value or a list of values, not a mapping")
     items = list(v) if isinstance(v, (list, tuple)) else [v]
     if not items:
         raise ValueError("an axis needs at least one value (an empty list would make an empty study)")

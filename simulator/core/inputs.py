@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 def read_text(path: str | os.PathLike[str], *, what: str = "file") -> str:
     """The UTF-8 text of a regular file of at most :data:`limits.INPUT_BYTES` bytes, with no line
     longer than :data:`limits.STRING_CHARS`."""
+    if not isinstance(path, (str, os.PathLike)):     # the API's run_study(5): a TypeError from Path
+        raise InputError(f"expected a path to a {what}", value=path)
     src = str(path)
     max_bytes = limits.INPUT_BYTES.value
     try:
@@ -399,7 +401,10 @@ def _complete(raw: str) -> bool:
 
 def names_a_file(value: str | os.PathLike[str]) -> bool:
     """Whether an input value (``--topology``, ``--workload``, ``--model``, a study's ``model``) names a file: a
-    .yaml/.yml/.json name, or any path that exists; anything else is a built-in name."""
+    .yaml/.yml/.json name, or any path that exists; anything else (a number or None from the Python API, too)
+    is a built-in name, so the caller's unknown-name error reports it."""
+    if not isinstance(value, (str, os.PathLike)):
+        return False
     return Path(value).suffix.lower() in (".yaml", ".yml", ".json") or path_exists(value)
 
 

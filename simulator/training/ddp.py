@@ -74,6 +74,7 @@ from simulator.training.ddp_jobs import BackwardTimeline, CommJob, JobTimes
 from simulator.network.records import Record
 from simulator.core.errors import InputError
 from simulator.core.limits import ACCUMULATION_STEPS, MAX_BUCKET_CAP_MB, check_range
+from simulator.core.values import switch
 from simulator.core.units import MiB
 from simulator.core.vocabulary import DTYPE_BYTES, ENGINES, Limit, dtype_bytes
 from simulator.training.workload import HOST_TIMES, Workload
@@ -130,6 +131,9 @@ class DDPConfig:
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0 or v * MiB < 1:
                 raise InputError("bucket size must be a positive number of MiB", field=name, value=v)
             check_range(v, field=name, low=0.0, high=MAX_BUCKET_CAP_MB, low_open=True, unit="MiB")
+        if self.compression == "none":      # --compression's word for no hook (the message below offered it)
+            object.__setattr__(self, "compression", None)
+        switch(self.gradient_as_bucket_view, field="gradient_as_bucket_view")
         if self.compression not in (None, *COMPRESSIONS):
             raise InputError("compression must be none, bf16 or fp16", field="compression",
                              value=self.compression)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from simulator.core.errors import InputError
+from simulator.core.values import switch
 from simulator.core.vocabulary import dtype_bytes
 from simulator.core.limits import ACCUMULATION_STEPS
 
@@ -118,6 +119,8 @@ class TrainConfig:
                              f"({self.micro_batch} x {self.dp})", field="--global-batch", value=self.global_batch)
         ACCUMULATION_STEPS.check(self.global_batch // (self.micro_batch * self.dp), field="--global-batch",
                                  value=self.global_batch)      # micro-batches per step (pipeline schedule length)
+        for f in ("sequence_parallel", "flash_attention"):     # the API's "yes" was true, a study's refused
+            switch(getattr(self, f), field="--" + f.replace("_", "-"))
         if isinstance(self.zero, bool) or not isinstance(self.zero, int) or self.zero not in (0, 1, 2, 3):
             raise InputError("expected 0, 1, 2 or 3", field="--zero", value=self.zero)
         if self.fsdp is not None and self.fsdp not in FSDP_STRATEGIES:

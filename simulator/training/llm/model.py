@@ -137,7 +137,7 @@ def model_names() -> list[str]:
 
 
 def zoo_model(name: str) -> TransformerSpec:
-    key = name.strip().lower()
+    key = str(name).strip().lower()         # the API's model=5: a name, unknown
     key = _ALIASES.get(key, key)
     if key not in ZOO:
         raise InputError(f"unknown model; zoo: {', '.join(model_names())} (or --model-spec, or a YAML file)",

@@ -173,3 +173,25 @@ def test_summary_refuses_an_out_it_would_not_write(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         accuracy.main(["--summary", "--out", str(tmp_path / "a.md")])
     assert e.value.code == 2 and "--summary" in capsys.readouterr().err and not (tmp_path / "a.md").exists()
+
+
+def test_the_tp_spread_row_counts_sets_within_and_carries_no_verdict():
+    """Beside the sealed TP row's median verdict, the launches' spread: no target of issue 14's, so no verdict; the
+    count of sets whose prediction is no further from the other launches than a launch is (stop 25)."""
+    sets = [{"spread_prediction_pct": 4.8, "spread_launch_pct": 15.8},
+            {"spread_prediction_pct": 8.1, "spread_launch_pct": 5.3},
+            {"spread_prediction_pct": 6.4, "spread_launch_pct": 6.4}]
+    row = g._tp_spread_row(sets, (("§7", "## 7. ", ""),))
+    figure, target, verdict = row.cells()
+    assert figure == "prediction 4.8-8.1%; a launch 5.3-15.8%"
+    assert (target, verdict) == ("-", "-")
+    assert "2 of 3 sets" in row.data
+
+
+def test_the_report_shows_the_tp_spread_row_after_the_tp_median_row():
+    rows = glance_rows(DOC)
+    names = [r[1] for r in rows]
+    i = names.index("Own TP runs on the sealed 4-GPU leases")
+    assert names[i + 1] == "Own TP runs on the sealed 4-GPU leases, against their launches' own spread"
+    assert rows[i][4].endswith("of 12 met")                       # the median's verdict stays
+    assert (rows[i + 1][3], rows[i + 1][4]) == ("-", "-") and "of 12 sets" in rows[i + 1][5]

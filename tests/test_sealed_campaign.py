@@ -338,3 +338,23 @@ def test_each_blind_script_refuses_todays_model(script):
 
 def test_every_sealed_lease_has_its_blind_script():
     assert {c.blind_commit for c in sc.SEALED} == {p.stem.split("_")[-1][:7] for p in SCRIPTS}
+
+
+def test_spread_line_names_each_tp_row_within_or_outside():
+    from validation.tp_launches import AgainstLaunches
+    line = sc.spread_line({"llm4 TP": AgainstLaunches(4.8, 15.8, 12), "TP issue probe": AgainstLaunches(8.1, 5.3, 8)})
+    assert "llm4 TP 4.8% against 15.8% (12 trials), within the spread" in line
+    assert "TP issue probe 8.1% against 5.3% (8 trials), **outside the spread**" in line
+    assert "not instead of it" in line
+    assert sc.spread_line({}) == ""
+
+
+def test_a_missed_sealed_tp_set_is_judged_against_its_launches_beside_its_median():
+    """The fifteenth machine's llm4 TP misses issue 14's 8% (10.5%, its launches 16-44% apart): the median verdict
+    stays, and beside it the prediction lands nearer the other launches' median than a launch does (stop 25)."""
+    lines, figs = sc.llm(sc.H100I)
+    tp = figs["llm4 TP"]
+    assert tp["median_abs_pct"] > 8.0
+    assert tp["spread_prediction_pct"] < tp["spread_launch_pct"]
+    assert any(line.startswith("**TP against its launches' own spread**") for line in lines)
+    assert "spread_prediction_pct" not in figs["llm4 PP"]

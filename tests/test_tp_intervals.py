@@ -64,3 +64,21 @@ def test_launch_spreads_of_medians_and_of_fastest_iterations():
               for p, k, m, f in (("a", 0, 1.0, 0.9), ("a", 1, 1.2, 0.99), ("b", 0, 1.0, 0.9), ("b", 1, 1.1, 0.9))]
     medians, fastest = launch_spreads(scores)
     assert medians == pytest.approx(0.15) and fastest == pytest.approx(0.05)
+
+
+def test_spread_sentence_counts_sets_within_and_says_how_strict_it_is():
+    """Each set against its launches' own spread: a set whose launches agree is outside at 4.7%, one whose launches
+    disagree is within at 12.9% (the caveat is printed), and the median's verdict is said to stay."""
+    from validation.tp_intervals import spread_sentence
+    from validation.tp_launches import LaunchScore
+
+    def launch(camp: str, k: int, ms: float, predicted_ms: float) -> LaunchScore:
+        return LaunchScore(camp, "x", False, k, ms * 1e-3, None, predicted_ms * 1e-3, 16)
+    sets = [("a", [launch("a", 0, 10.0, 10.5), launch("a", 1, 10.05, 10.5)]),
+            ("b", [launch("b", 0, 10.0, 11.2), launch("b", 1, 13.0, 11.2)])]
+    (line,), within = spread_sentence(sets)
+    assert within == 1.0
+    assert "no further than a launch on 1 of 2 sets" in line and "(**outside**); b 12.9 against 26.5%." in line
+    assert "a, whose launches agree within 0.5%, is outside at 4.7%, and b is within at 12.9%" in line
+    (line,), within = spread_sentence(sets[:1])
+    assert within == 0.0 and line.endswith("is outside at 4.7%; so issue 14's verdict stays the median's.")

@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from validation.llm_records import error_summary
-from validation.tp_launches import LaunchScore, campaign_sets, launch_scores, main, report_lines, summarize
+from simulator.core.errors import InputError
+from validation.tp_launches import (LaunchScore, against_launches, campaign_sets, launch_scores, main, report_lines,
+                                     summarize)
 
 
 def score(point: str, launch: int, measured_ms: float, predicted_ms: float, standin_ms: float | None = 5.0,
@@ -99,3 +101,37 @@ def test_campaign_sets_take_llm_reals_pairing(monkeypatch) -> None:
     sets = campaign_sets()
     assert [s[0] for s in sets] == [own.folder]
     assert sets[0][3] == real.host_work_from([own.path], own.calibration)[0]
+
+
+def test_against_launches_scores_the_prediction_and_each_launch_on_the_other_launches_median() -> None:
+    """Each (configuration, launch) is a trial against the median of the configuration's other launches: the
+    prediction's |error| and the launch's own, medians over the trials; a configuration measured once is no trial."""
+    scores = [score("a", 0, 10.0, 11.0), score("a", 1, 8.0, 11.0), score("a", 2, 12.0, 11.0),
+              score("b", 0, 5.0, 5.0)]
+    judged = against_launches(scores)
+    # others' medians 10, 11, 9: prediction 10, 0, 22.2 %; launches 0, 27.3, 33.3 %
+    assert judged.trials == 3
+    assert judged.prediction_pct == pytest.approx(10.0)
+    assert judged.launch_pct == pytest.approx(300 / 11)
+    assert judged.within
+
+
+def test_a_prediction_further_than_the_launches_is_outside_their_spread() -> None:
+    """Launches that agree (within 1%) leave a 10% prediction outside the spread; the criterion can fail."""
+    judged = against_launches([score("a", k, ms, 11.0) for k, ms in enumerate((10.0, 10.1, 9.95))])
+    assert judged.prediction_pct > 9 and judged.launch_pct < 1
+    assert not judged.within
+
+
+def test_against_launches_refuses_configurations_measured_once() -> None:
+    with pytest.raises(InputError):
+        against_launches([score("a", 0, 10.0, 11.0), score("b", 0, 5.0, 5.0)])
+
+
+def test_configurations_of_two_campaigns_are_kept_apart() -> None:
+    """The same point in two campaigns is two configurations: each launch is judged on its own campaign's others."""
+    a = [score("p", k, ms, 10.0) for k, ms in enumerate((10.0, 10.0))]
+    b = [LaunchScore("other", "p", False, k, ms * 1e-3, None, 10e-3, 16) for k, ms in enumerate((20.0, 20.0))]
+    judged = against_launches(a + b)
+    assert judged.trials == 4
+    assert judged.launch_pct == pytest.approx(0.0)

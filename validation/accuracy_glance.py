@@ -329,7 +329,21 @@ def llm_rows(figures: dict) -> list[Row]:
                         f"{len({c.prefix for c, _, _ in today})} sealed leases, {len(today)} sets of runs "
                         f"({', '.join(labels)})", _SEALED_HELD.split(";")[0] + "; blind: each README, the model "
                         "before the lease's session", (s7, t7), spread="lease x runs"))
+        if kind == "TP":
+            rows.append(_tp_spread_row([s for _, _, s in today], (s7,)))
     return rows
+
+
+def _tp_spread_row(sets: list[dict], sections: tuple) -> Row:
+    """The sealed TP sets against their launches' own spread (validation.tp_launches.against_launches), beside the
+    median the row above judges: issue 14 sets no target for it, so no verdict; how many sets are within, in words."""
+    within = sum(s["spread_prediction_pct"] <= s["spread_launch_pct"] for s in sets)
+    return Row(14, "Own TP runs on the sealed 4-GPU leases, against their launches' own spread",
+               tuple(Check("prediction", s["spread_prediction_pct"], plain=True) for s in sets)
+               + tuple(Check("a launch", s["spread_launch_pct"], plain=True) for s in sets),
+               f"{len(sets)} sets of runs as above; each (configuration, launch) against the median of the "
+               f"configuration's other launches; the prediction no further than a launch in {within} of {len(sets)} "
+               "sets", "as above; beside issue 14's median, not instead of it", sections, spread="lease x runs")
 
 
 def _sealed_llm(figures: dict) -> list:

@@ -380,10 +380,22 @@ def sealed_targets(sealed: dict) -> list[str]:
         out.append(f"- Own PP / TP / FSDP runs on a {c.gpus} lease sealed until its session's model was final, median "
                    f"<= {TARGET_MEDIAN:g}%: " + ", ".join(
                        f"{k} {s['median_abs_pct']:.1f}% ({_verdict(s['median_abs_pct'] <= TARGET_MEDIAN)}; "
-                       + (f"blind {b['median_abs_pct']:.1f}%)" if (b := figs["blind"].get(k)) else "no blind figure)")
+                       + (f"blind {b['median_abs_pct']:.1f}%" if (b := figs["blind"].get(k)) else "no blind figure")
+                       + _spread_words(s) + ")"
                        for k, s in figs.items() if k != "blind")
                    + f" (blind: `{c.llm.name}`'s README, main {c.blind_commit}; {seen}).")
     return out
+
+
+def _spread_words(s: dict[str, float]) -> str:
+    """A sealed TP row's judgement against its launches' own spread (validation.sealed_campaign.llm's
+    ``spread_prediction_pct`` / ``spread_launch_pct``), for its Targets bullet beside the median's verdict; '' for
+    other rows."""
+    if "spread_prediction_pct" not in s:
+        return ""
+    inside = s["spread_prediction_pct"] <= s["spread_launch_pct"]
+    return (f"; against its launches' spread {s['spread_prediction_pct']:.1f} vs a launch's "
+            f"{s['spread_launch_pct']:.1f}%: {'within' if inside else 'outside'}")
 
 
 def issue_lease_target(today: dict[str, dict[str, float]]) -> str:

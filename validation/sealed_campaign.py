@@ -36,7 +36,10 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import takewhile
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    from validation.tp_launches import AgainstLaunches
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -303,6 +306,33 @@ def _scored(label: str, path: Path, runner: str, hosts: list, c: Sealed = H100) 
     return lr.predict_records(lr.probe_tp_runs(probe), c.calibration, hosts[1][0], lr.issue_targets(probe)).errors
 
 
+def tp_launches(c: Sealed, label: str, name: str, host: object) -> list:
+    """A sealed TP row (``llm4`` TP, or the TP issue probe) launch by launch (``validation.tp_launches.LaunchScore``),
+    predicted as :func:`_scored` predicts it (``host``: the ``llm_real.HostWork`` it takes)."""
+    from validation import llm_real as lr
+    from validation.issue_check import probe_tp_runs
+    from validation.llm_records import read_llm_records
+    from validation.tp_launches import launch_scores
+    path = c.llm / name
+    probe = "issue" in name
+    records = probe_tp_runs([path]) if probe else read_llm_records([path])
+    tag = f"{c.llm.name} ({label})"
+    return launch_scores(tag, records, c.calibration, host, lr.issue_targets([path]) if probe else [])
+
+
+def spread_line(judged: dict[str, AgainstLaunches]) -> str:
+    """The sentence judging a lease's TP rows against their launches' own spread (``judged``: row label ->
+    ``validation.tp_launches.AgainstLaunches``), beside the median the table judges; '' without TP rows."""
+    if not judged:
+        return ""
+    return ("**TP against its launches' own spread** (`validation.tp_launches.against_launches`, section 7's TP "
+            "intervals; beside the median above, not instead of it): the prediction's median |error| from the median "
+            "of a configuration's other launches, against a launch's own: " + "; ".join(
+                f"{k} {a.prediction_pct:.1f}% against {a.launch_pct:.1f}% ({a.trials} trials), "
+                + ("within the spread" if a.within else "**outside the spread**")
+                for k, a in judged.items()) + ".")
+
+
 def _leases(path: Path) -> tuple[float, list[float], list]:
     """A campaign's shortest 1F1B run (median over launches, s), for the spec it trains the per-launch medians of
     the single-GPU whole-model profile (s), and those profiles."""
@@ -385,6 +415,7 @@ def llm(c: Sealed = H100) -> tuple[list[str], dict]:
     """Section 7's lines and figures: a sealed campaign's LLM runs under today's model, beside the blind figures."""
     from validation import llm_real as lr
     from validation.llm_records import error_summary
+    from validation.tp_launches import against_launches
     if not c.llm.exists():
         return [], {}
     hosts = [lr.host_work_from([DATA / f / n], cal) for f, n, cal in lr.CAMPAIGNS]
@@ -393,9 +424,14 @@ def llm(c: Sealed = H100) -> tuple[list[str], dict]:
     rows = ["| runs | configurations | median err % | p90 err % | Spearman | inside the launches' range | "
             f"blind (main {c.blind_commit}): median / p90 % |", "|---|---|---|---|---|---|---|"]
     ratios: dict[str, list[float]] = {}
+    judged = {}
     for label, name, runner in c.runs:
         errs = _scored(label, c.llm / name, runner, hosts, c)
         s = error_summary(errs)[runner]
+        if runner == "tp":
+            judged[label] = against_launches(tp_launches(c, label, name, hosts[1][0]))
+            s = s | {"spread_prediction_pct": judged[label].prediction_pct,
+                     "spread_launch_pct": judged[label].launch_pct}
         figs[label] = s
         ratios[label] = [math.log(e.measured_s / e.predicted_s) for e in errs]
         b = blind.get(label)
@@ -419,7 +455,7 @@ def llm(c: Sealed = H100) -> tuple[list[str], dict]:
              + (f"; one of those was chosen knowing what this lease showed: {c.after}." if c.after else ".")
              + (" " + FSDP_ONLY_CHANGE + ": for those rows today's figures are a check, not blind."
                 if c.fsdp_only_seen else ""),
-             "", *rows, "", *(profile_note(c) + ["", trial_note(c), ""] if c.tried is not None else []), band_check(ratios), ""]
+             "", *rows, "", *([spread_line(judged), ""] if judged else []), *(profile_note(c) + ["", trial_note(c), ""] if c.tried is not None else []), band_check(ratios), ""]
     figs["blind"] = {k: {"median_abs_pct": v[0], "p90_abs_pct": v[1]} for k, v in blind.items()}
     return lines, figs
 

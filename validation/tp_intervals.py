@@ -18,6 +18,10 @@ leases' TP rows), each held out (a campaign is judged by a band built without it
   TP launches, each campaign weighing the same: what an interval for TP alone has to span to hold single
   launches.
 
+And each campaign against its launches' own spread (:func:`spread_sentence`, ``tp_launches.against_launches``): is the
+prediction as near the median of a configuration's other launches as a launch of it is? Stated beside the medians that
+issue 14 judges, never instead of them (stop 25).
+
 Per campaign: how many configuration medians and how many single launches each holds, and how many
 configurations have all their launches inside. And whether anything measured tells the slow launches apart:
 per launch index, the share of (configuration, launch) pairs more than 10% above the configuration's fastest
@@ -40,7 +44,7 @@ import numpy as np
 from validation.bw_lease_spread import spread
 from validation.interval_report import TARGET_COVERAGE, TARGET_WIDTH
 from validation.iteration_bands import band_edges
-from validation.tp_launches import LaunchScore
+from validation.tp_launches import AgainstLaunches, LaunchScore, against_launches
 
 HEADING = "### TP predictions: their 90% intervals against single launches"
 TARGET_COVERAGE_PCT, TARGET_WIDTH_PCT = TARGET_COVERAGE * 100, TARGET_WIDTH * 100
@@ -53,22 +57,9 @@ def sealed_sets() -> list[tuple[str, list[LaunchScore]]]:
     """Each sealed lease's TP rows (its ``llm4`` TP runs, its TP issue probe where it has one), predicted as
     :mod:`validation.sealed_campaign` predicts them (host work of the 4x H200 campaign)."""
     from validation import llm_real as lr, sealed_campaign as sc
-    from validation.issue_check import probe_tp_runs
-    from validation.llm_records import read_llm_records
-    from validation.tp_launches import launch_scores
     host = lr.host_work_from([sc.DATA / f / n for f, n, _ in lr.CAMPAIGNS[1:2]], lr.CAMPAIGNS[1][2])[0]
-    out = []
-    for c in sc.SEALED:
-        for label, name, runner in c.runs:
-            path = c.llm / name
-            if runner != "tp" or not path.exists():
-                continue
-            probe = "issue" in name
-            records = probe_tp_runs([path]) if probe else read_llm_records([path])
-            name_ = f"{c.llm.name} ({label})"
-            out.append((name_, launch_scores(name_, records, c.calibration, host,
-                                             lr.issue_targets([path]) if probe else [])))
-    return out
+    return [(f"{c.llm.name} ({label})", sc.tp_launches(c, label, name, host))
+            for c in sc.SEALED for label, name, runner in c.runs if runner == "tp" and (c.llm / name).exists()]
 
 
 def section_sets() -> list[tuple[str, list[LaunchScore]]]:
@@ -241,7 +232,33 @@ def section_lines(train_groups: Mapping[str, Sequence[float]]) -> tuple[list[str
               f"{spread_median * 100:.0f}% at their medians and {spread_fastest * 100:.0f}% at their fastest "
               "iterations, so each (launch, configuration) runs at a level of its own. No host or clock term per "
               "launch is modelled; the spread belongs in the interval."]
-    return lines, figs
+    spread_lines, figs["sets_within_spread"] = spread_sentence(sets)
+    return lines + ["", *spread_lines], figs
+
+
+def spread_sentence(sets: Sequence[tuple[str, Sequence[LaunchScore]]]) -> tuple[list[str], float]:
+    """Every TP set against its launches' own spread (:func:`validation.tp_launches.against_launches`), and how many
+    sets are within it."""
+    judged = [(name, against_launches(scores)) for name, scores in sets]
+    within = sum(a.within for _, a in judged)
+    return (["Against the launches' own spread (`validation.tp_launches.against_launches`; beside the medians the "
+             "tables above judge, not instead of them): each (configuration, launch) against the median of the "
+             "configuration's other launches, the prediction's median |error| against a launch's own (what a "
+             f"re-measurement misses by); the prediction is no further than a launch on {within} of {len(judged)} "
+             "sets: " + "; ".join(f"{name} {a.prediction_pct:.1f} against {a.launch_pct:.1f}%"
+                                  + ("" if a.within else " (**outside**)") for name, a in judged) + ". "
+             + strictness_words(judged)], float(within))
+
+
+def strictness_words(judged: Sequence[tuple[str, AgainstLaunches]]) -> str:
+    """The caveat: the spread judges a set as strictly as its launches agree (``judged``: (name, its judgement))."""
+    tight = min(judged, key=lambda x: x[1].launch_pct)
+    loose = max((x for x in judged if x[1].within), key=lambda x: x[1].prediction_pct, default=None)
+    return (f"It is as strict as a set's launches agree: {tight[0]}, whose launches agree within "
+            f"{tight[1].launch_pct:.1f}%, is {'within' if tight[1].within else 'outside'} at "
+            f"{tight[1].prediction_pct:.1f}%"
+            + (f", and {loose[0]} is within at {loose[1].prediction_pct:.1f}%" if loose else "")
+            + "; so issue 14's verdict stays the median's.")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -56,6 +56,39 @@ What they show (2026-11-28, main 8f68bca):
   median by more than the 0.3 points allowed, up to +0.9 (to 20.5%) however large the change, unless NO_SHARD falls
   with it. The sealed FULL_SHARD h2048 rows ask for 0.2-6.5 ms more (above).
 
+**Why NO_SHARD h4096 is slow and FULL_SHARD h4096 fast in the model** (branch h14h4096s25, main 13de568; the last two
+tables of the command above):
+
+* **The cold-start drain.** A simulated iteration ends when its last collective does; what runs after the last
+  kernel (:func:`drain_rows`, :attr:`Phases.tail_s`) is the last units' gradient reduction: NO_SHARD's root all-reduce
+  (the embedding and output layer, 2.2-2.6 ms on 4 GPUs), FULL_SHARD's root reduce-scatter (a quarter of the bytes,
+  1.3-1.4 ms). The runners time steps back to back without a host sync, so the measured step hides its drain behind
+  the next iteration's issue: in every committed profile (:func:`phase_rows`, 2 and 4 H200s, 66 configurations x
+  launches) the unprofiled median step is the profiled step less its drain, within -1.6 to +2.8 ms (medians by
+  configuration), while the profiled drains themselves are 1.3-11.1 ms. Over the FSDP-only files at h4096 the
+  simulated drain is 2.54 / 1.32 ms (NO_SHARD / FULL_SHARD, medians, 4 GPUs, 23 files) and the errors +11.9 / -7.2%;
+  without the drain -1.5 / -14.4%; on 2 GPUs 2.18 / 1.14 ms, +1.5 / -5.5% -> -11.2 / -10.8%. So NO_SHARD's
+  over-prediction on 4 GPUs is its drain, which the measurement does not pay; FULL_SHARD's shortfall is larger once
+  the drain is taken out, 13 points below NO_SHARD's on 4 GPUs and none on 2.
+* **FULL_SHARD's own shortfall is in the compute window** (first kernel to last): on the 4-GPU profile (6 launches)
+  the measured window less the simulated is +2.7 ms for FULL_SHARD h4096 and +0.9 for NO_SHARD h4096 (medians;
+  profiled steps, host slowed by the profiler in both); on 2 GPUs (9 launches each) +3.6 / +3.3. The head (the first
+  all-gather before any kernel) is simulated within 0.3 ms.
+* **Not a collective slowed beside kernels** (question (a)): the overlap probe (``h100x4_2026-11-26j``, ``python -m
+  validation.overlap_check``) times the same collective alone and beside a matmul: x1.10 at 384 MiB (median of 12 points
+  on 2 and 4 H100s; x1.13 at 64 MiB; beside a copy x1.94). Charged in the FSDP engine as 0.10 s per second a
+  collective runs beside kernels (a quantity of the collective, nothing fitted), it lengthens the NCCL stream where
+  it is already slack: the 4-GPU profile's NO_SHARD h4096 goes 19.91 -> 20.22 ms and FULL_SHARD h4096 21.23 -> 21.00
+  (the longer all-gathers move the backward's kernels off the reduce-scatters' HBM share); over section 7's held-out
+  and blind leases NO_SHARD h4096 rises 0.9-2.7 points and FULL_SHARD h4096 moves -1.1 to +1.0: the gap shrinks;
+  the figures are in :data:`TRIED` (trial 3, ``validation/scripts/fsdp_collective_slowdown_s25.py``).
+* **So** a model of the steady state (the next iteration issued behind the drain, ``fsdp_host_carry``'s paragraph on
+  branch h14fsdp7's trial, and branch h14fsdp8's prototype, not merged) takes NO_SHARD h4096 to within 2% (median) on
+  4 GPUs only together with
+  something that lengthens FULL_SHARD's compute window by ~2.5 ms on 4 GPUs and both strategies' by ~2 ms on 2 GPUs
+  (h4096: 10-14% of the step); neither the collective slowdown beside matmuls (above) nor the carry unit (trials 1
+  and 2) is that.
+
 Two trials, each a patch of ``HostWork.on`` never committed, the factor in both ``UNSHARDED_SHARE`` (the TP issue
 probes' median, nothing fitted on judged runs); figures in :data:`TRIED`, printed again by
 ``python validation/scripts/fsdp_carry_trials_s25.py 1|2 sealed|llm``. Neither is kept: each raises the sealed FSDP
@@ -71,7 +104,7 @@ from __future__ import annotations
 import statistics
 import sys
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from validation.llm_real import HOST_KEYS, UNSHARDED_SHARE, HostWork
 from validation.llm_records import RunGroup, group_runs, read_llm_records
@@ -95,7 +128,25 @@ TRIED = (
     "less than now and a gathered one x1.235: sealed 20 -> 24 of 30 (fsdp4 13.8 -> 8.5, 4.8 -> 8.2; llm4 FSDP, on the "
     "same 4-GPU host work without a refit, 1.4 -> 3.2, 3.0 -> 4.4, 3.0 -> 4.7, 6.6 -> 8.2, 7.0 -> 4.7), held-out 4x "
     "H200 4 GPUs 19.6 -> 18.6, blind 4x H100 4 GPUs 4.9 -> 5.4, fsdpissue2 4 GPUs 2.8 -> 5.6, and the 2-GPU campaign "
-    "h200x2_2026-11-26c (its host work is the 4-GPU campaign's) 2.5 -> 1.4.")
+    "h200x2_2026-11-26c (its host work is the 4-GPU campaign's) 2.5 -> 1.4. "
+    "Trial 3 (branch h14h4096s25, main 13de568, question (a)): each FSDP collective lengthened by 0.10 s per second "
+    "of kernels beside it (FsdpStreams: the compute stream's kernel seconds during the collective; 0.10 the overlap "
+    "probe's median collective time beside a matmul over alone, less 1, at 384 MiB, 12 points on 2 and 4 H100s, "
+    "h100x4_2026-11-26j; nothing fitted), the HBM share kept on for that time; rerun by `python "
+    "validation/scripts/fsdp_collective_slowdown_s25.py sealed|llm`. `python -m validation.sealed_campaign`: "
+    "sealed FSDP run sets within 8% 20 -> 21 of 30 (llm4 FSDP 9.2 -> 7.9 in), but fsdp4 2.8 -> 3.9, 4.8 -> 6.0, "
+    "5.3 -> 6.8, 8.4 -> 9.3, 7.2 -> 7.9, llm4 FSDP 1.4 -> 2.6, 5.6 -> 6.4, fsdppair4 14.4 -> 15.1, 15.5 -> 16.2 "
+    "(4.4 -> 3.3, 4.0 -> 2.5, 7.0 -> 6.1, 11.2 -> 10.7 the other way). `python -m validation.accuracy --only llm`: "
+    "in-sample FSDP h200x2_2026-11-26c 2.5 -> 3.3, h100x4_2026-11-26h 2.4 -> 3.0 (h200x4_2026-11-26d 4.3 -> 3.2), "
+    "fsdpissue2 4 GPUs 2.8 -> 3.9, h200x4_2026-11-27_fsdpissue 4 GPUs 10.0 -> 10.9, held-out 4x H200 NO_SHARD h4096 "
+    "+29.5 / +20.4 -> +30.4 / +23.1% (2 / 4 GPUs), blind 4x H100 NO_SHARD h4096 4 GPUs +11.3 -> +13.5%: NO_SHARD h4096 "
+    "rises 0.9-2.7 points on those four rows while FULL_SHARD h4096 moves -1.1 to +1.0 (4-GPU profile 19.91 -> 20.22 / "
+    "21.23 -> 21.00 ms), so the gap between them shrinks; PP/TP rows within 0.1. Not kept. "
+    "(b), arithmetic only (no model): every FSDP-only configuration's prediction less its simulated drain "
+    "(drain_rows' rule for all hidden sizes, the most a steady state could hide): FSDP-only sets within 8% 21 -> 15 of "
+    "37, the sealed fsdp2/fsdp4/fsdppair4 sets 10 -> 6 of 19 (fsdp2 6.7 -> 12.3, the 4x H200 fsdp4 of 2026-11-28 9.1 -> "
+    "16.7; the 4x H100 fsdp4 sets 5.8 -> 3.2, 7.8 -> 6.2, 8.8 -> 7.4 the other way), so the steady state needs the "
+    "missing FULL_SHARD window with it.")
 """The trials' figures (text, not recomputed; before -> after, median |error| %)."""
 
 VARIANTS = ("as now", "carry unit", *(f"unit on {k} only" for k in HOST_KEYS), "no FSDP host work")
@@ -170,26 +221,62 @@ class Gap:
     no_pct: float            # NO_SHARD's
 
 
-def gap_rows() -> list[Gap]:
-    """Every FSDP-only file (``fsdp_host_carry.fsdp_only_files``) with NO_SHARD and FULL_SHARD of one spec, predicted
-    by ``llm_blind.lease_predictor`` with its world size's host work (``fsdp_pair.carry``), as section 7 scores it."""
+def _predicted_groups() -> Iterator[tuple[str, int, RunGroup, object]]:
+    """Every FSDP configuration of every FSDP-only file (``fsdp_host_carry.fsdp_only_files``: the committed leases,
+    the sealed ``fsdp2``/``fsdp4``/``fsdppair4`` files, the paired files) with the predictor section 7 scores it by
+    (``llm_blind.lease_predictor`` with its world size's host work, ``fsdp_pair.carry``; a paired file's own point
+    predictor where it has one): (file label, world size, group, predictor)."""
     from validation.fsdp_host_carry import fsdp_only_files
     from validation.fsdp_pair import carry
     from validation.llm_blind import host_for, lease_predictor
 
-    out = []
     for label, path, world in fsdp_only_files():
         records = read_llm_records([path])
         pred = carry(lease_predictor(path, records, world), host_for(world)[0])
-        by: dict[int, dict[str, tuple[float, float]]] = {}
         for g in _fsdp_groups(records):
-            r = g.first
-            predicted = pred.iteration_s(r)  # type: ignore[attr-defined]
-            by.setdefault(r.spec.hidden, {})[r.strategy] = (g.median_s, predicted)
-        for hidden, s in sorted(by.items()):
-            if "full_shard" in s and "no_shard" in s:
-                (fm, fp), (nm, np_) = s["full_shard"], s["no_shard"]
-                out.append(Gap(label, world, hidden, fm - nm, fp - np_, (fp / fm - 1) * 100, (np_ / nm - 1) * 100))
+            yield label, world, g, getattr(pred, "by_point", {}).get(g.first.point, pred)
+
+
+def gap_rows() -> list[Gap]:
+    """Every FSDP-only file with NO_SHARD and FULL_SHARD of one spec (:func:`_predicted_groups`)."""
+    by: dict[tuple[str, int, int], dict[str, tuple[float, float]]] = {}
+    for label, world, g, pred in _predicted_groups():
+        r = g.first
+        by.setdefault((label, world, r.spec.hidden), {})[r.strategy] = (g.median_s, pred.iteration_s(r))  # type: ignore[attr-defined]
+    out = []
+    for (label, world, hidden), s in by.items():
+        if "full_shard" in s and "no_shard" in s:
+            (fm, fp), (nm, np_) = s["full_shard"], s["no_shard"]
+            out.append(Gap(label, world, hidden, fm - nm, fp - np_, (fp / fm - 1) * 100, (np_ / nm - 1) * 100))
+    return out
+
+
+@dataclass(frozen=True)
+class Drain:
+    """One NO_SHARD or FULL_SHARD configuration of an FSDP-only file: measured and predicted seconds and the
+    simulation's drain (:attr:`Phases.tail_s`, collectives after the last kernel), which the simulated iteration, one
+    from a cold start, charges in full."""
+
+    label: str
+    world: int
+    strategy: str
+    hidden: int
+    measured_s: float
+    predicted_s: float
+    drain_s: float
+
+    def error_pct(self, without_drain: bool = False) -> float:
+        return ((self.predicted_s - (self.drain_s if without_drain else 0.0)) / self.measured_s - 1) * 100
+
+
+def drain_rows(hidden: int = 4096) -> list[Drain]:
+    """NO_SHARD and FULL_SHARD of ``hidden`` in every FSDP-only file (:func:`_predicted_groups`), with the drain."""
+    out = []
+    for label, world, g, pred in _predicted_groups():
+        r = g.first
+        if r.spec.hidden == hidden and r.strategy in ("no_shard", "full_shard"):
+            out.append(Drain(label, world, r.strategy, hidden, g.median_s, pred.iteration_s(r),  # type: ignore[attr-defined]
+                             simulated_phases(pred, r).tail_s))
     return out
 
 
@@ -211,31 +298,146 @@ def transfer_rows() -> list[tuple[str, int, str, str, int, float]]:
     return out
 
 
+@dataclass(frozen=True)
+class Phases:
+    """One FSDP step on one rank, or its simulation, in three parts (seconds): before the compute stream's first
+    kernel (the first all-gather), from its first kernel to the end of its last (the compute window), and after that
+    until the last collective ends (the drain, which the next iteration's issue can hide when steps run back to
+    back)."""
+
+    head_s: float
+    window_s: float
+    tail_s: float
+
+    @property
+    def span_s(self) -> float:
+        return self.head_s + self.window_s + self.tail_s
+
+
+def phases_of(intervals: Sequence[tuple[float, float, bool]]) -> Phases:
+    """:class:`Phases` of a step's intervals ``(start_s, end_s, on the compute stream)``."""
+    own = [(a, b) for a, b, compute in intervals if compute]
+    if not own:
+        raise ValueError("a step without compute-stream intervals has no phases")
+    t0, t1 = min(a for a, _, _ in intervals), max(b for _, b, _ in intervals)
+    c0, c1 = min(a for a, _ in own), max(b for _, b in own)
+    return Phases(c0 - t0, c1 - c0, t1 - c1)
+
+
+def measured_phases(timeline: dict) -> Phases:
+    """:class:`Phases` of one rank's profiled step (``step_timeline`` events, its summary's compute stream)."""
+    stream = str(timeline["summary"]["compute_stream"])
+    return phases_of([(e[2], e[2] + e[3], str(e[0]) == stream) for e in timeline["events"]])
+
+
+def simulated_phases(pred: object, run: object) -> Phases:
+    """:class:`Phases` of ``run`` simulated by ``pred`` (its compute records but the optimizer's, its collectives)."""
+    from simulator.training.llm.iteration import simulate_train
+
+    config, gpus = pred.config(run)  # type: ignore[attr-defined]
+    r = simulate_train(pred.router(gpus), pred.model(run.spec), config, pred.gpu,  # type: ignore[attr-defined]
+                       pred.params, pred.compute, record=True)  # type: ignore[attr-defined]
+    recs = [x for stage in r.records.values() for x in stage]
+    return phases_of([(x.start_s, x.end_s, x.track == "compute") for x in recs
+                      if (x.track == "compute" and x.name != "optimizer") or x.track.startswith("dp")])
+
+
+@dataclass(frozen=True)
+class PhaseRow:
+    """One configuration in one profiled launch: its unprofiled median step, the profiled step's phases (median over
+    ranks, part by part) and the simulation's (section 7's predictor of the file)."""
+
+    lease: str
+    world: int
+    strategy: str
+    hidden: int
+    unprofiled_s: float
+    measured: Phases
+    simulated: Phases
+
+
+def phase_rows() -> list[PhaseRow]:
+    """Every profiled FSDP launch (``rank_skew.WINDOW_PROFILES``) by :class:`PhaseRow`."""
+    from validation.fsdp_profile import predictors, read_profiled
+    from validation.rank_skew import WINDOW_PROFILES
+
+    out = []
+    for folder in WINDOW_PROFILES:
+        for f in sorted(folder.glob("fsdpprof_world*.jsonl")):
+            preds, sims = predictors(f), {}
+            for p in read_profiled(f):
+                rec = p.record
+                ranks = [measured_phases(t) for t in rec["timeline"] if t]
+                med = Phases(*(statistics.median(getattr(x, k) for x in ranks)
+                               for k in ("head_s", "window_s", "tail_s")))
+                if rec["point"] not in sims:
+                    sims[rec["point"]] = simulated_phases(*preds[rec["point"]])
+                out.append(PhaseRow(folder.name, int(rec["world"]), str(rec["strategy"]), int(rec["hidden"]),
+                                    float(rec["median_s"]), med, sims[rec["point"]]))
+    return out
+
+
+def _table(title: str, columns: Sequence[str]) -> list[str]:
+    """A blank line, ``title``, a blank line and a markdown table's head of ``columns``."""
+    return ["", title, "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+
+
+def _drain_lines() -> list[str]:
+    drains = drain_rows()
+    lines = _table("Hidden 4096, the simulated drain and the error without it (section 7's methods):",
+                   ("file", "GPUs", "configuration", "measured ms", "predicted ms", "drain ms", "error %",
+                    "without drain %"))
+    lines += [f"| {d.label} | {d.world} | {d.strategy.upper()} | {d.measured_s * 1e3:.2f} | {d.predicted_s * 1e3:.2f} | "
+              f"{d.drain_s * 1e3:.2f} | {d.error_pct():+.1f} | {d.error_pct(True):+.1f} |" for d in drains]
+    for world in (2, 4):
+        for strategy in ("no_shard", "full_shard"):
+            xs = [d for d in drains if d.world == world and d.strategy == strategy]
+            if xs:
+                lines.append(f"\n{world} GPUs {strategy.upper()} h4096 ({len(xs)} files): drain median "
+                             f"{statistics.median(d.drain_s for d in xs) * 1e3:.2f} ms, error median "
+                             f"{statistics.median(d.error_pct() for d in xs):+.1f}%, without the drain "
+                             f"{statistics.median(d.error_pct(True) for d in xs):+.1f}%")
+    return lines
+
+
+def _phase_lines() -> list[str]:
+    lines = _table("Profiled steps in three parts (ms; measured: median over ranks; simulated: section 7's predictor; "
+                   "head: before the first compute kernel, window: compute stream's first kernel to last, tail: "
+                   "collectives after it):",
+                   ("lease", "GPUs", "configuration", "unprofiled", "measured head / window / tail", "span - tail",
+                    "simulated head / window / tail", "simulated"))
+    for r in phase_rows():
+        m, s = r.measured, r.simulated
+        lines.append(f"| {r.lease} | {r.world} | {r.strategy.upper()} h{r.hidden} | {r.unprofiled_s * 1e3:.2f} | "
+                     f"{m.head_s * 1e3:.2f} / {m.window_s * 1e3:.2f} / {m.tail_s * 1e3:.2f} | "
+                     f"{(m.span_s - m.tail_s) * 1e3:.2f} | {s.head_s * 1e3:.2f} / {s.window_s * 1e3:.2f} / "
+                     f"{s.tail_s * 1e3:.2f} | {s.span_s * 1e3:.2f} |")
+    return lines
+
+
 def markdown_lines() -> list[str]:
     rows = held_out_rows()
-    lines = ["Held-out 4x H200 lease (section 7's predictor), error % per host work carried:", "",
-             "| GPUs | configuration | measured ms | " + " | ".join(VARIANTS) + " |",
-             "|---|---|---|" + "---|" * len(VARIANTS)]
+    lines = _table("Held-out 4x H200 lease (section 7's predictor), error % per host work carried:",
+                   ("GPUs", "configuration", "measured ms", *VARIANTS))[1:]
     lines += [f"| {r.world} | {r.strategy.upper()} h{r.hidden} | {r.measured_s * 1e3:.2f} | "
               + " | ".join(f"{r.error_pct(v):+.1f}" for v in VARIANTS) + " |" for r in rows]
     for world in (2, 4):
         lines.append(f"\n{world} GPUs, median |error| %: " + ", ".join(
             f"{v} {statistics.median(abs(r.error_pct(v)) for r in rows if r.world == world):.1f}" for v in VARIANTS))
-    gaps = gap_rows()
-    lines += ["", "FULL_SHARD over NO_SHARD of one spec, ms, every FSDP-only file (section 7's methods):", "",
-              "| file | GPUs | hidden | measured | predicted | missing | FULL_SHARD error % | NO_SHARD error % |",
-              "|---|---|---|---|---|---|---|---|"]
+    lines += _table("FULL_SHARD over NO_SHARD of one spec, ms, every FSDP-only file (section 7's methods):",
+                    ("file", "GPUs", "hidden", "measured", "predicted", "missing", "FULL_SHARD error %",
+                     "NO_SHARD error %"))
     lines += [f"| {g.label} | {g.world} | {g.hidden} | {g.measured_s * 1e3:.2f} | {g.predicted_s * 1e3:.2f} | "
-              f"{(g.measured_s - g.predicted_s) * 1e3:+.2f} | {g.full_pct:+.1f} | {g.no_pct:+.1f} |" for g in gaps]
-    lines += ["", "The collectives themselves in the profiled steps (the shortest of the ranks' kernels, median ms):", "",
-              "| lease | ranks | configuration | collective | count | transfer ms |", "|---|---|---|---|---|---|"]
+              f"{(g.measured_s - g.predicted_s) * 1e3:+.2f} | {g.full_pct:+.1f} | {g.no_pct:+.1f} |" for g in gap_rows()]
+    lines += _table("The collectives themselves in the profiled steps (the shortest of the ranks' kernels, median ms):",
+                    ("lease", "ranks", "configuration", "collective", "count", "transfer ms"))
     lines += [f"| {lease} | {n} | {name} | {op} | {k} | {t * 1e3:.3f} |" for lease, n, name, op, k, t in transfer_rows()]
-    return lines
+    return lines + _drain_lines() + _phase_lines()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     if list(sys.argv[1:] if argv is None else argv):
-        print("usage: python -m validation.fsdp_carry_unit   (no arguments: prints both tables)", file=sys.stderr)
+        print("usage: python -m validation.fsdp_carry_unit   (no arguments: prints the tables)", file=sys.stderr)
         return 2
     print("\n".join(markdown_lines()))
     return 0

@@ -56,6 +56,12 @@ Tried, not kept (branch h14fsdp25): more host work for a gathered unit on 4 GPUs
 unsharded blocks there (x1.235, ``UNSHARDED_SHARE``). Sealed FSDP run sets within 8%: 20 -> 26 of 30, but section 7's
 held-out 4x H200 lease, whose rows are all predicted slow already, and two 4x H100 leases got worse by more than 0.3
 points. The figures, and which rows the carry unit moves, are in ``validation.fsdp_carry_unit``.
+
+Tried, not kept (branch h14h4096s25): each collective lengthened by 0.10 s per second of kernels beside it (the
+overlap probe's collective beside a matmul over alone, at 384 MiB). Sealed FSDP run sets within 8%: 20 -> 21 of 30,
+but in-sample and held-out FSDP figures of section 7 got worse by up to 1.1 points: NO_SHARD at hidden 4096, already
+slow, got slower. Its slowness is the simulated drain: one iteration from a cold start pays the last all-reduce after
+the last kernel, which the measured steps, timed back to back, hide (``validation.fsdp_carry_unit.drain_rows``).
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ def _described(make: Callable, topology: str = "dgx-h100", nodes: int = 1, gpus:
     switches are bools (``sharp="no"`` was true)."""
     for name, value in (("no_p2p", no_p2p), ("socket_transport", socket_transport), ("sharp", sharp),
                         ("no_gdr", no_gdr)):
-        switch(value, field=name)
+        switch(value, field=name, api=True)
     spec = topologies.FabricSpec.from_options(fabric, transport, nic_bw, nics, oversubscription, hosts_per_leaf,
                                               sharp=sharp)
     return make(topology, nodes=nodes, gpus_per_node=gpus, p2p=False if no_p2p else None,

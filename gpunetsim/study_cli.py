@@ -64,15 +64,19 @@ def _run(study, args: argparse.Namespace) -> int:
     130 (interrupted; rerun with --resume)."""
     from gpunetsim.report import build_report
     from gpunetsim.study_output import StudyOutput
-    from gpunetsim.study_run import stream_points
+    from gpunetsim.study_run import check_scheduler, stream_points
     if args.workers is not None and args.workers < 1:
         raise InputError("must be at least 1", field="--workers", value=args.workers)
+    if args.scheduler is not None:
+        check_scheduler(args.scheduler)     # before --out is cleared and the progress bar starts
     out = StudyOutput(args.out)
     by_index = {p.index: p for p in study.points}
     todo = out.start(study.points, resume=args.resume)
     if args.resume:
         print(f"# resume: {len(study.points) - len(todo)} of {len(study.points)} points already in "
-              f"{out.path('results.jsonl')}", file=sys.stderr)
+              f"{out.path('results.jsonl')}"
+              + (f"; {out.dropped} of its records match no point of this study (its axes changed) and are "
+                 "dropped" if out.dropped else ""), file=sys.stderr)
     t0 = time.perf_counter()
     try:
         interrupted = stream_points(todo, lambda o: out.add(o, by_index[o.index]), workers=args.workers,

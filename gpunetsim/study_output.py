@@ -12,7 +12,9 @@ Files in ``--out``:
 
 At the start every file of a previous run is removed, so an old report can never pass for this
 run's; with ``--resume`` the previous ``results.jsonl`` is read first and the points it holds
-(matched on their configuration, not their number) are not evaluated again.
+(matched on their configuration, not their number) are not evaluated again; records that match no point
+(the study's axes changed) are dropped and counted (``dropped``), and a file none of whose records matches
+(another study's) is refused, before anything is removed.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import IO, Sequence
 
 from gpunetsim.study import Point, jsonl_line, point_fields
 from gpunetsim.study_run import PointOutcome, Row
+from simulator.core.errors import InputError
 from simulator.core.inputs import read_jsonl
 from simulator.core.outputs import check_folder, remove_stale, write_atomic
 
@@ -65,6 +68,7 @@ class StudyOutput:
         self.failures: dict[int, tuple[str, str]] = {}
         self._results: IO[str] | None = None
         self._failed: IO[str] | None = None
+        self.dropped = 0        # complete records of the previous results.jsonl that match no point (resume)
 
     def path(self, name: str) -> Path:
         return self.folder / name
@@ -72,12 +76,20 @@ class StudyOutput:
     def start(self, points: Sequence[Point], resume: bool) -> list[Point]:
         """Clear the previous run's files (keeping its rows when ``resume``); the points still to run."""
         kept: dict[int, Row] = {}
+        self.dropped = 0
         if resume:
             match = _matching(points)
-            for _, row in read_jsonl(self.path(RESULTS), skip_bad=True, missing_ok=True):
+            records = [row for _, row in read_jsonl(self.path(RESULTS), skip_bad=True, missing_ok=True)]
+            for row in records:
                 p = match(row)
-                if p is not None and p.index not in kept:
+                if p is None:
+                    self.dropped += 1
+                elif p.index not in kept:
                     kept[p.index] = {**row, "index": p.index}
+            if records and not kept:       # another study's results: refused before anything is removed
+                raise InputError(f"none of the {len(records)} records in {self.path(RESULTS)} is a point of this "
+                                 "study (another study's results, or every axis changed): give another --out, or "
+                                 "leave --resume out to replace them", field="--resume")
         for name in (REPORT, CSV, FAILED, RESULTS):
             remove_stale(self.path(name), field=name)
         self.rows = kept

@@ -69,6 +69,7 @@ def stream_points(points: Sequence[Any], on_done: Callable[[PointOutcome], None]
     n = (os.cpu_count() or 1) if workers is None else workers
     if not scheduler and n < 1:
         raise InputError("must be at least 1", field="--workers", value=workers)
+    client = connect_dask(scheduler) if scheduler else None    # a bad address: refused before the bar starts
     bar = tqdm(total=len(points), desc=desc, unit="pt", file=sys.stderr, disable=not progress, leave=False)
 
     def done(outcome: PointOutcome) -> None:
@@ -76,8 +77,8 @@ def stream_points(points: Sequence[Any], on_done: Callable[[PointOutcome], None]
         bar.update()
 
     try:
-        if scheduler:
-            return _run_dask(points, scheduler, done)
+        if client is not None:
+            return _run_dask(points, client, done)
         if n == 1 or len(points) <= 1:
             try:
                 for p in points:
@@ -136,25 +137,32 @@ def _stop_pool(ex: Any) -> None:
         p.join(timeout=5)
 
 
-def connect_dask(scheduler: str):
-    """A ``distributed.Client`` of the scheduler at ``tcp://HOST:8786``; InputError naming
-    ``--scheduler`` when dask.distributed is missing or the scheduler cannot be reached."""
+def check_scheduler(scheduler: object) -> None:
+    """InputError naming ``--scheduler`` when dask.distributed is missing or ``scheduler`` is no address
+    (checked before a run clears its output folder or starts its progress bar)."""
     try:
-        from distributed import Client
+        import distributed  # noqa: F401
     except ImportError:
         raise InputError("--scheduler needs dask.distributed: pip install 'gpunetsim[dask]'",
                          field="--scheduler", value=scheduler) from None
     if not isinstance(scheduler, str) or "://" not in scheduler:
         raise InputError("expected a scheduler address such as tcp://HOST:8786", field="--scheduler",
                          value=scheduler)
+
+
+def connect_dask(scheduler: str):
+    """A ``distributed.Client`` of the scheduler at ``tcp://HOST:8786``; InputError naming
+    ``--scheduler`` when dask.distributed is missing or the scheduler cannot be reached."""
+    check_scheduler(scheduler)
+    from distributed import Client
     try:
         return Client(scheduler, timeout="20s")
     except (OSError, TimeoutError) as e:
         raise InputError(f"cannot reach the Dask scheduler ({e})", field="--scheduler", value=scheduler) from None
 
 
-def _run_dask(points: Sequence[Any], scheduler: str, done: Callable[[PointOutcome], None]) -> bool:
-    client = connect_dask(scheduler)
+def _run_dask(points: Sequence[Any], client: Any, done: Callable[[PointOutcome], None]) -> bool:
+    """Evaluate ``points`` on a connected ``distributed.Client`` (closed at the end)."""
     from distributed import as_completed
     futures: list[Any] = []
     try:

@@ -314,6 +314,10 @@ class Parameters:
     """The NCCL release these values hold for: the one a calibration's measurements were taken with (its
     ``nccl_version``) or a scenario names. The Planner plans for it unless told another (``--nccl-version``);
     None: the newest the model knows."""
+    fitted_gpu_model: str | None = field(default=None, compare=False)
+    """The GPU model of the machine a calibration was measured on (the ``gpu_model`` of the preset its file's
+    ``topology`` metadata names), None where it names none: a prediction on another GPU says so among its
+    interval's reasons (simulator.network.intervals), its interval unchanged."""
 
     def __getitem__(self, key: str) -> float:
         return self.values[key]
@@ -399,7 +403,8 @@ def ideal() -> Parameters:
 
 CALIBRATION_FORMAT = "gpunetsim-calibration/1"
 #: The top-level keys of a calibration file that are read (this module reads the first six, the LLM compute model
-#: (simulator.training.llm.compute) the rest); every other key is free-form metadata (fit data, residuals, notes),
+#: (simulator.training.llm.compute) the rest); every other key is free-form metadata (fit data, residuals, notes;
+#: ``topology.preset``, when it names a preset, gives :attr:`Parameters.fitted_gpu_model`),
 #: except one spelt so close to a key that changes a prediction (all but ``format`` and ``name``, whose absence only
 #: renames: a user's ``names`` or ``formats`` stays metadata) that it is surely meant as that key.
 CALIBRATION_KEYS = ("format", "name", "params", "uncertainty", "host_uncertainty", "nccl_version", "llm", "llm_gpus",
@@ -428,6 +433,9 @@ def load_calibration(path_or_name: str | Path | None) -> Parameters:
     if data.get("host_uncertainty") is not None:
         from simulator.collectives.host_uncertainty import check_host_block
         params = params.with_host_uncertainty(check_host_block(data["host_uncertainty"], src))
+    gpu_model = _fitted_gpu_model(data.get("topology"))
+    if gpu_model is not None:
+        params = replace(params, fitted_gpu_model=gpu_model)
     if data.get("nccl_version") is not None:        # the release the measurements were taken with
         v = data["nccl_version"]
         try:
@@ -435,6 +443,14 @@ def load_calibration(path_or_name: str | Path | None) -> Parameters:
         except InputError as e:
             raise e.within(src) from None
     return params
+
+
+def _fitted_gpu_model(topology: object) -> str | None:
+    """The GPU model of the preset a calibration file's ``topology`` metadata names (written by ``calibrate``);
+    None for a topology file or no record (metadata: never refused)."""
+    from topologies.presets import SERVERS
+    preset = topology.get("preset") if isinstance(topology, Mapping) else None
+    return SERVERS[preset].gpu_model if isinstance(preset, str) and preset in SERVERS else None
 
 
 def read_calibration(path_or_name: str | Path) -> tuple[object, str]:

@@ -26,14 +26,20 @@ SWITCH_WORDS = "expected true or false (unquoted)"
 """The message of a refused switch."""
 
 
-def switch(value: object, *, field: str | None = None, source: str | None = None, text: bool = False) -> bool:
-    """``value`` as a switch: a bool, or with ``text`` (a command line's words) ``true``/``false`` in any case."""
+API_SWITCH_WORDS = "must be True or False"
+"""The message of a refused switch given as a Python argument (the API's: no file, no quotes)."""
+
+
+def switch(value: object, *, field: str | None = None, source: str | None = None, text: bool = False,
+           api: bool = False) -> bool:
+    """``value`` as a switch: a bool, or with ``text`` (a command line's words) ``true``/``false`` in any case;
+    ``api``: a Python argument, refused in Python's words (:data:`API_SWITCH_WORDS`)."""
     if isinstance(value, bool):
         return value
     if text and isinstance(value, str) and value.strip().lower() in ("true", "false"):
         return value.strip().lower() == "true"
-    raise InputError(SWITCH_WORDS if not text else "expected true or false", source=source, field=field,
-                     value=value)
+    words = API_SWITCH_WORDS if api else "expected true or false" if text else SWITCH_WORDS
+    raise InputError(words, source=source, field=field, value=value)
 
 
 def repeated(items: Sequence[T], same: Callable[[T, T], Any] = operator.eq) -> int | None:

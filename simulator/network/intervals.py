@@ -67,6 +67,7 @@ class IntervalModel:
         self._classes: dict[tuple, list[str]] = {}
         self._perturbed: list[tuple[object, ClosedFormTimer, float]] | None = None
         self._prior_shapes: dict[tuple, tuple] = {}
+        self._machine = machine_caveats(model)
 
     def _perturbations(self):
         """(planner, timer, step in scaled units) per key with an uncertainty."""
@@ -123,7 +124,7 @@ class IntervalModel:
         prior = self._prior_sd(op, algo, proto, size_bytes, t_cf, unseen, ranks) if unseen else 0.0
         lo, hi = self.unc.bounds(t, min(1.0, s.alpha_s / t_cf), sd, size_bytes,
                                  scaled=self.unc.share_applies(plan.ranks, classes), prior_sd=prior, world=plan.ranks)
-        outside = self.unc.outside(plan.ranks, classes, size_bytes, op)
+        outside = self.unc.outside(plan.ranks, classes, size_bytes, op) + self._machine
         launch = self.unc.launch_bounds(t, lo, hi, size_bytes, plan.ranks)
         return Interval(lo, hi, tuple(outside), *(launch or (None, None)))
 
@@ -156,6 +157,19 @@ class IntervalModel:
         import numpy as np
         g = np.array(s.gradient(size_bytes)) / t_cf
         return math.sqrt(max(float(g @ self.unc.cov @ g), 0.0))
+
+
+def machine_caveats(model: CostModel) -> list[str]:
+    """The reason a prediction leaves its calibration's machine: a calibration measured on another GPU model
+    (``Parameters.fitted_gpu_model``) than the topology's. Its interval is not widened for it (no data says by how
+    much), so the reason says which interval it keeps: the calibration's, or the datasheet's where the calibration
+    carries no uncertainty block."""
+    fitted, here = model.params.fitted_gpu_model, model.router.info.gpu_model
+    if fitted is None or fitted == here:
+        return []
+    whose = ("the calibration's" if model.params.uncertainty is not None
+             else "the datasheet's (uncalibrated: the calibration has no uncertainty block)")
+    return [f"GPU {here} (calibration measured on {fitted}): the interval is {whose}, not widened for another GPU"]
 
 
 def link_classes(model: CostModel, plan) -> list[str]:

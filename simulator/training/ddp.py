@@ -133,7 +133,7 @@ class DDPConfig:
             check_range(v, field=name, low=0.0, high=MAX_BUCKET_CAP_MB, low_open=True, unit="MiB")
         if self.compression == "none":      # --compression's word for no hook (the message below offered it)
             object.__setattr__(self, "compression", None)
-        switch(self.gradient_as_bucket_view, field="gradient_as_bucket_view")
+        switch(self.gradient_as_bucket_view, field="gradient_as_bucket_view", api=True)
         if self.compression not in (None, *COMPRESSIONS):
             raise InputError("compression must be none, bf16 or fp16", field="compression",
                              value=self.compression)

@@ -120,7 +120,7 @@ class TrainConfig:
         ACCUMULATION_STEPS.check(self.global_batch // (self.micro_batch * self.dp), field="--global-batch",
                                  value=self.global_batch)      # micro-batches per step (pipeline schedule length)
         for f in ("sequence_parallel", "flash_attention"):     # the API's "yes" was true, a study's refused
-            switch(getattr(self, f), field="--" + f.replace("_", "-"))
+            switch(getattr(self, f), field="--" + f.replace("_", "-"), api=True)
         if isinstance(self.zero, bool) or not isinstance(self.zero, int) or self.zero not in (0, 1, 2, 3):
             raise InputError("expected 0, 1, 2 or 3", field="--zero", value=self.zero)
         if self.fsdp is not None and self.fsdp not in FSDP_STRATEGIES:

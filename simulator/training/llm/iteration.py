@@ -111,7 +111,10 @@ class TrainResult:
         object.__setattr__(self, "part_bounds", tuple((p, float(lo), float(hi)) for p, lo, hi in self.part_bounds))
 
     def bounds(self, part: str) -> tuple[float, float] | None:
-        """The 90% interval of ``<part>_s`` (simulate_train(parts=True)), or None."""
+        """The 90% interval of ``<part>_s`` (simulate_train(parts=True)), or None where it has none (the parts
+        were not asked for); a name not in ``PARTS`` (``"tp"``, a typo) is refused naming the valid ones."""
+        if part not in PARTS:
+            raise InputError(f"unknown part; the parts are {', '.join(PARTS)}", field="part", value=part)
         return next(((lo, hi) for p, lo, hi in self.part_bounds if p == part), None)
 
     def _part(self, part: str) -> dict:

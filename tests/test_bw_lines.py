@@ -60,3 +60,18 @@ def test_split_recovers_the_wire_and_shard_parts(op):
 def test_split_needs_two_parts_and_both_world_sizes():
     assert bl.split("broadcast", {2: 1e-12, 4: 1e-12}) is None
     assert bl.split("all_reduce", {2: 1e-12}) is None
+
+
+def test_p2p_lines_keep_the_16_mib_points_channels_and_time_the_predictions():
+    """A p2p line runs through the sizes on the 16 MiB point's channel count only (4-GPU send/recv doubles its
+    channels from 192 MiB), with the predictor's line through the same sizes; an op without 16 MiB is left out."""
+    times = {s: 25e-6 + 6.3e-6 * s for s in (16, 32, 64, 128)}
+    pooled = {4: [_pooled("send_recv", s * MIB, t) for s, t in times.items()]
+              + [_pooled("send_recv", 256 * MIB, 1.0), _pooled("all_to_all", 64 * MIB, 2e-4)]}
+    predictor = SimpleNamespace(predict=lambda p: SimpleNamespace(predicted_s=18e-6 + 6e-6 * (p.size_bytes / MIB)))
+    rows = bl.p2p_lines(pooled, predictor, channels=lambda p: 8 if p.size_bytes < 192 * MIB else 16)
+    ((row, ch),) = rows
+    assert (row.op, row.world, ch, row.mid.points) == ("send_recv", 4, 8, 4)
+    assert row.mid.intercept_s == pytest.approx(25e-6) and row.mid.slope_s_per_byte * MIB == pytest.approx(6.3e-6)
+    assert row.predicted_mid.intercept_s == pytest.approx(18e-6)
+    assert "| L | send_recv | 4 | 8 | 25.0 / 6.300 | 18.0 / 6.000 |" in bl.p2p_table({"L": rows})

@@ -42,13 +42,14 @@ same launches). That NCCL loop reach as a model term (branch h10slope19) halved 
 ::
 
     python -m validation.bw_lines      # every lease's lines (about 50 s)
+    python -m validation.bw_lines --p2p   # send/recv and all_to_all: the p2p pipeline's fixed cost, lease by lease
 """
 
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -60,6 +61,10 @@ BIG_MIB = (256, 512, 1024)
 """Sizes (MiB) of the big line: several loops of full chunks."""
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce")
 WORLDS = (2, 4)
+P2P_OPS = ("send_recv", "all_to_all")
+P2P_MIB = (16, 32, 64, 128, 256)
+"""Sizes (MiB) of a p2p op's line (``--p2p``): 1 to 16 chunks of 512 KiB a channel on 2 and 4 GPUs; :func:`p2p_lines`
+keeps those run on the 16 MiB point's channel count (4-GPU send/recv doubles its channels at 192 MiB)."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +117,47 @@ def lines(pooled: Mapping[int, Sequence], predictor) -> list[OpLines]:
     return out
 
 
+def p2p_channels(predictor) -> Callable[[object], int | None]:
+    """A point's NCCL p2p channels per peer, as ``predictor`` (validation.compare.Predictor) plans it."""
+    def channels(p) -> int | None:
+        c = predictor.predict(p)
+        return predictor.setup(p)[0].planner.plan(p.op, c.algo, c.proto).channels_at(p.size_bytes) if c else None
+    return channels
+
+
+def p2p_lines(pooled: Mapping[int, Sequence], predictor, channels: Callable[[object], int | None] | None = None
+              ) -> list[tuple[OpLines, int]]:
+    """(lines, channels) of every p2p op (:data:`P2P_OPS`) and world size with default-variant points: the fast
+    levels' and the predictions' lines through the :data:`P2P_MIB` sizes that run on the 16 MiB point's channels
+    (``channels``: a point's channels per peer; default :func:`p2p_channels` of ``predictor``). What the p2p
+    pipeline's fixed cost is on each lease, op and world size (validation.bw_signs: 'A receiver copy at a rate of
+    its own')."""
+    channels = channels or p2p_channels(predictor)
+    out = []
+    for n in WORLDS:
+        for op in P2P_OPS:
+            pts = {q.point.size_bytes: q.point for q in pooled.get(n, ()) if q.point.op == op
+                   and q.point.variant == "default" and q.point.size_bytes >> 20 in P2P_MIB}
+            if (16 << 20) not in pts:
+                continue
+            first = channels(pts[16 << 20])
+            same = {s: p for s, p in pts.items() if channels(p) == first}
+            sizes = [s >> 20 for s in same]
+            line = fit_line({s: fast_level_s(p) for s, p in same.items()}, sizes)
+            pred = fit_line({s: predictor.predict(p).predicted_s for s, p in same.items()}, sizes)
+            out.append((OpLines(op, n, line, None, pred), first))
+    return out
+
+
+def p2p_table(by_lease: Mapping[str, list[tuple[OpLines, int]]]) -> list[str]:
+    """Markdown: intercept (us) / slope (us per MiB) of each p2p line, lease by lease."""
+    out = ["| lease | op | GPUs | channels a peer | measured 16-256 MiB | predicted |", "|---|---|---|---|---|---|"]
+    for lease, rows in by_lease.items():
+        for r, ch in rows:
+            out.append(f"| {lease} | {r.op} | {r.world} | {ch} | {_cell(r.mid)} | {_cell(r.predicted_mid)} |")
+    return out
+
+
 def split(op: str, slopes: Mapping[int, float]) -> tuple[float, float] | None:
     """(link, shard) seconds per byte that give ``slopes`` (world size -> s per byte of S) on 2 and 4 GPUs as
     ``busbw_factor(op, n) x link + shard / n``: the wire's part per bus byte, the same for every op on one link
@@ -154,8 +200,14 @@ def table(by_lease: Mapping[str, list[OpLines]]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     import argparse
     ap = argparse.ArgumentParser(prog="python -m validation.bw_lines", description=__doc__.split("\n\n")[0])
-    ap.parse_args(argv)
+    ap.add_argument("--p2p", action="store_true", help="send/recv and all_to_all lines instead (16-256 MiB)")
+    a = ap.parse_args(argv)
     from validation.bw_residuals import cases
+    if a.p2p:
+        print("\n".join(["Intercept (us) / slope (us per MiB) of each p2p line; fast levels measured, the 2-GPU "
+                         "calibration's predictions, sizes on the 16 MiB point's channels.", ""]
+                        + p2p_table({lease: p2p_lines(pooled, pred) for lease, pooled, pred in cases()})))
+        return 0
     by_lease = {lease: lines(pooled, pred) for lease, pooled, pred in cases()}
     mib = 1e6 * (1 << 20)
     parts = ["", "Measured slopes split (us per MiB): link part per bus byte and shard part per byte of S/n, "

@@ -86,7 +86,8 @@ def test_one_configuration_across_leases() -> None:
     """NO_SHARD at hidden 4096 on 4 GPUs (GPU-bound) varies less across the 4x H200 leases than the same spec's
     host-bound NO_SHARD at hidden 2048 (the fifth and seventh sealed leases, slower everywhere, run h4096 9% and 16%
     above the others, which agree within 2%; the eleventh sealed lease, h200x4_2026-11-28, runs it 28% above: a
-    slow lease even where the GPU sets the pace, 2026-11-28 stop 24)."""
+    slow lease even where the GPU sets the pace, 2026-11-28 stop 24; the thirteenth, h200x4_2026-11-28c, 12% above:
+    seven leases agree within 2%, four run 9-28% above)."""
     from validation.fsdp_time_parts import across_leases, across_report
 
     runs = {k[:3]: v for k, v in across_leases().items()}
@@ -94,7 +95,7 @@ def test_one_configuration_across_leases() -> None:
     host_bound = [m for _, m in runs[("NVIDIA H200", 4, "NO_SHARD h2048")]]
     assert len(gpu_bound) == len(host_bound) >= 5
     assert max(gpu_bound) / min(gpu_bound) < max(host_bound) / min(host_bound)
-    assert sorted(gpu_bound)[-4] / min(gpu_bound) < 1.02 < sorted(gpu_bound)[-3] / min(gpu_bound)
+    assert sorted(gpu_bound)[-5] / min(gpu_bound) < 1.02 < sorted(gpu_bound)[-4] / min(gpu_bound)
     rows = across_report()
     assert rows[0] == "### One configuration across leases of one GPU"
     assert any(r.startswith("| NVIDIA H200 | 4 | NO_SHARD h4096 | ") and r.endswith(" | 27.7 |") for r in rows)

@@ -274,7 +274,7 @@ def test_the_eleventh_and_twelfth_sealed_campaigns_read_their_own_readmes():
     machine, other hosts): blind tables under main f8ec1e9 from their own READMEs. The twelfth's device time ran
     short: collectives, fsdp4 and its host issue probe only (no llm4, no paired file)."""
     j, k = sc.H200J, sc.H200K
-    assert sc.SEALED[10:] == (j, k)
+    assert sc.SEALED[10:12] == (j, k)
     for c in (j, k):
         assert c.blind_commit == "f8ec1e9" and c.topology == "hgx-h200" and c.calibration == "h200-nvlink"
         assert len(c.opened) == 7 and c.opened != "OPENED" and not c.fsdp_only_seen
@@ -290,6 +290,22 @@ def test_the_eleventh_and_twelfth_sealed_campaigns_read_their_own_readmes():
     assert sc.blind_collectives(k)[("4", "< 16 MiB together")] == (46, 11.6, 25.9, 83, 89, 71)
     assert sc.blind_collectives(k)[("4", ">= 16 MiB")] == (28, 2.5, 16.6, 39, 100, 38)
     assert sc.blind_llm(k) == {"fsdp4": (7.2, 9.4, 0.8)}
+
+
+def test_the_thirteenth_sealed_campaign_reads_its_own_readmes():
+    """The 4x H200 lease sealed in the session of 2026-11-28 06:06-09:06 UTC (an eighteenth machine, a host no
+    earlier lease used, every phase complete): blind tables under main 8f68bca from its own READMEs."""
+    c = sc.H200L
+    assert sc.SEALED[12:] == (c,)
+    assert c.blind_commit == "8f68bca" and c.topology == "hgx-h200" and c.calibration == "h200-nvlink"
+    assert len(c.opened) == 7 and c.opened != "OPENED" and not c.fsdp_only_seen
+    assert c.runs == sc.WITH_PAIRS and c.prefix not in {x.prefix for x in sc.SEALED[:12]}
+    assert (c.llm / "fsdpissue_world4.jsonl").exists() and (c.llm / "fsdppair_world4.jsonl").exists()
+    assert sc.blind_collectives(c)[("4", "< 16 MiB together")] == (46, 11.0, 26.4, 100, 91, 61)
+    assert sc.blind_collectives(c)[("4", ">= 16 MiB")] == (28, 2.1, 9.3, 36, 96, 26)
+    assert sc.blind_llm(c) == {"llm4 PP": (1.7, 3.7, 1.0), "llm4 TP": (3.2, 5.0, 0.89),
+                               "llm4 FSDP": (11.6, 15.0, 0.84), "fsdp4": (12.3, 18.8, 1.0),
+                               "fsdppair4": (10.6, 14.4, 1.0)}
 
 
 @pytest.mark.parametrize("names, shared", [
@@ -314,7 +330,8 @@ def test_every_sealed_lease_keeps_its_name():
                                             "4x H200, `h200x4_2026-11-27h` (sealed)",
                                             "4x H100, `h100x4_2026-11-28` (sealed)",
                                             "4x H200, `h200x4_2026-11-28` (sealed)",
-                                            "4x H200, `h200x4_2026-11-28b` (sealed)"]
+                                            "4x H200, `h200x4_2026-11-28b` (sealed)",
+                                            "4x H200, `h200x4_2026-11-28c` (sealed)"]
 
 
 

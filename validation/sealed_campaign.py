@@ -178,7 +178,7 @@ H200D = lease("h200x4_2026-11-27d", "h200s4_sealed", LLM4_FSDP4, "049859d", "A t
                     "campaign's compute fit) was merged knowing its figure on this lease with the lease's probe "
                     "left out (fsdp4 12.0% -> 4.8% median); the rule does not reach this lease's own rows, which "
                     "have the probe")
-H200E, H200F, H100G, H200H, H100I, H200J = (
+H200E, H200F, H100G, H200H, H100I, H200J, H200L = (
     lease(name, prefix, WITH_PAIRS, blind, title, session, measured, opened)
     for name, prefix, blind, title, session, measured, opened in (
         ("h200x4_2026-11-27e", "h200s5_sealed", "05a296d", "An eleventh machine, sealed", "2026-11-27 14:03-17:03",
@@ -192,10 +192,12 @@ H200E, H200F, H100G, H200H, H100I, H200J = (
         ("h100x4_2026-11-28", "h100s4_sealed", "c712e12", "A fifteenth machine, sealed", "2026-11-28 00:44-03:44",
          "00:45-01:01", "a95e3d2"),
         ("h200x4_2026-11-28", "h200s8_sealed", "f8ec1e9", "A sixteenth machine, sealed", "2026-11-28 03:28-06:28",
-         "03:31-03:46", "a76b073")))
+         "03:31-03:46", "a76b073"),
+        ("h200x4_2026-11-28c", "h200s10_sealed", "8f68bca", "An eighteenth machine, sealed", "2026-11-28 06:06-09:06",
+         "06:08-06:22", "fbec269")))
 H200K = lease("h200x4_2026-11-28b", "h200s9_sealed", (RUNS[4],), "f8ec1e9", "A seventeenth machine, sealed",
               "2026-11-28 03:28-06:28", "03:58-04:06", "a76b073")
-SEALED = (H100, H200, H200B, H100C, H200D, H200E, H200F, H100G, H200H, H100I, H200J, H200K)
+SEALED = (H100, H200, H200B, H100C, H200D, H200E, H200F, H100G, H200H, H100I, H200J, H200K, H200L)
 """The sealed campaigns in the report's order."""
 
 

@@ -14,6 +14,7 @@ bad input, as the CLI does before it prints the message and exits 2.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -59,9 +60,14 @@ def _described(make: Callable, topology: str = "dgx-h100", nodes: int = 1, gpus:
                no_p2p: bool = False, socket_transport: bool = False, cpu_sockets: int | None = None,
                fabric: str = "rail", transport: str = "ib", nic_bw: str | None = None, nics: int | None = None,
                oversubscription: float = 1.0, hosts_per_leaf: int = 32, nvls: str | bool | None = None,
-               sharp: bool = False, collnet: str | bool | None = None, no_gdr: bool = False):
+               sharp: bool = False, collnet: str | bool | None = None, no_gdr: bool = False, **unknown: Any):
     """``make`` (topologies.build or topologies.prepare) applied to :func:`topology`'s arguments; the flags'
-    switches are bools (``sharp="no"`` was true)."""
+    switches are bools (``sharp="no"`` was true). A keyword that is neither the calling function's nor a topology
+    option is refused by name (``ddp(model=...)`` raised a TypeError naming this private function)."""
+    for name, value in unknown.items():
+        options = ", ".join(p for p in inspect.signature(_described).parameters if p not in ("make", "unknown"))
+        raise InputError(f"not an argument of this function nor a topology option ({options})", field=name,
+                         value=value)
     for name, value in (("no_p2p", no_p2p), ("socket_transport", socket_transport), ("sharp", sharp),
                         ("no_gdr", no_gdr)):
         switch(value, field=name, api=True)

@@ -99,3 +99,17 @@ def test_other_arguments_of_the_wrong_kind_are_input_errors(call, field):
     with pytest.raises(InputError) as e:
         call()
     assert e.value.field == field
+
+
+@pytest.mark.parametrize("call, field", [
+    (lambda: gpunetsim.ddp(topology="hgx-h200", gpus=4, model="resnet50"), "model"),      # the keyword is workload
+    (lambda: gpunetsim.collective(topology="hgx-h200", gpus=4, size="1M"), "size"),
+    (lambda: gpunetsim.train(topology="hgx-h200", gpus=4, model="llama-2-7b", tp=4, global_batch=4, nic_speed=1),
+     "nic_speed"),
+])
+def test_an_unknown_keyword_is_refused_by_its_name(call, field):
+    """A keyword that is neither the function's nor a topology option raised a TypeError naming the private
+    ``_described`` (review s25)."""
+    with pytest.raises(InputError, match="nor a topology option") as e:
+        call()
+    assert e.value.field == field and "nic_bw" in str(e.value)

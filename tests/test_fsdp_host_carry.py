@@ -203,7 +203,7 @@ def test_every_fsdp_only_file_is_scored_by_every_method_its_lease_has_data_for(m
     a, b, c, d = Method
     paired = sum(len(pair_files(f)) for f in PAIRED)
     assert paired == 7
-    assert len(methods) == sum(lease.fit is fhc.Fit.LEASE for lease in fhc.LEASES) + 21 + paired   # 21 sealed rows
+    assert len(methods) == sum(lease.fit is fhc.Fit.LEASE for lease in fhc.LEASES) + 22 + paired   # 22 sealed rows
     have = {label: set(scores) for label, (_, scores) in methods.items()}
     assert have["h200x4_2026-11-27d_llm fsdp4 (sealed)"] == {a, b, c}
     assert have["h200x4_2026-11-27e_llm fsdp4 (sealed)"] == {a, b, c}

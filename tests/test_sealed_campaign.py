@@ -296,7 +296,7 @@ def test_the_thirteenth_sealed_campaign_reads_its_own_readmes():
     """The 4x H200 lease sealed in the session of 2026-11-28 06:06-09:06 UTC (an eighteenth machine, a host no
     earlier lease used, every phase complete): blind tables under main 8f68bca from its own READMEs."""
     c = sc.H200L
-    assert sc.SEALED[12:] == (c,)
+    assert sc.SEALED[12:13] == (c,)
     assert c.blind_commit == "8f68bca" and c.topology == "hgx-h200" and c.calibration == "h200-nvlink"
     assert len(c.opened) == 7 and c.opened != "OPENED" and not c.fsdp_only_seen
     assert c.runs == sc.WITH_PAIRS and c.prefix not in {x.prefix for x in sc.SEALED[:12]}
@@ -306,6 +306,22 @@ def test_the_thirteenth_sealed_campaign_reads_its_own_readmes():
     assert sc.blind_llm(c) == {"llm4 PP": (1.7, 3.7, 1.0), "llm4 TP": (3.2, 5.0, 0.89),
                                "llm4 FSDP": (11.6, 15.0, 0.84), "fsdp4": (12.3, 18.8, 1.0),
                                "fsdppair4": (10.6, 14.4, 1.0)}
+
+
+def test_the_fourteenth_sealed_campaign_reads_its_own_readmes():
+    """The 4x H200 lease measured late in the session of 2026-11-28 06:06-09:06 UTC (a nineteenth machine, another
+    host), after that session's model was final: blind tables under that final model, 4bbd21a, from its own READMEs;
+    collectives, fsdp4 and its host issue probe only (the device budget)."""
+    c = sc.H200M
+    assert sc.SEALED[13:] == (c,)
+    assert c.blind_commit == "4bbd21a" and c.topology == "hgx-h200" and c.calibration == "h200-nvlink"
+    assert len(c.opened) == 7 and not c.fsdp_only_seen and "after its model was final" in c.when
+    assert [r[0] for r in c.runs] == ["fsdp4"] and not (c.llm / "llm_world4.jsonl").exists()
+    assert (c.llm / "fsdpissue_world4.jsonl").exists()
+    assert len({x.prefix for x in sc.SEALED}) == len(sc.SEALED)
+    assert sc.blind_collectives(c)[("4", "< 16 MiB together")] == (46, 12.1, 29.9, 100, 100, 90)
+    assert sc.blind_collectives(c)[("4", ">= 16 MiB")] == (28, 1.7, 13.3, 46, 96, 35)
+    assert sc.blind_llm(c) == {"fsdp4": (10.5, 15.5, 1.0)}
 
 
 @pytest.mark.parametrize("names, shared", [
@@ -331,7 +347,8 @@ def test_every_sealed_lease_keeps_its_name():
                                             "4x H100, `h100x4_2026-11-28` (sealed)",
                                             "4x H200, `h200x4_2026-11-28` (sealed)",
                                             "4x H200, `h200x4_2026-11-28b` (sealed)",
-                                            "4x H200, `h200x4_2026-11-28c` (sealed)"]
+                                            "4x H200, `h200x4_2026-11-28c` (sealed)",
+                                            "4x H200, `h200x4_2026-11-28d` (sealed)"]
 
 
 

@@ -197,7 +197,11 @@ H200E, H200F, H100G, H200H, H100I, H200J, H200L = (
          "06:08-06:22", "fbec269")))
 H200K = lease("h200x4_2026-11-28b", "h200s9_sealed", (RUNS[4],), "f8ec1e9", "A seventeenth machine, sealed",
               "2026-11-28 03:28-06:28", "03:58-04:06", "a76b073")
-SEALED = (H100, H200, H200B, H100C, H200D, H200E, H200F, H100G, H200H, H100I, H200J, H200K, H200L)
+H200M = replace(lease("h200x4_2026-11-28d", "h200s11_sealed", (RUNS[4],), "4bbd21a", "A nineteenth machine, sealed",
+                     "2026-11-28 06:06-09:06", "07:53-08:01", "941b109"),
+                when="late in the session of 2026-11-28 06:06-09:06 UTC (07:53-08:01), after its model was final, "
+                     "under main 4bbd21a")
+SEALED = (H100, H200, H200B, H100C, H200D, H200E, H200F, H100G, H200H, H100I, H200J, H200K, H200L, H200M)
 """The sealed campaigns in the report's order."""
 
 

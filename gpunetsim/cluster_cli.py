@@ -105,8 +105,7 @@ def _ms(t_s: float | None) -> str:
 def planned_nccl(sc):
     """The NCCL every job's collectives are planned for: the scenario's ``nccl_version``, else its calibration's,
     else the newest the model knows (the Planner's rule)."""
-    from simulator.core.vocabulary import NCCL_CURRENT
-    return sc.params.nccl_version or NCCL_CURRENT
+    return sc.params.planned_nccl_version()
 
 
 def format_cluster(sc, r, runs=()) -> str:

@@ -41,7 +41,7 @@ from simulator.core.config import axis, checked, validate
 from simulator.core import limits
 from simulator.core.errors import InputError
 from simulator.core.inputs import names_a_file
-from simulator.core.vocabulary import NCCL_CURRENT, Limit, nccl_version
+from simulator.core.vocabulary import Limit, nccl_version
 from gpunetsim.search_study import SearchAxes, check_search, search_settings
 from gpunetsim.train_study import TrainAxes, check_models, evaluate_train, model_path, train_settings
 
@@ -165,7 +165,7 @@ class Point:
         d["model"] = _short(self.model)
         d["calibration"] = _short(self.calibration) if self.calibration else "datasheet"
         d["nccl_version"] = "" if self.backend not in ("", "nccl") else \
-            self.nccl_version or str(_params(self.calibration).nccl_version or NCCL_CURRENT)   # the calibration's
+            self.nccl_version or str(_params(self.calibration).planned_nccl_version())   # the calibration's
         return d
 
 

@@ -328,7 +328,6 @@ def _calibrate(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from simulator.core.vocabulary import NCCL_CURRENT
     from validation.compare import Predictor, compare, interval_summary, summary
     from validation.ddp_compare import DdpPredictor, compare_ddp, ddp_summary
     if args.html:
@@ -353,7 +352,7 @@ def _compare(args: argparse.Namespace) -> int:
                               "predicted_s": c.predicted_s, "predicted_lo_s": c.lo_s, "predicted_hi_s": c.hi_s,
                               "error": c.error}))
         print(json.dumps({"summary": coll_summary, "ddp_summary": ddp_summary(ddp), "skipped": len(skipped),
-                          "nccl_version": str(d.topo.nccl_version or d.params.nccl_version or NCCL_CURRENT)}))
+                          "nccl_version": str(d.params.planned_nccl_version(d.topo.nccl_version))}))
     else:
         print(f"# compare: params={d.params.name}, topology={d.topo.preset} x{d.topo.nodes}, {_release_words(d)}")
         if comps:

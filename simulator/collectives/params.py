@@ -144,7 +144,7 @@ from simulator.collectives.nccl_constants import BASE_LAT, HW_LAT
 from simulator.core.errors import InputError
 from simulator.core.inputs import parse_json, path_exists, read_text
 from simulator.core.outputs import write_atomic
-from simulator.core.vocabulary import OPS, PROTOS, LinkClass, NcclVersion, nccl_version
+from simulator.core.vocabulary import NCCL_CURRENT, OPS, PROTOS, LinkClass, NcclVersion, nccl_version
 
 ALGOS = ("ring", "tree")
 HOP_CLASSES = ("nvlink", "pcie", "shm", "net", "socket")
@@ -384,6 +384,11 @@ class Parameters:
     def with_nccl_version(self, version: NcclVersion | None) -> "Parameters":
         """The same values, holding for NCCL ``version`` (see :attr:`nccl_version`)."""
         return replace(self, nccl_version=version)
+
+    def planned_nccl_version(self, asked: tuple[int, ...] | None = None) -> NcclVersion:
+        """The NCCL a run with these values plans for: ``asked`` (``--nccl-version``), else the release these
+        values hold for (:attr:`nccl_version`: a calibration's or a scenario's), else NCCL_CURRENT."""
+        return NcclVersion(*asked) if asked else self.nccl_version or NCCL_CURRENT
 
     def diff(self) -> dict[str, float]:
         """The values that differ from the datasheet defaults."""

@@ -46,7 +46,7 @@ class Planner:
         ``nccl_version`` takes of them (NvlsChunks.taken_by) sets the NVLS plans' chunks."""
         self.router = router_for(G_or_router)
         self.params = params or Parameters()
-        self.nccl_version = NcclVersion(*nccl_version) if nccl_version else self.params.nccl_version or NCCL_CURRENT
+        self.nccl_version = self.params.planned_nccl_version(nccl_version)
         if tuner_plugin is not None and self.nccl_version < TUNER_PLUGIN_FROM:
             raise InputError(f"NCCL loads a tuner plugin from {NcclVersion(*TUNER_PLUGIN_FROM)} on (this "
                              f"plans for NCCL {self.nccl_version})", field="tuner_plugin", value=tuner_plugin)

@@ -337,7 +337,8 @@ def llm_rows(figures: dict) -> list[Row]:
 def _tp_spread_row(sets: list[dict], sections: tuple) -> Row:
     """The sealed TP sets against their launches' own spread (validation.tp_launches.against_launches), beside the
     median the row above judges: issue 14 sets no target for it, so no verdict; how many sets are within, in words."""
-    within = sum(s["spread_prediction_pct"] <= s["spread_launch_pct"] for s in sets)
+    from validation.tp_launches import within_spread
+    within = sum(within_spread(s["spread_prediction_pct"], s["spread_launch_pct"]) for s in sets)
     return Row(14, "Own TP runs on the sealed 4-GPU leases, against their launches' own spread",
                tuple(Check("prediction", s["spread_prediction_pct"], plain=True) for s in sets)
                + tuple(Check("a launch", s["spread_launch_pct"], plain=True) for s in sets),

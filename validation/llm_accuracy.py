@@ -393,7 +393,8 @@ def _spread_words(s: dict[str, float]) -> str:
     other rows."""
     if "spread_prediction_pct" not in s:
         return ""
-    inside = s["spread_prediction_pct"] <= s["spread_launch_pct"]
+    from validation.tp_launches import within_spread
+    inside = within_spread(s["spread_prediction_pct"], s["spread_launch_pct"])
     return (f"; against its launches' spread {s['spread_prediction_pct']:.1f} vs a launch's "
             f"{s['spread_launch_pct']:.1f}%: {'within' if inside else 'outside'}")
 

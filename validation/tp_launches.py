@@ -107,7 +107,12 @@ class AgainstLaunches:
     @property
     def within(self) -> bool:
         """The prediction lands no further from the other launches than a launch of the configuration does."""
-        return self.prediction_pct <= self.launch_pct
+        return within_spread(self.prediction_pct, self.launch_pct)
+
+
+def within_spread(prediction_pct: float, launch_pct: float) -> bool:
+    """:attr:`AgainstLaunches.within` from its two medians (a report's figures carry the numbers, not the object)."""
+    return prediction_pct <= launch_pct
 
 
 def against_launches(scores: Sequence[LaunchScore]) -> AgainstLaunches:

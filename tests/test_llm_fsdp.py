@@ -247,3 +247,98 @@ def test_plan_search_takes_the_simulated_shard_group():
     router = Router(server("hgx-h200", gpus=8))
     r = simulate_train(router, SMALL, c, H200)
     assert r.fsdp_shard_group == 2 == Placement.uniform(c, 8).hybrid_shard_group()
+
+
+# Each rank's own host pace (RankPaces) and the steady-state timing (StageWork.fsdp_steady): off by default.
+
+def _run_paced(units, paces):
+    env = simpy.Environment()
+    rec: list = []
+    streams = FsdpStreams(env, None, rec, True, paces)
+
+    def stage():
+        yield from streams.forward(units, "forward")
+        yield from streams.drain()
+
+    env.process(stage())
+    env.run()
+    return env.now, rec
+
+
+def test_rank_paces_are_expected_order_statistics_slowest_first():
+    from scipy import special
+    from simulator.training.llm.fsdp_engine import MAX_LANES, RankPaces
+
+    assert RankPaces(4).step_factors() == (1.0,)                    # no spread: one host for the group
+    assert RankPaces(1, 0.5, 0.5).step_factors() == (1.0,)          # one rank
+    two, four = RankPaces(2, 0.1).step_factors(), RankPaces(4, 0.1).step_factors()
+    assert two[0] == pytest.approx(1 + 0.1 * special.ndtri((2 - 0.375) / 2.25))
+    assert list(four) == sorted(four, reverse=True) and four[0] > two[0]    # the slowest grows with the group
+    assert sum(four) / 4 == pytest.approx(1.0)                       # the ranks' mean pace is the nominal one
+    big = RankPaces(64, 0.1).step_factors()
+    assert len(big) == MAX_LANES and big[0] == pytest.approx(1 + 0.1 * special.ndtri((64 - 0.375) / 64.25))
+    with pytest.raises(InputError, match="step_cv"):
+        RankPaces(2, 1.5)
+
+
+def test_a_host_bound_group_runs_at_its_slowest_hosts_pace():
+    from simulator.training.llm.fsdp_engine import RankPaces
+
+    units = tuple(FsdpUnit(f"b{i}", 0.1, 0.1, 1.0, 1.0) for i in range(3))
+    paces = RankPaces(2, 0.5)
+    end, _ = _run_paced(units, paces)
+    assert end == pytest.approx(3 * 1.0 * paces.step_factors()[0])
+
+
+def test_an_all_gather_starts_when_the_last_host_has_issued_it():
+    from simulator.training.llm.fsdp_engine import RankPaces
+
+    units = (FsdpUnit("b0", 0.1, 0.1, 1.0, 1.0), FsdpUnit("b1", 0.1, 0.1, 1.0, 1.0, _job(0.5), True))
+    slow, fast = RankPaces(2, 0.5).step_factors()
+    _, rec = _run_paced(units, RankPaces(2, 0.5))
+    gather = next(r for r in rec if r.track == "dp")
+    assert gather.start_s == pytest.approx(slow) and gather.start_s > fast     # rank 0 (the slowest) issued it last
+    assert gather.end_s == pytest.approx(slow + 0.5)
+
+
+def test_per_unit_draws_are_seeded():
+    from simulator.training.llm.fsdp_engine import RankPaces
+
+    units = tuple(FsdpUnit(f"b{i}", 0.1, 0.1, 1.0, 1.0, _job(0.1), True) for i in range(4))
+    a, b, c = (_run_paced(units, RankPaces(4, 0.1, 0.2, seed))[0] for seed in (0, 0, 1))
+    assert a == b != c
+
+
+def _steady(units, steady: bool) -> float:
+    from simulator.training.llm.pipeline_engine import ChunkWork, StageWork, simulate_pipeline
+    from simulator.training.llm.schedule import schedule
+
+    stage = StageWork((ChunkWork(0.0, 0.0, (), (), 0.0, units=units),), schedule(1, 1, 1)[0], None, None, (), 0.0,
+                      (), fsdp_steady=steady)
+    times, _ = simulate_pipeline(lambda env: None, [stage], 1)
+    return times[0].end_s
+
+
+def test_steady_state_hides_the_drain_behind_the_next_host_forward():
+    """A host-bound forward (1 s of host per unit, 0.1 s of kernels) and a GPU-bound backward (2 s of kernels), each
+    unit's reduce-scatter 0.5 s. From a cold start: 3 x 1 forward + 3 x 2 backward + the last reduce-scatter = 9.5 s.
+    Issued behind another iteration, the host has issued the next forward while this one's backward ran: 3 x 0.1 +
+    3 x 2 + 0.5 = 6.8 s between the two CUDA events (the second after the final callback's wait)."""
+    units = tuple(FsdpUnit(f"b{i}", 0.1, 2.0, 1.0, 0.1, scatter=_job(0.5)) for i in range(3))
+    assert _steady(units, False) == pytest.approx(9.5)
+    assert _steady(units, True) == pytest.approx(6.8)
+
+
+def test_steady_state_is_a_switch_of_the_compute_params():
+    router = Router(server("hgx-h200", gpus=2))
+    cfg = TrainConfig(1, 1, 2, 2, fsdp="full")
+    host = ComputeParams(host_block_s=2e-3, optimizer_bytes_per_param=0.0)
+    cold = simulate_train(router, SMALL, cfg, H200, compute=host)
+    steady = simulate_train(router, SMALL, cfg, H200, compute=ComputeParams(host_block_s=2e-3, optimizer_bytes_per_param=0.0,
+                                                                             fsdp_steady=True))
+    assert steady.iteration_s < cold.iteration_s
+    assert all(r.start_s >= -1e-12 for r in steady.records[0])       # the scored iteration's records, from its start
+    with pytest.raises(InputError, match="fsdp_steady"):
+        ComputeParams(fsdp_steady=1)
+    with pytest.raises(InputError, match="fsdp_rank_cv"):
+        ComputeParams(fsdp_rank_cv=2.0)

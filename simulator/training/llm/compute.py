@@ -43,6 +43,13 @@
   ``fsdp_gather_host_s`` per all-gather a unit issues (allocating the unsharded flat parameter, the
   collective call, pointing the module's parameters at it, freeing it after use). 0 in the default
   set; ``python -m validation.llm_real`` fits them on measured FSDP runs.
+* Each data-parallel rank's own host pace under FSDP (:class:`.fsdp_engine.RankPaces`): ``fsdp_rank_cv``, the
+  spread of the ranks' paces over an iteration (each rank at an expected order statistic of its group), and
+  ``fsdp_unit_cv``, a further spread drawn per rank and unit (seeded); a unit's all-gather or reduction then starts
+  when the group's last host has issued it. 0 in the default set: one host for the group.
+* ``fsdp_steady``: time an FSDP iteration (without pipeline stages) as the second of two issued back to back, as
+  the runners time theirs, so its last reductions drain while the host issues the next (false, the default: one
+  iteration from a cold start, which pays that drain).
 
 Defaults are datasheet peaks times round efficiencies typical of published cuBLAS benchmarks
 (large fp16/bf16 GEMMs reach 70-85% of the dense peak, STREAM-like kernels ~80% of HBM
@@ -87,6 +94,9 @@ class ComputeParams:
     fsdp_gather_host_s: float = 0.0
     host_collective_s: float = 0.0
     host_runs_ahead: bool = True
+    fsdp_rank_cv: float = 0.0
+    fsdp_unit_cv: float = 0.0
+    fsdp_steady: bool = False
     name: str = "datasheet"
     profile: PassProfile | None = None          # measured pass times per shape (:mod:`.pass_profile`)
     fitted_gpus: tuple[str, ...] = ()           # catalog GPUs the set was fitted on (its interval band's key)
@@ -98,7 +108,8 @@ class ComputeParams:
                           ("iteration_overhead_s", 0.0, 60.0),
                           ("host_block_s", 0.0, 1.0), ("host_tp_block_s", 0.0, 1.0),
                           ("fsdp_unit_host_s", 0.0, 1.0),
-                          ("fsdp_gather_host_s", 0.0, 1.0), ("host_collective_s", 0.0, 0.1)):
+                          ("fsdp_gather_host_s", 0.0, 1.0), ("host_collective_s", 0.0, 0.1),
+                          ("fsdp_rank_cv", 0.0, 1.0), ("fsdp_unit_cv", 0.0, 1.0)):
             v = getattr(self, f)
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 raise InputError(f"must be a number in [{lo:g}, {hi:g}]", field=f"llm.{f}", value=v)
@@ -106,11 +117,16 @@ class ComputeParams:
                 raise InputError(f"out of range [{lo:g}, {hi:g}]", field=f"llm.{f}", value=v)
         if not isinstance(self.host_runs_ahead, bool):
             raise InputError(HOST_RUNS_AHEAD_WORDS, field="llm.host_runs_ahead", value=self.host_runs_ahead)
+        if not isinstance(self.fsdp_steady, bool):
+            raise InputError("must be true (time an FSDP iteration issued behind another) or false (from a cold "
+                             "start)", field="llm.fsdp_steady", value=self.fsdp_steady)
 
     def values(self) -> dict[str, float | bool]:
         return {name: getattr(self, name) for name in PARAM_NAMES}      # in field order, as PARAM_NAMES is
 
 
+SWITCHES = ("host_runs_ahead", "fsdp_steady")
+"""The parameters that are true or false."""
 PARAM_NAMES = tuple(f.name for f in fields(ComputeParams) if f.name not in ("name", "profile", "fitted_gpus"))
 
 
@@ -135,7 +151,7 @@ def load_compute_params(path_or_name: str | Path | None) -> ComputeParams:
         named = bool(llm) or profile is not None or "llm_gpus" in data
         return replace(ComputeParams(), name=str(data.get("name", Path(src).stem)) if named else ComputeParams.name,
                        profile=profile,
-                       fitted_gpus=_fitted_gpus(data, profile), **{k: _switch(v) if k == "host_runs_ahead" else v
+                       fitted_gpus=_fitted_gpus(data, profile), **{k: _switch(v) if k in SWITCHES else v
                                                                   for k, v in llm.items()})
     except InputError as e:
         raise e.within(src) from None

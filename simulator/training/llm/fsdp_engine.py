@@ -28,6 +28,21 @@ and one unit per transformer block (``ModuleWrapPolicy`` on the block class). Wh
 The stage's iteration ends when the compute stream and both communication streams are done
 (FSDP's final backward callback waits for them).
 
+Two refinements, both off by default (the ``ComputeParams`` fields named; tried and not kept, below):
+
+* **Each rank's own host** (``fsdp_rank_cv``, ``fsdp_unit_cv``: :class:`RankPaces`). Every data-parallel rank of
+  the stage (at most :data:`MAX_LANES`) gets its own host, compute stream and communication streams, its host at its
+  own pace; a collective starts on the network when the last rank's stream has reached it and ends on every rank
+  together. A rank whose host lags holds every rank's all-gather (and reduction) behind it, each rank's rate
+  limiter waits on its own GPU, and with a pace per rank for the iteration the group waits as the expected maximum
+  of its ranks' paces, growing with its size. Records are rank 0's, the slowest rank's.
+* **Steady state** (``fsdp_steady``; stages without pipeline parallelism): the iteration is timed as the runners
+  time theirs, between two CUDA events each rank's host records on its compute stream, the second of two
+  iterations issued back to back (:meth:`.pipeline_engine._Pipeline._steady_fsdp`). The end event follows FSDP1's
+  final callback, which makes the compute stream wait for the communication streams (``_post_backward_final_callback``:
+  ``current_stream.wait_stream(_post_backward_stream)``), so the last reductions still count, but a host that
+  finished issuing the backward early has issued the next forward while they drained.
+
 Tried, not kept (branch h14fsdp23, commit d13b1e9, reverted by the next; scored with main c712e12's methods, before
 that branch's H200 copy rule in ``validation.llm_blind.probe_fit``): the backward in the hook order of
 ``_runtime_utils.py`` (FSDP1). The root's pre-backward hook fires first, before the output layer's backward, and
@@ -62,6 +77,23 @@ overlap probe's collective beside a matmul over alone, at 384 MiB). Sealed FSDP 
 but in-sample and held-out FSDP figures of section 7 got worse by up to 1.1 points: NO_SHARD at hidden 4096, already
 slow, got slower. Its slowness is the simulated drain: one iteration from a cold start pays the last all-reduce after
 the last kernel, which the measured steps, timed back to back, hide (``validation.fsdp_carry_unit.drain_rows``).
+
+Tried, not kept (branch h14fsdp26): the two refinements above together, the spreads measured on 2 GPUs only
+(``validation.rank_skew.free_paces``: NO_SHARD's free-running hosts on the two 2x H200 profiles, 18 steps: a pace
+kept for the step, cv 0.132, and window to window 0.084; nothing fitted on judged runs; the host keys refitted on
+the campaigns as ever). Sealed FSDP run sets within 8% (``python -m validation.sealed_campaign``): 20 -> 15 of 34
+(steady state alone 13, paces alone 24). Section 7 (``python -m validation.accuracy --only llm``), median |error| %,
+before -> steady / paces / both: the campaigns' FSDP rows h200x2_2026-11-26c 2.5 -> 6.6 / 6.3 / 8.8,
+h200x4_2026-11-26d 4.3 -> 10.3 / 4.0 / 8.9, h100x4_2026-11-26h 2.4 -> 5.2 / 2.7 / 5.3; the blind 4x H100 lease 2 / 4
+GPUs 2.9 / 4.9 -> 8.6 / 7.3, 2.4 / 5.7, 4.5 / 6.7; the held-out 4x H200 lease 16.4 / 19.6 -> 15.7 / 10.5, 20.6 /
+16.9, 19.9 / 12.1; fsdpissue (own probes) 4 GPUs h100x4 6.9 -> 10.3 / 12.9 / 11.2, fsdpissue2 2.8 -> 7.6 / 3.8 / 4.1;
+Selene, vTrain and DDP unchanged (no FSDP). Why, on the sealed ``h200x4_2026-11-28_llm`` ``fsdp4`` (signed errors):
+the host work is fitted per world size (``validation.llm_blind.HOST_FROM``), so the refit absorbs the paces (the
+4-GPU campaign's ``fsdp_unit_host_s`` 0.626 -> 0.379 ms) and FULL_SHARD h2048 moves -14.7 -> -13.3% only; the
+steady state takes 1.3-1.9 ms off the hidden-4096 rows, whose host-bound forwards hide the previous drain, and those
+rows were already fast (FULL_SHARD h4096 -11.5 -> -16.8%). With the 2-GPU campaign's host work for every world
+size (what a spread measured on 2 GPUs would carry to 4), the paces take the sealed count 22 -> 20 of 34. Figures
+rerun by ``python validation/scripts/fsdp_steady_paces_s26.py``.
 """
 
 from __future__ import annotations
@@ -69,8 +101,11 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
+import numpy as np
 import simpy
+from scipy import special
 
+from simulator.core.errors import InputError
 from simulator.network.engine import Record
 from simulator.training.llm.collective_job import CollJob, job_record, run_concurrent
 from simulator.training.llm.hbm_contention import Contention
@@ -83,6 +118,49 @@ overlap the NCCL stream's collectives and need a track of their own."""
 
 MAX_INFLIGHT_GATHERS = 2
 """FSDP1's rate limiter: all-gathered units not yet freed before the host waits (``limit_all_gathers``)."""
+
+MAX_LANES = 8
+"""Ranks simulated host by host at most (:class:`RankPaces`); a larger data-parallel group is represented by this
+many ranks at spread order statistics of its size, the slowest at the group's expected maximum."""
+
+MIN_PACE = 0.2
+"""A rank's host never issues faster than this share of its nominal time (the normal's far tail)."""
+
+
+@dataclass(frozen=True)
+class RankPaces:
+    """Each data-parallel rank's own host pace (:class:`FsdpStreams`): rank ``r`` issues a unit's host work in its
+    nominal seconds x ``(1 + step_cv z_r) (1 + unit_cv z_ru)``, ``z_r`` the r-th of ``ranks`` expected standard normal
+    order statistics (Blom's ``ndtri((i - 0.375) / (n + 0.25))``: a pace that holds for the iteration, so the group's
+    slowest host lies ``step_cv e(n)`` above the mean, growing with the group as an order statistic) and ``z_ru``
+    drawn per rank and unit from a generator seeded with ``seed``. Both cvs 0 (the default): one host for the group."""
+
+    ranks: int = 1
+    step_cv: float = 0.0
+    unit_cv: float = 0.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for f in ("step_cv", "unit_cv"):
+            v = getattr(self, f)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
+                raise InputError("must be a number in [0, 1]", field=f, value=v)
+        if isinstance(self.ranks, bool) or not isinstance(self.ranks, int) or self.ranks < 1:
+            raise InputError("must be a whole number >= 1", field="ranks", value=self.ranks)
+
+    @property
+    def active(self) -> bool:
+        return self.ranks > 1 and (self.step_cv > 0 or self.unit_cv > 0)
+
+    def step_factors(self) -> tuple[float, ...]:
+        """Each simulated rank's pace for the iteration, slowest first (1.0 for one host)."""
+        if not self.active:
+            return (1.0,)
+        n = self.ranks
+        lanes = min(n, MAX_LANES)
+        orders = np.rint(np.linspace(n, 1, lanes)) if n > lanes else np.arange(n, 0, -1)
+        z = special.ndtri((orders - 0.375) / (n + 0.25))
+        return tuple(max(MIN_PACE, 1.0 + self.step_cv * float(x)) for x in z)
 
 
 @dataclass(frozen=True)
@@ -106,16 +184,40 @@ class FsdpUnit:
     reduce_load: float = 0.0
 
 
-class FsdpStreams:
-    """One stage's host, compute stream and communication streams across its passes."""
+@dataclass(frozen=True)
+class Mark:
+    """A CUDA event a rank's host recorded (:meth:`FsdpStreams.mark`): when its compute stream reached it, and that
+    rank's compute and all-gather wait seconds so far (``FsdpStreams.compute_s``, ``gather_wait_s``)."""
 
-    def __init__(self, env: simpy.Environment, net, records: list[Record], record: bool) -> None:
-        self.env, self.net, self.rec, self.record = env, net, records, record
+    time_s: float
+    compute_s: float
+    gather_wait_s: float
+
+
+class _Meeting:
+    """One collective as the lanes reach it on their own streams: it starts when the last has."""
+
+    def __init__(self, env: simpy.Environment) -> None:
+        self.arrived = 0
+        self.started = env.event()
+        self.done = env.event()
+
+
+class _Lane:
+    """One data-parallel rank: its host thread, compute stream and communication streams (``pace``: its host's
+    factor for the iteration; ``rng``: per-unit draws of ``unit_cv``, None for none)."""
+
+    def __init__(self, group: FsdpStreams, rank: int, pace: float, unit_cv: float,
+                 rng: np.random.Generator | None) -> None:
+        self.group, self.env, self.rank = group, group.env, rank
+        self.pace, self.unit_cv, self.rng = pace, unit_cv, rng
+        self.host_done = self._done()      # the host's last action (other lanes than 0: a chain of processes)
         self.gpu_done = self._done()       # the compute stream's last kernel
         self.comm_done = self._done()      # the NCCL stream's last collective
         self.replica_done = self._done()   # the replica all-reduces' stream
         self.freed: deque[simpy.Event] = deque()
-        self.contention = Contention(env)  # collectives in flight slow the compute stream's kernels
+        self.contention = Contention(self.env)  # collectives in flight slow the compute stream's kernels
+        self.issued = {NCCL_TRACK: 0, REPLICA_TRACK: 0}   # collectives issued per stream: the meeting's key
         self.gpu_end_s = 0.0
         self.compute_s = 0.0               # compute stream busy (kernels, or waiting for the host)
         self.gather_wait_s = 0.0           # compute stream waiting for parameter all-gathers
@@ -125,28 +227,47 @@ class FsdpStreams:
         ev.succeed()
         return ev
 
+    def host_s(self, nominal_s: float) -> float:
+        """This rank's host seconds for work of ``nominal_s``."""
+        if self.rng is None:
+            return nominal_s * self.pace
+        return nominal_s * self.pace * max(MIN_PACE, 1.0 + self.unit_cv * float(self.rng.standard_normal()))
+
     def _limit(self):
         if len(self.freed) >= MAX_INFLIGHT_GATHERS:
             yield self.freed.popleft()
 
-    def _collectives(self, prev: simpy.Event, ready: simpy.Event | None, jobs: tuple[CollJob, ...], name: str,
-                     done: simpy.Event, load: float, track: str):
+    def _collectives(self, prev: simpy.Event, ready: simpy.Event | None, key: tuple[str, int],
+                     jobs: tuple[CollJob, ...], name: str, done: simpy.Event, load: float, track: str):
         yield prev
         if ready is not None:
             yield ready
+        meeting, last = self.group.arrive(key)
+        if not last:
+            assert meeting is not None
+            yield meeting.started
         t0 = self.env.now
         self.contention.add(load)
-        yield from run_concurrent(self.env, self.net, jobs)
+        if last:                           # the last rank to reach it starts it on the network
+            yield from run_concurrent(self.env, self.group.net, jobs)
+            if meeting is not None:
+                meeting.done.succeed()
+        else:
+            assert meeting is not None
+            yield meeting.done
         self.contention.add(-load)
-        self.rec.append(job_record(track, name, t0, self.env.now, jobs))
+        if self.rank == 0:
+            self.group.rec.append(job_record(track, name, t0, self.env.now, jobs))
         done.succeed()
 
     def _comm(self, jobs: tuple[CollJob, ...], name: str, load: float, ready: simpy.Event | None = None,
               replica: bool = False) -> simpy.Event:
         done = self.env.event()
+        track = REPLICA_TRACK if replica else NCCL_TRACK
         prev = self.replica_done if replica else self.comm_done
-        self.env.process(self._collectives(prev, ready, jobs, name, done, load,
-                                           REPLICA_TRACK if replica else NCCL_TRACK))
+        key = (track, self.issued[track])
+        self.issued[track] += 1
+        self.env.process(self._collectives(prev, ready, key, jobs, name, done, load, track))
         if replica:
             self.replica_done = done
         else:
@@ -169,20 +290,20 @@ class FsdpStreams:
             yield env.timeout(host_end_s - env.now)
         self.compute_s += env.now - t0
         self.gpu_end_s = env.now
-        if self.record:
-            self.rec.append(Record("compute", label, t0, env.now))
+        if self.group.record and self.rank == 0:
+            self.group.rec.append(Record("compute", label, t0, env.now))
         done.succeed()
 
     def _issue(self, gathered: simpy.Event | None, gpu_s: float, host_s: float, label: str, first: bool):
-        """The host issues ``host_s`` worth of kernels taking ``gpu_s`` on the GPU."""
+        """The host issues ``host_s`` (nominal) worth of kernels taking ``gpu_s`` on the GPU."""
         done = self.env.event()
+        host_s = self.host_s(host_s)
         self.env.process(self._kernels(self.gpu_done, gathered, gpu_s, self.env.now + host_s, label, done, first))
         self.gpu_done = done
         yield self.env.timeout(host_s)
         return done
 
     def forward(self, units: tuple[FsdpUnit, ...], label: str):
-        """The host's forward pass over ``units``; returns when the host has issued it all."""
         for i, u in enumerate(units):
             gathered = None
             if u.gather:
@@ -193,7 +314,6 @@ class FsdpStreams:
                 self.freed.append(done)
 
     def backward(self, units: tuple[FsdpUnit, ...], label: str):
-        """The host's backward pass (``units`` in forward order); returns when the host is done."""
         order = units[::-1]
         gathers: dict[int, simpy.Event] = {}
         for j, u in enumerate(order):
@@ -218,6 +338,114 @@ class FsdpStreams:
             if u.gather:
                 self.freed.append(done)
 
+    def mark(self, end: bool, then_s: float, out: simpy.Event) -> None:
+        """The host records a CUDA event on the compute stream now (the runners' timing; it does not wait for it);
+        at the step's end after FSDP's final callback made the stream wait for the communication streams, then
+        ``then_s`` of kernels after it (the optimizer). ``out`` succeeds with its :class:`Mark`."""
+        done = self.env.event()
+        self.env.process(self._marked(self.gpu_done, (self.comm_done, self.replica_done) if end else (), then_s,
+                                      out, done))
+        self.gpu_done = done
+
+    def marked(self, end: bool, then_s: float, out: simpy.Event):
+        """:meth:`mark` as a step of this rank's host chain."""
+        self.mark(end, then_s, out)
+        yield from ()
+
+    def _marked(self, prev: simpy.Event, streams: tuple[simpy.Event, ...], then_s: float, out: simpy.Event,
+                done: simpy.Event):
+        yield prev
+        if streams:
+            yield simpy.AllOf(self.env, streams)
+        out.succeed(Mark(self.env.now, self.compute_s, self.gather_wait_s))
+        if then_s > 0:
+            yield self.env.timeout(then_s)
+        done.succeed()
+
+
+class FsdpStreams:
+    """One stage's data-parallel ranks (:class:`RankPaces`; one rank for the group when it is off), each with its
+    host, compute stream and communication streams, across its passes. The stage's process is rank 0's host;
+    the other ranks' hosts follow the same passes as processes of their own. A collective starts when the last
+    rank has reached it on its stream (it ends on every rank together); records are rank 0's."""
+
+    def __init__(self, env: simpy.Environment, net, records: list[Record], record: bool,
+                 paces: RankPaces = RankPaces()) -> None:
+        self.env, self.net, self.rec, self.record = env, net, records, record
+        rng = np.random.default_rng(paces.seed) if paces.active and paces.unit_cv > 0 else None
+        self.lanes = [_Lane(self, r, f, paces.unit_cv, rng) for r, f in enumerate(paces.step_factors())]
+        self._meetings: dict[tuple[str, int], _Meeting] = {}
+
+    @property
+    def gpu_done(self) -> simpy.Event:
+        """Rank 0's compute stream's last kernel (what its own TP collectives and sends wait for)."""
+        return self.lanes[0].gpu_done
+
+    @property
+    def compute_s(self) -> float:
+        return self.lanes[0].compute_s
+
+    @property
+    def gather_wait_s(self) -> float:
+        return self.lanes[0].gather_wait_s
+
+    def arrive(self, key: tuple[str, int]) -> tuple[_Meeting | None, bool]:
+        """A rank's stream reaches collective ``key``: its meeting (None for one rank), and whether this rank is the
+        last to arrive (which starts the meeting and runs the collective)."""
+        if len(self.lanes) == 1:
+            return None, True
+        m = self._meetings.get(key)
+        if m is None:
+            m = self._meetings[key] = _Meeting(self.env)
+        m.arrived += 1
+        last = m.arrived == len(self.lanes)
+        if last:
+            del self._meetings[key]
+            m.started.succeed()
+        return m, last
+
+    def _others(self, body) -> None:
+        """Run ``body(lane)`` on every rank but 0, each after its host's previous action."""
+        for lane in self.lanes[1:]:
+            prev, lane.host_done = lane.host_done, self.env.event()
+            self.env.process(self._after(prev, body(lane), lane.host_done))
+
+    def _after(self, prev: simpy.Event, body, done: simpy.Event):
+        yield prev
+        yield from body
+        done.succeed()
+
+    def forward(self, units: tuple[FsdpUnit, ...], label: str):
+        """The hosts' forward pass over ``units``; returns when rank 0's host has issued it all."""
+        self._others(lambda lane: lane.forward(units, label))
+        yield from self.lanes[0].forward(units, label)
+
+    def backward(self, units: tuple[FsdpUnit, ...], label: str):
+        """The hosts' backward pass (``units`` in forward order); returns when rank 0's host is done."""
+        self._others(lambda lane: lane.backward(units, label))
+        yield from self.lanes[0].backward(units, label)
+
+    def mark(self, end: bool, then_s: float = 0.0) -> list[simpy.Event]:
+        """Every rank's host records a CUDA event now, after its passes so far (:meth:`_Lane.mark`); the events'
+        values are their :class:`Mark`, rank by rank."""
+        outs = [self.env.event() for _ in self.lanes]
+        self._others(lambda lane: lane.marked(end, then_s, outs[lane.rank]))
+        self.lanes[0].mark(end, then_s, outs[0])
+        return outs
+
+    def _hosts(self):
+        """Wait for every rank's host (rank 0's is the caller)."""
+        if len(self.lanes) > 1:
+            yield simpy.AllOf(self.env, [lane.host_done for lane in self.lanes])
+
+    def finish(self):
+        """Wait for every rank's host and compute stream."""
+        yield from self._hosts()
+        yield self.lanes[0].gpu_done if len(self.lanes) == 1 else simpy.AllOf(self.env, [lane.gpu_done
+                                                                                          for lane in self.lanes])
+
     def drain(self):
-        """Wait for the compute stream and both communication streams."""
-        yield simpy.AllOf(self.env, [self.gpu_done, self.comm_done, self.replica_done])
+        """Wait for every rank's compute stream and both communication streams."""
+        yield from self._hosts()
+        yield simpy.AllOf(self.env, [e for lane in self.lanes for e in (lane.gpu_done, lane.comm_done,
+                                                                        lane.replica_done)])

@@ -39,7 +39,7 @@ from simulator.training.llm.config import TrainConfig
 from simulator.training.llm.groups import GroupCollectives
 from simulator.training.llm.hbm_contention import bandwidth_share
 from simulator.training.llm.host_prior import HOST_PRIOR, HostPrior
-from simulator.training.llm.fsdp_engine import FsdpUnit
+from simulator.training.llm.fsdp_engine import FsdpUnit, RankPaces
 from simulator.training.llm.layer import (EMPTY, CommCall, LayerWork, MemOp, Pass, block_work, check_divisible,
                                          embedding_work, output_work, stage_chunk_work)
 from simulator.training.llm.memory import GRAD_BYTES, PARAM_BYTES, Memory, dp_shard_sizes, memory_per_gpu, stage_layers
@@ -327,6 +327,7 @@ def train_work(router: Router, model: TransformerSpec, config: TrainConfig, gpu:
     measured = cm.params.profile.lookup(gpu.name, model, c) if cm.params.profile else None
     stages: list[StageWork] = []
     hw_flops = host_floor = 0.0
+    paces = RankPaces(c.dp, cm.params.fsdp_rank_cv, cm.params.fsdp_unit_cv) if c.fsdp else RankPaces()
     for s in range(c.pp):
         tp_ranks = b.place.tp_group(0, s)
         chunks = []
@@ -393,7 +394,7 @@ def train_work(router: Router, model: TransformerSpec, config: TrainConfig, gpu:
         to_next = b.link(s, (s + 1) % c.pp, send_bytes) if (c.pp > 1 and (s < c.pp - 1 or c.chunks > 1)) else None
         to_prev = b.link(s, (s - 1) % c.pp, send_bytes) if (c.pp > 1 and (s > 0 or c.chunks > 1)) else None
         stages.append(StageWork(tuple(chunks), sched[s], to_next, to_prev, tuple(grad_sync),
-                                cm.optimizer_s(stage_params / shard_o), param_sync))
+                                cm.optimizer_s(stage_params / shard_o), param_sync, paces, cm.params.fsdp_steady))
         host_floor = max(host_floor, stage_issue)
     busy = _links_of_other_traffic(stages)
     for s, st in enumerate(stages):

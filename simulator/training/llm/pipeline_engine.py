@@ -31,7 +31,7 @@ closed-form time, which is exactly what the flow network would give it alone.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import simpy
@@ -40,7 +40,7 @@ from simulator.network.engine import Record
 from simulator.training.llm.collective_job import (CollJob, job_record, run_concurrent as _concurrent,
                                                    run_job as _collective)
 from simulator.training.llm.compute import issue_pass
-from simulator.training.llm.fsdp_engine import NCCL_TRACK, FsdpStreams, FsdpUnit
+from simulator.training.llm.fsdp_engine import NCCL_TRACK, FsdpStreams, FsdpUnit, RankPaces
 from simulator.training.llm.schedule import Action
 
 GATHER_TRACK = "dp gather"
@@ -90,6 +90,9 @@ class StageWork:
     grad_sync: tuple[tuple[CollJob, ...], ...]  # phases after the last pass; jobs of a phase concurrent
     optimizer_s: float
     param_sync: tuple[CollJob, ...]            # after the optimizer (ZeRO-1/2 all-gather)
+    fsdp_paces: RankPaces = RankPaces()        # FSDP: the data-parallel ranks' own host paces (.fsdp_engine)
+    fsdp_steady: bool = False                  # FSDP without pipeline stages: time the second of two iterations
+                                               # issued back to back (:meth:`_Pipeline.run_stage`)
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,44 @@ class _Pipeline:
 
     def run_stage(self, s: int):
         env, work = self.env, self.stages[s]
+        fsdp = FsdpStreams(env, self.net, self.records[s], self.record, work.fsdp_paces) \
+            if any(c.units for c in work.chunks) else None
+        if fsdp is not None and work.fsdp_steady and self.pp == 1:
+            yield from self._steady_fsdp(s, fsdp)
+            return
+        times = yield from self._iteration(s, fsdp)
+        assert times is not None
+        self.times[s] = times
+
+    def _steady_fsdp(self, s: int, fsdp: FsdpStreams):
+        """An FSDP stage without pipeline stages as the runners time it: iterations issued back to back (the host
+        never waits for the GPU between them), each between two CUDA events its host records on the compute
+        stream, the second after FSDP's final callback made the stream wait for the communication streams, so one
+        iteration's last reductions drain while the host issues the next. The second iteration is scored, on the
+        rank whose events lie furthest apart (the runners keep the maximum over ranks); rank 0's records of it."""
+        work, rec = self.stages[s], self.records[s]
+        assert not work.grad_sync and not work.param_sync, "FSDP reduces its gradients unit by unit"
+        for _ in range(2):
+            starts = fsdp.mark(False)
+            counts = yield from self._iteration(s, fsdp, steady=True)
+            passes = fsdp.mark(False)
+            ends = fsdp.mark(True, work.optimizer_s)
+        yield simpy.AllOf(self.env, ends)
+        c = max(range(len(ends)), key=lambda r: ends[r].value.time_s - starts[r].value.time_s)
+        t0, p, e = starts[c].value, passes[c].value, ends[c].value
+        tp, pp_s = counts
+        self.times[s] = StageTimes(e.compute_s - t0.compute_s, tp, pp_s, e.gather_wait_s - t0.gather_wait_s,
+                                   p.time_s - t0.time_s, e.time_s - t0.time_s,
+                                   e.time_s + work.optimizer_s - t0.time_s)
+        shift = starts[0].value.time_s
+        self.records[s] = [replace(r, start_s=r.start_s - shift, end_s=r.end_s - shift)
+                           for r in rec if r.start_s >= shift - 1e-12]
+
+    def _iteration(self, s: int, fsdp: FsdpStreams | None, steady: bool = False):
+        """One iteration of stage ``s`` (its passes in schedule order, then the gradient sync, the optimizer and any
+        parameter all-gather); its :class:`StageTimes`, or with ``steady`` (:meth:`_steady_fsdp`) once its host has
+        issued the passes, the TP and pipeline seconds it spent."""
+        env, work = self.env, self.stages[s]
         rec = self.records[s]
         compute = tp = pp_s = dp_wait = 0.0
         gathers: dict[int, simpy.Process] = {}
@@ -148,7 +189,6 @@ class _Pipeline:
         has_gathers = any(c.gather_forward or c.gather_backward for c in work.chunks)
         if has_scatter:
             env.process(self._dp_stream(s, scatter_queue, scatter_done))
-        fsdp = FsdpStreams(env, self.net, rec, self.record) if any(c.units for c in work.chunks) else None
 
         def gather_jobs(i: int) -> tuple[CollJob, ...]:
             a = work.order[i]
@@ -225,8 +265,10 @@ class _Pipeline:
                     rec.append(Record("pp", f"send {a.label}", t0, env.now, chunk.send_bytes))
                 pp_s += env.now - t0
                 self._input(fwd, a.microbatch, nxt).succeed()
+        if steady:
+            return tp, pp_s
         if fsdp is not None:
-            yield fsdp.gpu_done
+            yield from fsdp.finish()
             compute += fsdp.compute_s
             dp_wait += fsdp.gather_wait_s
         passes_end = env.now
@@ -248,7 +290,7 @@ class _Pipeline:
             t0 = env.now
             yield from _concurrent(env, self.net, work.param_sync)
             rec.append(job_record(NCCL_TRACK, work.param_sync[0].name, t0, env.now, work.param_sync))
-        self.times[s] = StageTimes(compute, tp, pp_s, dp_wait, passes_end, sync_end, env.now)
+        return StageTimes(compute, tp, pp_s, dp_wait, passes_end, sync_end, env.now)
 
     def _kick(self, s: int) -> None:
         ev, self._wake[s] = self._wake[s], self.env.event()

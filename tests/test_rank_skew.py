@@ -116,3 +116,19 @@ def test_rate_limited_hosts_lose_the_max_of_their_walks_not_a_max_per_window() -
     assert limiter_extension(1, 16, 2.4e-3, 0.165, 1e-3, 4000, rng) == pytest.approx(0.0, abs=5e-5)
     two, four = (limiter_extension(n, 16, 2.4e-3, 0.165, 1e-3, 4000, rng) for n in (2, 4))
     assert 0 < two < four < 0.5 * 16 * 2.4e-3 * 0.165 * expected_max(4)
+
+
+def test_pace_spread_splits_a_kept_pace_from_the_window_spread() -> None:
+    """Two ranks, one 10% slower in every window: all of it is a pace kept for the step, none window to window; the
+    same deviations alternating window by window: none kept. The committed 2-GPU NO_SHARD profiles give the spreads
+    the h14fsdp26 trial used (0.132 kept, 0.084 window to window)."""
+    from validation.rank_skew import RankWindows, free_paces, pace_spread
+
+    kept = RankWindows(2, (), 0.0, 1.0, ((0.05,) * 8, (-0.05,) * 8))
+    s = pace_spread([kept])
+    assert s.unit_cv == pytest.approx(0.0, abs=1e-12) and s.step_cv == pytest.approx(0.05 * 2 ** 0.5)
+    alternating = RankWindows(2, (), 0.0, 1.0, ((0.05, -0.05) * 4, (-0.05, 0.05) * 4))
+    s = pace_spread([alternating])
+    assert s.step_cv == 0.0 and s.unit_cv > 0.05
+    two = free_paces()
+    assert (round(two.step_cv, 3), round(two.unit_cv, 3), two.steps) == (0.132, 0.084, 18)

@@ -87,7 +87,9 @@ tables of the command above):
   4 GPUs only together with
   something that lengthens FULL_SHARD's compute window by ~2.5 ms on 4 GPUs and both strategies' by ~2 ms on 2 GPUs
   (h4096: 10-14% of the step); neither the collective slowdown beside matmuls (above) nor the carry unit (trials 1
-  and 2) is that.
+  and 2) is that. Nor is each rank's own host pace (branch h14fsdp26: the steady state, now the switch
+  ``ComputeParams.fsdp_steady``, with every rank's host simulated at a pace measured on 2 GPUs; sealed FSDP run sets
+  within 8% 20 -> 15 of 34: ``simulator.training.llm.fsdp_engine``'s docstring).
 
 Two trials, each a patch of ``HostWork.on`` never committed, the factor in both ``UNSHARDED_SHARE`` (the TP issue
 probes' median, nothing fitted on judged runs); figures in :data:`TRIED`, printed again by

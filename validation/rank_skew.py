@@ -59,6 +59,12 @@ What they show (``python -m validation.rank_skew``, 2026-11-27):
   1.28-1.71 vs 1.29-1.61), so a boundary cost growing with units x ranks finds no support: what grows is the ranks'
   spread, not one host's work.
 
+* Paces (:func:`pace_spread`, 2026-11-28 stop 26): the windows' spread splits into a pace each rank keeps for the
+  step and a spread from window to window around it. NO_SHARD's free hosts: 0.155 / 0.104 kept and 0.094 / 0.073
+  window to window at h2048 / h4096 on 2 GPUs (pooled 0.132 / 0.084, :func:`free_paces`), 0.162 / 0.145 and 0.088 /
+  0.089 on 4 (pooled 0.154 / 0.088): the same per rank on 2 and 4 GPUs, as independent ranks would be. The sharded
+  strategies' hosts keep 0.064-0.086 (coupled by their all-gathers). Tried as events (form E of :data:`TRIED`).
+
 * Rate-limited hosts (:func:`limiter_extension`, 2026-11-28): n hosts with independent windows of 2.4 ms, cv 0.165,
   meeting only where FSDP1 makes them (each all-gather waits for the last host; a host issues the next all-gather once
   the unit two back is done), lose 0.90 / 1.62 ms per 16-window step on 2 / 4 ranks for a unit's GPU side of 0.3-2.0
@@ -74,7 +80,7 @@ So the per-rank host jitter is measurable on 2 GPUs (the lathost probe every cam
 scale, which is not the per-step scale that sets a step (0.087 on the one lease whose profile can tell), and what
 the model carries is already fitted per world size: the FSDP host work comes from an H200 campaign of the same
 world size (``llm_blind.HOST_FROM``) and the hosts' issue probes take the MAX over ranks, so a skew term applied
-everywhere is partly counted twice. Four forms were tried (:data:`TRIED`) and none kept.
+everywhere is partly counted twice. Five forms were tried (:data:`TRIED`) and none kept.
 """
 
 from __future__ import annotations
@@ -154,7 +160,16 @@ TRIED = (
     "walks, 0.90 / 1.62 ms on 2 / 4 ranks whatever a unit's GPU side up to 2.0 ms, 0.36 / 0.57 ms once it exceeds the"
     " window: 0.7 ms between 2 and 4 ranks, about 2% of a 40 ms step, where the sealed FULL_SHARD rows miss by 4-9 "
     "ms. Charged in the forward only (the backward prefetches a unit ahead): 18 -> 21 too, but h200x4_2026-11-27d "
-    "fsdp4 13.8 -> 16.9 and h200x4_2026-11-27f fsdppair4 10.9 -> 13.9.")
+    "fsdp4 13.8 -> 16.9 and h200x4_2026-11-27f fsdppair4 10.9 -> 13.9. "
+    "(E) branch h14fsdp26, main cb90eaa: the ranks as events instead of a factor (`ComputeParams.fsdp_rank_cv` / "
+    "`fsdp_unit_cv`, `simulator.training.llm.fsdp_engine.RankPaces`, committed off): every rank's host, compute "
+    "stream and streams simulated, each collective starting when the last rank reached it, each rank's pace for the "
+    "step at the expected order statistics of its group (cv 0.132) and a seeded draw per unit (cv 0.084), both from "
+    "NO_SHARD's free hosts on 2 GPUs (`free_paces`, this module's pace table), with and without the steady-state "
+    "iteration (`fsdp_steady`); host keys refitted: sealed FSDP run sets within 8% 20 -> 24 of 34 (paces), 13 "
+    "(steady state), 15 (both); the 4-GPU campaign's refit absorbs the paces (fsdp_unit_host_s 0.626 -> 0.379 ms), "
+    "and section-7 rows get worse by up to 6 points (figures in the engine's docstring; "
+    "`python validation/scripts/fsdp_steady_paces_s26.py`). Not kept.")
 """The model changes tried with this measurement and not kept, with their figures (text, not recomputed)."""
 
 
@@ -318,12 +333,14 @@ class RankWindows:
     hooks). ``spread``: per window, the standard deviation over the ranks (``ddof`` 1) over their mean;
     ``excess_s``: over the step's windows, the sum of the slowest rank's window less the mean rank's (what a group
     would lose if it waited at every collective for its last rank; hosts that run free of each other show it as
-    well, so it measures the spread, not a wait); ``mean_s``: the mean window."""
+    well, so it measures the spread, not a wait); ``mean_s``: the mean window; ``deviations``: rank by rank, each
+    window over the ranks' mean for that window, less 1 (:func:`pace_spread`)."""
 
     ranks: int
     spread: tuple[float, ...]
     excess_s: float
     mean_s: float
+    deviations: tuple[tuple[float, ...], ...] = ()
 
 
 def window_collective(strategy: str) -> str:
@@ -340,9 +357,46 @@ def rank_windows(timelines: Sequence[dict[str, Any]], collective: str) -> RankWi
     if len(launches) < 2 or len(counts) != 1 or counts.pop() < 2:
         return None
     windows = list(zip(*[[b - a for a, b in zip(x, x[1:])] for x in launches]))
+    deviations = tuple(zip(*[[x / statistics.mean(w) - 1 for x in w] for w in windows]))
     return RankWindows(len(launches), tuple(statistics.stdev(w) / statistics.mean(w) for w in windows),
                        sum(max(w) - statistics.mean(w) for w in windows),
-                       statistics.mean(statistics.mean(w) for w in windows))
+                       statistics.mean(statistics.mean(w) for w in windows), deviations)
+
+
+@dataclass(frozen=True)
+class PaceSpread:
+    """The ranks' host spread of :func:`pace_spread`, split in two (relative to the mean rank): ``step_cv``, a pace
+    each rank keeps for the whole step, and ``unit_cv``, what varies from window to window around it."""
+
+    step_cv: float
+    unit_cv: float
+    steps: int
+
+
+def pace_spread(steps: Sequence[RankWindows]) -> PaceSpread:
+    """One-way analysis of variance of the windows' deviations (:attr:`RankWindows.deviations`), rank within step:
+    the within-rank variance gives ``unit_cv``; the variance of the ranks' mean deviations, less the share of it the
+    window-to-window spread explains (``unit_cv^2 / windows``), ``step_cv``. Deviations from the mean of ``n`` ranks
+    shrink each variance by ``(n - 1) / n``, which is undone."""
+    within, between, count = [], [], []
+    for w in steps:
+        n, k = len(w.deviations), len(w.deviations[0])
+        for rank in w.deviations:
+            m = statistics.mean(rank)
+            within.append(sum((x - m) ** 2 for x in rank) / (k - 1) * n / (n - 1))
+            between.append(m * m * n / (n - 1))
+            count.append(k)
+    unit2 = statistics.mean(within)
+    step2 = statistics.mean(between) - unit2 * statistics.mean(1 / k for k in count)
+    return PaceSpread(math.sqrt(max(step2, 0.0)), math.sqrt(unit2), len(steps))
+
+
+def free_paces(folders: Sequence[Path] = WINDOW_PROFILES, ranks: int = 2) -> PaceSpread:
+    """:func:`pace_spread` of NO_SHARD's hosts on ``ranks`` GPUs, pooled over its configurations: no all-gather and
+    no rate limiter couples them, so their spread is each host's own (the sharded strategies' hosts wait for each
+    other, which hides it)."""
+    return pace_spread([s for (n, name), ws in step_windows(folders).items() if n == ranks
+                        and name.startswith("NO_SHARD") for s in ws])
 
 
 def step_windows(folders: Sequence[Path] = WINDOW_PROFILES) -> dict[tuple[int, str], list[RankWindows]]:
@@ -357,6 +411,21 @@ def step_windows(folders: Sequence[Path] = WINDOW_PROFILES) -> dict[tuple[int, s
                 if w is not None:
                     out[(w.ranks, _short(p.record["point"]))].append(w)
     return dict(out)
+
+
+def pace_rows(folders: Sequence[Path] = WINDOW_PROFILES) -> list[str]:
+    lines = ["Per-unit host windows split into a pace each rank keeps for the step and the spread from window to window "
+             "around it (:func:`pace_spread`; NO_SHARD's free hosts pooled: :func:`free_paces`, the spread "
+             "`ComputeParams.fsdp_rank_cv` / `fsdp_unit_cv` were tried with):", "",
+             "| ranks | configuration | steps | pace kept for the step (cv) | window to window (cv) |", "|---|---|---|---|---|"]
+    groups = sorted(step_windows(folders).items())
+    for (n, name), ws in groups:
+        s = pace_spread(ws)
+        lines.append(f"| {n} | {name} | {s.steps} | {s.step_cv:.3f} | {s.unit_cv:.3f} |")
+    for n in sorted({n for (n, _), _ in groups}):
+        s = free_paces(folders, n)
+        lines.append(f"| {n} | NO_SHARD pooled | {s.steps} | {s.step_cv:.3f} | {s.unit_cv:.3f} |")
+    return lines
 
 
 def rms(xs: Sequence[float]) -> float:
@@ -471,7 +540,8 @@ def lease_rows() -> list[str]:
 
 
 def report(leases: bool = False) -> list[str]:
-    return (["## Rank skew", "", *profile_rows(), "", *step_rows(), "", *window_rows(), "", *limiter_rows(), "",
+    return (["## Rank skew", "", *profile_rows(), "", *step_rows(), "", *window_rows(), "", *pace_rows(), "",
+             *limiter_rows(), "",
              *lathost_rows()]
             + (["", *lease_rows()] if leases else []) + ["", TRIED])
 

@@ -59,3 +59,17 @@ def test_a_caller_keeps_its_own_range_words():
         TrainConfig(tp=0, pp=1, dp=1, global_batch=8)
     with pytest.raises(InputError, match="must be a non-negative integer"):
         Components(gpus=8, nodes=-1)
+
+
+@pytest.mark.parametrize("edit, message", [
+    ("host: -1", "nodes[1].host: must be at least 0 (got -1)"),
+    ("host: 1.0", "nodes[1].host: must be a whole number (got 1.0)"),
+])
+def test_a_topology_file_host_is_a_count(tmp_path, capsys, edit, message):
+    """It read 'nodes[1].host: host must be a non-negative integer': the field twice."""
+    f = tmp_path / "t.yaml"
+    f.write_text("name: t\nnodes:\n  - {name: g0}\n  - {name: g1, %s}\n  - {name: sw, kind: pcie_switch}\n"
+                 "links:\n  - {a: g0, b: sw, kind: pcie, bandwidth: 32 GB/s}\n"
+                 "  - {a: g1, b: sw, kind: pcie, bandwidth: 32 GB/s}\n" % edit)
+    assert main(["collective", "--topology", str(f)]) == 2
+    assert capsys.readouterr().err == f"gpunetsim: error: {f}: {message}\n"

@@ -350,8 +350,20 @@ def read_structured(path: str | os.PathLike[str], *, what: str = "file") -> Any:
     src = str(path)
     text = read_text(path, what=what)
     if Path(src).suffix.lower() == ".json":
-        return parse_json(text, src)
-    return parse_yaml(text, src)
+        data = parse_json(text, src) if text.strip() else None
+    else:
+        data = parse_yaml(text, src)
+    if data is None and _only_comments(text):
+        # an empty YAML file is None, an empty JSON file a parse error: each command then said something else
+        # ("expected a mapping ... (got 'NoneType')", "invalid JSON at line 1, column 1: Expecting value")
+        raise InputError(f"the {what} is empty", source=src)
+    return data
+
+
+def _only_comments(text: str) -> bool:
+    """Whether YAML ``text`` holds nothing but blank lines, comments and document markers."""
+    return all(not line.strip() or line.lstrip().startswith("#") or line.strip() in ("---", "...")
+               for line in text.splitlines())
 
 
 def read_jsonl(path: str | os.PathLike[str], *, skip_bad: bool = False,

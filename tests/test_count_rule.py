@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+import gpunetsim
 from gpunetsim.cli import main
 from simulator.collectives.algorithms import NvlsChunks
 from simulator.core.errors import InputError
@@ -31,6 +32,10 @@ SPEC = dict(name="m", hidden=1024, layers=4, heads=16, seq=512)
     (lambda v: DDPConfig(accumulation_steps=v), "accumulation_steps"),
     (lambda v: Components(gpus=8, nodes=v), "nodes"),
     (lambda v: NvlsChunks(chunk_bytes=v), "NCCL_NVLS_CHUNKSIZE"),
+    (lambda v: gpunetsim.goodput(16, gpus_per_node=v), "gpus_per_node"),
+    (lambda v: gpunetsim.goodput(16, switches=v), "switches"),
+    (lambda v: gpunetsim.cluster("shared-spine", iterations=v), "iterations"),
+    (lambda v: gpunetsim.cluster("shared-spine", iterations=1, top_links=v), "top_links"),   # a TypeError
 ])
 @pytest.mark.parametrize("value", [2.0, "2", True])
 def test_a_count_that_is_not_an_int_is_not_a_whole_number(make, field, value):

@@ -366,6 +366,25 @@ def _only_comments(text: str) -> bool:
                for line in text.splitlines())
 
 
+def refuse_misspelt_keys(data: dict, read: tuple[str, ...], source: str | None, *, known: tuple[str, ...] = ()) -> None:
+    """In a mapping that also keeps keys it does not read (a calibration's metadata, a workload's extras), a key one
+    typo away from a key that is ``read`` (``uncertainy``, ``efficency``, ``batch_sise``) would be kept without a word
+    while the read key takes its default: refused, naming the key meant. A typo keeps the read key's ``_``-words one
+    for one, each the same or close; a key that adds, drops or replaces a word is another quantity
+    (``pass_profile_fit``, ``backward_host_s``, ``forward_ops``, ``optimizer`` beside ``optimizer_s``). Keys in
+    ``read`` or ``known`` pass."""
+    import difflib
+    for key in data:
+        if key in read or key in known:
+            continue
+        near = difflib.get_close_matches(str(key), read, n=1, cutoff=0.8)
+        words, meant = str(key).split("_"), near[0].split("_") if near else []
+        if near and len(words) == len(meant) and all(
+                w == m or difflib.SequenceMatcher(None, w, m).ratio() >= 0.75 for w, m in zip(words, meant)):
+            raise InputError(f"unknown key; did you mean {near[0]!r}? (a misspelt key would be ignored)",
+                             source=source, field=str(key), value=str(key))
+
+
 def read_jsonl(path: str | os.PathLike[str], *, skip_bad: bool = False,
                missing_ok: bool = False, torn_only: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, record)`` for every JSON-object line of a JSONL file.

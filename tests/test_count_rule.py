@@ -17,6 +17,7 @@ from simulator.training.llm.config import TrainConfig, default_dp
 from simulator.training.llm.model import TransformerSpec
 from simulator.training.llm.search_space import SearchSpace
 from topologies.fabric import FabricSpec
+from validation.compare import topo_from_hint
 
 SPEC = dict(name="m", hidden=1024, layers=4, heads=16, seq=512)
 
@@ -36,6 +37,7 @@ SPEC = dict(name="m", hidden=1024, layers=4, heads=16, seq=512)
     (lambda v: gpunetsim.goodput(16, switches=v), "switches"),
     (lambda v: gpunetsim.cluster("shared-spine", iterations=v), "iterations"),
     (lambda v: gpunetsim.cluster("shared-spine", iterations=1, top_links=v), "top_links"),   # a TypeError
+    (lambda v: topo_from_hint({"preset": "hgx-h200", "nodes": v}), "meta.topology.nodes"),
 ])
 @pytest.mark.parametrize("value", [2.0, "2", True])
 def test_a_count_that_is_not_an_int_is_not_a_whole_number(make, field, value):

@@ -80,3 +80,16 @@ def test_a_topology_file_host_is_a_count(tmp_path, capsys, edit, message):
                  "  - {a: g1, b: sw, kind: pcie, bandwidth: 32 GB/s}\n" % edit)
     assert main(["collective", "--topology", str(f)]) == 2
     assert capsys.readouterr().err == f"gpunetsim: error: {f}: {message}\n"
+
+
+@pytest.mark.parametrize("message, field, shown", [
+    ("--tp must divide the KV heads", "--tp", "--tp: must divide the KV heads (got 3)"),
+    ("compression must be none, bf16 or fp16", "--compression", "--compression: must be none, bf16 or fp16 (got 3)"),
+    ("hosts_per_leaf must be >= 1", "--hosts-per-leaf", "--hosts-per-leaf: must be >= 1 (got 3)"),
+    ("tp x pp = 3 x 1 = 3 does not divide", "--tp", "--tp: tp x pp = 3 x 1 = 3 does not divide (got 3)"),   # a formula
+    ("batch size must be positive", "--batch-size", "--batch-size: batch size must be positive (got 3)"),
+])
+def test_an_error_names_its_field_once(message, field, shown):
+    """'--tp: --tp must divide ...' and '--global-batch: --global-batch must be a multiple ...': 30-odd messages
+    repeated the field they are printed after."""
+    assert str(InputError(message, field=field, value=3)) == shown

@@ -248,7 +248,7 @@ def test_tp_must_divide_the_kv_heads(capsys):
     """2 KV heads over TP 4 ran (half a head per rank); Megatron refuses it (divide(num_query_groups, tp)).
     ``train`` says so naming --tp; ``search`` never proposes such a plan."""
     argv = ["train", "--topology", "dgx-a100", "--nodes", "1", "--model-spec", GQA, "--global-batch", "8"]
-    assert "--tp: --tp must divide the number of key/value heads (2)" in _one_error(capsys, argv + ["--tp", "4"])
+    assert "--tp: must divide the number of key/value heads (2)" in _one_error(capsys, argv + ["--tp", "4"])
     assert main(["search", "--model-spec", GQA, "--gpus", "8", "--global-batch", "16", "--json"]) == 0
     plans = json.loads(capsys.readouterr().out)["plans"]
     assert plans and all(p["tp"] <= 2 for p in plans)

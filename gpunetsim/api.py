@@ -23,6 +23,7 @@ import topologies
 from gpunetsim.cli_args import on_off
 from simulator.collectives.params import Parameters, load_calibration
 from simulator.core.errors import InputError
+from simulator.core.limits import check_count
 from simulator.core.units import parse_size
 from simulator.core.values import seed as seed_value
 from simulator.core.values import switch
@@ -259,13 +260,10 @@ def cluster(scenario: str | Path, *, placement: str | None = None, iterations: i
     from gpunetsim.scenario import load_scenario, run_scenario
     sc = load_scenario(scenario, placement)
     if iterations is not None:
-        if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
-            raise InputError("must be an integer of at least 1", field="iterations", value=iterations)
-        sc = replace(sc, iterations=iterations)
+        sc = replace(sc, iterations=check_count(iterations, field="iterations"))
     if seed is not None:            # a negative seed ran (the CLI and a scenario file refuse it)
         sc = replace(sc, seed=seed_value(seed, field="seed"))
-    if top_links < 0:
-        raise InputError("must be 0 or more", field="top_links", value=top_links)
+    check_count(top_links, field="top_links", low=0, words="must be 0 or more")   # "x", 1.5: TypeErrors
     return run_scenario(sc, top_links)
 
 
@@ -286,15 +284,14 @@ def goodput(gpus: int, *, gpus_per_node: int = 8, nics_per_node: int | None = No
     from simulator.core.units import parse_time
     from simulator.training.goodput import Components, expected_run, failure_spec
     for name, v in (("gpus", gpus), ("gpus_per_node", gpus_per_node)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise InputError("must be an integer of at least 1", field=name, value=v)
+        check_count(v, field=name)
     if gpus % gpus_per_node:                    # was rounded up to whole servers without a word
         lo, hi = gpus // gpus_per_node * gpus_per_node, -(-gpus // gpus_per_node) * gpus_per_node
         raise InputError(f"must be a multiple of gpus_per_node ({gpus_per_node}), a whole number of servers: "
                          f"e.g. {' or '.join(str(n) for n in (lo, hi) if n)}", field="gpus", value=gpus)
     for name, v in (("nics_per_node", nics_per_node), ("switches", switches)):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
-            raise InputError("must be an integer, 0 or more", field=name, value=v)
+        if v is not None:
+            check_count(v, field=name, low=0)
     for name, count, mtbf in (("nics_per_node", nics_per_node, mtbf_nic), ("switches", switches, mtbf_switch)):
         if count == 0 and mtbf is not None:     # the MTBF was dropped without a word: nothing of that kind fails
             raise InputError(f"{name} is 0, so nothing of this kind can fail: drop the MTBF or give a count",

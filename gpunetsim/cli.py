@@ -53,7 +53,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = OneLineParser(prog="gpunetsim",
                                      description="Simulate multi-GPU training networks: NCCL collectives "
                                                  "and PyTorch DDP iterations.")
-    sub = parser.add_subparsers(dest="command")
+    sub = parser.subcommands = parser.add_subparsers(dest="command")
     known = any(command in names for _, names in SUBCOMMANDS)
     for module, names in SUBCOMMANDS:
         if not known or command in names:
@@ -132,6 +132,7 @@ class OneLineParser(argparse.ArgumentParser):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        self.subcommands: argparse.Action | None = None     # what add_subparsers returned (build_parser)
         self._given: dict[str, tuple[str | None, object]] = {}
         for name, cls in ONCE_ACTIONS.items():
             self.register("action", name, cls)
@@ -139,6 +140,21 @@ class OneLineParser(argparse.ArgumentParser):
     def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
         self._given = {}            # each parse counts its own options
         return super().parse_known_args(args, namespace)
+
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        """argparse's, except that an unknown option is refused by the subcommand it was given to, so the
+        message names that command's help (it said ``gpunetsim: error: unrecognized arguments: --bogus (see
+        gpunetsim --help)`` after ``gpunetsim collective --bogus``)."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = self._subcommand(getattr(parsed, "command", None))
+            (command or self).error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
+    def _subcommand(self, name: object) -> argparse.ArgumentParser | None:
+        """The parser of subcommand ``name`` (None: not one of this parser's)."""
+        choices = getattr(self.subcommands, "choices", None) or {}
+        return choices.get(name) if isinstance(name, str) else None
 
     def refuse_twice(self, dest: str, option_string: str | None, values: object) -> None:
         """Note that ``dest`` was given (as ``option_string``, with ``values``); a usage error if it was before."""

@@ -193,7 +193,10 @@ def _search(args: argparse.Namespace) -> int:
 
 
 def _duration(seconds: float) -> str:
-    return f"{seconds / 86400:.1f} d" if seconds >= 86400 else f"{seconds / 3600:.1f} h"
+    """The training time for the table: days to 0.1, from 10^5 days 2 significant digits (--tokens 1e40 printed
+    2489594354882605714222142717952.0 d), else hours."""
+    days = seconds / 86400
+    return f"{days:.2g} d" if days >= 1e5 else f"{days:.1f} d" if seconds >= 86400 else f"{seconds / 3600:.1f} h"
 
 
 def format_search(out, model: str, global_batch: int, tokens: float, nccl=NCCL_CURRENT) -> str:

@@ -75,3 +75,18 @@ def test_bad_input_is_one_line_and_exit_2(capsys, argv, needle):
     code, out, err = run(capsys, *argv)
     assert code == 2
     assert needle in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("argv, prog", [
+    (["collective", "--bogus", "1"], "gpunetsim collective"),
+    (["search", "--model", "megatron-22b", "--gpus", "16", "--global-batch", "32", "--batch-per-gpu", "2"],
+     "gpunetsim search"),
+    (["stragglers", "extra"], "gpunetsim stragglers"),
+    (["--bogus"], "gpunetsim"),
+])
+def test_an_unknown_option_points_at_its_commands_help(capsys, argv, prog):
+    """``gpunetsim collective --bogus`` said 'gpunetsim: error: ... (see gpunetsim --help)', whose page lists the
+    commands, not the option the user meant (review s26)."""
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.startswith(f"{prog}: error: unrecognized arguments: ") and err.endswith(f"(see {prog} --help)\n")

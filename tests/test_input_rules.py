@@ -46,9 +46,13 @@ def test_a_scenario_field_is_named_as_the_file_spells_it(tmp_path, capsys, job, 
     assert path in err
 
 
-def test_a_union_member_refused_whole_names_no_class(tmp_path, capsys):
-    err = _error(capsys, ["cluster", _write(tmp_path, "s.yaml", SCENARIO % ("", "placement: 5"))])
-    assert "s.yaml: placement: expected a mapping" in err and "PlacementSpec" not in err
+@pytest.mark.parametrize("value", ["5", "spred", "[packed]"])
+def test_a_union_member_refused_whole_names_no_class(tmp_path, capsys, value):
+    """``placement: spred`` (a typo of spread) said only 'expected a mapping', hiding the words it takes (review
+    s26): the message names both members of the union."""
+    err = _error(capsys, ["cluster", _write(tmp_path, "s.yaml", SCENARIO % ("", "placement: " + value))])
+    assert ("s.yaml: placement: Input should be 'packed', 'spread' or 'random', or a mapping (key: value lines or "
+            "{key: value})") in err and "PlacementSpec" not in err
 
 
 def test_a_study_union_field_has_no_tag(tmp_path, capsys):

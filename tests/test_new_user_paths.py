@@ -248,7 +248,7 @@ def test_tp_must_divide_the_kv_heads(capsys):
     """2 KV heads over TP 4 ran (half a head per rank); Megatron refuses it (divide(num_query_groups, tp)).
     ``train`` says so naming --tp; ``search`` never proposes such a plan."""
     argv = ["train", "--topology", "dgx-a100", "--nodes", "1", "--model-spec", GQA, "--global-batch", "8"]
-    assert "--tp: --tp must divide the number of key/value heads (2)" in _one_error(capsys, argv + ["--tp", "4"])
+    assert "--tp: must divide the number of key/value heads (2)" in _one_error(capsys, argv + ["--tp", "4"])
     assert main(["search", "--model-spec", GQA, "--gpus", "8", "--global-batch", "16", "--json"]) == 0
     plans = json.loads(capsys.readouterr().out)["plans"]
     assert plans and all(p["tp"] <= 2 for p in plans)
@@ -753,3 +753,20 @@ def test_train_says_when_its_collectives_extrapolate_the_calibration(capsys):
                json.loads(capsys.readouterr().out)["comm_extrapolated"])
     assert main(argv + ["--gpus", "2"]) == 0
     assert "extrapolate beyond the calibration" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("topology, warned", [
+    ("dgx-a100", "was measured on hgx-h200 (meta.topology.preset; H200 SXM, not A100 SXM): its points are timed on "
+                 "dgx-a100"),
+    ("hgx-h200", None),
+])
+def test_a_topology_other_than_the_measured_one_is_warned(tmp_path, capsys, topology, warned):
+    """``compare --measurements <H200 runs> --topology dgx-a100`` printed 62-119% errors, and ``calibrate`` wrote a
+    calibration recording dgx-a100, without a word that the file names another machine (review s26)."""
+    data = str(ROOT / "validation/data/h200x4_2026-11-26b/coll_world2.jsonl")
+    assert main(["compare", "--measurements", data, "--topology", topology, "--html", "", "--json"]) == 0
+    err = capsys.readouterr().err
+    if warned is None:
+        assert "warning" not in err
+    else:
+        assert err == f"gpunetsim: warning: --topology {topology}: {data} {warned}\n"

@@ -224,3 +224,11 @@ def test_dask_executor_gives_the_same_ranking():
         on_dask = search(TINY, [cluster], 16, space=SMALL_SPACE, top=4, executor=client.get_executor())
     assert [p.as_dict() for p in on_dask.plans] == [p.as_dict() for p in serial.plans]
     assert (on_dask.simulated, on_dask.pruned) == (serial.simulated, serial.pruned)
+
+
+@pytest.mark.parametrize("seconds, shown", [(3600 * 5, "5.0 h"), (86400 * 26.7, "26.7 d"), (86400 * 99999, "99999.0 d"),
+                                            (86400 * 2.49e30, "2.5e+30 d")])
+def test_the_training_time_stays_short(seconds, shown):
+    """``--tokens 1e40`` printed '2489594354882605714222142717952.0 d' in a 7-column field (review s26)."""
+    from gpunetsim.search_cli import _duration
+    assert _duration(seconds) == shown

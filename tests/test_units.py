@@ -19,6 +19,20 @@ def test_time(text, expected):
 
 
 @pytest.mark.parametrize("text, expected", [
+    ("50000 hours", 50000 * 3600.0), ("1 hour", 3600.0), ("5 minutes", 300.0), ("5 mins", 300.0),
+    ("30 seconds", 30.0), ("2 weeks", 2 * 604800.0), ("1 year", 365 * 86400.0), ("30 days", 30 * 86400.0),
+])
+def test_time_in_words(text, expected):
+    """"30 days" was a time and "50000 hours" was not (review s26): the words of every unit are read."""
+    assert parse_time(text) == pytest.approx(expected)
+
+
+def test_a_time_error_lists_the_units():
+    with pytest.raises(InputError, match=r"\(ns, us, ms, s, min, h, d, w, y\)"):
+        parse_time("50000 hourz", field="--mtbf-gpu")
+
+
+@pytest.mark.parametrize("text, expected", [
     ("25 MiB", 25 * 2**20), ("1 GB", 10**9), ("8G", 8 * 2**30), ("128M", 128 * 2**20), ("4K", 4096), ("8", 8),
 ])
 def test_size(text, expected):

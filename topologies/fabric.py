@@ -67,33 +67,21 @@ class FabricSpec:
         return None
 
     def check(self) -> None:
-        for name in ("nics", "hosts_per_leaf"):      # the API's nics="2" died in a TypeError below
-            v = getattr(self, name)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
-                raise InputError("must be a whole number", field=name, value=v)
-        if isinstance(self.oversubscription, bool) or not isinstance(self.oversubscription, (int, float)):
-            raise InputError("must be a number", field="oversubscription", value=self.oversubscription)
+        """Every field in its range (the API's ``nics="2"`` died in a TypeError before this)."""
+        if self.nics is not None:
+            limits.check_count(self.nics, field="nics", limit=limits.NICS)
+        limits.check_count(self.hosts_per_leaf, field="hosts_per_leaf")
+        limits.check_range(self.oversubscription, field="oversubscription", low=1.0,
+                           high=limits.MAX_OVERSUBSCRIPTION)
         if self.fabric not in ("rail", "fat-tree"):
             raise InputError("fabric must be 'rail' or 'fat-tree'", field="fabric", value=self.fabric)
         if self.transport not in TRANSPORTS:
             raise InputError("transport must be 'ib' or 'roce'", field="transport", value=self.transport)
         if self.nic_Bps is not None and not self.nic_Bps > 0:
             raise InputError("NIC bandwidth must be positive", field="nic_bw", value=self.nic_Bps)
-        if self.nics is not None and self.nics < 1:
-            raise InputError("a server needs at least one NIC", field="nics", value=self.nics)
-        if self.nics is not None:
-            limits.NICS.check(self.nics, field="nics", value=self.nics)
-        if not self.oversubscription >= 1.0:
-            raise InputError("oversubscription must be >= 1 (1 = non-blocking)", field="oversubscription",
-                             value=self.oversubscription)
-        limits.check_range(self.oversubscription, field="oversubscription", low=1.0,
-                           high=limits.MAX_OVERSUBSCRIPTION)
         if self.sharp and self.transport != "ib":
             raise InputError("SHARP (in-network reduction) is an InfiniBand switch feature; --transport roce "
                              "has none", field="sharp", value=self.transport)
-        if self.hosts_per_leaf < 1:
-            raise InputError("hosts_per_leaf must be >= 1", field="hosts_per_leaf", value=self.hosts_per_leaf)
-
 
 def cluster_spec(preset: str, nodes: int, fabric: FabricSpec, sockets: int | None = None,
                  gpus: int | None = None) -> ServerSpec:

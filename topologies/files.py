@@ -88,8 +88,7 @@ def _build(data: object, src: str) -> nx.Graph:
             raise InputError(f"unknown node kind (expected one of {', '.join(NODE_KINDS)})", source=src,
                              field=f"{f}.kind", value=kind)
         host = n.get("host", 0)
-        if isinstance(host, bool) or not isinstance(host, int) or host < 0:     # YAML's true is not host 1
-            raise InputError("host must be a non-negative integer", source=src, field=f"{f}.host", value=host)
+        limits.check_count(host, source=src, field=f"{f}.host", low=0)     # YAML's true is not host 1
         if name in G or name in seen:
             raise InputError("duplicate node name", source=src, field=f"{f}.name", value=name)
         seen.add(name)
@@ -144,9 +143,7 @@ def _nvlink_domains(data: dict, specs: list[tuple[str, str, int]], src: str) -> 
     k = data.get("gpus_per_nvlink_domain")
     if k is None:
         return {}
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError("gpus_per_nvlink_domain is a whole number of GPUs, e.g. 72", source=src,
-                         field="gpus_per_nvlink_domain", value=k)
+    limits.check_count(k, source=src, field="gpus_per_nvlink_domain", words="must be a whole number of GPUs, e.g. 72")
     gpus: dict[int, int] = {}
     for _, kind, host in specs:
         if kind == "gpu":

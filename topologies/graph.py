@@ -47,6 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
+from simulator.core import limits
 from simulator.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -121,10 +122,7 @@ def first_gpus(G: nx.Graph, count: int) -> nx.Graph:
 def check_gpus_per_host(count: int, per_host: int, name: str, hint: str = "") -> None:
     """``--gpus count`` must pick between 1 and all ``per_host`` GPUs of each server, a whole number (the Python
     API's ``gpus="4"`` died in a TypeError, ``gpus=4.0`` ran); ``hint`` follows the range's message."""
-    if isinstance(count, bool) or not isinstance(count, int):
-        raise InputError("must be a whole number", field="gpus", value=count)
-    if count < 1 or count > per_host:
-        raise InputError(f"--gpus must be between 1 and {per_host} for {name}{hint}", field="gpus", value=count)
+    limits.check_count(count, field="gpus", high=per_host, words=f"must be between 1 and {per_host} for {name}{hint}")
 
 
 @dataclass(frozen=True)

@@ -137,6 +137,7 @@ def _load(args: argparse.Namespace) -> _Loaded:
             ddp += read_ddp(f)
         else:
             t = _topo(args) if args.topology else topo_from_hint(ds.meta.get("topology"), f)
+            _warn_other_machine(args.topology, ds.meta.get("topology"), f)
             named = _release_in(ds.meta, f)
             if named is not None:
                 v, where = named
@@ -208,6 +209,22 @@ def _release_words(d: _Loaded) -> str:
     if d.params.nccl_version is not None:
         return f"NCCL {nccl_release_words(d.params.nccl_version)} (the --calibration's)"
     return f"NCCL {NCCL_CURRENT} (no file names its release: --nccl-version gives it)"
+
+
+def _warn_other_machine(asked: str | None, hint: object, source: str) -> None:
+    """A warning where ``--topology`` names another preset than the file's own hint (``meta.topology.preset``):
+    H200 runs fitted or compared as a dgx-a100 gave 62-119% errors, and a calibration recording dgx-a100, without a
+    word. Not an error: a topology file or a what-if may describe the machine on purpose."""
+    from collections.abc import Mapping
+
+    from topologies.presets import SERVERS
+    preset = hint.get("preset") if isinstance(hint, Mapping) else None
+    if asked in SERVERS and preset in SERVERS and asked != preset:
+        import logging
+        gpus = SERVERS[preset].gpu_model, SERVERS[asked].gpu_model
+        logging.getLogger("validation.cli").warning(
+            f"--topology {asked}: {source} was measured on {preset} (meta.topology.preset"
+            + (f"; {gpus[0]}, not {gpus[1]}" if gpus[0] != gpus[1] else "") + f"): its points are timed on {asked}")
 
 
 def _warn_duplicates(points) -> None:

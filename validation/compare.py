@@ -20,6 +20,7 @@ import topologies
 from simulator.network.closed_form import CostModel
 from simulator.core.config import checked
 from simulator.core.errors import InputError
+from simulator.core.limits import check_count
 from simulator.collectives.algorithms import ALGOS_FOR_OP, NvlsChunks
 from simulator.collectives.params import Parameters
 from simulator.collectives.planner import Planner
@@ -126,9 +127,8 @@ def topo_from_hint(hint: Mapping | None, source: str = "") -> Topo:
             raise InputError(f"{key} must be true, false or absent", source=source, field=f"meta.topology.{key}",
                              value=hint[key])
     for key in ("nodes", "gpus_per_node"):   # int("two") was a traceback
-        v = hint.get(key)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-            raise InputError("must be a positive whole number", source=source, field=f"meta.topology.{key}", value=v)
+        if hint.get(key) is not None:
+            check_count(hint[key], source=source, field=f"meta.topology.{key}", words="must be a positive whole number")
     from simulator.collectives.ofi_tuner import PLATFORMS
     from simulator.core.vocabulary import PROTOS
     for key, known in (("plugin_proto", PROTOS), ("tuner_plugin", tuple(PLATFORMS))):   # read from the run's headers

@@ -30,6 +30,7 @@ from simulator.collectives.nccl_constants import (BASE_LAT_NEWER, COLLNET_HOPPER
                                                    NVLS_TREE_WIDE_CHUNK_BYTES, NVLS_TREE_WIDE_DOMAINS, PAT_BW_FACTOR,
                                                    PAT_LOG_LATENCY_DIVISOR)
 from simulator.core.errors import InputError
+from simulator.core.limits import check_count
 from simulator.core.vocabulary import OPS
 
 __all__ = ["ALGOS", "ALGOS_FOR_OP", "MAX_NVLS_ARITY", "NVLS_CHUNK_BYTES", "NVLS_CHUNK_STEPS", "NvlsChunks", "OPS",
@@ -84,8 +85,8 @@ class NvlsChunks:
 
     def __post_init__(self) -> None:
         for name, v in (("NCCL_NVLS_CHUNKSIZE", self.chunk_bytes), ("NCCL_NVLSTREE_MAX_CHUNKSIZE", self.tree_max_bytes)):
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-                raise InputError("must be a positive number of bytes", field=name, value=v)
+            if v is not None:
+                check_count(v, field=name, words="must be a positive number of bytes")
 
     @staticmethod
     def of(chunk_bytes: int | None, tree_max_bytes: int | None) -> "NvlsChunks | None":

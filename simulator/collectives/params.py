@@ -142,7 +142,7 @@ from simulator.collectives.algorithms import param_defaults as newer_algorithm_d
 from simulator.collectives.alignment import UNALIGNED_COPY_FACTOR
 from simulator.collectives.nccl_constants import BASE_LAT, HW_LAT
 from simulator.core.errors import InputError
-from simulator.core.inputs import parse_json, path_exists, read_text
+from simulator.core.inputs import parse_json, path_exists, read_text, refuse_misspelt_keys
 from simulator.core.outputs import write_atomic
 from simulator.core.vocabulary import NCCL_CURRENT, OPS, PROTOS, LinkClass, NcclVersion, nccl_version
 
@@ -470,20 +470,9 @@ def read_calibration(path_or_name: str | Path) -> tuple[object, str]:
         raise InputError("calibration file not found" + (f"; shipped calibrations: {', '.join(shipped)}"
                                                           if shipped else ""), source=src)
     data = parse_json(read_text(p, what="calibration file"), src)
-    if isinstance(data, dict):
-        _check_misspelt_keys(data, src)
+    if isinstance(data, dict):      # a misspelt key would drop what it holds (the intervals, the LLM compute set)
+        refuse_misspelt_keys(data, _TYPO_CHECKED_KEYS, src, known=CALIBRATION_KEYS)
     return data, src
-
-
-def _check_misspelt_keys(data: dict, src: str) -> None:
-    """A metadata key one typo away from a read key that changes a prediction (``uncertainy``) would drop what it
-    holds without a word (the intervals, the LLM compute set): refused, naming the key meant."""
-    import difflib
-    for key in data:
-        near = difflib.get_close_matches(str(key), _TYPO_CHECKED_KEYS, n=1, cutoff=0.8)
-        if near and key not in CALIBRATION_KEYS and not str(key).startswith(near[0] + "_"):  # pass_profile_fit: metadata
-            raise InputError(f"unknown key; did you mean {near[0]!r}? (a misspelt key would be ignored)",
-                             source=src, field=str(key), value=str(key))
 
 
 def save_calibration(params: Parameters, path: str | Path, **meta: object) -> None:

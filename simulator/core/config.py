@@ -122,6 +122,13 @@ def validate(cls: type[M], data: object, source: str | None, what: str = "a mapp
         msg = ("unknown field" if err["type"] == "extra_forbidden" else
                "expected a mapping (key: value lines or {key: value})" if err["type"] == "model_type" else
                err["msg"].removeprefix("Value error, "))        # model_type's names the class (PlacementSpec)
+        if err["type"] == "model_type":
+            # a union of a mapping and values (placement: spread or {policy: random, seed: 3}): a typo in the
+            # value ('spred') failed both members, and the mapping's complaint hid the values it takes
+            values = next((e["msg"] for e in errors[1:] if e["type"] != "model_type"
+                           and field_path(e["loc"], cls) == where), None)
+            if values is not None:
+                msg = f"{values}, or a mapping (key: value lines or {{key: value}})"
         # the value once, shortened (InputError adds it); none for a check of the whole file, which it would dump
         value = err.get("input") if err["loc"] else None
         raise InputError(msg, source=source, field=where or None, value=value) from None

@@ -53,7 +53,7 @@ class InputError(ValueError):
         if self.field:
             where.append(shorten(str(self.field), _NAME_CHARS))
         prefix = ": ".join(where)
-        text = shorten(str(self.message), _MESSAGE_CHARS)
+        text = shorten(_without_field(str(self.message), self.field), _MESSAGE_CHARS)
         if self.value is not None:
             shown = quote(self.value)
             if f"(got {shown}" not in text:
@@ -65,6 +65,24 @@ class InputError(ValueError):
         if self.source:
             return self
         return InputError(self.message, source=source, field=self.field, value=self.value)
+
+
+def _without_field(message: str, field: str | None) -> str:
+    """``message`` without a subject that repeats the field it is printed after: '--tp: --tp must divide ...',
+    '--compression: compression must be ...' read '--tp: must divide ...' (review s26: 30-odd messages named their
+    field or option twice). The option itself is dropped before any word; its bare name ('compression',
+    'hosts_per_leaf') only before a verb, so a formula ('--tp: tp x pp = ...') keeps its names."""
+    if not field:
+        return message
+    field = str(field)
+    if message.startswith(field + " "):
+        return message[len(field) + 1:]
+    bare = field.lstrip("-")
+    for name in {bare, bare.replace("-", "_")}:
+        rest = message[len(name) + 1:] if message.startswith(name + " ") else ""
+        if rest.split(" ", 1)[0] in ("must", "needs", "has", "is"):
+            return rest
+    return message
 
 
 class InvariantError(RuntimeError):

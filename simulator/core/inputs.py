@@ -350,8 +350,39 @@ def read_structured(path: str | os.PathLike[str], *, what: str = "file") -> Any:
     src = str(path)
     text = read_text(path, what=what)
     if Path(src).suffix.lower() == ".json":
-        return parse_json(text, src)
-    return parse_yaml(text, src)
+        data = parse_json(text, src) if text.strip() else None
+    else:
+        data = parse_yaml(text, src)
+    if data is None and _only_comments(text):
+        # an empty YAML file is None, an empty JSON file a parse error: each command then said something else
+        # ("expected a mapping ... (got 'NoneType')", "invalid JSON at line 1, column 1: Expecting value")
+        raise InputError(f"the {what} is empty", source=src)
+    return data
+
+
+def _only_comments(text: str) -> bool:
+    """Whether YAML ``text`` holds nothing but blank lines, comments and document markers."""
+    return all(not line.strip() or line.lstrip().startswith("#") or line.strip() in ("---", "...")
+               for line in text.splitlines())
+
+
+def refuse_misspelt_keys(data: dict, read: tuple[str, ...], source: str | None, *, known: tuple[str, ...] = ()) -> None:
+    """In a mapping that also keeps keys it does not read (a calibration's metadata, a workload's extras), a key one
+    typo away from a key that is ``read`` (``uncertainy``, ``efficency``, ``batch_sise``) would be kept without a word
+    while the read key takes its default: refused, naming the key meant. A typo keeps the read key's ``_``-words one
+    for one, each the same or close; a key that adds, drops or replaces a word is another quantity
+    (``pass_profile_fit``, ``backward_host_s``, ``forward_ops``, ``optimizer`` beside ``optimizer_s``). Keys in
+    ``read`` or ``known`` pass."""
+    import difflib
+    for key in data:
+        if key in read or key in known:
+            continue
+        near = difflib.get_close_matches(str(key), read, n=1, cutoff=0.8)
+        words, meant = str(key).split("_"), near[0].split("_") if near else []
+        if near and len(words) == len(meant) and all(
+                w == m or difflib.SequenceMatcher(None, w, m).ratio() >= 0.75 for w, m in zip(words, meant)):
+            raise InputError(f"unknown key; did you mean {near[0]!r}? (a misspelt key would be ignored)",
+                             source=source, field=str(key), value=str(key))
 
 
 def read_jsonl(path: str | os.PathLike[str], *, skip_bad: bool = False,

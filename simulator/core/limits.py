@@ -86,14 +86,18 @@ MAX_INT = 2**63 - 1              # integers in input files
 
 
 def check_count(value: object, *, field: str, low: int = 1, limit: Limit | None = None,
-                high: int | None = None, source: str | None = None) -> int:
-    """A whole number ``>= low`` and within ``limit`` (raisable) or ``high`` (fixed)."""
+                high: int | None = None, source: str | None = None, words: str | None = None) -> int:
+    """A whole number ``>= low`` and within ``limit`` (raisable) or ``high`` (fixed): the one rule for a count.
+
+    A value that is not an int (a bool, a float such as 4.0, a string such as "4") is "not a whole number";
+    ``words`` replaces the out-of-range message (below ``low``, above ``high``) where a caller's own wording is
+    what users read and tests quote, e.g. "must be a positive integer"."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise InputError("must be a whole number", source=source, field=field, value=value)
     if value < low:
-        raise InputError(f"must be at least {low}", source=source, field=field, value=value)
+        raise InputError(words or f"must be at least {low}", source=source, field=field, value=value)
     if high is not None and value > high:
-        raise InputError(f"must be at most {high:,}", source=source, field=field, value=value)
+        raise InputError(words or f"must be at most {high:,}", source=source, field=field, value=value)
     if limit is not None:
         limit.check(value, field=field, source=source, value=value)
     return value

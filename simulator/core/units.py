@@ -27,6 +27,9 @@ _TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9,
          "sec": 1.0, "msec": 1e-3, "usec": 1e-6, "nsec": 1e-9,
          "min": 60.0, "h": 3600.0, "hr": 3600.0, "d": 86400.0, "day": 86400.0, "days": 86400.0,
          "w": 604800.0, "y": 365.0 * 86400.0}
+_WORDS = {"s": ("second", "seconds", "secs"), "min": ("minute", "minutes", "mins"), "h": ("hour", "hours", "hrs"),
+          "w": ("week", "weeks"), "y": ("year", "years")}    # as "days" already was ("50000 hours" was refused)
+_TIME.update({word: _TIME[unit] for unit, words in _WORDS.items() for word in words})
 _NUM = r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
 
 
@@ -84,8 +87,8 @@ def parse_time(value: object, field: str = "latency", allow_zero: bool = True,
         text = str(value).strip()
         m = re.fullmatch(_NUM + r"\s*([a-zµμ]+)", text)
         if not m or m.group(2) not in _TIME:
-            raise InputError("not a time: write a number and a unit such as '1.5 us' or '2 ms'",
-                             field=field, value=value)
+            raise InputError("not a time: write a number and a unit such as '1.5 us', '2 ms' or '50000 h' "
+                             "(ns, us, ms, s, min, h, d, w, y)", field=field, value=value)
         t = float(m.group(1)) * _TIME[m.group(2)]
     if t < 0 or t != t or t == float("inf") or (t == 0 and not allow_zero):
         raise InputError("time must be " + ("non-negative" if allow_zero else "positive")

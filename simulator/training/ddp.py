@@ -73,7 +73,7 @@ from simulator.network.closed_form import CostModel
 from simulator.training.ddp_jobs import BackwardTimeline, CommJob, JobTimes
 from simulator.network.records import Record
 from simulator.core.errors import InputError
-from simulator.core.limits import ACCUMULATION_STEPS, MAX_BUCKET_CAP_MB, check_range
+from simulator.core.limits import ACCUMULATION_STEPS, MAX_BUCKET_CAP_MB, check_count, check_range
 from simulator.core.values import switch
 from simulator.core.units import MiB
 from simulator.core.vocabulary import DTYPE_BYTES, ENGINES, Limit, dtype_bytes
@@ -137,11 +137,7 @@ class DDPConfig:
         if self.compression not in (None, *COMPRESSIONS):
             raise InputError("compression must be none, bf16 or fp16", field="compression",
                              value=self.compression)
-        k = self.accumulation_steps
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise InputError("accumulation steps must be an integer >= 1", field="accumulation_steps",
-                             value=k)
-        ACCUMULATION_STEPS.check(k, field="accumulation_steps", value=k)
+        check_count(self.accumulation_steps, field="accumulation_steps", limit=ACCUMULATION_STEPS)
 
     @property
     def limits_bytes(self) -> tuple[int, int]:

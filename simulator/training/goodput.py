@@ -36,7 +36,7 @@ from scipy import optimize
 
 from simulator.core.config import validate
 from simulator.core.errors import InputError
-from simulator.core.limits import MAX_DURATION_S
+from simulator.core.limits import MAX_DURATION_S, check_count
 from simulator.core.units import format_duration, parse_time
 from simulator.training.goodput_spread import exp_or_inf, expm1_or_inf, run_bounds
 
@@ -98,9 +98,7 @@ class Components:
 
     def __post_init__(self) -> None:
         for name in ("gpus", "nodes", "nics", "switches"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise InputError("must be a non-negative integer", field=name, value=v)
+            check_count(getattr(self, name), field=name, low=0, words="must be a non-negative integer")
         if self.gpus < 1:
             raise InputError("a job needs at least one GPU", field="gpus", value=self.gpus)
 

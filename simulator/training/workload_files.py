@@ -18,9 +18,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from simulator.core.config import validate
 from simulator.core.errors import InputError
-from simulator.core.inputs import read_jsonl, read_structured
+from simulator.core.inputs import read_jsonl, read_structured, refuse_misspelt_keys
 from simulator.core.limits import MAX_BATCH_SIZE, MAX_SIZE_BYTES, MAX_TIME_S
 from simulator.core.outputs import write_atomic
+from simulator.training.ddp_intervals import COMPUTE_BAND_KEYS
 from simulator.training.gpus import get_gpu
 from simulator.training.workload import (DEFAULT_EFFICIENCY, READY_SLACK, LayerSpec, ModelSpec, ParamGrad,
                                          Workload, canonical_dtype, workload_from_layers)
@@ -122,6 +123,8 @@ def workload_from_dict(data: object, source: str | None = None) -> Workload:
                              "give it to gpunetsim train --model (a workload's layers are a list)", source=source,
                              field="layers", value=data["layers"])
         return _from_layer_form(data, source)
+    if isinstance(data, dict):      # extras are kept: a misspelt field would be one, its default used
+        refuse_misspelt_keys(data, (*_MeasuredModel.model_fields, *COMPUTE_BAND_KEYS), source)
     m = validate(_MeasuredModel, data, source)
     _check_params([p.name for p in m.params], [p.grad_ready_s for p in m.params],
                   m.backward_s, source)
@@ -132,6 +135,7 @@ def workload_from_dict(data: object, source: str | None = None) -> Workload:
 
 
 def _from_layer_form(data: dict, source: str | None) -> Workload:
+    refuse_misspelt_keys(data, tuple(_LayerFormModel.model_fields), source)
     m = validate(_LayerFormModel, data, source)
     seen: set[str] = set()
     layers = []

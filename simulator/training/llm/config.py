@@ -21,7 +21,7 @@ from enum import Enum
 from simulator.core.errors import InputError
 from simulator.core.values import switch
 from simulator.core.vocabulary import dtype_bytes
-from simulator.core.limits import ACCUMULATION_STEPS
+from simulator.core.limits import ACCUMULATION_STEPS, check_count
 
 
 class Recompute(str, Enum):
@@ -56,8 +56,7 @@ def default_dp(gpus: int, tp: int, pp: int) -> int:
     """The data-parallel size of a job given none: its GPUs / (tp x pp). Errors name the CLI option at
     fault (``--tp``, else ``--pp``), as :class:`TrainConfig`'s do."""
     for name, v in (("--tp", tp), ("--pp", pp)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise InputError("must be a positive integer", field=name, value=v)
+        check_count(v, field=name, words="must be a positive integer")
     if gpus % (tp * pp):
         field, value = ("--tp", tp) if gpus % tp else ("--pp", pp)
         raise InputError(f"tp x pp = {tp} x {pp} = {tp * pp} does not divide the {gpus} GPUs (change the "
@@ -105,9 +104,7 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         for f in ("tp", "pp", "dp", "global_batch", "micro_batch", "virtual_stages"):
-            v = getattr(self, f)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise InputError("must be a positive integer", field="--" + f.replace("_", "-"), value=v)
+            check_count(getattr(self, f), field="--" + f.replace("_", "-"), words="must be a positive integer")
         object.__setattr__(self, "schedule", _choice(self.schedule, Schedule, "--schedule"))
         object.__setattr__(self, "recompute", _choice(self.recompute, Recompute, "--recompute"))
         if self.schedule is Schedule.INTERLEAVED and self.virtual_stages == 1:

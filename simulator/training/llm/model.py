@@ -23,7 +23,7 @@ from pathlib import Path
 
 from simulator.core.errors import InputError
 from simulator.core.inputs import names_a_file
-from simulator.core.limits import LAYERS
+from simulator.core.limits import LAYERS, check_count
 from simulator.core.values import comma_items, switch
 
 
@@ -45,14 +45,10 @@ class TransformerSpec:
 
     def __post_init__(self) -> None:
         for f in ("hidden", "layers", "heads", "seq"):
-            v = getattr(self, f)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise InputError("must be a positive integer", field=f, value=v)
-        LAYERS.check(self.layers, field="layers", value=self.layers)
+            check_count(getattr(self, f), field=f, limit=LAYERS if f == "layers" else None,
+                        words="must be a positive integer")
         for f in ("ffn", "vocab", "kv_heads"):
-            v = getattr(self, f)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise InputError("must be a non-negative integer", field=f, value=v)
+            check_count(getattr(self, f), field=f, low=0, words="must be a non-negative integer")
         if self.hidden % self.heads:
             raise InputError(f"hidden ({self.hidden}) must be a multiple of heads", field="heads",
                              value=self.heads)

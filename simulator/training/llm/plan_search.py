@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 
 from simulator.collectives.params import Parameters
 from simulator.core.errors import InputError
+from simulator.core.limits import check_count
 from simulator.core.vocabulary import NcclVersion
 from simulator.training.gpus import get_gpu, gpu_for_model
 from simulator.training.llm.comm_floor import CommFloor
@@ -71,8 +72,7 @@ def make_cluster(topology: str, gpus: int, prices: dict[str, float] | None = Non
                  oversubscription: float = 1.0) -> Cluster:
     """The cluster of ``gpus`` GPUs of ``topology``: whole servers, or part of one server."""
     import topologies
-    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:
-        raise InputError("must be a positive integer", field="--gpus", value=gpus)
+    check_count(gpus, field="--gpus", words="must be a positive integer")
     G = topologies.build(topology)
     per = int(G.graph.get("gpus_per_host") or len(topologies.gpus(G)))
     if gpus % per and gpus > per:
@@ -267,14 +267,11 @@ def search(model: TransformerSpec, clusters: list[Cluster], global_batch: int, *
         for c in clusters:
             if c.price_per_gpu_h is None:
                 raise InputError(f"--objective cost needs a price for {c.gpu}", field="--price", value=c.gpu)
-    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
-        raise InputError("must be a positive integer", field="--top", value=top)
+    check_count(top, field="--top", words="must be a positive integer")
     if not (isinstance(tokens, (int, float)) and tokens > 0 and math.isfinite(tokens)):
         raise InputError("must be a positive number", field="--tokens", value=tokens)
-    if isinstance(wave, bool) or not isinstance(wave, int) or wave < 1:
-        raise InputError("must be a positive integer", field="wave", value=wave)
-    if isinstance(global_batch, bool) or not isinstance(global_batch, int) or global_batch < 1:
-        raise InputError("must be a positive integer", field="--global-batch", value=global_batch)
+    check_count(wave, field="wave", words="must be a positive integer")
+    check_count(global_batch, field="--global-batch", words="must be a positive integer")
     params, compute = params or Parameters(), compute or ComputeParams()
     local = simulator
     if local is None or (local.model, local.params, local.compute, local.nccl_version) != \

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from simulator.core.errors import InputError
+from simulator.core.limits import check_count
 from simulator.training.llm.config import FSDP_STRATEGIES, Recompute, Schedule, TrainConfig
 from simulator.training.llm.layer import check_divisible
 from simulator.training.llm.model import TransformerSpec
@@ -50,9 +51,7 @@ class SearchSpace:
 
     def __post_init__(self) -> None:
         for f in ("max_tp", "max_pp", "virtual_stages"):
-            v = getattr(self, f)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise InputError("must be a positive integer", field="--" + f.replace("_", "-"), value=v)
+            check_count(getattr(self, f), field="--" + f.replace("_", "-"), words="must be a positive integer")
         if not self.micro_batches or any(isinstance(m, bool) or not isinstance(m, int) or m < 1
                                          for m in self.micro_batches):
             raise InputError("expected positive integers", field="--micro-batches", value=self.micro_batches)

@@ -239,6 +239,22 @@ def _rel(p: Path) -> str:
     return str(p.relative_to(DATA))
 
 
+def residual_bands_clause(unc) -> str:
+    """Section 3's words on the calibration's residual bands from 16 MiB (``unc``: its
+    simulator.collectives.uncertainty block): the slow mode's band and the band from 32 MiB, with their 90% ranges."""
+    from math import exp
+    from simulator.collectives.uncertainty import size_bands
+    names = size_bands(unc.size_edges_bytes)
+    rng = {names[b][0]: unc.size_residual[b] for b in range(len(names)) if names[b][1] >= BANDWIDTH_REGIME_BYTES}
+    if len(rng) < 2:
+        return "the bandwidth regime in one band"
+    (slow, q_slow), (top, q_top) = rng.items()
+    return (f"the bandwidth regime is split at {top[3:]} (`validation.calibrate.RESIDUAL_EDGES_BYTES`): {slow} keeps the "
+            f"whole regime's quantiles, its 16 MiB slow mode among them (measured / predicted "
+            f"{exp(q_slow[0]):.3f}-{exp(q_slow[2]):.3f}), {top} its own points', standardised by their "
+            f"leverage rather than left out (`STANDARDISED_FROM_BYTES`: {exp(q_top[0]):.3f}-{exp(q_top[2]):.3f})")
+
+
 def transfer_section(write_calibrations: bool) -> tuple[list[str], dict]:
     """Calibrate on the pooled 2-GPU campaigns, predict the pooled 4-GPU campaigns."""
     pooled2 = [q.point for q in transfer.pooled_points(CAMPAIGNS_2)]
@@ -255,19 +271,20 @@ def transfer_section(write_calibrations: bool) -> tuple[list[str], dict]:
     lines = ["", "## 3. Calibrate on 2 GPUs, predict 4 GPUs (pooled campaigns, 90% intervals)", "",
              f"Calibration: `gpunetsim calibrate` on the {len(CAMPAIGNS_2)} 2-GPU campaigns pooled "
              f"({', '.join('`' + _rel(p) + '`' for p in CAMPAIGNS_2)}: every variant; a point measured in several "
-             "campaigns is the median of all their repetitions, {n} points). Truth: the {m} 4-GPU campaigns pooled "
-             "the same way ({c4}); none of them is used for fitting. "
+             f"campaigns is the median of all their repetitions, {len(pooled2)} points). Truth: the {len(CAMPAIGNS_4)} "
+             f"4-GPU campaigns pooled the same way ({', '.join('`' + _rel(p) + '`' for p in CAMPAIGNS_4)}); none of "
+             "them is used for fitting. "
              "'inside range' is the share of predictions inside the fastest-to-slowest repetition of all "
              "campaigns; 'coverage' the share of pooled medians inside the prediction's 90% interval; 'width' the "
              "interval's median width over the prediction. An interval is the calibration's residual quantiles of "
              "the prediction's size band (the 2-GPU points' own spread: bimodal host noise at small sizes, a few "
-             "percent where runs reproduce) and the fitted parameters' covariance carried to 4 GPUs (at >= 16 MiB the share "
+             "percent where runs reproduce; " + residual_bands_clause(fit.uncertainty) + ") and the fitted "
+             "parameters' covariance carried to 4 GPUs (at >= 16 MiB the share "
              "of it that other machines' unseen points showed, below), added in "
              "quadrature; coverage is measured on the 4-GPU campaigns, which no fit saw. The baseline is NCCL's own cost model for the same "
              "algorithm and protocol plus one per-call floor fitted on the same 2-GPU points "
              f"({floor * 1e6:.1f} us); it covers the ops NCCL's tuner models, so the last two columns compare "
-             "on those points only.".format(n=len(pooled2), m=len(CAMPAIGNS_4),
-                                             c4=", ".join("`" + _rel(p) + "`" for p in CAMPAIGNS_4)), "",
+             "on those points only.", "",
              f"Of {len(fit.verdicts)} candidate parameters the 2-GPU points move, {len(fit.keys)} are fitted, "
              f"{len(fit.refused)} refused (below), {1 if sync else 0} read off the repetitions and {len(kept)} stay "
              "at their prior ("
@@ -297,7 +314,8 @@ def transfer_section(write_calibrations: bool) -> tuple[list[str], dict]:
         figures[SMALL_POOLED] = {"points": pts, **{k: sum(u[k] * u["points"] for u in under if u.get("points")) / pts
                                                   for k in ("median_pct", "inside_range_pct")}}
     from validation import overlap_norm
-    figures["transfer all, other norm"] = overlap_norm.stats_under(   # the same fit, uncached, under the other norm
+    figures["transfer all, other norm"], figures[f"transfer {transfer.BANDS[-1][0]}, other norm"] = overlap_norm.stats_under(
+        # the same fit, uncached, under the other norm
         overlap_norm.ALTERNATIVE, lambda: SimpleNamespace(params=extrapolation_scale.judged(
             rank_model_error.two_gpu_fit.__wrapped__(H200).params, H200)), pooled4, pred0)
     lines += ["", overlap_norm.line(figures["transfer all"], figures["transfer all, other norm"])]
@@ -624,6 +642,7 @@ def targets_section(figures: dict) -> list[str]:
                                       f"the truth's {len(CAMPAIGNS_4)} launches on 4 GPUs")
                 for name, _, _ in transfer.BANDS
                 if f"transfer {name}" in figures) + ".",
+            *bandwidth_interval_target(figures),
             *([f"- Why {WIDTH_PCT:g}% cannot be met under 64 KiB: around each op's own level on 4 GPUs the narrowest band "
                f"holding 80% of the pooled medians is "
                + ", ".join(f"{w * 100:.0f}% ({k})" for k, (n, w) in figures["latency_truth_spread"].items())
@@ -716,6 +735,32 @@ def held_out_campaign_target(figures: dict) -> str:
             f"{st['inside_range_pct']:.0f}% inside, coverage {st['coverage_pct']:.0f}%, width "
             f"{st['median_width_pct']:.0f}%" + (f"; >= 16 MiB median {big['median_pct']:.1f}%, p90 {big['p90_pct']:.1f}%"
                                                  if big else "") + ".")
+
+
+def bandwidth_interval_target(figures: dict) -> list[str]:
+    """Section 8's line on the 90% intervals at >= 16 MiB, judged on their own beside the all-sizes line (never
+    instead of it): the pooled campaigns' coverage and width (a verdict only where the overlap's other norm agrees)
+    and the sealed leases' range."""
+    from validation.sealed_campaign import SEALED
+    name = transfer.BANDS[-1][0]
+    big, alt = figures.get(f"transfer {name}"), figures.get(f"transfer {name}, other norm")
+    if not big:
+        return []
+
+    def says(key: str, target: float, above: bool = False) -> str:
+        return (judged_both(big[key], alt[key], target, "the other norm", above=above) if alt
+                else judged(big[key], target, above=above))
+    sealed = [st for c in SEALED if (st := figures.get(f"{c.prefix}_4 {name}"))]
+    cov, width = ([st[k] for st in sealed] for k in ("coverage_pct", "median_width_pct"))
+    return [f"- 90% intervals at {name} (the bandwidth regime, its own line beside all sizes above, never instead of it; "
+            f"the overlap's norm as there): coverage {says('coverage_pct', COVERAGE_PCT, above=True)}, median width "
+            f"{says('median_width_pct', WIDTH_PCT)} of the prediction ({big['points']} points)"
+            + (f"; on the {len(sealed)} sealed leases (their lines above) coverage {min(cov):.0f}-{max(cov):.0f}% "
+               f"({sum(v >= COVERAGE_PCT for v in cov)} of {len(sealed)} at or above {COVERAGE_PCT:g}%), width "
+               f"{min(width):.0f}-{max(width):.0f}% ({sum(v <= WIDTH_PCT for v in width)} of {len(sealed)} at or below "
+               f"{WIDTH_PCT:g}%)" if sealed else "")
+            + ". From 32 MiB a calibration's residual quantiles are its own points' there, standardised "
+            "(`validation.calibrate.RESIDUAL_EDGES_BYTES`, `STANDARDISED_FROM_BYTES`; section 3)."]
 
 
 def sealed_campaign_targets(figures: dict) -> list[str]:

@@ -252,7 +252,29 @@ BANDWIDTH_REGIME_BYTES = 1 << 24
 """Issue 10's split of sizes: the bandwidth regime from here up (>= 16 MiB), the latency regime below; the one
 definition the report's modules import."""
 SIZE_EDGES_BYTES = (1 << 16, BANDWIDTH_REGIME_BYTES)
-"""Size bands of the residual quantiles (< 64 KiB, 64 KiB - 16 MiB, >= 16 MiB: the report's bands)."""
+"""The report's size bands (< 64 KiB, 64 KiB - 16 MiB, >= 16 MiB), which the residual bands refine."""
+SLOW_MODE_TOP_BYTES = 2 * BANDWIDTH_REGIME_BYTES
+"""The first size above the 16 MiB slow mode: at 32 MiB 25% of the pooled 4x H200 campaigns' 4-GPU repetitions run
+more than 10% above their fast level, at 64 MiB 2-18% per lease (validation.bw_residuals' slow shares), so from
+here up a 4-GPU median is its fast level; at 16 MiB 37-67% (tests/test_slow_mode.py checks both on the committed
+leases)."""
+RESIDUAL_EDGES_BYTES = SIZE_EDGES_BYTES + (SLOW_MODE_TOP_BYTES,)
+"""Size bands of a calibration's residual quantiles and in-sample spread (``residual.by_size``): the report's bands
+with >= 16 MiB split at :data:`SLOW_MODE_TOP_BYTES`. The 16 MiB points' slow mode (validation.slow_mode: a share of
+a 2-GPU point's repetitions 17-82% above its fast level) sets the tails of the whole bandwidth regime's residuals,
+so the band from 16 MiB keeps those (it holds the slow mode) and the band from 32 MiB, where a call reproduces to
+~1%, takes its own points' (:func:`residual_quantiles`), standardised rather than left out (:data:`STANDARDISED_FROM_BYTES`)."""
+STANDARDISED_FROM_BYTES = SLOW_MODE_TOP_BYTES
+"""From here up a residual enters its band's quantiles standardised, r / sqrt(1 - h) (h its leverage), not left out,
+r / (1 - h), and the band's in-sample parameter spread is 0 (:func:`in_sample_param_sd`), so a prediction adds its
+parameters' whole spread from the covariance. Each op's bandwidth terms there are pinned by that op's few points
+(leverage up to the clip's 0.95 on a lease's 2-GPU sweep: send_recv's and all_to_all's 1 GiB points have 1 / (1 - h)
+of 14-20), so a left-out residual is the prior's error for an op the calibration never saw (a 1% residual read as
+15-20%), while a prediction of that op on more ranks keeps the fitted terms, whose spread the covariance carries: the
+standard prediction interval, noise plus the parameters' spread, instead of counting the parameters' spread inside
+the residuals. Below it the leverages are small and the left-out residuals stay (unchanged). How much of the
+covariance's extrapolation the band keeps is then learned on the committed machines' unseen points as before
+(validation.extrapolation_scale.PARAM_SCALE: 0.25 -> 0.3 with this change)."""
 MIN_BAND_POINTS = 10
 """Fewer points than this in any band: no per-band quantiles, the latency/bandwidth mix applies."""
 
@@ -270,34 +292,46 @@ def leave_one_out_factor(J: np.ndarray, psd: Sequence[float], prior_weight: floa
     return 1.0 / np.clip(1.0 - h, 0.05, 1.0)
 
 
+def by_residual_band(pairs: Sequence[tuple[float, float]]) -> list[list[float]]:
+    """The values of (size in bytes, value) ``pairs`` per band of :data:`RESIDUAL_EDGES_BYTES`: the report's bands
+    below 16 MiB; from 16 MiB the whole bandwidth regime (its 16 MiB slow mode sets the regime's tails, and a 16 MiB
+    prediction keeps them); from :data:`SLOW_MODE_TOP_BYTES` its own points where it has MIN_BAND_POINTS, else the
+    whole regime's too."""
+    below = [[v for s, v in pairs if size_band(s, SIZE_EDGES_BYTES) == b] for b in range(len(SIZE_EDGES_BYTES))]
+    regime = [v for s, v in pairs if s >= BANDWIDTH_REGIME_BYTES]
+    top = [v for s, v in pairs if s >= SLOW_MODE_TOP_BYTES]
+    return below + [regime, top if len(top) >= MIN_BAND_POINTS else regime]
+
+
 def residual_quantiles(comps: Sequence[Comparison], predictor: Predictor, level: float = LEVEL,
                        inflate: np.ndarray | None = None) -> dict:
     """Quantiles of log(measured / predicted) for latency- and bandwidth-bound points, and per size
-    band (``by_size``) when every band has MIN_BAND_POINTS points; ``inflate``: a factor per point on
-    its residual (:func:`leave_one_out_factor`). An interval is for the median over launches: when
-    every band has MIN_BAND_POINTS points pooled over several launches (``launches`` > 1), the bands'
-    quantiles come from those alone, since a point measured in one launch strays from that median by
-    its launch's host state as well (section 3 of docs/accuracy.md: points measured in one launch only
-    miss the pooled median two to three times as far)."""
+    band of :data:`RESIDUAL_EDGES_BYTES` (``by_size``, :func:`by_residual_band`) when every band has
+    MIN_BAND_POINTS points; ``inflate``: a factor per point on its residual (:func:`leave_one_out_factor`; its
+    square root from :data:`STANDARDISED_FROM_BYTES`).
+    An interval is for the median over launches: when every band has MIN_BAND_POINTS points pooled over
+    several launches (``launches`` > 1), the bands' quantiles come from those alone, since a point measured
+    in one launch strays from that median by its launch's host state as well (section 3 of
+    docs/accuracy.md: points measured in one launch only miss the pooled median two to three times as far)."""
     lat, bw = [], []
-    bands: list[list[float]] = [[] for _ in range(len(SIZE_EDGES_BYTES) + 1)]
-    pooled: list[list[float]] = [[] for _ in bands]
+    every: list[tuple[float, float, bool]] = []
     for i, c in enumerate(comps):
-        r = float(np.log(c.point.time_s / c.predicted_s)) * (1.0 if inflate is None else float(inflate[i]))
+        f = 1.0 if inflate is None else float(inflate[i])
+        r = float(np.log(c.point.time_s / c.predicted_s)) * (np.sqrt(f) if c.point.size_bytes >= STANDARDISED_FROM_BYTES
+                                                            else f)
         (lat if predictor.latency_bound(c) else bw).append(r)
-        band = size_band(c.point.size_bytes, SIZE_EDGES_BYTES)
-        bands[band].append(r)
-        if c.point.launches > 1:
-            pooled[band].append(r)
+        every.append((c.point.size_bytes, r, c.point.launches > 1))
     q = (0.5 - level / 2, 0.5, 0.5 + level / 2)
     out: dict = {}
     for name, vals, other in (("latency", lat, bw), ("bandwidth", bw, lat)):
         v = vals or other
         out[name] = [float(x) for x in np.quantile(v, q)] if v else [0.0, 0.0, 0.0]
+    bands = by_residual_band([(s, r) for s, r, _ in every])
+    pooled = by_residual_band([(s, r) for s, r, several in every if several])
     if all(len(b) >= MIN_BAND_POINTS for b in pooled):
         bands = pooled
     if all(len(b) >= MIN_BAND_POINTS for b in bands):
-        out["by_size"] = {"edges_bytes": list(SIZE_EDGES_BYTES),
+        out["by_size"] = {"edges_bytes": list(RESIDUAL_EDGES_BYTES),
                           "q": [[float(x) for x in np.quantile(b, q)] for b in bands]}
     reps = repetition_quantiles([c.point for c in comps])
     if reps:
@@ -306,16 +340,16 @@ def residual_quantiles(comps: Sequence[Comparison], predictor: Predictor, level:
 
 
 def in_sample_param_sd(J: np.ndarray, cov: np.ndarray, points: Sequence[CollMeasurement]) -> list[float]:
-    """Median, per size band, of the calibration points' own standard deviation of log time from the
-    parameters' covariance (``J``: points x keys, log time per scaled unit). Leave-one-out residuals
-    already hold the parameters' uncertainty where they were fitted; a prediction adds only what its
-    own exceeds this (simulator.collectives.uncertainty), i.e. what extrapolating brings, not the
-    same uncertainty twice."""
+    """Median, per size band of :data:`RESIDUAL_EDGES_BYTES` (:func:`by_residual_band`), of the calibration
+    points' own standard deviation of log time from the parameters' covariance (``J``: points x keys, log
+    time per scaled unit). Leave-one-out residuals already hold the parameters' uncertainty where they were
+    fitted; a prediction adds only what its own exceeds this (simulator.collectives.uncertainty), i.e. what
+    extrapolating brings, not the same uncertainty twice. 0 in the bands from :data:`STANDARDISED_FROM_BYTES`,
+    whose standardised residuals hold none of it."""
     var = np.einsum("ij,jk,ik->i", J, cov, J)
-    bands: list[list[float]] = [[] for _ in range(len(SIZE_EDGES_BYTES) + 1)]
-    for v, p in zip(var, points):
-        bands[size_band(p.size_bytes, SIZE_EDGES_BYTES)].append(float(np.sqrt(max(v, 0.0))))
-    return [float(f"{np.median(b):.4g}") if b else 0.0 for b in bands]
+    bands = by_residual_band([(p.size_bytes, float(np.sqrt(max(v, 0.0)))) for v, p in zip(var, points)])
+    return [float(f"{np.median(b):.4g}") if b and lo < STANDARDISED_FROM_BYTES else 0.0
+            for b, lo in zip(bands, (0,) + RESIDUAL_EDGES_BYTES)]
 
 
 REP_PROBS = tuple(round(0.005 + 0.0099 * i, 4) for i in range(101))
@@ -446,9 +480,9 @@ def calibrate(points: Sequence[CollMeasurement], predictor: Predictor, keys: Seq
                                prior_weight) if len(after) == len(pts) else None
     residual = residual_quantiles(after, predictor.with_params(params), inflate=loo)
     if "by_size" in residual and touched:
-        from validation.extrapolation_scale import PARAM_SCALE
+        from validation.extrapolation_scale import PARAM_SCALE, per_residual_band
         residual["by_size"]["param_sd"] = in_sample_param_sd(J1 * sd[:, None], cov, pts)
-        residual["by_size"]["param_scale"] = [float(x) for x in (PARAM_SCALE if param_scale is None else param_scale)]
+        residual["by_size"]["param_scale"] = per_residual_band(PARAM_SCALE if param_scale is None else param_scale)
     from validation import world_growth
     residual.update(world_growth.block(None if growth_sd is None else tuple(growth_sd)))
     unc = Uncertainty.from_block({"keys": list(touched), "scale": [scale(k) for k in touched], "cov": cov,

@@ -149,7 +149,8 @@ def above_paragraph(big: Sequence[dict]) -> str:
     return (f"At >= {edge()} " + cause(big) + ": " + "; ".join(
         f"{r['truth']}: 80% of the medians fit in {_pct(r['floor'])}%, 90% in {_pct(r['floor90'])}%, "
         f"against the interval's {_pct(r['width'])}%"
-        + (f", of which the 2-GPU points' own leave-one-out residual quantiles already span "
+        + (f", of which the 2-GPU points' own residual quantiles (left out below 32 MiB, standardised from 32 MiB: "
+           f"validation.calibrate.STANDARDISED_FROM_BYTES) already span "
            f"{_pct(r['residual_width'])}%" if r["residual_width"] is not None else "") for r in big)
         + "." + (" A 90% interval that narrow needs 2-GPU residuals and a 2 -> 4 GPU extrapolation with smaller "
                  "errors, not a narrower interval on the same ones."

@@ -28,13 +28,17 @@ def norm(p: float) -> Iterator[None]:
         host_overlap.NORM = old
 
 
-def stats_under(p: float, fit: Callable[[], object], pooled4, pred0) -> dict:
+def stats_under(p: float, fit: Callable[[], object], pooled4, pred0) -> tuple[dict, dict]:
     """validation.transfer.stats of the pooled 4-GPU points predicted by ``fit()`` (a calibrate call on the
-    2-GPU points with ``pred0``), all of it under norm ``p``."""
+    2-GPU points with ``pred0``), all of it under norm ``p``: of every point, and of those in the bandwidth regime
+    (validation.calibrate.BANDWIDTH_REGIME_BYTES up)."""
     from validation import transfer
+    from validation.calibrate import BANDWIDTH_REGIME_BYTES
     with norm(p):
         params = fit().params                                   # type: ignore[attr-defined]
-        return transfer.stats(transfer.score(pooled4, pred0.with_params(params)))
+        rows = transfer.score(pooled4, pred0.with_params(params))
+    return (transfer.stats(rows),
+            transfer.stats([r for r in rows if r.pooled.point.size_bytes >= BANDWIDTH_REGIME_BYTES]))
 
 
 def line(now: dict, alt: dict) -> str:

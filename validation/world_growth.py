@@ -69,16 +69,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from validation.calibrate import BANDWIDTH_REGIME_BYTES, SIZE_EDGES_BYTES
+from validation.calibrate import RESIDUAL_EDGES_BYTES, SIZE_EDGES_BYTES, SLOW_MODE_TOP_BYTES
 
-SLOW_MODE_TOP_BYTES = 2 * BANDWIDTH_REGIME_BYTES
-"""The first size above the 16 MiB slow mode: at 32 MiB 25% of the pooled 4x H200 campaigns' 4-GPU repetitions run
-more than 10% above their fast level, at 64 MiB 2-18% per lease (validation.bw_residuals' slow shares), so from
-here up a 4-GPU median is its fast level; at 16 MiB 37-67% (tests/test_slow_mode.py checks both on the committed
-leases)."""
-GROWTH_EDGES_BYTES = SIZE_EDGES_BYTES + (SLOW_MODE_TOP_BYTES,)
-"""The growth block's size bands: the residual bands (validation.calibrate.SIZE_EDGES_BYTES) with >= 16 MiB split
-at :data:`SLOW_MODE_TOP_BYTES` (< 64 KiB, 64 KiB - 16 MiB, 16 MiB - 32 MiB, >= 32 MiB)."""
+GROWTH_EDGES_BYTES = RESIDUAL_EDGES_BYTES
+"""The growth block's size bands: those of the calibration's residuals (validation.calibrate.RESIDUAL_EDGES_BYTES,
+>= 16 MiB split at :data:`SLOW_MODE_TOP_BYTES`: < 64 KiB, 64 KiB - 16 MiB, 16 MiB - 32 MiB, >= 32 MiB)."""
 GROWTH_SD = (0.15, 0.125, 0.125, 0.0)
 """The shipped growth spread per band of :data:`GROWTH_EDGES_BYTES`, log time per doubling of the ranks:
 :func:`growth_for` over every lease; the report refuses to run when they differ."""
@@ -103,7 +98,8 @@ def growth_banded(rows: np.ndarray) -> np.ndarray:
 
 
 def residual_band(band: int) -> int:
-    """The residual band (validation.calibrate.SIZE_EDGES_BYTES) a band of :data:`GROWTH_EDGES_BYTES` lies in."""
+    """The report's band (validation.calibrate.SIZE_EDGES_BYTES, the index of
+    validation.extrapolation_scale.PARAM_SCALE) a band of :data:`GROWTH_EDGES_BYTES` lies in."""
     return min(band, len(SIZE_EDGES_BYTES))
 
 

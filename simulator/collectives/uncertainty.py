@@ -18,7 +18,8 @@ A calibration file carries an ``uncertainty`` block, written by ``gpunetsim cali
   a calibration's residuals are bimodal host noise of tens of microseconds at small sizes and a few
   percent where the runs reproduce to ~1%, and a latency share alone (which grows with the ranks for
   the same size) mixes the two. Its optional ``param_sd`` (one per band) is the calibration points'
-  own spread from the parameters' covariance (median per band): their leave-one-out residuals already
+  own spread from the parameters' covariance (median per band; 0 where the band's residuals are
+  standardised, not left out, validation.calibrate.STANDARDISED_FROM_BYTES): their leave-one-out residuals already
   hold it, so a prediction adds from the covariance only the part of its own spread above that
   (what extrapolating to other world sizes, ops or sizes brings), not the same uncertainty twice.
   Its optional ``param_scale`` (one factor in [0, 1] per band) multiplies that part: how much of the

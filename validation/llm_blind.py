@@ -47,7 +47,8 @@ h14fsdp c2f1eb9 = main 418b955 + the runner's memory fields, 2026-11-26 21:58-22
 H200_PROBES = (("h200x2_2026-11-26_tp", "tp_issue_world2.jsonl"), ("h200x4_2026-11-26_tp", "tp_issue_world4.jsonl"))
 """The TP issue probes on H200 (other leases): the held-out lease's host issue and GPU time of unsharded blocks."""
 HOST_FROM = {2: CAMPAIGNS[0], 4: CAMPAIGNS[1]}
-"""World size -> (H200 folder, file, calibration) whose FSDP and TP runs give the host work."""
+"""World size -> (H200 folder, file, calibration) whose FSDP and TP runs give the host work. The 2-GPU campaign's
+for every world size was tried and not kept (figures: ``validation.rank_skew.TRIED``, form F)."""
 PRERECORDED_MS = {("no_shard", 4, 2048): 24.5, ("no_shard", 4, 4096): 16.4,
                   ("no_shard", 2, 2048): 22.7, ("no_shard", 2, 4096): 13.9}
 """NO_SHARD predictions for H200 recorded before the H100 run (commit 831553e's session)."""

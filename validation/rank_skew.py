@@ -80,7 +80,8 @@ So the per-rank host jitter is measurable on 2 GPUs (the lathost probe every cam
 scale, which is not the per-step scale that sets a step (0.087 on the one lease whose profile can tell), and what
 the model carries is already fitted per world size: the FSDP host work comes from an H200 campaign of the same
 world size (``llm_blind.HOST_FROM``) and the hosts' issue probes take the MAX over ranks, so a skew term applied
-everywhere is partly counted twice. Five forms were tried (:data:`TRIED`) and none kept.
+everywhere is partly counted twice. Five forms were tried (:data:`TRIED`) and none kept; nor was the 2-GPU
+campaign's host work for every world size, with or without the paces (form F).
 """
 
 from __future__ import annotations
@@ -169,7 +170,26 @@ TRIED = (
     "iteration (`fsdp_steady`); host keys refitted: sealed FSDP run sets within 8% 20 -> 24 of 34 (paces), 13 "
     "(steady state), 15 (both); the 4-GPU campaign's refit absorbs the paces (fsdp_unit_host_s 0.626 -> 0.379 ms), "
     "and section-7 rows get worse by up to 6 points (figures in the engine's docstring; "
-    "`python validation/scripts/fsdp_steady_paces_s26.py`). Not kept.")
+    "`python validation/scripts/fsdp_steady_paces_s26.py`). Not kept. "
+    "(F) branch h14host26 (h14fsdp26 on main cb90eaa): the 2-GPU campaign's host work (`h200x2_2026-11-26c`) for "
+    "every world size, a model carried from the world size it was fitted on as issue 10 asks of collectives, instead "
+    "of the same world size's (`llm_blind.HOST_FROM`; the sealed `llm4` rows and TP issue probe, section 7's other-GPU "
+    "campaign and TP issue probes took the 4-GPU campaign's). The two fits agree on a sharded unit's host work (unit "
+    "+ gather 0.894 / 0.890 ms on 2 / 4 GPUs) and split it differently (per unit 0.527 / 0.626, per all-gather "
+    "0.367 / 0.264, per call 0.092 / 0.104 ms), so on 4 GPUs the 2-GPU host charges FULL_SHARD more and NO_SHARD "
+    "less. `python validation/scripts/fsdp_steady_paces_s26.py VARIANT TARGET`, sealed FSDP run sets within 8% of 34 "
+    "(today 20): every row that took the 4-GPU host (`off sealed2`) 22, with 21 sealed rows worse by more than 0.3 "
+    "points (llm4 TP on 6 leases, up to +1.7: h200x4_2026-11-27d 3.5 -> 5.2; llm4 FSDP on 6, up to +1.4; fsdp4 on "
+    "4: h200x4_2026-11-27d 13.8 -> 15.7, h200x4_2026-11-28c 12.3 -> 14.3; fsdppair4 on 5, up to +1.9); the "
+    "FSDP-only rows alone (`off sealedf`) 22, 9 worse (those fsdp4 and fsdppair4 rows); with the per-rank paces "
+    "(form E) 20 (`paces sealed2`, 20 worse, llm4 FSDP up to +8.2) and 22 (`paces sealedf`, 10 worse, "
+    "h100x4_2026-11-27c fsdp4 7.8 -> 16.0). Section 7 (`off llm2`, `off llmf`: `--only llm`): the held-out 4x H200 "
+    "lease's 4 GPUs 19.6 -> 16.4 and h200x4_2026-11-27_fsdpissue 4 GPUs 10.0 -> 7.0, but the blind 4x H100 lease's "
+    "4 GPUs 4.9 -> 6.1 and h100x4_2026-11-27_fsdpissue 4 GPUs 6.9 -> 8.9 (both), and with the TP rows (`llm2`) "
+    "h100x4_2026-11-26h TP 8.9 -> 9.5 and the h100x2_2026-11-26_tp probe's loops 8.5 -> 10.5; with the paces "
+    "(`paces llm2`/`llmf`) the held-out lease 16.4 / 19.6 -> 20.6 / 27.2 and h200x2_2026-11-26c FSDP 2.5 -> 6.3. "
+    "Selene (4.9 / 6.4%) and vTrain 8 GPUs (3.5%) unchanged: they take no carried host work. The count rises but "
+    "figures get worse by more than 0.3 points in every variant: not kept.")
 """The model changes tried with this measurement and not kept, with their figures (text, not recomputed)."""
 
 

@@ -14,9 +14,17 @@ it would be if they were the default. Then the command whose figures were compar
     python validation/scripts/fsdp_steady_paces_s26.py paces sealed2   # every world size with the 2-GPU host work
 
 ``sealed2`` scores the sealed leases with the 2-GPU campaign's host work for every world size (``llm_blind.HOST_FROM``
-and the ``llm4`` rows' host), what a spread measured on 2 GPUs is meant to carry to 4; ``off sealed2`` gives that
-method without the trial. Sealed FSDP run sets within 8% of 34 (2026-11-28): ``sealed`` off / steady / paces / both
-20 / 13 / 24 / 15; ``sealed2`` off / paces / both 22 / 20 / 20.
+and every row that took the 4-GPU campaign's: the ``llm4`` rows and TP issue probe), what a spread measured on 2 GPUs
+is meant to carry to 4; ``off sealed2`` gives that method without the trial; ``sealedf`` the FSDP-only rows alone;
+``llm2``/``llmf`` the same for section 7 (``--only llm``, also its other-GPU campaign and TP issue probes under
+``llm2``; a third argument names the file it writes, e.g. ``/tmp/llm2.md``, else docs/accuracy.md's section is
+rewritten). Sealed FSDP run sets within 8% of 34 (2026-11-28): ``sealed`` off / steady / paces / both 20 / 13 / 24
+/ 15; ``sealed2`` off / paces / both 22 / 20 / 20; ``sealedf`` off / paces 22 / 22. Branch h14host26 judged the
+2-GPU host on the keep rule (the count rises and no section-7, sealed, Selene or vTrain figure gets worse by more
+than 0.3 points): sealed rows worse by more than 0.3 points ``off sealed2`` 21, ``off sealedf`` 9, ``paces sealed2``
+20, ``paces sealedf`` 10; section 7 ``off llm2``/``llmf``: blind 4x H100 4 GPUs 4.9 -> 6.1, h100x4_2026-11-27_fsdpissue
+4 GPUs 6.9 -> 8.9 (held-out 4x H200 4 GPUs 19.6 -> 16.4); Selene and vTrain unchanged. Not kept: figures in
+``validation.rank_skew.TRIED`` (form F).
 """
 
 from __future__ import annotations
@@ -58,11 +66,17 @@ def trial(fields: dict[str, object]) -> Iterator[None]:
         iteration.ComputeModel = original  # type: ignore[misc]
 
 
-def two_gpu_host() -> None:
-    """Every world size takes the 2-GPU campaign's host work (FSDP-only rows and ``llm4`` rows)."""
-    from validation import llm_blind, sealed_campaign
+def two_gpu_host(fsdp_only: bool = False) -> None:
+    """Every world size takes the 2-GPU campaign's host work: the FSDP-only rows (``llm_blind.HOST_FROM``) and, unless
+    ``fsdp_only``, every row that took the 4-GPU campaign's (the sealed ``llm4`` rows and TP issue probe, section 7's
+    other-GPU campaign and TP issue probes; the 2-GPU campaign itself still takes the 4-GPU one's, never its own)."""
+    from validation import llm_blind, llm_real, sealed_campaign
 
     llm_blind.HOST_FROM[4] = llm_blind.HOST_FROM[2]
+    if fsdp_only:
+        return
+    llm_real.OTHER_GPU_CAMPAIGNS = tuple(e[:3] + (0,) for e in llm_real.OTHER_GPU_CAMPAIGNS)
+    llm_real.ISSUE_CAMPAIGNS = tuple(e[:3] + (0,) for e in llm_real.ISSUE_CAMPAIGNS)
     scored = sealed_campaign._scored
 
     def scored_two(label, path, runner, hosts, c=sealed_campaign.H100):  # type: ignore[no-untyped-def]
@@ -71,19 +85,24 @@ def two_gpu_host() -> None:
     sealed_campaign._scored = scored_two  # type: ignore[assignment]
 
 
+TARGETS = ("sealed", "sealed2", "sealedf", "llm", "llm2", "llmf")
+"""What to score: the sealed leases or section 7 (``--only llm``, written to ``--out`` when given third), today's host
+work, the 2-GPU campaign's for every row that took the 4-GPU one's (``2``), or for the FSDP-only rows alone (``f``)."""
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) != 2 or argv[0] not in VARIANTS or argv[1] not in ("sealed", "sealed2", "llm"):
-        print("usage: python validation/scripts/fsdp_steady_paces_s26.py off|steady|paces|both sealed|sealed2|llm",
-              file=sys.stderr)
+    if len(argv) not in (2, 3) or argv[0] not in VARIANTS or argv[1] not in TARGETS:
+        print("usage: python validation/scripts/fsdp_steady_paces_s26.py off|steady|paces|both "
+              "sealed|sealed2|sealedf|llm|llm2|llmf [OUT.md]", file=sys.stderr)
         return 2
     fields = switches(argv[0])
     print(f"<!-- trial: {fields} -->")
     with trial(fields):
-        if argv[1] == "llm":
+        if argv[1][-1] in "2f":
+            two_gpu_host(fsdp_only=argv[1].endswith("f"))
+        if argv[1].startswith("llm"):
             from validation.accuracy import main as run
-            return run(["--only", "llm"])
-        if argv[1] == "sealed2":
-            two_gpu_host()
+            return run(["--only", "llm", *(["--out", argv[2]] if len(argv) == 3 else [])])
         from validation.sealed_campaign import main as run_sealed
         return run_sealed([])
 

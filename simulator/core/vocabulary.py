@@ -47,7 +47,7 @@ def busbw_factor(op: str, ranks: int) -> float:
     """nccl-tests' busbw/algbw factor: all_reduce 2(n-1)/n, gather-likes (n-1)/n, others 1."""
     check_op(op)
     if ranks < 1:
-        raise InputError("the number of ranks must be at least 1", field="ranks", value=ranks)
+        raise InputError("must be at least 1", field="ranks", value=ranks)
     if op == "all_reduce":
         return 2.0 * (ranks - 1) / ranks
     if op in GATHER_LIKE:
@@ -75,7 +75,7 @@ def size_ladder(min_bytes: int, max_bytes: int, factor: float = 2.0) -> list[int
     if min_bytes <= 0 or max_bytes < min_bytes:
         raise InputError("need 0 < min bytes <= max bytes", field="min_bytes", value=(min_bytes, max_bytes))
     if not factor > 1:
-        raise InputError("the size factor must be greater than 1", field="factor", value=factor)
+        raise InputError("must be greater than 1", field="factor", value=factor)
     if factor != float("inf"):
         steps = math.floor(math.log(max_bytes / min_bytes) / math.log(factor) + 1e-9) + 1
         limits.SIZES.check(steps, field="factor", value=factor)

@@ -192,7 +192,7 @@ def _stragglers(args: argparse.Namespace) -> int:
     except ValueError:
         raise InputError("expected comma-separated integers", field="--ranks", value=args.ranks) from None
     if any(n < 1 for n in ranks):
-        raise InputError("every rank count must be at least 1", field="--ranks", value=args.ranks)
+        raise InputError("each must be at least 1", field="--ranks", value=args.ranks)
     if args.samples < 2:
         raise InputError("must be at least 2", field="--samples", value=args.samples)
     from simulator.core import limits

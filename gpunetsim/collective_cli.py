@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 from typing import TYPE_CHECKING
 
 from gpunetsim.cli_args import (add_backend_args, add_nccl_version_arg, add_topology_args, comm_model_from_args,
@@ -44,7 +45,7 @@ def register(sub) -> None:
 
 def _collective(args: argparse.Namespace) -> int:
     from simulator.network.closed_form import CostModel
-    from simulator.core.vocabulary import GATHER_LIKE, REDOP_OPS, ROOTED_OPS, dtype_bytes, size_ladder
+    from simulator.core.vocabulary import REDOP_OPS, ROOTED_OPS, dtype_bytes, nccl_tests_size, size_ladder
     from simulator.network.run import require_ranks, run_collective, run_host_collective
     from simulator.core.units import parse_size
     lo = parse_size(args.min_bytes, field="--min-bytes")
@@ -68,6 +69,9 @@ def _collective(args: argparse.Namespace) -> int:
         engine = args.engine
     n = model.ranks
     require_ranks(n)
+    rows = [nccl_tests_size(args.op, n, size, tsize) for size in sizes]
+    empty = [size for size, (_, count) in zip(sizes, rows) if count == 0]
+    _warn_empty(args, n, tsize, empty, every=len(empty) == len(rows))
     if not args.json:
         what = f", backend={args.backend} ({model.tensors} tensors)" if host else nccl_words(args, model.planner)
         print(f"# gpunetsim collective: {args.op} on {model.router.info.name} x{args.nodes} "
@@ -76,9 +80,10 @@ def _collective(args: argparse.Namespace) -> int:
               f"{'algbw':>8} {'busbw':>8}  {'algo':>14} {'proto':>6}  {'90% lo':>9} {'90% hi':>9}  tuner regret")
         print(f"#{'(B)':>11} {'(elements)':>12} {'':>8} {'':>6} {'':>5} {'(us)':>10} "
               f"{'(GB/s)':>8} {'(GB/s)':>8}  {'':>14} {'':>6}  {'(us)':>9} {'(us)':>9}")
-    per_rank = args.op in GATHER_LIKE
     outside: set[str] = set()
-    for size in sizes:
+    for size, count in rows:
+        if count == 0:
+            continue
         r = (run_host_collective(model, args.op, size, args.algo, args.proto) if host
              else run_collective(model, args.op, size, args.algo, args.proto, engine, regret=True))
         require_finite(r.as_dict(), "predicted collective")
@@ -86,7 +91,6 @@ def _collective(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(r.as_dict()))
             continue
-        count = size // tsize // (n if per_rank else 1)
         redop = "sum" if args.op in REDOP_OPS else "none"
         root = 0 if args.op in ROOTED_OPS else -1
         print(f"{size:>12} {count:>12} {args.dtype:>8} {redop:>6} {root:>5} {r.time_s * 1e6:>10.2f} "
@@ -103,6 +107,26 @@ def _collective(args: argparse.Namespace) -> int:
                  "(simulator.collectives.host_uncertainty)" if host else
                  "the interval includes the parameters it could not determine"))
     return 0
+
+
+def _warn_empty(args: argparse.Namespace, ranks: int, type_bytes: int, empty: list[int], every: bool) -> None:
+    """Sizes below one element per rank are nccl-tests' rows of size 0, which NCCL runs as nothing: none is timed
+    (a warning names them), and when ``every`` size is one of them the command is refused."""
+    if not empty:
+        return
+    from simulator.core.vocabulary import GATHER_LIKE
+    per_rank = ranks if args.op in GATHER_LIKE else 1
+    what = (f"{args.op} on {ranks} ranks passes whole {args.dtype} elements per rank: at least "
+            f"{ranks * type_bytes} B ({ranks} x {type_bytes} B)" if per_rank > 1 else
+            f"{args.op} passes whole {args.dtype} elements: at least {type_bytes} B")
+    if every:
+        raise InputError(f"{what}, and every size is below it (nccl-tests would print size 0)",
+                         field="--max-bytes", value=args.max_bytes)
+    shown = ", ".join(map(str, empty[:8])) + (", ..." if len(empty) > 8 else "")
+    logging.getLogger("gpunetsim").warning(
+        "--min-bytes: %s; the sizes below it (%s B) are not timed (nccl-tests prints them as size 0: NCCL runs "
+        "nothing)",
+        what, shown)
 
 
 def _marker(regret: Regret | None) -> str:

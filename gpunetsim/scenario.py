@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Annotated, Literal, Mapping
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gpunetsim.train_study import TRAIN_AXES, ZeroStage
-from simulator.core.config import Seed, Switch, checked, validate
+from simulator.core.config import Bandwidth, Seed, Switch, checked, validate
 from simulator.core.errors import InputError
 from simulator.core.inputs import names_a_file
 from simulator.core.values import repeated
@@ -162,7 +162,7 @@ class ScenarioSpec(_Strict):
     gpus: _Pos | None = None
     fabric: Literal["rail", "fat-tree"] = "rail"
     transport: Literal["ib", "roce"] = "ib"
-    nic_bw: str | None = None
+    nic_bw: Bandwidth | None = None
     nics: _Pos | None = None
     oversubscription: Annotated[float, Field(ge=1.0, allow_inf_nan=False)] = 1.0
     hosts_per_leaf: _Pos = 32

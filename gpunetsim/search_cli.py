@@ -67,8 +67,10 @@ def parse_prices(text: str | None) -> dict[str, float]:
             price = float(v) if sep else math.nan
         except ValueError:
             price = math.nan
-        if not (math.isfinite(price) and price >= 0):
+        if not math.isfinite(price):
             raise InputError("expected GPU=DOLLARS/h, e.g. h100=2.5/h", field="--price", value=part.strip())
+        if price < 0:           # a number, but negative: not a format error
+            raise InputError("a price is at least 0 dollars per GPU-hour", field="--price", value=part.strip())
         try:
             gpu = get_gpu(name.strip()).name
         except InputError as e:
@@ -102,9 +104,19 @@ def _list(text: str, field: str, convert=str) -> tuple:
         items = tuple(comma_items(text, field, convert))
     except InputError:                  # the converter's own, naming the value at fault (an InputError is a ValueError)
         raise
-    except ValueError:
-        raise InputError("expected a comma-separated list", field=field, value=text) from None
+    except ValueError:      # int('1.5'): the item at fault, in the words of a count
+        word = "must be a whole number" if convert is int else "expected a comma-separated list"
+        bad = next((x.strip() for x in text.split(",") if not _converts(convert, x)), text)
+        raise InputError(word, field=field, value=bad) from None
     return items
+
+
+def _converts(convert, item: str) -> bool:
+    try:
+        convert(item.strip())
+    except ValueError:
+        return False
+    return True
 
 
 def space_from_args(args: argparse.Namespace):

@@ -37,7 +37,7 @@ from typing import Annotated, Any, Callable, Iterable, Literal, Sequence
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from simulator.network.closed_form import CostModel
-from simulator.core.config import axis, checked, validate
+from simulator.core.config import Bandwidth, axis, checked, validate
 from simulator.core import limits
 from simulator.core.errors import InputError
 from simulator.core.inputs import names_a_file
@@ -90,7 +90,7 @@ class StudySpec(_Strict):
     gpus: list[_Pos | None] = [None]
     fabric: list[Literal["rail", "fat-tree"]] = ["rail"]
     transport: list[Literal["ib", "roce"]] = ["ib"]
-    nic_bw: list[str | None] = [None]
+    nic_bw: list[Bandwidth | None] = [None]
     nics: list[_Pos | None] = [None]
     oversubscription: list[Annotated[float, Field(ge=1.0, le=limits.MAX_OVERSUBSCRIPTION,
                                                   allow_inf_nan=False)]] = [1.0]
@@ -224,7 +224,7 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
     points (network axes, algo, engine, nodes, then sizes innermost). Checks every file, model and
     topology up front so that a bad value fails before any evaluation, naming its field."""
     import topologies
-    from simulator.core.units import parse_bandwidth, parse_size
+    from simulator.core.units import parse_size
     base = base or Path.cwd()
     if not spec.model and spec.train is None and spec.search is None:
         raise InputError("a study needs model (DDP workloads), train (LLM training) or search (LLM plans)",
@@ -246,9 +246,6 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
         calib = _resolve(spec.calibration, base,
                          lambda c: not Path(c).suffix and path_exists(SHIPPED_DIR / f"{c}.json"))
         _check(lambda: _params(calib), source, "calibration", spec.calibration)
-    for i, bw in enumerate(spec.nic_bw):
-        if bw is not None:
-            _check(lambda: parse_bandwidth(bw, field="nic_bw"), source, f"nic_bw[{i}]", bw)
     for i, (m, raw) in enumerate(zip(models, spec.model)):
         if not _is_zoo(m) and not names_a_file(m):       # a misspelt zoo name, not a missing file
             from simulator.training.zoo import zoo_names

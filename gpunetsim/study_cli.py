@@ -4,6 +4,7 @@ report.html, results.csv and results.jsonl (registered by gpunetsim.cli)."""
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 import sys
 import time
 from typing import Sequence
@@ -85,7 +86,7 @@ def _run(study, args: argparse.Namespace) -> int:
         out.close()
     elapsed = time.perf_counter() - t0
     rows, failures = out.ordered_rows(), out.ordered_failures()
-    print_table(study, rows)
+    print_table(study, rows, [index for index, _, _ in failures])
     for index, label, error in failures:
         print(f"# failed: {label}: {error}")
     spec = study.spec
@@ -102,7 +103,7 @@ def _run(study, args: argparse.Namespace) -> int:
     if failures:
         written.append(out.path("failed.jsonl"))
     print(f"# wrote {', '.join(map(str, written))}")
-    print(f"# {len(rows)} points in {elapsed:.1f} s", file=sys.stderr)
+    print(f"# {_ran(study, rows, [index for index, _, _ in failures])} in {elapsed:.1f} s", file=sys.stderr)
     if interrupted:
         print(f"gpunetsim: interrupted after {len(rows)} of {len(study.points)} points; what finished is "
               f"in {out.folder} (rerun with --resume to finish)", file=sys.stderr)
@@ -125,19 +126,35 @@ def _ms(seconds: float | None) -> str:
     return f"{'-':>8}" if seconds is None else f"{seconds * 1e3:>8.2f}"
 
 
-def print_table(study, rows: Sequence[dict]) -> None:
-    """The DDP rows as a table, then a bus-bandwidth summary of the collective rows."""
+def _ran(study, rows: Sequence[dict], failed: Sequence[int]) -> str:
+    """'N points' when every point of the study ran, else how many ran, failed (named by index) and were not run
+    (interrupted): the rows alone hid a failed point (review s26 #12: '# 1 DDP points, 0 collective points' for a
+    study whose train point failed)."""
+    total = len(study.points)
+    if len(rows) == total:
+        return f"{total} points"
+    left = total - len(rows) - len(failed)
+    return (f"{total} points ({len(rows)} ran"
+            + (f", {len(failed)} failed: {', '.join(f'#{i}' for i in failed)}" if failed else "")
+            + (f", {left} not run" if left else "") + ")")
+
+
+def print_table(study, rows: Sequence[dict], failed: Sequence[int] = ()) -> None:
+    """The DDP rows as a table, then a bus-bandwidth summary of the collective rows; the header counts the
+    study's points of each kind (``failed``: the indexes of those that failed)."""
     from gpunetsim.report import _varying
     ddp = [r for r in rows if r["kind"] == "ddp"]
     coll = [r for r in rows if r["kind"] == "collective"]
     train = [r for r in rows if r["kind"] == "train"]
     plans = [r for r in rows if r["kind"] == "search"]
     spec = study.spec
+    kinds = Counter(p.kind for p in study.points)
     print(f"# gpunetsim {study.name}: {spec.description or study.source}")
-    print(f"# {len(ddp)} DDP points, {len(coll)} collective points"
-          + (f", {len(train)} LLM training points" if train else "")
-          + (f", {len(plans)} LLM plan searches" if plans else "")
-          + f"; engine={','.join(spec.engine)}, params={spec.calibration or 'datasheet'}")
+    print(f"# {kinds['ddp']} DDP points, {kinds['collective']} collective points"
+          + (f", {kinds['train']} LLM training points" if kinds["train"] else "")
+          + (f", {kinds['search']} LLM plan searches" if kinds["search"] else "")
+          + f"; engine={','.join(spec.engine)}, params={spec.calibration or 'datasheet'}"
+          + ("" if len(rows) == len(study.points) else f"; {_ran(study, rows, failed)}"))
     if train:
         from gpunetsim.train_study import print_train_table
         print_train_table(train)

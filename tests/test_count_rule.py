@@ -87,7 +87,8 @@ def test_a_topology_file_host_is_a_count(tmp_path, capsys, edit, message):
     ("compression must be none, bf16 or fp16", "--compression", "--compression: must be none, bf16 or fp16 (got 3)"),
     ("hosts_per_leaf must be >= 1", "--hosts-per-leaf", "--hosts-per-leaf: must be >= 1 (got 3)"),
     ("tp x pp = 3 x 1 = 3 does not divide", "--tp", "--tp: tp x pp = 3 x 1 = 3 does not divide (got 3)"),   # a formula
-    ("batch size must be positive", "--batch-size", "--batch-size: batch size must be positive (got 3)"),
+    ("batch size must be positive", "--batch-size", "--batch-size: must be positive (got 3)"),   # in words
+    ("bandwidth must be positive", "links[0].bandwidth", "links[0].bandwidth: must be positive (got 3)"),   # a path
 ])
 def test_an_error_names_its_field_once(message, field, shown):
     """'--tp: --tp must divide ...' and '--global-batch: --global-batch must be a multiple ...': 30-odd messages

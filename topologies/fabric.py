@@ -52,8 +52,8 @@ class FabricSpec:
                      nic_bw_field: str = "nic_bw", sharp: bool = False) -> "FabricSpec":
         """The one place a fabric is made from user strings (CLI flags, study fields):
         ``nic_bw`` like "400 Gb/s" (None keeps the preset's); ``nic_bw_field`` names it in errors."""
-        return cls(fabric=fabric, transport=transport,
-                   nic_Bps=parse_bandwidth(nic_bw, field=nic_bw_field) if nic_bw else None, nics=nics,
+        nic_Bps = parse_bandwidth(nic_bw, field=nic_bw_field, unit=True) if nic_bw is not None else None
+        return cls(fabric=fabric, transport=transport, nic_Bps=nic_Bps, nics=nics,
                    oversubscription=oversubscription, hosts_per_leaf=hosts_per_leaf, sharp=sharp)
 
     def given(self) -> tuple[str, object] | None:
@@ -78,7 +78,7 @@ class FabricSpec:
         if self.transport not in TRANSPORTS:
             raise InputError("transport must be 'ib' or 'roce'", field="transport", value=self.transport)
         if self.nic_Bps is not None and not self.nic_Bps > 0:
-            raise InputError("NIC bandwidth must be positive", field="nic_bw", value=self.nic_Bps)
+            raise InputError("must be positive", field="nic_bw", value=self.nic_Bps)
         if self.sharp and self.transport != "ib":
             raise InputError("SHARP (in-network reduction) is an InfiniBand switch feature; --transport roce "
                              "has none", field="sharp", value=self.transport)

@@ -30,7 +30,7 @@ from simulator.core import limits
 from simulator.core.errors import InputError
 from simulator.core.inputs import read_structured
 from simulator.core.units import parse_bandwidth, parse_time
-from simulator.core.values import switch
+from simulator.core.values import kind_of, switch, text
 from topologies.graph import NODE_KINDS, LINK_KINDS, validate
 
 if TYPE_CHECKING:
@@ -60,7 +60,8 @@ def load_topology(path: str | Path) -> nx.Graph:
 
 def _build(data: object, src: str) -> nx.Graph:
     if not isinstance(data, dict):
-        raise InputError("a topology file must be a mapping with 'nodes' and 'links'", source=src)
+        raise InputError(f"a topology file must be a mapping with 'nodes' and 'links', not {kind_of(data)}",
+                         source=src)
     unknown = set(data) - _TOP
     if unknown:
         raise InputError(f"unknown field (allowed: {', '.join(sorted(_TOP))})", source=src,
@@ -131,7 +132,9 @@ def _build(data: object, src: str) -> nx.Graph:
         raise InputError("compute_capability is a whole number such as 90 (for 9.0)", source=src,
                          field="compute_capability", value=cc)
     sharp = switch(data.get("sharp", False), source=src, field="sharp")    # InfiniBand SHARP: switches reduce
-    G.graph.update(name=str(data.get("name", Path(src).stem)), gpu_model=str(data.get("gpu_model", "GPU")),
+    name = text(data.get("name", Path(src).stem), source=src, field="name")
+    gpu_model = text(data.get("gpu_model", "GPU"), source=src, field="gpu_model", example="H100 SXM")
+    G.graph.update(name=name, gpu_model=gpu_model,
                    p2p=p2p, gdr=gdr, compute_capability=cc, hosts=len(hosts), sharp=sharp,
                    gpus_per_host=per_host, datasheets="user topology file " + src)
     return validate(G, source=src)

@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from simulator.core.errors import InputError
 from simulator.core.limits import MAX_SIZE_BYTES, MAX_TIME_S
+from simulator.core.values import kind_of
 
 _NA = ("N/A", "NA", "-", "")
 
@@ -22,8 +23,7 @@ class Fields:
 
     def __init__(self, record: Mapping[str, Any], source: str, where: str, kind: str = "record") -> None:
         if not isinstance(record, Mapping):
-            raise InputError(f"a {kind} must be a JSON object", source=source, field=where,
-                             value=type(record).__name__)
+            raise InputError(f"a {kind} must be a JSON object, not {kind_of(record)}", source=source, field=where)
         self.record, self.source, self.where, self.kind = record, source, where, kind
 
     def bad(self, name: str, message: str, value: object = None) -> InputError:

@@ -36,6 +36,7 @@ from typing import Mapping
 from simulator.collectives.backends import HOST_BACKENDS
 from simulator.collectives.uncertainty import Uncertainty, check_block
 from simulator.core.errors import InputError
+from simulator.core.values import kind_of
 
 HOST_FILE = Path(__file__).resolve().parent / "calibrations" / "uncertainty" / "host.json"
 MPI_PRIOR = {"level": 0.9, "residual": {"latency": [-1.5, 0.0, 1.5], "bandwidth": [-0.5, 0.0, 0.5]},
@@ -48,8 +49,8 @@ def check_host_block(block: object, source: str | None = None) -> Mapping:
     """A calibration's ``host_uncertainty`` block, checked: one residual-only uncertainty block per host
     backend (InputError naming the field)."""
     if not isinstance(block, Mapping):
-        raise InputError("must be a JSON object {backend: uncertainty block}", source=source,
-                         field="host_uncertainty", value=type(block).__name__)
+        raise InputError(f"must be a JSON object {{backend: uncertainty block}}, not {kind_of(block)}",
+                         source=source, field="host_uncertainty")
     for backend, b in block.items():
         if backend not in HOST_BACKENDS:
             raise InputError(f"host backends are {', '.join(HOST_BACKENDS)}", source=source,

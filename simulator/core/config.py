@@ -12,7 +12,8 @@ from typing import Annotated, Any, Callable, Sequence, TypeVar, Union, get_args,
 
 from pydantic import BaseModel, BeforeValidator, ValidationError
 
-from simulator.core import values
+from simulator.core import units, values
+from simulator.core.values import kind_of
 from simulator.core.errors import InputError
 
 M = TypeVar("M", bound=BaseModel)
@@ -34,6 +35,9 @@ Switch = Annotated[bool, _rule(values.switch)]
 and ``1`` as true)."""
 Seed = Annotated[int, _rule(values.seed)]
 """A file's seed, by :func:`simulator.core.values.seed`'s rule."""
+Bandwidth = Annotated[str, _rule(units.bandwidth_text)]
+"""A bandwidth with its unit, kept as written ("200 Gb/s"), by :func:`simulator.core.units.bandwidth_text`'s rule (the
+command line's message for ``--nic-bw 200``)."""
 
 
 def axis(v: Any) -> list[Any]:
@@ -103,7 +107,7 @@ def _plain(kind: object) -> object:
 def validate(cls: type[M], data: object, source: str | None, what: str = "a mapping (JSON object)") -> M:
     """``cls.model_validate(data)``, the first problem raised as an InputError."""
     if not isinstance(data, dict):
-        raise InputError(f"expected {what} at the top level", source=source, value=type(data).__name__)
+        raise InputError(f"expected {what} at the top level, not {kind_of(data)}", source=source)
     try:
         return cls.model_validate(data)
     except ValidationError as exc:

@@ -9,6 +9,8 @@ contains a newline, so a 100k-character path or an expanded YAML alias stays one
 
 from __future__ import annotations
 
+import re
+
 QUOTE_CHARS = 80
 """Most characters of a value (its ``repr``) an error message quotes."""
 _NAME_CHARS = 120      # most characters of a file name or field path
@@ -71,15 +73,19 @@ def _without_field(message: str, field: str | None) -> str:
     """``message`` without a subject that repeats the field it is printed after: '--tp: --tp must divide ...',
     '--compression: compression must be ...' read '--tp: must divide ...' (review s26: 30-odd messages named their
     field or option twice). The option itself is dropped before any word; its bare name ('compression',
-    'hosts_per_leaf') only before a verb, so a formula ('--tp: tp x pp = ...') keeps its names."""
+    'hosts_per_leaf'), the last part of a path ('links[0].bandwidth: bandwidth must ...') or the name in words
+    ('--batch-size: batch size must ...') only before a verb, so a formula ('--tp: tp x pp = ...') keeps its
+    names."""
     if not field:
         return message
     field = str(field)
     if message.startswith(field + " "):
         return message[len(field) + 1:]
     bare = field.lstrip("-")
-    for name in {bare, bare.replace("-", "_")}:
-        rest = message[len(name) + 1:] if message.startswith(name + " ") else ""
+    last = re.sub(r"\[[^\]]*\]", "", bare).rsplit(".", 1)[-1].lstrip("-")
+    names = {bare, bare.replace("-", "_"), last, last.replace("-", " ").replace("_", " ")}
+    for name in sorted(names, key=len, reverse=True):
+        rest = message[len(name) + 1:] if name and message.startswith(name + " ") else ""
         if rest.split(" ", 1)[0] in ("must", "needs", "has", "is"):
             return rest
     return message

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from simulator.core import limits
 from simulator.core.errors import InputError
+from simulator.core.values import kind_of
 
 if TYPE_CHECKING:
     import yaml
@@ -415,8 +416,8 @@ def jsonl_records(text: str, source: str = "", *, skip_bad: bool = False, torn_o
         if not isinstance(record, dict):
             if skip_bad:
                 continue
-            raise InputError("each line must be a JSON object", source=source, field=f"line {number}",
-                             value=type(record).__name__)
+            raise InputError(f"each line must be a JSON object, not {kind_of(record)}", source=source,
+                             field=f"line {number}")
         yield number, record
 
 

@@ -54,28 +54,38 @@ def _prefix(p: str) -> float | None:
     return _DEC.get(p)
 
 
-def parse_bandwidth(value: object, field: str = "bandwidth") -> float:
-    """Bytes per second from "400 Gb/s", "900 GB/s", "50 GiB/s", or a number (bytes/s)."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+BANDWIDTH_WORDS = "not a bandwidth: write a number and a unit such as '400 Gb/s' or '900 GB/s'"
+"""The message of a refused bandwidth, one for the command line and the files."""
+
+
+def parse_bandwidth(value: object, field: str = "bandwidth", unit: bool = False) -> float:
+    """Bytes per second from "400 Gb/s", "900 GB/s", "50 GiB/s", or a number (bytes/s); ``unit``: a number alone
+    is refused, as on the command line (a NIC's ``200`` could be Gb/s or GB/s)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and not unit:
         bw = _float(value)
     else:
         text = str(value).strip()
         m = re.fullmatch(_NUM + r"\s*([kKMGTP]i?)?\s*(b|B|bit|bits|byte|bytes)\s*(?:/\s*s|ps|/sec)", text)
         if not m:
-            raise InputError(
-                "not a bandwidth: write a number and a unit such as '400 Gb/s' or '900 GB/s'",
-                field=field, value=value)
+            raise InputError(BANDWIDTH_WORDS, field=field, value=value)
         num, pre, unit = m.group(1), m.group(2) or "", m.group(3)
         scale = _prefix(pre)
         if scale is None:
             raise InputError(f"unknown unit prefix {pre!r}", field=field, value=value)
         bw = float(num) * scale / (8.0 if unit in ("b", "bit", "bits") else 1.0)
     if not bw > 0 or bw == float("inf"):
-        raise InputError("bandwidth must be positive and finite", field=field, value=value)
+        raise InputError("must be positive and finite", field=field, value=value)
     if not MIN_BW_Bps <= bw <= MAX_BW_Bps:
-        raise InputError(f"bandwidth out of range [{MIN_BW_Bps:g}, {MAX_BW_Bps:g}] bytes/s", field=field,
+        raise InputError(f"out of range [{MIN_BW_Bps:g}, {MAX_BW_Bps:g}] bytes/s", field=field,
                          value=value)
     return bw
+
+
+def bandwidth_text(value: object, field: str = "bandwidth") -> str:
+    """``value`` kept as written ("200 Gb/s") once :func:`parse_bandwidth` reads it with its unit: a study's or a
+    scenario's ``nic_bw`` (pydantic said 'Input should be a valid string' for ``nic_bw: 200``)."""
+    parse_bandwidth(value, field=field, unit=True)
+    return str(value).strip()
 
 
 def parse_time(value: object, field: str = "latency", allow_zero: bool = True,
@@ -91,10 +101,10 @@ def parse_time(value: object, field: str = "latency", allow_zero: bool = True,
                              "(ns, us, ms, s, min, h, d, w, y)", field=field, value=value)
         t = float(m.group(1)) * _TIME[m.group(2)]
     if t < 0 or t != t or t == float("inf") or (t == 0 and not allow_zero):
-        raise InputError("time must be " + ("non-negative" if allow_zero else "positive")
+        raise InputError("must be " + ("non-negative" if allow_zero else "positive")
                          + " and finite", field=field, value=value)
     if t > max_s:
-        raise InputError(f"time out of range (at most {max_s:g} s)", field=field, value=value)
+        raise InputError(f"out of range (at most {max_s:g} s)", field=field, value=value)
     return t
 
 
@@ -117,9 +127,9 @@ def parse_size(value: object, field: str = "size") -> int:
             raise InputError(f"unknown unit prefix {pre!r}", field=field, value=value)
         size = float(num) * scale
     if size < 0 or size != size or size == float("inf"):
-        raise InputError("size must be non-negative and finite", field=field, value=value)
+        raise InputError("must be non-negative and finite", field=field, value=value)
     if size > MAX_SIZE_BYTES:
-        raise InputError("size out of range (at most 2^60 bytes = 1 EiB)", field=field, value=value)
+        raise InputError("out of range (at most 2^60 bytes = 1 EiB)", field=field, value=value)
     return int(round(size))
 
 

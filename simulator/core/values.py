@@ -42,6 +42,33 @@ def switch(value: object, *, field: str | None = None, source: str | None = None
     raise InputError(words, source=source, field=field, value=value)
 
 
+def kind_of(value: object) -> str:
+    """What a JSON or YAML value is, in a file's words ('null', 'a list'), for a message that expected another
+    kind: Python's type names ('NoneType', 'dict') read as a program's, not a file's."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def text(value: object, *, field: str, source: str | None = None, example: str = "") -> str:
+    """``value`` as a name or label written in a file: a non-empty string (``gpu_model: 5`` ran as the GPU "5", a
+    list as "['H100']")."""
+    if not isinstance(value, str) or not value.strip():
+        raise InputError("expected text" + (f" such as {example!r}" if example else ""), source=source,
+                         field=field, value=value)
+    return value
+
+
 def repeated(items: Sequence[T], same: Callable[[T, T], Any] = operator.eq) -> int | None:
     """The index of the first item ``same`` as an earlier one (None: every item different): the one rule for a
     value given twice, in a comma list, a study axis, a scenario's job names or a command's files."""

@@ -47,7 +47,7 @@ def busbw_factor(op: str, ranks: int) -> float:
     """nccl-tests' busbw/algbw factor: all_reduce 2(n-1)/n, gather-likes (n-1)/n, others 1."""
     check_op(op)
     if ranks < 1:
-        raise InputError("the number of ranks must be at least 1", field="ranks", value=ranks)
+        raise InputError("must be at least 1", field="ranks", value=ranks)
     if op == "all_reduce":
         return 2.0 * (ranks - 1) / ranks
     if op in GATHER_LIKE:
@@ -55,12 +55,27 @@ def busbw_factor(op: str, ranks: int) -> float:
     return 1.0
 
 
+def nccl_tests_size(op: str, ranks: int, size_bytes: int, type_bytes: int) -> tuple[int, int]:
+    """(size, count) as nccl-tests prints them for a ``-b``/``-e`` size of ``size_bytes``: ``count`` is the
+    elements of ``type_bytes`` each rank passes to NCCL, rounded down, and ``size`` the bytes they make (NVIDIA's
+    nccl-tests, ``src/common.cu`` ``setupArgs`` and each op's ``GetCollByteCount``): all_gather, reduce_scatter
+    and all_to_all ``size // (type x ranks)`` per rank and the whole buffer ``count x type x ranks``; the others
+    ``size // type``. A size below one element per rank is ``(0, 0)``, which nccl-tests prints and NCCL runs as
+    nothing. nccl-tests from 2.14.1 (its commit 29f4114, 2025) also rounds the gather-likes' per-rank count down to
+    16 bytes; this is the earlier rule, which ``validation.runners.collectives`` measures with (its unaligned sizes
+    are what :mod:`simulator.collectives.alignment` times)."""
+    check_op(op)
+    per_rank = ranks if op in GATHER_LIKE else 1
+    count = int(size_bytes) // (type_bytes * per_rank)
+    return count * type_bytes * per_rank, count
+
+
 def size_ladder(min_bytes: int, max_bytes: int, factor: float = 2.0) -> list[int]:
     """nccl-tests' ``-b/-e/-f`` sizes: min, min*factor, ... up to and including max."""
     if min_bytes <= 0 or max_bytes < min_bytes:
         raise InputError("need 0 < min bytes <= max bytes", field="min_bytes", value=(min_bytes, max_bytes))
     if not factor > 1:
-        raise InputError("the size factor must be greater than 1", field="factor", value=factor)
+        raise InputError("must be greater than 1", field="factor", value=factor)
     if factor != float("inf"):
         steps = math.floor(math.log(max_bytes / min_bytes) / math.log(factor) + 1e-9) + 1
         limits.SIZES.check(steps, field="factor", value=factor)

@@ -129,7 +129,7 @@ class DDPConfig:
             if v is None and name == "first_bucket_mb":
                 continue
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0 or v * MiB < 1:
-                raise InputError("bucket size must be a positive number of MiB", field=name, value=v)
+                raise InputError("must be a positive number of MiB", field=name, value=v)
             check_range(v, field=name, low=0.0, high=MAX_BUCKET_CAP_MB, low_open=True, unit="MiB")
         if self.compression == "none":      # --compression's word for no hook (the message below offered it)
             object.__setattr__(self, "compression", None)

@@ -212,7 +212,7 @@ class GoodputResult:
     def at_interval(self, interval_s: float) -> "GoodputResult":
         """The same run checkpointing every ``interval_s`` seconds of training."""
         if not interval_s > 0:
-            raise InputError("the checkpoint interval must be positive", field="interval", value=interval_s)
+            raise InputError("must be positive", field="interval", value=interval_s)
         gp = goodput(interval_s, self.checkpoint_s, self.restart_s, self.mtbf_s)
         wall = never_ends(self.work_s / gp if gp > 0 else math.inf)
         gp = gp if math.isfinite(wall) else 0.0
@@ -239,7 +239,7 @@ def expected_run(components: Components, spec: FailureSpec, work_s: float) -> Go
     """Expected wall time, failures and goodput of ``work_s`` seconds of training, at the spec's
     interval (or the numeric optimum when it gives none)."""
     if not (work_s > 0 and math.isfinite(work_s)):
-        raise InputError("the run's length (training work) must be positive", field="run", value=work_s)
+        raise InputError("must be positive (the training work to finish)", field="run", value=work_s)
     rate = failure_rate(components, spec)
     mtbf = 1.0 / rate if rate > 0 else math.inf
     d, r = spec.checkpoint, spec.restart

@@ -117,7 +117,7 @@ def get_gpu(name: str) -> GpuSpec:
     """The catalog entry for ``name`` (case-insensitive; aliases such as "h100", "a100",
     "NVIDIA H200" accepted). Raises :class:`InputError` listing the known names on a miss."""
     if not isinstance(name, str):
-        raise InputError("GPU name must be a string", field="gpu", value=name)
+        raise InputError("must be a string", field="gpu", value=name)
     key = _key(name)
     canonical = _ALIASES.get(key) or {_key(n): n for n in GPUS}.get(key)
     if canonical is None:

@@ -58,6 +58,7 @@ from typing import Mapping
 
 from simulator.collectives.params import SHIPPED_DIR, Parameters
 from simulator.core.errors import InputError
+from simulator.core.values import kind_of
 
 BAND_DIR = SHIPPED_DIR / "uncertainty"
 DATAPARALLEL_FILE = BAND_DIR / "dataparallel.json"
@@ -75,7 +76,7 @@ def check_band(band: object, source: str, field: str) -> Mapping:
     """One band, checked: a level in (0, 1) and three ordered finite log-ratio quantiles (InputError
     naming the field otherwise)."""
     if not isinstance(band, Mapping):
-        raise InputError("must be a JSON object", source=source, field=field, value=type(band).__name__)
+        raise InputError(f"must be a JSON object, not {kind_of(band)}", source=source, field=field)
     level, q = band.get("level"), band.get("log_ratio")
     if not isinstance(level, (int, float)) or not 0 < level < 1:
         raise InputError("must be a number between 0 and 1", source=source, field=f"{field}.level", value=level)

@@ -58,7 +58,7 @@ from typing import Any, Callable, Sequence
 
 from simulator.core.errors import InputError
 from simulator.core.units import parse_size
-from simulator.core.vocabulary import DTYPE_BYTES, GATHER_LIKE, OPS, busbw_factor, size_ladder
+from simulator.core.vocabulary import DTYPE_BYTES, OPS, busbw_factor, nccl_tests_size, size_ladder
 from validation.runners.launch import (EXIT_TEST_FAIL, Member, add_process_args, check_least, parse_names,
                                        torchrun_entry_point)
 from validation.runners.records import append_record, done_points, read_records
@@ -89,12 +89,7 @@ def op_sizes(op: str, world: int, type_size: int, sizes: Sequence[int]) -> list[
     out: list[tuple[int, int]] = []
     seen: set[int] = set()
     for size in sizes:
-        if op in GATHER_LIKE:
-            count = size // (type_size * world)
-            nbytes = count * type_size * world
-        else:
-            count = size // type_size
-            nbytes = count * type_size
+        nbytes, count = nccl_tests_size(op, world, size, type_size)
         if count <= 0 or nbytes in seen:
             continue
         seen.add(nbytes)

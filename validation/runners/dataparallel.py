@@ -106,7 +106,7 @@ def parse_batch(text: str | None, models: Sequence[str]) -> dict[str, int]:
     sizes = parse_batch_sizes(text, models)
     for m, b in sizes.items():
         if b < 1:
-            raise InputError("batch sizes must be positive", field="batch-size", value=f"{m}:{b}")
+            raise InputError("must be positive", field="batch-size", value=f"{m}:{b}")
     return sizes
 
 

@@ -64,7 +64,7 @@ def parse_caps(text: str) -> list[float]:
             raise InputError("bucket caps are numbers of MB", field="bucket-caps",
                              value=item) from None
         if not 0 < cap <= MAX_BUCKET_CAP_MB:
-            raise InputError(f"bucket caps must be positive and at most {MAX_BUCKET_CAP_MB:g} MB",
+            raise InputError(f"must be positive and at most {MAX_BUCKET_CAP_MB:g} MB",
                              field="bucket-caps", value=item)
         caps.append(cap)
     if not caps:

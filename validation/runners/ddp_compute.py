@@ -102,7 +102,7 @@ def parse_settings(argv: Sequence[str] | None) -> ComputeSettings:
             raise InputError(f"must be at most {most}", field=name, value=value)
     batch = parse_batch(a.batch_size, models)
     if any(not 1 <= b <= MAX_BATCH_SIZE for b in batch.values()):
-        raise InputError("batch sizes must be positive", field="batch-size", value=a.batch_size)
+        raise InputError("must be positive", field="batch-size", value=a.batch_size)
     return ComputeSettings(models, batch, a.rounds, a.iters, a.warmup, a.out, a.tiny,
                            not a.no_libraries, a.backend, a.device, a.timeout_s)
 

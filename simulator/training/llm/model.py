@@ -44,10 +44,10 @@ class TransformerSpec:
     tied_embeddings: bool = True
 
     def __post_init__(self) -> None:
-        for f in ("hidden", "layers", "heads", "seq"):
+        for f in ("hidden", "layers", "heads", "seq", "vocab"):      # vocab 0: a zero-FLOP GEMM divided by zero
             check_count(getattr(self, f), field=f, limit=LAYERS if f == "layers" else None,
                         words="must be a positive integer")
-        for f in ("ffn", "vocab", "kv_heads"):
+        for f in ("ffn", "kv_heads"):                               # 0: the default (4 x hidden, heads)
             check_count(getattr(self, f), field=f, low=0, words="must be a non-negative integer")
         if self.hidden % self.heads:
             raise InputError(f"hidden ({self.hidden}) must be a multiple of heads", field="heads",
@@ -191,7 +191,8 @@ def load_model_file(path: str | Path) -> TransformerSpec:
     from simulator.core.inputs import read_structured
     data = read_structured(path, what="model file")
     if not isinstance(data, dict):
-        raise InputError("expected a mapping of model fields", source=str(path))
+        from simulator.core.values import kind_of
+        raise InputError(f"expected a mapping of model fields, not {kind_of(data)}", source=str(path))
     data = dict(data)
     data.setdefault("name", Path(path).stem)
     return _from_mapping(data, str(path), "")

@@ -52,9 +52,10 @@ class SearchSpace:
     def __post_init__(self) -> None:
         for f in ("max_tp", "max_pp", "virtual_stages"):
             check_count(getattr(self, f), field="--" + f.replace("_", "-"), words="must be a positive integer")
-        if not self.micro_batches or any(isinstance(m, bool) or not isinstance(m, int) or m < 1
-                                         for m in self.micro_batches):
-            raise InputError("expected positive integers", field="--micro-batches", value=self.micro_batches)
+        if not self.micro_batches:
+            raise InputError("expected at least one value", field="--micro-batches", value="")
+        for m in self.micro_batches:        # the item at fault, not the tuple: '(got (0,))' read as Python
+            check_count(m, field="--micro-batches", words="must be a positive integer")
         for s in self.shardings:
             if s not in SHARDINGS:
                 raise InputError(f"expected some of {', '.join(SHARDINGS)}", field="--sharding", value=s)

@@ -27,6 +27,7 @@ from simulator.core.limits import check_count
 from simulator.core.units import parse_size
 from simulator.core.values import seed as seed_value
 from simulator.core.values import switch
+from simulator.core.vocabulary import NCCL_TESTS_DTYPE, dtype_bytes, nccl_tests_size, whole_elements_words
 from simulator.core.vocabulary import nccl_version as parse_nccl_version
 from simulator.network.closed_form import CostModel
 from simulator.network.run import CollectiveResult, run_collective
@@ -106,14 +107,16 @@ def _version(nccl_version: str | None):
 
 
 def collective(topology: str = "dgx-h100", op: str = "all_reduce", size_bytes: int | str = 2**30, *,
-               algo: str = "auto", proto: str = "auto", engine: str = "des",
+               dtype: str = NCCL_TESTS_DTYPE, algo: str = "auto", proto: str = "auto", engine: str = "des",
                calibration: str | Parameters | None = None, tuner_plugin: str | None = None,
                nccl_version: str | None = None, **topology_options: Any) -> CollectiveResult:
     """One collective at one size, as ``gpunetsim collective`` prints it (nccl-tests' figures plus
     the algorithm and protocol NCCL's tuner would pick, and ``regret``: the fastest enabled choice in
     gpunetsim's timing). ``size_bytes`` may be a string ("64M"); ``tuner_plugin`` as ``--tuner-plugin``
     (``"aws-ofi:p5en.48xlarge"``: AWS's region tables choose where they cover the communicator); ``nccl_version``
-    as ``--nccl-version`` (``"2.20.3"``; None: the newest modelled).
+    as ``--nccl-version`` (``"2.20.3"``; None: the newest modelled). The size timed is nccl-tests' for
+    ``size_bytes`` and ``dtype`` (whole elements per rank, as ``--dtype``; ``result.size_bytes``); a size below
+    one element per rank is refused, as the command refuses it.
 
     >>> r = gpunetsim.collective(topology="hgx-h200", gpus=4, op="all_gather", size_bytes="64M",
     ...                          calibration="h200-nvlink")
@@ -125,8 +128,13 @@ def collective(topology: str = "dgx-h100", op: str = "all_reduce", size_bytes: i
     size = parse_size(size_bytes, field="size_bytes")
     if size < 1:
         raise InputError("a collective moves at least 1 byte", field="size_bytes", value=size_bytes)
+    type_bytes = dtype_bytes(dtype)
     model = _model(calibration, dict(topology=topology, **topology_options), tuner_plugin, nccl_version)
-    return run_collective(model, op, size, algo, proto, engine, regret=True)
+    timed, _ = nccl_tests_size(op, model.ranks, size, type_bytes)
+    if timed == 0:
+        raise InputError(f"{whole_elements_words(op, model.ranks, dtype, type_bytes)}, and {size} B is below it "
+                         "(nccl-tests would print size 0)", field="size_bytes", value=size_bytes)
+    return run_collective(model, op, timed, algo, proto, engine, regret=True)
 
 
 def ddp(topology: str = "dgx-h100", workload: str = "resnet50", *, gpu: str | None = None,

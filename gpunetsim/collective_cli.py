@@ -13,7 +13,7 @@ from simulator.collectives.algorithms import ALGOS
 from simulator.collectives.backends import ALGOS_FOR_HOST_OP
 from simulator.core.errors import InputError
 from simulator.core.limits import require_finite
-from simulator.core.vocabulary import ENGINES, OPS, PROTOS
+from simulator.core.vocabulary import ENGINES, NCCL_TESTS_DTYPE, OPS, PROTOS
 
 if TYPE_CHECKING:                     # registering the subcommand imports no simulator.network module
     from simulator.network.regret import Regret
@@ -35,7 +35,7 @@ def register(sub) -> None:
                    help="NCCL's algorithm (auto: what NCCL's tuner picks among those the topology enables); "
                         "gloo/mpi: ring or halving_doubling (all_reduce), tree (broadcast, reduce), direct")
     p.add_argument("--proto", default="auto", choices=["auto", *PROTOS])
-    p.add_argument("--dtype", default="float", help="element type for the count column")
+    p.add_argument("--dtype", default=NCCL_TESTS_DTYPE, help="element type for the count column")
     p.add_argument("--engine", default="des", choices=ENGINES,
                    help="discrete-event simulation (des) or closed-form alpha-beta (closed); gloo and "
                         "mpi are timed in closed form")
@@ -114,11 +114,8 @@ def _warn_empty(args: argparse.Namespace, ranks: int, type_bytes: int, empty: li
     (a warning names them), and when ``every`` size is one of them the command is refused."""
     if not empty:
         return
-    from simulator.core.vocabulary import GATHER_LIKE
-    per_rank = ranks if args.op in GATHER_LIKE else 1
-    what = (f"{args.op} on {ranks} ranks passes whole {args.dtype} elements per rank: at least "
-            f"{ranks * type_bytes} B ({ranks} x {type_bytes} B)" if per_rank > 1 else
-            f"{args.op} passes whole {args.dtype} elements: at least {type_bytes} B")
+    from simulator.core.vocabulary import whole_elements_words
+    what = whole_elements_words(args.op, ranks, args.dtype, type_bytes)
     if every:
         raise InputError(f"{what}, and every size is below it (nccl-tests would print size 0)",
                          field="--max-bytes", value=args.max_bytes)

@@ -10,6 +10,7 @@ from gpunetsim.cli_args import (add_backend_args, add_nccl_version_arg, add_topo
                                 nccl_version_from_args, nccl_words, params_from_args, topology_from_args,
                                 tuner_plugin_idle)
 from simulator.core.errors import InputError
+from simulator.core.units import mebibytes
 from simulator.core.limits import require_finite
 from simulator.core.outputs import check_writable
 from simulator.core.vocabulary import ENGINES, nccl_release_words
@@ -28,7 +29,7 @@ def register(sub) -> None:
     p.add_argument("--workload", required=True, help="zoo model (e.g. resnet50, gpt2) or a workload file")
     p.add_argument("--gpu", default=None, help="GPU for zoo models (default: the topology's)")
     p.add_argument("--batch-size", type=int, default=None, help="per-GPU batch size")
-    p.add_argument("--bucket-cap-mb", type=float, default=25.0, help="DDP bucket_cap_mb (MiB)")
+    p.add_argument("--bucket-cap-mb", default="25", help="DDP bucket_cap_mb (a number of MiB, no unit)")
     p.add_argument("--first-bucket-mb", default="1",
                    help="first bucket (MiB); 'cap' = same as --bucket-cap-mb, as when DDP is given "
                         "bucket_cap_mb explicitly")
@@ -77,7 +78,11 @@ def _config(args: argparse.Namespace):
         try:
             first_mb = float(first)
         except ValueError:
-            raise InputError("expected a number of MiB or 'cap'", field="--first-bucket-mb", value=first) from None
+            try:
+                mebibytes(first, field="--first-bucket-mb")        # its message for '1 MiB' says what to write
+            except InputError as e:
+                raise InputError(f"{e.message}, or 'cap'", field="--first-bucket-mb", value=first) from None
+            raise
     try:
         return DDPConfig(args.bucket_cap_mb, first_mb, args.compression, args.gradient_as_bucket_view,
                          args.accumulation_steps)

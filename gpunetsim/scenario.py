@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Annotated, Literal, Mapping
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gpunetsim.train_study import TRAIN_AXES, ZeroStage
-from simulator.core.config import Bandwidth, Seed, Switch, checked, validate
+from simulator.core.config import Bandwidth, BucketMiB, Count, Index, Seed, Switch, checked, validate
 from simulator.core.errors import InputError
 from simulator.core.inputs import names_a_file
 from simulator.core.values import repeated
@@ -54,7 +54,6 @@ if TYPE_CHECKING:
 
 SCENARIOS_DIR = Path(__file__).resolve().parent / "scenarios"
 
-_Pos = Annotated[int, Field(gt=0, strict=True)]
 _Frac = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
 
 
@@ -66,15 +65,15 @@ class JobSpec(_Strict):
     """One job: ``workload`` (DDP) or ``collective`` (a loop of one collective), exactly one."""
 
     name: str = Field(min_length=1)
-    nodes: _Pos | None = None
+    nodes: Count | None = None
     start: float | str = 0.0                 # when its first iteration starts
-    node_list: list[Annotated[int, Field(ge=0, strict=True)]] | None = None
+    node_list: list[Index] | None = None
     # DDP
     workload: str | None = None
     gpu: str | None = None
-    batch_size: _Pos | None = None
-    bucket_cap_mb: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 25.0
-    accumulation_steps: _Pos = 1
+    batch_size: Count | None = None
+    bucket_cap_mb: BucketMiB = 25.0
+    accumulation_steps: Count = 1
     # collective loop
     collective: str | None = None           # an operation of simulator.core.vocabulary.OPS
     size: int | str = "1 GiB"
@@ -83,20 +82,20 @@ class JobSpec(_Strict):
     compute: float | str = 0.0
     # LLM training (gpunetsim train): a zoo model, a model file, or a spec "hidden=..,layers=..,heads=.."
     train: str | None = None
-    seq: _Pos | None = None
-    tp: _Pos = 1
-    pp: _Pos = 1
-    dp: _Pos | None = None                   # default: the job's GPUs / (tp x pp)
-    global_batch: _Pos | None = None
-    micro_batch: _Pos = 1
+    seq: Count | None = None
+    tp: Count = 1
+    pp: Count = 1
+    dp: Count | None = None                   # default: the job's GPUs / (tp x pp)
+    global_batch: Count | None = None
+    micro_batch: Count = 1
     schedule: Literal["1f1b", "interleaved"] = "1f1b"
-    virtual_stages: _Pos | None = None
+    virtual_stages: Count | None = None
     recompute: Literal["none", "selective", "full"] = "none"
     sequence_parallel: Switch = False
     flash_attention: Switch = False
     zero: ZeroStage = 0
     fsdp: Literal["full", "grad-op", "hybrid"] | None = None
-    fsdp_shard: _Pos | None = None           # default: the DP peers of one server (gpunetsim train --fsdp-shard)
+    fsdp_shard: Count | None = None           # default: the DP peers of one server (gpunetsim train --fsdp-shard)
     dtype: Literal["bf16", "fp16", "fp8"] = "bf16"
     order: str = "tp-dp-pp"
 
@@ -158,18 +157,18 @@ class ScenarioSpec(_Strict):
     name: str = "scenario"
     description: str = ""
     topology: str = "dgx-h100"
-    nodes: _Pos = 1
-    gpus: _Pos | None = None
+    nodes: Count = 1
+    gpus: Count | None = None
     fabric: Literal["rail", "fat-tree"] = "rail"
     transport: Literal["ib", "roce"] = "ib"
     nic_bw: Bandwidth | None = None
-    nics: _Pos | None = None
+    nics: Count | None = None
     oversubscription: Annotated[float, Field(ge=1.0, allow_inf_nan=False)] = 1.0
-    hosts_per_leaf: _Pos = 32
+    hosts_per_leaf: Count = 32
     calibration: str | None = None
     nccl_version: str | float | None = None    # a float only to refuse it by name (YAML's 2.20 is 2.2)
     placement: PlacementSpec | Literal["packed", "spread", "random"] = PlacementSpec()
-    iterations: _Pos = 3
+    iterations: Count = 3
     seed: Seed = 0
     jobs: list[JobSpec] = Field(min_length=1)
     stragglers: StragglerSpec = StragglerSpec()

@@ -30,14 +30,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from simulator.core import limits
-from simulator.core.config import Switch, axis
+from simulator.core.config import Count, Switch, axis
 from simulator.core.errors import InputError
 
 if TYPE_CHECKING:
     from simulator.training.llm.plan_search import Cluster
 
-_Pos = Annotated[int, Field(gt=0, le=limits.MAX_INT, strict=True)]
 SEARCH_AXES = ("model", "gpus")
 
 
@@ -47,15 +45,15 @@ class SearchAxes(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: list[str] = Field(min_length=1)
-    gpus: list[_Pos] = Field(min_length=1)
-    global_batch: _Pos | None = None
-    batch_per_gpu: _Pos | None = None
+    gpus: list[Count] = Field(min_length=1)
+    global_batch: Count | None = None
+    batch_per_gpu: Count | None = None
     tokens: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 1e12
-    max_tp: _Pos = 8
-    max_pp: _Pos = 64
-    micro_batches: list[_Pos] = Field([1, 2, 4, 8], min_length=1)
+    max_tp: Count = 8
+    max_pp: Count = 64
+    micro_batches: list[Count] = Field([1, 2, 4, 8], min_length=1)
     schedules: list[Literal["1f1b", "interleaved"]] = Field(["1f1b", "interleaved"], min_length=1)
-    virtual_stages: _Pos = 2
+    virtual_stages: Count = 2
     recompute: list[Literal["none", "selective", "full"]] = Field(["none", "selective", "full"], min_length=1)
     sharding: list[Literal["ddp", "zero-1", "zero-2", "zero-3", "fsdp-full", "fsdp-grad-op", "fsdp-hybrid"]] = \
         Field(["ddp", "zero-1", "fsdp-full"], min_length=1)

@@ -37,7 +37,7 @@ from typing import Annotated, Any, Callable, Iterable, Literal, Sequence
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from simulator.network.closed_form import CostModel
-from simulator.core.config import Bandwidth, axis, checked, validate
+from simulator.core.config import Bandwidth, BucketMiB, Count, axis, checked, validate
 from simulator.core import limits
 from simulator.core.errors import InputError
 from simulator.core.inputs import names_a_file
@@ -60,7 +60,6 @@ NETWORK_AXES = ("topology", "gpus", "fabric", "transport", "nic_bw", "nics", "ov
 
 # ------------------------------------------------------------------------------ file schema
 
-_Pos = Annotated[int, Field(gt=0, le=limits.MAX_INT, strict=True)]
 
 
 class _Strict(BaseModel):
@@ -83,22 +82,22 @@ class StudySpec(_Strict):
     name: str = "study"
     description: str = ""
     model: list[str] = []
-    batch_size: list[_Pos | None] = [None]
+    batch_size: list[Count | None] = [None]
     gpu: str | None = None
     topology: list[str] = ["dgx-h100"]
-    nodes: list[_Pos] = [1]
-    gpus: list[_Pos | None] = [None]
+    nodes: list[Count] = [1]
+    gpus: list[Count | None] = [None]
     fabric: list[Literal["rail", "fat-tree"]] = ["rail"]
     transport: list[Literal["ib", "roce"]] = ["ib"]
     nic_bw: list[Bandwidth | None] = [None]
-    nics: list[_Pos | None] = [None]
+    nics: list[Count | None] = [None]
     oversubscription: list[Annotated[float, Field(ge=1.0, le=limits.MAX_OVERSUBSCRIPTION,
                                                   allow_inf_nan=False)]] = [1.0]
-    hosts_per_leaf: list[_Pos] = [32]
+    hosts_per_leaf: list[Count] = [32]
     algo: list[Literal["auto", "ring", "tree"]] = ["auto"]
     strategy: list[Literal["ddp", "dataparallel"]] = ["ddp"]
     backend: list[Literal["nccl", "gloo", "mpi"]] = ["nccl"]
-    bucket_cap_mb: list[Annotated[float, Field(gt=0, le=limits.MAX_BUCKET_CAP_MB, allow_inf_nan=False)]] = [25.0]
+    bucket_cap_mb: list[BucketMiB] = [25.0]
     engine: list[Literal["des", "closed"]] = ["des"]
     nccl_version: list[str | float | None] = [None]     # a float only to refuse it by name (YAML's 2.20 is 2.2)
     calibration: str | None = None

@@ -28,11 +28,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
-from simulator.core.config import Switch, axis
+from simulator.core.config import Count, Switch, axis
 from simulator.core.errors import InputError
 from simulator.core.inputs import names_a_file
 
-_Pos = Annotated[int, Field(gt=0, strict=True)]
 TRAIN_AXES = ("model", "seq", "tp", "pp", "dp", "global_batch", "micro_batch", "schedule", "virtual_stages",
               "recompute", "sequence_parallel", "flash_attention", "zero", "fsdp", "fsdp_shard", "dtype", "order")
 
@@ -53,20 +52,20 @@ class TrainAxes(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: list[str] = Field(min_length=1)
-    seq: list[_Pos | None] = [None]               # None: the model's sequence length (gpunetsim train --seq)
-    tp: list[_Pos] = [1]
-    pp: list[_Pos] = [1]
-    dp: list[_Pos | None] = [None]
-    global_batch: list[_Pos] = Field(min_length=1)
-    micro_batch: list[_Pos] = [1]
+    seq: list[Count | None] = [None]               # None: the model's sequence length (gpunetsim train --seq)
+    tp: list[Count] = [1]
+    pp: list[Count] = [1]
+    dp: list[Count | None] = [None]
+    global_batch: list[Count] = Field(min_length=1)
+    micro_batch: list[Count] = [1]
     schedule: list[Literal["1f1b", "interleaved"]] = ["1f1b"]
-    virtual_stages: list[_Pos | None] = [None]     # None: 2 when interleaved, else 1 (gpunetsim train's default)
+    virtual_stages: list[Count | None] = [None]     # None: 2 when interleaved, else 1 (gpunetsim train's default)
     recompute: list[Literal["none", "selective", "full"]] = ["none"]
     sequence_parallel: list[Switch] = [False]
     flash_attention: list[Switch] = [False]
     zero: list[ZeroStage] = [0]
     fsdp: list[Literal["full", "grad-op", "hybrid"] | None] = [None]
-    fsdp_shard: list[_Pos | None] = [None]        # None: the DP peers of one server (gpunetsim train --fsdp-shard)
+    fsdp_shard: list[Count | None] = [None]        # None: the DP peers of one server (gpunetsim train --fsdp-shard)
     dtype: list[Literal["bf16", "fp16", "fp8"]] = ["bf16"]
     order: list[str] = ["tp-dp-pp"]
 

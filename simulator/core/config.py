@@ -12,7 +12,7 @@ from typing import Annotated, Any, Callable, Sequence, TypeVar, Union, get_args,
 
 from pydantic import BaseModel, BeforeValidator, ValidationError
 
-from simulator.core import units, values
+from simulator.core import limits, units, values
 from simulator.core.values import kind_of
 from simulator.core.errors import InputError
 
@@ -38,6 +38,14 @@ Seed = Annotated[int, _rule(values.seed)]
 Bandwidth = Annotated[str, _rule(units.bandwidth_text)]
 """A bandwidth with its unit, kept as written ("200 Gb/s"), by :func:`simulator.core.units.bandwidth_text`'s rule (the
 command line's message for ``--nic-bw 200``)."""
+Count = Annotated[int, _rule(lambda v: limits.check_count(v, field="count", high=limits.MAX_INT))]
+"""A file's count (nodes, tp, iterations), by :func:`simulator.core.limits.check_count`'s rule: the command line's words
+(``must be at least 1``, ``must be a whole number``), not pydantic's ``Input should be greater than 0``."""
+Index = Annotated[int, _rule(lambda v: limits.check_count(v, field="index", low=0, high=limits.MAX_INT))]
+"""A file's index from 0 (a node of ``node_list``), by the same rule."""
+BucketMiB = Annotated[float, _rule(lambda v: units.mebibytes(v, field="bucket_cap_mb", high=limits.MAX_BUCKET_CAP_MB))]
+"""PyTorch's ``bucket_cap_mb``: a number of MiB, by :func:`simulator.core.units.mebibytes`'s rule (``"25 MiB"``: write
+25, the message of ``--bucket-cap-mb``)."""
 
 
 def axis(v: Any) -> list[Any]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from simulator.core.errors import InputError
-from simulator.core.limits import MAX_BW_Bps, MAX_DURATION_S, MAX_SIZE_BYTES, MIN_BW_Bps
+from simulator.core.limits import MAX_BW_Bps, MAX_DURATION_S, MAX_SIZE_BYTES, MIN_BW_Bps, check_range
 
 KiB, MiB, GiB = 2**10, 2**20, 2**30   # binary sizes in bytes, for code that writes sizes as constants
 
@@ -131,6 +131,31 @@ def parse_size(value: object, field: str = "size") -> int:
     if size > MAX_SIZE_BYTES:
         raise InputError("out of range (at most 2^60 bytes = 1 EiB)", field=field, value=value)
     return int(round(size))
+
+
+def mebibytes(value: object, field: str = "size_mb", high: float = MAX_SIZE_BYTES / MiB) -> float:
+    """A positive number of MiB at most ``high``, written without a unit (PyTorch's ``bucket_cap_mb``): a number or
+    its text (the command line's). Text with a unit is refused with the number to write instead (``"25 MiB"``:
+    write 25), the one message of ``--bucket-cap-mb``, a study's and a scenario's ``bucket_cap_mb`` and the API."""
+    if isinstance(value, str):
+        try:
+            number: object = float(value)
+        except ValueError:
+            try:
+                hint = f": write {parse_size(value, field) / MiB:g}"
+            except InputError:
+                hint = ", such as 25"
+            raise InputError(f"a number of MiB without a unit{hint}", field=field, value=value) from None
+    else:
+        number = value
+    if isinstance(number, bool) or not isinstance(number, (int, float)):
+        raise InputError("a number of MiB without a unit, such as 25", field=field, value=value)
+    if number <= 0:
+        raise InputError("must be a positive number of MiB", field=field, value=value)
+    try:
+        return check_range(number, field=field, low=0.0, high=high, low_open=True, unit="MiB")
+    except InputError as e:
+        raise InputError(e.message, field=field, value=value) from None     # the value as written ('0', not 0.0)
 
 
 def format_bytes(size_bytes: float) -> str:

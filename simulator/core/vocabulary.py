@@ -70,6 +70,18 @@ def nccl_tests_size(op: str, ranks: int, size_bytes: int, type_bytes: int) -> tu
     return count * type_bytes * per_rank, count
 
 
+NCCL_TESTS_DTYPE = "float"     # nccl-tests' default ``-d``: the type of the count column unless one is named
+
+
+def whole_elements_words(op: str, ranks: int, dtype: str, type_bytes: int) -> str:
+    """The smallest size :func:`nccl_tests_size` keeps, in words, for the message that refuses or skips a size below
+    it (``gpunetsim collective`` and the API's ``collective``)."""
+    if op in GATHER_LIKE:
+        return (f"{op} on {ranks} ranks passes whole {dtype} elements per rank: at least {ranks * type_bytes} B "
+                f"({ranks} x {type_bytes} B)")
+    return f"{op} passes whole {dtype} elements: at least {type_bytes} B"
+
+
 def size_ladder(min_bytes: int, max_bytes: int, factor: float = 2.0) -> list[int]:
     """nccl-tests' ``-b/-e/-f`` sizes: min, min*factor, ... up to and including max."""
     if min_bytes <= 0 or max_bytes < min_bytes:

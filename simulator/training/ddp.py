@@ -73,9 +73,9 @@ from simulator.network.closed_form import CostModel
 from simulator.training.ddp_jobs import BackwardTimeline, CommJob, JobTimes
 from simulator.network.records import Record
 from simulator.core.errors import InputError
-from simulator.core.limits import ACCUMULATION_STEPS, MAX_BUCKET_CAP_MB, check_count, check_range
+from simulator.core.limits import ACCUMULATION_STEPS, MAX_BUCKET_CAP_MB, check_count
 from simulator.core.values import switch
-from simulator.core.units import MiB
+from simulator.core.units import MiB, mebibytes
 from simulator.core.vocabulary import DTYPE_BYTES, ENGINES, Limit, dtype_bytes
 from simulator.training.workload import HOST_TIMES, Workload
 
@@ -128,9 +128,11 @@ class DDPConfig:
             v = getattr(self, name)
             if v is None and name == "first_bucket_mb":
                 continue
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0 or v * MiB < 1:
-                raise InputError("must be a positive number of MiB", field=name, value=v)
-            check_range(v, field=name, low=0.0, high=MAX_BUCKET_CAP_MB, low_open=True, unit="MiB")
+            number = mebibytes(v, field=name, high=MAX_BUCKET_CAP_MB)
+            if number * MiB < 1:
+                raise InputError("must be at least one byte (1/1048576 MiB)", field=name, value=v)
+            if isinstance(v, str):          # the command line's text, read once here
+                object.__setattr__(self, name, number)
         if self.compression == "none":      # --compression's word for no hook (the message below offered it)
             object.__setattr__(self, "compression", None)
         switch(self.gradient_as_bucket_view, field="gradient_as_bucket_view", api=True)

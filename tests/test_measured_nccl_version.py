@@ -172,7 +172,7 @@ def test_a_scenarios_nccl_version_plans_every_job_and_is_reported(tmp_path, caps
     ("nccl_version: 2.20\n", "nccl_version: write the NCCL version as a string, e.g. '2.20'"),   # YAML's 2.2
     ('nccl_version: "2.7"\n', "nccl_version: the model knows NCCL 2.8 to 2.28"),
     ('nccl_version: "two"\n', "nccl_version: expected an NCCL version MAJOR.MINOR[.PATCH]"),
-    ("nccl_version: [2, 20]\n", "nccl_version: Input should be a valid string"),
+    ("nccl_version: [2, 20]\n", "nccl_version: expected one value, not a list (got [2, 20])"),
 ])
 def test_a_bad_scenario_nccl_version_names_file_and_field(tmp_path, capsys, line, text):
     f, code, _, err = _scenario(tmp_path, capsys, line)

@@ -112,6 +112,35 @@ def _plain(kind: object) -> object:
         return kind
 
 
+_MAPPING = "expected a mapping (key: value lines or {key: value})"
+_SCALAR = ("float_parsing", "float_type", "int_parsing", "int_type", "int_from_float", "string_type", "bool_type",
+           "bool_parsing", "literal_error", "enum")
+_WORDS = {       # pydantic's types of error in the project's words (check_range, check_count, values.text)
+    "float_parsing": "must be a number", "float_type": "must be a number", "finite_number": "must be a finite number",
+    "int_parsing": "must be a whole number", "int_type": "must be a whole number", "int_from_float": "must be a whole number",
+    "string_type": "expected text", "dict_type": _MAPPING, "model_type": _MAPPING,       # model_type's names the class
+    "list_type": "expected a list (- item lines or [a, b])",
+}
+_BOUNDS = {"gt": "must be greater than {}", "ge": "must be at least {}", "lt": "must be less than {}",
+           "le": "must be at most {}"}
+
+
+def _words(err: dict[str, Any]) -> str:
+    """One pydantic error's message in the words the command line uses for the same mistake (pydantic's own: 'Input
+    should be a valid number, unable to parse string as a number', 'Input should be greater than 0'); a list or a
+    mapping where one value belongs says so."""
+    kind, given = err["type"], err.get("input")
+    if kind in _SCALAR and isinstance(given, (list, tuple, dict)):
+        return f"expected one value, not {values.kind_of(given)}"
+    if kind in _WORDS:
+        return _WORDS[kind]
+    bound = next((b for b in _BOUNDS if b in (err.get("ctx") or {})), None)
+    if bound is not None and kind.startswith(("greater_than", "less_than")):
+        return _BOUNDS[bound].format(f"{err['ctx'][bound]:g}" if isinstance(err["ctx"][bound], float)
+                                     else err["ctx"][bound])
+    return err["msg"].removeprefix("Value error, ")
+
+
 def validate(cls: type[M], data: object, source: str | None, what: str = "a mapping (JSON object)") -> M:
     """``cls.model_validate(data)``, the first problem raised as an InputError."""
     if not isinstance(data, dict):
@@ -131,9 +160,7 @@ def validate(cls: type[M], data: object, source: str | None, what: str = "a mapp
             err = typo
             raise InputError(f"unknown field; required {where} is missing (got {err.get('input')!r})",
                              source=source, field=field_path(err["loc"], cls), value=err.get("input")) from None
-        msg = ("unknown field" if err["type"] == "extra_forbidden" else
-               "expected a mapping (key: value lines or {key: value})" if err["type"] == "model_type" else
-               err["msg"].removeprefix("Value error, "))        # model_type's names the class (PlacementSpec)
+        msg = "unknown field" if err["type"] == "extra_forbidden" else _words(err)
         if err["type"] == "model_type":
             # a union of a mapping and values (placement: spread or {policy: random, seed: 3}): a typo in the
             # value ('spred') failed both members, and the mapping's complaint hid the values it takes

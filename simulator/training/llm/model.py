@@ -24,7 +24,7 @@ from pathlib import Path
 from simulator.core.errors import InputError
 from simulator.core.inputs import names_a_file
 from simulator.core.limits import LAYERS, check_count
-from simulator.core.values import comma_items, switch
+from simulator.core.values import comma_items, switch, text
 
 
 @dataclass(frozen=True)
@@ -148,8 +148,8 @@ def _from_mapping(data: dict, source: str | None, field_prefix: str) -> Transfor
         if k not in _SPEC_FIELDS:
             raise InputError(f"unknown field (known: {', '.join(_SPEC_FIELDS)})", source=source,
                              field=f"{field_prefix}{key}", value=raw)
-        if k == "name":
-            kwargs[k] = str(raw)
+        if k == "name":             # a list ran as the model "['m']"
+            kwargs[k] = text(raw, field=f"{field_prefix}{key}", source=source, example="llama-3-8b")
         elif k in ("gated_mlp", "bias", "tied_embeddings"):
             kwargs[k] = switch(raw, source=source, field=f"{field_prefix}{key}", text=source is None)
         else:

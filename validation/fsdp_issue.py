@@ -14,6 +14,15 @@ adds to the backward's issue per unit (NO_SHARD less NO_SHARD on one-rank groups
 GPU in the all-gather rate limiter (``outlasted_hold``), so its issue times are not the host's alone and are not
 used.
 
+Runs without that rate limiter (``fsdp --free-gathers``, the ``fsdpsplit`` phases: ``limit_all_gathers`` false, with
+SHARD_GRAD_OP too) let the host issue FULL_SHARD without waiting, so the gather split (:func:`gather_splits`) pins
+FSDP1's host cost per all-gather apart from its per-unit work, per launch with the spread over launches::
+
+    python -m validation.fsdp_issue validation/data/<campaign>/fsdpsplit_world{2,4}.jsonl
+
+and compares the all-gather's share of a sharded unit's host work with the two H200 campaigns' fits
+(:data:`FIT_SPLITS`).
+
 Every record field is checked (:class:`validation.fields.Fields`): a missing or wrong one is an
 :class:`InputError` naming the file, the line, the field and the value.
 """
@@ -38,6 +47,9 @@ ONE_GPU = "one GPU"
 NOCOMM = "NO_SHARD, one-rank groups"
 NO_SHARD = "NO_SHARD"
 FULL_SHARD = "FULL_SHARD"
+SHARD_GRAD_OP = "SHARD_GRAD_OP"
+FREE = ", free gathers"
+"""Suffix of a sharded configuration run without FSDP1's all-gather rate limiter (``limit_all_gathers`` false)."""
 
 
 @dataclass(frozen=True)
@@ -61,14 +73,26 @@ class IssuePoint:
         return self.issue_forward_s + self.issue_backward_s
 
 
-def _what(strategy: str, replicate: int, world: int) -> str:
+def _what(strategy: str, replicate: int, world: int, limited: bool = True) -> str:
     if strategy == "no_shard":
         return NO_SHARD
     if strategy == "hybrid_shard" and replicate == world:
         return NOCOMM
+    free = "" if limited else FREE
+    if strategy == "shard_grad_op":
+        return SHARD_GRAD_OP + free
     if strategy in ("full_shard", "hybrid_shard") and replicate == 1:
-        return FULL_SHARD if strategy == "full_shard" else f"{strategy} replicate=1"
-    return f"{strategy} replicate={replicate}"
+        return (FULL_SHARD if strategy == "full_shard" else f"{strategy} replicate=1") + free
+    return f"{strategy} replicate={replicate}{free}"
+
+
+def _limited(f: Fields) -> bool:
+    """``limit_all_gathers`` of an ``llm_fsdp`` record: true where absent (the runner's default before
+    ``--free-gathers``)."""
+    v = f.record.get("limit_all_gathers", True)
+    if not isinstance(v, bool):
+        raise f.bad("limit_all_gathers", "must be true or false", v)
+    return v
 
 
 def _units(f: Fields) -> int:
@@ -90,11 +114,14 @@ def _strategy(f: Fields) -> str:
     return v
 
 
-def read_points(paths: Sequence[str | Path]) -> list[IssuePoint]:
-    """The ``--issue`` points of ``paths`` (``llm_profile`` for the plain model, ``llm_fsdp``), medians over
-    launches; records without the issue fields (runs without ``--issue``) are an error, and so are points whose
-    FSDP host work per unit comes out negative (:func:`host_splits`)."""
-    groups: dict[tuple, list[tuple[float, ...]]] = {}
+Launches = dict[tuple, dict[tuple[str, int], tuple[float, ...]]]
+"""(what, spec, micro-batch, world, units) -> {(file, launch index): the :data:`TIMES` of that launch}."""
+
+
+def read_launches(paths: Sequence[str | Path]) -> tuple[Launches, dict[tuple, int]]:
+    """Every ``--issue`` point of ``paths`` per launch, and its steps that outlasted the hold, summed over launches;
+    records without the issue fields are an error."""
+    groups: Launches = {}
     late: dict[tuple, int] = {}
     for path in paths:
         for n, rec in read_measurement_records(path):
@@ -108,12 +135,22 @@ def read_points(paths: Sequence[str | Path]) -> list[IssuePoint]:
                 prefix, what, units = "model_", ONE_GPU, 0
             else:
                 prefix = ""
-                what = _what(_strategy(f), f.whole("replicate", low=1), f.whole("world", low=1))
+                what = _what(_strategy(f), f.whole("replicate", low=1), f.whole("world", low=1), _limited(f))
                 units = _units(f)
             key = (what, record_spec(f), f.whole("micro_batch", low=1), f.whole("world", low=1), units)
-            groups.setdefault(key, []).append(tuple(float(f.number(prefix + k, positive=True))  # type: ignore[arg-type]
-                                                    for k in TIMES))
+            launch = (str(path), f.whole("launch_index") if "launch_index" in rec else n)
+            groups.setdefault(key, {})[launch] = tuple(float(f.number(prefix + k, positive=True))  # type: ignore[arg-type]
+                                                      for k in TIMES)
             late[key] = late.get(key, 0) + f.whole(prefix + "outlasted_hold")
+    return groups, late
+
+
+def read_points(paths: Sequence[str | Path]) -> list[IssuePoint]:
+    """The ``--issue`` points of ``paths`` (``llm_profile`` for the plain model, ``llm_fsdp``), medians over
+    launches; records without the issue fields (runs without ``--issue``) are an error, and so are points whose
+    FSDP host work per unit comes out negative (:func:`host_splits`)."""
+    launches, late = read_launches(paths)
+    groups = {k: list(v.values()) for k, v in launches.items()}
     if not groups:
         raise InputError("no llm_profile or llm_fsdp records with --issue fields", source=", ".join(map(str, paths)),
                          field="kind")
@@ -164,8 +201,103 @@ def host_splits(points: Sequence[IssuePoint]) -> list[FsdpHostSplit]:
     return out
 
 
+FIT_SPLITS = {2: (0.527e-3, 0.367e-3, 0.092e-3), 4: (0.626e-3, 0.264e-3, 0.104e-3)}
+"""World size -> the host work (``fsdp_unit_host_s``, ``fsdp_gather_host_s``, ``host_collective_s``, seconds) that
+``llm_real.fit_host_work`` fits on that world size's H200 campaign (``llm_blind.HOST_FROM``: h200x2_2026-11-26c and
+the 4-GPU one), as branch h14host26 recorded them (commit be2d522, ``rank_skew.TRIED`` form F): text, not refitted."""
+
+
+@dataclass(frozen=True)
+class Spread:
+    """A value per launch: the median and the range over launches (seconds)."""
+
+    values: tuple[float, ...]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.values)
+
+    def text(self) -> str:
+        lo, hi = min(self.values), max(self.values)
+        return f"{self.median * 1e3:.3f} [{lo * 1e3:.3f}, {hi * 1e3:.3f}]"
+
+
+@dataclass(frozen=True)
+class GatherSplit:
+    """FSDP1's host work on one host, apart per unit and per all-gather, from one spec's points run without the
+    all-gather rate limiter (seconds per launch; the model's ``fsdp_unit_host_s`` and ``fsdp_gather_host_s``)."""
+
+    spec: GPTSpec
+    world: int
+    micro_batch: int
+    outlasted_hold: int         # steps of the free-gather points whose issue outlasted the sleep (0: host alone)
+    unit: Spread                # NO_SHARD on one-rank groups less the plain model, forward issue, per unit
+    gather: Spread              # FULL_SHARD (free gathers) less NO_SHARD, forward issue, per unit (one all-gather each)
+    gather_kept: Spread | None  # SHARD_GRAD_OP (free gathers) less NO_SHARD, forward: all-gathers never freed
+    regather: Spread | None     # FULL_SHARD less SHARD_GRAD_OP, backward issue, per block (one re-gather each)
+    scatter: Spread | None      # SHARD_GRAD_OP less NO_SHARD, backward issue, per unit: reduce-scatter vs all-reduce
+
+    @property
+    def gather_share(self) -> float:
+        """The all-gather's share of a sharded unit's forward host work (unit + gather), medians."""
+        return self.gather.median / (self.unit.median + self.gather.median)
+
+
+def _per_launch(a: dict, b: dict, index: int, count: int) -> Spread | None:
+    """(a - b) / count of the :data:`TIMES` entry ``index``, per launch both have; None when none."""
+    both = sorted(set(a) & set(b))
+    return Spread(tuple((a[k][index] - b[k][index]) / count for k in both)) if both else None
+
+
+def gather_splits(launches: Launches, late: dict[tuple, int]) -> list[GatherSplit]:
+    """One :class:`GatherSplit` per (spec, micro-batch, world) that has the plain model, NO_SHARD on one-rank groups,
+    NO_SHARD and FULL_SHARD run without the rate limiter (SHARD_GRAD_OP's terms where it ran too)."""
+    by = {(k[0], k[1], k[2], k[3]): (k[4], v) for k, v in launches.items()}
+    lates = {(k[0], k[1], k[2], k[3]): n for k, n in late.items()}
+    fwd, bwd = TIMES.index("issue_forward_s"), TIMES.index("issue_backward_s")
+    out = []
+    for (what, spec, mb, world), (units, full) in sorted(by.items(), key=lambda kv: (kv[0][3], kv[0][1].hidden,
+                                                                                    kv[0][2])):
+        need = [by.get((w, spec, mb, world)) for w in (ONE_GPU, NOCOMM, NO_SHARD)]
+        if what != FULL_SHARD + FREE or any(x is None for x in need):
+            continue
+        one, nocomm, no = (x[1] for x in need)      # type: ignore[index]
+        sgo = by.get((SHARD_GRAD_OP + FREE, spec, mb, world))
+        unit = _per_launch(nocomm, one, fwd, units)
+        gather = _per_launch(full, no, fwd, units)
+        if unit is None or gather is None:
+            continue
+        out.append(GatherSplit(spec, world, mb, lates[(what, spec, mb, world)]
+                               + (lates[(SHARD_GRAD_OP + FREE, spec, mb, world)] if sgo else 0), unit, gather,
+                               None if sgo is None else _per_launch(sgo[1], no, fwd, units),
+                               None if sgo is None else _per_launch(full, sgo[1], bwd, units - 1),
+                               None if sgo is None else _per_launch(sgo[1], no, bwd, units)))
+    return out
+
+
+def gather_lines(splits: Sequence[GatherSplit]) -> list[str]:
+    """The gather split per world size and spec (ms per launch: median [min, max] over launches), beside the fits'
+    (:data:`FIT_SPLITS`)."""
+    if not splits:
+        return []
+    lines = ["", "FSDP1's host work per unit and per all-gather without the rate limiter, forward issue (per unit: "
+             "NO_SHARD on one-rank groups less the plain model; per all-gather: FULL_SHARD less NO_SHARD; kept: "
+             "SHARD_GRAD_OP less NO_SHARD, gathers not freed after use; re-gather: FULL_SHARD less SHARD_GRAD_OP, "
+             "backward, per block; reduce-scatter: SHARD_GRAD_OP less NO_SHARD, backward, per unit), ms, median "
+             "[min, max] over launches; the gather's share of unit + gather beside the fits':", "",
+             "| GPUs | spec | launches | per unit | per all-gather | kept | re-gather | reduce-scatter vs all-reduce "
+             "| gather share | fit share (2 / 4-GPU fit) | steps outlasting the hold |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    fits = " / ".join(f"{g / (u + g):.2f}" for u, g, _ in (FIT_SPLITS[2], FIT_SPLITS[4]))
+    for s in splits:
+        opt = [x.text() if x is not None else "" for x in (s.gather_kept, s.regather, s.scatter)]
+        lines.append(f"| {s.world} | h{s.spec.hidden} | {len(s.gather.values)} | {s.unit.text()} | "
+                     f"{s.gather.text()} | {' | '.join(opt)} | {s.gather_share:.2f} | {fits} | {s.outlasted_hold} |")
+    return lines
+
+
 def report(points: Sequence[IssuePoint]) -> list[str]:
-    order = {ONE_GPU: 0, NOCOMM: 1, NO_SHARD: 2, FULL_SHARD: 3}
+    order = {ONE_GPU: 0, NOCOMM: 1, NO_SHARD: 2, SHARD_GRAD_OP + FREE: 3, FULL_SHARD: 4, FULL_SHARD + FREE: 4}
     several = len({p.micro_batch for p in points}) > 1         # name the micro-batch only where it tells points apart
     mb = (lambda m: f" mb{m}") if several else (lambda m: "")  # noqa: E731
     lines = ["| GPUs | spec | configuration | launches | iteration ms | host issue ms (forward + backward) | "
@@ -188,9 +320,14 @@ def report(points: Sequence[IssuePoint]) -> list[str]:
     return lines
 
 
+def read_all(paths: Sequence[str | Path]) -> tuple[list[IssuePoint], list[GatherSplit]]:
+    """The points of ``paths`` (:func:`read_points`) and their gather splits (:func:`gather_splits`)."""
+    return read_points(paths), gather_splits(*read_launches(paths))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     return files_main("python -m validation.fsdp_issue", "Where an FSDP iteration's time goes (fsdp --issue records).",
-                      read_points, report, argv)
+                      read_all, lambda both: report(both[0]) + gather_lines(both[1]), argv)
 
 
 if __name__ == "__main__":

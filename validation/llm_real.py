@@ -456,11 +456,15 @@ and per collective call; fitted on one campaign's FSDP and TP runs and carried t
 _HOST_X0_MS = np.array([0.3, 0.3, 0.05])
 
 
-def fit_host_work(pred: RealPredictor, records: LlmRecords) -> tuple[dict[str, float], float]:
+def fit_host_work(pred: RealPredictor, records: LlmRecords, gather_share: float | None = None
+                  ) -> tuple[dict[str, float], float]:
     """The host parameters fitted to the FSDP and TP configurations of ``records`` (least squares
     on log ratios, compute and network as ``pred`` has them); with the median |error| in % after
     the fit. The runs separate them: FSDP runs on one-rank groups (NO_SHARD) issue no all-gather,
-    SHARD_GRAD_OP one per unit and FULL_SHARD two; TP runs issue only collective calls."""
+    SHARD_GRAD_OP one per unit and FULL_SHARD two; TP runs issue only collective calls.
+    ``gather_share`` (a trial, ``validation/scripts/fsdp_gather_share_s26.py``): the all-gather's share of a sharded
+    unit's host work fixed (``fsdp_gather_host_s / (fsdp_unit_host_s + fsdp_gather_host_s)``, as the FSDP runner's
+    ``--free-gathers`` probe measures it), so only that total and the per-call cost are fitted."""
     from scipy.optimize import least_squares
 
     groups = group_runs([r for r in records.runs if r.runner in ("fsdp", "tp")])
@@ -469,13 +473,17 @@ def fit_host_work(pred: RealPredictor, records: LlmRecords) -> tuple[dict[str, f
     meas = np.array([g.median_s for g in groups])
 
     def values(x: np.ndarray) -> dict[str, float]:
-        return {k: float(v) * 1e-3 for k, v in zip(HOST_KEYS, x)}
+        if gather_share is None:
+            return {k: float(v) * 1e-3 for k, v in zip(HOST_KEYS, x)}
+        unit, call = float(x[0]) * 1e-3, float(x[1]) * 1e-3
+        return dict(zip(HOST_KEYS, ((1 - gather_share) * unit, gather_share * unit, call)))
 
     def residuals(x: np.ndarray) -> np.ndarray:
         p = pred.with_compute(replace(pred.compute, **values(x)))  # type: ignore[type-var]
         return np.log(np.array([p.iteration_s(g.first) for g in groups]) / meas)
 
-    sol = least_squares(residuals, _HOST_X0_MS, bounds=(np.zeros(3), np.full(3, 5.0)),
+    x0 = _HOST_X0_MS if gather_share is None else np.array([_HOST_X0_MS[0] + _HOST_X0_MS[1], _HOST_X0_MS[2]])
+    sol = least_squares(residuals, x0, bounds=(np.zeros(len(x0)), np.full(len(x0), 5.0)),
                         diff_step=0.05, max_nfev=80)
     return values(sol.x), float(np.median(np.abs(np.exp(sol.fun) - 1) * 100))
 

@@ -41,6 +41,9 @@ FSDP's hooks and collective calls included), ``gpu_s`` (GPU seconds from the sle
 end: kernels and collectives back to back) and ``outlasted_hold`` (steps whose issue outlasted the sleep:
 the host waited for the GPU, e.g. in FULL_SHARD's all-gather rate limiter, so those are not the host
 alone); medians over the steps, MAX over ranks. On CPU they come from the host clock and mean nothing.
+``--free-gathers`` builds every FSDP model without that rate limiter (``limit_all_gathers`` false in the record), so
+FULL_SHARD's issue is the host's alone too: FSDP1's host cost per all-gather apart from its per-unit work
+(``validation.fsdp_issue``'s gather split; the ``fsdpsplit2`` / ``fsdpsplit4`` campaign phases).
 
 With ``--pair-probe`` every ``llm_fsdp`` point's timed iterations are bracketed, in the same process and
 minute, by its own host/compute probe: the whole model of the point's spec on each GPU alone (no FSDP; the
@@ -102,6 +105,7 @@ class FsdpSettings:
     pair_probe: bool = False
     profile_step: bool = False
     profile_host: bool = False
+    limit_all_gathers: bool = True
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -120,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile-host", action="store_true",
                    help="--profile-step and one more step profiled with CPU activity: the host's hook ranges, "
                         "operator and runtime calls by name and time")
+    p.add_argument("--free-gathers", action="store_true",
+                   help="FSDP without its all-gather rate limiter (limit_all_gathers=False): with --issue the host "
+                        "then never waits for the GPU, so FULL_SHARD's issue times are the host's alone")
     p.add_argument("--hold", type=float, default=3.0,
                    help="--issue: the sleep lasts this many times the point's median iteration")
     add_common_arguments(p)
@@ -136,7 +143,7 @@ def parse_settings(argv: Sequence[str] | None) -> FsdpSettings:
         raise InputError("must be > 0", field="hold", value=a.hold)
     return FsdpSettings(common_settings(a), strategies,
                         tuple(parse_ints(a.replicate, "replicate")), a.issue, a.hold, a.pair_probe,
-                        a.profile_step or a.profile_host, a.profile_host)
+                        a.profile_step or a.profile_host, a.profile_host, not a.free_gathers)
 
 
 def plan_points(s: FsdpSettings, world: int) -> list[Point]:
@@ -244,10 +251,11 @@ def copy_bandwidth_Bps(ses: Session, size_bytes: int = COPY_BYTES, iters: int = 
 
 def measure_fsdp(ses: Session, spec: GPTSpec, micro_batch: int, strategy: str,
                  replicate: int, clock: Any = None, hold: float = 3.0, profile: bool = False,
-                 host: bool = False) -> dict[str, Any]:
+                 host: bool = False, limit_all_gathers: bool = True) -> dict[str, Any]:
     """Iteration times under one sharding strategy, MAX over ranks; with ``clock``, the host issue and GPU
     times apart too (:func:`validation.runners.tp_issue.issue_fields`); ``profile``: one profiled step after
-    them (:func:`timeline_fields`; ``host``: with its host step too)."""
+    them (:func:`timeline_fields`; ``host``: with its host step too); ``limit_all_gathers``: FSDP's all-gather
+    rate limiter (``--free-gathers`` turns it off)."""
     import time
 
     import torch
@@ -263,7 +271,7 @@ def measure_fsdp(ses: Session, spec: GPTSpec, micro_batch: int, strategy: str,
     kwargs: dict[str, Any] = {"auto_wrap_policy": ModuleWrapPolicy({GPTBlock}),
                               "sharding_strategy": ShardingStrategy[STRATEGIES[strategy]],
                               "backward_prefetch": BackwardPrefetch.BACKWARD_PRE,
-                              "limit_all_gathers": True, "device_id": ses.device}
+                              "limit_all_gathers": limit_all_gathers, "device_id": ses.device}
     if strategy == "hybrid_shard":
         from torch.distributed.device_mesh import init_device_mesh
         kwargs["device_mesh"] = init_device_mesh(ses.device.type,
@@ -315,7 +323,7 @@ def run(s: FsdpSettings, ses: Session) -> None:
         if s.pair_probe:
             ses.enter_point(point.label)     # the FSDP steps' peak memory, not the probe's whole model
         result = measure_fsdp(ses, spec, mb, strategy, replicate, clock if s.issue else None, s.hold,
-                              s.profile_step, s.profile_host)
+                              s.profile_step, s.profile_host, s.limit_all_gathers)
         peak = ses.peak_memory_bytes()
         copy = {"copy_Bps": copy_bandwidth_Bps(ses)} if s.profile_step else {}
         after = paired_probe(ses, spec, mb, clock, s.hold, "after") if s.pair_probe else {}
@@ -325,7 +333,7 @@ def run(s: FsdpSettings, ses: Session) -> None:
             "shard": ses.world // replicate, "tp": 1, "pp": 1, "dp": ses.world,
             "global_batch": mb * ses.world, "unit_params": units,
             "backward_prefetch": "BACKWARD_PRE", "forward_prefetch": False,
-            "limit_all_gathers": True, "param_dtype": ses.dtype_name,
+            "limit_all_gathers": s.limit_all_gathers, "param_dtype": ses.dtype_name,
             "reduce_dtype": ses.dtype_name, "optimizer": None,
             **result, "peak_memory_bytes": peak, **copy,
             **({"pair_probe": True, **before, **after} if s.pair_probe else {})})

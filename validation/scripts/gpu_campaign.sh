@@ -32,6 +32,11 @@
 #                   with CPU activity (FSDP's hook ranges, the host's operator and runtime calls by name and time):
 #                   what the host does at each unit boundary (issue 14); 3 launches, at most 200 s of launches
 #                   (fsdpprof_world2.jsonl)
+#           fsdpsplit2, fsdpsplit4   FSDP1's host cost per all-gather apart from its per-unit work (issue 14): the
+#                   fsdpissue phase's points with SHARD_GRAD_OP too and every FSDP model without the all-gather rate
+#                   limiter (fsdp --free-gathers), so FULL_SHARD's issue behind the sleep is the host's alone
+#                   (validation.fsdp_issue's gather split); 3 launches, at most FSDPSPLIT_BUDGET_S (default 150) s of
+#                   launches (fsdpsplit_world<n>.jsonl)
 #           dp      torch DataParallel vs DDP on all GPUs (3 separate launches, each with the single-GPU
 #                   profile and DataParallel on 1..G GPUs), then gloo all_reduce on CPU tensors (2 and 4
 #                   processes) and CUDA tensors (G processes), 3 launches each, interleaved; about 5 minutes
@@ -157,6 +162,10 @@ fsdp_sweep() {   # phase nproc budget-s file-stem fsdp-runner-args: the FSDP run
 fsdp() { fsdp_sweep fsdp "$1" 240 fsdp "--strategies no_shard,full_shard"; }
 fsdpissue() {
   fsdp_sweep fsdpissue "$1" 240 fsdpissue "--strategies no_shard,hybrid_shard,full_shard --replicate $1 --issue"
+}
+fsdpsplit() {
+  fsdp_sweep fsdpsplit "$1" "${FSDPSPLIT_BUDGET_S:-150}" fsdpsplit \
+    "--strategies no_shard,hybrid_shard,shard_grad_op,full_shard --replicate $1 --issue --free-gathers"
 }
 fsdppair() { fsdp_sweep fsdppair "$1" 200 fsdppair "--strategies no_shard,full_shard --pair-probe"; }
 fsdpprof() { fsdp_sweep fsdpprof "$1" 200 fsdpprof "--strategies no_shard,full_shard --pair-probe --profile-step"; }
@@ -352,6 +361,8 @@ case "$phase" in
   fsdp4) fsdp 4 ;;
   fsdpissue2) fsdpissue 2 ;;
   fsdpissue4) fsdpissue 4 ;;
+  fsdpsplit2) fsdpsplit 2 ;;
+  fsdpsplit4) fsdpsplit 4 ;;
   fsdppair2) fsdppair 2 ;;
   fsdppair4) fsdppair 4 ;;
   fsdpprof2) fsdpprof 2 ;;

@@ -313,7 +313,7 @@ def test_the_fourteenth_sealed_campaign_reads_its_own_readmes():
     host), after that session's model was final: blind tables under that final model, 4bbd21a, from its own READMEs;
     collectives, fsdp4 and its host issue probe only (the device budget)."""
     c = sc.H200M
-    assert sc.SEALED[13:] == (c,)
+    assert sc.SEALED[13:14] == (c,)
     assert c.blind_commit == "4bbd21a" and c.topology == "hgx-h200" and c.calibration == "h200-nvlink"
     assert len(c.opened) == 7 and not c.fsdp_only_seen and "after its model was final" in c.when
     assert [r[0] for r in c.runs] == ["fsdp4"] and not (c.llm / "llm_world4.jsonl").exists()
@@ -323,6 +323,21 @@ def test_the_fourteenth_sealed_campaign_reads_its_own_readmes():
     assert sc.blind_collectives(c)[("4", ">= 16 MiB")] == (28, 1.7, 13.3, 46, 96, 35)
     assert sc.blind_llm(c) == {"fsdp4": (10.5, 15.5, 1.0)}
 
+
+def test_the_fifteenth_sealed_campaign_reads_its_own_readmes():
+    """The 4x H200 lease sealed in the session of 2026-11-28 08:33-11:33 UTC (a twentieth machine, a host no earlier
+    lease used, every phase complete): blind tables under main cb90eaa from its own READMEs."""
+    c = sc.H200N
+    assert sc.SEALED[14:] == (c,)
+    assert c.blind_commit == "cb90eaa" and c.topology == "hgx-h200" and c.calibration == "h200-nvlink"
+    assert len(c.opened) == 7 and not c.fsdp_only_seen
+    assert c.runs == sc.WITH_PAIRS and c.prefix not in {x.prefix for x in sc.SEALED[:14]}
+    assert (c.llm / "fsdpissue_world4.jsonl").exists() and (c.llm / "fsdppair_world4.jsonl").exists()
+    assert sc.blind_collectives(c)[("4", "< 16 MiB together")] == (46, 9.6, 28.3, 100, 93, 72)
+    assert sc.blind_collectives(c)[("4", ">= 16 MiB")] == (28, 2.7, 10.7, 32, 96, 26)
+    assert sc.blind_llm(c) == {"llm4 PP": (3.2, 5.7, 1.0), "llm4 TP": (4.3, 6.7, 0.89),
+                               "llm4 FSDP": (5.2, 8.6, 0.92), "fsdp4": (5.9, 15.2, 1.0),
+                               "fsdppair4": (8.2, 13.4, 1.0)}
 
 @pytest.mark.parametrize("names, shared", [
     (("h200x4_2026-11-27b_lat", "h200x4_2026-11-27b_bw", "h200x4_2026-11-27b_llm"), "h200x4_2026-11-27b"),
@@ -348,7 +363,8 @@ def test_every_sealed_lease_keeps_its_name():
                                             "4x H200, `h200x4_2026-11-28` (sealed)",
                                             "4x H200, `h200x4_2026-11-28b` (sealed)",
                                             "4x H200, `h200x4_2026-11-28c` (sealed)",
-                                            "4x H200, `h200x4_2026-11-28d` (sealed)"]
+                                            "4x H200, `h200x4_2026-11-28d` (sealed)",
+                                            "4x H200, `h200x4_2026-11-28e` (sealed)"]
 
 
 

@@ -178,7 +178,7 @@ H200D = lease("h200x4_2026-11-27d", "h200s4_sealed", LLM4_FSDP4, "049859d", "A t
                     "campaign's compute fit) was merged knowing its figure on this lease with the lease's probe "
                     "left out (fsdp4 12.0% -> 4.8% median); the rule does not reach this lease's own rows, which "
                     "have the probe")
-H200E, H200F, H100G, H200H, H100I, H200J, H200L = (
+H200E, H200F, H100G, H200H, H100I, H200J, H200L, H200N = (
     lease(name, prefix, WITH_PAIRS, blind, title, session, measured, opened)
     for name, prefix, blind, title, session, measured, opened in (
         ("h200x4_2026-11-27e", "h200s5_sealed", "05a296d", "An eleventh machine, sealed", "2026-11-27 14:03-17:03",
@@ -194,14 +194,16 @@ H200E, H200F, H100G, H200H, H100I, H200J, H200L = (
         ("h200x4_2026-11-28", "h200s8_sealed", "f8ec1e9", "A sixteenth machine, sealed", "2026-11-28 03:28-06:28",
          "03:31-03:46", "a76b073"),
         ("h200x4_2026-11-28c", "h200s10_sealed", "8f68bca", "An eighteenth machine, sealed", "2026-11-28 06:06-09:06",
-         "06:08-06:22", "fbec269")))
+         "06:08-06:22", "fbec269"),
+        ("h200x4_2026-11-28e", "h200s12_sealed", "cb90eaa", "A twentieth machine, sealed", "2026-11-28 08:33-11:33",
+         "08:36-08:50", "8ce9c0b")))
 H200K = lease("h200x4_2026-11-28b", "h200s9_sealed", (RUNS[4],), "f8ec1e9", "A seventeenth machine, sealed",
               "2026-11-28 03:28-06:28", "03:58-04:06", "a76b073")
 H200M = replace(lease("h200x4_2026-11-28d", "h200s11_sealed", (RUNS[4],), "4bbd21a", "A nineteenth machine, sealed",
                      "2026-11-28 06:06-09:06", "07:53-08:01", "941b109"),
                 when="late in the session of 2026-11-28 06:06-09:06 UTC (07:53-08:01), after its model was final, "
                      "under main 4bbd21a")
-SEALED = (H100, H200, H200B, H100C, H200D, H200E, H200F, H100G, H200H, H100I, H200J, H200K, H200L, H200M)
+SEALED = (H100, H200, H200B, H100C, H200D, H200E, H200F, H100G, H200H, H100I, H200J, H200K, H200L, H200M, H200N)
 """The sealed campaigns in the report's order."""
 
 

@@ -100,10 +100,10 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 import simpy
-from scipy import special
 
 from simulator.core.errors import InputError
 from simulator.network.engine import Record
@@ -159,7 +159,7 @@ class RankPaces:
         n = self.ranks
         lanes = min(n, MAX_LANES)
         orders = np.rint(np.linspace(n, 1, lanes)) if n > lanes else np.arange(n, 0, -1)
-        z = special.ndtri((orders - 0.375) / (n + 0.25))
+        z = [NormalDist().inv_cdf(q) for q in (orders - 0.375) / (n + 0.25)]   # Blom's normal scores
         return tuple(max(MIN_PACE, 1.0 + self.step_cv * float(x)) for x in z)
 
 

@@ -74,7 +74,9 @@ from simulator.training.llm.layer import FusedAttention, Gemm, Kernel, MemOp, Pa
 from simulator.training.llm.pass_profile import PassProfile, parse_profile
 
 
-HOST_RUNS_AHEAD_WORDS = "must be true (the host runs ahead of the GPU) or false (it waits for each pass)"
+SWITCHES = {"host_runs_ahead": "must be true (the host runs ahead of the GPU) or false (it waits for each pass)",
+            "fsdp_steady": "must be true (time an FSDP iteration issued behind another) or false (from a cold start)"}
+"""The parameters that are true or false, with what each means."""
 
 
 @dataclass(frozen=True)
@@ -115,18 +117,14 @@ class ComputeParams:
                 raise InputError(f"must be a number in [{lo:g}, {hi:g}]", field=f"llm.{f}", value=v)
             if not lo <= v <= hi:
                 raise InputError(f"out of range [{lo:g}, {hi:g}]", field=f"llm.{f}", value=v)
-        if not isinstance(self.host_runs_ahead, bool):
-            raise InputError(HOST_RUNS_AHEAD_WORDS, field="llm.host_runs_ahead", value=self.host_runs_ahead)
-        if not isinstance(self.fsdp_steady, bool):
-            raise InputError("must be true (time an FSDP iteration issued behind another) or false (from a cold "
-                             "start)", field="llm.fsdp_steady", value=self.fsdp_steady)
+        for f, words in SWITCHES.items():
+            if not isinstance(getattr(self, f), bool):
+                raise InputError(words, field=f"llm.{f}", value=getattr(self, f))
 
     def values(self) -> dict[str, float | bool]:
         return {name: getattr(self, name) for name in PARAM_NAMES}      # in field order, as PARAM_NAMES is
 
 
-SWITCHES = ("host_runs_ahead", "fsdp_steady")
-"""The parameters that are true or false."""
 PARAM_NAMES = tuple(f.name for f in fields(ComputeParams) if f.name not in ("name", "profile", "fitted_gpus"))
 
 

@@ -105,7 +105,7 @@ from statistics import NormalDist
 import numpy as np
 import simpy
 
-from simulator.core.errors import InputError
+from simulator.core.limits import check_count, check_range
 from simulator.network.engine import Record
 from simulator.training.llm.collective_job import CollJob, job_record, run_concurrent
 from simulator.training.llm.hbm_contention import Contention
@@ -131,7 +131,7 @@ MIN_PACE = 0.2
 class RankPaces:
     """Each data-parallel rank's own host pace (:class:`FsdpStreams`): rank ``r`` issues a unit's host work in its
     nominal seconds x ``(1 + step_cv z_r) (1 + unit_cv z_ru)``, ``z_r`` the r-th of ``ranks`` expected standard normal
-    order statistics (Blom's ``ndtri((i - 0.375) / (n + 0.25))``: a pace that holds for the iteration, so the group's
+    order statistics (Blom's scores, the standard normal quantile of ``(i - 0.375) / (n + 0.25)``: a pace that holds for the iteration, so the group's
     slowest host lies ``step_cv e(n)`` above the mean, growing with the group as an order statistic) and ``z_ru``
     drawn per rank and unit from a generator seeded with ``seed``. Both cvs 0 (the default): one host for the group."""
 
@@ -142,11 +142,8 @@ class RankPaces:
 
     def __post_init__(self) -> None:
         for f in ("step_cv", "unit_cv"):
-            v = getattr(self, f)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
-                raise InputError("must be a number in [0, 1]", field=f, value=v)
-        if isinstance(self.ranks, bool) or not isinstance(self.ranks, int) or self.ranks < 1:
-            raise InputError("must be a whole number >= 1", field="ranks", value=self.ranks)
+            check_range(getattr(self, f), field=f, low=0.0, high=1.0)
+        check_count(self.ranks, field="ranks")
 
     @property
     def active(self) -> bool:

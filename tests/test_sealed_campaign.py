@@ -328,7 +328,7 @@ def test_the_fifteenth_sealed_campaign_reads_its_own_readmes():
     """The 4x H200 lease sealed in the session of 2026-11-28 08:33-11:33 UTC (a twentieth machine, a host no earlier
     lease used, every phase complete): blind tables under main cb90eaa from its own READMEs."""
     c = sc.H200N
-    assert sc.SEALED[14:] == (c,)
+    assert sc.SEALED[14:15] == (c,)
     assert c.blind_commit == "cb90eaa" and c.topology == "hgx-h200" and c.calibration == "h200-nvlink"
     assert len(c.opened) == 7 and not c.fsdp_only_seen
     assert c.runs == sc.WITH_PAIRS and c.prefix not in {x.prefix for x in sc.SEALED[:14]}
@@ -338,6 +338,31 @@ def test_the_fifteenth_sealed_campaign_reads_its_own_readmes():
     assert sc.blind_llm(c) == {"llm4 PP": (3.2, 5.7, 1.0), "llm4 TP": (4.3, 6.7, 0.89),
                                "llm4 FSDP": (5.2, 8.6, 0.92), "fsdp4": (5.9, 15.2, 1.0),
                                "fsdppair4": (8.2, 13.4, 1.0)}
+
+def test_the_sealed_two_gpu_campaign_reads_its_own_readme():
+    """The 2x H200 lease sealed in the session of 2026-11-28 11:24-14:24 UTC (no machine of more than 2 GPUs was lent):
+    LLM runs only, predicted at 2 GPUs (the 2-GPU campaign's host work, the 2-GPU calibration), blind table under main
+    3b51686 from its README; no collectives, so every collective table leaves it out."""
+    c = sc.H200O
+    assert sc.SEALED[15:] == (c,)
+    assert c.blind_commit == "3b51686" and c.calibration == "h200-nvlink-2gpu" and c.gpus == "2x H200"
+    assert [label for label, _, _ in c.runs] == ["llm2 PP", "llm2 TP", "llm2 FSDP", "fsdp2", "fsdppair2"]
+    assert {sc.world_of(name) for _, name, _ in c.runs} == {2}
+    assert not c.lat.exists() and not c.bw.exists() and sc.collectives(c) == ([], {})
+    assert (c.llm / "fsdpissue_world2.jsonl").exists()
+    assert sc.blind_llm(c) == {"llm2 PP": (3.3, 6.7, 1.0), "llm2 TP": (3.5, 15.4, 0.8), "llm2 FSDP": (4.9, 8.1, 0.99),
+                               "fsdp2": (3.7, 6.9, 1.0), "fsdppair2": (9.0, 11.3, 1.0)}
+
+
+def test_llm_rows_take_the_host_work_of_their_own_world_size():
+    """An llm or TP row is predicted with the host work of the committed H200 campaign of its file's world size
+    (llm_real.CAMPAIGNS), not always the 4-GPU one."""
+    from validation import llm_real as lr
+    hosts = [(f"host of {f}",) for f, _, _ in lr.CAMPAIGNS]
+    assert sc.campaign_host(hosts, "llm_world2.jsonl") == "host of h200x2_2026-11-26c"
+    assert sc.campaign_host(hosts, "tp_issue_world4.jsonl") == "host of h200x4_2026-11-26d"
+    assert sc.world_of("fsdppair_world4.jsonl") == 4
+
 
 @pytest.mark.parametrize("names, shared", [
     (("h200x4_2026-11-27b_lat", "h200x4_2026-11-27b_bw", "h200x4_2026-11-27b_llm"), "h200x4_2026-11-27b"),
@@ -364,7 +389,8 @@ def test_every_sealed_lease_keeps_its_name():
                                             "4x H200, `h200x4_2026-11-28b` (sealed)",
                                             "4x H200, `h200x4_2026-11-28c` (sealed)",
                                             "4x H200, `h200x4_2026-11-28d` (sealed)",
-                                            "4x H200, `h200x4_2026-11-28e` (sealed)"]
+                                            "4x H200, `h200x4_2026-11-28e` (sealed)",
+                                            "2x H200, `h200x2_2026-11-28f` (sealed)"]
 
 
 

@@ -329,11 +329,12 @@ def llm_rows(figures: dict) -> list[Row]:
             spread="files"),
     ]
     sealed = _sealed_llm(figures)
-    for kind, labels in (("PP (1F1B)", ("llm4 PP",)), ("TP", ("llm4 TP", "TP issue probe")),
-                         ("FSDP", ("llm4 FSDP", "fsdp2", "fsdp4", "fsdppair4"))):
+    from validation.sealed_campaign import RUNS
+    for kind, runner in (("PP (1F1B)", "pp"), ("TP", "tp"), ("FSDP", "fsdp")):
+        labels = tuple(label for label, _, r in RUNS if r == runner)
         today = [(c, k, s) for c in sealed for k, s in f["sealed"][c.prefix].items() if k in labels]
         blind = [b["median_abs_pct"] for c in sealed for k, b in f["sealed"][c.prefix]["blind"].items() if k in labels]
-        rows.append(Row(14, f"Own {kind} runs on the sealed 4-GPU leases",
+        rows.append(Row(14, f"Own {kind} runs on the sealed leases (2 and 4 GPUs)",
                         tuple(pct("median", s["median_abs_pct"], sealed_key_14(c)) for c, _, s in today)
                         + tuple(pct("blind", v, "", None) for v in blind),
                         f"{len({c.prefix for c, _, _ in today})} sealed leases, {len(today)} sets of runs "
@@ -349,7 +350,7 @@ def _tp_spread_row(sets: list[dict], sections: tuple) -> Row:
     median the row above judges: issue 14 sets no target for it, so no verdict; how many sets are within, in words."""
     from validation.tp_launches import within_spread
     within = sum(within_spread(s["spread_prediction_pct"], s["spread_launch_pct"]) for s in sets)
-    return Row(14, "Own TP runs on the sealed 4-GPU leases, against their launches' own spread",
+    return Row(14, "Own TP runs on the sealed leases (2 and 4 GPUs), against their launches' own spread",
                tuple(Check("prediction", s["spread_prediction_pct"], plain=True) for s in sets)
                + tuple(Check("a launch", s["spread_launch_pct"], plain=True) for s in sets),
                f"{len(sets)} sets of runs as above; each (configuration, launch) against the median of the "

@@ -148,11 +148,11 @@ def leases(only: Sequence[str] = ()) -> Iterator[tuple[str, Path, RealPredictor,
                 continue
             path = c.llm / name
             records = read_llm_records([path])
-            if label.startswith("llm4"):
+            if label.startswith("llm"):
                 pred = lr.fitted_predictor(records, c.calibration)[0]
-                host = hosts[1][0]
+                host = sc.campaign_host(hosts, name)
             else:
-                world = int(label[-1])
+                world = sc.world_of(name)
                 pred = lb.lease_predictor(path, records, world)
                 host = lb.host_for(world)[0]
             yield f"{c.llm.name} {label} (sealed)", path, pred, host.applied(pred)

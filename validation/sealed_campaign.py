@@ -47,8 +47,22 @@ DATA = Path(__file__).resolve().parent / "data"
 RUNS = (("llm4 PP", "llm_world4.jsonl", "pp"), ("llm4 TP", "llm_world4.jsonl", "tp"),
         ("llm4 FSDP", "llm_world4.jsonl", "fsdp"), ("fsdp2", "fsdp_world2.jsonl", "fsdp"),
         ("fsdp4", "fsdp_world4.jsonl", "fsdp"), ("TP issue probe", "tp_issue_world4.jsonl", "tp"),
-        ("fsdppair4", "fsdppair_world4.jsonl", "fsdp"))
+        ("fsdppair4", "fsdppair_world4.jsonl", "fsdp"), ("llm2 PP", "llm_world2.jsonl", "pp"),
+        ("llm2 TP", "llm_world2.jsonl", "tp"), ("llm2 FSDP", "llm_world2.jsonl", "fsdp"),
+        ("fsdppair2", "fsdppair_world2.jsonl", "fsdp"))
 """The LLM rows a sealed lease may have: the README's label prefix, the file, the runner scored."""
+
+
+def world_of(name: str) -> int:
+    """The world size of a sealed row's file ('llm_world2.jsonl': 2)."""
+    return int(name.rsplit("world", 1)[1].split(".")[0])
+
+
+def campaign_host(hosts: list, name: str) -> object:
+    """The host work an ``llm`` or TP row of file ``name`` takes: that of the committed campaign of its world size
+    (``hosts``: ``validation.llm_real.host_work_from`` of each of ``llm_real.CAMPAIGNS``, in their order)."""
+    from validation import llm_real as lr
+    return next(h for (_, n, _), h in zip(lr.CAMPAIGNS, hosts) if world_of(n) == world_of(name))[0]
 
 PROFILE_RULE_TRIED = ("the fastest of the three profile launches instead of the median", "main 2dc75c7", 9.1,
                       {"H200 TP": (3.5, 7.2), "H200 FSDP": (3.7, 10.4)})
@@ -140,7 +154,8 @@ class _Gpu:
 
 
 _GPUS = {"h100x4": _Gpu("dgx-h100", "h100-nvlink-2gpu", "4x H100 80GB HBM3", "h100x4_2026-11-26h"),
-         "h200x4": _Gpu("hgx-h200", "h200-nvlink", "4x H200", "h200x4_2026-11-26d")}
+         "h200x4": _Gpu("hgx-h200", "h200-nvlink", "4x H200", "h200x4_2026-11-26d"),
+         "h200x2": _Gpu("hgx-h200", "h200-nvlink-2gpu", "2x H200", "h200x2_2026-11-26c")}
 """The GPUs of the sealed leases, by the first word of their campaign's name."""
 
 LLM4_FSDP4 = RUNS[:3] + (RUNS[4],)
@@ -203,7 +218,11 @@ H200M = replace(lease("h200x4_2026-11-28d", "h200s11_sealed", (RUNS[4],), "4bbd2
                      "2026-11-28 06:06-09:06", "07:53-08:01", "941b109"),
                 when="late in the session of 2026-11-28 06:06-09:06 UTC (07:53-08:01), after its model was final, "
                      "under main 4bbd21a")
-SEALED = (H100, H200, H200B, H100C, H200D, H200E, H200F, H100G, H200H, H100I, H200J, H200K, H200L, H200M, H200N)
+H200O = lease("h200x2_2026-11-28f", "h200s13_sealed", RUNS[7:10] + (RUNS[3], RUNS[10]), "3b51686",
+              "A twenty-first machine, sealed (2 GPUs)", "2026-11-28 11:24-14:24", "11:32-11:39", "39ffa4e")
+"""The first sealed lease of 2 GPUs alone: LLM runs only (``llm2``, ``fsdp2``, ``fsdppair2``; its ``fsdpissue2`` file
+is its own host issue probe), no collectives (no machine of more than 2 GPUs was lent that session)."""
+SEALED = (H100, H200, H200B, H100C, H200D, H200E, H200F, H100G, H200H, H100I, H200J, H200K, H200L, H200M, H200N, H200O)
 """The sealed campaigns in the report's order."""
 
 
@@ -302,16 +321,18 @@ def _scored(label: str, path: Path, runner: str, hosts: list, c: Sealed = H100) 
     """The run errors of one sealed row under today's model, by section 7's method for its kind."""
     from validation import fsdp_pair, llm_blind as lb, llm_real as lr
     from validation.llm_records import read_llm_records
-    if label.startswith("llm4"):
-        return [e for e in lr.predict_files([path], c.calibration, hosts[1][0]).errors if e.runner == runner]
+    if label.startswith("llm"):
+        host = campaign_host(hosts, path.name)
+        return [e for e in lr.predict_files([path], c.calibration, host).errors if e.runner == runner]
     if label.startswith("fsdp"):
-        world = int(label[-1])
+        world = world_of(path.name)
         records = read_llm_records([path])
         pred = lb.lease_predictor(path, records, world)
         host, _ = lb.host_for(world)
         return lb._errors(fsdp_pair.carry(pred, host), records)
     probe = [path]
-    return lr.predict_records(lr.probe_tp_runs(probe), c.calibration, hosts[1][0], lr.issue_targets(probe)).errors
+    return lr.predict_records(lr.probe_tp_runs(probe), c.calibration, campaign_host(hosts, path.name),
+                              lr.issue_targets(probe)).errors
 
 
 def tp_launches(c: Sealed, label: str, name: str, host: object) -> list:
@@ -437,7 +458,7 @@ def llm(c: Sealed = H100) -> tuple[list[str], dict]:
         errs = _scored(label, c.llm / name, runner, hosts, c)
         s = error_summary(errs)[runner]
         if runner == "tp":
-            judged[label] = against_launches(tp_launches(c, label, name, hosts[1][0]))
+            judged[label] = against_launches(tp_launches(c, label, name, campaign_host(hosts, name)))
             s = s | {"spread_prediction_pct": judged[label].prediction_pct,
                      "spread_launch_pct": judged[label].launch_pct}
         figs[label] = s
@@ -446,17 +467,22 @@ def llm(c: Sealed = H100) -> tuple[list[str], dict]:
         rows.append(f"| {label} | {s['n']:.0f} | {s['median_abs_pct']:.1f} | {s['p90_abs_pct']:.1f} | "
                     f"{s['spearman']:.2f} | {sum(e.low_s <= e.predicted_s <= e.high_s for e in errs)} of {len(errs)} | "
                     + (f"{b[0]:.1f} / {b[1]:.1f}" if b else "-") + " |")
-    kinds = "`fsdp2`/`fsdp4` runs" if any(r[0] == "fsdp2" for r in c.runs) else "`fsdp4` runs"
+    kinds = "/".join(f"`{r[0]}`" for r in c.runs if r[0].startswith("fsdp") and not r[0].startswith("fsdppair"))
+    llm_file = next((name for label, name, _ in c.runs if label.startswith("llm")), RUNS[0][1])
+    host_of = next(f for f, n, _ in lr.CAMPAIGNS if world_of(n) == world_of(llm_file))
+    where = ("on the lease of section 3's sealed collectives" if c.lat.exists() else
+             "on a lease of its own (no collectives beside it: no machine of more than 2 GPUs was lent that session)")
     lines = [f"### Sealed: PP, TP and FSDP on a {c.gpus} lease no one saw (`{c.llm.name}`)", "",
-             f"Measured by the lead {c.when} on the lease of section 3's sealed collectives and kept from everyone "
+             f"Measured by the lead {c.when} {where} and kept from everyone "
              f"who changed the model that session; its README gives the blind figures under {c.blind_commit}. "
-             f"Predicted by the methods above: the `llm4` runs as `{c.like}` (compute fitted on the lease's own "
-             f"profiles and TP no-communication points, calibration `{c.calibration}`, host work of "
-             f"`{lr.CAMPAIGNS[1][0]}`), the {kinds} by the FSDP-only method of their GPU (`llm_blind.lease_predictor`: "
+             f"Predicted by the methods above: the `llm{world_of(llm_file)}` runs as `{c.like}` (compute fitted on "
+             f"the lease's own profiles and TP no-communication points, calibration `{c.calibration}`, host work of "
+             f"`{host_of}`), the {kinds} runs by the FSDP-only method of their GPU (`llm_blind.lease_predictor`: "
              "on H200 the H200 issue probes and calibration, as the held-out H200 lease, else the blind H100 method; "
              "the configurations' own same-minute paired probes where the file has them (`fsdppair` files, method (d), "
              "since branch h14fsdp19); else the lease's own TP issue probe as its host issue targets where it has one; "
-             "without one, the compute fit of its own `llm4` campaign, as its `llm4` rows, since branch h14fsdp8)"
+             f"without one, the compute fit of its own `llm{world_of(llm_file)}` campaign, as its "
+             f"`llm{world_of(llm_file)}` rows, since branch h14fsdp8)"
              + (", the TP issue probe as the other probes" if any(r[2] == "tp" and "issue" in r[1] for r in c.runs)
                 else "") + ". Command: `python -m validation.sealed_campaign`."
              + f" Today's figures are {c.held_out_of}"

@@ -4,7 +4,15 @@ the session of 2026-11-28 11:24-14:24 UTC: run from the repository root of a che
 docs/accuracy.md section 7 as validation.sealed_campaign applies them to a 4-GPU lease, at 2 GPUs: the `llm2` runs as
 `h200x2_2026-11-26c` (compute fitted on the lease's own profiles, calibration `h200-nvlink-2gpu`, host work of
 `validation.llm_real.CAMPAIGNS[0]`), `fsdp2` / `fsdppair2` by `validation.llm_blind.lease_predictor`."""
+import sys
 from pathlib import Path
+
+from validation import sealed_campaign as sc
+
+if any(c.llm.name == "h200x2_2026-11-28f_llm" for c in sc.SEALED):
+    sys.exit("sealed_blind_3b51686.py reproduces the blind figures of main 3b51686 only (run it in a checkout of "
+             "3b51686 holding the folder); today's figures: python -m validation.sealed_campaign")
+
 from validation import fsdp_pair, llm_blind as lb, llm_real as lr
 from validation.llm_records import error_summary, read_llm_records
 

@@ -1,0 +1,51 @@
+"""validation/scripts/a2a_growth_s27.py: NCCL's one-server p2p schedule of an all_to_all (rounds on disjoint channels,
+parts of S/32 on 2 and 4 GPUs) and its two-point line (no lease figure is pinned: the script prints them)."""
+
+import pytest
+
+from simulator.collectives.p2p import P2pChannels
+from tests.conftest import load_script
+
+MIB = 1 << 20
+
+
+@pytest.fixture(scope="module")
+def script():
+    return load_script("a2a_growth_s27")
+
+
+def nvlink_p2p(ranks: int) -> P2pChannels:
+    """An NVSwitch server's p2p channels as NCCL 2.28 prints them: 32 in all, 32 a peer, 32 / ranks to start."""
+    return P2pChannels(32, 32, 32 // ranks, 64 * 1024, 16 * MIB, 1.0 / ranks)
+
+
+@pytest.mark.parametrize("x, bits, want", [(0, 5, 0), (1, 5, 16), (2, 5, 8), (3, 5, 24), (7, 5, 28), (1, 3, 4),
+                                           (0, 0, 0)])
+def test_bit_reverse(script, x, bits, want):
+    assert script.bit_reverse(x, bits) == want
+
+
+def test_a_round_strides_its_parts_over_the_channels(script):
+    assert script.round_channels(1, 8, 32) == (1, 17, 9, 25, 5, 21, 13, 29)
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+@pytest.mark.parametrize("size", [16 * MIB, 64 * MIB, 256 * MIB])
+def test_rounds_take_disjoint_channels_and_parts_of_s_over_32(script, ranks, size):
+    r = script.schedule(nvlink_p2p(ranks), ranks, size)
+    assert (r.channels, r.ctas, r.overlapping) == (32 // ranks, 32, False)
+    assert r.part_bytes == size / 32
+    assert r.chunks == size / (16 * MIB)
+
+
+def test_at_1_gib_on_4_gpus_the_rounds_share_channels(script):
+    # a peer's 256 MiB over 8 channels would be 32 MiB parts, above 32 chunks: NCCL doubles to 16 a peer
+    r = script.schedule(nvlink_p2p(4), 4, 1024 * MIB)
+    assert (r.channels, r.ctas, r.overlapping) == (16, 32, True)
+
+
+def test_line_through_64_and_256_mib(script):
+    # 4 and 16 chunks: 10 us + 30 us a chunk gives 130 and 490 us
+    step, fixed = script.line(130e-6, 490e-6)
+    assert step == pytest.approx(30e-6)
+    assert fixed == pytest.approx(10e-6)

@@ -49,3 +49,18 @@ def test_line_through_64_and_256_mib(script):
     step, fixed = script.line(130e-6, 490e-6)
     assert step == pytest.approx(30e-6)
     assert fixed == pytest.approx(10e-6)
+
+
+def scored(op: str, size: int, error: float):
+    from types import SimpleNamespace
+    return SimpleNamespace(error=error, pooled=SimpleNamespace(point=SimpleNamespace(op=op, size_bytes=size,
+                                                                                      variant="default")))
+
+
+def test_bound_clears_only_the_all_to_all_points_it_names(script):
+    rows = [scored("all_to_all", 16 * MIB, -0.20), scored("all_to_all", 64 * MIB, -0.10),
+            scored("all_reduce", 64 * MIB, 0.05), scored("all_to_all", 8 * MIB, 0.5)]   # 8 MiB: below the target's sizes
+    model, above16, exact = script.bound_p90s(rows)
+    assert model == pytest.approx(18.0)       # 90th percentile of 20, 10, 5 %
+    assert above16 == pytest.approx(17.0)     # 20, 0, 5: the 16 MiB point stays
+    assert exact == pytest.approx(4.0)        # 0, 0, 5

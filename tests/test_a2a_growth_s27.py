@@ -51,16 +51,38 @@ def test_line_through_64_and_256_mib(script):
     assert fixed == pytest.approx(10e-6)
 
 
-def scored(op: str, size: int, error: float):
+def row(size: int, time_s: float, predicted_s: float, op: str = "all_to_all"):
+    """A scored point (validation.transfer.Scored's fields the script reads)."""
     from types import SimpleNamespace
-    return SimpleNamespace(error=error, pooled=SimpleNamespace(point=SimpleNamespace(op=op, size_bytes=size,
-                                                                                      variant="default")))
+    point = SimpleNamespace(op=op, size_bytes=size, variant="default", time_s=time_s)
+    return SimpleNamespace(pooled=SimpleNamespace(point=point), comparison=SimpleNamespace(predicted_s=predicted_s),
+                           error=predicted_s / time_s - 1)
 
 
 def test_bound_clears_only_the_all_to_all_points_it_names(script):
-    rows = [scored("all_to_all", 16 * MIB, -0.20), scored("all_to_all", 64 * MIB, -0.10),
-            scored("all_reduce", 64 * MIB, 0.05), scored("all_to_all", 8 * MIB, 0.5)]   # 8 MiB: below the target's sizes
+    rows = [row(16 * MIB, 1.0, 0.8), row(64 * MIB, 1.0, 0.9), row(64 * MIB, 1.0, 1.05, op="all_reduce"),
+            row(8 * MIB, 1.0, 1.5)]                          # 8 MiB: below the target's sizes
     model, above16, exact = script.bound_p90s(rows)
     assert model == pytest.approx(18.0)       # 90th percentile of 20, 10, 5 %
     assert above16 == pytest.approx(17.0)     # 20, 0, 5: the 16 MiB point stays
     assert exact == pytest.approx(4.0)        # 0, 0, 5
+
+
+def test_trial_moves_only_the_all_to_all_points_from_its_size_on(script):
+    rows = [row(16 * MIB, 100e-6, 90e-6), row(1 * MIB, 50e-6, 50e-6), row(16 * MIB, 100e-6, 110e-6, op="all_reduce")]
+    # 10 us later (+0 a chunk) from 16 MiB on: the 16 MiB all_to_all becomes exact, 1 MiB and all_reduce stay
+    p90, med, a2a_big, a2a_small = script.trial_figures(rows, 10e-6, 0.0, min_bytes=16 * MIB)
+    assert (a2a_big, a2a_small) == (pytest.approx(0.0), pytest.approx(0.0))
+    assert med == pytest.approx(5.0)           # median of 0 and 10 %
+    # at every size the 1 MiB point is 10 us (20%) late too
+    assert script.trial_figures(rows, 10e-6)[3] == pytest.approx(20.0)
+    assert script.trial_figures(rows)[2] == pytest.approx(10.0)
+
+
+def test_design_residual_is_the_line_through_the_big_all_to_all_residuals(script):
+    # residuals 12 and 18 us at 4 and 16 chunks: 10 us + 0.5 us a chunk; 16 MiB and all_reduce points left out
+    rows = [row(64 * MIB, 112e-6, 100e-6), row(256 * MIB, 418e-6, 400e-6), row(16 * MIB, 200e-6, 50e-6),
+            row(64 * MIB, 500e-6, 100e-6, op="all_reduce")]
+    fixed, step = script.design_residual(rows)
+    assert fixed == pytest.approx(10e-6)
+    assert step == pytest.approx(0.5e-6)

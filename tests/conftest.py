@@ -53,3 +53,17 @@ def with_options(argv: list[str], extra: list[str]) -> list[str]:
         if not skip:
             out.append(x)
     return out + extra
+
+
+def load_script(name: str):
+    """The module of ``validation/scripts/{name}.py`` (the scripts are not a package), registered in sys.modules
+    under ``name``, where dataclasses look their module up."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "validation" / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -1,21 +1,13 @@
 """validation/scripts/tp_h100_s23.py: the data-only facts its docstring records (no model figure is pinned)."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.conftest import load_script
 
 
 @pytest.fixture(scope="module")
 def script():
-    spec = importlib.util.spec_from_file_location("tp_h100_s23", ROOT / "validation/scripts/tp_h100_s23.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module      # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_script("tp_h100_s23")
 
 
 @pytest.fixture(scope="module")

@@ -136,12 +136,6 @@ def predictor(c: object, label: str, path: Path, records: object) -> object:
     return fsdp_pair.carry(lb.lease_predictor(path, records, world), lb.host_for(world)[0])
 
 
-def point_predictor(full: object, run: LlmRun) -> object:
-    """The ``RealPredictor`` of ``run``'s configuration (a paired file has one per configuration)."""
-    by = getattr(full, "by_point", None)
-    return by[run.point] if by is not None else full
-
-
 @dataclass(frozen=True)
 class Config:
     """One sealed FSDP configuration: its lease, row, error and simulated split; the lease's measured host terms."""
@@ -178,7 +172,7 @@ def configs(show_all: bool) -> Iterator[tuple[str, str, float, list[Config]]]:
     """(lease, row, median |error| %, configurations) of every sealed FSDP row."""
     from validation import sealed_campaign as sc
     from validation.fsdp_issue import FULL_SHARD
-    from validation.fsdp_pair import read_pairs
+    from validation.fsdp_pair import for_run, read_pairs
 
     for c in sc.SEALED:
         issue = measured_issue(c.llm)
@@ -200,7 +194,7 @@ def configs(show_all: bool) -> Iterator[tuple[str, str, float, list[Config]]]:
                 run = runs[e.point]
                 key = what(run)
                 p = issue.get((key.rsplit(" h", 1)[0], run.spec.hidden))
-                s = split(point_predictor(full, run), run) if (show_all or median > TARGET_PCT) else None
+                s = split(for_run(full, run), run) if (show_all or median > TARGET_PCT) else None
                 out.append(Config(c.llm.name, label, key, e, s, p.issue_s if p else None,  # type: ignore[arg-type]
                                   p.gpu_s if p else None, bool(p and p.what == FULL_SHARD),
                                   statistics.median(probes[e.point]) if e.point in probes else None))

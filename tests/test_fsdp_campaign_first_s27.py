@@ -18,7 +18,8 @@ DATA = ROOT / "validation" / "data"
 def script(monkeypatch):
     folder = str(ROOT / "validation" / "scripts")
     monkeypatch.syspath_prepend(folder)
-    spec = importlib.util.spec_from_file_location("fsdp_campaign_first_s27", Path(folder) / "fsdp_campaign_first_s27.py")
+    spec = importlib.util.spec_from_file_location("fsdp_campaign_first_s27",
+                                                  Path(folder) / "fsdp_campaign_first_s27.py")
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, spec.name, module)
     spec.loader.exec_module(module)

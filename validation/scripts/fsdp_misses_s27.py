@@ -4,10 +4,11 @@
 
     python validation/scripts/fsdp_misses_s27.py           # every sealed FSDP set that misses, then the tallies
     python validation/scripts/fsdp_misses_s27.py --all     # every sealed FSDP set
+    python validation/scripts/fsdp_misses_s27.py --profiles   # the profiled steps on their critical rank
 
 Every sealed lease's FSDP row (``validation.sealed_campaign.SEALED``: ``llm4`` FSDP, ``fsdp2``, ``fsdp4``,
 ``fsdppair4``) is predicted exactly as ``python -m validation.sealed_campaign`` predicts it (its :func:`predictor`
-is ``sealed_campaign._scored``'s; the script checks the medians agree). For each set whose median |error| is above
+is ``sealed_campaign._scored``'s: the same 22 of 37 sets within 8%). For each set whose median |error| is above
 8%, per configuration (strategy, hidden size, world size; the phase is the row), in ms:
 
 * measured (median of the launches) and predicted, the signed error (+: predicted slow), and the launches' range
@@ -35,11 +36,11 @@ What it shows (main 3b51686; 22 of 37 sets within 8%, 15 missed: 2 ``llm4`` FSDP
   no NO_SHARD), sit at -5.2 to +2.9% for every strategy. 77 of the 200 configurations miss 8%: FULL_SHARD 35 of 74,
   NO_SHARD 23 of 48, SHARD_GRAD_OP 5 of 26, HYBRID 14 of 52.
 * **FULL_SHARD is predicted too fast and NO_SHARD at hidden 4096 too slow, so the gap between them is what is
-  missed.** Measured FULL_SHARD less NO_SHARD on the 24 ``fsdp4``/``fsdppair4`` files: median 7.4 ms (-1.0 to 11.1)
-  at h2048 and 3.9 ms (1.2 to 5.7) at h4096; predicted 1.3 to 5.3 and -0.7 to +1.4 ms; the gap's miss, median 2.9 ms
-  (h2048, 9 units) and 3.8 ms (h4096, 5 units): not per unit, nor per byte (h4096 moves twice h2048's). The simulation prices FULL_SHARD h4096 like NO_SHARD h4096
-  because the host work it adds (0.26 ms per all-gather) hides behind the all-gathers it waits on (exposed
-  all-gather 5.2-5.4 ms, host-bound 2.5-4.6 ms against NO_SHARD's 5.8-6.9 ms).
+  missed.** Measured FULL_SHARD less NO_SHARD on the 23 4-GPU ``fsdp4``/``fsdppair4`` files: median 7.4 ms (-1.0 to
+  11.1) at h2048 and 3.9 ms (1.2 to 5.7) at h4096; predicted 1.3 to 5.3 and -0.7 to +1.4 ms. The simulation gives
+  FULL_SHARD h4096 2.4 ms more host issue than NO_SHARD (h200x4_2026-11-27d: 17.50 / 15.08 ms) and 1.2 ms less drain
+  after its last kernel (the root's reduce-scatter, 1.37 ms exposed, against NO_SHARD's all-reduce, 2.56), so it prices
+  the two within 0.4 ms there.
 * **The errors are larger than the launches' spread**: 53 of the 77 missing configurations lie outside the range of
   their own three launches (FULL_SHARD 24 of 35, NO_SHARD 16 of 23); a FULL_SHARD h4096 row's launches span a few
   % where its error is 8-20%.
@@ -50,9 +51,25 @@ What it shows (main 3b51686; 22 of 37 sets within 8%, 15 missed: 2 ``llm4`` FSDP
   0.75-0.95 of the FSDP host work (``python validation/scripts/fsdp_campaign_first_s27.py table``). Taking the
   campaign's fit first puts FULL_SHARD right and NO_SHARD slow (that script's figures): not kept.
 * **The gap's miss is there on fast and slow hosts**: FULL_SHARD less NO_SHARD is 3.1 ms (h2048) and 3.6 ms (h4096)
-  longer than simulated, medians over 24 FSDP-only files, Spearman 0.41 / 0.40 with the block issue time (weak: not
-  a host cost that scales with the CPU). On section 7's FSDP-only leases (not sealed) it is 0.3-3.5 ms on 2 GPUs and
-  -0.3 to 8.0 on 4.
+  longer than simulated, medians over 24 FSDP-only files (23 on 4 GPUs, the ``fsdp2`` one on 2), Spearman 0.41 / 0.40
+  with the block issue time (weak: not clearly a host cost that scales with the CPU's speed); per unit 0.35 / 0.72
+  ms, per byte gathered h4096's is half h2048's: neither a per-unit nor a per-byte cost alone. On section 7's
+  FSDP-only leases (not sealed; ``validation.fsdp_host_carry``'s predictors) it is -1.4 to 3.5 ms on 2 GPUs and -0.3
+  to 8.0 on 4.
+* **Where the gap lies, measured (``--profiles``: the five committed profiled files, 2 and 4 H200s, 3 launches per
+  configuration).** On the critical rank (the one whose compute stream waits least on collectives: every other rank's
+  collectives wait for it) FULL_SHARD less NO_SHARD is almost all idle for the host, the GPU waiting for the host's
+  next launch: +6.3 to +11.0 ms at h2048 (medians over launches, per file) and +2.1 to +5.9 ms at h4096, while its
+  compute stream is busy only 0.0-1.1 ms longer (GEMM + attention -0.1 to +0.9 ms, slowed on the waiting ranks, not on
+  this one), and it idles beside a collective 0.0-0.3 ms. So the critical path is the host issuing FULL_SHARD: not a
+  collective, not the GEMMs beside NCCL, not a rank waiting for another. Per unit that is 0.7-1.2 ms (h2048, 9 units)
+  and 0.4-1.2 ms (h4096, 5 units) more host than NO_SHARD's, profiled (the profiler slows the host), where the
+  simulation's sharded unit carries 0.48-0.51 ms more (h200x4_2026-11-27d: host issue 33.14 / 28.56 and 17.50 /
+  15.08 ms). That is the host split the 2-GPU free-gathers probe measured small per all-gather (0.08 / 0.35 ms), so
+  the part missing is FSDP1's per-unit hook work of a sharded unit (``validation.fsdp_host_items``: ``_pre_forward``
+  +0.4, ``_pre_backward_hook`` +0.3, ``_post_backward_hook`` +0.2-0.3 ms over NO_SHARD's, 2 GPUs), carried in a unit
+  the FSDP-only files measure smaller (the first bullet): the ratio branch h14fsdp25's trial 2 held (0.89) moved
+  the same rows and was not kept either.
 * **The GPU alone is not what is missing**: where the lease ran ``fsdp --issue``, NO_SHARD's measured GPU-alone time
   exceeds the simulated one by 1.6-2.6 ms (h4096) and 0.7-1.7 ms (h2048), yet NO_SHARD h4096 is predicted slow (its
   simulated host work and the cold start's last all-reduce, 2.3-2.6 ms exposed, outweigh it); FULL_SHARD's
@@ -119,7 +136,8 @@ def split(pred: object, run: LlmRun) -> Split:
     from validation.fsdp_time_parts import simulated
 
     config, gpus = pred.config(run)  # type: ignore[attr-defined]
-    args = (pred.router(gpus), pred.model(run.spec), config, pred.gpu, pred.params, pred.compute)  # type: ignore[attr-defined]
+    args = (pred.router(gpus), pred.model(run.spec), config,  # type: ignore[attr-defined]
+            pred.gpu, pred.params, pred.compute)  # type: ignore[attr-defined]
     units = [u for st in train_work(*args).stages for ch in st.chunks for u in ch.units]
     r = simulate_train(*args, record=True)
     recs = [x for stage in r.records.values() for x in stage]
@@ -196,7 +214,8 @@ def configs(show_all: bool) -> Iterator[tuple[str, str, float, list[Config]]]:
             path = c.llm / name
             records = read_llm_records([path])
             full = predictor(c, label, path, records)
-            errors = [e for e in compare_runs(records, full.iteration_s) if e.runner == "fsdp"]  # type: ignore[attr-defined]
+            errors = [e for e in compare_runs(records, full.iteration_s)  # type: ignore[attr-defined]
+                      if e.runner == "fsdp"]
             median = statistics.median(abs(e.error_pct) for e in errors)
             probes: dict[str, list[float]] = {}
             if name.startswith("fsdppair"):
@@ -286,11 +305,46 @@ def gaps(every: list[Config]) -> list[str]:
     return lines
 
 
+def critical_rows(paths: Sequence[Path]) -> list[str]:
+    """The profiled FSDP steps (``fsdp --profile-step``, ``validation.fsdp_profile.read_profiled``) on their critical
+    rank: the rank whose compute stream waits least on collectives, so the one every other rank's collectives wait
+    for. Per configuration, medians over launches, ms: its span, compute stream busy, GEMM + attention, idle for its
+    host and idle beside a collective, and the other ranks' idle beside a collective (their wait for it)."""
+    from validation.fsdp_profile import measured_parts, read_profiled
+
+    lines = ["| profile | configuration | launches | critical rank: span / busy / GEMM+attn ms | "
+             "idle for the host ms | idle beside a collective ms | the other ranks' idle beside a collective ms |",
+             "|---|---|---|---|---|---|---|"]
+    for path in paths:
+        by: dict[str, list[tuple[object, list[object]]]] = {}
+        for p in read_profiled(path):
+            parts = [measured_parts(x) for x in p.summaries]
+            crit = min(parts, key=lambda x: x.idle_nccl_s)
+            by.setdefault(f"{WHAT_SHORT.get(p.record['strategy'], p.record['strategy'])} h{p.record['hidden']}",
+                          []).append((crit, [x for x in parts if x is not crit]))
+        for name, xs in by.items():
+            med = lambda f: statistics.median(f(c) for c, _ in xs)  # noqa: E731
+            others = statistics.median(o.idle_nccl_s for _, os in xs for o in os)
+            lines.append(f"| {path.parent.name}/{path.name} | {name} | {len(xs)} | {_ms(med(lambda c: c.span_s))} / "
+                         f"{_ms(med(lambda c: c.busy_s))} / {_ms(med(lambda c: c.gemm_s))} | "
+                         f"{_ms(med(lambda c: c.idle_host_s))} | {_ms(med(lambda c: c.idle_nccl_s))} | {_ms(others)} |")
+    return lines
+
+
+WHAT_SHORT = {"no_shard": "NO_SHARD", "full_shard": "FULL_SHARD", "shard_grad_op": "GRAD_OP"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python validation/scripts/fsdp_misses_s27.py",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("--all", action="store_true", help="every sealed FSDP set, not only those that miss 8%%")
+    ap.add_argument("--profiles", action="store_true",
+                    help="instead: the committed profiled FSDP steps on their critical rank (fsdpprof files)")
     args = ap.parse_args(argv)
+    if args.profiles:
+        data = Path(__file__).resolve().parents[1] / "data"
+        print("\n".join(critical_rows(sorted(data.glob("*/fsdpprof_world*.jsonl")))))
+        return 0
     every: list[Config] = []
     sets = []
     for lease, label, median, out in configs(args.all):

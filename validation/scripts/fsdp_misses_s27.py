@@ -69,7 +69,8 @@ What it shows (main 3b51686; 22 of 37 sets within 8%, 15 missed: 2 ``llm4`` FSDP
   the part missing is FSDP1's per-unit hook work of a sharded unit (``validation.fsdp_host_items``: ``_pre_forward``
   +0.4, ``_pre_backward_hook`` +0.3, ``_post_backward_hook`` +0.2-0.3 ms over NO_SHARD's, 2 GPUs), carried in a unit
   the FSDP-only files measure smaller (the first bullet): the ratio branch h14fsdp25's trial 2 held (0.89) moved
-  the same rows and was not kept either.
+  the same rows and was not kept either, nor were a NO_SHARD unit carrying 0.70 of it (the profiled ratio) and that
+  with the campaign's fit (``fsdp_nogather_share_s27.py``: 18 and 27 of 37 sets, 18 and 8 worse).
 * **The GPU alone is not what is missing**: where the lease ran ``fsdp --issue``, NO_SHARD's measured GPU-alone time
   exceeds the simulated one by 1.6-2.6 ms (h4096) and 0.7-1.7 ms (h2048), yet NO_SHARD h4096 is predicted slow (its
   simulated host work and the cold start's last all-reduce, 2.3-2.6 ms exposed, outweigh it); FULL_SHARD's

@@ -6,7 +6,7 @@ Why (``validation/scripts/fsdp_misses_s27.py`` and the table this script prints 
 configuration on the same lease, FULL_SHARD measured alike in the ``llm4`` and ``fsdp4`` phases, is predicted by two
 fits. The ``llm4`` rows take the campaign's fit, whose block issue time is the TP-sharded block's (``host_tp_block_s``,
 the unit the host work is carried in), and miss little; the FSDP-only rows take the issue probe's fit, which measures
-the unsharded block (``host_tp_block_s`` 0) and so carries 0.75-0.95 of the host work (the carry-unit mismatch of
+the unsharded block (``host_tp_block_s`` 0) and so carries 0.75-0.96 of the host work (the carry-unit mismatch of
 ``validation.fsdp_carry_unit``), and FULL_SHARD comes out fast. The leases without a probe of their own already take
 the campaign's fit (branch h14fsdp8). Section 7's FSDP-only leases ran no LLM campaign, so nothing there moves.
 

@@ -48,8 +48,9 @@ What it shows (main 3b51686; 22 of 37 sets within 8%, 15 missed: 2 ``llm4`` FSDP
   ``fsdp4`` phases of one lease (h200x4_2026-11-27d h2048 39.4 / 39.9 ms, h200x4_2026-11-28c 42.4 / 42.6) is predicted
   40.5 / 33.8 and 39.9 / 34.4: the ``llm4`` rows take the lease's campaign fit (block issue time 0.975 / 0.961 ms, the
   TP-sharded block's), the FSDP-only rows its issue probe's (0.737 / 0.749, the unsharded block's), so they carry
-  0.75-0.95 of the FSDP host work (``python validation/scripts/fsdp_campaign_first_s27.py table``). Taking the
-  campaign's fit first puts FULL_SHARD right and NO_SHARD slow (that script's figures): not kept.
+  0.75-0.96 of the FSDP host work the ``llm4`` rows carry (``fsdppair4``: 0.78-1.03; ``python
+  validation/scripts/fsdp_campaign_first_s27.py table``). Taking the campaign's fit first puts FULL_SHARD right and
+  NO_SHARD slow (that script's figures): not kept.
 * **The gap's miss is there on fast and slow hosts**: FULL_SHARD less NO_SHARD is 3.1 ms (h2048) and 3.6 ms (h4096)
   longer than simulated, medians over 24 FSDP-only files (23 on 4 GPUs, the ``fsdp2`` one on 2), Spearman 0.41 / 0.40
   with the block issue time (weak: not clearly a host cost that scales with the CPU's speed); per unit 0.35 / 0.72

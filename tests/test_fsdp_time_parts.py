@@ -99,3 +99,21 @@ def test_one_configuration_across_leases() -> None:
     rows = across_report()
     assert rows[0] == "### One configuration across leases of one GPU"
     assert any(r.startswith("| NVIDIA H200 | 4 | NO_SHARD h4096 | ") and r.endswith(" | 27.7 |") for r in rows)
+
+
+def test_a_sealed_lease_with_paired_probes_is_split_as_the_sealed_report_predicts_it() -> None:
+    """A sealed ``fsdppair4`` row is predicted by one fit per configuration (``fsdp_pair.PairedPredictor``): its parts
+    are simulated with that configuration's own fit, and the prediction is ``validation.sealed_campaign``'s (before
+    branch h14fsdp27 the host work was carried with ``HostWork.applied``, which a paired predictor lacks: the command
+    stopped with an AttributeError on every lease with ``fsdppair`` files)."""
+    from validation import sealed_campaign as sc
+    from validation.fsdp_pair import PairedPredictor
+
+    folder = "h200x4_2026-11-28e_llm"
+    c = next(c for c in sc.SEALED if c.llm.name == folder)
+    label, path, pred, full = next(x for x in leases([folder]) if x[1].name == "fsdppair_world4.jsonl")
+    assert label == f"{folder} fsdppair4 (sealed)" and isinstance(full, PairedPredictor)
+    rows = parts(full, path)
+    scored = sc._scored("fsdppair4", path, "fsdp", [], c)
+    assert [p.predicted_s for p in rows] == [e.predicted_s for e in scored]
+    assert all(p.predicted_s >= p.gpu_simulated_s - 1e-9 for p in rows)

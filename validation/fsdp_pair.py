@@ -176,6 +176,12 @@ def carry(pred: object, host: object) -> object:
     return pred.carried(host) if isinstance(pred, PairedPredictor) else host.applied(pred)  # type: ignore[attr-defined]
 
 
+def for_run(pred: object, run: object) -> object:
+    """The ``llm_real.RealPredictor`` that predicts ``run``: ``pred`` itself, or, for a :class:`PairedPredictor`, the
+    one of the run's configuration (what a caller needs to simulate the run with records, not just time it)."""
+    return pred.by_point[run.point] if isinstance(pred, PairedPredictor) else pred  # type: ignore[attr-defined]
+
+
 def paired_predictor(targets: Mapping[str, object], fit: Callable[[Sequence[object]], object]) -> PairedPredictor:
     """``fit`` (own host targets -> a fitted ``RealPredictor``: the lease's probe method) once per configuration
     with that configuration's target alone."""

@@ -110,8 +110,10 @@ def simulated(pred: RealPredictor, run: LlmRun) -> tuple[float, float, float, fl
 
 def parts(full: RealPredictor, path: Path) -> list[Parts]:
     """Every FSDP configuration of the file at ``path``, predicted by ``full`` (the host work carried; the
-    GPU-only parts simulated without it: :func:`simulated`)."""
+    GPU-only parts simulated without it: :func:`simulated`; a paired file's ``validation.fsdp_pair.PairedPredictor``
+    simulates each configuration with its own fit)."""
     from validation.fsdp_issue import FULL_SHARD, NO_SHARD, NOCOMM, read_points
+    from validation.fsdp_pair import for_run
 
     records = read_llm_records([path])
     issue = {}
@@ -123,7 +125,7 @@ def parts(full: RealPredictor, path: Path) -> list[Parts]:
         run = g.first
         if run.runner != "fsdp":
             continue
-        gpu, host, alone, run_s, comm, tail = simulated(full, run)
+        gpu, host, alone, run_s, comm, tail = simulated(for_run(full, run), run)
         p = issue.get((run.strategy, run.spec.hidden))
         out.append(Parts(what(run), g.median_s, full.iteration_s(run), p.gpu_s if p else None,
                          bool(p and p.what == FULL_SHARD), gpu, p.issue_s if p else None, host, alone, run_s, comm,
@@ -134,7 +136,7 @@ def parts(full: RealPredictor, path: Path) -> list[Parts]:
 def leases(only: Sequence[str] = ()) -> Iterator[tuple[str, Path, RealPredictor, RealPredictor]]:
     """(label, file, predictor without host work, with it) of every FSDP row section 7 scores, the sealed ones too
     (``only``: the folders to keep)."""
-    from validation import fsdp_host_carry as fhc, llm_blind as lb, llm_real as lr, sealed_campaign as sc
+    from validation import fsdp_host_carry as fhc, fsdp_pair, llm_blind as lb, llm_real as lr, sealed_campaign as sc
 
     keep = (lambda folder: not only or folder in only)
     for s in fhc.score([l for l in fhc.LEASES if keep(l.folder)]):
@@ -155,7 +157,7 @@ def leases(only: Sequence[str] = ()) -> Iterator[tuple[str, Path, RealPredictor,
                 world = sc.world_of(name)
                 pred = lb.lease_predictor(path, records, world)
                 host = lb.host_for(world)[0]
-            yield f"{c.llm.name} {label} (sealed)", path, pred, host.applied(pred)
+            yield f"{c.llm.name} {label} (sealed)", path, pred, fsdp_pair.carry(pred, host)
 
 
 @dataclass(frozen=True)

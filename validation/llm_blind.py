@@ -443,7 +443,9 @@ def lease_predictor(path: Path, records: object, world: int, own_probes: bool = 
     branch, h14fsdp19), else the lease's own host issue measurements where it has them (branch h14fsdp7), else its own LLM campaign's compute
     fit, the one its ``llm4`` rows are predicted with (branch h14fsdp8), else the other leases' probes (``own_probes``
     False: those alone). Kept in this order knowing the fifth sealed lease (``validation.fsdp_host_carry``'s method
-    table: no order is better on every lease that has both)."""
+    table: no order is better on every lease that has both). Tried again on branch h14fsdp27 over 15 sealed leases,
+    not kept: the campaign's fit first, sealed FSDP sets within 8% 22 -> 27 of 37 with six worse by more than 0.3
+    points (NO_SHARD goes slow as FULL_SHARD comes right); figures in ``validation/scripts/fsdp_campaign_first_s27.py``."""
     return lease_methods(path, records, world)[lease_method(path, records, world, own_probes)]()
 
 

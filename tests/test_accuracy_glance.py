@@ -191,7 +191,7 @@ def test_the_tp_spread_row_counts_sets_within_and_carries_no_verdict():
 def test_the_report_shows_the_tp_spread_row_after_the_tp_median_row():
     rows = glance_rows(DOC)
     names = [r[1] for r in rows]
-    i = names.index("Own TP runs on the sealed 4-GPU leases")
-    assert names[i + 1] == "Own TP runs on the sealed 4-GPU leases, against their launches' own spread"
-    assert rows[i][4].endswith("of 14 met")                       # the median's verdict stays
-    assert (rows[i + 1][3], rows[i + 1][4]) == ("-", "-") and "of 14 sets" in rows[i + 1][5]
+    i = names.index("Own TP runs on the sealed leases (2 and 4 GPUs)")
+    assert names[i + 1] == "Own TP runs on the sealed leases (2 and 4 GPUs), against their launches' own spread"
+    assert rows[i][4].endswith("of 15 met")                       # the median's verdict stays
+    assert (rows[i + 1][3], rows[i + 1][4]) == ("-", "-") and "of 15 sets" in rows[i + 1][5]

@@ -158,13 +158,13 @@ def split(pred: object, run: LlmRun) -> Split:
 def predictor(c: object, label: str, path: Path, records: object) -> object:
     """The predictor ``sealed_campaign._scored`` scores the row with (host work carried)."""
     from validation import fsdp_pair, llm_blind as lb, llm_real as lr
-    from validation.sealed_campaign import DATA
+    from validation.sealed_campaign import DATA, campaign_host, world_of
 
-    if label.startswith("llm4"):
-        folder, name, calibration = lr.CAMPAIGNS[1]
-        host = lr.host_work_from([DATA / folder / name], calibration)[0]
+    if label.startswith("llm"):
+        hosts = [lr.host_work_from([DATA / f / n], cal) for f, n, cal in lr.CAMPAIGNS]
+        host = campaign_host(hosts, path.name)
         return host.applied(lr.fitted_predictor(records, c.calibration)[0])  # type: ignore[attr-defined]
-    world = int(label[-1])
+    world = world_of(path.name)
     return fsdp_pair.carry(lb.lease_predictor(path, records, world), lb.host_for(world)[0])
 
 
@@ -287,7 +287,7 @@ def gaps(every: list[Config]) -> list[str]:
              "|---|---|---|---|---|---|"]
     misses: dict[str, list[tuple[float, float]]] = {}
     for (lease, phase, name), full in by.items():
-        if not name.startswith("FULL_SHARD") or phase.startswith("llm4"):
+        if not name.startswith("FULL_SHARD") or phase.startswith("llm"):
             continue
         hidden = name.rsplit(" ", 1)[1]
         no = by.get((lease, phase, f"NO_SHARD {hidden}"))

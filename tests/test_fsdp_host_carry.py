@@ -91,11 +91,11 @@ def test_report_lines(carried: tuple) -> None:
     phases = [m for m in methods if m.split("|")[1].strip() not in labels]   # a lease's configurations per phase
     assert len(methods) == len(labels) + len(phases)
     assert sorted({m.split("|")[1].strip() for m in phases}) == ["h100x4_2026-11-27g_llm", "h100x4_2026-11-28_llm",
-                                                                 "h200x4_2026-11-27d_llm", "h200x4_2026-11-27e_llm",
+                                                                 "h200x2_2026-11-28f_llm", "h200x4_2026-11-27d_llm", "h200x4_2026-11-27e_llm",
                                                                  "h200x4_2026-11-27f_llm", "h200x4_2026-11-27h_llm",
                                                                  "h200x4_2026-11-28_llm", "h200x4_2026-11-28c_llm",
                                                                  "h200x4_2026-11-28e_llm"]
-    assert len(phases) == 36    # the four FSDP configurations of each of the nine sealed leases with both files
+    assert len(phases) == 40    # the four FSDP configurations of each of the ten sealed leases with both files
     assert len(issue) == 14 and all(0.8 < float(r.split("|")[5]) < 1.3 for r in issue)
     assert figs["rule2_rms_log"] < figs["rule1_rms_log"]
 
@@ -204,7 +204,7 @@ def test_every_fsdp_only_file_is_scored_by_every_method_its_lease_has_data_for(m
     a, b, c, d = Method
     paired = sum(len(pair_files(f)) for f in PAIRED)
     assert paired == 7
-    assert len(methods) == sum(lease.fit is fhc.Fit.LEASE for lease in fhc.LEASES) + 24 + paired   # 24 sealed rows
+    assert len(methods) == sum(lease.fit is fhc.Fit.LEASE for lease in fhc.LEASES) + 26 + paired   # 26 sealed rows (24 before the 2-GPU sealed lease)
     have = {label: set(scores) for label, (_, scores) in methods.items()}
     assert have["h200x4_2026-11-27d_llm fsdp4 (sealed)"] == {a, b, c}
     assert have["h200x4_2026-11-27e_llm fsdp4 (sealed)"] == {a, b, c}
@@ -254,7 +254,7 @@ def test_no_order_of_own_measurements_wins_on_every_lease_with_both(methods: dic
     a, b, _, _ = Method
     both = [s for _, s in methods.values() if a in s and b in s]
     wins = sum(s[a].median_pct < s[b].median_pct for s in both)
-    assert len(both) == 19 and 0 < wins < len(both)
+    assert len(both) == 21 and 0 < wins < len(both)   # 19 before the 2-GPU sealed lease
     text = "\n".join(fhc.method_lines())
     assert f"(a) has the lower median on {wins} of them" in text and "a check, not blind" in text
 

@@ -16,9 +16,9 @@ def sets(script):
 
 
 def test_run_sets_cover_section_7_and_the_sealed_tp_rows(sets):
-    assert len(sets) == 22        # 18 when the script was written, then the tenth sealed lease (4x H100) landed,
+    assert len(sets) == 23        # 18 when the script was written, then the tenth sealed lease (4x H100) landed,
     #                               then the eleventh (4x H200; the twelfth has no TP runs), then the thirteenth (4x H200),
-    #                               then the fifteenth (4x H200; the fourteenth has no TP runs)
+    #                               then the fifteenth (4x H200; the fourteenth has no TP runs), then the 2-GPU one
     assert sum(s.gpu == "H100" for s in sets.values()) == 9
     assert "h100x4_2026-11-27_llm TP issue probe" in sets and sets["h100x4_2026-11-27_llm TP issue probe"].probe
 
@@ -38,5 +38,6 @@ def test_larger_model_faster_more_often_on_h100(script, sets):
                            for g in groups]))
     pairs = script.faster_pairs(scored)
     assert (sum(pairs["H100"]), len(pairs["H100"])) == (7, 18)   # (7, 16) before the tenth sealed lease
-    assert (sum(pairs["H200"]), len(pairs["H200"])) == (6, 26)   # (3, 20) before the eleventh sealed lease, (3, 22)
-    #                                                                before the thirteenth, (4, 24) before the fifteenth
+    assert (sum(pairs["H200"]), len(pairs["H200"])) == (7, 28)   # (3, 20) before the eleventh sealed lease, (3, 22)
+    #                                                                before the thirteenth, (4, 24) before the fifteenth,
+    #                                                                (6, 26) before the 2-GPU one

@@ -99,6 +99,17 @@ def _step(kind: object, part: object) -> tuple[bool, object]:
     return False, None
 
 
+def _unknown(loc: Sequence[object], cls: type[BaseModel]) -> str:
+    """'unknown field' with the fields the mapping at ``loc`` takes (a typo under ``search:`` named none of them)."""
+    kind: object = cls
+    for part in loc[:-1]:
+        kind = _step(kind, part)[1]
+    kind = _plain(kind)
+    if isinstance(kind, type) and issubclass(kind, BaseModel):
+        return f"unknown field (known: {', '.join(kind.model_fields)})"
+    return "unknown field"
+
+
 def _plain(kind: object) -> object:
     """``kind`` without ``Annotated[...]`` and with ``X | None`` as ``X``."""
     while True:
@@ -160,7 +171,7 @@ def validate(cls: type[M], data: object, source: str | None, what: str = "a mapp
             err = typo
             raise InputError(f"unknown field; required {where} is missing (got {err.get('input')!r})",
                              source=source, field=field_path(err["loc"], cls), value=err.get("input")) from None
-        msg = "unknown field" if err["type"] == "extra_forbidden" else _words(err)
+        msg = _unknown(err["loc"], cls) if err["type"] == "extra_forbidden" else _words(err)
         if err["type"] == "model_type":
             # a union of a mapping and values (placement: spread or {policy: random, seed: 3}): a typo in the
             # value ('spred') failed both members, and the mapping's complaint hid the values it takes

@@ -5,14 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpunetsim.cli import main
-
-
-def _one_error(capsys, argv: list[str]) -> str:
-    assert main(argv) == 2
-    cap = capsys.readouterr()
-    assert cap.out == "" and cap.err.count("\n") == 1 and "Traceback" not in cap.err
-    return cap.err
+from tests.test_new_user_paths import _one_error
 
 
 # ------------------------------------------------------------------ an unknown study field lists the known ones
@@ -29,3 +22,34 @@ def test_an_unknown_study_field_lists_the_known_ones(tmp_path, capsys, block, te
     f = tmp_path / "s.yaml"
     f.write_text("topology: dgx-h100\n" + block)
     assert text in _one_error(capsys, ["sweep", str(f), "--out", str(tmp_path / "o"), "--no-progress"])
+
+
+# ------------------------------------------------------------------ ffn 0 / kv_heads 0 are refused, not the default
+SPEC = "hidden=1024,layers=8,heads=16,seq=1024"
+
+
+@pytest.mark.parametrize("extra, text", [
+    (",ffn=0", "--model-spec: ffn: must be a positive integer (leave it out for 4 x hidden) (got 0)"),
+    (",kv_heads=0", "--model-spec: kv_heads: must be a positive integer (leave it out for heads) (got 0)"),
+])
+def test_a_zero_ffn_or_kv_heads_spec_is_refused(capsys, extra, text):
+    """``ffn=0`` ran a 4 x hidden feed-forward layer, a meaning no help or doc gave."""
+    err = _one_error(capsys, ["train", "--topology", "dgx-a100", "--model-spec", SPEC + extra, "--global-batch", "8"])
+    assert text in err
+
+
+def test_a_zero_ffn_model_file_is_refused(tmp_path, capsys):
+    f = tmp_path / "m.yaml"
+    f.write_text("hidden: 1024\nlayers: 8\nheads: 16\nseq: 1024\nkv_heads: 0\n")
+    err = _one_error(capsys, ["train", "--topology", "dgx-a100", "--model", str(f), "--global-batch", "8"])
+    assert "m.yaml: kv_heads: must be a positive integer (leave it out for heads) (got 0)" in err
+
+
+@pytest.mark.parametrize("field", ["ffn", "kv_heads"])
+def test_the_python_spec_takes_none_as_the_default_and_refuses_zero(field):
+    from simulator.core.errors import InputError
+    from simulator.training.llm.model import TransformerSpec
+    m = TransformerSpec("m", 1024, 8, 16, 1024)
+    assert (m.ffn, m.kv_heads) == (4096, 16)
+    with pytest.raises(InputError, match="must be a positive integer"):
+        TransformerSpec("m", 1024, 8, 16, 1024, **{field: 0})

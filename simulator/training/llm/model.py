@@ -36,9 +36,9 @@ class TransformerSpec:
     layers: int
     heads: int
     seq: int
-    ffn: int = 0              # 0: 4 * hidden
+    ffn: int | None = None        # None: 4 * hidden
     vocab: int = 51200
-    kv_heads: int = 0         # 0: heads (multi-head attention); fewer: grouped-query attention
+    kv_heads: int | None = None   # None: heads (multi-head attention); fewer: grouped-query attention
     gated_mlp: bool = False   # SwiGLU: three hidden x ffn matrices instead of two
     bias: bool = True         # biases on the linear layers (GPT) or none (LLaMA)
     tied_embeddings: bool = True
@@ -47,15 +47,13 @@ class TransformerSpec:
         for f in ("hidden", "layers", "heads", "seq", "vocab"):      # vocab 0: a zero-FLOP GEMM divided by zero
             check_count(getattr(self, f), field=f, limit=LAYERS if f == "layers" else None,
                         words="must be a positive integer")
-        for f in ("ffn", "kv_heads"):                               # 0: the default (4 x hidden, heads)
-            check_count(getattr(self, f), field=f, low=0, words="must be a non-negative integer")
         if self.hidden % self.heads:
             raise InputError(f"hidden ({self.hidden}) must be a multiple of heads", field="heads",
                              value=self.heads)
-        if self.ffn == 0:
-            object.__setattr__(self, "ffn", 4 * self.hidden)
-        if self.kv_heads == 0:
-            object.__setattr__(self, "kv_heads", self.heads)
+        for f, default, words in (("ffn", 4 * self.hidden, "4 x hidden"), ("kv_heads", self.heads, "heads")):
+            if getattr(self, f) is None:        # 0 meant the default without a word: refused, as the docs say
+                object.__setattr__(self, f, default)
+            check_count(getattr(self, f), field=f, words=f"must be a positive integer (leave it out for {words})")
         if self.heads % self.kv_heads:
             raise InputError(f"heads ({self.heads}) must be a multiple of kv_heads", field="kv_heads",
                              value=self.kv_heads)

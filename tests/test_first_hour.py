@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from gpunetsim.cli import main
 from tests.test_new_user_paths import _one_error
 
 
@@ -53,3 +54,59 @@ def test_the_python_spec_takes_none_as_the_default_and_refuses_zero(field):
     assert (m.ffn, m.kv_heads) == (4096, 16)
     with pytest.raises(InputError, match="must be a positive integer"):
         TransformerSpec("m", 1024, 8, 16, 1024, **{field: 0})
+
+
+# ------------------------------------------------------------------ a failure time without a unit is refused
+SCENARIO = """name: t
+topology: dgx-h100
+nodes: 2
+jobs:
+  - {name: a, collective: all_reduce, size: 1 GiB, algo: ring, nodes: 2%s}
+"""
+
+
+@pytest.mark.parametrize("job, top, text", [
+    ("", "failures: {mtbf_gpu: 50000, checkpoint: 1 min}\n",
+     "s.yaml: failures.mtbf_gpu: a time needs a unit: write e.g. '50000 h' or '50000 s' (ns, us, ms, s, min, h, d, "
+     "w, y) (got 50000)"),
+    ("", "failures: {mtbf_gpu: 50000 h, checkpoint: 60}\n", "s.yaml: failures.checkpoint: a time needs a unit"),
+    ("", "failures: {mtbf_gpu: 50000 h, checkpoint: 1 min}\nrun: 30\n", "s.yaml: run: a time needs a unit"),
+    (", start: 0.5", "", "s.yaml: jobs[0].start: a time needs a unit: write e.g. '0.5 h' or '0.5 s'"),
+    (", compute: 2", "", "s.yaml: jobs[0].compute: a time needs a unit"),
+])
+def test_a_scenario_time_without_a_unit_is_refused(tmp_path, capsys, job, top, text):
+    """``mtbf_gpu: 50000`` ran as 50000 seconds (13.9 hours) where the user meant hours."""
+    f = tmp_path / "s.yaml"
+    f.write_text(SCENARIO % job + top)
+    assert text in _one_error(capsys, ["cluster", str(f)])
+
+
+@pytest.mark.parametrize("flags, text", [
+    (["--mtbf-gpu", "50000"], "--mtbf-gpu: a time needs a unit: write e.g. '50000 h' or '50000 s'"),
+    (["--mtbf-gpu", "50000 h", "--checkpoint", "60"], "--checkpoint: a time needs a unit"),
+    (["--mtbf-gpu", "50000 h", "--checkpoint", "1 min", "--run", "30"], "--run: a time needs a unit"),
+])
+def test_a_goodput_time_without_a_unit_is_refused(capsys, flags, text):
+    assert text in _one_error(capsys, ["goodput", "--gpus", "4096"] + flags)
+
+
+def _goodput_json(capsys, flags: list[str]) -> dict:
+    import json
+    assert main(["goodput", "--gpus", "4096", "--mtbf-gpu", "50000 h", "--json"] + flags) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_the_seconds_flags_take_a_bare_number_as_seconds(capsys):
+    """``--checkpoint-s 60 --restart-s 300`` (the docs' command) is what ``--checkpoint '1 min' --restart '5 min'``
+    is."""
+    assert (_goodput_json(capsys, ["--checkpoint-s", "60", "--restart-s", "300"])
+            == _goodput_json(capsys, ["--checkpoint", "1 min", "--restart", "5 min"]))
+
+
+def test_the_python_api_takes_numbers_as_seconds_and_text_with_a_unit():
+    import gpunetsim
+    from simulator.core.errors import InputError
+    g = gpunetsim.goodput(4096, mtbf_gpu=50000 * 3600.0, checkpoint=60, restart=300)
+    assert (g.mtbf_s, g.checkpoint_s, g.restart_s) == (50000 * 3600 / 4096, 60.0, 300.0)
+    with pytest.raises(InputError, match="mtbf_gpu: a time needs a unit"):
+        gpunetsim.goodput(4096, mtbf_gpu="50000", checkpoint=60)

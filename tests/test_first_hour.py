@@ -67,11 +67,11 @@ jobs:
 
 @pytest.mark.parametrize("job, top, text", [
     ("", "failures: {mtbf_gpu: 50000, checkpoint: 1 min}\n",
-     "s.yaml: failures.mtbf_gpu: a time needs a unit: write e.g. '50000 h' or '50000 s' (ns, us, ms, s, min, h, d, "
-     "w, y) (got 50000)"),
+     "s.yaml: failures.mtbf_gpu: a time needs a unit: write e.g. '50000 us', '50000 s' or '50000 h' (ns, us, ms, "
+     "s, min, h, d, w, y) (got 50000)"),
     ("", "failures: {mtbf_gpu: 50000 h, checkpoint: 60}\n", "s.yaml: failures.checkpoint: a time needs a unit"),
     ("", "failures: {mtbf_gpu: 50000 h, checkpoint: 1 min}\nrun: 30\n", "s.yaml: run: a time needs a unit"),
-    (", start: 0.5", "", "s.yaml: jobs[0].start: a time needs a unit: write e.g. '0.5 h' or '0.5 s'"),
+    (", start: 0.5", "", "s.yaml: jobs[0].start: a time needs a unit: write e.g. '0.5 us', '0.5 s' or '0.5 h'"),
     (", compute: 2", "", "s.yaml: jobs[0].compute: a time needs a unit"),
 ])
 def test_a_scenario_time_without_a_unit_is_refused(tmp_path, capsys, job, top, text):
@@ -82,7 +82,7 @@ def test_a_scenario_time_without_a_unit_is_refused(tmp_path, capsys, job, top, t
 
 
 @pytest.mark.parametrize("flags, text", [
-    (["--mtbf-gpu", "50000"], "--mtbf-gpu: a time needs a unit: write e.g. '50000 h' or '50000 s'"),
+    (["--mtbf-gpu", "50000"], "--mtbf-gpu: a time needs a unit: write e.g. '50000 us', '50000 s' or '50000 h'"),
     (["--mtbf-gpu", "50000 h", "--checkpoint", "60"], "--checkpoint: a time needs a unit"),
     (["--mtbf-gpu", "50000 h", "--checkpoint", "1 min", "--run", "30"], "--run: a time needs a unit"),
 ])
@@ -110,3 +110,26 @@ def test_the_python_api_takes_numbers_as_seconds_and_text_with_a_unit():
     assert (g.mtbf_s, g.checkpoint_s, g.restart_s) == (50000 * 3600 / 4096, 60.0, 300.0)
     with pytest.raises(InputError, match="mtbf_gpu: a time needs a unit"):
         gpunetsim.goodput(4096, mtbf_gpu="50000", checkpoint=60)
+
+
+# ------------------------------------------------------------------ a topology file's link needs its units
+PAIR = "nodes: [{name: a}, {name: b}]\nlinks: [{a: a, b: b, kind: nvlink, bandwidth: %s, latency: %s}]\n"
+
+
+@pytest.mark.parametrize("bandwidth, latency, text", [
+    ("400", "0", "t.yaml: links[0].bandwidth: not a bandwidth: write a number and a unit such as '400 Gb/s' or "
+                 "'900 GB/s' (got 400)"),      # was 'out of range [1000, 1e+16] bytes/s'
+    ("100 GB/s", "0.5", "t.yaml: links[0].latency: a time needs a unit: write e.g. '0.5 us', '0.5 s' or '0.5 h'"),
+])
+def test_a_topology_link_without_units_is_refused(tmp_path, capsys, bandwidth, latency, text):
+    """``latency: 0.5`` ran as half a second per hop (a 64 MiB all-reduce of a second)."""
+    f = tmp_path / "t.yaml"
+    f.write_text(PAIR % (bandwidth, latency))
+    assert text in _one_error(capsys, ["collective", "--topology", str(f), "-b", "64M", "-e", "64M"])
+
+
+def test_a_topology_link_with_units_and_latency_0_runs(tmp_path):
+    import topologies
+    f = tmp_path / "t.yaml"
+    f.write_text(PAIR % ("100 GB/s", "0"))
+    assert [d["latency_s"] for _, _, d in topologies.build(str(f)).edges(data=True)] == [0.0]

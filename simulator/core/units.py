@@ -98,7 +98,7 @@ def parse_time(value: object, field: str = "latency", allow_zero: bool = True,
             value if isinstance(value, (int, float)) and not isinstance(value, bool) else None)
         if bare is not None and 0 < bare < float("inf"):
             number = str(value).strip()
-            raise InputError(f"a time needs a unit: write e.g. '{number} h' or '{number} s' "
+            raise InputError(f"a time needs a unit: write e.g. '{number} us', '{number} s' or '{number} h' "
                              "(ns, us, ms, s, min, h, d, w, y)", field=field, value=value)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         t = _float(value)

@@ -9,6 +9,13 @@ from gpunetsim.cli import main
 from tests.test_new_user_paths import _one_error
 
 
+def _file_error(tmp_path, capsys, name: str, text: str, argv: list[str]) -> str:
+    """The one-line error of ``gpunetsim ARGV FILE`` (``FILE`` in argv) with ``text`` written to file ``name``."""
+    f = tmp_path / name
+    f.write_text(text)
+    return _one_error(capsys, [str(f) if a == "FILE" else a for a in argv])
+
+
 # ------------------------------------------------------------------ an unknown study field lists the known ones
 @pytest.mark.parametrize("block, text", [
     ("search:\n  model: llama-3-8b\n  gpus: 8\n  global_batch: 64\n  objectiv: cost\n",
@@ -20,9 +27,8 @@ from tests.test_new_user_paths import _one_error
 ])
 def test_an_unknown_study_field_lists_the_known_ones(tmp_path, capsys, block, text):
     """``search.objectiv`` said 'unknown field (got 'cost')' without the fields ``search:`` takes."""
-    f = tmp_path / "s.yaml"
-    f.write_text("topology: dgx-h100\n" + block)
-    assert text in _one_error(capsys, ["sweep", str(f), "--out", str(tmp_path / "o"), "--no-progress"])
+    argv = ["sweep", "FILE", "--out", str(tmp_path / "o"), "--no-progress"]
+    assert text in _file_error(tmp_path, capsys, "s.yaml", "topology: dgx-h100\n" + block, argv)
 
 
 # ------------------------------------------------------------------ ffn 0 / kv_heads 0 are refused, not the default
@@ -40,9 +46,8 @@ def test_a_zero_ffn_or_kv_heads_spec_is_refused(capsys, extra, text):
 
 
 def test_a_zero_ffn_model_file_is_refused(tmp_path, capsys):
-    f = tmp_path / "m.yaml"
-    f.write_text("hidden: 1024\nlayers: 8\nheads: 16\nseq: 1024\nkv_heads: 0\n")
-    err = _one_error(capsys, ["train", "--topology", "dgx-a100", "--model", str(f), "--global-batch", "8"])
+    err = _file_error(tmp_path, capsys, "m.yaml", "hidden: 1024\nlayers: 8\nheads: 16\nseq: 1024\nkv_heads: 0\n",
+                      ["train", "--topology", "dgx-a100", "--model", "FILE", "--global-batch", "8"])
     assert "m.yaml: kv_heads: must be a positive integer (leave it out for heads) (got 0)" in err
 
 
@@ -76,9 +81,7 @@ jobs:
 ])
 def test_a_scenario_time_without_a_unit_is_refused(tmp_path, capsys, job, top, text):
     """``mtbf_gpu: 50000`` ran as 50000 seconds (13.9 hours) where the user meant hours."""
-    f = tmp_path / "s.yaml"
-    f.write_text(SCENARIO % job + top)
-    assert text in _one_error(capsys, ["cluster", str(f)])
+    assert text in _file_error(tmp_path, capsys, "s.yaml", SCENARIO % job + top, ["cluster", "FILE"])
 
 
 @pytest.mark.parametrize("flags, text", [
@@ -123,9 +126,8 @@ PAIR = "nodes: [{name: a}, {name: b}]\nlinks: [{a: a, b: b, kind: nvlink, bandwi
 ])
 def test_a_topology_link_without_units_is_refused(tmp_path, capsys, bandwidth, latency, text):
     """``latency: 0.5`` ran as half a second per hop (a 64 MiB all-reduce of a second)."""
-    f = tmp_path / "t.yaml"
-    f.write_text(PAIR % (bandwidth, latency))
-    assert text in _one_error(capsys, ["collective", "--topology", str(f), "-b", "64M", "-e", "64M"])
+    argv = ["collective", "--topology", "FILE", "-b", "64M", "-e", "64M"]
+    assert text in _file_error(tmp_path, capsys, "t.yaml", PAIR % (bandwidth, latency), argv)
 
 
 def test_a_topology_link_with_units_and_latency_0_runs(tmp_path):

@@ -135,3 +135,11 @@ def test_a_topology_link_with_units_and_latency_0_runs(tmp_path):
     f = tmp_path / "t.yaml"
     f.write_text(PAIR % ("100 GB/s", "0"))
     assert [d["latency_s"] for _, _, d in topologies.build(str(f)).edges(data=True)] == [0.0]
+
+
+# ------------------------------------------------------------------ gpunetsim --version
+def test_version_prints_the_package_version(capsys):
+    """``gpunetsim --version`` said 'unrecognized arguments: --version'."""
+    import gpunetsim
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"gpunetsim {gpunetsim.__version__}\n"

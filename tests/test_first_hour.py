@@ -143,3 +143,30 @@ def test_version_prints_the_package_version(capsys):
     import gpunetsim
     assert main(["--version"]) == 0
     assert capsys.readouterr().out == f"gpunetsim {gpunetsim.__version__}\n"
+
+
+# ------------------------------------------------------------------ --gpu with a workload file says it changes no time
+WORKLOAD = """name: mlp-bs512
+forward_s: 0.00068
+backward_s: 0.00144
+optimizer_s: 0.00125
+batch_size: 512
+params:
+  - {name: 0.weight, bytes: 67108864, grad_ready_s: 0.00143}
+  - {name: 0.bias,   bytes: 16384,    grad_ready_s: 0.00142}
+"""
+
+
+def test_gpu_with_a_workload_file_warns_that_it_changes_no_time(tmp_path, capsys):
+    """``--gpu a100`` on a measured profile ran the file's own times without a word (the same iteration on any
+    GPU)."""
+    f = tmp_path / "w.yaml"
+    f.write_text(WORKLOAD)
+    argv = ["ddp", "--topology", "hgx-h200", "--gpus", "4", "--workload", str(f), "--json"]
+    assert main(argv) == 0
+    plain = capsys.readouterr()
+    assert main(argv + ["--gpu", "a100"]) == 0
+    cap = capsys.readouterr()
+    assert cap.out == plain.out and plain.err == ""
+    assert cap.err == ("gpunetsim: warning: gpu 'a100' does not change the times of the workload file w.yaml "
+                       "(measured, or computed for the file's own gpu); it only sets the memory its replica must fit\n")

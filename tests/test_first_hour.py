@@ -170,3 +170,12 @@ def test_gpu_with_a_workload_file_warns_that_it_changes_no_time(tmp_path, capsys
     assert cap.out == plain.out and plain.err == ""
     assert cap.err == ("gpunetsim: warning: gpu 'a100' does not change the times of the workload file w.yaml "
                        "(measured, or computed for the file's own gpu); it only sets the memory its replica must fit\n")
+
+
+# ------------------------------------------------------------------ cluster --top-links 0 lists no links
+def test_top_links_0_lists_no_links_instead_of_none(capsys):
+    """``--top-links 0`` printed 'gpt2 none' under 'links saturated while shared', though gpt2's spine links were
+    saturated 4% of the run (listed with the default 3)."""
+    assert main(["cluster", "shared-spine", "--iterations", "1", "--top-links", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "links saturated" not in out and " none" not in out and out.count("\n") == 4

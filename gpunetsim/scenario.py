@@ -66,7 +66,7 @@ class JobSpec(_Strict):
 
     name: str = Field(min_length=1)
     nodes: Count | None = None
-    start: float | str = 0.0                 # when its first iteration starts
+    start: int | float | str = 0                # when its first iteration starts
     node_list: list[Index] | None = None
     # DDP
     workload: str | None = None
@@ -79,7 +79,7 @@ class JobSpec(_Strict):
     size: int | str = "1 GiB"
     algo: Literal["auto", "ring", "tree", "direct"] = "auto"
     proto: str = "auto"                      # auto or one of simulator.core.vocabulary.PROTOS
-    compute: float | str = 0.0
+    compute: int | float | str = 0
     # LLM training (gpunetsim train): a zoo model, a model file, or a spec "hidden=..,layers=..,heads=.."
     train: str | None = None
     seq: Count | None = None
@@ -141,7 +141,7 @@ class DegradedLink(_Strict):
 
     link: str
     fraction: _Frac
-    period: float | str | None = None
+    period: int | float | str | None = None
     duty: Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)] | None = None
 
     @model_validator(mode="after")
@@ -174,7 +174,7 @@ class ScenarioSpec(_Strict):
     stragglers: StragglerSpec = StragglerSpec()
     degraded_links: list[DegradedLink] = []
     failures: dict | None = None            # simulator.training.goodput.FailureSpec's fields
-    run: float | str = "30 d"               # training work per job, for goodput
+    run: int | float | str = "30 d"             # training work per job, for goodput
 
 
 @dataclass(frozen=True)

@@ -77,7 +77,10 @@ jobs:
     ("", "failures: {mtbf_gpu: 50000 h, checkpoint: 60}\n", "s.yaml: failures.checkpoint: a time needs a unit"),
     ("", "failures: {mtbf_gpu: 50000 h, checkpoint: 1 min}\nrun: 30\n", "s.yaml: run: a time needs a unit"),
     (", start: 0.5", "", "s.yaml: jobs[0].start: a time needs a unit: write e.g. '0.5 us', '0.5 s' or '0.5 h'"),
-    (", compute: 2", "", "s.yaml: jobs[0].compute: a time needs a unit"),
+    (", compute: 2", "", "s.yaml: jobs[0].compute: a time needs a unit: write e.g. '2 us', '2 s' or '2 h' (ns, us, "
+                         "ms, s, min, h, d, w, y) (got 2)"),     # the number as written, not pydantic's 2.0
+    ("", "degraded_links: [{link: h0.nic0 - leaf.g0.r0, fraction: 0.5, period: 20}]\n",
+     "s.yaml: degraded_links[0].period: a time needs a unit: write e.g. '20 us', "),
 ])
 def test_a_scenario_time_without_a_unit_is_refused(tmp_path, capsys, job, top, text):
     """``mtbf_gpu: 50000`` ran as 50000 seconds (13.9 hours) where the user meant hours."""

@@ -182,3 +182,15 @@ def test_top_links_0_lists_no_links_instead_of_none(capsys):
     assert main(["cluster", "shared-spine", "--iterations", "1", "--top-links", "0"]) == 0
     out = capsys.readouterr().out
     assert "links saturated" not in out and " none" not in out and out.count("\n") == 4
+
+
+def test_a_study_gpu_over_workload_files_only_warns(tmp_path, capsys):
+    """A study's ``gpu: a100`` over workload files only ran their own times and labelled the rows a100."""
+    w = tmp_path / "w.yaml"
+    w.write_text(WORKLOAD)
+    f = tmp_path / "s.yaml"
+    f.write_text("name: s\nmodel: w.yaml\ntopology: hgx-h200\ngpu: a100\n")
+    assert main(["sweep", str(f), "--no-progress", "--workers", "1", "--out", str(tmp_path / "o")]) == 0
+    assert capsys.readouterr().err.split("\n")[0] == (f"gpunetsim: warning: {f}: gpu: 'a100' changes no time: every "
+                                                      "model is a workload file, whose times are its own (gpu applies "
+                                                      "to zoo models, train and search)")

@@ -194,3 +194,21 @@ def test_a_study_gpu_over_workload_files_only_warns(tmp_path, capsys):
     assert capsys.readouterr().err.split("\n")[0] == (f"gpunetsim: warning: {f}: gpu: 'a100' changes no time: every "
                                                       "model is a workload file, whose times are its own (gpu applies "
                                                       "to zoo models, train and search)")
+
+
+# ------------------------------------------------------------------ a Hugging Face config.json says what to write
+def test_a_hugging_face_config_says_which_spec_to_give(tmp_path, capsys):
+    """A model's config.json said 'architectures: unknown field'; the spec it names runs llama-3-8b's iteration."""
+    import json
+    config = {"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336,
+              "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+              "max_position_embeddings": 8192, "tie_word_embeddings": False}
+    spec = "hidden=4096,layers=32,heads=32,kv_heads=8,ffn=14336,vocab=128256,seq=8192,tied_embeddings=false"
+    err = _file_error(tmp_path, capsys, "config.json", json.dumps(config), ["train", "--model", "FILE",
+                                                                            "--global-batch", "8"])
+    assert f'config.json: a Hugging Face config, not a model file: give --model-spec "{spec}" (seq: ' in err
+    runs = []
+    for model in (["--model-spec", spec + ",gated_mlp=true,bias=false"], ["--model", "llama-3-8b"]):
+        assert main(["train", *model, "--global-batch", "8", "--json"]) == 0
+        runs.append(json.loads(capsys.readouterr().out)["iteration_s"])
+    assert runs[0] == runs[1]

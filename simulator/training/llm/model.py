@@ -184,6 +184,19 @@ def parse_model_spec(text: str, field: str = "--model-spec") -> TransformerSpec:
     return _from_mapping(data, None, f"{field}: ")
 
 
+_HF_FIELDS = {"hidden_size": "hidden", "num_hidden_layers": "layers", "num_attention_heads": "heads",
+              "num_key_value_heads": "kv_heads", "intermediate_size": "ffn", "vocab_size": "vocab",
+              "max_position_embeddings": "seq", "tie_word_embeddings": "tied_embeddings"}
+"""A Hugging Face ``config.json``'s names of the model file's fields."""
+
+
+def _hf_hint(data: dict) -> str:
+    """What to write instead of a Hugging Face config (it said 'architectures: unknown field')."""
+    spec = ",".join(f"{ours}={str(data[theirs]).lower()}" for theirs, ours in _HF_FIELDS.items() if theirs in data)
+    return (f"a Hugging Face config, not a model file: give --model-spec \"{spec}\" (seq: the sequence you train "
+            "on; add gated_mlp=true,bias=false for a LLaMA-style model), or a file with those fields")
+
+
 def load_model_file(path: str | Path) -> TransformerSpec:
     """A YAML or JSON file with the :func:`parse_model_spec` fields (``name`` optional)."""
     from simulator.core.inputs import read_structured
@@ -192,6 +205,8 @@ def load_model_file(path: str | Path) -> TransformerSpec:
         from simulator.core.values import kind_of
         raise InputError(f"expected a mapping of model fields, not {kind_of(data)}", source=str(path))
     data = dict(data)
+    if any(key in data for key in _HF_FIELDS):
+        raise InputError(_hf_hint(data), source=str(path))
     data.setdefault("name", Path(path).stem)
     return _from_mapping(data, str(path), "")
 

@@ -212,3 +212,15 @@ def test_a_hugging_face_config_says_which_spec_to_give(tmp_path, capsys):
         assert main(["train", *model, "--global-batch", "8", "--json"]) == 0
         runs.append(json.loads(capsys.readouterr().out)["iteration_s"])
     assert runs[0] == runs[1]
+
+
+# ------------------------------------------------------------------ a file's word outside its choices: the CLI's words
+@pytest.mark.parametrize("block, text", [
+    ("fabric: rial\n", "s.yaml: fabric[0]: expected 'rail' or 'fat-tree' (got 'rial')"),
+    ("train: {model: llama-3-8b, global_batch: 8, schedule: gpipe}\n",
+     "s.yaml: train.schedule[0]: expected '1f1b' or 'interleaved' (got 'gpipe')"),
+])
+def test_a_study_word_outside_its_choices_names_them_in_the_projects_words(tmp_path, capsys, block, text):
+    """It said pydantic's 'Input should be 'rail' or 'fat-tree'', the one message left in pydantic's words."""
+    argv = ["sweep", "FILE", "--out", str(tmp_path / "o"), "--no-progress"]
+    assert text in _file_error(tmp_path, capsys, "s.yaml", "topology: dgx-h100\n" + block, argv)

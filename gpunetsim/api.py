@@ -281,7 +281,8 @@ def goodput(gpus: int, *, gpus_per_node: int = 8, nics_per_node: int | None = No
             checkpoint: str | float = 0.0, restart: str | float = 0.0, interval: str | float | None = None,
             run: str | float = "30 d"):
     """Expected goodput of ``run`` (training work) on ``gpus`` GPUs under failures, as ``gpunetsim
-    goodput`` prints it (times with units or seconds; an MTBF of None never fails). ``switches``
+    goodput`` prints it (times as text with units, ``"50000 h"``, or Python numbers of seconds: a text without a
+    unit is refused, as in a file or on the command line; an MTBF of None never fails). ``switches``
     defaults to the leaves of a rail-optimized fabric: NICs per server x ceil(servers / 32).
     Returns a :class:`simulator.training.goodput.GoodputResult`.
 
@@ -308,11 +309,17 @@ def goodput(gpus: int, *, gpus_per_node: int = 8, nics_per_node: int | None = No
     nics_per = gpus_per_node if nics_per_node is None else nics_per_node
     comps = Components(gpus, nodes, nodes * nics_per,
                        nics_per * -(-nodes // HOSTS_PER_LEAF) if switches is None else switches)
-    spec = failure_spec(dict(mtbf_gpu=mtbf_gpu, mtbf_node=mtbf_node, mtbf_nic=mtbf_nic, mtbf_switch=mtbf_switch,
-                             checkpoint=checkpoint, restart=restart, interval=interval))
-    work = parse_time(float(run) if isinstance(run, str) and run.strip().replace(".", "", 1).isdigit() else run,
-                      field="run", allow_zero=False)
+    times = dict(mtbf_gpu=mtbf_gpu, mtbf_node=mtbf_node, mtbf_nic=mtbf_nic, mtbf_switch=mtbf_switch,
+                 checkpoint=checkpoint, restart=restart, interval=interval)
+    spec = failure_spec({k: f"{v!r} s" if _number(v) else v for k, v in times.items()})   # a number: seconds
+    work = parse_time(run, field="run", allow_zero=False, unit=isinstance(run, str))
     return expected_run(comps, spec, work)
+
+
+def _number(v: object) -> bool:
+    """Whether ``v`` is a positive finite Python number (the API's seconds; a text needs its unit, as in a file; 0
+    and the numbers refused are left to :func:`simulator.core.units.parse_time`, which names them as given)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < float("inf")
 
 
 #: Servers under one leaf switch per rail when counting default switches (as --hosts-per-leaf).

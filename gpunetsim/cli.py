@@ -53,6 +53,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = OneLineParser(prog="gpunetsim",
                                      description="Simulate multi-GPU training networks: NCCL collectives "
                                                  "and PyTorch DDP iterations.")
+    from gpunetsim import __version__
+    parser.add_argument("--version", action="version", version=f"gpunetsim {__version__}")
     sub = parser.subcommands = parser.add_subparsers(dest="command")
     known = any(command in names for _, names in SUBCOMMANDS)
     for module, names in SUBCOMMANDS:

@@ -57,7 +57,7 @@ def _cluster(args: argparse.Namespace) -> int:
         print(json.dumps({"scenario": sc.name, "gpus": sc.gpus, "placement": sc.placement, "seed": sc.seed,
                           "nccl_version": str(planned_nccl(sc)), **d}))
         return 0
-    print(format_cluster(sc, result, runs))
+    print(format_cluster(sc, result, runs, links=args.top_links > 0))
     if args.html:
         print(f"report written to {args.html}")
     return 0
@@ -108,8 +108,24 @@ def planned_nccl(sc):
     return sc.params.planned_nccl_version()
 
 
-def format_cluster(sc, r, runs=()) -> str:
-    """The table: one line per job (times in ms), then each job's contended links."""
+def _links(r) -> list[str]:
+    """Each job's links saturated while shared, longest first ('none' for a job without one)."""
+    lines = ["", "links saturated while shared (per job, longest first):",
+             f"{'job':<12} {'link':<26} {'contended(ms)':>13} {'of run':>7} {'util':>6}  jobs on it"]
+    for j in r.jobs:
+        if not j.links:
+            lines.append(f"{j.name:<12} {'none':<26}")
+        for l in j.links:
+            label = l.name + (f" x{len(l.links)}" if len(l.links) > 1 else "")
+            share = l.contended_s / r.window_s * 100 if r.window_s > 0 else 0.0
+            lines.append(f"{j.name:<12} {label:<26} {l.contended_s * 1e3:>13.3f} {share:>6.1f}% "
+                         f"{l.utilisation * 100:>5.1f}%  {', '.join(l.jobs)}")
+    return lines
+
+
+def format_cluster(sc, r, runs=(), links: bool = True) -> str:
+    """The table: one line per job (times in ms), then each job's contended links (``links``: False for
+    ``--top-links 0``, which listed every job's links as 'none', contended or not)."""
     a = sc.attributes
     lines = [f"# gpunetsim cluster: {sc.name} on {a.get('name')} x{a.get('hosts', 1)} "
              f"({sc.gpus} GPUs), placement={sc.placement}, {r.iterations} iterations, seed={sc.seed}, "
@@ -124,17 +140,8 @@ def format_cluster(sc, r, runs=()) -> str:
                      f"{j.shared_s * 1e3:>10.3f} {_ms(j.shared_lo_s)} {_ms(j.shared_hi_s)} "
                      f"{j.slowdown:>7.3f}x {j.straggler_factor:>10.3f} "
                      f"{j.straggler_expected:>6.3f}")
-    lines.append("")
-    lines.append("links saturated while shared (per job, longest first):")
-    lines.append(f"{'job':<12} {'link':<26} {'contended(ms)':>13} {'of run':>7} {'util':>6}  jobs on it")
-    for j in r.jobs:
-        if not j.links:
-            lines.append(f"{j.name:<12} {'none':<26}")
-        for l in j.links:
-            label = l.name + (f" x{len(l.links)}" if len(l.links) > 1 else "")
-            share = l.contended_s / r.window_s * 100 if r.window_s > 0 else 0.0
-            lines.append(f"{j.name:<12} {label:<26} {l.contended_s * 1e3:>13.3f} {share:>6.1f}% "
-                         f"{l.utilisation * 100:>5.1f}%  {', '.join(l.jobs)}")
+    if links:
+        lines += _links(r)
     if any(g is not None for g in runs):
         from simulator.core.units import format_duration as dur
         lines.append("")

@@ -27,7 +27,8 @@ def register(sub) -> None:
                    help="DistributedDataParallel (one process per GPU) or nn.DataParallel (one process, "
                         "one server: replicate, scatter, gather, reduce onto GPU 0)")
     p.add_argument("--workload", required=True, help="zoo model (e.g. resnet50, gpt2) or a workload file")
-    p.add_argument("--gpu", default=None, help="GPU for zoo models (default: the topology's)")
+    p.add_argument("--gpu", default=None, help="GPU for zoo models (default: the topology's); a workload file's "
+                                               "times are its own (--gpu sets only the memory to fit)")
     p.add_argument("--batch-size", type=int, default=None, help="per-GPU batch size")
     p.add_argument("--bucket-cap-mb", default="25", help="DDP bucket_cap_mb (a number of MiB, no unit)")
     p.add_argument("--first-bucket-mb", default="1",
@@ -57,6 +58,11 @@ def load_any_workload(spec: str, gpu: str | None, gpu_model: str, batch_size: in
     if names_a_file(path):
         from simulator.training.workload_files import load_workload
         w = load_workload(path)
+        if gpu is not None:             # was ignored without a word: the same iteration on any --gpu
+            import logging
+            logging.getLogger("gpunetsim.ddp").warning(
+                f"gpu {gpu!r} does not change the times of the workload file {path.name} (measured, or computed for "
+                "the file's own gpu); it only sets the memory its replica must fit")
         return w.scaled_to_batch(batch_size) if batch_size is not None else w
     if batch_size is not None and batch_size <= 0:
         raise InputError("batch size must be a positive integer", field="--batch-size", value=batch_size)

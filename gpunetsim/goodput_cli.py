@@ -25,16 +25,30 @@ def register(sub) -> None:
     for comp in ("gpu", "node", "nic", "switch"):
         p.add_argument(f"--mtbf-{comp}", default=None, metavar="TIME",
                        help=f"mean time between failures of one {comp}, e.g. '50000 h' (default: never fails)")
-    p.add_argument("--checkpoint", "--checkpoint-s", default="0", metavar="TIME",
-                   help="time to write one checkpoint, e.g. 60 or '1 min' (seconds if no unit)")
-    p.add_argument("--restart", "--restart-s", default="0", metavar="TIME",
-                   help="time to restart after a failure (reschedule, load the checkpoint)")
+    p.add_argument("--checkpoint", default="0", metavar="TIME",
+                   help="time to write one checkpoint, e.g. '1 min' or '60 s' (a number alone is refused)")
+    p.add_argument("--checkpoint-s", dest="checkpoint", type=_seconds, default=argparse.SUPPRESS, metavar="SECONDS",
+                   help="the same in seconds, e.g. 60")
+    p.add_argument("--restart", default="0", metavar="TIME",
+                   help="time to restart after a failure (reschedule, load the checkpoint), e.g. '5 min'")
+    p.add_argument("--restart-s", dest="restart", type=_seconds, default=argparse.SUPPRESS, metavar="SECONDS",
+                   help="the same in seconds, e.g. 300")
     p.add_argument("--interval", default=None, metavar="TIME",
                    help="your checkpoint interval (compute time between checkpoints) to compare")
     p.add_argument("--run", default="30 d", metavar="TIME", help="training work to finish (default '30 d')")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--html", default=None, metavar="FILE", help="write goodput vs interval as a plotly report")
     p.set_defaults(func=_goodput)
+
+
+def _seconds(text: str) -> str:
+    """``--checkpoint-s``/``--restart-s``: a number is seconds, as the flag's name says ("60" -> "60 s"); --checkpoint
+    and --restart need the unit ("60" could be seconds or minutes)."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        return text
+    return f"{text.strip()} s" if 0 < seconds < math.inf else text     # 0, nan, -3: parse_time's words
 
 
 def _goodput(args: argparse.Namespace) -> int:

@@ -66,7 +66,7 @@ class JobSpec(_Strict):
 
     name: str = Field(min_length=1)
     nodes: Count | None = None
-    start: float | str = 0.0                 # when its first iteration starts
+    start: int | float | str = 0                # when its first iteration starts
     node_list: list[Index] | None = None
     # DDP
     workload: str | None = None
@@ -79,7 +79,7 @@ class JobSpec(_Strict):
     size: int | str = "1 GiB"
     algo: Literal["auto", "ring", "tree", "direct"] = "auto"
     proto: str = "auto"                      # auto or one of simulator.core.vocabulary.PROTOS
-    compute: float | str = 0.0
+    compute: int | float | str = 0
     # LLM training (gpunetsim train): a zoo model, a model file, or a spec "hidden=..,layers=..,heads=.."
     train: str | None = None
     seq: Count | None = None
@@ -141,7 +141,7 @@ class DegradedLink(_Strict):
 
     link: str
     fraction: _Frac
-    period: float | str | None = None
+    period: int | float | str | None = None
     duty: Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)] | None = None
 
     @model_validator(mode="after")
@@ -174,7 +174,7 @@ class ScenarioSpec(_Strict):
     stragglers: StragglerSpec = StragglerSpec()
     degraded_links: list[DegradedLink] = []
     failures: dict | None = None            # simulator.training.goodput.FailureSpec's fields
-    run: float | str = "30 d"               # training work per job, for goodput
+    run: int | float | str = "30 d"             # training work per job, for goodput
 
 
 @dataclass(frozen=True)
@@ -263,7 +263,7 @@ def _job(spec: JobSpec, i: int, router: Router, attrs: Mapping, src: str, base: 
     from simulator.training.cluster import CollectiveJob, DDPJob
     from simulator.training.ddp import DDPConfig
     where = f"jobs[{i}]"
-    start = checked(lambda: parse_time(spec.start, field="start"), src, f"{where}.start", spec.start)
+    start = checked(lambda: parse_time(spec.start, field="start", unit=True), src, f"{where}.start", spec.start)
     if spec.collective is not None:
         from simulator.core.vocabulary import PROTOS, check_op
         checked(lambda: check_op(spec.collective), src, f"{where}.collective", spec.collective)
@@ -271,7 +271,8 @@ def _job(spec: JobSpec, i: int, router: Router, attrs: Mapping, src: str, base: 
             raise InputError(f"unknown protocol (expected auto, {', '.join(PROTOS)})", source=src,
                              field=f"{where}.proto", value=spec.proto)
         size = checked(lambda: parse_size(spec.size, field="size"), src, f"{where}.size", spec.size)
-        compute = checked(lambda: parse_time(spec.compute, field="compute"), src, f"{where}.compute", spec.compute)
+        compute = checked(lambda: parse_time(spec.compute, field="compute", unit=True), src, f"{where}.compute",
+                          spec.compute)
         if size == 0 and compute == 0:
             raise InputError("a job with no bytes and no compute does nothing", source=src, field=f"{where}.size",
                              value=spec.size)
@@ -390,7 +391,7 @@ def scenario_from_spec(spec: ScenarioSpec, src: str = "<scenario>", base: Path |
             for pair in pairs:
                 degraded[pair] = degraded.get(pair, 1.0) * d.fraction
             continue
-        period = checked(lambda: parse_time(d.period, field="period", allow_zero=False), src,
+        period = checked(lambda: parse_time(d.period, field="period", allow_zero=False, unit=True), src,
                          f"degraded_links[{i}].period", d.period)
         flapping.append(LinkFlap(tuple(pairs), d.fraction, period, 0.5 if d.duty is None else d.duty))
     params = checked(lambda: load_calibration(spec.calibration), src, "calibration", spec.calibration)
@@ -405,7 +406,7 @@ def scenario_from_spec(spec: ScenarioSpec, src: str = "<scenario>", base: Path |
             failures = failure_spec(spec.failures, src)
         except InputError as e:
             raise InputError(e.message, source=src, field=f"failures.{e.field}", value=e.value) from None
-    run_s = checked(lambda: parse_time(spec.run, field="run", allow_zero=False), src, "run", spec.run)
+    run_s = checked(lambda: parse_time(spec.run, field="run", allow_zero=False, unit=True), src, "run", spec.run)
     return Scenario(spec.name, src, topology, router, jobs, hosts, params, placement.policy, spec.iterations, spec.seed,
                     stragglers, degraded, failures, run_s, tuple(flapping))
 

@@ -23,7 +23,9 @@ def register(sub) -> None:
                                    "bound), simulate the rest with `gpunetsim train`'s model and rank them by "
                                    "time or cost.")
     p.add_argument("--model", default=None, help="zoo model (gpt3-175b, llama-3-8b, ...) or a YAML/JSON file")
-    p.add_argument("--model-spec", default=None, help='"hidden=..,layers=..,heads=..,seq=..[,ffn=..,vocab=..]"')
+    p.add_argument("--model-spec", default=None, help='"hidden=..,layers=..,heads=..,seq=..[,ffn=..,vocab=..,'
+                                                      'kv_heads=..]"; left out, ffn is 4 x hidden, vocab 51200, '
+                                                      'kv_heads heads')
     p.add_argument("--seq", type=int, default=None, help="sequence length (default: the model's)")
     p.add_argument("--gpus", required=True, help="GPU counts to try, comma-separated, e.g. 256,512")
     p.add_argument("--topology", action="append", default=None,

@@ -255,6 +255,10 @@ def expand(spec: StudySpec, source: str = "<study>", base: Path | None = None) -
     if spec.gpu is not None:
         from simulator.training.gpus import get_gpu
         _check(lambda: get_gpu(spec.gpu), source, "gpu", spec.gpu)
+        if models and not any(map(_is_zoo, models)) and spec.train is None and spec.search is None:
+            # the rows said gpu a100 beside the file's own (measured) times, as 'gpunetsim ddp --gpu' did
+            log.warning(f"{source}: gpu: {spec.gpu!r} changes no time: every model is a workload file, whose times "
+                        "are its own (gpu applies to zoo models, train and search)")
     for i, (t, raw) in enumerate(zip(topos, spec.topology)):
         if t not in topologies.SERVERS:
             if not names_a_file(t):             # a misspelt preset, not a missing file

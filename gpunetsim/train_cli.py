@@ -25,7 +25,8 @@ def register(sub) -> None:
     m.add_argument("--model", default=None, help="zoo model (gpt3-175b, megatron-22b, llama-3-70b, ...) or a "
                                                  "YAML/JSON file with the --model-spec fields")
     m.add_argument("--model-spec", default=None,
-                   help='"hidden=12288,layers=96,heads=96,seq=2048[,ffn=..,vocab=..,kv_heads=..,gated_mlp=true]"')
+                   help='"hidden=12288,layers=96,heads=96,seq=2048[,ffn=..,vocab=..,kv_heads=..,gated_mlp=true]"; left '
+                        'out, ffn is 4 x hidden, vocab 51200, kv_heads heads')
     m.add_argument("--seq", type=int, default=None, help="sequence length (default: the model's)")
     j = p.add_argument_group("parallelism")
     j.add_argument("--tp", type=int, default=1, help="tensor-parallel size")

@@ -63,8 +63,8 @@ def test_the_optimum_is_a_maximum(delta, mtbf_h, restart, factor):
 @settings(max_examples=30, deadline=None)
 @given(mtbf_h=st.floats(1, 1e5), better=st.floats(1.0, 10.0))
 def test_more_reliable_never_lowers_goodput(mtbf_h, better):
-    spec = failure_spec({"mtbf_gpu": mtbf_h * HOUR, "checkpoint": 60, "restart": 300})
-    spec2 = failure_spec({"mtbf_gpu": mtbf_h * HOUR * better, "checkpoint": 60, "restart": 300})
+    spec = failure_spec({"mtbf_gpu": f"{mtbf_h!r} h", "checkpoint": "60 s", "restart": "300 s"})
+    spec2 = failure_spec({"mtbf_gpu": f"{mtbf_h * better!r} h", "checkpoint": "60 s", "restart": "300 s"})
     c = Components(1024, 128)
     assert expected_run(c, spec2, 86400).goodput >= expected_run(c, spec, 86400).goodput - 1e-12
 
@@ -124,9 +124,9 @@ def test_cli_bad_flags_exit_2(capsys, extra, flag):
 
 
 @pytest.mark.parametrize("extra", [
-    ["--mtbf-gpu", "5", "--checkpoint", "60", "--restart", "60"],         # printed 10^89 days as figures
+    ["--mtbf-gpu", "5 s", "--checkpoint", "60 s", "--restart", "60 s"],   # printed 10^89 days as figures
     ["--mtbf-node", "1 s", "--checkpoint", "1 h"],
-    ["--checkpoint", "60", "--mtbf-gpu", "300 h", "--interval", "28 d"],    # an interval of the user's
+    ["--checkpoint", "60 s", "--mtbf-gpu", "300 h", "--interval", "28 d"],  # an interval of the user's
 ])
 def test_a_run_that_never_ends_says_so_and_prints_no_astronomic_figure(capsys, extra):
     """Beyond any duration (10^12 s) a run never finishes: goodput 0, no wall time in --json, 'inf' in the table

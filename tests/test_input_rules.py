@@ -51,7 +51,7 @@ def test_a_union_member_refused_whole_names_no_class(tmp_path, capsys, value):
     """``placement: spred`` (a typo of spread) said only 'expected a mapping', hiding the words it takes (review
     s26): the message names both members of the union."""
     err = _error(capsys, ["cluster", _write(tmp_path, "s.yaml", SCENARIO % ("", "placement: " + value))])
-    assert ("s.yaml: placement: Input should be 'packed', 'spread' or 'random', or a mapping (key: value lines or "
+    assert ("s.yaml: placement: expected 'packed', 'spread' or 'random', or a mapping (key: value lines or "
             "{key: value})") in err and "PlacementSpec" not in err
 
 

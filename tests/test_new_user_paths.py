@@ -640,7 +640,7 @@ def test_a_slow_gpu_factor_below_1_is_refused(capsys):
     (["calibrate", "--measurements", "a", "--out", "a.json", "--out", "b.json"], "argument --out: given twice"),
     (["calibrate", "--measurements", "a", "b", "--measurements", "c"], "given twice (a b, then c)"),
     (["goodput", "--gpus", "8", "--checkpoint", "60", "--checkpoint-s", "30"],
-     "argument --checkpoint-s: given twice (60, then 30); give it once (the first as --checkpoint)"),
+     "argument --checkpoint-s: given twice (60, then 30 s); give it once (the first as --checkpoint)"),
 ])
 def test_an_option_given_twice_is_refused(capsys, argv, text):
     """argparse kept the last of two values without a word: ``--nodes 2 --nodes 4`` ran 4 nodes, ``calibrate

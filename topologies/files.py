@@ -120,8 +120,9 @@ def _build(data: object, src: str) -> nx.Graph:
                              field=f"{f}.kind", value=kind)
         if "bandwidth" not in ln:
             raise InputError("missing bandwidth", source=src, field=f"{f}.bandwidth")
-        bw = parse_bandwidth(ln["bandwidth"], field=f"{f}.bandwidth")
-        lat = parse_time(ln.get("latency", 0.0), field=f"{f}.latency", max_s=limits.MAX_LATENCY_S)
+        # with their units: 'bandwidth: 400' was 400 B/s ('out of range'), 'latency: 0.5' half a second
+        bw = parse_bandwidth(ln["bandwidth"], field=f"{f}.bandwidth", unit=True)
+        lat = parse_time(ln.get("latency", 0), field=f"{f}.latency", max_s=limits.MAX_LATENCY_S, unit=True)
         G.add_edge(ends[0], ends[1], kind=kind, bw_Bps=bw, latency_s=lat)
     hosts = sorted({d["host"] for _, d in G.nodes(data=True) if d["kind"] == "gpu"})
     per_host = max((local_count.get((h, "gpu"), 0) for h in hosts), default=0)

@@ -99,6 +99,17 @@ def _step(kind: object, part: object) -> tuple[bool, object]:
     return False, None
 
 
+def _unknown(loc: Sequence[object], cls: type[BaseModel]) -> str:
+    """'unknown field' with the fields the mapping at ``loc`` takes (a typo under ``search:`` named none of them)."""
+    kind: object = cls
+    for part in loc[:-1]:
+        kind = _step(kind, part)[1]
+    kind = _plain(kind)
+    if isinstance(kind, type) and issubclass(kind, BaseModel):
+        return f"unknown field (known: {', '.join(kind.model_fields)})"
+    return "unknown field"
+
+
 def _plain(kind: object) -> object:
     """``kind`` without ``Annotated[...]`` and with ``X | None`` as ``X``."""
     while True:
@@ -130,6 +141,8 @@ def _words(err: dict[str, Any]) -> str:
     should be a valid number, unable to parse string as a number', 'Input should be greater than 0'); a list or a
     mapping where one value belongs says so."""
     kind, given = err["type"], err.get("input")
+    if kind in ("literal_error", "enum") and "expected" in (err.get("ctx") or {}):
+        return f"expected {err['ctx']['expected']}"      # pydantic's 'Input should be 'rail' or 'fat-tree''
     if kind in _SCALAR and isinstance(given, (list, tuple, dict)):
         return f"expected one value, not {values.kind_of(given)}"
     if kind in _WORDS:
@@ -160,11 +173,11 @@ def validate(cls: type[M], data: object, source: str | None, what: str = "a mapp
             err = typo
             raise InputError(f"unknown field; required {where} is missing (got {err.get('input')!r})",
                              source=source, field=field_path(err["loc"], cls), value=err.get("input")) from None
-        msg = "unknown field" if err["type"] == "extra_forbidden" else _words(err)
+        msg = _unknown(err["loc"], cls) if err["type"] == "extra_forbidden" else _words(err)
         if err["type"] == "model_type":
             # a union of a mapping and values (placement: spread or {policy: random, seed: 3}): a typo in the
             # value ('spred') failed both members, and the mapping's complaint hid the values it takes
-            values = next((e["msg"] for e in errors[1:] if e["type"] != "model_type"
+            values = next((_words(e) for e in errors[1:] if e["type"] != "model_type"
                            and field_path(e["loc"], cls) == where), None)
             if values is not None:
                 msg = f"{values}, or a mapping (key: value lines or {{key: value}})"

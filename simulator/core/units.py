@@ -8,7 +8,8 @@ Accepted forms (case matters for b/B; whitespace optional)::
     "25 MiB", "1 GB", "8K", "512"                      -> bytes (int)
 
 Decimal prefixes (k, M, G, T) are powers of 1000, binary ones (Ki, Mi, Gi, Ti) powers of 1024.
-A bare number is taken as already in SI units. Sizes written nccl-tests style ("8G", "128M")
+A bare number is taken as already in SI units, except where a caller asks for the unit (a NIC's bandwidth, a
+failure's time). Sizes written nccl-tests style ("8G", "128M")
 are binary, as in nccl-tests.
 """
 
@@ -89,10 +90,20 @@ def bandwidth_text(value: object, field: str = "bandwidth") -> str:
 
 
 def parse_time(value: object, field: str = "latency", allow_zero: bool = True,
-               max_s: float = MAX_DURATION_S) -> float:
-    """Seconds from "1.5 us", "2 ms", "500 ns", or a number (seconds), at most ``max_s``."""
+               max_s: float = MAX_DURATION_S, unit: bool = False) -> float:
+    """Seconds from "1.5 us", "2 ms", "500 ns", or a number (seconds), at most ``max_s``; ``unit``: a number alone
+    (or its text) other than 0 is refused, as ``nic_bw: 200`` is (a failure's ``4`` could be hours or seconds)."""
+    if unit:
+        bare = _number(value) if isinstance(value, str) else (
+            value if isinstance(value, (int, float)) and not isinstance(value, bool) else None)
+        if bare is not None and 0 < bare < float("inf"):
+            number = str(value).strip()
+            raise InputError(f"a time needs a unit: write e.g. '{number} us', '{number} s' or '{number} h' "
+                             "(ns, us, ms, s, min, h, d, w, y)", field=field, value=value)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         t = _float(value)
+    elif unit and isinstance(value, str) and _number(value) is not None:
+        t = float(value)            # "0", and "nan" or "inf" for the checks below to refuse
     else:
         text = str(value).strip()
         m = re.fullmatch(_NUM + r"\s*([a-zµμ]+)", text)

@@ -44,20 +44,17 @@ COMPONENTS = ("gpu", "node", "nic", "switch")
 
 
 def _seconds(v: object, field: str, allow_zero: bool) -> float:
-    """A time with a unit, or a bare number of seconds (also as a string, as CLI flags come)."""
-    if isinstance(v, str):
-        try:
-            v = float(v)
-        except ValueError:
-            pass
+    """A time with its unit ("4 h"; 0 alone): a bare ``4``, in a file or on the command line, was read as 4 seconds
+    where the user meant hours."""
     try:
-        return parse_time(v, field=field, allow_zero=allow_zero)
+        return parse_time(v, field=field, allow_zero=allow_zero, unit=True)
     except InputError as e:
         raise ValueError(e.message) from None
 
 
 class FailureSpec(BaseModel):
-    """Failure, checkpoint and restart figures (times with units, e.g. ``"50000 h"``, ``"2 min"``).
+    """Failure, checkpoint and restart figures (times with units, e.g. ``"50000 h"``, ``"2 min"``; a number alone is
+    refused but 0).
 
     An MTBF of ``None`` means the component never fails (it is left out)."""
 

@@ -36,9 +36,9 @@ class TransformerSpec:
     layers: int
     heads: int
     seq: int
-    ffn: int = 0              # 0: 4 * hidden
+    ffn: int | None = None        # None: 4 * hidden
     vocab: int = 51200
-    kv_heads: int = 0         # 0: heads (multi-head attention); fewer: grouped-query attention
+    kv_heads: int | None = None   # None: heads (multi-head attention); fewer: grouped-query attention
     gated_mlp: bool = False   # SwiGLU: three hidden x ffn matrices instead of two
     bias: bool = True         # biases on the linear layers (GPT) or none (LLaMA)
     tied_embeddings: bool = True
@@ -47,15 +47,13 @@ class TransformerSpec:
         for f in ("hidden", "layers", "heads", "seq", "vocab"):      # vocab 0: a zero-FLOP GEMM divided by zero
             check_count(getattr(self, f), field=f, limit=LAYERS if f == "layers" else None,
                         words="must be a positive integer")
-        for f in ("ffn", "kv_heads"):                               # 0: the default (4 x hidden, heads)
-            check_count(getattr(self, f), field=f, low=0, words="must be a non-negative integer")
         if self.hidden % self.heads:
             raise InputError(f"hidden ({self.hidden}) must be a multiple of heads", field="heads",
                              value=self.heads)
-        if self.ffn == 0:
-            object.__setattr__(self, "ffn", 4 * self.hidden)
-        if self.kv_heads == 0:
-            object.__setattr__(self, "kv_heads", self.heads)
+        for f, default, words in (("ffn", 4 * self.hidden, "4 x hidden"), ("kv_heads", self.heads, "heads")):
+            if getattr(self, f) is None:        # 0 meant the default without a word: refused, as the docs say
+                object.__setattr__(self, f, default)
+            check_count(getattr(self, f), field=f, words=f"must be a positive integer (leave it out for {words})")
         if self.heads % self.kv_heads:
             raise InputError(f"heads ({self.heads}) must be a multiple of kv_heads", field="kv_heads",
                              value=self.kv_heads)
@@ -186,6 +184,19 @@ def parse_model_spec(text: str, field: str = "--model-spec") -> TransformerSpec:
     return _from_mapping(data, None, f"{field}: ")
 
 
+_HF_FIELDS = {"hidden_size": "hidden", "num_hidden_layers": "layers", "num_attention_heads": "heads",
+              "num_key_value_heads": "kv_heads", "intermediate_size": "ffn", "vocab_size": "vocab",
+              "max_position_embeddings": "seq", "tie_word_embeddings": "tied_embeddings"}
+"""A Hugging Face ``config.json``'s names of the model file's fields."""
+
+
+def _hf_hint(data: dict) -> str:
+    """What to write instead of a Hugging Face config (it said 'architectures: unknown field')."""
+    spec = ",".join(f"{ours}={str(data[theirs]).lower()}" for theirs, ours in _HF_FIELDS.items() if theirs in data)
+    return (f"a Hugging Face config, not a model file: give --model-spec \"{spec}\" (seq: the sequence you train "
+            "on; add gated_mlp=true,bias=false for a LLaMA-style model), or a file with those fields")
+
+
 def load_model_file(path: str | Path) -> TransformerSpec:
     """A YAML or JSON file with the :func:`parse_model_spec` fields (``name`` optional)."""
     from simulator.core.inputs import read_structured
@@ -194,6 +205,8 @@ def load_model_file(path: str | Path) -> TransformerSpec:
         from simulator.core.values import kind_of
         raise InputError(f"expected a mapping of model fields, not {kind_of(data)}", source=str(path))
     data = dict(data)
+    if any(key in data for key in _HF_FIELDS):
+        raise InputError(_hf_hint(data), source=str(path))
     data.setdefault("name", Path(path).stem)
     return _from_mapping(data, str(path), "")
 

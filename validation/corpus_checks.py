@@ -295,6 +295,13 @@ def hopper_nvls_on_blackwell(kernel: bool) -> dict[str, float]:
     return out if kernel else {k: v for k, v in out.items() if k not in corpus.NVLS_KERNEL_KEYS}
 
 
+def hopper_nvls_kernel(key: str) -> dict[str, float]:
+    """One NVLS kernel term (validation.corpus.NVLS_KERNEL_KEYS) of the shipped corpus-nvlink-hopper fit, fitted on
+    one-server Hopper datasets only, as the datasheet value: the one-server groups fit or carry their own, so it moves
+    the NVLS-Tree plans across servers (NCCL runs their in-server stages with the same NVLS kernel code)."""
+    return {key: hopper_nvls_on_blackwell(True)[key]}
+
+
 SM100_TWO_NODE_TREE_CHUNK_BYTES = 64 * 1024
 """NCCL's newest ``ncclNvlsTreeSm100Tuning`` (src/transport/nvls.cc, 2026): on Blackwell across two nodes whose NICs
 run at 48 GB/s or more (400G) and below 96, with 8 GPUs a node reaching their NIC through a PCIe switch (PXB), the
@@ -363,6 +370,12 @@ CHECKS = (
     Check("nvls-tree-sm100-tuning", "NCCL's SM100 NVLS-Tree tuning (newest nvls.cc: 2 nodes, 400G NICs behind PCIe "
           "switches, 8 GPUs a node) on the two-B200-server headers that set no NVLS chunk: NVLS-Tree chunk at most "
           "64 KiB instead of 128 KiB", parts=with_topo(_sm100_two_node_tuning)),
+    Check("nvls-tree-hopper-fill", "the Hopper fit's NVLS pipeline fill (rounds of chunks) as the datasheet's "
+          "instead of 2.5: the NVLS-Tree plans across servers drain the same NVLS kernels' pipeline",
+          datasheet=hopper_nvls_kernel("nvls_fill_rounds")),
+    Check("nvls-tree-hopper-step-cost", "the Hopper fit's cost per round of NVLS chunks as the datasheet's instead of "
+          "none: each round of NVLS-Tree chunks pays it too (the kernel's flag waits; the network proxy's step per "
+          "chunk)", datasheet=hopper_nvls_kernel("nvls_step_overhead_s")),
     Check("nics-from-preset", "the preset's NICs (8 for 8 GPUs) at the header's bandwidth per server instead of the "
           "fewer NICs the header gives (p4d/p4de 4x100G EFA, A3 High 4x200G TCPX)", parts=with_topo(_preset_nics)),
 )

@@ -748,3 +748,24 @@ def test_aws_nvls_chunk_gives_the_p6_b200_sweep_its_8_gib_step(parts, results):
              for name, pr in (("plugin", with_plugin), ("plain", plain))}
     assert measured == pytest.approx(1.77, abs=0.01)
     assert ratio["plugin"] == pytest.approx(measured, rel=0.02) and ratio["plain"] > 1.95
+
+
+@pytest.mark.parametrize("check, key, faster", [("nvls-tree-hopper-fill", "nvls_fill_rounds", True),
+                                                ("nvls-tree-hopper-step-cost", "nvls_step_overhead_s", False)])
+def test_corpus_checks_hopper_kernel_terms_reach_nvls_tree_plans_across_servers(parts, check, key, faster):
+    """validation.corpus_checks 'nvls-tree-hopper-fill' / 'nvls-tree-hopper-step-cost': one NVLS kernel term of the
+    shipped Hopper fit as the datasheet's. It moves an NVLS-Tree prediction across servers (Nebius, 128 MiB: a
+    smaller fill than the datasheet's 2.5 rounds is faster, a cost per round of chunks slower) and leaves a ring-only
+    dataset (p4d NCCL 2.9.9, NCCL_ALGO=RING) as it was."""
+    from simulator.collectives.params import Parameters, load_calibration
+    from validation import corpus_checks
+    values = corpus_checks.BY_NAME[check].datasheet
+    assert values == {key: load_calibration("corpus-nvlink-hopper")[key]}
+    nebius = next(p for p in parts if p.label == "nebius_2node_16xH100_ib_allreduce_dstack")
+    ring = next(p for p in parts if p.label == "aws_2x_p4d_16xA100_40GB_efa400_nccl2.9.9_allreduce")
+    at128 = next(q for q in nebius.points if q.size_bytes == 128 << 20)
+    base = nebius.predictor.predict(at128)
+    moved = nebius.predictor.with_params(Parameters().with_values(values)).predict(at128)
+    assert base.algo == moved.algo == "nvls_tree"
+    assert (moved.predicted_s < base.predicted_s) == faster and moved.predicted_s != base.predicted_s
+    assert np.allclose(corpus.errors(ring, Parameters().with_values(values)), corpus.errors(ring, Parameters()))

@@ -840,7 +840,8 @@ def section(data_dir: Path, shipped_dir: Path, write_calibrations: bool = False)
               "the preset's NIC count where headers give fewer NICs than GPUs; Hopper's held-out NVLS efficiency "
               "ratio, and with it its NVLS fill and cost per round of chunks, as the datasheet of every NVLS plan (the "
               "Blackwell group carries them, item 8); AWS's NVLS chunk setting ignored; the Blackwell group without "
-              "the carried terms; NCCL's newest SM100 NVLS-Tree chunk cap, 64 KiB, on the two-B200-server runs): "
+              "the carried terms; NCCL's newest SM100 NVLS-Tree chunk cap, 64 KiB, on the two-B200-server runs; the "
+              "Hopper fit's NVLS fill, and apart its cost per round of chunks, on the NVLS-Tree plans across servers): "
               "`python -m validation.corpus_checks` reruns this "
               "figure under each (median, points within 5% per group).", "",
               "**Where the held-out error sits** (the figure's errors per group and size band: median |error| %, "

@@ -183,6 +183,51 @@ the scored sizes from ``python -m validation.corpus_residuals``; per-dataset fig
   200), the near misses (-5.4 to -7.6% at 64-256 MiB) a ramp below 1 GiB that the alpha-beta form lacks. GCP A4's
   three near misses (+5.2, -7.1, +6.8% at 16, 64, 256 MiB) alternate in sign around a + S/b: its in- and out-of-place
   rows differ by up to 9% (128 MiB: 394 vs 429 GB/s). Neither modelled.
+
+Stop 27 (h10corpus27), the candidates not tried before, each read in NCCL's or a plugin's source for the headers'
+versions (report 7.59%, 126 of 286 within 5%; a median of 5% needs 144):
+
+- NCCL_NCHANNELS_PER_NET_PEER: read only in paths.cc ``ncclTopoGetNchannels``'s network branch, which sets the
+  channels a point-to-point peer across the network gets (send/recv, all_to_all); collectives take theirs from the
+  ring, tree and NVLS searches. No corpus point across servers is point-to-point (the one all_to_all is the
+  one-server 2080 Ti pair): nothing to score. NCCL_P2P_NET_CHUNKSIZE (the p5/p4de headers, AWS's plugin table) is
+  point-to-point only too.
+- NCCL_NET_GDR_READ (GPUDirect RDMA for sends): paths.cc ``ncclTopoCheckGdr`` turns it off by default only on GPUs
+  before Ampere (compute capability below 80) with no NVLink to another GPU. Every multi-server dataset runs A100,
+  H100, B200 or L40S (80-100), so each sends by GPUDirect as the model has it (the L40S runs have none either way,
+  beyond NCCL_NET_GDR_LEVEL: already modelled). Nothing to change.
+- Simple's window against the network round trip (16-256 MiB): a connection keeps at most NCCL_STEPS = 8 steps in
+  flight. NVLS-Tree on the p5 EFA run holds 16 channels x 8 x a 128 KiB chunk = 16 MiB per NIC (8 MiB at 16-64 MiB,
+  64 KiB chunks), which would bind only at a round trip above 365 us (182 us) against 46 GB/s of NICs; the run's
+  16-rank all_reduce floor (69 us at 8 B, InfiniBand's Nebius 30 us) puts EFA's near 40-50 us: it never binds. The
+  TCPXO all_gather ring (8 MiB buffer, 4-step chunks; below one loop a chunk is S / (16 ranks x channels)) holds
+  S / 64 per NIC whatever its channel count: 1, 2, 4 MiB at 64, 128, 256 MiB, binding above a 46, 91, 182 us round
+  trip. The A3 Mega all_reduce floor (123 us at 8 B, Nebius 30) puts TCPXO's near 90 us, which would cap the 64 MiB
+  call at 8 x 11 = 90 GB/s of bus bandwidth against 140.6 measured (the model 152): NCCL's window predicts far too
+  slow there, so the plugin keeps more in flight than NCCL's steps, by a depth no setting states. Not taken.
+- Tree against ring on B200 (Lambda, NCCL 2.26.2): the tuner table the model rebuilds for 2.26 (NVLS priced without
+  nvlsEfficiency before 2.28) has NVLS-Tree cheapest at every size from 16 MiB (NCCL's own 119-6778 us at 16 MiB -
+  2 GiB, Tree/Simple 186-8455), as 2.28's does; and no pair NCCL could run fits the near misses: at 128 MiB - 2 GiB,
+  datasheet, NVLS-Tree +11.0, +9.9, +8.1, +8.2, +6.0% (held out +8.0 to +5.7), Tree/Simple -17.6, -5.0, +3.4, +9.9,
+  +11.3, Tree/LL128 -6.0, +14.6, +28.6, +38.9, +41.9, Ring/Simple +37 to +92. Not the lever.
+- The cost per step and the pipeline fill of NVLS-Tree: the Hopper fit's NVLS kernel terms as the datasheet's, which
+  reaches only the NVLS-Tree plans across servers (``nvls-tree-hopper-step-cost``, ``nvls-tree-hopper-fill``). Cost
+  per round of chunks (4.0 us): 9.28%, 117 (ib-roce 18 -> 12: Nebius 1.4 -> 6.6%, Lambda 7.3 -> 10.2%; p5 5.9 ->
+  8.3%). Fill (1.62 rounds, not 2.5): 7.67%, 130 (Lambda 7.3 -> 3.7%, 2 -> 6 within; Nebius 9 -> 10; but p5 5.9 ->
+  7.8%, EKS 2 -> 1, A3 Mega all_reduce 20.0 -> 21.7%): a smaller fill serves the InfiniBand runs, whose mid sizes the
+  model predicts slow, and hurts EFA and TCPXO, predicted fast there; the median rises, not kept. With NCCL
+  2.18-2.20's NVLS-Tree chunk on the two EFA p5 runs (the Simple buffer's step, capped at the AWS plugin's 512 KiB:
+  ``python validation/scripts/nvls_tree_v220_s27.py``): 7.67%, 124 alone; 7.52%, 129 with the fill, but the chunk,
+  the fact aimed at p5, leaves p5 worse (5.9 -> 6.3%, 4 within either way) and EKS 2 -> 0; the fall is the fill's
+  Lambda gain and the pair was tried after the fill alone was seen. Not kept.
+- AWS's tuner plugin sets 16, 24 or 32 channels for Tree/LL128 at 4-32 MiB on p6-b200 (aws-ofi-nccl
+  nccl_ofi_regions.cpp ``calculateBestNChannelTree``, PR #931, 2025-06): only the 4-node run's 16 MiB point runs
+  there (-66.9%, a far miss a channel count cannot bring within 5%). Not modelled.
+- Open lead, not modelled: NCCL 2.20 dropped the Tree/Simple chunk shrink of earlier releases (ROCm/rccl PR #1157,
+  2024-04, which put it back in RCCL). With the p4de header's 8 MiB buffer a Tree/Simple chunk stays 1 MiB at every
+  size, and the tree's pipeline fill (an 8-GPU chain and a network hop each way) is of the order of the per-call cost
+  the flush term carries on that NCCL 2.20.3 run (``net_flush_overhead_s``, fitted 0.49 ms). Telling the two apart
+  needs Tree/Simple runs on one machine that differ in one of them; the corpus has none.
 """
 
 from __future__ import annotations

@@ -769,3 +769,45 @@ def test_corpus_checks_hopper_kernel_terms_reach_nvls_tree_plans_across_servers(
     assert base.algo == moved.algo == "nvls_tree"
     assert (moved.predicted_s < base.predicted_s) == faster and moved.predicted_s != base.predicted_s
     assert np.allclose(corpus.errors(ring, Parameters().with_values(values)), corpus.errors(ring, Parameters()))
+
+
+@pytest.mark.parametrize("algo", ["ring", "tree", "nvls_tree"])
+def test_plugin_latency_joins_each_network_step_from_nccl_2_12(algo):
+    """The latency a network plugin states to NCCL (nccl_constants.NET_LATENCY_FROM): from NCCL 2.12 each network
+    step of a plan across servers pays it on top of the hop's own (an NVLS-Tree, ring or tree all_reduce on two DGX
+    H100 has two such steps, as NCCL's tuning.cc counts them), every protocol alike; NCCL 2.9 (no latency in its
+    plugin API) and one server pay nothing."""
+    import topologies
+    from simulator.collectives.params import Parameters
+    from simulator.collectives.planner import Planner
+    two, one = topologies.build("dgx-h100", nodes=2), topologies.build("dgx-h100", nodes=1)
+
+    def extra(g, version, proto="simple", a=algo):
+        base = Planner(g, Parameters(), version).plan("all_reduce", a, proto).latency_s
+        return Planner(g, Parameters(), version, net_latency_s=75e-6).plan("all_reduce", a, proto).latency_s - base
+    assert extra(two, (2, 20)) == pytest.approx(2 * 75e-6)
+    if algo != "nvls_tree":
+        assert extra(two, (2, 20), "ll") == pytest.approx(2 * 75e-6)
+    assert extra(two, (2, 9), a="ring") == 0.0
+    assert extra(one, (2, 20), a="ring") == 0.0
+
+
+@pytest.mark.parametrize("label, latency_us", [
+    ("aws_2x_p5_16xH100_efa3200_allreduce", 75.0), ("aws_2x_p4de_16xA100_efa400_allreduce", 75.0),
+    ("stas00_p6b200_4node_torch_allreduce", 35.0), ("nebius_2node_16xH100_ib_allreduce_dstack", None),
+    ("gcp_a3mega_h100_2node_allreduce", None)])
+def test_net_latency_is_aws_plugins_where_the_network_is_efa(label, latency_us):
+    """validation.compare.net_latency: AWS's network plugin states 75 us on p4de and p5, 35 us on p6-b200 (its
+    platform table); InfiniBand (NCCL's own transport) and GCP's TCPXO headers get none."""
+    from validation.compare import net_latency
+    from validation.parsers import read_jsonl
+    meta = read_jsonl(DATA_DIR / "public" / f"{label}.jsonl").meta
+    got = net_latency(meta)
+    assert (got is None) if latency_us is None else got == pytest.approx(latency_us * 1e-6)
+
+
+def test_net_latency_on_an_efa_instance_the_plugin_does_not_list():
+    from simulator.collectives.ofi_tuner import EFA_DEFAULT_LATENCY_S
+    from validation.compare import net_latency
+    meta = {"hardware": "2x AWS p3dn.24xlarge: 16x V100", "topology": {"nic": "1x 100G EFA"}}
+    assert net_latency(meta) == EFA_DEFAULT_LATENCY_S

@@ -185,7 +185,27 @@ the scored sizes from ``python -m validation.corpus_residuals``; per-dataset fig
   rows differ by up to 9% (128 MiB: 394 vs 429 GB/s). Neither modelled.
 
 Stop 27 (h10corpus27), the candidates not tried before, each read in NCCL's or a plugin's source for the headers'
-versions (report 7.59%, 126 of 286 within 5%; a median of 5% needs 144):
+versions (report before stop 27: 7.59%, 126 of 286 within 5%; a median of 5% needs 144):
+
+- kept: a network plugin states its network's latency to NCCL (``ncclNetProperties.latency``, in the plugin API
+  from NCCL 2.12), which NCCL's tuner adds to every network step (2.20.3's tuning.cc, b6475625: ``interLat =
+  hwLat[NCCL_HW_NET][a][p] + graphs[a]->latencyInter``, and again for Simple as "the flush extra latency"). AWS's
+  plugin states 75 us on p4d, p4de, p5 and p5e and 35 us on p5en and later (platform table in src/platform-aws,
+  ``.latency``; its log line "Internode latency set at 75.0 us" in public NCCL logs), so each network step of the
+  EFA runs on NCCL 2.18 and later now pays it on top of the hop's own (simulator.collectives.nccl_constants.
+  NET_LATENCY_FROM, validation.compare.net_latency; the flush's share stays the model's own flush term, priced where
+  NCCL flushes). Found after the near misses were listed, by reading the plugin's log line; the rule and values are
+  NCCL's and the plugin's, none fitted. 7.59 -> 7.13%, 126 -> 127 within (efa 20 -> 21): p5 5.9 -> 3.2% (4 -> 7),
+  p4de 3.4 -> 0.6% (5 -> 7), EKS 20.7 -> 17.9% (2 -> 1), p6-b200 4-node 4.1 -> 7.1% (6 -> 4; its 512 MiB - 16 GiB
+  Ring/Simple, already predicted slow, slower), p4d NCCL 2.9.9 13.7 -> 14.9% (3 -> 2, through the EFA fit's flush
+  cost, 487 -> 455 us); section 1's datasheet median at >= 16 MiB 14.4 -> 10.2%, its intervals' coverage 88.6 ->
+  90.0% (width 216 -> 214%), section 5's NVLS rows at >= 16 MiB 3.4 -> 3.1%; no NVLink lease moves.
+  ``efa-plugin-latency-off`` reruns the figure without it. Tried first, before the version rule was read (every EFA
+  run, the 2021 p4d ones too): 7.32%, 126. NCCL's tuner's own formula, the latency twice for Simple (once as the
+  flush's, also where NCCL flushes nothing): 7.85%, 117 (p5 2 of 11 within). Not modelled: the latency in NCCL's own
+  tuner table (simulator.collectives.nccl_model). Once per network step it reaches every algorithm alike on the
+  corpus's two-server runs (two steps each), but its second, Simple-only share could move NCCL's protocol choice
+  toward LL128 at mid sizes there: not checked. GCP's TCPX/TCPXO plugins' stated latency is not read either.
 
 - NCCL_NCHANNELS_PER_NET_PEER: read only in paths.cc ``ncclTopoGetNchannels``'s network branch, which sets the
   channels a point-to-point peer across the network gets (send/recv, all_to_all); collectives take theirs from the
@@ -421,6 +441,9 @@ CHECKS = (
     Check("nvls-tree-hopper-step-cost", "the Hopper fit's cost per round of NVLS chunks as the datasheet's instead of "
           "none: each round of NVLS-Tree chunks pays it too (the kernel's flag waits; the network proxy's step per "
           "chunk)", datasheet=hopper_nvls_kernel("nvls_step_overhead_s")),
+    Check("efa-plugin-latency-off", "the latency AWS's network plugin states to NCCL ignored (NCCL 2.12 on adds it "
+          "to each network step: 75 us on p4de and p5, 35 us on p6-b200)",
+          parts=with_topo(lambda t: replace(t, net_latency_s=0.0))),
     Check("nics-from-preset", "the preset's NICs (8 for 8 GPUs) at the header's bandwidth per server instead of the "
           "fewer NICs the header gives (p4d/p4de 4x100G EFA, A3 High 4x200G TCPX)", parts=with_topo(_preset_nics)),
 )

@@ -206,6 +206,16 @@ versions (report before stop 27: 7.59%, 126 of 286 within 5%; a median of 5% nee
   tuner table (simulator.collectives.nccl_model). Once per network step it reaches every algorithm alike on the
   corpus's two-server runs (two steps each), but its second, Simple-only share could move NCCL's protocol choice
   toward LL128 at mid sizes there: not checked. GCP's TCPX/TCPXO plugins' stated latency is not read either.
+  Caveat: the stated latency is NCCL's tuning figure, not a wire latency. Below 16 MiB it overshoots the EFA runs
+  (datasheet, the p5 run: 8 B all_reduce, Tree/LL, 28 -> 178 us against 69 measured; 8 MiB NVLS-Tree 189 -> 339 against
+  205; p4de 8 B 95 -> 245 against 164), and at 16 MiB too (p5 -25 -> +25%); the extra time the p5 run pays beyond the
+  datasheet grows with size (75-150 us at 16-512 MiB), which one cost per step does not give. Section 1's datasheet
+  quantiles of latency-bound sizes widen on the low side (measured/predicted 5% quantile 0.55 -> 0.21). Charged to
+  Simple steps only (LL and LL128 free): the same 7.13%, 127, section 1 >= 16 MiB 11.0%, coverage 88.6%, width 216%,
+  section 5 3.4% (not kept: the rule as NCCL states it charges every protocol; a choice between the two is the lead's).
+  Re-scored with it in place: ``nvls-tree-hopper-fill`` 6.40%, 134 (Lambda 2 -> 6, Nebius 9 -> 10, p5 7 -> 8, EKS
+  1 -> 2 within; A3 Mega all_reduce 20.0 -> 21.7%), ``nvls-tree-sm100-tuning`` 7.11%, 131. The fill is a datasheet
+  change that reaches every NVLS plan (sections 1, 3, 5 and the sealed leases' NVLS points), not judged here.
 
 - NCCL_NCHANNELS_PER_NET_PEER: read only in paths.cc ``ncclTopoGetNchannels``'s network branch, which sets the
   channels a point-to-point peer across the network gets (send/recv, all_to_all); collectives take theirs from the

@@ -144,8 +144,8 @@ def test_corpus_figure_regression(results):
     datasheet, held = corpus.uncalibrated_errors(results)
     assert len(datasheet) == len(held) >= 280
     assert np.median(held) <= np.median(datasheet)
-    assert np.median(held) * 100 < 7.7         # 7.74 before AWS's NVLS chunk setting and the Blackwell carry
-    assert int(np.sum(held <= 0.05)) >= 124          # siblings left out of each fit
+    assert np.median(held) * 100 < 7.2         # 7.59 before the AWS plugin's stated latency (7.13 with it)
+    assert int(np.sum(held <= 0.05)) >= 127          # siblings left out of each fit
 
 
 def test_siblings_are_real_datasets_of_one_machine(parts):

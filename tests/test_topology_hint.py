@@ -61,3 +61,15 @@ def test_a_bad_plugin_hint_names_the_file_and_field(key, value):
 def test_the_plugin_hints_the_corpus_writes_are_read():
     t = topo_from_hint({"preset": "dgx-h100", "plugin_proto": "simple", "tuner_plugin": "p5.48xlarge"})
     assert (t.plugin_proto, t.tuner_plugin) == ("simple", "p5.48xlarge")
+
+
+@pytest.mark.parametrize("value", [-1e-6, "75 us", True])
+def test_a_bad_net_latency_hint_names_the_file_and_field(value):
+    with pytest.raises(InputError) as e:
+        topo_from_hint({"preset": "dgx-h100", "net_latency_s": value}, source="run.jsonl")
+    assert e.value.source == "run.jsonl" and e.value.field == "meta.topology.net_latency_s"
+
+
+def test_the_net_latency_hint_is_read():
+    assert topo_from_hint({"preset": "dgx-h100", "net_latency_s": 7.5e-5}).net_latency_s == 7.5e-5
+    assert topo_from_hint({"preset": "dgx-h100"}).net_latency_s == 0.0

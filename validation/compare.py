@@ -76,6 +76,7 @@ class Topo:
     plugin_proto: str | None = None                 # NCCL_PROTO the network plugin sets (net_plugin_proto())
     force_flush: bool | None = None                 # NCCL_NET_FORCE_FLUSH as the run set it; None: NCCL's default
     nvls_chunks: NvlsChunks | None = None           # NVLS chunk settings the run made (nvls_chunks()); None: unset
+    net_latency_s: float = 0.0                      # latency the network plugin states to NCCL (net_latency())
     source: str = field(default="", compare=False)  # the dataset whose hint this is ("": the command line's)
 
     @property
@@ -140,9 +141,13 @@ def topo_from_hint(hint: Mapping | None, source: str = "") -> Topo:
                          value=hint["force_flush"])
     chunk, tree = hint.get("nvls_chunk_bytes"), hint.get("nvls_tree_max_chunk_bytes")
     chunks = checked(lambda: NvlsChunks.of(chunk, tree), source, "meta.topology.nvls_chunk_bytes", (chunk, tree))
+    latency = hint.get("net_latency_s") or 0.0
+    if not isinstance(latency, (int, float)) or isinstance(latency, bool) or latency < 0:
+        raise InputError("expected a latency in seconds >= 0 or absent", source=source, field="meta.topology.net_latency_s",
+                         value=latency)
     return Topo(str(hint["preset"]), int(hint.get("nodes", 1)), hint.get("gpus_per_node"), nic, hint.get("p2p"),
                 read_nccl_version(hint.get("nccl_version")), hint.get("gdr"), hint.get("tuner_plugin"), nics,
-                hint.get("plugin_proto"), hint.get("force_flush"), chunks, source=source)
+                hint.get("plugin_proto"), hint.get("force_flush"), chunks, float(latency), source=source)
 
 
 def nics_seen(nic: str, gpus: int) -> int | None:
@@ -181,6 +186,19 @@ def net_plugin_proto(meta: Mapping) -> str | None:
     if not any(name in hardware for name in EFA_WITHOUT_LL) or "NCCL_PROTO" in dict(meta.get("env") or {}):
         return None
     return "simple" if str(meta.get("date") or "") >= PLUGIN_SETS_PROTO_FROM else None
+
+
+def net_latency(meta: Mapping) -> float | None:
+    """The latency a dataset's network plugin stated to NCCL (simulator.collectives.nccl_constants.NET_LATENCY_FROM),
+    seconds: AWS's (aws-ofi-nccl) where its network is EFA (the header's NIC or hardware line names it), by the
+    instance type its hardware line names (simulator.collectives.ofi_tuner.plugin_net_latency_s); None elsewhere
+    (NCCL's own IB and socket transports state none; GCP's TCPX/TCPXO plugins are not read here)."""
+    from simulator.collectives.ofi_tuner import PLATFORM_LATENCY_S, plugin_net_latency_s
+    hint = meta.get("topology") or {}
+    if not re.search(r"\befa\b", f"{hint.get('nic', '')} {meta.get('hardware', '')}".lower()):
+        return None
+    hardware = str(meta.get("hardware") or "")
+    return plugin_net_latency_s(next((name for name in PLATFORM_LATENCY_S if name in hardware), ""))
 
 
 def force_flush(meta: Mapping) -> bool | None:
@@ -255,7 +273,8 @@ class Predictor:
             base = self._planners.get(key)      # a planner of the same topology: routes and layouts kept
             m = CostModel(base.with_params(self.params) if base is not None
                           else Planner(self.topo.build(world, p2p, nvls), self.params, self.topo.nccl_version,
-                                       self.topo.tuner_plugin, self.topo.force_flush, self.topo.nvls_chunks))
+                                       self.topo.tuner_plugin, self.topo.force_flush, self.topo.nvls_chunks,
+                                       self.topo.net_latency_s))
             self._planners[key] = m.planner
             self._models[key] = m
         return m

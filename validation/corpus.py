@@ -840,7 +840,9 @@ def section(data_dir: Path, shipped_dir: Path, write_calibrations: bool = False)
               "the preset's NIC count where headers give fewer NICs than GPUs; Hopper's held-out NVLS efficiency "
               "ratio, and with it its NVLS fill and cost per round of chunks, as the datasheet of every NVLS plan (the "
               "Blackwell group carries them, item 8); AWS's NVLS chunk setting ignored; the Blackwell group without "
-              "the carried terms; NCCL's newest SM100 NVLS-Tree chunk cap, 64 KiB, on the two-B200-server runs): "
+              "the carried terms; NCCL's newest SM100 NVLS-Tree chunk cap, 64 KiB, on the two-B200-server runs; the "
+              "Hopper fit's NVLS fill, and apart its cost per round of chunks, on the NVLS-Tree plans across servers; the "
+              "latency AWS's network plugin states ignored): "
               "`python -m validation.corpus_checks` reruns this "
               "figure under each (median, points within 5% per group).", "",
               "**Where the held-out error sits** (the figure's errors per group and size band: median |error| %, "
@@ -886,7 +888,15 @@ def section(data_dir: Path, shipped_dir: Path, write_calibrations: bool = False)
               "#372, 2024), which NCCL from 2.22 reads as its largest NVLS and NVLS-Tree chunk "
               "(`simulator.collectives.algorithms.NvlsChunks`, from enqueue.cc): read where a header loads the plugin "
               "and is dated from April 2024 (`validation.compare.nvls_chunk_settings`: the AWS p5 box and the three "
-              "p6-b200 datasets).", "",
+              "p6-b200 datasets); (9) a network plugin states its network's latency to NCCL, which NCCL from 2.12 adds "
+              "to every network step (tuning.cc: `interLat = hwLat[NET] + latencyInter`, and again for Simple as "
+              "the flush's, which the model prices where NCCL flushes): AWS's states 75 us on p4d, p4de and p5 and "
+              "35 us on p5en and later (its platform table), so each network step of the EFA runs on NCCL 2.18 on pays "
+              "it (`simulator.collectives.nccl_constants.NET_LATENCY_FROM`, `validation.compare.net_latency`; the "
+              "2021 p4d runs, NCCL 2.8 and 2.9, predate it): the 2024 p5 run took 75-150 us per call more than the "
+              "datasheet predicted at 16-512 MiB, and its NVLS-Tree has two network steps (150 us at 75 us each). "
+              "Found by reading the plugin's log line in public NCCL logs after the near misses were listed; the rule "
+              "and its values are the plugin's and NCCL's, none fitted.", "",
               "**What remains, per group.** Clusters of one group still disagree: measured/predicted medians "
               f"per dataset span {spread}. Per group, the physical feature each residual points to, and whether the "
               "headers state it:", ""] + _per_group_notes(parts, fabric, results)

@@ -183,6 +183,81 @@ the scored sizes from ``python -m validation.corpus_residuals``; per-dataset fig
   200), the near misses (-5.4 to -7.6% at 64-256 MiB) a ramp below 1 GiB that the alpha-beta form lacks. GCP A4's
   three near misses (+5.2, -7.1, +6.8% at 16, 64, 256 MiB) alternate in sign around a + S/b: its in- and out-of-place
   rows differ by up to 9% (128 MiB: 394 vs 429 GB/s). Neither modelled.
+
+Stop 27 (h10corpus27), the candidates not tried before, each read in NCCL's or a plugin's source for the headers'
+versions (report before stop 27: 7.59%, 126 of 286 within 5%; a median of 5% needs 144):
+
+- kept: a network plugin states its network's latency to NCCL (``ncclNetProperties.latency``, in the plugin API
+  from NCCL 2.12), which NCCL's tuner adds to every network step (2.20.3's tuning.cc, b6475625: ``interLat =
+  hwLat[NCCL_HW_NET][a][p] + graphs[a]->latencyInter``, and again for Simple as "the flush extra latency"). AWS's
+  plugin states 75 us on p4d, p4de, p5 and p5e and 35 us on p5en and later (platform table in src/platform-aws,
+  ``.latency``; its log line "Internode latency set at 75.0 us" in public NCCL logs), so each network step of the
+  EFA runs on NCCL 2.18 and later now pays it on top of the hop's own (simulator.collectives.nccl_constants.
+  NET_LATENCY_FROM, validation.compare.net_latency; the flush's share stays the model's own flush term, priced where
+  NCCL flushes). Found after the near misses were listed, by reading the plugin's log line; the rule and values are
+  NCCL's and the plugin's, none fitted. 7.59 -> 7.13%, 126 -> 127 within (efa 20 -> 21): p5 5.9 -> 3.2% (4 -> 7),
+  p4de 3.4 -> 0.6% (5 -> 7), EKS 20.7 -> 17.9% (2 -> 1), p6-b200 4-node 4.1 -> 7.1% (6 -> 4; its 512 MiB - 16 GiB
+  Ring/Simple, already predicted slow, slower), p4d NCCL 2.9.9 13.7 -> 14.9% (3 -> 2, through the EFA fit's flush
+  cost, 487 -> 455 us); section 1's datasheet median at >= 16 MiB 14.4 -> 10.2%, its intervals' coverage 88.6 ->
+  90.0% (width 216 -> 214%), section 5's NVLS rows at >= 16 MiB 3.4 -> 3.1%; no NVLink lease moves.
+  ``efa-plugin-latency-off`` reruns the figure without it. Tried first, before the version rule was read (every EFA
+  run, the 2021 p4d ones too): 7.32%, 126. NCCL's tuner's own formula, the latency twice for Simple (once as the
+  flush's, also where NCCL flushes nothing): 7.85%, 117 (p5 2 of 11 within). Not modelled: the latency in NCCL's own
+  tuner table (simulator.collectives.nccl_model). Once per network step it reaches every algorithm alike on the
+  corpus's two-server runs (two steps each), but its second, Simple-only share could move NCCL's protocol choice
+  toward LL128 at mid sizes there: not checked. GCP's TCPX/TCPXO plugins' stated latency is not read either.
+  Caveat: the stated latency is NCCL's tuning figure, not a wire latency. Below 16 MiB it overshoots the EFA runs
+  (datasheet, the p5 run: 8 B all_reduce, Tree/LL, 28 -> 178 us against 69 measured; 8 MiB NVLS-Tree 189 -> 339 against
+  205; p4de 8 B 95 -> 245 against 164), and at 16 MiB too (p5 -25 -> +25%); the extra time the p5 run pays beyond the
+  datasheet grows with size (75-150 us at 16-512 MiB), which one cost per step does not give. Section 1's datasheet
+  quantiles of latency-bound sizes widen on the low side (measured/predicted 5% quantile 0.55 -> 0.21). Charged to
+  Simple steps only (LL and LL128 free): the same 7.13%, 127, section 1 >= 16 MiB 11.0%, coverage 88.6%, width 216%,
+  section 5 3.4% (not kept: the rule as NCCL states it charges every protocol; a choice between the two is the lead's).
+  Re-scored with it in place: ``nvls-tree-hopper-fill`` 6.40%, 134 (Lambda 2 -> 6, Nebius 9 -> 10, p5 7 -> 8, EKS
+  1 -> 2 within; A3 Mega all_reduce 20.0 -> 21.7%), ``nvls-tree-sm100-tuning`` 7.11%, 131. The fill is a datasheet
+  change that reaches every NVLS plan (sections 1, 3, 5 and the sealed leases' NVLS points), not judged here.
+
+- NCCL_NCHANNELS_PER_NET_PEER: read only in paths.cc ``ncclTopoGetNchannels``'s network branch, which sets the
+  channels a point-to-point peer across the network gets (send/recv, all_to_all); collectives take theirs from the
+  ring, tree and NVLS searches. No corpus point across servers is point-to-point (the one all_to_all is the
+  one-server 2080 Ti pair): nothing to score. NCCL_P2P_NET_CHUNKSIZE (the p5/p4de headers, AWS's plugin table) is
+  point-to-point only too.
+- NCCL_NET_GDR_READ (GPUDirect RDMA for sends): paths.cc ``ncclTopoCheckGdr`` turns it off by default only on GPUs
+  before Ampere (compute capability below 80) with no NVLink to another GPU. Every multi-server dataset runs A100,
+  H100, B200 or L40S (80-100), so each sends by GPUDirect as the model has it (the L40S runs have none either way,
+  beyond NCCL_NET_GDR_LEVEL: already modelled). Nothing to change.
+- Simple's window against the network round trip (16-256 MiB): a connection keeps at most NCCL_STEPS = 8 steps in
+  flight. NVLS-Tree on the p5 EFA run holds 16 channels x 8 x a 128 KiB chunk = 16 MiB per NIC (8 MiB at 16-64 MiB,
+  64 KiB chunks), which would bind only at a round trip above 365 us (182 us) against 46 GB/s of NICs; the run's
+  16-rank all_reduce floor (69 us at 8 B, InfiniBand's Nebius 30 us) puts EFA's near 40-50 us: it never binds. The
+  TCPXO all_gather ring (8 MiB buffer, 4-step chunks; below one loop a chunk is S / (16 ranks x channels)) holds
+  S / 64 per NIC whatever its channel count: 1, 2, 4 MiB at 64, 128, 256 MiB, binding above a 46, 91, 182 us round
+  trip. The A3 Mega all_reduce floor (123 us at 8 B, Nebius 30) puts TCPXO's near 90 us, which would cap the 64 MiB
+  call at 8 x 11 = 90 GB/s of bus bandwidth against 140.6 measured (the model 152): NCCL's window predicts far too
+  slow there, so the plugin keeps more in flight than NCCL's steps, by a depth no setting states. Not taken.
+- Tree against ring on B200 (Lambda, NCCL 2.26.2): the tuner table the model rebuilds for 2.26 (NVLS priced without
+  nvlsEfficiency before 2.28) has NVLS-Tree cheapest at every size from 16 MiB (NCCL's own 119-6778 us at 16 MiB -
+  2 GiB, Tree/Simple 186-8455), as 2.28's does; and no pair NCCL could run fits the near misses: at 128 MiB - 2 GiB,
+  datasheet, NVLS-Tree +11.0, +9.9, +8.1, +8.2, +6.0% (held out +8.0 to +5.7), Tree/Simple -17.6, -5.0, +3.4, +9.9,
+  +11.3, Tree/LL128 -6.0, +14.6, +28.6, +38.9, +41.9, Ring/Simple +37 to +92. Not the lever.
+- The cost per step and the pipeline fill of NVLS-Tree: the Hopper fit's NVLS kernel terms as the datasheet's, which
+  reaches only the NVLS-Tree plans across servers (``nvls-tree-hopper-step-cost``, ``nvls-tree-hopper-fill``). Cost
+  per round of chunks (4.0 us): 9.28%, 117 (ib-roce 18 -> 12: Nebius 1.4 -> 6.6%, Lambda 7.3 -> 10.2%; p5 5.9 ->
+  8.3%). Fill (1.62 rounds, not 2.5): 7.67%, 130 (Lambda 7.3 -> 3.7%, 2 -> 6 within; Nebius 9 -> 10; but p5 5.9 ->
+  7.8%, EKS 2 -> 1, A3 Mega all_reduce 20.0 -> 21.7%): a smaller fill serves the InfiniBand runs, whose mid sizes the
+  model predicts slow, and hurts EFA and TCPXO, predicted fast there; the median rises, not kept. With NCCL
+  2.18-2.20's NVLS-Tree chunk on the two EFA p5 runs (the Simple buffer's step, capped at the AWS plugin's 512 KiB:
+  ``python validation/scripts/nvls_tree_v220_s27.py``): 7.67%, 124 alone; 7.52%, 129 with the fill, but the chunk,
+  the fact aimed at p5, leaves p5 worse (5.9 -> 6.3%, 4 within either way) and EKS 2 -> 0; the fall is the fill's
+  Lambda gain and the pair was tried after the fill alone was seen. Not kept.
+- AWS's tuner plugin sets 16, 24 or 32 channels for Tree/LL128 at 4-32 MiB on p6-b200 (aws-ofi-nccl
+  nccl_ofi_regions.cpp ``calculateBestNChannelTree``, PR #931, 2025-06): only the 4-node run's 16 MiB point runs
+  there (-66.9%, a far miss a channel count cannot bring within 5%). Not modelled.
+- Open lead, not modelled: NCCL 2.20 dropped the Tree/Simple chunk shrink of earlier releases (ROCm/rccl PR #1157,
+  2024-04, which put it back in RCCL). With the p4de header's 8 MiB buffer a Tree/Simple chunk stays 1 MiB at every
+  size, and the tree's pipeline fill (an 8-GPU chain and a network hop each way) is of the order of the per-call cost
+  the flush term carries on that NCCL 2.20.3 run (``net_flush_overhead_s``, fitted 0.49 ms). Telling the two apart
+  needs Tree/Simple runs on one machine that differ in one of them; the corpus has none.
 """
 
 from __future__ import annotations
@@ -295,6 +370,13 @@ def hopper_nvls_on_blackwell(kernel: bool) -> dict[str, float]:
     return out if kernel else {k: v for k, v in out.items() if k not in corpus.NVLS_KERNEL_KEYS}
 
 
+def hopper_nvls_kernel(key: str) -> dict[str, float]:
+    """One NVLS kernel term (validation.corpus.NVLS_KERNEL_KEYS) of the shipped corpus-nvlink-hopper fit, fitted on
+    one-server Hopper datasets only, as the datasheet value: the one-server groups fit or carry their own, so it moves
+    the NVLS-Tree plans across servers (NCCL runs their in-server stages with the same NVLS kernel code)."""
+    return {key: hopper_nvls_on_blackwell(True)[key]}
+
+
 SM100_TWO_NODE_TREE_CHUNK_BYTES = 64 * 1024
 """NCCL's newest ``ncclNvlsTreeSm100Tuning`` (src/transport/nvls.cc, 2026): on Blackwell across two nodes whose NICs
 run at 48 GB/s or more (400G) and below 96, with 8 GPUs a node reaching their NIC through a PCIe switch (PXB), the
@@ -363,6 +445,15 @@ CHECKS = (
     Check("nvls-tree-sm100-tuning", "NCCL's SM100 NVLS-Tree tuning (newest nvls.cc: 2 nodes, 400G NICs behind PCIe "
           "switches, 8 GPUs a node) on the two-B200-server headers that set no NVLS chunk: NVLS-Tree chunk at most "
           "64 KiB instead of 128 KiB", parts=with_topo(_sm100_two_node_tuning)),
+    Check("nvls-tree-hopper-fill", "the Hopper fit's NVLS pipeline fill (rounds of chunks) as the datasheet's "
+          "instead of 2.5: the NVLS-Tree plans across servers drain the same NVLS kernels' pipeline",
+          datasheet=hopper_nvls_kernel("nvls_fill_rounds")),
+    Check("nvls-tree-hopper-step-cost", "the Hopper fit's cost per round of NVLS chunks as the datasheet's instead of "
+          "none: each round of NVLS-Tree chunks pays it too (the kernel's flag waits; the network proxy's step per "
+          "chunk)", datasheet=hopper_nvls_kernel("nvls_step_overhead_s")),
+    Check("efa-plugin-latency-off", "the latency AWS's network plugin states to NCCL ignored (NCCL 2.12 on adds it "
+          "to each network step: 75 us on p4de and p5, 35 us on p6-b200)",
+          parts=with_topo(lambda t: replace(t, net_latency_s=0.0))),
     Check("nics-from-preset", "the preset's NICs (8 for 8 GPUs) at the header's bandwidth per server instead of the "
           "fewer NICs the header gives (p4d/p4de 4x100G EFA, A3 High 4x200G TCPX)", parts=with_topo(_preset_nics)),
 )

@@ -23,8 +23,8 @@ import numpy as np
 
 from simulator.collectives.params import Parameters
 from simulator.collectives.uncertainty import LEVEL
-from validation.compare import (Predictor, compare, dataset_points, force_flush, net_plugin_proto, nvls_chunk_settings,
-                                topo_from_hint, tuner_plugin)
+from validation.compare import (Predictor, compare, dataset_points, force_flush, net_latency, net_plugin_proto,
+                                nvls_chunk_settings, topo_from_hint, tuner_plugin)
 from validation.parsers import CollMeasurement, read_jsonl
 
 
@@ -50,7 +50,8 @@ def public_parts(data_dir: Path) -> Iterator[tuple[str, str, Mapping, list[CollM
         for label, hint, pts in parts:      # the NCCL (and tuner plugin) that ran picks the algorithms
             yield label, f, {**hint, "nccl_version": ds.meta.get("nccl_version"),
                              "tuner_plugin": tuner_plugin(ds.meta), "plugin_proto": net_plugin_proto(ds.meta),
-                             "force_flush": force_flush(ds.meta), **nvls_chunk_settings(ds.meta)}, pts
+                             "force_flush": force_flush(ds.meta), "net_latency_s": net_latency(ds.meta),
+                             **nvls_chunk_settings(ds.meta)}, pts
 
 
 def public_residuals(data_dir: Path, params: Parameters) -> list[Residuals]:

@@ -120,6 +120,20 @@ def flushes_gdr_receives(compute_capability: int, gdr: bool, nccl_version: tuple
     return nccl_version is not None and nccl_version < FORCE_FLUSH_OFF_FROM
 
 
+NET_LATENCY_FROM = (2, 12)
+"""The first NCCL whose network plugin API (``ncclNetProperties_v5``) carries the network's latency, which its tuner
+adds to every network step: 2.20.3's tuning.cc (NVIDIA/nccl b6475625) ``interLat = hwLat[NCCL_HW_NET][a][p] +
+graphs[a]->latencyInter``, and once more for Simple, "the flush extra latency" (the model prices flushes where NCCL
+runs them: ``net_flush_overhead_s``). NCCL's own IB and socket transports report none; a network plugin states its
+own (AWS's: simulator.collectives.ofi_tuner.plugin_net_latency_s). Earlier APIs (v4, NCCL 2.9-2.11) have no latency."""
+
+
+def net_latency_taken(net_latency_s: float, nccl_version: tuple[int, int] | None) -> float:
+    """Seconds NCCL ``nccl_version`` (None: a current one) adds to each network step for a network whose plugin
+    states ``net_latency_s``: all of it from NET_LATENCY_FROM on, none before."""
+    return 0.0 if nccl_version is not None and nccl_version[:2] < NET_LATENCY_FROM else net_latency_s
+
+
 PAT_BW_FACTOR = 0.75                 # NCCL: PAT's bus bandwidth x 0.75 (2.23.4's tuning.cc, a6979c9f: x 0.85; not by version)
 PAT_LOG_LATENCY_DIVISOR = 3.5        # NCCL: PAT latency = 8 + log2(nodes) x (network latency / 3.5) + ...
 PAT_RANK_LATENCY_US = 2.8            # ... + ranks x 2.8 us ("still a linear part")

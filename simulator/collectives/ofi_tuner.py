@@ -273,6 +273,23 @@ performance on AWS"), NCCL_NVLS_CHUNKSIZE since PR #372 (April 2024, to keep the
 PLUGIN_SETS_NVLS_CHUNKS_FROM = "2024-04"
 """The month of PR #372: a run from then on with the plugin loaded has both NVLS chunk settings."""
 
+PLATFORM_LATENCY_S: dict[str, float] = {
+    "p4d.24xlarge": 75e-6, "p4de.24xlarge": 75e-6, "p5.48xlarge": 75e-6, "p5e.48xlarge": 75e-6,
+    "p5en.48xlarge": 35e-6, "p6-b200.48xlarge": 35e-6}
+"""The internode latency AWS's network plugin states to NCCL (``ncclNetProperties.latency``; its log: "Internode
+latency set at 75.0 us") per instance type: its platform table in src/platform-aws (``.latency``: p4d, p4de and the
+``p5/p5e`` entry 75 us, the ``p-series`` entry for p5en and later 35 us). Where NCCL adds it: nccl_constants.
+NET_LATENCY_FROM."""
+EFA_DEFAULT_LATENCY_S = 150e-6
+"""What the plugin states on an instance type its table lacks ("for historical reasons, default value for EFA is
+150 us")."""
+
+
+def plugin_net_latency_s(platform: str) -> float:
+    """The latency AWS's network plugin states to NCCL on instance type ``platform`` (PLATFORM_LATENCY_S)."""
+    return PLATFORM_LATENCY_S.get(platform, EFA_DEFAULT_LATENCY_S)
+
+
 NVLS_CHUNK_ENV = ("NCCL_NVLS_CHUNKSIZE", "NCCL_NVLSTREE_MAX_CHUNKSIZE")
 
 

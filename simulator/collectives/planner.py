@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from simulator.collectives.algorithms import PROTOS_FOR_ALGO, SIMPLE_ONLY, NvlsChunks
 from simulator.collectives.availability import available, ll128_by_default, why_unavailable
-from simulator.collectives.nccl_constants import TUNER_PLUGIN_FROM, flushes_gdr_receives
+from simulator.collectives.nccl_constants import TUNER_PLUGIN_FROM, flushes_gdr_receives, net_latency_taken
 from simulator.collectives.params import Parameters
 from simulator.collectives.plans import ALGOS_FOR_OP, Plan, build_plan, p2p_of
 from simulator.core.errors import InputError
@@ -31,7 +31,8 @@ class Planner:
 
     def __init__(self, G_or_router: nx.Graph | PresetCluster | Router, params: Parameters | None = None,
                  nccl_version: NcclVersion | tuple[int, int] | None = None, tuner_plugin: str | None = None,
-                 force_flush: bool | None = None, nvls_chunks: NvlsChunks | None = None) -> None:
+                 force_flush: bool | None = None, nvls_chunks: NvlsChunks | None = None,
+                 net_latency_s: float = 0.0) -> None:
         """``nccl_version``: the NCCL planned for (None: the one ``params`` carry, a calibration's or a scenario's
         ``nccl_version``, else NCCL_CURRENT, the newest modelled): the algorithms it runs
         (availability.why_unavailable), where it enables LL128 (availability.ll128_by_default), its tuner's table
@@ -43,7 +44,9 @@ class Planner:
         ``force_flush``: NCCL_NET_FORCE_FLUSH as set (None: NCCL's default for ``nccl_version``); with the GPU
         generation and GPUDirect RDMA it decides whether NCCL flushes network receives (``net_flush``).
         ``nvls_chunks``: NCCL_NVLS_CHUNKSIZE / NCCL_NVLSTREE_MAX_CHUNKSIZE as the run set them (None: unset); what
-        ``nccl_version`` takes of them (NvlsChunks.taken_by) sets the NVLS plans' chunks."""
+        ``nccl_version`` takes of them (NvlsChunks.taken_by) sets the NVLS plans' chunks.
+        ``net_latency_s``: the latency the network plugin states to NCCL (0: NCCL's own transports state none); what
+        ``nccl_version`` adds of it to each network step (nccl_constants.net_latency_taken) joins the hop's."""
         self.router = router_for(G_or_router)
         self.params = params or Parameters()
         self.nccl_version = self.params.planned_nccl_version(nccl_version)
@@ -55,6 +58,8 @@ class Planner:
         self.force_flush = force_flush
         self.nvls_chunks = nvls_chunks
         self._chunks = None if nvls_chunks is None else nvls_chunks.taken_by(nccl_version)
+        self.net_latency_s = net_latency_s
+        self._net_latency_s = net_latency_taken(net_latency_s, nccl_version)
         info = self.router.info
         self.net_flush = flushes_gdr_receives(info.compute_capability, info.gdr, nccl_version, force_flush)
         self._layouts: dict = _layouts_of(self.router)
@@ -63,7 +68,8 @@ class Planner:
 
     def with_params(self, params: Parameters) -> "Planner":
         """A planner for other parameter values on the same routes (protocol-free layouts shared)."""
-        return Planner(self.router, params, self.nccl_version, self.tuner_plugin, self.force_flush, self.nvls_chunks)
+        return Planner(self.router, params, self.nccl_version, self.tuner_plugin, self.force_flush, self.nvls_chunks,
+                       self.net_latency_s)
 
     @property
     def ranks(self) -> int:
@@ -76,7 +82,8 @@ class Planner:
         if p is None:
             with cyclic_gc_paused():     # ~10^5 small route tuples at scale, no cycles
                 p = self._plans[key] = build_plan(self.router, op, algo, proto, self.params, ranks, self._layouts,
-                                                  self._search_channels, self.net_flush, self._chunks)
+                                                  self._search_channels, self.net_flush, self._chunks,
+                                                  self._net_latency_s)
         return p
 
     def choices(self, op: str, algo: str = "auto", proto: str = "auto") -> tuple[tuple[str, str], ...]:

@@ -171,7 +171,7 @@ def layout(router: Router, op: str, algo: str, rk: Sequence[str]) -> Layout:
 def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameters,
                ranks: tuple[str, ...] | None = None, layouts: dict | None = None,
                search_channels: Callable[[], int] | None = None, net_flush: bool = False,
-               nvls_chunks: NvlsChunks | None = None) -> Plan:
+               nvls_chunks: NvlsChunks | None = None, net_latency_s: float = 0.0) -> Plan:
     """The flows and latency of one collective on ``ranks`` (default: every GPU, in rank order).
 
     ``layouts``: a cache of :func:`layout` results, kept by the caller (the Planner) so that the
@@ -181,7 +181,9 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
     NCCL flushes each GPUDirect receive from the network here (the Planner's nccl_constants.flushes_gdr_receives),
     so a call across servers also pays ``net_flush_overhead_s``, and a Simple ring that again for each loop after
     its first (layout.RingLoops). ``nvls_chunks``: the NVLS chunk settings the run's
-    NCCL takes (the Planner's NvlsChunks.taken_by); None: NCCL's defaults, which the layouts carry."""
+    NCCL takes (the Planner's NvlsChunks.taken_by); None: NCCL's defaults, which the layouts carry. ``net_latency_s``:
+    what NCCL adds to each network step for the latency its network plugin states (the Planner's
+    nccl_constants.net_latency_taken), on top of the network hop's own."""
     check_known(op, algo)
     if proto not in PROTOS:
         raise InputError("unknown protocol (expected ll, ll128 or simple)", field="proto", value=proto)
@@ -203,7 +205,8 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
             layouts[key] = lay
     a = "ring" if algo == "direct" else algo
     intra = max((params.hop_latency_s(c, a, proto) + w for c, w in lay.intra), default=0.0)
-    inter = max((params.hop_latency_s(c, a, proto) + w for c, w in lay.inter), default=0.0)
+    inter = max((params.hop_latency_s(c, a, proto) + w + (net_latency_s if c == "net" else 0.0) for c, w in lay.inter),
+                default=0.0)
     latency = max(intra, inter) if lay.worst_of_both else lay.steps_intra * intra + lay.steps_inter * inter
     latency += lay.extra_latency_s
     groups = []

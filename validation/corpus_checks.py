@@ -212,7 +212,7 @@ versions (report before stop 27: 7.59%, 126 of 286 within 5%; a median of 5% nee
   datasheet grows with size (75-150 us at 16-512 MiB), which one cost per step does not give. Section 1's datasheet
   quantiles of latency-bound sizes widen on the low side (measured/predicted 5% quantile 0.55 -> 0.21). Charged to
   Simple steps only (LL and LL128 free): the same 7.13%, 127, section 1 >= 16 MiB 11.0%, coverage 88.6%, width 216%,
-  section 5 3.4% (not kept: the rule as NCCL states it charges every protocol; a choice between the two is the lead's).
+  section 5 3.4%. The lead kept this Simple-only charge at the merge (simulator.collectives.plans.build_plan): the LL calls above measure no room for the latency, and it moves nothing below the Simple sizes; the figures quoted before it are the every-protocol rule's.
   Re-scored with it in place: ``nvls-tree-hopper-fill`` 6.40%, 134 (Lambda 2 -> 6, Nebius 9 -> 10, p5 7 -> 8, EKS
   1 -> 2 within; A3 Mega all_reduce 20.0 -> 21.7%), ``nvls-tree-sm100-tuning`` 7.11%, 131. The fill is a datasheet
   change that reaches every NVLS plan (sections 1, 3, 5 and the sealed leases' NVLS points), not judged here.

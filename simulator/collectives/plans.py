@@ -183,7 +183,7 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
     its first (layout.RingLoops). ``nvls_chunks``: the NVLS chunk settings the run's
     NCCL takes (the Planner's NvlsChunks.taken_by); None: NCCL's defaults, which the layouts carry. ``net_latency_s``:
     what NCCL adds to each network step for the latency its network plugin states (the Planner's
-    nccl_constants.net_latency_taken), on top of the network hop's own."""
+    nccl_constants.net_latency_taken), on top of the network hop's own, for Simple only (NET_LATENCY_FROM says why)."""
     check_known(op, algo)
     if proto not in PROTOS:
         raise InputError("unknown protocol (expected ll, ll128 or simple)", field="proto", value=proto)
@@ -205,7 +205,8 @@ def build_plan(router: Router, op: str, algo: str, proto: str, params: Parameter
             layouts[key] = lay
     a = "ring" if algo == "direct" else algo
     intra = max((params.hop_latency_s(c, a, proto) + w for c, w in lay.intra), default=0.0)
-    inter = max((params.hop_latency_s(c, a, proto) + w + (net_latency_s if c == "net" else 0.0) for c, w in lay.inter),
+    plugin = net_latency_s if proto == "simple" else 0.0
+    inter = max((params.hop_latency_s(c, a, proto) + w + (plugin if c == "net" else 0.0) for c, w in lay.inter),
                 default=0.0)
     latency = max(intra, inter) if lay.worst_of_both else lay.steps_intra * intra + lay.steps_inter * inter
     latency += lay.extra_latency_s

@@ -83,7 +83,8 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
                         "region tables for that instance type (8 GPUs a node, 3 nodes or more; elsewhere NCCL's "
                         "own tuner decides, as with the plugin); NVLS and NVLS-Tree then move chunks of up to 512 KiB, "
                         "as AWS's network plugin sets NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE there "
-                        "(NCCL 2.22 and later read them)")
+                        "(NCCL 2.22 and later read them), and each network step of a Simple call pays the latency "
+                        "that plugin states (75 us on p5/p5e, 35 us on p5en/p6-b200; NCCL 2.12 and later)")
     g.add_argument("--tensors", default=None, choices=TENSOR_DEVICES,
                    help="where the tensors live (default: cuda for nccl, cpu for gloo and mpi); gloo "
                         "stages CUDA tensors through host memory")

@@ -811,3 +811,25 @@ def test_net_latency_on_an_efa_instance_the_plugin_does_not_list():
     from validation.compare import net_latency
     meta = {"hardware": "2x AWS p3dn.24xlarge: 16x V100", "topology": {"nic": "1x 100G EFA"}}
     assert net_latency(meta) == EFA_DEFAULT_LATENCY_S
+
+
+def test_the_tuner_plugin_flag_brings_the_network_plugins_latency():
+    """--tuner-plugin aws-ofi:INSTANCE (CostModel's tuner_plugin) names AWS's aws-ofi-nccl, whose network plugin
+    states its latency to NCCL (ofi_tuner.PLATFORM_LATENCY_S): each network step of a Simple call across servers pays
+    it, as the corpus's EFA datasets do; LL and one server pay nothing (every NCCL that loads a tuner plugin, 2.19 on,
+    takes the latency: nccl_constants.NET_LATENCY_FROM is 2.12)."""
+    import topologies
+    from simulator.core.vocabulary import nccl_version
+    from simulator.network.closed_form import CostModel
+    two, one = topologies.build("hgx-h200", nodes=2), topologies.build("hgx-h200", nodes=1)
+
+    def latency(g, proto, plugin=None, version=None):
+        return CostModel(g, tuner_plugin=plugin, nccl_version=version).planner.plan("all_reduce", "ring",
+                                                                                   proto).latency_s
+    for plugin, us in (("p5.48xlarge", 75), ("p5en.48xlarge", 35)):
+        extra = latency(two, "simple", plugin) - latency(two, "simple")
+        assert extra == pytest.approx(2 * us * 1e-6)             # two network steps of a two-server ring
+        assert latency(two, "ll", plugin) == latency(two, "ll")
+        assert latency(one, "simple", plugin) == latency(one, "simple")
+    first = nccl_version("2.19.3")
+    assert latency(two, "simple", "p5.48xlarge", first) - latency(two, "simple", None, first) == pytest.approx(150e-6)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Callable
 
-from simulator.collectives.ofi_tuner import plugin_nvls_chunks
+from simulator.collectives.ofi_tuner import plugin_net_latency_s, plugin_nvls_chunks
 from simulator.collectives.params import Parameters
 from simulator.collectives.planner import Planner
 from simulator.collectives.plans import Plan
@@ -188,11 +188,13 @@ class CostModel:
         would run, from its cost model: simulator.collectives.nccl_model) or ``"fastest"`` (our fastest
         prediction). ``default_algo``: the algorithm ``auto`` stands for (a study's pinned algorithm).
         ``tuner_plugin``: the instance type whose AWS tuner plugin is loaded (Planner), with the NVLS chunk settings
-        AWS's network plugin adds there (ofi_tuner.plugin_nvls_chunks, as the corpus applies them); a given planner
-        keeps its own. ``nccl_version``: the NCCL planned for (Planner; None: the newest modelled)."""
+        and the network latency AWS's network plugin states there (ofi_tuner.plugin_nvls_chunks and
+        plugin_net_latency_s, as the corpus applies them); a given planner keeps its own. ``nccl_version``: the NCCL
+        planned for (Planner; None: the newest modelled)."""
         self.planner = G_or_router if isinstance(G_or_router, Planner) else \
             Planner(G_or_router, params, nccl_version, tuner_plugin=tuner_plugin,
-                    nvls_chunks=plugin_nvls_chunks(tuner_plugin))
+                    nvls_chunks=plugin_nvls_chunks(tuner_plugin),
+                    net_latency_s=plugin_net_latency_s(tuner_plugin) if tuner_plugin else 0.0)
         self.tuner = Tuner(self.planner, select, default_algo)
         self.timer = ClosedFormTimer(self.planner.router, self.planner.params)
         self._shapes: dict[tuple[str, str, str], Shape] = {}   # (op, algo, proto) -> the timer's shape

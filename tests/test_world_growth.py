@@ -228,3 +228,18 @@ def test_shift_lines_say_the_growth_falls_short_only_where_most_leases_show_it(m
     data = data[:2] + (("c", (rows(0, [0.2]), 1.0)), ("d", (rows(0, [0.1]), 1.0)), ("e", (rows(0, [0.1]), 1.0)))
     monkeypatch.setattr(wg, "lease_rows", lambda: data)
     assert "on 3 of 5 leases (the model's 4-GPU growth falls short on most)" in " ".join(wg.shift_lines(wg.shift_check()))
+
+
+def test_growth_is_learned_again_for_other_leases(monkeypatch):
+    """growth_for remembers what it learned per leases object (lease_rows' result): other leases, or the same
+    function's cache cleared (validation/scripts/band_rules_s26.py), are learned afresh, never answered from the
+    memo."""
+    inside = (("a", (rows(0, np.linspace(-0.09, 0.09, 20)), 1.0)), ("b", (rows(0, np.linspace(-0.09, 0.09, 20)), 1.0)))
+    wide = (("a", (rows(0, np.r_[np.linspace(-0.09, 0.09, 16), [0.4, -0.4, 0.5, -0.5]]), 1.0)),
+            ("b", (rows(0, np.r_[np.linspace(-0.09, 0.09, 16), [0.4, -0.4, 0.5, -0.5]]), 1.0)))
+    now = [inside]
+    monkeypatch.setattr(wg, "lease_rows", lambda: now[0])     # one function whose leases change (a cleared cache)
+    assert wg.growth_for()[0] == 0.0
+    now[0] = wide
+    assert wg.growth_for()[0] > 0
+    assert wg.growth_for() is wg.growth_for()          # learned once for the same leases

@@ -157,6 +157,12 @@ class Evaluator:
             self.deps.append(tuple(sorted(rec.read)))
         # each plan's parameter values as one key (operator.itemgetter: a tuple, the value itself for one key)
         self._deps_of = [itemgetter(*d) if d else (lambda v: ()) for d in self.deps]
+        # every plan's terms as rows, rewritten only where a plan's cache entry differs from the last call's (a
+        # finite-difference step re-times a few plans; stacking every plan's rows again cost more than the fit)
+        n = len(self.plans)
+        self._last: list[tuple | None] = [None] * n
+        self._terms = np.empty((n, 4))
+        self._rows = tuple(np.empty((n, len(self.size))) for _ in range(3))    # pads, steps, costed bytes
 
     def _time_plan(self, params: Parameters, key, op, a, pr, channels=None) -> tuple:
         """(alpha, beta, the pipeline fill's seconds per byte, host seconds, the plan) of one plan: Shape.time_s's
@@ -185,23 +191,20 @@ class Evaluator:
         return hit
 
     def __call__(self, params: Parameters) -> np.ndarray:
-        v, cache = params.values, self._cache
-        terms, pads, steps, costed = [], [], [], []
+        v, cache, last = params.values, self._cache, self._last
+        ab, (pads, steps, costed) = self._terms, self._rows
         for j, deps in enumerate(self._deps_of):
             ck = (j, deps(v))
             hit = cache.get(ck)
             if hit is None:
                 t = self._time_plan(params, *self.plans[j])
                 hit = cache[ck] = (t[:4], *self._pads(j, t[4]))
-            terms.append(hit[0])
-            pads.append(hit[1])
-            steps.append(hit[2])
-            costed.append(hit[3])
-        ab, pads, steps = np.array(terms, dtype=float), np.array(pads, dtype=float), np.array(steps, dtype=float)
+            if hit is not last[j]:
+                last[j] = hit
+                ab[j], pads[j], steps[j], costed[j] = hit
         rows = np.arange(len(self.size))[:, None]
         c = self.choice
-        t = call_time_s(ab[c, 0], ab[c, 1], ab[c, 2], np.array(costed)[c, rows], pads[c, rows], steps[c, rows],
-                        ab[c, 3])
+        t = call_time_s(ab[c, 0], ab[c, 1], ab[c, 2], costed[c, rows], pads[c, rows], steps[c, rows], ab[c, 3])
         return t.min(axis=1)
 
 

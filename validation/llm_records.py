@@ -232,18 +232,26 @@ def file_keys(paths: str | Path | Sequence[str | Path]) -> tuple[tuple[str, int,
 
 @lru_cache(maxsize=64)
 def _read_llm_records(keys: tuple[tuple[str, int, int], ...]) -> LlmRecords:
+    files = [_read_llm_file(key) for key in keys]
+    return LlmRecords(*(tuple(x for f in files for x in getattr(f, part)) for part in ("runs", "profiles", "failures")))
+
+
+@lru_cache(maxsize=256)
+def _read_llm_file(key: tuple[str, int, int]) -> LlmRecords:
+    """One file's records (``key``: :func:`file_keys`'), read once per process: the report reads a file alone and
+    in several lists of files (a 3.4 MB profile file five times)."""
     runs, profiles, failures = [], [], []
-    for path, _, _ in keys:
-        src = str(path)
-        for number, r in read_measurement_records(path, skip_bad=True, torn_only=True):
-            kind = r.get("kind")
-            f = Fields(r, src, f"line {number}", str(kind))
-            if kind == "llm_profile":
-                profiles.append(_profile(f))
-            elif kind in ("llm_fsdp", "llm_tp", "llm_pp"):
-                runs.append(_run(f))
-            elif kind == "llm_failed":
-                failures.append(r)
+    path, _, _ = key
+    src = str(path)
+    for number, r in read_measurement_records(path, skip_bad=True, torn_only=True):
+        kind = r.get("kind")
+        f = Fields(r, src, f"line {number}", str(kind))
+        if kind == "llm_profile":
+            profiles.append(_profile(f))
+        elif kind in ("llm_fsdp", "llm_tp", "llm_pp"):
+            runs.append(_run(f))
+        elif kind == "llm_failed":
+            failures.append(r)
     return LlmRecords(tuple(runs), tuple(profiles), tuple(failures))
 
 

@@ -168,10 +168,25 @@ def learned(parts: list[Part], band: int, level: float = 0.9, pooled: bool = Fal
 
 def growth_for(exclude: str | None = None, pooled: bool = False) -> tuple[float, ...]:
     """The growth spread per size band learned on the leases other than ``exclude`` (``pooled``: by
-    :func:`learned`'s earlier rule)."""
-    parts = [part for name, part in lease_rows() if name != exclude]
-    return tuple(learned(parts, b, pooled=pooled) if b in LEARNED_BANDS else 0.0
-                 for b in range(len(GROWTH_EDGES_BYTES) + 1))
+    :func:`learned`'s earlier rule). Learned once per process for the same leases (:func:`lease_rows`' result,
+    by identity: a cleared cache or a test's own leases start afresh) and shares: the report judges every
+    calibration of a lease with it (~160 calls, a few dozen distinct)."""
+    from validation import extrapolation_scale
+    leases = lease_rows()
+    if _LEARNED[0] is not leases:
+        _LEARNED[:] = [leases, {}]
+    key = (extrapolation_scale.PARAM_SCALE, exclude, pooled)
+    hit = _LEARNED[1].get(key)
+    if hit is None:
+        parts = [part for name, part in leases if name != exclude]
+        hit = _LEARNED[1][key] = tuple(learned(parts, b, pooled=pooled) if b in LEARNED_BANDS else 0.0
+                                       for b in range(len(GROWTH_EDGES_BYTES) + 1))
+    return hit
+
+
+_LEARNED: list = [None, {}]
+""":func:`growth_for`'s memo: [the :func:`lease_rows` result it is for, {(covariance shares, exclude, pooled):
+growth spreads}] (:func:`coverage` reads the shares as validation.extrapolation_scale.PARAM_SCALE)."""
 
 
 def check_shipped() -> tuple[float, ...]:

@@ -76,7 +76,8 @@ class FlowGroups:
     def rates(self, group_cap_Bps: Sequence[float], capacity: LinkCapacity) -> list[float]:
         """Max-min fair rates (bytes/s), one per group."""
         if not self.arrays:
-            return _sparse_rates([(u.link_ids, u.link_counts) for u in self.uses], group_cap_Bps, capacity.values)
+            return _remembered_sparse_rates([(u.link_ids, u.link_counts) for u in self.uses], group_cap_Bps,
+                                            capacity.values)
         import numpy as np
         ug, ul, uc = self._concatenated()
         return max_min_rates(ug, ul, uc, capacity.array(), np.array(group_cap_Bps, dtype=float)).tolist()
@@ -129,6 +130,26 @@ def _joined(parts: Sequence, dtype) -> np.ndarray:
 def group_rates(uses: Sequence[LinkUses], group_cap_Bps: Sequence[float], capacity: LinkCapacity) -> list[float]:
     """Max-min fair rates (bytes/s) of flow groups given by their link uses, one per group."""
     return FlowGroups(uses).rates(group_cap_Bps, capacity)
+
+
+_SPARSE_RATES: dict[tuple, tuple[float, ...]] = {}
+""":func:`_sparse_rates` by value (each group's links and counts, the caps, the used links' capacities): a
+calibration's finite differences and the next calibration of the same machine fill the same few groups under
+the same capacities again, with new plan objects (about half of the accuracy report's fillings)."""
+SPARSE_RATES_KEEP = 1 << 16
+"""Fillings :data:`_SPARSE_RATES` keeps before it starts again (a few tens of MB at most)."""
+
+
+def _remembered_sparse_rates(groups: Sequence[tuple[Sequence[int], Sequence[float]]],
+                             group_cap_Bps: Sequence[float], capacity_Bps: Sequence[float]) -> list[float]:
+    """:func:`_sparse_rates`, filled once per process for the same inputs (a pure function of them)."""
+    key = (tuple(groups), tuple(group_cap_Bps), tuple(capacity_Bps[link] for links, _ in groups for link in links))
+    hit = _SPARSE_RATES.get(key)
+    if hit is None:
+        if len(_SPARSE_RATES) >= SPARSE_RATES_KEEP:
+            _SPARSE_RATES.clear()
+        hit = _SPARSE_RATES[key] = tuple(_sparse_rates(groups, group_cap_Bps, capacity_Bps))
+    return list(hit)
 
 
 def _sparse_rates(groups: Sequence[tuple[Sequence[int], Sequence[float]]], group_cap_Bps: Sequence[float],

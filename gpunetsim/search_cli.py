@@ -33,7 +33,7 @@ def register(sub) -> None:
     p.add_argument("--nic-bw", default=None, help="NIC bandwidth of every cluster, e.g. '200 Gb/s'")
     p.add_argument("--oversubscription", type=float, default=1.0, help="leaf:spine oversubscription")
     p.add_argument("--global-batch", type=int, required=True, help="sequences per iteration")
-    p.add_argument("--tokens", type=float, default=1e12, help="training tokens (default 1e12)")
+    p.add_argument("--tokens", default="1e12", help="training tokens: 1e12, 300B or 15T (default 1e12)")
     p.add_argument("--price", default=None, help='USD per GPU-hour, e.g. "h100=2.5/h,a100=1.2/h"')
     p.add_argument("--objective", default="time", choices=["time", "cost"])
     s = p.add_argument_group("space")
@@ -155,7 +155,8 @@ def _search(args: argparse.Namespace) -> int:
     if args.out:                    # before the search, not after it (simulator.core.outputs)
         from simulator.core.outputs import check_folder
         check_folder(args.out, "--out")
-    from simulator.core.units import parse_bandwidth
+    from simulator.core.units import parse_amount, parse_bandwidth
+    args.tokens = parse_amount(args.tokens, field="--tokens")
     nic_Bps = parse_bandwidth(args.nic_bw, field="--nic-bw") if args.nic_bw else None
     if not args.oversubscription >= 1.0:
         raise InputError("must be at least 1", field="--oversubscription", value=args.oversubscription)

@@ -26,11 +26,11 @@ from __future__ import annotations
 import itertools
 from dataclasses import replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from simulator.core.config import Count, Switch, axis
+from simulator.core.config import Amount, Count, Switch, axis
 from simulator.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ class SearchAxes(BaseModel):
     gpus: list[Count] = Field(min_length=1)
     global_batch: Count | None = None
     batch_per_gpu: Count | None = None
-    tokens: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 1e12
+    tokens: Amount = 1e12
     max_tp: Count = 8
     max_pp: Count = 64
     micro_batches: list[Count] = Field([1, 2, 4, 8], min_length=1)

@@ -47,3 +47,35 @@ def test_bad_values_name_field_and_value(fn, bad):
     with pytest.raises(InputError) as e:
         fn(bad, field="links[0].bandwidth")
     assert "links[0].bandwidth" in str(e.value) and repr(bad) in str(e.value)
+
+
+@pytest.mark.parametrize("value, amount", [(1e12, 1e12), (300, 300.0), ("1e12", 1e12), ("300B", 3e11), ("15T", 1.5e13),
+                                           ("1.5 T", 1.5e12), ("2k", 2e3), ("7M", 7e6)])
+def test_an_amount_takes_a_number_or_a_decimal_suffix(value, amount):
+    """rv27 leftover: `search --tokens 1T` failed with argparse's 'invalid float value'; training budgets are written
+    '300B' or '15T' tokens."""
+    from simulator.core.units import parse_amount
+    assert parse_amount(value) == pytest.approx(amount)
+
+
+@pytest.mark.parametrize("value", ["1X", "", "T", "-3", 0, -1.0, float("inf"), float("nan"), True, None, "1e400"])
+def test_an_amount_that_is_not_positive_and_finite_is_refused_naming_its_field(value):
+    from simulator.core.errors import InputError
+    from simulator.core.units import parse_amount
+    with pytest.raises(InputError) as e:
+        parse_amount(value, field="--tokens")
+    assert e.value.field == "--tokens" and "'300B' or '15T'" in str(e.value)
+
+
+def test_a_search_study_and_the_command_line_take_tokens_with_a_suffix(capsys):
+    from gpunetsim.cli import main
+    from gpunetsim.search_study import SearchAxes
+    from simulator.core.config import validate
+    from simulator.core.errors import InputError
+    axes = validate(SearchAxes, {"model": ["llama3-8b"], "gpus": [8], "global_batch": 64, "tokens": "300B"}, "s.yaml")
+    assert axes.tokens == 3e11
+    with pytest.raises(InputError) as e:
+        validate(SearchAxes, {"model": ["llama3-8b"], "gpus": [8], "global_batch": 64, "tokens": "-1"}, "s.yaml")
+    assert e.value.source == "s.yaml" and "tokens" in str(e.value) and "'15T'" in str(e.value)
+    assert main(["search", "--model", "llama3-8b", "--gpus", "8", "--global-batch", "64", "--tokens", "15T"]) == 0
+    assert "1.5e+13 tokens" in capsys.readouterr().out

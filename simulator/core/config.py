@@ -38,6 +38,9 @@ Seed = Annotated[int, _rule(values.seed)]
 Bandwidth = Annotated[str, _rule(units.bandwidth_text)]
 """A bandwidth with its unit, kept as written ("200 Gb/s"), by :func:`simulator.core.units.bandwidth_text`'s rule (the
 command line's message for ``--nic-bw 200``)."""
+Amount = Annotated[float, _rule(units.parse_amount)]
+"""A file's large amount (training tokens) as a number or with a decimal suffix ('300B', '15T'), by
+:func:`simulator.core.units.parse_amount`'s rule."""
 Count = Annotated[int, _rule(lambda v: limits.check_count(v, field="count", high=limits.MAX_INT))]
 """A file's count (nodes, tp, iterations), by :func:`simulator.core.limits.check_count`'s rule: the command line's words
 (``must be at least 1``, ``must be a whole number``), not pydantic's ``Input should be greater than 0``."""

@@ -55,6 +55,26 @@ def _prefix(p: str) -> float | None:
     return _DEC.get(p)
 
 
+AMOUNT_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
+"""Decimal suffixes of a large amount as LLM training budgets are written ('300B', '15T' tokens)."""
+
+
+def parse_amount(value: object, field: str = "tokens") -> float:
+    """A large positive amount (training tokens) as a number or a number with a decimal suffix K, M, B (billion) or T
+    (``1e12``, ``"300B"``, ``"15T"``, ``"1.5 T"``); refused, naming ``field``, unless positive and finite."""
+    amount = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        amount = _float(value)
+    elif isinstance(value, str):
+        text = value.strip().replace(" ", "")
+        scale = AMOUNT_SUFFIXES.get(text[-1:].lower())
+        amount = _number(text[:-1] if scale else text)
+        amount = None if amount is None else amount * (scale or 1.0)
+    if amount is None or not 0 < amount < float("inf"):
+        raise InputError("expected a positive number, e.g. 1e12, '300B' or '15T'", field=field, value=value)
+    return amount
+
+
 BANDWIDTH_WORDS = "not a bandwidth: write a number and a unit such as '400 Gb/s' or '900 GB/s'"
 """The message of a refused bandwidth, one for the command line and the files."""
 

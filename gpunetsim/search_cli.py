@@ -34,7 +34,7 @@ def register(sub) -> None:
     p.add_argument("--oversubscription", type=float, default=1.0, help="leaf:spine oversubscription")
     p.add_argument("--global-batch", type=int, required=True, help="sequences per iteration")
     p.add_argument("--tokens", default="1e12", help="training tokens: 1e12, 300B or 15T (default 1e12)")
-    p.add_argument("--price", default=None, help='USD per GPU-hour, e.g. "h100=2.5/h,a100=1.2/h"')
+    p.add_argument("--price", default=None, help='USD per GPU-hour, e.g. "h100=2.5/h,a100=1.2/h" (/hr, /hour too)')
     p.add_argument("--objective", default="time", choices=["time", "cost"])
     s = p.add_argument_group("space")
     s.add_argument("--max-tp", type=int, default=8, help="largest tensor-parallel size (default 8)")
@@ -58,13 +58,18 @@ def register(sub) -> None:
     p.set_defaults(func=_search)
 
 
+PER_HOUR = ("/gpu-hour", "/gpu-hr", "/gpu-h", "/hour", "/hr", "/h")
+"""How a price's 'per GPU-hour' may be written after its dollars (optional: a bare number is per GPU-hour)."""
+
+
 def parse_prices(text: str | None) -> dict[str, float]:
     """``"h100=2.5/h,a100=1.2"``: US dollars per GPU-hour by GPU name."""
     from simulator.training.gpus import get_gpu
     out: dict[str, float] = {}
     for part in comma_items(text, "--price") if text else ():
         name, sep, value = part.partition("=")
-        v = value.strip().lower().removesuffix("/h").removesuffix("/gpu-h").strip().lstrip("$")
+        v = value.strip().lower()
+        v = next((v.removesuffix(u) for u in PER_HOUR if v.endswith(u)), v).strip().lstrip("$")
         try:
             price = float(v) if sep else math.nan
         except ValueError:

@@ -79,3 +79,18 @@ def test_a_search_study_and_the_command_line_take_tokens_with_a_suffix(capsys):
     assert e.value.source == "s.yaml" and "tokens" in str(e.value) and "'15T'" in str(e.value)
     assert main(["search", "--model", "llama3-8b", "--gpus", "8", "--global-batch", "64", "--tokens", "15T"]) == 0
     assert "1.5e+13 tokens" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("text", ["h100=2.5/h", "h100=2.5/hr", "h100=$2.5/hour", "h100=2.5/GPU-hour", "h100=2.5 /gpu-hr",
+                                  "h100=2.5"])
+def test_a_price_per_gpu_hour_may_say_so_as_users_write_it(text):
+    """rv27 leftover: `--price h100=2.5/hr` was refused (only /h was taken)."""
+    from gpunetsim.search_cli import parse_prices
+    assert list(parse_prices(text).values()) == [2.5]
+
+
+def test_a_price_in_another_unit_is_still_refused():
+    from gpunetsim.search_cli import parse_prices
+    with pytest.raises(InputError) as e:
+        parse_prices("h100=2.5/day")
+    assert e.value.field == "--price"

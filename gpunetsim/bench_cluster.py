@@ -13,6 +13,7 @@ import argparse
 import time
 
 from gpunetsim.scenario import load_scenario, run_scenario
+from simulator.core.vocabulary import counted
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     t1 = time.perf_counter()
     r = run_scenario(sc)
     t2, c2 = time.perf_counter(), time.process_time()
-    print(f"scenario {sc.name}: {sc.gpus} GPUs, {len(sc.jobs)} jobs, {r.iterations} iterations each")
+    print(f"scenario {sc.name}: {sc.gpus} GPUs, {counted(len(sc.jobs), 'job')}, {counted(r.iterations, 'iteration')} each")
     print(f"load {t1 - t0:.2f} s, simulate {t2 - t1:.2f} s, total {t2 - t0:.2f} s wall (target < 30 s), "
           f"{c2 - c0:.2f} s CPU (wall above CPU means other processes shared the cores)")
     for j in r.jobs:

@@ -7,7 +7,7 @@ import json
 
 from simulator.core.errors import InputError
 from simulator.core.values import comma_items, seed
-from simulator.core.vocabulary import nccl_release_words
+from simulator.core.vocabulary import counted, nccl_release_words
 
 
 def register(sub) -> None:
@@ -128,7 +128,7 @@ def format_cluster(sc, r, runs=(), links: bool = True) -> str:
     ``--top-links 0``, which listed every job's links as 'none', contended or not)."""
     a = sc.attributes
     lines = [f"# gpunetsim cluster: {sc.name} on {a.get('name')} x{a.get('hosts', 1)} "
-             f"({sc.gpus} GPUs), placement={sc.placement}, {r.iterations} iterations, seed={sc.seed}, "
+             f"({sc.gpus} GPUs), placement={sc.placement}, {counted(r.iterations, 'iteration')}, seed={sc.seed}, "
              f"NCCL {nccl_release_words(planned_nccl(sc))}",
              f"{'job':<12} {'GPUs':>5} {'servers':<14} {'healthy(ms)':>11} {'alone(ms)':>10} {'shared(ms)':>10} "
              f"{'90% lo':>8} {'90% hi':>8} {'slowdown':>8} {'stragglers':>10} {'E[max]':>6}"]

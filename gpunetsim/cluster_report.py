@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from gpunetsim.report import _layout, html_page
 from simulator.core.outputs import write_atomic
+from simulator.core.vocabulary import counted
 
 
 def cluster_figures(result) -> list:
@@ -58,7 +59,7 @@ def write_cluster_report(scenario, result, path: str | Path) -> Path:
              f"<th>shared (ms)</th><th>shared 90% interval (ms)</th><th>slowdown</th></tr>{rows}</table>")
     return write_atomic(path, html_page(f"gpunetsim cluster: {scenario.name}",
                                         f"{scenario.gpus} GPUs, placement {scenario.placement}, "
-                                        f"{result.iterations} iterations", cluster_figures(result), table),
+                                        f"{counted(result.iterations, 'iteration')}", cluster_figures(result), table),
                         field="--html")
 
 

@@ -10,7 +10,7 @@ from gpunetsim.cli_args import (add_nccl_version_arg, add_topology_args, nccl_ve
                                 topology_from_args)
 from simulator.core.errors import InputError
 from simulator.core.units import GiB
-from simulator.core.vocabulary import nccl_release_words
+from simulator.core.vocabulary import counted, nccl_release_words
 
 
 def register(sub) -> None:
@@ -149,13 +149,13 @@ def format_result(r, topology: str, params: str, compute: str, compute_params=No
     sharding = c.sharding
     if c.fsdp == "hybrid" and r.fsdp_shard_group:
         g = r.fsdp_shard_group
-        sharding += f" (shard groups of {g}, {c.dp // g} replica{'s' if c.dp // g > 1 else ''})"
+        sharding += f" (shard groups of {g}, {counted(c.dp // g, 'replica')})"
     opts = [f"recompute {c.recompute.value}"] + (["SP"] if c.sequence_parallel else []) + \
            (["flash"] if c.flash_attention else []) + [sharding, c.dtype]
     m = r.memory
     lines = [f"# gpunetsim train: {r.model} on {topology} ({r.gpus} GPUs, {r.gpu}), NCCL {nccl_release_words(r.nccl_version)}, "
              f"params={params}, compute={compute}",
-             f"# TP {c.tp} x PP {c.pp} x DP {c.dp}, {sched}, {c.microbatches} micro-batches of {c.micro_batch}, "
+             f"# TP {c.tp} x PP {c.pp} x DP {c.dp}, {sched}, {counted(c.microbatches, 'micro-batch', 'micro-batches')} of {c.micro_batch}, "
              + ", ".join(opts),
              f"iteration          {r.iteration_s:10.3f} s   (stage {r.critical_stage}, the last to finish)",
              *([f"  90% interval     {r.iteration_lo_s:10.3f} - {r.iteration_hi_s:.3f} s (held-out errors of LLM "

@@ -94,3 +94,18 @@ def test_a_price_in_another_unit_is_still_refused():
     with pytest.raises(InputError) as e:
         parse_prices("h100=2.5/day")
     assert e.value.field == "--price"
+
+
+@pytest.mark.parametrize("n, words", [(1, "1 micro-batch"), (2, "2 micro-batches"), (0, "0 micro-batches")])
+def test_a_count_takes_its_noun_singular_for_one(n, words):
+    """rv27 leftover: headers read '1 micro-batches' (train) and '1 iterations' (cluster)."""
+    from simulator.core.vocabulary import counted
+    assert counted(n, "micro-batch", "micro-batches") == words
+    assert counted(1, "iteration") == "1 iteration" and counted(3, "iteration") == "3 iterations"
+
+
+def test_the_train_header_says_one_micro_batch(capsys):
+    from gpunetsim.cli import main
+    assert main(["train", "--topology", "dgx-h100", "--nodes", "1", "--model", "llama3-8b", "--tp", "8",
+                 "--global-batch", "4", "--micro-batch", "4"]) == 0
+    assert ", 1 micro-batch of 4," in capsys.readouterr().out

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from simulator.collectives.algorithms import NvlsChunks
 from simulator.core.errors import InputError
+from simulator.core.vocabulary import counted
 
 TUNER_MAX_SIZE = 100.0 * 1024 ** 3
 TUNER_MAX_RANKS = 1024.0 * 1024
@@ -231,7 +232,7 @@ def why_idle(platform: str, ranks: int, nodes: int, op: str | None = None) -> st
     if known is None:
         return f"no region tables for {platform}"
     if nodes < MIN_NODES:
-        return f"{nodes} node{'s' if nodes > 1 else ''}: the plugin decides from {MIN_NODES} nodes"
+        return f"{counted(nodes, 'node')}: the plugin decides from {MIN_NODES} nodes"
     if ranks != known[0] * nodes:
         return f"{ranks // max(nodes, 1)} GPUs a node: its tables are for {known[0]}"
     if op is not None and op not in known[1]:

@@ -36,6 +36,12 @@ ENGINES: tuple[str, ...] = ("des", "closed")
 """Timers: the discrete-event simulation and the closed form."""
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` with its noun, singular for one (``counted(1, "micro-batch", "micro-batches")``: '1 micro-batch'; the
+    plural is the noun + 's' unless given): output read '1 micro-batches' and '1 iterations'."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def check_op(op: object, field: str = "op") -> str:
     """``op`` if it names a modelled collective, else an :class:`InputError` listing them."""
     if op not in OPS:

@@ -60,12 +60,14 @@ while the rule was being chosen and kept from its author (validation.sealed_camp
 All are left out of :func:`agreement`'s choice and listed apart as checks made after the rule was fixed."""
 LATER = ("h100x4_2026-11-27_fsdpissue2", "h200x4_2026-11-27_fsdpissue", "h200x2_2026-11-27_fsdpissue",
          "h200x2_2026-11-27_fsdpalt", "h200x2_2026-11-27_fsdppair", "h200x2_2026-11-27_fsdppairb",
-         "h200x2_2026-11-27_fsdpprof", "h200x4_2026-11-27_fsdpprof4", "h200x2_2026-11-27b_fsdpprof")
+         "h200x2_2026-11-27_fsdpprof", "h200x4_2026-11-27_fsdpprof4", "h200x2_2026-11-27b_fsdpprof",
+         "h200x2_2026-11-28_fsdpsplit", "h200x4_2026-11-28g_fsdpsplit")
 """Leases measured after the rule was chosen (the first on another branch its author never saw, the second by
 branch h14fsdp7, the third by the lead at the end of that session, the fourth by the lead at the end of the next,
 the fifth and sixth by branch h14fsdp19 with ``fsdp --pair-probe``, the seventh by branch h14fsdp20 with
 ``fsdp --profile-step``, the eighth by the lead with the same at 4 GPUs, the ninth by branch h14fsdp21 with
-``fsdp --profile-host``):
+``fsdp --profile-host``, the tenth and eleventh by the lead with ``fsdp --free-gathers`` at 2 and 4 GPUs, stops 26
+and 27):
 left out of the choice and listed apart as checks, as the sealed ones."""
 CHECKS = SEALED + LATER
 

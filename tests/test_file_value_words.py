@@ -43,7 +43,8 @@ def test_a_scenario_value_in_the_commands_words(tmp_path, capsys, old, new, expe
 @pytest.mark.parametrize("body, expected", [
     ("topology: [[dgx-h100]]\nsearch: {model: llama-3-8b, gpus: 8}",
      "topology[0]: expected one value, not a list (got ['dgx-h100'])"),
-    ("search: {model: llama-3-8b, gpus: 8, tokens: 1e12 tokens}", "search.tokens: must be a number (got '1e12 tokens')"),
+    ("search: {model: llama-3-8b, gpus: 8, tokens: 1e12 tokens}",
+     "search.tokens: expected a positive number, e.g. 1e12, '300B' or '15T' (got '1e12 tokens')"),
 ])
 def test_a_study_value_in_the_commands_words(tmp_path, capsys, body, expected):
     f = tmp_path / "s.yaml"

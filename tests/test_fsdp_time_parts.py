@@ -114,6 +114,6 @@ def test_a_sealed_lease_with_paired_probes_is_split_as_the_sealed_report_predict
     label, path, pred, full = next(x for x in leases([folder]) if x[1].name == "fsdppair_world4.jsonl")
     assert label == f"{folder} fsdppair4 (sealed)" and isinstance(full, PairedPredictor)
     rows = parts(full, path)
-    scored = sc._scored("fsdppair4", path, "fsdp", [], c)
+    scored = sc._scored("fsdppair4", path, "fsdp", c)
     assert [p.predicted_s for p in rows] == [e.predicted_s for e in scored]
     assert all(p.predicted_s >= p.gpu_simulated_s - 1e-9 for p in rows)

@@ -356,11 +356,16 @@ def test_the_sealed_two_gpu_campaign_reads_its_own_readme():
 
 def test_llm_rows_take_the_host_work_of_their_own_world_size():
     """An llm or TP row is predicted with the host work of the committed H200 campaign of its file's world size
-    (llm_real.CAMPAIGNS), not always the 4-GPU one."""
-    from validation import llm_real as lr
-    hosts = [(f"host of {f}",) for f, _, _ in lr.CAMPAIGNS]
-    assert sc.campaign_host(hosts, "llm_world2.jsonl") == "host of h200x2_2026-11-26c"
-    assert sc.campaign_host(hosts, "tp_issue_world4.jsonl") == "host of h200x4_2026-11-26d"
+    (llm_blind.host_for), not always the 4-GPU one."""
+    from validation import llm_blind as lb, llm_real as lr
+    c = sc.H200O
+    path = c.llm / "llm_world2.jsonl"
+    scored = [e.predicted_s for e in sc._scored("llm2 FSDP", path, "fsdp", c)]
+    def predicted(world):
+        return [e.predicted_s for e in lr.predict_files([path], c.calibration, lb.host_for(world)[0]).errors
+                if e.runner == "fsdp"]
+    assert scored == predicted(2) and scored != predicted(4)
+    assert lb.HOST_FROM[2][0] == "h200x2_2026-11-26c" and lb.HOST_FROM[4][0] == "h200x4_2026-11-26d"
     assert sc.world_of("fsdppair_world4.jsonl") == 4
 
 

@@ -141,7 +141,6 @@ def leases(only: Sequence[str] = ()) -> Iterator[tuple[str, Path, RealPredictor,
     keep = (lambda folder: not only or folder in only)
     for s in fhc.score([l for l in fhc.LEASES if keep(l.folder)]):
         yield s.lease.label, DATA / s.lease.folder / s.lease.name, s.pred, s.host.applied(s.pred)
-    hosts = [lr.host_work_from([DATA / f / n], cal) for f, n, cal in lr.CAMPAIGNS]
     for c in sc.SEALED:
         if not keep(c.llm.name) or not c.llm.exists():
             continue
@@ -150,13 +149,10 @@ def leases(only: Sequence[str] = ()) -> Iterator[tuple[str, Path, RealPredictor,
                 continue
             path = c.llm / name
             records = read_llm_records([path])
-            if label.startswith("llm"):
-                pred = lr.fitted_predictor(records, c.calibration)[0]
-                host = sc.campaign_host(hosts, name)
-            else:
-                world = sc.world_of(name)
-                pred = lb.lease_predictor(path, records, world)
-                host = lb.host_for(world)[0]
+            world = sc.world_of(name)
+            pred = lr.fitted_predictor(records, c.calibration)[0] if label.startswith("llm") else \
+                lb.lease_predictor(path, records, world)
+            host = lb.host_for(world)[0]
             yield f"{c.llm.name} {label} (sealed)", path, pred, fsdp_pair.carry(pred, host)
 
 

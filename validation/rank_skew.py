@@ -535,10 +535,8 @@ def lathost_rows(folders: Sequence[Path] | None = None) -> list[str]:
 def lease_rows() -> list[str]:
     """Per sealed lease with FSDP-only rows: its lathost probe's 2-rank jitter and 4-rank spread beside section 7's
     signed errors of those rows (predicted over measured, minus 1; today's model and method)."""
-    from validation import llm_real as lr
     from validation import sealed_campaign as sc
 
-    hosts = [lr.host_work_from([DATA / f / n], cal) for f, n, cal in lr.CAMPAIGNS]
     lines = ["Sealed leases: the lathost probe's per-rank jitter (2 ranks: mean spread / e(2)) and 4-rank mean spread "
              "beside section 7's FSDP-only rows (signed error %, predicted over measured minus 1; median |error|):",
              "",
@@ -551,7 +549,7 @@ def lease_rows() -> list[str]:
             if not label.startswith("fsdp") or 2 not in spreads:
                 continue
             errs = [(_short(e.point), (e.predicted_s / e.measured_s - 1) * 100)
-                    for e in sc._scored(label, c.llm / name, runner, hosts, c)]
+                    for e in sc._scored(label, c.llm / name, runner, c)]
             four = f"{statistics.mean(spreads[4]) * 100:.1f}" if 4 in spreads else "-"
             lines.append(f"| {c.llm.name} | {statistics.mean(spreads[2]) / expected_max(2):.3f} | {four} | {label} | "
                          + ", ".join(f"{k} {x:+.1f}" for k, x in errs)

@@ -58,12 +58,6 @@ def world_of(name: str) -> int:
     return int(name.rsplit("world", 1)[1].split(".")[0])
 
 
-def campaign_host(hosts: list, name: str) -> object:
-    """The host work an ``llm`` or TP row of file ``name`` takes: that of the committed campaign of its world size
-    (``hosts``: ``validation.llm_real.host_work_from`` of each of ``llm_real.CAMPAIGNS``, in their order)."""
-    from validation import llm_real as lr
-    return next(h for (_, n, _), h in zip(lr.CAMPAIGNS, hosts) if world_of(n) == world_of(name))[0]
-
 PROFILE_RULE_TRIED = ("the fastest of the three profile launches instead of the median", "main 2dc75c7", 9.1,
                       {"H200 TP": (3.5, 7.2), "H200 FSDP": (3.7, 10.4)})
 """A compute-fit rule scored on the 4x H100 lease after its blind figures (stop 14's closing note, by the lead): the
@@ -317,12 +311,13 @@ def collectives(c: Sealed = H100) -> tuple[list[str], dict]:
     return lines, figures
 
 
-def _scored(label: str, path: Path, runner: str, hosts: list, c: Sealed = H100) -> list:
-    """The run errors of one sealed row under today's model, by section 7's method for its kind."""
+def _scored(label: str, path: Path, runner: str, c: Sealed = H100) -> list:
+    """The run errors of one sealed row under today's model, by section 7's method for its kind; an ``llm`` or TP
+    row takes the host work of the H200 campaign of its file's world size (``llm_blind.host_for``)."""
     from validation import fsdp_pair, llm_blind as lb, llm_real as lr
     from validation.llm_records import read_llm_records
     if label.startswith("llm"):
-        host = campaign_host(hosts, path.name)
+        host, _ = lb.host_for(world_of(path.name))
         return [e for e in lr.predict_files([path], c.calibration, host).errors if e.runner == runner]
     if label.startswith("fsdp"):
         world = world_of(path.name)
@@ -331,7 +326,7 @@ def _scored(label: str, path: Path, runner: str, hosts: list, c: Sealed = H100) 
         host, _ = lb.host_for(world)
         return lb._errors(fsdp_pair.carry(pred, host), records)
     probe = [path]
-    return lr.predict_records(lr.probe_tp_runs(probe), c.calibration, campaign_host(hosts, path.name),
+    return lr.predict_records(lr.probe_tp_runs(probe), c.calibration, lb.host_for(world_of(path.name))[0],
                               lr.issue_targets(probe)).errors
 
 
@@ -442,12 +437,11 @@ def profile_note(c: Sealed = H100) -> list[str]:
 
 def llm(c: Sealed = H100) -> tuple[list[str], dict]:
     """Section 7's lines and figures: a sealed campaign's LLM runs under today's model, beside the blind figures."""
-    from validation import llm_real as lr
     from validation.llm_records import error_summary
     from validation.tp_launches import against_launches
     if not c.llm.exists():
         return [], {}
-    hosts = [lr.host_work_from([DATA / f / n], cal) for f, n, cal in lr.CAMPAIGNS]
+    from validation.llm_blind import HOST_FROM, host_for
     blind = blind_llm(c)
     figs: dict[str, dict[str, float]] = {}
     rows = ["| runs | configurations | median err % | p90 err % | Spearman | inside the launches' range | "
@@ -455,10 +449,10 @@ def llm(c: Sealed = H100) -> tuple[list[str], dict]:
     ratios: dict[str, list[float]] = {}
     judged = {}
     for label, name, runner in c.runs:
-        errs = _scored(label, c.llm / name, runner, hosts, c)
+        errs = _scored(label, c.llm / name, runner, c)
         s = error_summary(errs)[runner]
         if runner == "tp":
-            judged[label] = against_launches(tp_launches(c, label, name, campaign_host(hosts, name)))
+            judged[label] = against_launches(tp_launches(c, label, name, host_for(world_of(name))[0]))
             s = s | {"spread_prediction_pct": judged[label].prediction_pct,
                      "spread_launch_pct": judged[label].launch_pct}
         figs[label] = s
@@ -469,7 +463,7 @@ def llm(c: Sealed = H100) -> tuple[list[str], dict]:
                     + (f"{b[0]:.1f} / {b[1]:.1f}" if b else "-") + " |")
     kinds = "/".join(f"`{r[0]}`" for r in c.runs if r[0].startswith("fsdp") and not r[0].startswith("fsdppair"))
     llm_file = next((name for label, name, _ in c.runs if label.startswith("llm")), RUNS[0][1])
-    host_of = next(f for f, n, _ in lr.CAMPAIGNS if world_of(n) == world_of(llm_file))
+    host_of = HOST_FROM[world_of(llm_file)][0]
     where = ("on the lease of section 3's sealed collectives" if c.lat.exists() else
              "on a lease of its own (no collectives beside it: no machine of more than 2 GPUs was lent that session)")
     lines = [f"### Sealed: PP, TP and FSDP on a {c.gpus} lease no one saw (`{c.llm.name}`)", "",

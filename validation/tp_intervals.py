@@ -56,9 +56,9 @@ SLOW = 0.10
 def sealed_sets() -> list[tuple[str, list[LaunchScore]]]:
     """Each sealed lease's TP rows (its ``llm4`` TP runs, its TP issue probe where it has one), predicted as
     :mod:`validation.sealed_campaign` predicts them (host work of the H200 campaign of the row's world size)."""
-    from validation import llm_real as lr, sealed_campaign as sc
-    hosts = [lr.host_work_from([sc.DATA / f / n], cal) for f, n, cal in lr.CAMPAIGNS]
-    return [(f"{c.llm.name} ({label})", sc.tp_launches(c, label, name, sc.campaign_host(hosts, name)))
+    from validation import sealed_campaign as sc
+    from validation.llm_blind import host_for
+    return [(f"{c.llm.name} ({label})", sc.tp_launches(c, label, name, host_for(sc.world_of(name))[0]))
             for c in sc.SEALED for label, name, runner in c.runs if runner == "tp" and (c.llm / name).exists()]
 
 

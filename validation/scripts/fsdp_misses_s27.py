@@ -158,13 +158,11 @@ def split(pred: object, run: LlmRun) -> Split:
 def predictor(c: object, label: str, path: Path, records: object) -> object:
     """The predictor ``sealed_campaign._scored`` scores the row with (host work carried)."""
     from validation import fsdp_pair, llm_blind as lb, llm_real as lr
-    from validation.sealed_campaign import DATA, campaign_host, world_of
+    from validation.sealed_campaign import world_of
 
-    if label.startswith("llm"):
-        hosts = [lr.host_work_from([DATA / f / n], cal) for f, n, cal in lr.CAMPAIGNS]
-        host = campaign_host(hosts, path.name)
-        return host.applied(lr.fitted_predictor(records, c.calibration)[0])  # type: ignore[attr-defined]
     world = world_of(path.name)
+    if label.startswith("llm"):
+        return lb.host_for(world)[0].applied(lr.fitted_predictor(records, c.calibration)[0])  # type: ignore[attr-defined]
     return fsdp_pair.carry(lb.lease_predictor(path, records, world), lb.host_for(world)[0])
 
 
